@@ -1,0 +1,29 @@
+# Every dependency comes from a Debian package (scripts/setup.sh installs them) through its
+# installed CMake config. Third-party headers are SYSTEM includes, so our -Werror never fires on
+# code we do not own.
+
+find_package(antlr4-runtime 4.9 REQUIRED CONFIG)
+find_program(ANTLR4_TOOL NAMES antlr4 REQUIRED)
+find_package(fmt REQUIRED CONFIG)
+find_package(nlohmann_json 3 REQUIRED CONFIG)
+find_package(LLVM 14 REQUIRED CONFIG PATHS /usr/lib/llvm-14/lib/cmake/llvm NO_DEFAULT_PATH)
+find_package(SQLite3 REQUIRED)
+find_package(Boost 1.74 REQUIRED CONFIG)
+if(JR2_BUILD_TESTS)
+  find_package(GTest REQUIRED CONFIG)
+endif()
+if(JR2_BUILD_BENCH)
+  find_package(benchmark REQUIRED CONFIG)
+endif()
+
+# The ANTLR runtime: its package exports `antlr4_shared` but puts its include directory in a
+# variable, so wrap both in one imported target with SYSTEM includes.
+add_library(jr2_antlr4 INTERFACE)
+target_include_directories(jr2_antlr4 SYSTEM INTERFACE ${ANTLR4_INCLUDE_DIR})
+target_link_libraries(jr2_antlr4 INTERFACE antlr4_shared)
+
+# LLVM ADT and Support are used header-only (Casting, StringRef, edit distance, SmallVector).
+add_library(jr2_llvm INTERFACE)
+target_include_directories(jr2_llvm SYSTEM INTERFACE ${LLVM_INCLUDE_DIRS})
+# Header-only use: do not pull in LLVMSupport just for its ABI-check symbol.
+target_compile_definitions(jr2_llvm INTERFACE LLVM_DISABLE_ABI_BREAKING_CHECKS_ENFORCING=1)

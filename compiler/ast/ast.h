@@ -1,0 +1,416 @@
+// The `.jr2` abstract syntax tree: our own types, built by the syntax phase from ANTLR's parse
+// tree (which never leaves compiler/syntax). Every node carries the SourceRange it came from.
+// Nodes are plain structs owned through unique_ptr; expressions and declarations use LLVM-style
+// RTTI (`llvm::dyn_cast<ast::MemberExpr>(e)`) so later phases can switch on their kind.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "compiler/source/source.h"
+
+namespace jr2::ast {
+
+// A name as written, with its place.
+struct Name {
+  std::string text;
+  SourceRange range;
+};
+
+struct Decl;
+
+// `a` or `a.b.c` (an imported `stem.name`, `std.backlog`, or a dotted state path).
+struct QualName {
+  std::vector<Name> parts;
+  SourceRange range;
+  // The declaration this name refers to, set by sema's name resolution (null for state paths,
+  // undeclared externs, and names that did not resolve).
+  const Decl* resolved = nullptr;
+
+  std::string str() const;
+  bool isSimple() const { return parts.size() == 1; }
+};
+
+// ---- types ------------------------------------------------------------------------------------
+
+struct TypeRef {
+  enum class Kind {
+    kNamed,    // `string`, `Ticket`, `tickets.Ticket`, `list<T>`, `map<T>` (args filled)
+    kLiteral,  // `"approved"`
+    kUnion,    // `"a" | "b"` (members)
+  };
+  Kind kind = Kind::kNamed;
+  SourceRange range;
+  QualName name;                                // kNamed
+  std::vector<std::unique_ptr<TypeRef>> args;   // kNamed: generic arguments; kUnion: members
+  std::string literal;                          // kLiteral: the decoded string
+  bool optional = false;                        // a trailing `?` applies to the whole type
+};
+
+// ---- expressions ------------------------------------------------------------------------------
+
+struct Expr {
+  enum class Kind {
+    kNull,
+    kBool,
+    kInt,
+    kFloat,
+    kString,
+    kDuration,
+    kName,
+    kMember,
+    kIndex,
+    kCall,
+    kObject,
+    kList,
+    kUnary,
+    kBinary,
+    kConditional,
+    kNonNull,
+  };
+  explicit Expr(Kind k, SourceRange r) : kind(k), range(r) {}
+  virtual ~Expr() = default;
+  Expr(const Expr&) = delete;
+  Expr& operator=(const Expr&) = delete;
+
+  const Kind kind;
+  SourceRange range;
+};
+
+using ExprPtr = std::unique_ptr<Expr>;
+
+template <Expr::Kind K>
+struct ExprOf : Expr {
+  explicit ExprOf(SourceRange r) : Expr(K, r) {}
+  static bool classof(const Expr* e) { return e->kind == K; }
+};
+
+struct NullLit : ExprOf<Expr::Kind::kNull> {
+  using ExprOf::ExprOf;
+};
+struct BoolLit : ExprOf<Expr::Kind::kBool> {
+  using ExprOf::ExprOf;
+  bool value = false;
+};
+struct IntLit : ExprOf<Expr::Kind::kInt> {
+  using ExprOf::ExprOf;
+  int64_t value = 0;
+};
+struct FloatLit : ExprOf<Expr::Kind::kFloat> {
+  using ExprOf::ExprOf;
+  double value = 0;
+};
+struct StringLit : ExprOf<Expr::Kind::kString> {
+  using ExprOf::ExprOf;
+  std::string value;  // decoded (escapes applied, text-block indentation removed)
+};
+// `250ms 30s 5m 2h 1d`, held in milliseconds.
+struct DurationLit : ExprOf<Expr::Kind::kDuration> {
+  using ExprOf::ExprOf;
+  int64_t millis = 0;
+};
+// A bare name: a parameter, a `var`, `item`, `input`, `event`, `done`, `std`, a declaration …
+struct NameExpr : ExprOf<Expr::Kind::kName> {
+  using ExprOf::ExprOf;
+  Name name;
+};
+struct MemberExpr : ExprOf<Expr::Kind::kMember> {
+  using ExprOf::ExprOf;
+  ExprPtr object;
+  Name member;
+};
+struct IndexExpr : ExprOf<Expr::Kind::kIndex> {
+  using ExprOf::ExprOf;
+  ExprPtr object;
+  ExprPtr index;
+};
+// An argument: positional (`name` empty) or named (`name: expr`).
+struct Arg {
+  std::optional<Name> name;
+  ExprPtr value;
+};
+struct CallExpr : ExprOf<Expr::Kind::kCall> {
+  using ExprOf::ExprOf;
+  ExprPtr callee;
+  std::vector<Arg> args;
+};
+struct ObjectEntry {
+  Name key;
+  ExprPtr value;
+};
+struct ObjectExpr : ExprOf<Expr::Kind::kObject> {
+  using ExprOf::ExprOf;
+  std::vector<ObjectEntry> entries;
+};
+struct ListExpr : ExprOf<Expr::Kind::kList> {
+  using ExprOf::ExprOf;
+  std::vector<ExprPtr> elements;
+};
+enum class UnaryOp { kNot, kNeg };
+struct UnaryExpr : ExprOf<Expr::Kind::kUnary> {
+  using ExprOf::ExprOf;
+  UnaryOp op = UnaryOp::kNot;
+  SourceRange opRange;
+  ExprPtr operand;
+};
+enum class BinaryOp { kMul, kDiv, kMod, kAdd, kSub, kLt, kLe, kGt, kGe, kEq, kNe, kAnd, kOr, kCoalesce };
+const char* Spelling(BinaryOp op);
+struct BinaryExpr : ExprOf<Expr::Kind::kBinary> {
+  using ExprOf::ExprOf;
+  BinaryOp op = BinaryOp::kAdd;
+  SourceRange opRange;
+  ExprPtr lhs;
+  ExprPtr rhs;
+};
+struct ConditionalExpr : ExprOf<Expr::Kind::kConditional> {
+  using ExprOf::ExprOf;
+  ExprPtr cond;
+  ExprPtr then;
+  ExprPtr otherwise;
+};
+// `x!`: x must not be null here; a null is a defect of the run.
+struct NonNullExpr : ExprOf<Expr::Kind::kNonNull> {
+  using ExprOf::ExprOf;
+  ExprPtr operand;
+};
+
+// ---- shared pieces ----------------------------------------------------------------------------
+
+// `name: TYPE ["description"] [= default]` in a type or an event.
+struct Field {
+  Name name;
+  std::unique_ptr<TypeRef> type;
+  std::optional<std::string> description;
+  ExprPtr defaultValue;
+  SourceRange range;
+};
+
+// `name: TYPE [= default]` in a parameter list.
+struct Param {
+  Name name;
+  std::unique_ptr<TypeRef> type;
+  ExprPtr defaultValue;
+  SourceRange range;
+};
+
+// ---- actions ----------------------------------------------------------------------------------
+
+struct Action {
+  enum class Kind { kAssign, kFail, kLog };
+  Kind kind = Kind::kAssign;
+  SourceRange range;
+  Name target;     // kAssign
+  ExprPtr value;   // kAssign: the value; kFail: the reason; kLog: the logged value
+  ExprPtr detail;  // kFail: the optional detail
+};
+
+// ---- machine members --------------------------------------------------------------------------
+
+struct Transition {
+  enum class Kind { kOn, kAlways, kAfter };
+  enum class Trigger { kEvent, kDone, kError };
+  Kind kind = Kind::kOn;
+  SourceRange range;         // the whole transition
+  SourceRange keywordRange;  // `on` / `always` / `after`
+  Trigger trigger = Trigger::kEvent;
+  QualName event;                  // kOn + kEvent
+  std::optional<Name> invokeName;  // `on done as NAME` / `on error as NAME`
+  SourceRange triggerRange;        // the event name, or `done`/`error` (with its `as NAME`)
+  int64_t delayMillis = 0;         // kAfter
+  SourceRange delayRange;
+  ExprPtr guard;
+  std::optional<QualName> target;  // none: a targetless transition stays
+  std::vector<Action> actions;
+};
+
+struct Invoke {
+  enum class Kind {
+    kGate,    // invoke gate [NAME] [{ META }]
+    kNamed,   // invoke AGENT / MACHINE(ARGS) / POOL(ARGS) / std.EFFECT(ARGS): sema decides which
+    kExtern,  // invoke extern FN(ARGS)
+  };
+  Kind kind = Kind::kNamed;
+  SourceRange range;
+  QualName target;                // kNamed / kExtern
+  std::optional<Name> gateName;   // kGate: an authored Gate name
+  std::vector<Arg> args;
+  bool hasArgList = false;
+  std::unique_ptr<ObjectExpr> object;  // kGate: meta; an Agent: `{ prompt: EXPR }`
+  std::optional<Name> as;
+};
+
+struct State;
+
+// The members of a state body (and of a machine body, which is the root state).
+struct StateBody {
+  std::vector<std::unique_ptr<State>> states;
+  std::vector<Transition> transitions;
+  std::vector<Invoke> invokes;
+  std::vector<std::vector<Action>> entry;  // each `entry { … }` block in order
+  std::vector<std::vector<Action>> exit;
+};
+
+struct State {
+  Name name;
+  SourceRange range;
+  bool initial = false;
+  bool final = false;
+  bool parallel = false;
+  SourceRange initialRange, finalRange, parallelRange;  // valid when the modifier is written
+  bool hasBody = false;
+  SourceRange bodyRange;
+  StateBody body;
+};
+
+struct Var {
+  Name name;
+  std::unique_ptr<TypeRef> type;
+  ExprPtr init;
+  SourceRange range;
+};
+
+// ---- declarations -----------------------------------------------------------------------------
+
+struct Decl {
+  enum class Kind { kType, kEvent, kAgent, kExtern, kSource, kMachine, kPool, kWorkflow };
+  Decl(Kind k) : kind(k) {}
+  virtual ~Decl() = default;
+  Decl(const Decl&) = delete;
+  Decl& operator=(const Decl&) = delete;
+
+  const Kind kind;
+  Name name;
+  SourceRange range;         // the whole declaration
+  SourceRange keywordRange;  // `type`, `machine`, …
+};
+
+template <Decl::Kind K>
+struct DeclOf : Decl {
+  DeclOf() : Decl(K) {}
+  static bool classof(const Decl* d) { return d->kind == K; }
+};
+
+const char* KindWord(Decl::Kind kind);  // `type`, `event`, …
+const char* KindNoun(Decl::Kind kind);  // `a type`, `an event`, …
+
+struct TypeDecl : DeclOf<Decl::Kind::kType> {
+  std::vector<Field> fields;
+};
+
+enum class Audience { kUnset, kAgent, kExternal, kAny };
+struct EventDecl : DeclOf<Decl::Kind::kEvent> {
+  Audience audience = Audience::kUnset;
+  SourceRange audienceRange;
+  std::optional<std::string> description;
+  std::vector<Field> fields;
+};
+
+// `key: EXPR` in an agent body.
+struct BodyEntry {
+  Name key;
+  ExprPtr value;
+};
+struct AgentDecl : DeclOf<Decl::Kind::kAgent> {
+  std::vector<BodyEntry> entries;
+};
+
+struct ExternDecl : DeclOf<Decl::Kind::kExtern> {
+  bool hasParams = false;
+  std::vector<Param> params;
+  std::unique_ptr<TypeRef> result;
+  bool idempotent = false;
+  std::optional<std::string> description;
+};
+
+// `next:` / `read:` take a call of a host function or a standard-library adapter.
+struct SourceCall {
+  bool isExtern = false;  // `extern NAME(ARGS)`; else `std.NAME(ARGS)` or another name
+  QualName function;
+  std::vector<Arg> args;
+  bool idempotent = false;
+  SourceRange idempotentRange;
+  SourceRange range;
+};
+
+struct Hook {
+  enum class Verdict { kReread, kCarry, kSkip };
+  SourceRange range;
+  Name service;            // `sentry`
+  std::string eventKey;    // `issue.created`
+  SourceRange eventKeyRange;
+  Verdict verdict = Verdict::kReread;
+  SourceRange verdictRange;
+  ExprPtr value;           // kCarry: the item; kSkip: the reason
+};
+
+struct SourceDecl : DeclOf<Decl::Kind::kSource> {
+  std::vector<Param> params;
+  std::unique_ptr<TypeRef> itemType;
+  enum class Form { kNone, kNext, kRead, kPush };
+  Form form = Form::kNone;  // kNone only when the body names none of `next`, `read`, `push`
+  SourceRange formRange;    // the `next` / `read` / `push` key
+  std::optional<SourceCall> call;  // kNext / kRead
+  std::optional<QualName> wake;
+  ExprPtr pollEvery;
+  ExprPtr items;
+  ExprPtr hold;
+  std::vector<Hook> hooks;
+  // Every key as written, for duplicate checks and ranges: (key, range of the entry).
+  std::vector<std::pair<Name, SourceRange>> keys;
+};
+
+struct MachineDecl : DeclOf<Decl::Kind::kMachine> {
+  bool hasParams = false;
+  std::vector<Param> params;
+  std::unique_ptr<TypeRef> output;  // `-> TYPE`; null when the machine has no output
+  std::vector<Var> vars;
+  StateBody body;  // the machine root is a compound state
+  ExprPtr outputExpr;
+  SourceRange outputRange;
+  SourceRange bodyRange;
+};
+
+struct Worker {
+  bool dispatch = false;
+  QualName target;
+  std::unique_ptr<ObjectExpr> dispatchSpec;  // dispatch: `{ input: …, wait: true, target: … }`
+  SourceRange range;
+};
+
+struct PoolDecl : DeclOf<Decl::Kind::kPool> {
+  bool hasParams = false;
+  std::vector<Param> params;
+  Worker worker;
+  ExprPtr source;     // a call of a source, `backlog(input.backlog_file)`, or its bare name
+  QualName sourceRef; // the source's name in `source`, resolved by sema
+  ExprPtr itemId;
+  ExprPtr cap;
+  ExprPtr itemInput;
+  ExprPtr standing;
+  enum class Failures { kUnset, kFail, kReport };
+  Failures failures = Failures::kUnset;
+  SourceRange failuresRange;
+  std::vector<std::pair<Name, SourceRange>> keys;
+};
+
+struct WorkflowDecl : DeclOf<Decl::Kind::kWorkflow> {
+  QualName target;
+};
+
+struct Import {
+  std::string path;  // as written (decoded)
+  SourceRange range;       // the whole import
+  SourceRange pathRange;   // the string
+};
+
+// One parsed `.jr2` file.
+struct File {
+  FileId file = 0;
+  std::vector<Import> imports;
+  std::vector<std::unique_ptr<Decl>> decls;
+};
+
+}  // namespace jr2::ast

@@ -1,0 +1,13 @@
+// "Did you mean …?": the one helper every phase uses to suggest a close name.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace jr2 {
+
+// The candidate closest to `word` by edit distance, when it is close enough to be a typo (at
+// most a third of the word's letters differ, and at least one may); empty otherwise.
+std::string ClosestName(const std::string& word, const std::vector<std::string>& candidates);
+
+}  // namespace jr2

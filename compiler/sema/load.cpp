@@ -1,0 +1,159 @@
+#include <algorithm>
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "compiler/sema/program.h"
+#include "compiler/syntax/parse.h"
+
+namespace jr2::sema {
+
+extern const std::string_view kStdlibText;
+
+namespace {
+
+namespace fs = std::filesystem;
+
+bool IsIdentifier(const std::string& s) {
+  if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_')) return false;
+  for (char c : s) {
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_')) return false;
+  }
+  return true;
+}
+
+std::string StemOf(const std::string& path) { return fs::path(path).stem().string(); }
+
+std::string Describe(LoadError e, size_t size) {
+  switch (e) {
+    case LoadError::kNotFound:
+      return "no such file";
+    case LoadError::kIsDirectory:
+      return "it is a directory; give the `.jr2` files in it (for example `dir/*.jr2`)";
+    case LoadError::kUnreadable:
+      return "it cannot be read (check its permissions)";
+    case LoadError::kTooLarge:
+      return fmt::format("it is {:.1f} MiB, and jr2c reads files of up to {} MiB; split it with "
+                         "`import`",
+                         static_cast<double>(size) / (1 << 20), SourceManager::kMaxFileBytes >> 20);
+  }
+  return "it cannot be read";
+}
+
+class Loader {
+ public:
+  Loader(SourceManager& sm, Diagnostics& diags, Program& program)
+      : sm_(sm), diags_(diags), program_(program) {}
+
+  Module* loadRoot(const std::string& path, std::vector<std::string>& errors) {
+    LoadError error{};
+    size_t size = 0;
+    const SourceFile* file = sm_.load(path, path, &error, &size);
+    if (file == nullptr) {
+      errors.push_back(fmt::format("cannot read `{}`: {}", path, Describe(error, size)));
+      return nullptr;
+    }
+    return visit(file);
+  }
+
+  void loadStd() {
+    const SourceFile* file = sm_.add("<std>/std.jr2", "", std::string(kStdlibText));
+    auto m = std::make_unique<Module>();
+    m->source = file;
+    m->stem = "std";
+    m->isStd = true;
+    m->ast = syntax::Parse(*file, diags_);
+    program_.std = m.get();
+    program_.modules.push_back(std::move(m));
+  }
+
+ private:
+  // Loads a file and its imports depth first. A file met again while it is still on the stack
+  // closes an import cycle.
+  Module* visit(const SourceFile* file) {
+    if (auto it = byFile_.find(file->id()); it != byFile_.end()) return it->second;
+    auto owned = std::make_unique<Module>();
+    Module* m = owned.get();
+    m->source = file;
+    m->stem = StemOf(file->name());
+    m->ast = syntax::Parse(*file, diags_);
+    byFile_[file->id()] = m;
+    program_.modules.push_back(std::move(owned));
+    stack_.push_back(m);
+    for (const ast::Import& imp : m->ast->imports) importOne(m, imp);
+    stack_.pop_back();
+    return m;
+  }
+
+  void importOne(Module* m, const ast::Import& imp) {
+    const fs::path base = fs::path(m->source->name()).parent_path();
+    const std::string display = (base / imp.path).lexically_normal().string();
+    const std::string stem = StemOf(imp.path);
+    if (!IsIdentifier(stem)) {
+      diags_.emit(diag::ImportStem, imp.pathRange,
+                  fmt::format("the file stem `{}` is not an identifier, so its names cannot be "
+                              "written `{}.NAME`; rename the file (letters, digits and `_`)",
+                              stem, stem));
+      return;
+    }
+    if (stem == "std") {
+      diags_.emit(diag::ImportStem, imp.pathRange,
+                  "the stem `std` is the standard library's, which is always in scope; rename the "
+                  "imported file");
+      return;
+    }
+    if (m->imports.count(stem) != 0) {
+      diags_.emit(diag::ImportStem, imp.pathRange,
+                  fmt::format("two imports of this file have the stem `{}`, so `{}.NAME` would be "
+                              "ambiguous; rename one of the files",
+                              stem, stem));
+      return;
+    }
+    LoadError error{};
+    size_t size = 0;
+    const SourceFile* file = sm_.load(display, display, &error, &size);
+    if (file == nullptr) {
+      if (error == LoadError::kNotFound) {
+        diags_.emit(diag::ImportNotFound, imp.pathRange, imp.path, display);
+      } else {
+        diags_.emit(diag::ImportNotFound, imp.pathRange, imp.path,
+                    fmt::format("{}, but {}", display, Describe(error, size)));
+      }
+      return;
+    }
+    for (size_t i = 0; i < stack_.size(); ++i) {
+      if (stack_[i]->source != file) continue;
+      std::string chain;
+      for (size_t k = i; k < stack_.size(); ++k) chain += "`" + stack_[k]->source->name() + "` → ";
+      chain += "`" + file->name() + "`";
+      diags_.emit(diag::ImportCycle, imp.pathRange, chain);
+      return;
+    }
+    m->imports[stem] = visit(file);
+  }
+
+  SourceManager& sm_;
+  Diagnostics& diags_;
+  Program& program_;
+  std::map<FileId, Module*> byFile_;
+  std::vector<Module*> stack_;
+};
+
+}  // namespace
+
+LoadResult Load(SourceManager& sm, const std::vector<std::string>& paths, Diagnostics& diags) {
+  LoadResult result;
+  Loader loader(sm, diags, result.program);
+  loader.loadStd();
+  for (const std::string& path : paths) {
+    if (Module* m = loader.loadRoot(path, result.fileErrors)) {
+      if (std::find(result.program.roots.begin(), result.program.roots.end(), m) ==
+          result.program.roots.end()) {
+        result.program.roots.push_back(m);
+      }
+    }
+  }
+  return result;
+}
+
+}  // namespace jr2::sema

@@ -1,0 +1,49 @@
+// The loaded program: every file the roots import, transitively, plus the standard library.
+// Produced by sema::Load, annotated in place by sema::ResolveNames.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "compiler/ast/ast.h"
+#include "compiler/diag/diagnostics.h"
+#include "compiler/source/source.h"
+
+namespace jr2::sema {
+
+struct Module {
+  const SourceFile* source = nullptr;
+  std::unique_ptr<ast::File> ast;
+  std::string stem;  // `tickets` for tickets.jr2; `std` for the standard library
+  bool isStd = false;
+  // This file's imports by stem (only those that loaded).
+  std::map<std::string, Module*> imports;
+  // This file's declarations by name (the first one, when a name is declared twice).
+  std::map<std::string, const ast::Decl*> decls;
+};
+
+struct Program {
+  std::vector<std::unique_ptr<Module>> modules;
+  std::vector<Module*> roots;  // in command-line order
+  Module* std = nullptr;
+};
+
+// Why a root file given on the command line could not be read: one line each, printed by the
+// driver as `jr2c: error: …`.
+struct LoadResult {
+  Program program;
+  std::vector<std::string> fileErrors;
+};
+
+// Phase entry: reads and parses each root file and, depth first, every file it imports; loads
+// the embedded standard library. Reports E0102 (import not found), E0103 (import cycle) and
+// E0104 (an import stem that cannot be written) as well as every syntax error.
+LoadResult Load(SourceManager& sm, const std::vector<std::string>& paths, Diagnostics& diags);
+
+// Phase entry: binds every name in the program to its declaration (ast::QualName::resolved) and
+// checks names in expressions against their scopes. Reports E0100, E0101, E0105 and E0406.
+void ResolveNames(Program& program, Diagnostics& diags);
+
+}  // namespace jr2::sema

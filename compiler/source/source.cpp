@@ -1,0 +1,160 @@
+#include "compiler/source/source.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+namespace jr2 {
+
+SourceFile::SourceFile(FileId id, std::string name, std::string path, std::string text)
+    : id_(id), name_(std::move(name)), path_(std::move(path)), text_(std::move(text)) {
+  lineStarts_.push_back(0);
+  bool ascii = true;
+  for (uint32_t i = 0; i < text_.size(); ++i) {
+    const auto c = static_cast<unsigned char>(text_[i]);
+    if (c == '\n') lineStarts_.push_back(i + 1);
+    if (c >= 0x80) ascii = false;
+  }
+  if (!ascii) {
+    // One entry per code point: the byte offset where it starts. Continuation bytes are skipped.
+    codePointOffsets_.reserve(text_.size());
+    for (uint32_t i = 0; i < text_.size(); ++i) {
+      if ((static_cast<unsigned char>(text_[i]) & 0xC0) != 0x80) codePointOffsets_.push_back(i);
+    }
+    codePointOffsets_.push_back(static_cast<uint32_t>(text_.size()));
+  }
+}
+
+uint32_t SourceFile::byteOffsetOfCodePoint(size_t index) const {
+  if (codePointOffsets_.empty()) return static_cast<uint32_t>(std::min(index, text_.size()));
+  if (index >= codePointOffsets_.size()) return static_cast<uint32_t>(text_.size());
+  return codePointOffsets_[index];
+}
+
+LineCol SourceFile::lineCol(uint32_t offset) const {
+  offset = std::min<uint32_t>(offset, static_cast<uint32_t>(text_.size()));
+  auto it = std::upper_bound(lineStarts_.begin(), lineStarts_.end(), offset);
+  const auto line = static_cast<uint32_t>(it - lineStarts_.begin());
+  const uint32_t start = lineStarts_[line - 1];
+  uint32_t column = 1;
+  for (uint32_t i = start; i < offset; ++i) {
+    if ((static_cast<unsigned char>(text_[i]) & 0xC0) != 0x80) ++column;
+  }
+  return {line, column};
+}
+
+std::string_view SourceFile::lineText(uint32_t line) const {
+  if (line == 0 || line > lineStarts_.size()) return {};
+  const uint32_t start = lineStarts_[line - 1];
+  uint32_t end = line < lineStarts_.size() ? lineStarts_[line] : static_cast<uint32_t>(text_.size());
+  while (end > start && (text_[end - 1] == '\n' || text_[end - 1] == '\r')) --end;
+  return std::string_view(text_).substr(start, end - start);
+}
+
+const SourceFile* SourceManager::add(std::string name, std::string path, std::string text) {
+  const auto id = static_cast<FileId>(files_.size() + 1);
+  files_.push_back(
+      std::make_unique<SourceFile>(id, std::move(name), std::move(path), std::move(text)));
+  return files_.back().get();
+}
+
+const SourceFile* SourceManager::findByPath(const std::string& path) const {
+  for (const auto& f : files_) {
+    if (!f->path().empty() && f->path() == path) return f.get();
+  }
+  return nullptr;
+}
+
+const SourceFile* SourceManager::load(const std::string& path, const std::string& displayName,
+                                      LoadError* error, size_t* size) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path p(path);
+  const auto status = fs::status(p, ec);
+  if (ec || !fs::exists(status)) {
+    *error = LoadError::kNotFound;
+    return nullptr;
+  }
+  if (fs::is_directory(status)) {
+    *error = LoadError::kIsDirectory;
+    return nullptr;
+  }
+  const auto canonical = fs::weakly_canonical(p, ec).string();
+  if (const auto* existing = findByPath(canonical)) return existing;
+  std::ifstream in(p, std::ios::binary);
+  if (!in) {
+    *error = LoadError::kUnreadable;
+    return nullptr;
+  }
+  const auto bytes = fs::file_size(p, ec);
+  if (!ec && bytes > kMaxFileBytes) {
+    if (size) *size = bytes;
+    *error = LoadError::kTooLarge;
+    return nullptr;
+  }
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  std::string text = std::move(buffer).str();
+  if (text.size() > kMaxFileBytes) {  // a pipe or a file that grew while we read it
+    if (size) *size = text.size();
+    *error = LoadError::kTooLarge;
+    return nullptr;
+  }
+  return add(displayName, canonical, std::move(text));
+}
+
+std::optional<uint32_t> FindInvalidUtf8(std::string_view text, std::string* why) {
+  const auto* s = reinterpret_cast<const unsigned char*>(text.data());
+  const size_t n = text.size();
+  size_t i = 0;
+  while (i < n) {
+    const unsigned char c = s[i];
+    if (c == 0) {
+      *why = "a NUL byte (is this a binary file?)";
+      return static_cast<uint32_t>(i);
+    }
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    size_t len = 0;
+    uint32_t cp = 0;
+    if ((c & 0xE0) == 0xC0) {
+      len = 2;
+      cp = c & 0x1F;
+    } else if ((c & 0xF0) == 0xE0) {
+      len = 3;
+      cp = c & 0x0F;
+    } else if ((c & 0xF8) == 0xF0) {
+      len = 4;
+      cp = c & 0x07;
+    } else {
+      *why = fmt::format("the byte 0x{:02x}, which starts no UTF-8 sequence", c);
+      return static_cast<uint32_t>(i);
+    }
+    if (i + len > n) {
+      *why = "a UTF-8 sequence cut off by the end of the file";
+      return static_cast<uint32_t>(i);
+    }
+    for (size_t k = 1; k < len; ++k) {
+      if ((s[i + k] & 0xC0) != 0x80) {
+        *why = fmt::format("the byte 0x{:02x}, which breaks a UTF-8 sequence", s[i + k]);
+        return static_cast<uint32_t>(i + k);
+      }
+      cp = (cp << 6) | (s[i + k] & 0x3F);
+    }
+    const bool overlong = (len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) ||
+                          (len == 4 && cp < 0x10000);
+    if (overlong || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) {
+      *why = "an invalid UTF-8 sequence";
+      return static_cast<uint32_t>(i);
+    }
+    i += len;
+  }
+  return std::nullopt;
+}
+
+}  // namespace jr2

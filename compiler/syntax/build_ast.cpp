@@ -1,0 +1,1119 @@
+// Parse tree → AST. This is also where the grammar's "mistake" alternatives become E0001
+// diagnostics with fix-its, and where the shape of each declaration body is checked (which keys
+// a pool, a source or an agent takes). After a syntax error the tree can have missing children:
+// every accessor here is null-checked, and whatever cannot be built is left out.
+
+#include <charconv>
+#include <string>
+
+#include <fmt/format.h>
+#include <llvm/Support/Casting.h>
+
+#include "compiler/diag/suggest.h"
+#include "compiler/syntax/internal.h"
+#include "compiler/syntax/parse.h"
+
+namespace jr2::syntax {
+namespace {
+
+using P = gen::Jr2Parser;
+
+std::string Closest(const std::string& word, std::initializer_list<const char*> candidates) {
+  return ClosestName(word, std::vector<std::string>(candidates.begin(), candidates.end()));
+}
+
+std::string KeyList(std::initializer_list<const char*> keys) {
+  std::string out;
+  size_t i = 0;
+  for (const char* k : keys) {
+    if (i > 0) out += ++i == keys.size() ? " and " : ", ";
+    else ++i;
+    out += fmt::format("`{}`", k);
+  }
+  return out;
+}
+
+class Builder {
+ public:
+  Builder(const SourceFile& file, Diagnostics& diags, bool treeHasErrors)
+      : file_(file), diags_(diags), treeHasErrors_(treeHasErrors) {}
+
+  std::unique_ptr<ast::File> build(P::FileContext* tree) {
+    auto out = std::make_unique<ast::File>();
+    out->file = file_.id();
+    if (tree == nullptr) return out;
+    for (auto* imp : tree->importDecl()) {
+      if (imp->STRING() == nullptr) continue;
+      ast::Import i;
+      i.range = range(imp);
+      i.pathRange = range(imp->STRING()->getSymbol());
+      i.path = decodeString(imp->STRING()->getSymbol());
+      out->imports.push_back(std::move(i));
+    }
+    for (auto* d : tree->decl()) {
+      if (auto decl = buildDecl(d)) out->decls.push_back(std::move(decl));
+    }
+    if (out->decls.empty() && out->imports.empty() && !diags_.hasErrors()) {
+      diags_.emit(diag::SyntaxEmptyFile, SourceRange::point(file_.id(), 0), file_.name());
+    }
+    return out;
+  }
+
+ private:
+  // ---- ranges and names -----------------------------------------------------------------------
+
+  SourceRange range(const antlr4::Token* t) const { return RangeOf(file_, t); }
+  SourceRange range(antlr4::ParserRuleContext* c) const { return RangeOf(file_, c); }
+  SourceRange range(antlr4::tree::TerminalNode* n) const {
+    return n ? RangeOf(file_, n->getSymbol()) : SourceRange{};
+  }
+
+  ast::Name word(P::AnyWordContext* c) const {
+    if (c == nullptr) return {};
+    return {c->getText(), range(c)};
+  }
+
+  // A declared name. A reserved word here is the common mistake `state final` / `event done`.
+  ast::Name declName(P::DeclNameContext* c, const char* what) {
+    if (c == nullptr) return {};
+    ast::Name name{c->getText(), range(c)};
+    if (c->keyword() != nullptr) {
+      std::string hint;
+      if (name.text == "done" || name.text == "error") {
+        hint = fmt::format(" (`on {}` is how a state hears its invoked child finish)", name.text);
+      }
+      diags_.emit(diag::SyntaxKeywordAsName, name.range, name.text, what,
+                  hint.empty() ? fmt::format(", such as `{}_`", name.text) : hint);
+    }
+    return name;
+  }
+
+  ast::QualName qualName(P::QualNameContext* c) const {
+    ast::QualName q;
+    if (c == nullptr) return q;
+    q.range = range(c);
+    if (c->IDENT()) q.parts.push_back({c->IDENT()->getText(), range(c->IDENT())});
+    for (auto* w : c->anyWord()) q.parts.push_back(word(w));
+    return q;
+  }
+
+  void commaInBody(antlr4::tree::TerminalNode* comma, const std::string& what) {
+    if (comma == nullptr) return;
+    const SourceRange r = range(comma);
+    diags_.emit(diag::SyntaxCommaInBody, r, what).fix(r, "");
+  }
+
+  // `=` where a declaration body wants `:`.
+  void checkColon(antlr4::Token* sep, const char* what, const std::string& key) {
+    if (sep == nullptr || sep->getType() != P::ASSIGN) return;
+    const SourceRange r = range(sep);
+    diags_.emit(diag::SyntaxAssignForColon, r, what, key).fix(r, ":");
+  }
+
+  // ---- strings --------------------------------------------------------------------------------
+
+  std::string decodeString(const antlr4::Token* t) {
+    const std::string text = t->getText();
+    const SourceRange r = range(t);
+    if (t->getType() == P::TEXT_BLOCK) return decodeTextBlock(text);
+    std::string out;
+    // text is `"…"`; escapes are checked here, the lexer lets any `\x` through.
+    for (size_t i = 1; i + 1 < text.size(); ++i) {
+      const char c = text[i];
+      if (c != '\\') {
+        out += c;
+        continue;
+      }
+      const char e = i + 2 < text.size() ? text[i + 1] : '\0';
+      const auto at = static_cast<uint32_t>(r.begin + i);
+      switch (e) {
+        case '"':
+          out += '"', ++i;
+          break;
+        case '\\':
+          out += '\\', ++i;
+          break;
+        case 'n':
+          out += '\n', ++i;
+          break;
+        case 't':
+          out += '\t', ++i;
+          break;
+        case 'u': {
+          const size_t close = text.find('}', i);
+          uint32_t cp = 0;
+          bool ok = i + 2 < text.size() && text[i + 2] == '{' && close != std::string::npos;
+          if (ok) {
+            const char* b = text.data() + i + 3;
+            const char* en = text.data() + close;
+            auto res = std::from_chars(b, en, cp, 16);
+            ok = res.ec == std::errc() && res.ptr == en && cp <= 0x10FFFF &&
+                 !(cp >= 0xD800 && cp <= 0xDFFF);
+          }
+          if (!ok) {
+            diags_.emit(diag::SyntaxBadEscape, SourceRange{file_.id(), at, at + 2}, "\\u");
+            ++i;
+            break;
+          }
+          AppendUtf8(out, cp);
+          i = close;
+          break;
+        }
+        default:
+          diags_.emit(diag::SyntaxBadEscape, SourceRange{file_.id(), at, at + 2},
+                      std::string("\\") + e);
+          ++i;
+          break;
+      }
+    }
+    return out;
+  }
+
+  static void AppendUtf8(std::string& out, uint32_t cp) {
+    if (cp < 0x80) {
+      out += static_cast<char>(cp);
+    } else if (cp < 0x800) {
+      out += static_cast<char>(0xC0 | (cp >> 6));
+      out += static_cast<char>(0x80 | (cp & 0x3F));
+    } else if (cp < 0x10000) {
+      out += static_cast<char>(0xE0 | (cp >> 12));
+      out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+      out += static_cast<char>(0x80 | (cp & 0x3F));
+    } else {
+      out += static_cast<char>(0xF0 | (cp >> 18));
+      out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+      out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+      out += static_cast<char>(0x80 | (cp & 0x3F));
+    }
+  }
+
+  // `"""…"""`: a first line that is only a line break is dropped, the common leading
+  // indentation of the non-blank lines is removed, and trailing blank space is trimmed.
+  static std::string decodeTextBlock(const std::string& text) {
+    std::string body = text.substr(3, text.size() - 6);
+    if (!body.empty() && body[0] == '\n') body.erase(0, 1);
+    else if (body.size() > 1 && body[0] == '\r' && body[1] == '\n') body.erase(0, 2);
+    std::vector<std::string> lines;
+    size_t start = 0;
+    while (true) {
+      const size_t nl = body.find('\n', start);
+      std::string line = body.substr(start, nl == std::string::npos ? std::string::npos : nl - start);
+      if (!line.empty() && line.back() == '\r') line.pop_back();
+      lines.push_back(line);
+      if (nl == std::string::npos) break;
+      start = nl + 1;
+    }
+    size_t indent = std::string::npos;
+    for (const auto& l : lines) {
+      const size_t first = l.find_first_not_of(" \t");
+      if (first == std::string::npos) continue;
+      indent = std::min(indent, first);
+    }
+    if (indent == std::string::npos) indent = 0;
+    std::string out;
+    for (size_t i = 0; i < lines.size(); ++i) {
+      if (i > 0) out += '\n';
+      if (lines[i].size() >= indent) out += lines[i].substr(indent);
+    }
+    while (!out.empty() && (out.back() == '\n' || out.back() == ' ' || out.back() == '\t')) {
+      out.pop_back();
+    }
+    return out;
+  }
+
+  // ---- types ----------------------------------------------------------------------------------
+
+  std::unique_ptr<ast::TypeRef> typeRef(P::TypeRefContext* c) {
+    if (c == nullptr) return nullptr;
+    auto atoms = c->typeAtom();
+    std::unique_ptr<ast::TypeRef> result;
+    if (atoms.size() == 1) {
+      result = typeAtom(atoms[0]);
+      if (!result) return nullptr;
+    } else {
+      result = std::make_unique<ast::TypeRef>();
+      result->kind = ast::TypeRef::Kind::kUnion;
+      for (auto* a : atoms) {
+        if (auto t = typeAtom(a)) result->args.push_back(std::move(t));
+      }
+    }
+    result->range = range(c);
+    if (c->QUESTION() != nullptr) result->optional = true;
+    return result;
+  }
+
+  std::unique_ptr<ast::TypeRef> typeAtom(P::TypeAtomContext* c) {
+    if (c == nullptr) return nullptr;
+    if (c->typeRef() != nullptr && c->LPAREN() != nullptr) return typeRef(c->typeRef());
+    auto t = std::make_unique<ast::TypeRef>();
+    t->range = range(c);
+    if (c->STRING() != nullptr) {
+      t->kind = ast::TypeRef::Kind::kLiteral;
+      t->literal = decodeString(c->STRING()->getSymbol());
+      return t;
+    }
+    t->kind = ast::TypeRef::Kind::kNamed;
+    t->name = qualName(c->qualName());
+    if (c->typeRef() != nullptr) {
+      if (auto arg = typeRef(c->typeRef())) t->args.push_back(std::move(arg));
+    }
+    return t;
+  }
+
+  ast::Field field(P::FieldDeclContext* c, const std::string& bodyOf) {
+    ast::Field f;
+    f.range = range(c);
+    f.name = word(c->anyWord());
+    if (c->COLON() == nullptr && c->typeRef() != nullptr) {
+      const SourceRange at = SourceRange::point(file_.id(), f.name.range.end);
+      diags_.emit(diag::SyntaxMissingColon, at, "the field", f.name.text).fix(at, ":");
+    }
+    f.type = typeRef(c->typeRef());
+    if (c->STRING() != nullptr) f.description = decodeString(c->STRING()->getSymbol());
+    if (c->expr() != nullptr) f.defaultValue = expr(c->expr());
+    commaInBody(c->COMMA(), bodyOf);
+    return f;
+  }
+
+  std::vector<ast::Param> params(P::ParamListContext* c) {
+    std::vector<ast::Param> out;
+    if (c == nullptr) return out;
+    for (auto* p : c->param()) {
+      ast::Param param;
+      param.range = range(p);
+      param.name = declName(p->declName(), "a parameter");
+      if (p->typeRef() == nullptr) {
+        const SourceRange at = SourceRange::point(file_.id(), param.name.range.end);
+        diags_.emit(diag::SyntaxParamNeedsType, param.name.range, param.name.text)
+            .fix(at, ": TYPE");
+      }
+      param.type = typeRef(p->typeRef());
+      if (p->expr() != nullptr) param.defaultValue = expr(p->expr());
+      out.push_back(std::move(param));
+    }
+    return out;
+  }
+
+  // ---- expressions ----------------------------------------------------------------------------
+
+  template <typename T>
+  std::unique_ptr<T> make(antlr4::ParserRuleContext* c) {
+    return std::make_unique<T>(range(c));
+  }
+
+  std::vector<ast::Arg> args(P::ArgListContext* c) {
+    std::vector<ast::Arg> out;
+    if (c == nullptr) return out;
+    for (auto* a : c->arg()) {
+      ast::Arg arg;
+      if (a->anyWord() != nullptr) arg.name = word(a->anyWord());
+      arg.value = expr(a->expr());
+      if (arg.value) out.push_back(std::move(arg));
+    }
+    return out;
+  }
+
+  ast::ExprPtr expr(P::ExprContext* c) {
+    if (c == nullptr) return nullptr;
+    if (++depth_ > kMaxExprDepth) {
+      --depth_;
+      if (!reportedDepth_) {
+        reportedDepth_ = true;
+        diags_.emit(diag::SyntaxTooDeep, range(c->getStart()), "expressions", kMaxExprDepth);
+      }
+      return nullptr;
+    }
+    ast::ExprPtr e = exprInner(c);
+    --depth_;
+    return e;
+  }
+
+  ast::ExprPtr exprInner(P::ExprContext* c) {
+    if (auto* m = dynamic_cast<P::MemberExprContext*>(c)) {
+      auto e = make<ast::MemberExpr>(c);
+      e->object = expr(m->expr());
+      e->member = word(m->anyWord());
+      if (!e->object) return nullptr;
+      return e;
+    }
+    if (auto* i = dynamic_cast<P::IndexExprContext*>(c)) {
+      auto e = make<ast::IndexExpr>(c);
+      e->object = expr(i->expr(0));
+      e->index = expr(i->expr(1));
+      if (!e->object || !e->index) return nullptr;
+      return e;
+    }
+    if (auto* call = dynamic_cast<P::CallExprContext*>(c)) {
+      auto e = make<ast::CallExpr>(c);
+      e->callee = expr(call->expr());
+      e->args = args(call->argList());
+      if (!e->callee) return nullptr;
+      return e;
+    }
+    if (auto* n = dynamic_cast<P::NonNullExprContext*>(c)) {
+      auto e = make<ast::NonNullExpr>(c);
+      e->operand = expr(n->expr());
+      if (!e->operand) return nullptr;
+      return e;
+    }
+    if (auto* p = dynamic_cast<P::PrefixExprContext*>(c)) {
+      auto e = make<ast::UnaryExpr>(c);
+      e->op = p->op->getType() == P::BANG ? ast::UnaryOp::kNot : ast::UnaryOp::kNeg;
+      e->opRange = range(p->op);
+      e->operand = expr(p->expr());
+      if (!e->operand) return nullptr;
+      return e;
+    }
+    if (auto* t = dynamic_cast<P::ConditionalExprContext*>(c)) {
+      auto e = make<ast::ConditionalExpr>(c);
+      e->cond = expr(t->expr(0));
+      e->then = expr(t->expr(1));
+      e->otherwise = expr(t->expr(2));
+      if (!e->cond || !e->then || !e->otherwise) return nullptr;
+      return e;
+    }
+    if (auto* p = dynamic_cast<P::PrimaryExprContext*>(c)) return primary(p->primary());
+    // Every other labelled alternative is a binary operator.
+    auto operands = c->children;
+    if (c->children.size() != 3) return nullptr;
+    auto* lhs = dynamic_cast<P::ExprContext*>(c->children[0]);
+    auto* op = dynamic_cast<antlr4::tree::TerminalNode*>(c->children[1]);
+    auto* rhs = dynamic_cast<P::ExprContext*>(c->children[2]);
+    if (!lhs || !op || !rhs) return nullptr;
+    auto e = make<ast::BinaryExpr>(c);
+    e->opRange = range(op);
+    switch (op->getSymbol()->getType()) {
+      case P::STAR: e->op = ast::BinaryOp::kMul; break;
+      case P::SLASH: e->op = ast::BinaryOp::kDiv; break;
+      case P::PERCENT: e->op = ast::BinaryOp::kMod; break;
+      case P::PLUS: e->op = ast::BinaryOp::kAdd; break;
+      case P::MINUS: e->op = ast::BinaryOp::kSub; break;
+      case P::LT: e->op = ast::BinaryOp::kLt; break;
+      case P::LE: e->op = ast::BinaryOp::kLe; break;
+      case P::GT: e->op = ast::BinaryOp::kGt; break;
+      case P::GE: e->op = ast::BinaryOp::kGe; break;
+      case P::EQ: e->op = ast::BinaryOp::kEq; break;
+      case P::NEQ: e->op = ast::BinaryOp::kNe; break;
+      case P::AND: e->op = ast::BinaryOp::kAnd; break;
+      case P::OR: e->op = ast::BinaryOp::kOr; break;
+      case P::COALESCE: e->op = ast::BinaryOp::kCoalesce; break;
+      default: return nullptr;
+    }
+    e->lhs = expr(lhs);
+    e->rhs = expr(rhs);
+    if (!e->lhs || !e->rhs) return nullptr;
+    return e;
+  }
+
+  ast::ExprPtr primary(P::PrimaryContext* c) {
+    if (c == nullptr) return nullptr;
+    if (c->expr() != nullptr) return expr(c->expr());
+    if (c->objectLit() != nullptr) return object(c->objectLit());
+    if (c->listLit() != nullptr) return list(c->listLit());
+    auto* t = c->getStart();
+    if (t == nullptr) return nullptr;
+    const std::string text = t->getText();
+    switch (t->getType()) {
+      case P::INT: {
+        auto e = make<ast::IntLit>(c);
+        auto res = std::from_chars(text.data(), text.data() + text.size(), e->value);
+        if (res.ec != std::errc()) {
+          diags_.emit(diag::SyntaxBadValue, range(t),
+                      fmt::format("the integer `{}` does not fit in 64 bits; use a smaller number",
+                                  text));
+        }
+        return e;
+      }
+      case P::DECIMAL: {
+        auto e = make<ast::FloatLit>(c);
+        e->value = std::strtod(text.c_str(), nullptr);
+        return e;
+      }
+      case P::DURATION: {
+        auto e = make<ast::DurationLit>(c);
+        e->millis = DurationMillis(text);
+        return e;
+      }
+      case P::STRING:
+      case P::TEXT_BLOCK: {
+        auto e = make<ast::StringLit>(c);
+        e->value = decodeString(t);
+        return e;
+      }
+      case P::TRUE_KW:
+      case P::FALSE_KW: {
+        auto e = make<ast::BoolLit>(c);
+        e->value = t->getType() == P::TRUE_KW;
+        return e;
+      }
+      case P::NULL_KW:
+        return make<ast::NullLit>(c);
+      case P::IDENT:
+      case P::DONE:
+      case P::ERROR_KW:
+      case P::EVENT: {
+        auto e = make<ast::NameExpr>(c);
+        e->name = {text, range(t)};
+        return e;
+      }
+      default:
+        return nullptr;
+    }
+  }
+
+  static int64_t DurationMillis(const std::string& text) {
+    size_t digits = 0;
+    while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9') ++digits;
+    int64_t n = 0;
+    std::from_chars(text.data(), text.data() + digits, n);
+    const std::string unit = text.substr(digits);
+    if (unit == "ms") return n;
+    if (unit == "s") return n * 1000;
+    if (unit == "m") return n * 60'000;
+    if (unit == "h") return n * 3'600'000;
+    return n * 86'400'000;  // d
+  }
+
+  std::unique_ptr<ast::ObjectExpr> object(P::ObjectLitContext* c) {
+    if (c == nullptr) return nullptr;
+    auto e = make<ast::ObjectExpr>(c);
+    missingCommas(c, "an object literal");
+    for (auto* entry : c->objectEntry()) {
+      ast::ObjectEntry oe{word(entry->anyWord()), expr(entry->expr())};
+      if (oe.value) e->entries.push_back(std::move(oe));
+    }
+    return e;
+  }
+
+  ast::ExprPtr list(P::ListLitContext* c) {
+    auto e = make<ast::ListExpr>(c);
+    missingCommas(c, "a list");
+    for (auto* x : c->expr()) {
+      if (auto v = expr(x)) e->elements.push_back(std::move(v));
+    }
+    return e;
+  }
+
+  // Object and list literals accept a missing `,` between elements only so that it can be
+  // reported here with a fix-it.
+  void missingCommas(antlr4::ParserRuleContext* c, const char* what) {
+    // After a syntax error, recovery leaves fragments side by side that only look like a
+    // missing comma.
+    if (treeHasErrors_) return;
+    antlr4::ParserRuleContext* prev = nullptr;
+    for (auto* child : c->children) {
+      auto* rule = dynamic_cast<antlr4::ParserRuleContext*>(child);
+      if (rule == nullptr) {
+        prev = nullptr;
+        continue;
+      }
+      if (prev != nullptr) {
+        const SourceRange at = SourceRange::point(file_.id(), range(prev).end);
+        diags_.emit(diag::SyntaxMissingComma, range(rule->getStart()), what).fix(at, ",");
+      }
+      prev = rule;
+    }
+  }
+
+  // ---- actions --------------------------------------------------------------------------------
+
+  std::vector<ast::Action> actions(P::ActionBlockContext* c) {
+    std::vector<ast::Action> out;
+    if (c == nullptr) return out;
+    for (auto* a : c->action()) {
+      ast::Action act;
+      act.range = range(a);
+      if (a->FAIL() != nullptr) {
+        act.kind = ast::Action::Kind::kFail;
+        act.value = expr(a->expr(0));
+        if (a->expr().size() > 1) act.detail = expr(a->expr(1));
+      } else if (a->LPAREN() != nullptr) {
+        const std::string name = a->IDENT()->getText();
+        if (name != "log") {
+          const std::string guess = Closest(name, {"log", "fail"});
+          diags_.emit(diag::SyntaxBadAction, range(a->IDENT()), name,
+                      guess.empty() ? "" : fmt::format("; did you mean `{}`?", guess));
+          continue;
+        }
+        if (a->expr().size() != 1) {
+          diags_.emit(diag::SyntaxBadValue, range(a),
+                      "`log` takes exactly one value; write `log(EXPR)`");
+          continue;
+        }
+        act.kind = ast::Action::Kind::kLog;
+        act.value = expr(a->expr(0));
+      } else {
+        act.kind = ast::Action::Kind::kAssign;
+        act.target = {a->IDENT()->getText(), range(a->IDENT())};
+        if (a->sep != nullptr && a->sep->getType() == P::COLON) {
+          diags_.emit(diag::SyntaxColonForAssign, range(a->sep), act.target.text)
+              .fix(range(a->sep), "=");
+        }
+        act.value = expr(a->expr(0));
+        auto commas = a->COMMA();
+        commaInBody(commas.empty() ? nullptr : commas.back(), "an action block");
+      }
+      if (act.value) out.push_back(std::move(act));
+    }
+    return out;
+  }
+
+  // ---- machines -------------------------------------------------------------------------------
+
+  void stateMembers(P::StateBlockContext* c, ast::StateBody& body, ast::MachineDecl* machine,
+                    const std::string& owner) {
+    if (c == nullptr) return;
+    for (auto* m : c->member()) {
+      if (auto* v = m->varDecl()) {
+        ast::Var var = varDecl(v);
+        if (machine == nullptr) {
+          diags_.emit(diag::SyntaxBadValue, range(v),
+                      fmt::format("`var {}` is declared inside {}; a machine's context is declared "
+                                  "at the top of the machine body: move the `var` there",
+                                  var.name.text, owner));
+        } else {
+          machine->vars.push_back(std::move(var));
+        }
+      } else if (auto* s = m->stateDecl()) {
+        if (auto st = state(s)) body.states.push_back(std::move(st));
+      } else if (auto* t = m->transition()) {
+        if (auto tr = transition(t)) body.transitions.push_back(std::move(*tr));
+      } else if (auto* i = m->invoke()) {
+        if (auto inv = invoke(i)) body.invokes.push_back(std::move(*inv));
+      } else if (auto* ee = m->entryExit()) {
+        auto acts = actions(ee->actionBlock());
+        (ee->ENTRY() != nullptr ? body.entry : body.exit).push_back(std::move(acts));
+      } else if (auto* o = m->outputDecl()) {
+        if (machine == nullptr) {
+          diags_.emit(diag::SyntaxBadValue, range(o),
+                      fmt::format("`output` is written inside {}; a machine's output is declared "
+                                  "once, in the machine body: move it there",
+                                  owner));
+        } else if (machine->outputExpr) {
+          diags_.emit(diag::DuplicateMember, range(o), "`output`", "", "machine `" + machine->name.text + "`")
+              .note(machine->outputRange, "the first `output` is here");
+        } else {
+          machine->outputExpr = expr(o->expr());
+          machine->outputRange = range(o);
+        }
+      }
+    }
+  }
+
+  ast::Var varDecl(P::VarDeclContext* v) {
+    ast::Var var;
+    var.range = range(v);
+    var.name = declName(v->declName(), "a `var`");
+    var.type = typeRef(v->typeRef());
+    if (!var.type) {
+      diags_.emit(diag::SyntaxVarNeedsType, var.name.range, var.name.text)
+          .fix(SourceRange::point(file_.id(), var.name.range.end), ": TYPE");
+    }
+    if (v->expr() == nullptr) {
+      diags_.emit(diag::SyntaxVarNeedsValue, var.name.range, var.name.text,
+                  var.type ? std::string(file_.text().substr(var.type->range.begin,
+                                                             var.type->range.end - var.type->range.begin))
+                           : "TYPE");
+    } else {
+      var.init = expr(v->expr());
+    }
+    return var;
+  }
+
+  std::unique_ptr<ast::State> state(P::StateDeclContext* c) {
+    auto s = std::make_unique<ast::State>();
+    s->range = range(c);
+    s->name = declName(c->declName(), "a state");
+    // Modifiers: `[initial] [parallel | final] state`, each at most once.
+    int order = 0;
+    for (auto* m : c->stateModifier()) {
+      const SourceRange r = range(m);
+      std::string problem;
+      if (m->INITIAL() != nullptr) {
+        if (s->initial) problem = "`initial` is written twice";
+        else if (order > 0) problem = "`initial` comes first";
+        s->initial = true, s->initialRange = r;
+        order = std::max(order, 1);
+      } else if (m->FINAL() != nullptr || m->PARALLEL() != nullptr) {
+        const bool isFinal = m->FINAL() != nullptr;
+        if (s->final || s->parallel) {
+          problem = s->final == isFinal && s->parallel != isFinal
+                        ? fmt::format("`{}` is written twice", isFinal ? "final" : "parallel")
+                        : "a state is `parallel` or `final`, not both";
+        }
+        (isFinal ? s->final : s->parallel) = true;
+        (isFinal ? s->finalRange : s->parallelRange) = r;
+        order = 2;
+      }
+      if (!problem.empty()) diags_.emit(diag::SyntaxModifiers, r, problem);
+    }
+    if (c->stateBlock() != nullptr) {
+      s->hasBody = true;
+      s->bodyRange = range(c->stateBlock());
+      stateMembers(c->stateBlock(), s->body, nullptr, "state `" + s->name.text + "`");
+    }
+    return s;
+  }
+
+  std::optional<ast::Transition> transition(P::TransitionContext* c) {
+    ast::Transition t;
+    t.range = range(c);
+    t.keywordRange = range(c->getStart());
+    if (c->ON() != nullptr) {
+      t.kind = ast::Transition::Kind::kOn;
+      auto* trig = c->trigger();
+      if (trig == nullptr) return std::nullopt;
+      t.triggerRange = range(trig);
+      if (trig->DONE() != nullptr || trig->ERROR_KW() != nullptr) {
+        t.trigger = trig->DONE() != nullptr ? ast::Transition::Trigger::kDone
+                                            : ast::Transition::Trigger::kError;
+        if (trig->IDENT() != nullptr) t.invokeName = ast::Name{trig->IDENT()->getText(), range(trig->IDENT())};
+      } else {
+        t.trigger = ast::Transition::Trigger::kEvent;
+        t.event = qualName(trig->qualName());
+      }
+    } else if (c->ALWAYS() != nullptr) {
+      t.kind = ast::Transition::Kind::kAlways;
+    } else {
+      t.kind = ast::Transition::Kind::kAfter;
+      auto* d = c->afterDelay();
+      if (d == nullptr) return std::nullopt;
+      t.delayRange = range(d);
+      if (d->DURATION() != nullptr) {
+        t.delayMillis = DurationMillis(d->getText());
+      } else {
+        diags_.emit(diag::SyntaxDelayUnit, t.delayRange, d->getText())
+            .fix(SourceRange::point(file_.id(), t.delayRange.end), "s");
+      }
+    }
+    if (auto* g = c->guard()) {
+      t.guard = expr(g->expr(0));
+      if (g->ASSIGN() != nullptr) {
+        diags_.emit(diag::SyntaxAssignInGuard, range(g->ASSIGN())).fix(range(g->ASSIGN()), "==");
+      }
+    }
+    if (c->target() != nullptr) {
+      t.target = qualName(c->target()->qualName());
+      if (c->arrow == nullptr) {
+        const SourceRange at = SourceRange::point(file_.id(), t.target->range.begin);
+        diags_.emit(diag::SyntaxMissingArrow, t.target->range, t.target->str()).fix(at, "-> ");
+      } else if (c->arrow->getType() == P::FATARROW) {
+        diags_.emit(diag::SyntaxFatArrow, range(c->arrow)).fix(range(c->arrow), "->");
+      }
+    }
+    t.actions = actions(c->actionBlock());
+    return t;
+  }
+
+  std::optional<ast::Invoke> invoke(P::InvokeContext* c) {
+    ast::Invoke inv;
+    inv.range = range(c);
+    if (c->GATE() != nullptr) {
+      inv.kind = ast::Invoke::Kind::kGate;
+      if (c->IDENT() != nullptr) inv.gateName = ast::Name{c->IDENT()->getText(), range(c->IDENT())};
+    } else {
+      inv.kind = c->EXTERN() != nullptr ? ast::Invoke::Kind::kExtern : ast::Invoke::Kind::kNamed;
+      if (c->qualName() == nullptr) return std::nullopt;
+      inv.target = qualName(c->qualName());
+      inv.hasArgList = c->argList() != nullptr;
+      inv.args = args(c->argList());
+      if (c->declName() != nullptr) inv.as = declName(c->declName(), "an invoke");
+    }
+    if (c->objectLit() != nullptr) inv.object = object(c->objectLit());
+    return inv;
+  }
+
+  // ---- declarations ---------------------------------------------------------------------------
+
+  std::unique_ptr<ast::Decl> buildDecl(P::DeclContext* d) {
+    if (auto* c = d->typeDecl()) return typeDecl(c);
+    if (auto* c = d->eventDecl()) return eventDecl(c);
+    if (auto* c = d->agentDecl()) return agentDecl(c);
+    if (auto* c = d->externDecl()) return externDecl(c);
+    if (auto* c = d->sourceDecl()) return sourceDecl(c);
+    if (auto* c = d->machineDecl()) return machineDecl(c);
+    if (auto* c = d->poolDecl()) return poolDecl(c);
+    if (auto* c = d->workflowDecl()) return workflowDecl(c);
+    return nullptr;
+  }
+
+  template <typename T>
+  std::unique_ptr<T> start(antlr4::ParserRuleContext* c, P::DeclNameContext* name, const char* what) {
+    auto d = std::make_unique<T>();
+    d->range = range(c);
+    d->keywordRange = range(c->getStart());
+    d->name = declName(name, what);
+    if (d->name.text.empty()) return nullptr;  // the parse lost the name; it reported why
+    return d;
+  }
+
+  std::unique_ptr<ast::Decl> typeDecl(P::TypeDeclContext* c) {
+    auto d = start<ast::TypeDecl>(c, c->declName(), "a type");
+    if (!d) return nullptr;
+    if (c->typeBody() != nullptr) {
+      for (auto* f : c->typeBody()->fieldDecl()) {
+        d->fields.push_back(field(f, "type `" + d->name.text + "`"));
+      }
+    }
+    return d;
+  }
+
+  std::unique_ptr<ast::Decl> eventDecl(P::EventDeclContext* c) {
+    auto d = start<ast::EventDecl>(c, c->declName(), "an event");
+    if (!d) return nullptr;
+    if (auto* a = c->audience) {
+      d->audienceRange = range(a);
+      const std::string text = a->getText();
+      if (text == "agent") d->audience = ast::Audience::kAgent;
+      else if (text == "external") d->audience = ast::Audience::kExternal;
+      else if (text == "any") d->audience = ast::Audience::kAny;
+      else {
+        const std::string guess = Closest(text, {"agent", "external", "any"});
+        diags_.emit(diag::SyntaxAudience, d->audienceRange, text,
+                    guess.empty() ? "" : fmt::format("; did you mean `{}`?", guess));
+      }
+    }
+    if (c->STRING() != nullptr) d->description = decodeString(c->STRING()->getSymbol());
+    if (c->typeBody() != nullptr) {
+      for (auto* f : c->typeBody()->fieldDecl()) {
+        d->fields.push_back(field(f, "event `" + d->name.text + "`"));
+      }
+    }
+    return d;
+  }
+
+  std::unique_ptr<ast::Decl> agentDecl(P::AgentDeclContext* c) {
+    auto d = start<ast::AgentDecl>(c, c->declName(), "an agent");
+    if (!d) return nullptr;
+    if (auto* body = c->bodyBlock()) {
+      const std::string owner = "agent `" + d->name.text + "`";
+      for (auto* e : body->bodyEntry()) {
+        ast::BodyEntry entry{word(e->anyWord()), expr(e->expr())};
+        checkColon(e->sep, "the agent key", entry.key.text);
+        commaInBody(e->COMMA(), owner);
+        if (entry.key.text != "model" && entry.key.text != "instructions") {
+          unknownKey(entry.key, owner, {"model", "instructions"});
+          continue;
+        }
+        if (duplicateKey(entry.key, d->entries, owner)) continue;
+        if (entry.value) d->entries.push_back(std::move(entry));
+      }
+    }
+    return d;
+  }
+
+  bool duplicateKey(const ast::Name& key, const std::vector<ast::BodyEntry>& seen,
+                    const std::string& owner) {
+    for (const auto& e : seen) {
+      if (e.key.text == key.text) {
+        diags_.emit(diag::DuplicateMember, key.range, "the key", key.text, owner)
+            .note(e.key.range, fmt::format("`{}` is first given here", key.text));
+        return true;
+      }
+    }
+    return false;
+  }
+
+  bool duplicateKey(const ast::Name& key, std::vector<std::pair<ast::Name, SourceRange>>& seen,
+                    const std::string& owner, SourceRange entryRange) {
+    for (const auto& [k, r] : seen) {
+      if (k.text == key.text) {
+        diags_.emit(diag::DuplicateMember, key.range, "the key", key.text, owner)
+            .note(k.range, fmt::format("`{}` is first given here", key.text));
+        return true;
+      }
+    }
+    seen.emplace_back(key, entryRange);
+    return false;
+  }
+
+  void unknownKey(const ast::Name& key, const std::string& owner,
+                  std::initializer_list<const char*> keys) {
+    const std::string guess = Closest(key.text, keys);
+    std::string fix = guess.empty() ? fmt::format("; its keys are {}", KeyList(keys))
+                                    : fmt::format("; did you mean `{}`?", guess);
+    auto b = diags_.emit(diag::SyntaxUnknownKey, key.range, key.text, owner, fix);
+    if (!guess.empty()) b.fix(key.range, guess);
+  }
+
+  std::unique_ptr<ast::Decl> externDecl(P::ExternDeclContext* c) {
+    auto d = start<ast::ExternDecl>(c, c->declName(), "an extern");
+    if (!d) return nullptr;
+    d->hasParams = c->paramList() != nullptr;
+    d->params = params(c->paramList());
+    d->result = typeRef(c->typeRef());
+    d->idempotent = c->idempotentMark() != nullptr;
+    if (c->STRING() != nullptr) d->description = decodeString(c->STRING()->getSymbol());
+    return d;
+  }
+
+  std::unique_ptr<ast::Decl> sourceDecl(P::SourceDeclContext* c) {
+    auto d = start<ast::SourceDecl>(c, c->declName(), "a source");
+    if (!d) return nullptr;
+    d->params = params(c->paramList());
+    d->itemType = typeRef(c->typeRef());
+    if (c->sourceBody() == nullptr) return d;
+    const std::string owner = "source `" + d->name.text + "`";
+    static constexpr std::initializer_list<const char*> kKeys = {
+        "next", "read", "push", "wake", "poll_every", "items", "hold", "hook"};
+    auto setForm = [&](ast::SourceDecl::Form form, SourceRange r, const std::string& key) {
+      if (d->form != ast::SourceDecl::Form::kNone) {
+        diags_.emit(diag::SyntaxBadValue, r,
+                    fmt::format("a source has exactly one of `next`, `read` and `push`, and "
+                                "`{}` is the second; remove one",
+                                key))
+            .note(d->formRange, "the first is here");
+        return false;
+      }
+      d->form = form;
+      d->formRange = r;
+      return true;
+    };
+    for (auto* e : c->sourceBody()->sourceEntry()) {
+      commaInBody(e->COMMA(), owner);
+      const auto idents = e->IDENT();
+      if (e->FATARROW() != nullptr) {
+        // hook SERVICE "event" => verdict
+        if (idents.size() < 2 || idents[0]->getText() != "hook") {
+          if (!idents.empty()) unknownKey({idents[0]->getText(), range(idents[0])}, owner, kKeys);
+          continue;
+        }
+        ast::Hook h;
+        h.range = range(e);
+        h.service = {idents[1]->getText(), range(idents[1])};
+        h.eventKey = decodeString(e->STRING()->getSymbol());
+        h.eventKeyRange = range(e->STRING());
+        auto* v = e->hookVerdict();
+        if (v == nullptr || v->IDENT() == nullptr) continue;
+        h.verdictRange = range(v->IDENT());
+        const std::string verdict = v->IDENT()->getText();
+        if (verdict == "reread") h.verdict = ast::Hook::Verdict::kReread;
+        else if (verdict == "carry") h.verdict = ast::Hook::Verdict::kCarry;
+        else if (verdict == "skip") h.verdict = ast::Hook::Verdict::kSkip;
+        else {
+          const std::string guess = Closest(verdict, {"reread", "carry", "skip"});
+          diags_.emit(diag::SyntaxBadVerdict, h.verdictRange, verdict,
+                      guess.empty() ? "" : fmt::format("; did you mean `{}`?", guess));
+          continue;
+        }
+        if (v->expr() != nullptr) h.value = expr(v->expr());
+        if (h.verdict != ast::Hook::Verdict::kReread && !h.value) {
+          diags_.emit(diag::SyntaxBadValue, h.verdictRange,
+                      verdict == "carry" ? "`carry` needs the item it carries; write `carry { … }`"
+                                         : "`skip` needs a reason; write `skip \"why\"`");
+          continue;
+        }
+        d->hooks.push_back(std::move(h));
+        continue;
+      }
+      if (e->anyWord() == nullptr) {
+        // A bare word: only `push`.
+        if (idents.empty()) continue;
+        ast::Name w{idents[0]->getText(), range(idents[0])};
+        if (w.text != "push") {
+          unknownKey(w, owner, kKeys);
+          continue;
+        }
+        if (!duplicateKey(w, d->keys, owner, range(e))) setForm(ast::SourceDecl::Form::kPush, w.range, "push");
+        continue;
+      }
+      ast::Name key = word(e->anyWord());
+      checkColon(e->sep, "the source key", key.text);
+      auto* value = e->sourceValue();
+      if (value == nullptr) continue;
+      const bool known = key.text == "next" || key.text == "read" || key.text == "wake" ||
+                         key.text == "poll_every" || key.text == "items" || key.text == "hold";
+      if (!known) {
+        unknownKey(key, owner, kKeys);
+        continue;
+      }
+      if (duplicateKey(key, d->keys, owner, range(e))) continue;
+      const bool isCall = key.text == "next" || key.text == "read";
+      if (value->idempotentMark() != nullptr && key.text != "read") {
+        diags_.emit(diag::SyntaxMisplacedIdempotent, range(value->idempotentMark()))
+            .fix(range(value->idempotentMark()), "");
+      }
+      if (value->EXTERN() != nullptr && !isCall) {
+        diags_.emit(diag::SyntaxBadValue, range(value),
+                    fmt::format("`{}` takes a value, not a host function; only `next:` and `read:` "
+                                "call `extern` functions",
+                                key.text));
+        continue;
+      }
+      if (isCall) {
+        if (!setForm(key.text == "next" ? ast::SourceDecl::Form::kNext : ast::SourceDecl::Form::kRead,
+                     key.range, key.text)) {
+          continue;
+        }
+        if (auto call = sourceCall(value, key.text)) d->call = std::move(call);
+        continue;
+      }
+      ast::ExprPtr v = expr(value->expr());
+      if (!v) continue;
+      if (key.text == "wake") {
+        d->wake = exprAsName(v.get(), "`wake:` names an event; write `wake: EVENT`");
+      } else if (key.text == "poll_every") {
+        d->pollEvery = std::move(v);
+      } else if (key.text == "items") {
+        d->items = std::move(v);
+      } else {
+        d->hold = std::move(v);
+      }
+    }
+    return d;
+  }
+
+  // `a` or `a.b` written as an expression, read back as a name.
+  std::optional<ast::QualName> exprAsName(const ast::Expr* e, const char* why) {
+    ast::QualName q;
+    q.range = e->range;
+    const ast::Expr* cur = e;
+    std::vector<ast::Name> reversed;
+    while (true) {
+      if (const auto* m = llvm::dyn_cast<ast::MemberExpr>(cur)) {
+        reversed.push_back(m->member);
+        cur = m->object.get();
+      } else if (const auto* n = llvm::dyn_cast<ast::NameExpr>(cur)) {
+        reversed.push_back(n->name);
+        break;
+      } else {
+        diags_.emit(diag::SyntaxBadValue, e->range, why);
+        return std::nullopt;
+      }
+    }
+    q.parts.assign(reversed.rbegin(), reversed.rend());
+    return q;
+  }
+
+  std::optional<ast::SourceCall> sourceCall(P::SourceValueContext* v, const std::string& key) {
+    ast::SourceCall call;
+    call.range = range(v);
+    if (auto* mark = v->idempotentMark()) {
+      call.idempotent = true;
+      call.idempotentRange = range(mark);
+    }
+    if (v->EXTERN() != nullptr) {
+      call.isExtern = true;
+      call.function = qualName(v->qualName());
+      call.args = args(v->argList());
+      return call;
+    }
+    // `std.backlog(file)`, or a bare `std.queue`: a call (or a name) of an adapter.
+    ast::ExprPtr e = expr(v->expr());
+    if (!e) return std::nullopt;
+    const ast::Expr* callee = e.get();
+    if (auto* c = llvm::dyn_cast<ast::CallExpr>(e.get())) {
+      callee = c->callee.get();
+      call.args = std::move(c->args);
+    }
+    auto name = exprAsName(callee, fmt::format("`{0}:` takes a call of a host function or a "
+                                               "standard-library adapter; write `{0}: extern NAME(…)` "
+                                               "or `{0}: std.NAME(…)`",
+                                               key)
+                                       .c_str());
+    if (!name) return std::nullopt;
+    call.function = std::move(*name);
+    return call;
+  }
+
+  std::unique_ptr<ast::Decl> machineDecl(P::MachineDeclContext* c) {
+    auto d = start<ast::MachineDecl>(c, c->declName(), "a machine");
+    if (!d) return nullptr;
+    d->hasParams = c->paramList() != nullptr;
+    d->params = params(c->paramList());
+    d->output = typeRef(c->typeRef());
+    if (c->stateBlock() != nullptr) d->bodyRange = range(c->stateBlock());
+    stateMembers(c->stateBlock(), d->body, d.get(), "machine `" + d->name.text + "`");
+    return d;
+  }
+
+  std::unique_ptr<ast::Decl> poolDecl(P::PoolDeclContext* c) {
+    auto d = start<ast::PoolDecl>(c, c->declName(), "a pool");
+    if (!d) return nullptr;
+    d->hasParams = c->paramList() != nullptr;
+    d->params = params(c->paramList());
+    const std::string owner = "pool `" + d->name.text + "`";
+    if (auto* w = c->worker()) {
+      d->worker.range = range(w);
+      d->worker.dispatch = w->DISPATCH() != nullptr;
+      d->worker.target = qualName(w->qualName());
+      if (w->objectLit() != nullptr) d->worker.dispatchSpec = object(w->objectLit());
+      if (d->worker.dispatch && c->poolBody() == nullptr && d->worker.dispatchSpec) {
+        for (const auto& e : d->worker.dispatchSpec->entries) {
+          if (e.key.text == "source" || e.key.text == "item_id" || e.key.text == "cap") {
+            diags_.emit(diag::SyntaxBadValue, d->worker.dispatchSpec->range,
+                        fmt::format("this block reads as the `dispatch` worker's own `{{ input: …, "
+                                    "wait: true }}`, so {} has no body; write the worker's block "
+                                    "first, then the pool's body",
+                                    owner));
+            break;
+          }
+        }
+      }
+    }
+    if (c->poolBody() == nullptr) return d;
+    static constexpr std::initializer_list<const char*> kKeys = {
+        "source", "item_id", "cap", "item_input", "failures", "standing"};
+    for (auto* e : c->poolBody()->poolEntry()) {
+      ast::Name key = word(e->anyWord());
+      checkColon(e->sep, "the pool key", key.text);
+      commaInBody(e->COMMA(), owner);
+      const std::string& k = key.text;
+      if (k != "source" && k != "item_id" && k != "cap" && k != "item_input" && k != "failures" &&
+          k != "standing") {
+        unknownKey(key, owner, kKeys);
+        continue;
+      }
+      if (duplicateKey(key, d->keys, owner, range(e))) continue;
+      if (k == "failures") {
+        std::string value = e->FAIL() != nullptr ? "fail" : (e->expr() ? e->expr()->getText() : "");
+        d->failuresRange = e->FAIL() != nullptr ? range(e->FAIL()) : range(e->expr());
+        if (value == "fail") d->failures = ast::PoolDecl::Failures::kFail;
+        else if (value == "report") d->failures = ast::PoolDecl::Failures::kReport;
+        else {
+          diags_.emit(diag::SyntaxBadValue, d->failuresRange,
+                      fmt::format("`failures:` takes the word `fail` or `report`, not `{}`", value));
+        }
+        continue;
+      }
+      if (e->FAIL() != nullptr) {
+        diags_.emit(diag::SyntaxBadValue, range(e->FAIL()),
+                    fmt::format("`fail` is the value of `failures:` only; `{}:` takes an expression", k));
+        continue;
+      }
+      ast::ExprPtr v = expr(e->expr());
+      if (k == "source") d->source = std::move(v);
+      else if (k == "item_id") d->itemId = std::move(v);
+      else if (k == "cap") d->cap = std::move(v);
+      else if (k == "item_input") d->itemInput = std::move(v);
+      else d->standing = std::move(v);
+    }
+    return d;
+  }
+
+  std::unique_ptr<ast::Decl> workflowDecl(P::WorkflowDeclContext* c) {
+    auto d = start<ast::WorkflowDecl>(c, c->declName(), "a workflow");
+    if (!d) return nullptr;
+    d->target = qualName(c->qualName());
+    if (c->ASSIGN() == nullptr && !d->target.parts.empty()) {
+      diags_.emit(diag::SyntaxMissingAssign, d->target.range, d->name.text, d->target.str())
+          .fix(SourceRange::point(file_.id(), d->target.range.begin), "= ");
+    }
+    return d;
+  }
+
+  const SourceFile& file_;
+  Diagnostics& diags_;
+  bool treeHasErrors_;
+  int depth_ = 0;
+  bool reportedDepth_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<ast::File> BuildAst(gen::Jr2Parser::FileContext* tree, const SourceFile& file,
+                                    Diagnostics& diags, bool treeHasErrors) {
+  return Builder(file, diags, treeHasErrors).build(tree);
+}
+
+}  // namespace jr2::syntax

@@ -1,0 +1,23 @@
+// Shared between parse.cpp and build_ast.cpp; never included outside compiler/syntax.
+#pragma once
+
+#include <memory>
+
+#include "Jr2Parser.h"
+#include "compiler/ast/ast.h"
+#include "compiler/diag/diagnostics.h"
+#include "compiler/source/source.h"
+
+namespace jr2::syntax {
+
+// Converts a parse tree (possibly with error nodes) into the AST, reporting the "mistake"
+// alternatives of the grammar as E0001 with fix-its.
+// `treeHasErrors`: the parser reported errors, so the tree holds recovery fragments.
+std::unique_ptr<ast::File> BuildAst(gen::Jr2Parser::FileContext* tree, const SourceFile& file,
+                                    Diagnostics& diags, bool treeHasErrors);
+
+// The byte range of one token / one parse-tree node in `file`.
+SourceRange RangeOf(const SourceFile& file, const antlr4::Token* token);
+SourceRange RangeOf(const SourceFile& file, antlr4::ParserRuleContext* ctx);
+
+}  // namespace jr2::syntax

@@ -1,0 +1,187 @@
+// The `.jr2` parser (LANGUAGE.md §2). This grammar accepts a little more than the language: the
+// alternatives marked "mistake" match what people commonly write by accident (`=>` for `->`, `=`
+// where a body wants `:`, a missing `->`, a keyword as a name, commas in declaration bodies …) so
+// that the AST builder can say exactly what is wrong and attach a fix-it, instead of ANTLR's
+// generic "no viable alternative". Everything the grammar lets through that is not the language
+// is refused in compiler/syntax/build_ast.cpp with an E0001 diagnostic.
+parser grammar Jr2Parser;
+
+options { tokenVocab = Jr2Lexer; }
+
+file        : importDecl* decl* EOF;
+
+importDecl  : IMPORT STRING;
+
+decl        : typeDecl
+            | eventDecl
+            | agentDecl
+            | externDecl
+            | sourceDecl
+            | machineDecl
+            | poolDecl
+            | workflowDecl
+            ;
+
+// --- names -------------------------------------------------------------------------------------
+
+// A declared name. `keyword` is a mistake the builder reports (a reserved word used as a name).
+declName    : IDENT | keyword;
+qualName    : IDENT (DOT anyWord)*;
+// After `.` and as a key before `:`, any word is a name (LANGUAGE.md §1).
+anyWord     : IDENT | keyword;
+keyword     : IMPORT | TYPE | EVENT | AGENT | SOURCE | MACHINE | POOL | WORKFLOW | STATE | INITIAL
+            | FINAL | PARALLEL | ON | AFTER | ALWAYS | ENTRY | EXIT | INVOKE | GATE | AS | IF | FAIL
+            | OUTPUT | VAR | EXTERN | DISPATCH | OF | DONE | ERROR_KW | TRUE_KW | FALSE_KW | NULL_KW;
+
+// --- types -------------------------------------------------------------------------------------
+
+typeDecl    : TYPE declName typeBody;
+typeBody    : LBRACE fieldDecl* RBRACE;
+// `name: TYPE ["description"] [= default]`; a trailing comma is a mistake.
+fieldDecl   : anyWord COLON typeRef STRING? (ASSIGN expr)? COMMA?
+            | anyWord typeRef STRING? (ASSIGN expr)? COMMA?     // mistake: missing `:`
+            ;
+typeRef     : typeAtom (PIPE typeAtom)* QUESTION?;
+typeAtom    : qualName (LT typeRef GT)?
+            | STRING
+            | LPAREN typeRef RPAREN
+            ;
+
+// --- events and agents -------------------------------------------------------------------------
+
+eventDecl   : EVENT declName audience=eventAudience? STRING? typeBody?;
+eventAudience : AGENT | IDENT;
+
+agentDecl   : AGENT declName bodyBlock?;
+// A declaration body of `key: value` entries. `=` for `:` and a trailing comma are mistakes.
+bodyBlock   : LBRACE bodyEntry* RBRACE;
+bodyEntry   : anyWord sep=(COLON | ASSIGN) expr COMMA?;
+
+// `extern NAME(PARAMS) [-> TYPE] [idempotent] ["description"]`: the typed signature of a host
+// function. Optional for users (an undeclared `extern NAME` takes its signature from its use);
+// the standard library declares each of its functions this way.
+externDecl  : EXTERN declName paramList? (ARROW typeRef)? idempotentMark? STRING?;
+
+// --- sources -----------------------------------------------------------------------------------
+
+sourceDecl  : SOURCE declName paramList? COLON typeRef sourceBody?;
+sourceBody  : LBRACE sourceEntry* RBRACE;
+sourceEntry : IDENT IDENT STRING FATARROW hookVerdict COMMA?            // hook KIND "event" => …
+            | IDENT COMMA?                                              // push
+            | anyWord sep=(COLON | ASSIGN) sourceValue COMMA?
+            ;
+sourceValue : EXTERN qualName argList? idempotentMark?                // extern fn [idempotent]
+            | expr idempotentMark?                                    // std.fn(args) [idempotent], …
+            ;
+// `idempotent` is not reserved: a predicate makes the word mean this only right after a read.
+idempotentMark : { _input->LT(1)->getText() == "idempotent" }? IDENT;
+// `reread`, or `carry EXPR`, or `skip "why"`: only the last two take an argument, so the next
+// line's `hook` is never read as one.
+hookVerdict : { _input->LT(1)->getText() == "carry" || _input->LT(1)->getText() == "skip" }? IDENT expr
+            | IDENT
+            ;
+
+// --- machines ----------------------------------------------------------------------------------
+
+machineDecl : MACHINE declName paramList? (ARROW typeRef)? stateBlock;
+paramList   : LPAREN (param (COMMA param)* COMMA?)? RPAREN;
+param       : declName COLON typeRef (ASSIGN expr)?
+            | declName                                                 // mistake: no type
+            ;
+
+stateBlock  : LBRACE member* RBRACE;
+member      : varDecl
+            | stateDecl
+            | transition
+            | invoke
+            | entryExit
+            | outputDecl
+            ;
+
+varDecl     : VAR declName (COLON typeRef)? (ASSIGN expr)?;
+stateDecl   : stateModifier* STATE declName stateBlock?;
+stateModifier : INITIAL | FINAL | PARALLEL;
+entryExit   : (ENTRY | EXIT) actionBlock;
+outputDecl  : OUTPUT expr;
+
+transition  : ON trigger guard? arrow=(ARROW | FATARROW) target actionBlock?
+            | ON trigger guard? target actionBlock?                    // mistake: missing `->`
+            | ON trigger guard? actionBlock                            // targetless: stays
+            | ALWAYS guard? arrow=(ARROW | FATARROW) target actionBlock?
+            | AFTER afterDelay guard? arrow=(ARROW | FATARROW) target actionBlock?
+            ;
+trigger     : DONE (AS IDENT)?
+            | ERROR_KW (AS IDENT)?
+            | qualName
+            ;
+afterDelay  : DURATION | INT | DECIMAL;
+guard       : IF expr (ASSIGN expr)?;                                  // `=` in a guard: a mistake
+target      : qualName;
+
+invoke      : INVOKE GATE IDENT? objectLit?
+            | INVOKE EXTERN qualName argList? (AS declName)?
+            | INVOKE qualName argList? objectLit? (AS declName)?
+            ;
+argList     : LPAREN (arg (COMMA arg)* COMMA?)? RPAREN;
+arg         : (anyWord COLON)? expr;
+
+actionBlock : LBRACE action* RBRACE;
+action      : IDENT sep=(ASSIGN | COLON) expr COMMA?                   // assign (`:` is a mistake)
+            | FAIL LPAREN expr (COMMA expr)? COMMA? RPAREN
+            | IDENT LPAREN (expr (COMMA expr)* COMMA?)? RPAREN         // log(…)
+            ;
+
+// --- pools and workflows -----------------------------------------------------------------------
+
+poolDecl    : POOL declName paramList? OF worker poolBody?;
+worker      : DISPATCH qualName objectLit
+            | qualName
+            ;
+poolBody    : LBRACE poolEntry* RBRACE;
+poolEntry   : anyWord sep=(COLON | ASSIGN) (FAIL | expr) COMMA?;
+
+workflowDecl: WORKFLOW declName ASSIGN? qualName;
+
+// --- expressions -------------------------------------------------------------------------------
+// Precedence, loosest first: `?:`, `??`, `||`, `&&`, `== !=`, `< <= > >=`, `+ -`, `* / %`,
+// prefix `! -`, postfix `.x [i] (args) !`.
+
+expr        : expr DOT anyWord                                    # MemberExpr
+            | expr LBRACK expr RBRACK                             # IndexExpr
+            | expr argList                                        # CallExpr
+            | expr BANG                                           # NonNullExpr
+            | op=(BANG | MINUS) expr                              # PrefixExpr
+            | expr op=(STAR | SLASH | PERCENT) expr               # MultiplicativeExpr
+            | expr op=(PLUS | MINUS) expr                         # AdditiveExpr
+            | expr op=(LT | LE | GT | GE) expr                    # CompareExpr
+            | expr op=(EQ | NEQ) expr                             # EqualityExpr
+            | expr AND expr                                       # AndExpr
+            | expr OR expr                                        # OrExpr
+            | expr COALESCE expr                                  # CoalesceExpr
+            | <assoc = right> expr QUESTION expr COLON expr       # ConditionalExpr
+            | primary                                             # PrimaryExpr
+            ;
+
+// ANTLR gives the alternatives above precedence in the order written, tightest first; the parser
+// generator rewrites the left recursion into loops, so a long chain `a + b + c …` does not recurse.
+
+primary     : INT
+            | DECIMAL
+            | DURATION
+            | STRING
+            | TEXT_BLOCK
+            | TRUE_KW
+            | FALSE_KW
+            | NULL_KW
+            | IDENT
+            | DONE
+            | ERROR_KW
+            | EVENT                // `event` is reserved, and also the name of the firing event
+            | objectLit
+            | listLit
+            | LPAREN expr RPAREN
+            ;
+
+objectLit   : LBRACE (objectEntry (COMMA? objectEntry)* COMMA?)? RBRACE;
+objectEntry : anyWord COLON expr;
+listLit     : LBRACK (expr (COMMA? expr)* COMMA?)? RBRACK;

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Installs the Debian packages jr2c builds and tests with. Idempotent: it calls the package
+# manager only when a package is missing, so a second run costs a few dpkg look-ups.
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build
+  antlr4 libantlr4-runtime-dev
+  llvm-14-dev
+  libfmt-dev nlohmann-json3-dev libboost-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+  libsqlite3-dev
+  clang-14 libclang-rt-14-dev
+  graphviz
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ "${#missing[@]}" -eq 0 ]; then
+  echo "setup: all ${#packages[@]} packages present"
+  exit 0
+fi
+
+echo "setup: installing ${missing[*]}"
+sudo_cmd=()
+if [ "$(id -u)" -ne 0 ]; then sudo_cmd=(sudo); fi
+export DEBIAN_FRONTEND=noninteractive
+"${sudo_cmd[@]}" apt-get update -qq
+"${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
