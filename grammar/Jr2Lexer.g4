@@ -79,7 +79,9 @@ INT       : [0-9]+;
 BAD_NUMBER: [0-9]+ ('.' [0-9]+)? [A-Za-z_0-9]+;
 
 TEXT_BLOCK: '"""' .*? '"""';
-UNTERMINATED_TEXT_BLOCK: '"""' .*? EOF;
+// The unterminated forms cannot match across a closing delimiter, so the longest match never
+// prefers them over a closed text block or comment that has code after it.
+UNTERMINATED_TEXT_BLOCK: '"""' (~'"' | '"' ~'"' | '""' ~'"')* ('"' | '""')? EOF;
 STRING    : '"' (ESC | ~["\\\r\n])* '"';
 UNTERMINATED_STRING: '"' (ESC | ~["\\\r\n])*;
 BAD_SQ_STRING: '\'' ~['\r\n]* '\'';
@@ -88,7 +90,7 @@ IDENT     : [A-Za-z_] [A-Za-z0-9_]*;
 
 LINE_COMMENT : '//' ~[\r\n]* -> channel(HIDDEN);
 BLOCK_COMMENT: '/*' .*? '*/' -> channel(HIDDEN);
-UNTERMINATED_COMMENT: '/*' .*? EOF;
+UNTERMINATED_COMMENT: '/*' (~'*' | '*'+ ~[*/])* '*'* EOF;
 WS        : [ \t\r\n\f]+ -> channel(HIDDEN);
 
 BAD_CHAR  : .;

@@ -75,11 +75,10 @@ sourceValue : EXTERN qualName argList? idempotentMark?                // extern 
             ;
 // `idempotent` is not reserved: a predicate makes the word mean this only right after a read.
 idempotentMark : { _input->LT(1)->getText() == "idempotent" }? IDENT;
-// `reread`, or `carry EXPR`, or `skip "why"`: only the last two take an argument, so the next
-// line's `hook` is never read as one.
-hookVerdict : { _input->LT(1)->getText() == "carry" || _input->LT(1)->getText() == "skip" }? IDENT expr
-            | IDENT
-            ;
+// `reread`, or `carry EXPR`, or `skip "why"`. Only `reread` takes no argument, so the next line's
+// `hook` is never read as one; any other word takes its argument here, and the builder says
+// when the word is not a verdict.
+hookVerdict : IDENT ({ _input->LT(-1)->getText() != "reread" }? expr)?;
 
 // --- machines ----------------------------------------------------------------------------------
 

@@ -25,25 +25,58 @@ size_t CodePoints(std::string_view s) {
       s.begin(), s.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
 }
 
+// A source line made safe to print: each byte that is not part of valid UTF-8, and each control
+// character but a tab, becomes one `?`. `index[i]` is where byte i of the line went.
+struct PrintableLine {
+  std::string text;
+  std::vector<uint32_t> index;
+};
+
+PrintableLine Printable(std::string_view line) {
+  PrintableLine out;
+  out.index.resize(line.size() + 1);
+  size_t i = 0;
+  while (i < line.size()) {
+    const auto c = static_cast<unsigned char>(line[i]);
+    size_t len = c < 0x80 ? 1 : (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : (c & 0xF8) == 0xF0 ? 4 : 0;
+    bool ok = len > 0 && i + len <= line.size();
+    for (size_t k = 1; ok && k < len; ++k) ok = (static_cast<unsigned char>(line[i + k]) & 0xC0) == 0x80;
+    if (ok && len == 1 && c < 0x20 && c != '\t') ok = false;
+    if (!ok) len = 1;
+    for (size_t k = 0; k < len; ++k) out.index[i + k] = static_cast<uint32_t>(out.text.size());
+    if (ok) {
+      out.text.append(line.substr(i, len));
+    } else {
+      out.text += '?';
+    }
+    i += len;
+  }
+  out.index[line.size()] = static_cast<uint32_t>(out.text.size());
+  return out;
+}
+
 // Prints the source line of `range` with a caret line under it. A range that spans lines is
 // underlined to the end of its first line. Tabs in the source stay tabs in the caret line so the
 // caret lines up in any terminal.
 void RenderSnippet(const SourceFile& file, SourceRange range, const std::string* fixText,
                    std::ostream& out) {
   const LineCol begin = file.lineCol(range.begin);
-  const std::string_view line = file.lineText(begin.line);
+  const std::string_view raw = file.lineText(begin.line);
+  const PrintableLine printable = Printable(raw);
+  const std::string_view line = printable.text;
   const uint32_t lineStart = file.lineStart(begin.line);
   const std::string gutter = fmt::format("{:>5}", begin.line);
   out << gutter << " | " << line << "\n";
   std::string pad;
-  const uint32_t caretByte = std::min<uint32_t>(range.begin - lineStart, line.size());
+  const uint32_t caretByte =
+      printable.index[std::min<uint32_t>(range.begin - lineStart, static_cast<uint32_t>(raw.size()))];
   for (uint32_t i = 0; i < caretByte; ++i) {
     const unsigned char c = line[i];
     if ((c & 0xC0) == 0x80) continue;
     pad += c == '\t' ? '\t' : ' ';
   }
-  const uint32_t endByte =
-      std::min<uint32_t>(range.end > lineStart ? range.end - lineStart : 0, line.size());
+  const uint32_t endByte = printable.index[std::min<uint32_t>(
+      range.end > lineStart ? range.end - lineStart : 0, static_cast<uint32_t>(raw.size()))];
   const size_t width =
       endByte > caretByte ? CodePoints(line.substr(caretByte, endByte - caretByte)) : 0;
   std::string caret = "^";
@@ -51,7 +84,9 @@ void RenderSnippet(const SourceFile& file, SourceRange range, const std::string*
   const std::string blank(gutter.size(), ' ');
   out << blank << " | " << pad << caret << "\n";
   if (fixText != nullptr && !fixText->empty() && fixText->find('\n') == std::string::npos) {
-    out << blank << " | " << pad << *fixText << "\n";
+    std::string text = pad + *fixText;
+    while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.pop_back();
+    out << blank << " | " << text << "\n";
   }
 }
 
@@ -187,6 +222,7 @@ void RenderSarif(const Diagnostics& diags, const SourceManager& sm, const std::s
       {"runs",
        {{{"tool",
           {{"driver", {{"name", "jr2c"}, {"version", version}, {"rules", rules}}}}},
+         {"columnKind", "unicodeCodePoints"},
          {"results", results}}}}};
   out << log.dump(2) << "\n";
 }

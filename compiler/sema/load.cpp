@@ -86,9 +86,15 @@ class Loader {
   }
 
   void importOne(Module* m, const ast::Import& imp) {
+    const std::string stem = StemOf(imp.path);
+    m->failedImports.insert(stem);  // until it loads
+    tryImport(m, imp, stem);
+    if (m->imports.count(stem) != 0) m->failedImports.erase(stem);
+  }
+
+  void tryImport(Module* m, const ast::Import& imp, const std::string& stem) {
     const fs::path base = fs::path(m->source->name()).parent_path();
     const std::string display = (base / imp.path).lexically_normal().string();
-    const std::string stem = StemOf(imp.path);
     if (!IsIdentifier(stem)) {
       diags_.emit(diag::ImportStem, imp.pathRange,
                   fmt::format("the file stem `{}` is not an identifier, so its names cannot be "

@@ -87,10 +87,11 @@ class Resolver {
                               ast::KindNoun(it->second->kind)));
       }
     }
+    std::set<std::string> reported;
     for (const auto& imp : m.ast->imports) {
       const std::string stem = std::filesystem::path(imp.path).stem().string();
       auto it = m.decls.find(stem);
-      if (it != m.decls.end() && m.imports.count(stem) != 0) {
+      if (it != m.decls.end() && m.imports.count(stem) != 0 && reported.insert(stem).second) {
         diags_.emit(diag::ImportStem, imp.pathRange,
                     fmt::format("the import stem `{0}` is also the name of {1} in this file, so "
                                 "`{0}.NAME` would be ambiguous; rename the declaration or the file",
@@ -142,6 +143,7 @@ class Resolver {
       const Module* target = nullptr;
       if (stem == "std") target = program_.std;
       else if (auto it = module_->imports.find(stem); it != module_->imports.end()) target = it->second;
+      if (target == nullptr && module_->failedImports.count(stem) != 0) return nullptr;
       if (target == nullptr) {
         diags_.emit(diag::UnknownName, q.parts[0].range, "file", stem,
                     fmt::format("`{0}.{1}` names a declaration of an imported file; add `import "

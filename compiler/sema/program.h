@@ -3,6 +3,7 @@
 #pragma once
 
 #include <map>
+#include <set>
 #include <memory>
 #include <string>
 #include <vector>
@@ -20,6 +21,9 @@ struct Module {
   bool isStd = false;
   // This file's imports by stem (only those that loaded).
   std::map<std::string, Module*> imports;
+  // Stems of imports that failed (not found, a cycle, a bad stem): already reported, so names
+  // qualified by them are not reported again.
+  std::set<std::string> failedImports;
   // This file's declarations by name (the first one, when a name is declared twice).
   std::map<std::string, const ast::Decl*> decls;
 };

@@ -141,8 +141,10 @@ std::optional<uint32_t> FindInvalidUtf8(std::string_view text, std::string* why)
     }
     for (size_t k = 1; k < len; ++k) {
       if ((s[i + k] & 0xC0) != 0x80) {
-        *why = fmt::format("the byte 0x{:02x}, which breaks a UTF-8 sequence", s[i + k]);
-        return static_cast<uint32_t>(i + k);
+        *why = fmt::format("the byte 0x{:02x} starts a UTF-8 sequence that the next byte breaks "
+                           "(is the file Latin-1?)",
+                           c);
+        return static_cast<uint32_t>(i);
       }
       cp = (cp << 6) | (s[i + k] & 0x3F);
     }

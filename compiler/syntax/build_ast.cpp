@@ -373,36 +373,58 @@ class Builder {
       return e;
     }
     if (auto* p = dynamic_cast<P::PrimaryExprContext*>(c)) return primary(p->primary());
-    // Every other labelled alternative is a binary operator.
-    auto operands = c->children;
-    if (c->children.size() != 3) return nullptr;
-    auto* lhs = dynamic_cast<P::ExprContext*>(c->children[0]);
-    auto* op = dynamic_cast<antlr4::tree::TerminalNode*>(c->children[1]);
-    auto* rhs = dynamic_cast<P::ExprContext*>(c->children[2]);
-    if (!lhs || !op || !rhs) return nullptr;
-    auto e = make<ast::BinaryExpr>(c);
-    e->opRange = range(op);
-    switch (op->getSymbol()->getType()) {
-      case P::STAR: e->op = ast::BinaryOp::kMul; break;
-      case P::SLASH: e->op = ast::BinaryOp::kDiv; break;
-      case P::PERCENT: e->op = ast::BinaryOp::kMod; break;
-      case P::PLUS: e->op = ast::BinaryOp::kAdd; break;
-      case P::MINUS: e->op = ast::BinaryOp::kSub; break;
-      case P::LT: e->op = ast::BinaryOp::kLt; break;
-      case P::LE: e->op = ast::BinaryOp::kLe; break;
-      case P::GT: e->op = ast::BinaryOp::kGt; break;
-      case P::GE: e->op = ast::BinaryOp::kGe; break;
-      case P::EQ: e->op = ast::BinaryOp::kEq; break;
-      case P::NEQ: e->op = ast::BinaryOp::kNe; break;
-      case P::AND: e->op = ast::BinaryOp::kAnd; break;
-      case P::OR: e->op = ast::BinaryOp::kOr; break;
-      case P::COALESCE: e->op = ast::BinaryOp::kCoalesce; break;
-      default: return nullptr;
+    // Every other labelled alternative is a binary operator. A chain `a + b + c …` is a
+    // left-deep tree: walk its left spine in a loop so a long chain does not recurse.
+    std::vector<P::ExprContext*> spine;
+    P::ExprContext* cur = c;
+    while (IsBinary(cur)) {
+      spine.push_back(cur);
+      cur = dynamic_cast<P::ExprContext*>(cur->children[0]);
     }
-    e->lhs = expr(lhs);
-    e->rhs = expr(rhs);
-    if (!e->lhs || !e->rhs) return nullptr;
-    return e;
+    if (spine.empty() || cur == nullptr) return nullptr;
+    ast::ExprPtr lhs = expr(cur);
+    for (auto it = spine.rbegin(); it != spine.rend(); ++it) {
+      P::ExprContext* node = *it;
+      auto* op = dynamic_cast<antlr4::tree::TerminalNode*>(node->children[1]);
+      auto e = make<ast::BinaryExpr>(node);
+      e->opRange = range(op);
+      e->op = BinaryOpOf(op->getSymbol()->getType());
+      e->lhs = std::move(lhs);
+      e->rhs = expr(dynamic_cast<P::ExprContext*>(node->children[2]));
+      if (!e->lhs || !e->rhs) return nullptr;
+      lhs = std::move(e);
+    }
+    return lhs;
+  }
+
+  static bool IsBinary(P::ExprContext* c) {
+    if (c == nullptr || c->children.size() != 3) return false;
+    if (dynamic_cast<P::ExprContext*>(c->children[0]) == nullptr ||
+        dynamic_cast<P::ExprContext*>(c->children[2]) == nullptr) {
+      return false;
+    }
+    auto* op = dynamic_cast<antlr4::tree::TerminalNode*>(c->children[1]);
+    return op != nullptr && op->getSymbol()->getType() != P::QUESTION &&
+           dynamic_cast<P::IndexExprContext*>(c) == nullptr;
+  }
+
+  static ast::BinaryOp BinaryOpOf(size_t type) {
+    switch (type) {
+      case P::STAR: return ast::BinaryOp::kMul;
+      case P::SLASH: return ast::BinaryOp::kDiv;
+      case P::PERCENT: return ast::BinaryOp::kMod;
+      case P::PLUS: return ast::BinaryOp::kAdd;
+      case P::MINUS: return ast::BinaryOp::kSub;
+      case P::LT: return ast::BinaryOp::kLt;
+      case P::LE: return ast::BinaryOp::kLe;
+      case P::GT: return ast::BinaryOp::kGt;
+      case P::GE: return ast::BinaryOp::kGe;
+      case P::EQ: return ast::BinaryOp::kEq;
+      case P::NEQ: return ast::BinaryOp::kNe;
+      case P::AND: return ast::BinaryOp::kAnd;
+      case P::OR: return ast::BinaryOp::kOr;
+      default: return ast::BinaryOp::kCoalesce;
+    }
   }
 
   ast::ExprPtr primary(P::PrimaryContext* c) {
@@ -681,7 +703,7 @@ class Builder {
       t.delayRange = range(d);
       if (d->DURATION() != nullptr) {
         t.delayMillis = DurationMillis(d->getText());
-      } else {
+      } else if (d->getText().find_first_not_of("0123456789") == std::string::npos) {
         diags_.emit(diag::SyntaxDelayUnit, t.delayRange, d->getText())
             .fix(SourceRange::point(file_.id(), t.delayRange.end), "s");
       }

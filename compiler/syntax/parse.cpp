@@ -9,6 +9,8 @@
 
 #include "compiler/syntax/parse.h"
 
+#include <algorithm>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -170,9 +172,16 @@ std::string WhereOf(antlr4::RuleContext* rule) {
 // "a state, a transition or `}`": the expected token set in words, grouped the way a person
 // thinks of it.
 std::string DescribeExpected(const antlr4::misc::IntervalSet& expected,
-                             const antlr4::dfa::Vocabulary& vocab) {
+                             const antlr4::dfa::Vocabulary& vocab, antlr4::RuleContext* ctx) {
   std::set<size_t> left;
   for (const ssize_t t : expected.toList()) left.insert(static_cast<size_t>(t));
+  // The grammar lets `var` and `output` into any state body so that the builder can say where
+  // they belong; in a state (not a machine) they are not what to suggest.
+  if (auto* block = dynamic_cast<Jr2Parser::StateBlockContext*>(ctx);
+      block != nullptr && dynamic_cast<Jr2Parser::StateDeclContext*>(block->parent) != nullptr) {
+    left.erase(Jr2Lexer::VAR);
+    left.erase(Jr2Lexer::OUTPUT);
+  }
   std::vector<std::string> phrases;
   auto take = [&](size_t trigger, std::initializer_list<size_t> group, const char* phrase) {
     if (left.count(trigger) == 0) return;
@@ -195,7 +204,7 @@ std::string DescribeExpected(const antlr4::misc::IntervalSet& expected,
   take(Jr2Lexer::STATE, {Jr2Lexer::INITIAL, Jr2Lexer::FINAL, Jr2Lexer::PARALLEL}, "a state");
   take(Jr2Lexer::ON, {Jr2Lexer::ALWAYS, Jr2Lexer::AFTER}, "a transition");
   take(Jr2Lexer::INVOKE, {}, "an `invoke`");
-  take(Jr2Lexer::ENTRY, {Jr2Lexer::EXIT}, "`entry` or `exit`");
+  take(Jr2Lexer::ENTRY, {Jr2Lexer::EXIT}, "an `entry`/`exit` block");
   take(Jr2Lexer::OUTPUT, {}, "`output`");
   if (left.count(Jr2Lexer::INT) && left.count(Jr2Lexer::IDENT)) {
     take(Jr2Lexer::INT,
@@ -277,7 +286,7 @@ class ErrorStrategy : public antlr4::DefaultErrorStrategy {
     if (offending != nullptr && offending->getType() == antlr4::Token::EOF && eofReported_) return;
     const SourceRange range = RangeOf(file_, offending);
     if (!reportedAt_.insert(range.begin).second) return;
-    diags_.emit(diag::SyntaxExpected, range, DescribeExpected(expected, p->getVocabulary()),
+    diags_.emit(diag::SyntaxExpected, range, DescribeExpected(expected, p->getVocabulary(), ctx),
                 WhereOf(ctx), DescribeToken(offending));
   }
 
@@ -289,8 +298,11 @@ class ErrorStrategy : public antlr4::DefaultErrorStrategy {
 
 // Reports the lexer's error tokens and rewrites them into the token the author meant, so the
 // parse that follows sees a plausible program. Returns the tokens the parser should see.
+// `swallowed` is set when a token ran to the end of the file (an unterminated text block or
+// comment), so what follows it was never seen as code.
 std::vector<std::unique_ptr<antlr4::Token>> FilterTokens(
-    std::vector<std::unique_ptr<antlr4::Token>> tokens, const SourceFile& file, Diagnostics& diags) {
+    std::vector<std::unique_ptr<antlr4::Token>> tokens, const SourceFile& file, Diagnostics& diags,
+    bool* swallowed) {
   std::vector<std::unique_ptr<antlr4::Token>> out;
   out.reserve(tokens.size());
   for (auto& token : tokens) {
@@ -312,15 +324,17 @@ std::vector<std::unique_ptr<antlr4::Token>> FilterTokens(
             .fix(SourceRange::point(file.id(), range.end), "\"\"\"");
         t->setType(Jr2Lexer::TEXT_BLOCK);
         t->setText(text + "\"\"\"");
+        *swallowed = true;
         break;
       case Jr2Lexer::UNTERMINATED_COMMENT:
         diags.emit(diag::SyntaxUnterminatedComment, {file.id(), range.begin, range.begin + 2})
             .fix(SourceRange::point(file.id(), range.end), "*/");
+        *swallowed = true;
         continue;
       case Jr2Lexer::BAD_NUMBER:
+        // Parse on as a number; the builder knows a number that is not all digits was reported.
         diags.emit(diag::SyntaxBadNumber, range, text);
         t->setType(Jr2Lexer::INT);
-        t->setText("0");
         break;
       case Jr2Lexer::BAD_SQ_STRING: {
         diags.emit(diag::SyntaxSingleQuotes, range)
@@ -357,12 +371,26 @@ std::vector<std::unique_ptr<antlr4::Token>> FilterTokens(
 // Reports unclosed brackets (at the opener, with a fix-it at the end of the file) and refuses
 // nesting deeper than kMaxNesting. Returns false when the file must not be parsed at all.
 bool CheckNesting(const std::vector<std::unique_ptr<antlr4::Token>>& tokens,
-                  const SourceFile& file, Diagnostics& diags, bool* eofReported) {
+                  const SourceFile& file, Diagnostics& diags, bool swallowed, bool* eofReported) {
   struct Open {
     size_t type;
     const antlr4::Token* token;
+    uint32_t indent;  // the indentation of the opener's line
+  };
+  // The indentation of the line a token stands on, and whether it is the first on that line.
+  auto lineIndent = [&](const antlr4::Token* t, bool* first) {
+    const SourceRange r = RangeOf(file, t);
+    const uint32_t line = file.lineCol(r.begin).line;
+    const uint32_t start = file.lineStart(line);
+    const std::string_view text = file.text();
+    uint32_t i = start;
+    while (i < r.begin && (text[i] == ' ' || text[i] == '\t')) ++i;
+    if (first) *first = i == r.begin;
+    return i - start;
   };
   std::vector<Open> stack;
+  std::optional<Open> misplaced;  // an opener whose closer the indentation says is missing
+  const antlr4::Token* closedBy = nullptr;
   int prefixRun = 0;
   for (const auto& token : tokens) {
     const size_t type = token->getType();
@@ -377,7 +405,7 @@ bool CheckNesting(const std::vector<std::unique_ptr<antlr4::Token>>& tokens,
       prefixRun = 0;
     }
     if (type == Jr2Lexer::LBRACE || type == Jr2Lexer::LPAREN || type == Jr2Lexer::LBRACK) {
-      stack.push_back({type, token.get()});
+      stack.push_back({type, token.get(), lineIndent(token.get(), nullptr)});
       if (stack.size() > static_cast<size_t>(kMaxNesting)) {
         diags.emit(diag::SyntaxTooDeep, RangeOf(file, token.get()), "brackets", kMaxNesting);
         return false;
@@ -386,22 +414,66 @@ bool CheckNesting(const std::vector<std::unique_ptr<antlr4::Token>>& tokens,
       const size_t want = type == Jr2Lexer::RBRACE   ? Jr2Lexer::LBRACE
                           : type == Jr2Lexer::RPAREN ? Jr2Lexer::LPAREN
                                                      : Jr2Lexer::LBRACK;
+      bool first = false;
+      const uint32_t indent = lineIndent(token.get(), &first);
+      // A `}` that starts its line belongs to the nearest `{` whose line is indented no deeper:
+      // an opener indented deeper than the closer, with such a `{` below it, lost its own `}`.
+      if (type == Jr2Lexer::RBRACE && first && !misplaced) {
+        while (stack.size() >= 2 && stack.back().type == Jr2Lexer::LBRACE &&
+               stack.back().indent > indent &&
+               std::any_of(stack.begin(), stack.end() - 1, [&](const Open& o) {
+                 return o.type == Jr2Lexer::LBRACE && o.indent <= indent;
+               })) {
+          if (!misplaced) misplaced = stack.back(), closedBy = token.get();
+          stack.pop_back();
+        }
+      }
       // A stray closer is the parser's to report; only pop what it closes.
       if (!stack.empty() && stack.back().type == want) stack.pop_back();
     }
   }
+  // An unterminated string, text block or comment swallowed the closers after it; the error
+  // reported for it is the one to fix, and an unclosed bracket here would only be its echo.
+  if (swallowed) return true;
+  if (misplaced) {
+    // The block most likely ends before the first later line indented no deeper than its opener.
+    const antlr4::Token* endsBefore = closedBy;
+    bool after = false;
+    for (const auto& t : tokens) {
+      if (t.get() == misplaced->token) after = true;
+      if (!after || t.get() == misplaced->token || t->getChannel() != antlr4::Token::DEFAULT_CHANNEL) continue;
+      bool first = false;
+      const uint32_t indent = lineIndent(t.get(), &first);
+      if (first && indent <= misplaced->indent) {
+        endsBefore = t.get();
+        break;
+      }
+    }
+    const SourceRange at = RangeOf(file, endsBefore);
+    const uint32_t lineStart = file.lineStart(file.lineCol(at.begin).line);
+    diags.emit(diag::SyntaxUnclosed, RangeOf(file, misplaced->token), "{", "}", "the block")
+        .fix(SourceRange::point(file.id(), lineStart),
+             std::string(misplaced->indent, ' ') + "}\n")
+        .note(at, "by its indentation, the block ends before this line");
+    *eofReported = true;
+    return true;
+  }
   if (!stack.empty()) {
-    // The outermost unclosed bracket is the one the author lost; inner ones were closed by the
-    // brackets that follow, as far as the reader can tell.
-    const Open& open = stack.front();
+    // No indentation to go by: the innermost bracket still open at the end is the one to close.
+    const Open& open = stack.back();
     const char* opener = open.type == Jr2Lexer::LBRACE ? "{" : open.type == Jr2Lexer::LPAREN ? "(" : "[";
     const char* closer = open.type == Jr2Lexer::LBRACE ? "}" : open.type == Jr2Lexer::LPAREN ? ")" : "]";
-    std::string what = "the block";
-    if (open.type != Jr2Lexer::LBRACE) what = "the list";
+    const char* what = open.type == Jr2Lexer::LBRACE ? "the block" : "the list";
     const auto end = static_cast<uint32_t>(file.text().size());
+    // Point the note at the last token, not at the end of the file: trailing comments are not
+    // where the author lost the bracket.
+    const antlr4::Token* last = open.token;
+    for (const auto& t : tokens) {
+      if (t->getChannel() == antlr4::Token::DEFAULT_CHANNEL) last = t.get();
+    }
     diags.emit(diag::SyntaxUnclosed, RangeOf(file, open.token), opener, closer, what)
         .fix(SourceRange::point(file.id(), end), closer)
-        .note(SourceRange::point(file.id(), end), "the file ends here");
+        .note(RangeOf(file, last), "the file ends after this, with the bracket still open");
     *eofReported = true;
   }
   return true;
@@ -421,9 +493,10 @@ std::unique_ptr<ast::File> Parse(const SourceFile& file, Diagnostics& diags) {
   antlr4::ANTLRInputStream input(file.text().data(), file.text().size());
   Jr2Lexer lexer(&input);
   lexer.removeErrorListeners();
-  auto tokens = FilterTokens(lexer.getAllTokens(), file, diags);
-  bool eofReported = false;
-  if (!CheckNesting(tokens, file, diags, &eofReported)) {
+  bool swallowed = false;
+  auto tokens = FilterTokens(lexer.getAllTokens(), file, diags, &swallowed);
+  bool eofReported = swallowed;
+  if (!CheckNesting(tokens, file, diags, swallowed, &eofReported)) {
     auto empty = std::make_unique<ast::File>();
     empty->file = file.id();
     return empty;

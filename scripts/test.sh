@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# The test command of the README and of CI: install what is missing, build everything, and run
+# every test (unit, golden diagnostics, end to end, fuzz corpus replay).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+bash scripts/build.sh
+cd build
+ctest --output-on-failure -j2 --timeout 600

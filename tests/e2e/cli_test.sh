@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# End-to-end tests of the real `jr2c` binary: exit codes, refusals of bad input, the samples.
+# Usage: cli_test.sh JR2C SOURCE_DIR
+set -u
+jr2c=$1
+src=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+passed=0
+failed=0
+
+# expect NAME WANT_EXIT GREP_PATTERN -- COMMAND…: runs the command, checks its exit code and that
+# its combined output matches the pattern (an empty pattern checks only the exit code).
+expect() {
+  local name=$1 want=$2 pattern=$3
+  shift 4
+  local out rc
+  out=$(timeout 60 "$@" 2>&1)
+  rc=$?
+  if [ "$rc" -ne "$want" ]; then
+    echo "FAIL $name: exit $rc, wanted $want"; echo "$out" | head -20; failed=$((failed + 1)); return
+  fi
+  if [ -n "$pattern" ] && ! grep -qE -- "$pattern" <<<"$out"; then
+    echo "FAIL $name: output does not match /$pattern/"; echo "$out" | head -20
+    failed=$((failed + 1)); return
+  fi
+  # A crash or an ANTLR message must never reach the user.
+  if grep -qE 'line [0-9]+:[0-9]+ (mismatched|extraneous|no viable|missing)|token recognition' <<<"$out"; then
+    echo "FAIL $name: ANTLR's own message leaked"; echo "$out" | head -5; failed=$((failed + 1)); return
+  fi
+  passed=$((passed + 1))
+}
+
+cd "$src" || exit 1
+
+expect "samples check clean" 0 '^$' -- "$jr2c" check samples/*.jr2
+expect "help" 0 'usage: jr2c' -- "$jr2c" --help
+expect "version" 0 '^jr2c [0-9]+\.[0-9]+\.[0-9]+$' -- "$jr2c" --version
+expect "no args is usage" 2 'usage' -- "$jr2c"
+expect "unknown command" 2 'unknown command `frob`' -- "$jr2c" frob
+expect "unknown option" 2 'unknown option `--frob`' -- "$jr2c" check --frob samples/tickets.jr2
+expect "check needs files" 2 'needs at least one' -- "$jr2c" check
+expect "bad format" 2 'unknown diagnostics format' -- "$jr2c" check --diagnostics-format xml samples/tickets.jr2
+expect "missing file" 1 "^jr2c: error: cannot read \`$tmp/nope.jr2\`: no such file$" -- "$jr2c" check "$tmp/nope.jr2"
+expect "directory" 1 'it is a directory' -- "$jr2c" check samples
+expect "explain" 0 '^E0100: ' -- "$jr2c" explain E0100
+expect "explain lower case" 0 '^E0405: ' -- "$jr2c" explain e0405
+expect "explain unknown" 2 'not a jr2c diagnostic code' -- "$jr2c" explain E9999
+expect "explain list" 0 '^W0601 ' -- "$jr2c" explain --list
+
+# Bad input: each is a clear diagnostic and a non-zero exit, never a crash or a hang.
+: > "$tmp/empty.jr2"
+expect "empty file" 1 'declares nothing' -- "$jr2c" check "$tmp/empty.jr2"
+head -c 4096 /dev/urandom > "$tmp/binary.jr2"
+expect "binary file" 1 'error\[E0001\]: the file is not valid UTF-8' -- "$jr2c" check "$tmp/binary.jr2"
+printf 'event go external "caf\xe9"\n' > "$tmp/latin1.jr2"
+expect "latin-1 file" 1 'latin1.jr2:1:23: error\[E0001\]: the file is not valid UTF-8' -- "$jr2c" check "$tmp/latin1.jr2"
+{ printf 'machine m {\n'; for _ in $(seq 1 10000); do printf '{'; done; printf '\n'; } > "$tmp/braces.jr2"
+expect "10,000 nested braces" 1 'nest more than 256 levels' -- "$jr2c" check "$tmp/braces.jr2"
+{ printf 'machine m { var x: int = '; for _ in $(seq 1 10000); do printf '('; done; printf '1'; for _ in $(seq 1 10000); do printf ')'; done; printf '\n initial state a {} }\n'; } > "$tmp/parens.jr2"
+expect "10,000 nested parentheses" 1 'nest more than 256 levels' -- "$jr2c" check "$tmp/parens.jr2"
+{ printf 'machine m { var x: int = 1'; for _ in $(seq 1 20000); do printf ' + 1'; done; printf '\n initial state a {} }\n'; } > "$tmp/chain.jr2"
+expect "a 20,000-term expression" 0 "" -- "$jr2c" check "$tmp/chain.jr2"
+head -c $((10 * 1024 * 1024)) /dev/zero | tr '\0' ' ' > "$tmp/big.jr2"
+expect "10 MB file" 1 'it is 10.0 MiB, and jr2c reads files of up to 8 MiB' -- "$jr2c" check "$tmp/big.jr2"
+printf 'import "missing.jr2"\nevent go\n' > "$tmp/imp.jr2"
+expect "missing import" 1 'error\[E0102\]: cannot find the imported file `missing.jr2`' -- "$jr2c" check "$tmp/imp.jr2"
+
+# Machine-readable output goes to stdout and is valid JSON / SARIF.
+printf 'event go\nmachine m {\n  initial state a {\n    on gone -> a\n  }\n}\n' > "$tmp/bad.jr2"
+expect "json output" 1 '"code": "E0100"' -- "$jr2c" check --diagnostics-format json "$tmp/bad.jr2"
+expect "sarif output" 1 '"version": "2.1.0"' -- "$jr2c" check --diagnostics-format=sarif "$tmp/bad.jr2"
+if command -v python3 >/dev/null; then
+  "$jr2c" check --diagnostics-format json "$tmp/bad.jr2" 2>/dev/null | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["errors"]==1' \
+    && passed=$((passed + 1)) || { echo "FAIL json parses"; failed=$((failed + 1)); }
+fi
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,60 @@
+#include "compiler/source/source.h"
+
+#include <gtest/gtest.h>
+
+namespace jr2 {
+namespace {
+
+TEST(SourceFile, LineAndColumnCountCodePoints) {
+  SourceManager sm;
+  // `é` is two bytes; the column after it counts one.
+  const SourceFile* f = sm.add("a.jr2", "", "ab\ncé d\n");
+  EXPECT_EQ(f->lineCol(0).line, 1u);
+  EXPECT_EQ(f->lineCol(0).column, 1u);
+  EXPECT_EQ(f->lineCol(3).line, 2u);
+  EXPECT_EQ(f->lineCol(3).column, 1u);
+  // byte 6 is the space after `é` (c=3, é=4..5), column 3
+  EXPECT_EQ(f->lineCol(6).column, 3u);
+  EXPECT_EQ(f->lineText(2), "cé d");
+  EXPECT_EQ(f->lineCount(), 3u);
+}
+
+TEST(SourceFile, MapsAntlrCodePointIndexToBytes) {
+  SourceManager sm;
+  const SourceFile* ascii = sm.add("a.jr2", "", "abc");
+  EXPECT_EQ(ascii->byteOffsetOfCodePoint(2), 2u);
+  const SourceFile* f = sm.add("b.jr2", "", "é€x");  // 2 + 3 + 1 bytes
+  EXPECT_EQ(f->byteOffsetOfCodePoint(0), 0u);
+  EXPECT_EQ(f->byteOffsetOfCodePoint(1), 2u);
+  EXPECT_EQ(f->byteOffsetOfCodePoint(2), 5u);
+  EXPECT_EQ(f->byteOffsetOfCodePoint(3), 6u);
+  EXPECT_EQ(f->byteOffsetOfCodePoint(99), 6u);
+}
+
+TEST(Utf8, FindsTheFirstBadByte) {
+  std::string why;
+  EXPECT_FALSE(FindInvalidUtf8("plain é € 😀", &why).has_value());
+  auto bad = FindInvalidUtf8(std::string("ab\xff"), &why);
+  ASSERT_TRUE(bad.has_value());
+  EXPECT_EQ(*bad, 2u);
+  EXPECT_NE(why.find("0xff"), std::string::npos);
+  bad = FindInvalidUtf8(std::string("a\0b", 3), &why);
+  ASSERT_TRUE(bad.has_value());
+  EXPECT_EQ(*bad, 1u);
+  EXPECT_NE(why.find("NUL"), std::string::npos);
+  EXPECT_TRUE(FindInvalidUtf8("\xc0\xaf", &why).has_value());        // overlong `/`
+  EXPECT_TRUE(FindInvalidUtf8("\xed\xa0\x80", &why).has_value());    // a surrogate
+  EXPECT_TRUE(FindInvalidUtf8("\xe2\x82", &why).has_value());        // cut off
+}
+
+TEST(SourceManager, RefusesMissingDirectoryAndHugeFiles) {
+  SourceManager sm;
+  LoadError error{};
+  EXPECT_EQ(sm.load("/nonexistent/x.jr2", "x.jr2", &error), nullptr);
+  EXPECT_EQ(error, LoadError::kNotFound);
+  EXPECT_EQ(sm.load("/tmp", "tmp", &error), nullptr);
+  EXPECT_EQ(error, LoadError::kIsDirectory);
+}
+
+}  // namespace
+}  // namespace jr2

@@ -1,0 +1,117 @@
+// The syntax phase: what the AST holds for valid input.
+#include "compiler/syntax/parse.h"
+
+#include <gtest/gtest.h>
+#include <llvm/Support/Casting.h>
+
+namespace jr2 {
+namespace {
+
+struct Parsed {
+  SourceManager sm;
+  Diagnostics diags;
+  std::unique_ptr<ast::File> file;
+  explicit Parsed(const std::string& text) {
+    file = syntax::Parse(*sm.add("t.jr2", "", text), diags);
+  }
+};
+
+TEST(Syntax, DurationsAreMilliseconds) {
+  Parsed p("machine m { initial state a { after 250ms -> b } state b { after 2h -> a } }");
+  ASSERT_EQ(p.diags.errorCount(), 0u);
+  auto* m = llvm::cast<ast::MachineDecl>(p.file->decls[0].get());
+  EXPECT_EQ(m->body.states[0]->body.transitions[0].delayMillis, 250);
+  EXPECT_EQ(m->body.states[1]->body.transitions[0].delayMillis, 2 * 3600 * 1000);
+}
+
+TEST(Syntax, PrecedenceAndAssociativity) {
+  // a || b && c == d + e * f  →  a || (b && (c == (d + (e * f))))
+  Parsed p("machine m { var x: bool = a || b && c == d + e * f ? 1 : 2 ?? 3\n initial state s {} }");
+  ASSERT_EQ(p.diags.errorCount(), 0u);
+  auto* m = llvm::cast<ast::MachineDecl>(p.file->decls[0].get());
+  auto* cond = llvm::dyn_cast<ast::ConditionalExpr>(m->vars[0].init.get());
+  ASSERT_NE(cond, nullptr);
+  auto* orE = llvm::dyn_cast<ast::BinaryExpr>(cond->cond.get());
+  ASSERT_NE(orE, nullptr);
+  EXPECT_EQ(orE->op, ast::BinaryOp::kOr);
+  auto* andE = llvm::cast<ast::BinaryExpr>(orE->rhs.get());
+  EXPECT_EQ(andE->op, ast::BinaryOp::kAnd);
+  auto* eq = llvm::cast<ast::BinaryExpr>(andE->rhs.get());
+  EXPECT_EQ(eq->op, ast::BinaryOp::kEq);
+  auto* add = llvm::cast<ast::BinaryExpr>(eq->rhs.get());
+  EXPECT_EQ(add->op, ast::BinaryOp::kAdd);
+  EXPECT_EQ(llvm::cast<ast::BinaryExpr>(add->rhs.get())->op, ast::BinaryOp::kMul);
+  // `??` binds tighter than `?:`, so the else branch is `2 ?? 3`.
+  EXPECT_EQ(llvm::cast<ast::BinaryExpr>(cond->otherwise.get())->op, ast::BinaryOp::kCoalesce);
+}
+
+TEST(Syntax, StringEscapesAndTextBlocks) {
+  Parsed p(
+      "agent a {\n  model: \"x\\ty\\n\\\"q\\\" \\u{1F600}\"\n  instructions: \"\"\"\n"
+      "    Line one.\n      Indented.\n    Line three.\n    \"\"\"\n}");
+  ASSERT_EQ(p.diags.errorCount(), 0u);
+  auto* a = llvm::cast<ast::AgentDecl>(p.file->decls[0].get());
+  EXPECT_EQ(llvm::cast<ast::StringLit>(a->entries[0].value.get())->value, "x\ty\n\"q\" 😀");
+  EXPECT_EQ(llvm::cast<ast::StringLit>(a->entries[1].value.get())->value,
+            "Line one.\n  Indented.\nLine three.");
+}
+
+TEST(Syntax, KeywordsAreNamesAfterDotAndBeforeColon) {
+  Parsed p(
+      "type T { source: string\n state: int }\n"
+      "machine m { var o: json = { initial: done.output, if: 1 }\n initial state s {} }");
+  EXPECT_EQ(p.diags.errorCount(), 0u);
+  auto* t = llvm::cast<ast::TypeDecl>(p.file->decls[0].get());
+  EXPECT_EQ(t->fields[0].name.text, "source");
+  EXPECT_EQ(t->fields[1].name.text, "state");
+}
+
+TEST(Syntax, SourceFormsAndHooks) {
+  Parsed p(
+      "type A { id: string }\n"
+      "source r: A {\n read: extern list_issues idempotent\n items: answer.issues\n poll_every: 1m\n"
+      " hook forge \"issues.labeled\" => reread\n}\n"
+      "source s: A {\n push\n hold: 10\n hook sentry \"a\" => carry { id: payload.id }\n"
+      " hook sentry \"b\" => skip \"why\"\n}");
+  ASSERT_EQ(p.diags.errorCount(), 0u);
+  auto* r = llvm::cast<ast::SourceDecl>(p.file->decls[1].get());
+  EXPECT_EQ(r->form, ast::SourceDecl::Form::kRead);
+  ASSERT_TRUE(r->call.has_value());
+  EXPECT_TRUE(r->call->isExtern);
+  EXPECT_TRUE(r->call->idempotent);
+  EXPECT_EQ(r->hooks[0].verdict, ast::Hook::Verdict::kReread);
+  auto* s = llvm::cast<ast::SourceDecl>(p.file->decls[2].get());
+  EXPECT_EQ(s->form, ast::SourceDecl::Form::kPush);
+  ASSERT_EQ(s->hooks.size(), 2u);
+  EXPECT_EQ(s->hooks[0].verdict, ast::Hook::Verdict::kCarry);
+  EXPECT_EQ(s->hooks[1].verdict, ast::Hook::Verdict::kSkip);
+  EXPECT_EQ(s->hooks[1].eventKey, "b");
+}
+
+TEST(Syntax, EveryNodeHasARange) {
+  Parsed p("event go\nmachine m {\n  initial state a {\n    on go -> b\n  }\n  final state b\n}");
+  ASSERT_EQ(p.diags.errorCount(), 0u);
+  auto* m = llvm::cast<ast::MachineDecl>(p.file->decls[1].get());
+  const auto& t = m->body.states[0]->body.transitions[0];
+  EXPECT_TRUE(t.range.valid());
+  const auto& text = p.sm.file(1).text();
+  EXPECT_EQ(text.substr(t.event.range.begin, t.event.range.end - t.event.range.begin), "go");
+  EXPECT_EQ(text.substr(t.target->range.begin, t.target->range.end - t.target->range.begin), "b");
+  EXPECT_TRUE(m->body.states[1]->final);
+}
+
+TEST(Syntax, RecoversAndReportsSeveralErrors) {
+  Parsed p("machine m {\n  initial state a {\n    foo\n  }\n  state b {\n    bar\n  }\n}\n");
+  EXPECT_EQ(p.diags.errorCount(), 2u);
+}
+
+TEST(Syntax, RefusesDeepNestingWithoutCrashing) {
+  std::string deep = "machine m { var x: int = " + std::string(10000, '(') + "1" +
+                     std::string(10000, ')') + "\n initial state a {} }";
+  Parsed p(deep);
+  ASSERT_EQ(p.diags.errorCount(), 1u);
+  EXPECT_NE(p.diags.all()[0].message.find("nest more than"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace jr2
