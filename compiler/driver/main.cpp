@@ -11,5 +11,8 @@ int main(int argc, char** argv) {
     // A crash is a bug in jr2c, never the user's fault; say so in one line.
     std::cerr << "jr2c: internal error: " << e.what() << " (please report this with the input)\n";
     return 70;
+  } catch (...) {
+    std::cerr << "jr2c: internal error: an unknown exception (please report this with the input)\n";
+    return 70;
   }
 }

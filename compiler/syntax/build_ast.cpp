@@ -612,7 +612,10 @@ class Builder {
                                   "once, in the machine body: move it there",
                                   owner));
         } else if (machine->outputExpr) {
-          diags_.emit(diag::DuplicateMember, range(o), "`output`", "", "machine `" + machine->name.text + "`")
+          diags_.emit(diag::SyntaxBadValue, range(o),
+                      fmt::format("machine `{}` has a second `output`; a machine has one output: "
+                                  "remove one of them",
+                                  machine->name.text))
               .note(machine->outputRange, "the first `output` is here");
         } else {
           machine->outputExpr = expr(o->expr());

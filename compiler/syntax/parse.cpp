@@ -502,6 +502,15 @@ std::unique_ptr<ast::File> Parse(const SourceFile& file, Diagnostics& diags) {
     return empty;
   }
 
+  // The parser needs an EOF token at the end (and ListTokenSource refuses an empty list, as an
+  // empty file or one whose only token was filtered out would give).
+  auto eof = std::make_unique<antlr4::CommonToken>(antlr4::Token::EOF);
+  const auto codePoints = input.size();
+  eof->setStartIndex(codePoints);
+  eof->setStopIndex(codePoints - 1);
+  eof->setText("<EOF>");
+  eof->setTokenIndex(tokens.size());
+  tokens.push_back(std::move(eof));
   antlr4::ListTokenSource source(std::move(tokens));
   antlr4::CommonTokenStream stream(&source);
   Jr2Parser parser(&stream);
