@@ -44,10 +44,10 @@ struct TypeRef {
   };
   Kind kind = Kind::kNamed;
   SourceRange range;
-  QualName name;                                // kNamed
-  std::vector<std::unique_ptr<TypeRef>> args;   // kNamed: generic arguments; kUnion: members
-  std::string literal;                          // kLiteral: the decoded string
-  bool optional = false;                        // a trailing `?` applies to the whole type
+  QualName name;                               // kNamed
+  std::vector<std::unique_ptr<TypeRef>> args;  // kNamed: generic arguments; kUnion: members
+  std::string literal;                         // kLiteral: the decoded string
+  bool optional = false;                       // a trailing `?` applies to the whole type
 };
 
 // ---- expressions ------------------------------------------------------------------------------
@@ -156,7 +156,22 @@ struct UnaryExpr : ExprOf<Expr::Kind::kUnary> {
   SourceRange opRange;
   ExprPtr operand;
 };
-enum class BinaryOp { kMul, kDiv, kMod, kAdd, kSub, kLt, kLe, kGt, kGe, kEq, kNe, kAnd, kOr, kCoalesce };
+enum class BinaryOp {
+  kMul,
+  kDiv,
+  kMod,
+  kAdd,
+  kSub,
+  kLt,
+  kLe,
+  kGt,
+  kGe,
+  kEq,
+  kNe,
+  kAnd,
+  kOr,
+  kCoalesce
+};
 const char* Spelling(BinaryOp op);
 struct BinaryExpr : ExprOf<Expr::Kind::kBinary> {
   using ExprOf::ExprOf;
@@ -234,8 +249,8 @@ struct Invoke {
   };
   Kind kind = Kind::kNamed;
   SourceRange range;
-  QualName target;                // kNamed / kExtern
-  std::optional<Name> gateName;   // kGate: an authored Gate name
+  QualName target;               // kNamed / kExtern
+  std::optional<Name> gateName;  // kGate: an authored Gate name
   std::vector<Arg> args;
   bool hasArgList = false;
   std::unique_ptr<ObjectExpr> object;  // kGate: meta; an Agent: `{ prompt: EXPR }`
@@ -338,20 +353,20 @@ struct SourceCall {
 struct Hook {
   enum class Verdict { kReread, kCarry, kSkip };
   SourceRange range;
-  Name service;            // `sentry`
-  std::string eventKey;    // `issue.created`
+  Name service;          // `sentry`
+  std::string eventKey;  // `issue.created`
   SourceRange eventKeyRange;
   Verdict verdict = Verdict::kReread;
   SourceRange verdictRange;
-  ExprPtr value;           // kCarry: the item; kSkip: the reason
+  ExprPtr value;  // kCarry: the item; kSkip: the reason
 };
 
 struct SourceDecl : DeclOf<Decl::Kind::kSource> {
   std::vector<Param> params;
   std::unique_ptr<TypeRef> itemType;
   enum class Form { kNone, kNext, kRead, kPush };
-  Form form = Form::kNone;  // kNone only when the body names none of `next`, `read`, `push`
-  SourceRange formRange;    // the `next` / `read` / `push` key
+  Form form = Form::kNone;         // kNone only when the body names none of `next`, `read`, `push`
+  SourceRange formRange;           // the `next` / `read` / `push` key
   std::optional<SourceCall> call;  // kNext / kRead
   std::optional<QualName> wake;
   ExprPtr pollEvery;
@@ -384,8 +399,8 @@ struct PoolDecl : DeclOf<Decl::Kind::kPool> {
   bool hasParams = false;
   std::vector<Param> params;
   Worker worker;
-  ExprPtr source;     // a call of a source, `backlog(input.backlog_file)`, or its bare name
-  QualName sourceRef; // the source's name in `source`, resolved by sema
+  ExprPtr source;      // a call of a source, `backlog(input.backlog_file)`, or its bare name
+  QualName sourceRef;  // the source's name in `source`, resolved by sema
   ExprPtr itemId;
   ExprPtr cap;
   ExprPtr itemInput;
@@ -401,9 +416,9 @@ struct WorkflowDecl : DeclOf<Decl::Kind::kWorkflow> {
 };
 
 struct Import {
-  std::string path;  // as written (decoded)
-  SourceRange range;       // the whole import
-  SourceRange pathRange;   // the string
+  std::string path;       // as written (decoded)
+  SourceRange range;      // the whole import
+  SourceRange pathRange;  // the string
 };
 
 // One parsed `.jr2` file.

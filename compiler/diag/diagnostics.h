@@ -2,13 +2,13 @@
 // and the Diagnostics sink that every phase emits into. Rendering lives in render.h.
 #pragma once
 
+#include <fmt/format.h>
+
 #include <cstdint>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "compiler/source/source.h"
 

@@ -1,8 +1,8 @@
 #include "compiler/diag/render.h"
 
-#include <algorithm>
-
 #include <fmt/format.h>
+
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 namespace jr2 {
@@ -38,9 +38,14 @@ PrintableLine Printable(std::string_view line) {
   size_t i = 0;
   while (i < line.size()) {
     const auto c = static_cast<unsigned char>(line[i]);
-    size_t len = c < 0x80 ? 1 : (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : (c & 0xF8) == 0xF0 ? 4 : 0;
+    size_t len = c < 0x80             ? 1
+                 : (c & 0xE0) == 0xC0 ? 2
+                 : (c & 0xF0) == 0xE0 ? 3
+                 : (c & 0xF8) == 0xF0 ? 4
+                                      : 0;
     bool ok = len > 0 && i + len <= line.size();
-    for (size_t k = 1; ok && k < len; ++k) ok = (static_cast<unsigned char>(line[i + k]) & 0xC0) == 0x80;
+    for (size_t k = 1; ok && k < len; ++k)
+      ok = (static_cast<unsigned char>(line[i + k]) & 0xC0) == 0x80;
     if (ok && len == 1 && c < 0x20 && c != '\t') ok = false;
     if (!ok) len = 1;
     for (size_t k = 0; k < len; ++k) out.index[i + k] = static_cast<uint32_t>(out.text.size());
@@ -69,7 +74,8 @@ void RenderSnippet(const SourceFile& file, SourceRange range, const std::string*
   out << gutter << " | " << line << "\n";
   std::string pad;
   const uint32_t caretByte =
-      printable.index[std::min<uint32_t>(range.begin - lineStart, static_cast<uint32_t>(raw.size()))];
+      printable
+          .index[std::min<uint32_t>(range.begin - lineStart, static_cast<uint32_t>(raw.size()))];
   for (uint32_t i = 0; i < caretByte; ++i) {
     const unsigned char c = line[i];
     if ((c & 0xC0) == 0x80) continue;
@@ -123,12 +129,9 @@ nlohmann::json SarifRegion(const SourceManager& sm, SourceRange range) {
   const SourceFile& file = sm.file(range.file);
   const LineCol b = file.lineCol(range.begin);
   const LineCol e = file.lineCol(range.end);
-  return {{"startLine", b.line},
-          {"startColumn", b.column},
-          {"endLine", e.line},
-          {"endColumn", e.column},
-          {"charOffset", range.begin},
-          {"charLength", range.end - range.begin}};
+  return {{"startLine", b.line},       {"startColumn", b.column},
+          {"endLine", e.line},         {"endColumn", e.column},
+          {"charOffset", range.begin}, {"charLength", range.end - range.begin}};
 }
 
 nlohmann::json SarifLocation(const SourceManager& sm, SourceRange range) {
@@ -160,9 +163,11 @@ void RenderJson(const Diagnostics& diags, const SourceManager& sm, std::ostream&
   nlohmann::json list = nlohmann::json::array();
   for (const Diagnostic& d : diags.all()) {
     nlohmann::json notes = nlohmann::json::array();
-    for (const Note& n : d.notes) notes.push_back({{"message", n.message}, {"range", RangeJson(sm, n.range)}});
+    for (const Note& n : d.notes)
+      notes.push_back({{"message", n.message}, {"range", RangeJson(sm, n.range)}});
     nlohmann::json fixits = nlohmann::json::array();
-    for (const FixIt& f : d.fixits) fixits.push_back({{"range", RangeJson(sm, f.range)}, {"text", f.text}});
+    for (const FixIt& f : d.fixits)
+      fixits.push_back({{"range", RangeJson(sm, f.range)}, {"text", f.text}});
     list.push_back({{"code", d.code()},
                     {"kind", diag::Info(d.kind).name},
                     {"severity", SeverityWord(d.severity)},
@@ -189,10 +194,11 @@ void RenderSarif(const Diagnostics& diags, const SourceManager& sm, const std::s
   }
   nlohmann::json results = nlohmann::json::array();
   for (const Diagnostic& d : diags.all()) {
-    nlohmann::json r = {{"ruleId", d.code()},
-                        {"ruleIndex", std::find(codes.begin(), codes.end(), d.code()) - codes.begin()},
-                        {"level", d.severity == Severity::kError ? "error" : "warning"},
-                        {"message", {{"text", d.message}}}};
+    nlohmann::json r = {
+        {"ruleId", d.code()},
+        {"ruleIndex", std::find(codes.begin(), codes.end(), d.code()) - codes.begin()},
+        {"level", d.severity == Severity::kError ? "error" : "warning"},
+        {"message", {{"text", d.message}}}};
     if (d.range.valid()) r["locations"] = nlohmann::json::array({SarifLocation(sm, d.range)});
     nlohmann::json related = nlohmann::json::array();
     int id = 0;
@@ -206,12 +212,11 @@ void RenderSarif(const Diagnostics& diags, const SourceManager& sm, const std::s
     if (!related.empty()) r["relatedLocations"] = related;
     nlohmann::json fixes = nlohmann::json::array();
     for (const FixIt& f : d.fixits) {
-      fixes.push_back(
-          {{"artifactChanges",
-            {{{"artifactLocation", {{"uri", sm.file(f.range.file).name()}}},
-              {"replacements",
-               {{{"deletedRegion", SarifRegion(sm, f.range)},
-                 {"insertedContent", {{"text", f.text}}}}}}}}}});
+      fixes.push_back({{"artifactChanges",
+                        {{{"artifactLocation", {{"uri", sm.file(f.range.file).name()}}},
+                          {"replacements",
+                           {{{"deletedRegion", SarifRegion(sm, f.range)},
+                             {"insertedContent", {{"text", f.text}}}}}}}}}});
     }
     if (!fixes.empty()) r["fixes"] = fixes;
     results.push_back(r);
@@ -220,8 +225,7 @@ void RenderSarif(const Diagnostics& diags, const SourceManager& sm, const std::s
       {"$schema", "https://json.schemastore.org/sarif-2.1.0.json"},
       {"version", "2.1.0"},
       {"runs",
-       {{{"tool",
-          {{"driver", {{"name", "jr2c"}, {"version", version}, {"rules", rules}}}}},
+       {{{"tool", {{"driver", {{"name", "jr2c"}, {"version", version}, {"rules", rules}}}}},
          {"columnKind", "unicodeCodePoints"},
          {"results", results}}}}};
   out << log.dump(2) << "\n";

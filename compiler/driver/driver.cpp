@@ -1,11 +1,10 @@
 #include "compiler/driver/driver.h"
 
+#include <fmt/format.h>
 #include <pthread.h>
 
 #include <functional>
 #include <sstream>
-
-#include <fmt/format.h>
 
 #include "compiler/diag/render.h"
 #include "compiler/sema/program.h"
@@ -135,15 +134,21 @@ int Run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
     } else if (a == "--diagnostics-format" || a.rfind("--diagnostics-format=", 0) == 0) {
       std::string value;
       if (a == "--diagnostics-format") {
-        if (i + 1 >= args.size()) return Usage(err, "`--diagnostics-format` needs a value: text, json or sarif");
+        if (i + 1 >= args.size())
+          return Usage(err, "`--diagnostics-format` needs a value: text, json or sarif");
         value = args[++i];
       } else {
         value = a.substr(a.find('=') + 1);
       }
-      if (value == "text") opts.format = DiagFormat::kText;
-      else if (value == "json") opts.format = DiagFormat::kJson;
-      else if (value == "sarif") opts.format = DiagFormat::kSarif;
-      else return Usage(err, fmt::format("unknown diagnostics format `{}`; use text, json or sarif", value));
+      if (value == "text")
+        opts.format = DiagFormat::kText;
+      else if (value == "json")
+        opts.format = DiagFormat::kJson;
+      else if (value == "sarif")
+        opts.format = DiagFormat::kSarif;
+      else
+        return Usage(
+            err, fmt::format("unknown diagnostics format `{}`; use text, json or sarif", value));
     } else if (a.size() > 1 && a[0] == '-' && a != "--list") {
       return Usage(err, fmt::format("unknown option `{}`", a));
     } else if (opts.command.empty()) {

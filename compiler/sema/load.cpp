@@ -1,7 +1,7 @@
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <filesystem>
-
-#include <fmt/format.h>
 
 #include "compiler/sema/program.h"
 #include "compiler/syntax/parse.h"
@@ -33,9 +33,10 @@ std::string Describe(LoadError e, size_t size) {
     case LoadError::kUnreadable:
       return "it cannot be read (check its permissions)";
     case LoadError::kTooLarge:
-      return fmt::format("it is {:.1f} MiB, and jr2c reads files of up to {} MiB; split it with "
-                         "`import`",
-                         static_cast<double>(size) / (1 << 20), SourceManager::kMaxFileBytes >> 20);
+      return fmt::format(
+          "it is {:.1f} MiB, and jr2c reads files of up to {} MiB; split it with "
+          "`import`",
+          static_cast<double>(size) / (1 << 20), SourceManager::kMaxFileBytes >> 20);
   }
   return "it cannot be read";
 }

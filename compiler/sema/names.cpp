@@ -3,11 +3,11 @@
 // E0105 (a declaration of the wrong kind in that place). Names inside expressions are checked
 // against the scope of the place they stand in; their types are the type checker's.
 
-#include <filesystem>
-#include <set>
-
 #include <fmt/format.h>
 #include <llvm/Support/Casting.h>
+
+#include <filesystem>
+#include <set>
 
 #include "compiler/diag/suggest.h"
 #include "compiler/sema/program.h"
@@ -29,8 +29,8 @@ constexpr KindSet kSources = Bit(DeclKind::kSource);
 constexpr KindSet kExterns = Bit(DeclKind::kExtern);
 constexpr KindSet kInvokable = kMachines | Bit(DeclKind::kAgent) | kExterns;
 
-const char* const kBuiltinTypes[] = {"string", "int", "float", "bool", "duration", "json", "list",
-                                     "map"};
+const char* const kBuiltinTypes[] = {"string",   "int",  "float", "bool",
+                                     "duration", "json", "list",  "map"};
 const char* const kBuiltinFunctions[] = {"len", "contains", "keys", "str"};
 
 bool IsBuiltinFunction(const std::string& n) {
@@ -46,12 +46,23 @@ std::string Closest(const std::string& word, const std::vector<std::string>& can
 
 // What a bare expression name means, where it applies, for "unknown name" messages.
 const char* ContextNameHelp(const std::string& n) {
-  if (n == "item") return "`item` is the item a Source gave; it is defined in a pool's `item_id`, `item_input` and `dispatch` input";
-  if (n == "input") return "`input` is a pool's run input; a pool's `source:`, `cap:`, `item_input:` and `dispatch` input read it";
-  if (n == "event") return "`event` is the event that fired a transition; it is defined in the guard and actions of `on EVENT`";
-  if (n == "done") return "`done` is an invoked child's completion; it is defined in the guard and actions of `on done`";
-  if (n == "error") return "`error` is an invoked child's Failure; it is defined in the guard and actions of `on error`";
-  if (n == "payload") return "`payload` is a hook delivery's JSON body; it is defined in a hook's `carry` and `skip`";
+  if (n == "item")
+    return "`item` is the item a Source gave; it is defined in a pool's `item_id`, `item_input` "
+           "and `dispatch` input";
+  if (n == "input")
+    return "`input` is a pool's run input; a pool's `source:`, `cap:`, `item_input:` and "
+           "`dispatch` input read it";
+  if (n == "event")
+    return "`event` is the event that fired a transition; it is defined in the guard and actions "
+           "of `on EVENT`";
+  if (n == "done")
+    return "`done` is an invoked child's completion; it is defined in the guard and actions of `on "
+           "done`";
+  if (n == "error")
+    return "`error` is an invoked child's Failure; it is defined in the guard and actions of `on "
+           "error`";
+  if (n == "payload")
+    return "`payload` is a hook delivery's JSON body; it is defined in a hook's `carry` and `skip`";
   if (n == "answer") return "`answer` is a read's result; it is defined in a source's `items:`";
   return nullptr;
 }
@@ -59,7 +70,7 @@ const char* ContextNameHelp(const std::string& n) {
 // The names an expression may use where it stands.
 struct Scope {
   std::map<std::string, std::string> names;  // name → what it is (for messages)
-  std::string where;                           // "in machine `review`"
+  std::string where;                         // "in machine `review`"
 };
 
 class Resolver {
@@ -92,10 +103,11 @@ class Resolver {
       const std::string stem = std::filesystem::path(imp.path).stem().string();
       auto it = m.decls.find(stem);
       if (it != m.decls.end() && m.imports.count(stem) != 0 && reported.insert(stem).second) {
-        diags_.emit(diag::ImportStem, imp.pathRange,
-                    fmt::format("the import stem `{0}` is also the name of {1} in this file, so "
-                                "`{0}.NAME` would be ambiguous; rename the declaration or the file",
-                                stem, ast::KindNoun(it->second->kind)))
+        diags_
+            .emit(diag::ImportStem, imp.pathRange,
+                  fmt::format("the import stem `{0}` is also the name of {1} in this file, so "
+                              "`{0}.NAME` would be ambiguous; rename the declaration or the file",
+                              stem, ast::KindNoun(it->second->kind)))
             .note(it->second->name.range, fmt::format("`{}` is declared here", stem));
       }
     }
@@ -141,8 +153,10 @@ class Resolver {
     } else if (q.parts.size() == 2) {
       const std::string& stem = q.parts[0].text;
       const Module* target = nullptr;
-      if (stem == "std") target = program_.std;
-      else if (auto it = module_->imports.find(stem); it != module_->imports.end()) target = it->second;
+      if (stem == "std")
+        target = program_.std;
+      else if (auto it = module_->imports.find(stem); it != module_->imports.end())
+        target = it->second;
       if (target == nullptr && module_->failedImports.count(stem) != 0) return nullptr;
       if (target == nullptr) {
         diags_.emit(diag::UnknownName, q.parts[0].range, "file", stem,
@@ -159,8 +173,9 @@ class Resolver {
         }
         const std::string guess = Closest(q.parts[1].text, names);
         auto b = diags_.emit(diag::UnknownMember, q.parts[1].range, stem, q.parts[1].text,
-                             guess.empty() ? fmt::format("check the name in `{}`", target->source->name())
-                                           : fmt::format("did you mean `{}.{}`?", stem, guess));
+                             guess.empty()
+                                 ? fmt::format("check the name in `{}`", target->source->name())
+                                 : fmt::format("did you mean `{}.{}`?", stem, guess));
         if (!guess.empty()) b.fix(q.parts[1].range, guess);
         return nullptr;
       }
@@ -174,9 +189,9 @@ class Resolver {
     if (found == nullptr) {
       const std::string name = q.parts[0].text;
       const std::string guess = Closest(name, candidates(kinds));
-      auto b = diags_.emit(diag::UnknownName, q.range, thing, q.str(),
-                           guess.empty() ? DeclareHint(kinds, name)
-                                         : fmt::format("did you mean `{}`?", guess));
+      auto b = diags_.emit(
+          diag::UnknownName, q.range, thing, q.str(),
+          guess.empty() ? DeclareHint(kinds, name) : fmt::format("did you mean `{}`?", guess));
       if (!guess.empty()) {
         b.fix(q.range, guess);
         if (auto it = module_->decls.find(guess); it != module_->decls.end()) {
@@ -230,8 +245,9 @@ class Resolver {
       // Suggest a built-in type too (`strng` → `string`).
       const std::string guess = Closest(t->name.parts[0].text, extra);
       if (!guess.empty()) {
-        diags_.emit(diag::UnknownName, t->name.range, "type", t->name.str(),
-                    fmt::format("did you mean `{}`?", guess))
+        diags_
+            .emit(diag::UnknownName, t->name.range, "type", t->name.str(),
+                  fmt::format("did you mean `{}`?", guess))
             .fix(t->name.range, guess);
         return;
       }
@@ -300,7 +316,8 @@ class Resolver {
         auto* c = llvm::cast<ast::CallExpr>(e);
         if (auto* n = llvm::dyn_cast<ast::NameExpr>(c->callee.get())) {
           if (!IsBuiltinFunction(n->name.text)) {
-            std::vector<std::string> fns(std::begin(kBuiltinFunctions), std::end(kBuiltinFunctions));
+            std::vector<std::string> fns(std::begin(kBuiltinFunctions),
+                                         std::end(kBuiltinFunctions));
             const std::string guess = Closest(n->name.text, fns);
             diags_.emit(diag::UnknownName, n->name.range, "function", n->name.text,
                         guess.empty() ? std::string("the built-in functions are `len`, `contains`, "
@@ -357,8 +374,9 @@ class Resolver {
     for (const auto& entry : o.entries) {
       auto [it, inserted] = seen.emplace(entry.key.text, &entry.key);
       if (!inserted) {
-        diags_.emit(diag::DuplicateMember, entry.key.range, "the key", entry.key.text,
-                    "an object literal")
+        diags_
+            .emit(diag::DuplicateMember, entry.key.range, "the key", entry.key.text,
+                  "an object literal")
             .note(it->second->range, fmt::format("the first `{}` is here", entry.key.text));
       }
     }
@@ -444,7 +462,8 @@ class Resolver {
     type(s.itemType.get());
     Scope scope{{}, "in " + owner};
     for (const auto& p : s.params) scope.names[p.name.text] = "a parameter";
-    if (s.call) sourceCall(*s.call, scope, s.form == ast::SourceDecl::Form::kRead ? "read" : "next");
+    if (s.call)
+      sourceCall(*s.call, scope, s.form == ast::SourceDecl::Form::kRead ? "read" : "next");
     if (s.wake) lookup(*s.wake, kEvents, "event", "`wake:`", "an event");
     Scope plain{{}, "in `poll_every:` or `hold:`"};
     expr(s.pollEvery.get(), plain);
@@ -475,11 +494,13 @@ class Resolver {
     if (call.function.isSimple()) {
       auto it = module_->decls.find(call.function.parts[0].text);
       if (it != module_->decls.end() && it->second->kind == DeclKind::kExtern) {
-        diags_.emit(diag::WrongKind, call.function.range, call.function.str(),
-                    "an extern function", fmt::format("`{}:`", key),
-                    fmt::format("a host function with the word `extern`: write `{}: extern {}(…)`",
-                                key, call.function.str()))
-            .fix(SourceRange::point(call.function.range.file, call.function.range.begin), "extern ");
+        diags_
+            .emit(diag::WrongKind, call.function.range, call.function.str(), "an extern function",
+                  fmt::format("`{}:`", key),
+                  fmt::format("a host function with the word `extern`: write `{}: extern {}(…)`",
+                              key, call.function.str()))
+            .fix(SourceRange::point(call.function.range.file, call.function.range.begin),
+                 "extern ");
         return;
       }
     }
@@ -500,8 +521,9 @@ class Resolver {
     auto it = module_->decls.find(q.parts[0].text);
     if (it == module_->decls.end()) return;
     if (it->second->kind != DeclKind::kExtern) {
-      diags_.emit(diag::WrongKind, q.range, q.str(), ast::KindNoun(it->second->kind),
-                  "`extern`", "a C++ host function; rename the function or the declaration")
+      diags_
+          .emit(diag::WrongKind, q.range, q.str(), ast::KindNoun(it->second->kind), "`extern`",
+                "a C++ host function; rename the function or the declaration")
           .note(it->second->name.range, fmt::format("`{}` is declared here", q.str()));
       return;
     }
@@ -578,9 +600,11 @@ class Resolver {
                            "a machine, a pool, an agent or a `std` effect (a workflow is run, "
                            "not invoked)");
     if (d != nullptr && d->kind == DeclKind::kExtern && inv.target.isSimple()) {
-      diags_.emit(diag::WrongKind, inv.target.range, inv.target.str(), "an extern function",
-                  "`invoke`", fmt::format("a machine; call a host function with `invoke extern {}(…)`",
-                                          inv.target.str()))
+      diags_
+          .emit(diag::WrongKind, inv.target.range, inv.target.str(), "an extern function",
+                "`invoke`",
+                fmt::format("a machine; call a host function with `invoke extern {}(…)`",
+                            inv.target.str()))
           .fix(SourceRange::point(inv.target.range.file, inv.target.range.begin), "extern ");
       inv.target.resolved = nullptr;
     }
@@ -625,7 +649,8 @@ class Resolver {
         case ast::Transition::Trigger::kDone:
         case ast::Transition::Trigger::kError: {
           const bool done = t.trigger == ast::Transition::Trigger::kDone;
-          scope.names[done ? "done" : "error"] = done ? "the child's completion" : "the child's Failure";
+          scope.names[done ? "done" : "error"] =
+              done ? "the child's completion" : "the child's Failure";
           for (const ast::Invoke* inv : visibleInvokes) {
             if (inv->as) scope.names[inv->as->text] = "an invoked child";
           }
@@ -683,7 +708,8 @@ class Resolver {
     if (auto* n = llvm::dyn_cast<ast::NameExpr>(callee)) {
       q.parts = {n->name};
     } else if (auto* m = llvm::dyn_cast<ast::MemberExpr>(callee)) {
-      if (auto* base = llvm::dyn_cast<ast::NameExpr>(m->object.get())) q.parts = {base->name, m->member};
+      if (auto* base = llvm::dyn_cast<ast::NameExpr>(m->object.get()))
+        q.parts = {base->name, m->member};
     }
     if (q.parts.empty()) {
       diags_.emit(diag::SyntaxBadValue, e.range,

@@ -1,11 +1,11 @@
 #include "compiler/source/source.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
-
-#include <fmt/format.h>
 
 namespace jr2 {
 
@@ -49,7 +49,8 @@ LineCol SourceFile::lineCol(uint32_t offset) const {
 std::string_view SourceFile::lineText(uint32_t line) const {
   if (line == 0 || line > lineStarts_.size()) return {};
   const uint32_t start = lineStarts_[line - 1];
-  uint32_t end = line < lineStarts_.size() ? lineStarts_[line] : static_cast<uint32_t>(text_.size());
+  uint32_t end =
+      line < lineStarts_.size() ? lineStarts_[line] : static_cast<uint32_t>(text_.size());
   while (end > start && (text_[end - 1] == '\n' || text_[end - 1] == '\r')) --end;
   return std::string_view(text_).substr(start, end - start);
 }
@@ -141,15 +142,16 @@ std::optional<uint32_t> FindInvalidUtf8(std::string_view text, std::string* why)
     }
     for (size_t k = 1; k < len; ++k) {
       if ((s[i + k] & 0xC0) != 0x80) {
-        *why = fmt::format("the byte 0x{:02x} starts a UTF-8 sequence that the next byte breaks "
-                           "(is the file Latin-1?)",
-                           c);
+        *why = fmt::format(
+            "the byte 0x{:02x} starts a UTF-8 sequence that the next byte breaks "
+            "(is the file Latin-1?)",
+            c);
         return static_cast<uint32_t>(i);
       }
       cp = (cp << 6) | (s[i + k] & 0x3F);
     }
-    const bool overlong = (len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) ||
-                          (len == 4 && cp < 0x10000);
+    const bool overlong =
+        (len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000);
     if (overlong || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) {
       *why = "an invalid UTF-8 sequence";
       return static_cast<uint32_t>(i);

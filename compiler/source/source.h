@@ -76,8 +76,8 @@ class SourceManager {
   static constexpr size_t kMaxFileBytes = 8u << 20;
 
   // Reads `path` from disk. `displayName` is what diagnostics print.
-  const SourceFile* load(const std::string& path, const std::string& displayName,
-                         LoadError* error, size_t* size = nullptr);
+  const SourceFile* load(const std::string& path, const std::string& displayName, LoadError* error,
+                         size_t* size = nullptr);
   // Adds a file whose text is in memory (tests, the embedded standard library).
   const SourceFile* add(std::string name, std::string path, std::string text);
   // Finds a file already loaded by its normalized path.

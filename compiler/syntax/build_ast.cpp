@@ -3,11 +3,11 @@
 // a pool, a source or an agent takes). After a syntax error the tree can have missing children:
 // every accessor here is null-checked, and whatever cannot be built is left out.
 
-#include <charconv>
-#include <string>
-
 #include <fmt/format.h>
 #include <llvm/Support/Casting.h>
+
+#include <charconv>
+#include <string>
 
 #include "compiler/diag/suggest.h"
 #include "compiler/syntax/internal.h"
@@ -26,8 +26,10 @@ std::string KeyList(std::initializer_list<const char*> keys) {
   std::string out;
   size_t i = 0;
   for (const char* k : keys) {
-    if (i > 0) out += ++i == keys.size() ? " and " : ", ";
-    else ++i;
+    if (i > 0)
+      out += ++i == keys.size() ? " and " : ", ";
+    else
+      ++i;
     out += fmt::format("`{}`", k);
   }
   return out;
@@ -191,13 +193,16 @@ class Builder {
   // indentation of the non-blank lines is removed, and trailing blank space is trimmed.
   static std::string decodeTextBlock(const std::string& text) {
     std::string body = text.substr(3, text.size() - 6);
-    if (!body.empty() && body[0] == '\n') body.erase(0, 1);
-    else if (body.size() > 1 && body[0] == '\r' && body[1] == '\n') body.erase(0, 2);
+    if (!body.empty() && body[0] == '\n')
+      body.erase(0, 1);
+    else if (body.size() > 1 && body[0] == '\r' && body[1] == '\n')
+      body.erase(0, 2);
     std::vector<std::string> lines;
     size_t start = 0;
     while (true) {
       const size_t nl = body.find('\n', start);
-      std::string line = body.substr(start, nl == std::string::npos ? std::string::npos : nl - start);
+      std::string line =
+          body.substr(start, nl == std::string::npos ? std::string::npos : nl - start);
       if (!line.empty() && line.back() == '\r') line.pop_back();
       lines.push_back(line);
       if (nl == std::string::npos) break;
@@ -410,20 +415,34 @@ class Builder {
 
   static ast::BinaryOp BinaryOpOf(size_t type) {
     switch (type) {
-      case P::STAR: return ast::BinaryOp::kMul;
-      case P::SLASH: return ast::BinaryOp::kDiv;
-      case P::PERCENT: return ast::BinaryOp::kMod;
-      case P::PLUS: return ast::BinaryOp::kAdd;
-      case P::MINUS: return ast::BinaryOp::kSub;
-      case P::LT: return ast::BinaryOp::kLt;
-      case P::LE: return ast::BinaryOp::kLe;
-      case P::GT: return ast::BinaryOp::kGt;
-      case P::GE: return ast::BinaryOp::kGe;
-      case P::EQ: return ast::BinaryOp::kEq;
-      case P::NEQ: return ast::BinaryOp::kNe;
-      case P::AND: return ast::BinaryOp::kAnd;
-      case P::OR: return ast::BinaryOp::kOr;
-      default: return ast::BinaryOp::kCoalesce;
+      case P::STAR:
+        return ast::BinaryOp::kMul;
+      case P::SLASH:
+        return ast::BinaryOp::kDiv;
+      case P::PERCENT:
+        return ast::BinaryOp::kMod;
+      case P::PLUS:
+        return ast::BinaryOp::kAdd;
+      case P::MINUS:
+        return ast::BinaryOp::kSub;
+      case P::LT:
+        return ast::BinaryOp::kLt;
+      case P::LE:
+        return ast::BinaryOp::kLe;
+      case P::GT:
+        return ast::BinaryOp::kGt;
+      case P::GE:
+        return ast::BinaryOp::kGe;
+      case P::EQ:
+        return ast::BinaryOp::kEq;
+      case P::NEQ:
+        return ast::BinaryOp::kNe;
+      case P::AND:
+        return ast::BinaryOp::kAnd;
+      case P::OR:
+        return ast::BinaryOp::kOr;
+      default:
+        return ast::BinaryOp::kCoalesce;
     }
   }
 
@@ -440,9 +459,9 @@ class Builder {
         auto e = make<ast::IntLit>(c);
         auto res = std::from_chars(text.data(), text.data() + text.size(), e->value);
         if (res.ec != std::errc()) {
-          diags_.emit(diag::SyntaxBadValue, range(t),
-                      fmt::format("the integer `{}` does not fit in 64 bits; use a smaller number",
-                                  text));
+          diags_.emit(
+              diag::SyntaxBadValue, range(t),
+              fmt::format("the integer `{}` does not fit in 64 bits; use a smaller number", text));
         }
         return e;
       }
@@ -612,10 +631,11 @@ class Builder {
                                   "once, in the machine body: move it there",
                                   owner));
         } else if (machine->outputExpr) {
-          diags_.emit(diag::SyntaxBadValue, range(o),
-                      fmt::format("machine `{}` has a second `output`; a machine has one output: "
-                                  "remove one of them",
-                                  machine->name.text))
+          diags_
+              .emit(diag::SyntaxBadValue, range(o),
+                    fmt::format("machine `{}` has a second `output`; a machine has one output: "
+                                "remove one of them",
+                                machine->name.text))
               .note(machine->outputRange, "the first `output` is here");
         } else {
           machine->outputExpr = expr(o->expr());
@@ -636,9 +656,10 @@ class Builder {
     }
     if (v->expr() == nullptr) {
       diags_.emit(diag::SyntaxVarNeedsValue, var.name.range, var.name.text,
-                  var.type ? std::string(file_.text().substr(var.type->range.begin,
-                                                             var.type->range.end - var.type->range.begin))
-                           : "TYPE");
+                  var.type
+                      ? std::string(file_.text().substr(
+                            var.type->range.begin, var.type->range.end - var.type->range.begin))
+                      : "TYPE");
     } else {
       var.init = expr(v->expr());
     }
@@ -655,8 +676,10 @@ class Builder {
       const SourceRange r = range(m);
       std::string problem;
       if (m->INITIAL() != nullptr) {
-        if (s->initial) problem = "`initial` is written twice";
-        else if (order > 0) problem = "`initial` comes first";
+        if (s->initial)
+          problem = "`initial` is written twice";
+        else if (order > 0)
+          problem = "`initial` comes first";
         s->initial = true, s->initialRange = r;
         order = std::max(order, 1);
       } else if (m->FINAL() != nullptr || m->PARALLEL() != nullptr) {
@@ -692,7 +715,8 @@ class Builder {
       if (trig->DONE() != nullptr || trig->ERROR_KW() != nullptr) {
         t.trigger = trig->DONE() != nullptr ? ast::Transition::Trigger::kDone
                                             : ast::Transition::Trigger::kError;
-        if (trig->IDENT() != nullptr) t.invokeName = ast::Name{trig->IDENT()->getText(), range(trig->IDENT())};
+        if (trig->IDENT() != nullptr)
+          t.invokeName = ast::Name{trig->IDENT()->getText(), range(trig->IDENT())};
       } else {
         t.trigger = ast::Transition::Trigger::kEvent;
         t.event = qualName(trig->qualName());
@@ -763,7 +787,8 @@ class Builder {
   }
 
   template <typename T>
-  std::unique_ptr<T> start(antlr4::ParserRuleContext* c, P::DeclNameContext* name, const char* what) {
+  std::unique_ptr<T> start(antlr4::ParserRuleContext* c, P::DeclNameContext* name,
+                           const char* what) {
     auto d = std::make_unique<T>();
     d->range = range(c);
     d->keywordRange = range(c->getStart());
@@ -789,9 +814,12 @@ class Builder {
     if (auto* a = c->audience) {
       d->audienceRange = range(a);
       const std::string text = a->getText();
-      if (text == "agent") d->audience = ast::Audience::kAgent;
-      else if (text == "external") d->audience = ast::Audience::kExternal;
-      else if (text == "any") d->audience = ast::Audience::kAny;
+      if (text == "agent")
+        d->audience = ast::Audience::kAgent;
+      else if (text == "external")
+        d->audience = ast::Audience::kExternal;
+      else if (text == "any")
+        d->audience = ast::Audience::kAny;
       else {
         const std::string guess = Closest(text, {"agent", "external", "any"});
         diags_.emit(diag::SyntaxAudience, d->audienceRange, text,
@@ -883,10 +911,11 @@ class Builder {
         "next", "read", "push", "wake", "poll_every", "items", "hold", "hook"};
     auto setForm = [&](ast::SourceDecl::Form form, SourceRange r, const std::string& key) {
       if (d->form != ast::SourceDecl::Form::kNone) {
-        diags_.emit(diag::SyntaxBadValue, r,
-                    fmt::format("a source has exactly one of `next`, `read` and `push`, and "
-                                "`{}` is the second; remove one",
-                                key))
+        diags_
+            .emit(diag::SyntaxBadValue, r,
+                  fmt::format("a source has exactly one of `next`, `read` and `push`, and "
+                              "`{}` is the second; remove one",
+                              key))
             .note(d->formRange, "the first is here");
         return false;
       }
@@ -912,9 +941,12 @@ class Builder {
         if (v == nullptr || v->IDENT() == nullptr) continue;
         h.verdictRange = range(v->IDENT());
         const std::string verdict = v->IDENT()->getText();
-        if (verdict == "reread") h.verdict = ast::Hook::Verdict::kReread;
-        else if (verdict == "carry") h.verdict = ast::Hook::Verdict::kCarry;
-        else if (verdict == "skip") h.verdict = ast::Hook::Verdict::kSkip;
+        if (verdict == "reread")
+          h.verdict = ast::Hook::Verdict::kReread;
+        else if (verdict == "carry")
+          h.verdict = ast::Hook::Verdict::kCarry;
+        else if (verdict == "skip")
+          h.verdict = ast::Hook::Verdict::kSkip;
         else {
           const std::string guess = Closest(verdict, {"reread", "carry", "skip"});
           diags_.emit(diag::SyntaxBadVerdict, h.verdictRange, verdict,
@@ -939,7 +971,8 @@ class Builder {
           unknownKey(w, owner, kKeys);
           continue;
         }
-        if (!duplicateKey(w, d->keys, owner, range(e))) setForm(ast::SourceDecl::Form::kPush, w.range, "push");
+        if (!duplicateKey(w, d->keys, owner, range(e)))
+          setForm(ast::SourceDecl::Form::kPush, w.range, "push");
         continue;
       }
       ast::Name key = word(e->anyWord());
@@ -966,8 +999,9 @@ class Builder {
         continue;
       }
       if (isCall) {
-        if (!setForm(key.text == "next" ? ast::SourceDecl::Form::kNext : ast::SourceDecl::Form::kRead,
-                     key.range, key.text)) {
+        if (!setForm(
+                key.text == "next" ? ast::SourceDecl::Form::kNext : ast::SourceDecl::Form::kRead,
+                key.range, key.text)) {
           continue;
         }
         if (auto call = sourceCall(value, key.text)) d->call = std::move(call);
@@ -1031,11 +1065,12 @@ class Builder {
       callee = c->callee.get();
       call.args = std::move(c->args);
     }
-    auto name = exprAsName(callee, fmt::format("`{0}:` takes a call of a host function or a "
-                                               "standard-library adapter; write `{0}: extern NAME(…)` "
-                                               "or `{0}: std.NAME(…)`",
-                                               key)
-                                       .c_str());
+    auto name =
+        exprAsName(callee, fmt::format("`{0}:` takes a call of a host function or a "
+                                       "standard-library adapter; write `{0}: extern NAME(…)` "
+                                       "or `{0}: std.NAME(…)`",
+                                       key)
+                               .c_str());
     if (!name) return std::nullopt;
     call.function = std::move(*name);
     return call;
@@ -1093,25 +1128,34 @@ class Builder {
       if (k == "failures") {
         std::string value = e->FAIL() != nullptr ? "fail" : (e->expr() ? e->expr()->getText() : "");
         d->failuresRange = e->FAIL() != nullptr ? range(e->FAIL()) : range(e->expr());
-        if (value == "fail") d->failures = ast::PoolDecl::Failures::kFail;
-        else if (value == "report") d->failures = ast::PoolDecl::Failures::kReport;
+        if (value == "fail")
+          d->failures = ast::PoolDecl::Failures::kFail;
+        else if (value == "report")
+          d->failures = ast::PoolDecl::Failures::kReport;
         else {
-          diags_.emit(diag::SyntaxBadValue, d->failuresRange,
-                      fmt::format("`failures:` takes the word `fail` or `report`, not `{}`", value));
+          diags_.emit(
+              diag::SyntaxBadValue, d->failuresRange,
+              fmt::format("`failures:` takes the word `fail` or `report`, not `{}`", value));
         }
         continue;
       }
       if (e->FAIL() != nullptr) {
-        diags_.emit(diag::SyntaxBadValue, range(e->FAIL()),
-                    fmt::format("`fail` is the value of `failures:` only; `{}:` takes an expression", k));
+        diags_.emit(
+            diag::SyntaxBadValue, range(e->FAIL()),
+            fmt::format("`fail` is the value of `failures:` only; `{}:` takes an expression", k));
         continue;
       }
       ast::ExprPtr v = expr(e->expr());
-      if (k == "source") d->source = std::move(v);
-      else if (k == "item_id") d->itemId = std::move(v);
-      else if (k == "cap") d->cap = std::move(v);
-      else if (k == "item_input") d->itemInput = std::move(v);
-      else d->standing = std::move(v);
+      if (k == "source")
+        d->source = std::move(v);
+      else if (k == "item_id")
+        d->itemId = std::move(v);
+      else if (k == "cap")
+        d->cap = std::move(v);
+      else if (k == "item_input")
+        d->itemInput = std::move(v);
+      else
+        d->standing = std::move(v);
     }
     return d;
   }

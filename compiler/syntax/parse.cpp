@@ -9,13 +9,13 @@
 
 #include "compiler/syntax/parse.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <optional>
 #include <set>
 #include <string>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "Jr2Lexer.h"
 #include "Jr2Parser.h"
@@ -127,8 +127,9 @@ std::string WhereOf(antlr4::RuleContext* rule) {
       case Jr2Parser::RuleInvoke:
         return "in an `invoke`";
       case Jr2Parser::RuleTypeBody:
-        return dynamic_cast<Jr2Parser::EventDeclContext*>(parent) ? "in the fields of " + NameOf(parent)
-                                                                  : "in the body of " + NameOf(parent);
+        return dynamic_cast<Jr2Parser::EventDeclContext*>(parent)
+                   ? "in the fields of " + NameOf(parent)
+                   : "in the body of " + NameOf(parent);
       case Jr2Parser::RuleBodyBlock:
       case Jr2Parser::RuleSourceBody:
       case Jr2Parser::RulePoolBody:
@@ -260,13 +261,15 @@ class ErrorStrategy : public antlr4::DefaultErrorStrategy {
       : file_(file), diags_(diags), eofReported_(eofAlreadyReported) {}
 
  protected:
-  void reportNoViableAlternative(antlr4::Parser* p, const antlr4::NoViableAltException& e) override {
+  void reportNoViableAlternative(antlr4::Parser* p,
+                                 const antlr4::NoViableAltException& e) override {
     report(p, e.getOffendingToken(), e.getExpectedTokens(), e.getCtx());
   }
   void reportInputMismatch(antlr4::Parser* p, const antlr4::InputMismatchException& e) override {
     report(p, e.getOffendingToken(), e.getExpectedTokens(), e.getCtx());
   }
-  void reportFailedPredicate(antlr4::Parser* p, const antlr4::FailedPredicateException& e) override {
+  void reportFailedPredicate(antlr4::Parser* p,
+                             const antlr4::FailedPredicateException& e) override {
     report(p, e.getOffendingToken(), p->getExpectedTokens(), e.getCtx());
   }
   void reportUnwantedToken(antlr4::Parser* p) override {
@@ -281,8 +284,8 @@ class ErrorStrategy : public antlr4::DefaultErrorStrategy {
   }
 
  private:
-  void report(antlr4::Parser* p, antlr4::Token* offending, const antlr4::misc::IntervalSet& expected,
-              antlr4::RuleContext* ctx) {
+  void report(antlr4::Parser* p, antlr4::Token* offending,
+              const antlr4::misc::IntervalSet& expected, antlr4::RuleContext* ctx) {
     if (offending != nullptr && offending->getType() == antlr4::Token::EOF && eofReported_) return;
     const SourceRange range = RangeOf(file_, offending);
     if (!reportedAt_.insert(range.begin).second) return;
@@ -370,8 +373,8 @@ std::vector<std::unique_ptr<antlr4::Token>> FilterTokens(
 
 // Reports unclosed brackets (at the opener, with a fix-it at the end of the file) and refuses
 // nesting deeper than kMaxNesting. Returns false when the file must not be parsed at all.
-bool CheckNesting(const std::vector<std::unique_ptr<antlr4::Token>>& tokens,
-                  const SourceFile& file, Diagnostics& diags, bool swallowed, bool* eofReported) {
+bool CheckNesting(const std::vector<std::unique_ptr<antlr4::Token>>& tokens, const SourceFile& file,
+                  Diagnostics& diags, bool swallowed, bool* eofReported) {
   struct Open {
     size_t type;
     const antlr4::Token* token;
@@ -441,7 +444,9 @@ bool CheckNesting(const std::vector<std::unique_ptr<antlr4::Token>>& tokens,
     bool after = false;
     for (const auto& t : tokens) {
       if (t.get() == misplaced->token) after = true;
-      if (!after || t.get() == misplaced->token || t->getChannel() != antlr4::Token::DEFAULT_CHANNEL) continue;
+      if (!after || t.get() == misplaced->token ||
+          t->getChannel() != antlr4::Token::DEFAULT_CHANNEL)
+        continue;
       bool first = false;
       const uint32_t indent = lineIndent(t.get(), &first);
       if (first && indent <= misplaced->indent) {
@@ -452,8 +457,7 @@ bool CheckNesting(const std::vector<std::unique_ptr<antlr4::Token>>& tokens,
     const SourceRange at = RangeOf(file, endsBefore);
     const uint32_t lineStart = file.lineStart(file.lineCol(at.begin).line);
     diags.emit(diag::SyntaxUnclosed, RangeOf(file, misplaced->token), "{", "}", "the block")
-        .fix(SourceRange::point(file.id(), lineStart),
-             std::string(misplaced->indent, ' ') + "}\n")
+        .fix(SourceRange::point(file.id(), lineStart), std::string(misplaced->indent, ' ') + "}\n")
         .note(at, "by its indentation, the block ends before this line");
     *eofReported = true;
     return true;
@@ -461,8 +465,12 @@ bool CheckNesting(const std::vector<std::unique_ptr<antlr4::Token>>& tokens,
   if (!stack.empty()) {
     // No indentation to go by: the innermost bracket still open at the end is the one to close.
     const Open& open = stack.back();
-    const char* opener = open.type == Jr2Lexer::LBRACE ? "{" : open.type == Jr2Lexer::LPAREN ? "(" : "[";
-    const char* closer = open.type == Jr2Lexer::LBRACE ? "}" : open.type == Jr2Lexer::LPAREN ? ")" : "]";
+    const char* opener = open.type == Jr2Lexer::LBRACE   ? "{"
+                         : open.type == Jr2Lexer::LPAREN ? "("
+                                                         : "[";
+    const char* closer = open.type == Jr2Lexer::LBRACE   ? "}"
+                         : open.type == Jr2Lexer::LPAREN ? ")"
+                                                         : "]";
     const char* what = open.type == Jr2Lexer::LBRACE ? "the block" : "the list";
     const auto end = static_cast<uint32_t>(file.text().size());
     // Point the note at the last token, not at the end of the file: trailing comments are not

@@ -12,20 +12,21 @@
 // is a support file (an import target), not a case.
 //
 // A case whose input must not be followed by anything (an unterminated comment would swallow its
-// own CHECK lines) says `// CHECK:SIDECAR` instead, and keeps its CHECK lines in `case.jr2.expected`.
+// own CHECK lines) says `// CHECK:SIDECAR` instead, and keeps its CHECK lines in
+// `case.jr2.expected`.
 //
 // JR2_AUTOUPDATE=1 rewrites every case's CHECK lines from what jr2c prints now. Review the diff.
 //
 // The coverage test fails when a diagnostic kind in diagnostic_kinds.def has no case, unless it
 // is on the allow-list below with the issue that will cover it.
 
+#include <gtest/gtest.h>
+
 #include <filesystem>
 #include <fstream>
 #include <regex>
 #include <set>
 #include <sstream>
-
-#include <gtest/gtest.h>
 
 #include "compiler/diag/diagnostics.h"
 #include "compiler/driver/driver.h"
@@ -41,15 +42,15 @@ constexpr const char* kSidecar = "// CHECK:SIDECAR";
 
 // Kinds with no golden case yet, each with the issue that will add it. Keep this list short.
 const std::map<std::string, std::string> kAllowList = {
-    {"TypeMismatch", "#3"},       {"UnknownField", "#3"},       {"MissingField", "#3"},
-    {"NotARecord", "#3"},         {"ItemIdNotString", "#3"},    {"NoInitialState", "#3"},
-    {"TwoInitialStates", "#3"},   {"TargetNotFound", "#3"},     {"FinalStateBody", "#3"},
-    {"OutputMismatch", "#3"},     {"DoneWithoutInvoke", "#3"},  {"StandingChildPool", "#3"},
+    {"TypeMismatch", "#3"},       {"UnknownField", "#3"},        {"MissingField", "#3"},
+    {"NotARecord", "#3"},         {"ItemIdNotString", "#3"},     {"NoInitialState", "#3"},
+    {"TwoInitialStates", "#3"},   {"TargetNotFound", "#3"},      {"FinalStateBody", "#3"},
+    {"OutputMismatch", "#3"},     {"DoneWithoutInvoke", "#3"},   {"StandingChildPool", "#3"},
     {"StandingNotTop", "#3"},     {"RunsPoolNotStanding", "#3"}, {"DispatchNoWait", "#3"},
-    {"RunsPoolNoCap", "#3"},      {"PushOnDrainingPool", "#3"}, {"ItemIdMissing", "#3"},
-    {"FailuresOnStanding", "#3"}, {"ReadNotIdempotent", "#3"},  {"VerdictForm", "#3"},
-    {"CapNotPositive", "#3"},     {"AgentSlotTwice", "#3"},     {"ParallelBelowAgent", "#3"},
-    {"EventUnhandled", "#3"},     {"EventNoSender", "#3"},      {"StateNeverEntered", "#3"},
+    {"RunsPoolNoCap", "#3"},      {"PushOnDrainingPool", "#3"},  {"ItemIdMissing", "#3"},
+    {"FailuresOnStanding", "#3"}, {"ReadNotIdempotent", "#3"},   {"VerdictForm", "#3"},
+    {"CapNotPositive", "#3"},     {"AgentSlotTwice", "#3"},      {"ParallelBelowAgent", "#3"},
+    {"EventUnhandled", "#3"},     {"EventNoSender", "#3"},       {"StateNeverEntered", "#3"},
     {"TransitionShadowed", "#3"},
 };
 
@@ -123,7 +124,8 @@ std::optional<Case> ReadCase(const fs::path& path) {
 std::vector<fs::path> CasePaths() {
   std::vector<fs::path> paths;
   for (const auto& entry : fs::recursive_directory_iterator(JR2_GOLDEN_DIR)) {
-    if (entry.is_regular_file() && entry.path().extension() == ".jr2") paths.push_back(entry.path());
+    if (entry.is_regular_file() && entry.path().extension() == ".jr2")
+      paths.push_back(entry.path());
   }
   std::sort(paths.begin(), paths.end());
   std::vector<fs::path> cases;
@@ -242,8 +244,8 @@ TEST(GoldenCoverage, EveryKindHasACase) {
       }
     }
     const std::regex pattern(std::string(".*(error|warning)\\[") + info.code + "\\]: " + re + "$");
-    const bool covered = std::any_of(all.begin(), all.end(),
-                                     [&](const std::string& l) { return std::regex_match(l, pattern); });
+    const bool covered = std::any_of(
+        all.begin(), all.end(), [&](const std::string& l) { return std::regex_match(l, pattern); });
     const bool allowed = kAllowList.count(info.name) != 0;
     if (covered && allowed) {
       ADD_FAILURE() << info.name << " has a golden case now; remove it from the allow-list";

@@ -1,10 +1,10 @@
 // The renderers: text carets, JSON and SARIF shapes.
 #include "compiler/diag/render.h"
 
-#include <sstream>
-
 #include <gtest/gtest.h>
+
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 namespace jr2 {
 namespace {

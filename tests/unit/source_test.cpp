@@ -42,9 +42,9 @@ TEST(Utf8, FindsTheFirstBadByte) {
   ASSERT_TRUE(bad.has_value());
   EXPECT_EQ(*bad, 1u);
   EXPECT_NE(why.find("NUL"), std::string::npos);
-  EXPECT_TRUE(FindInvalidUtf8("\xc0\xaf", &why).has_value());        // overlong `/`
-  EXPECT_TRUE(FindInvalidUtf8("\xed\xa0\x80", &why).has_value());    // a surrogate
-  EXPECT_TRUE(FindInvalidUtf8("\xe2\x82", &why).has_value());        // cut off
+  EXPECT_TRUE(FindInvalidUtf8("\xc0\xaf", &why).has_value());      // overlong `/`
+  EXPECT_TRUE(FindInvalidUtf8("\xed\xa0\x80", &why).has_value());  // a surrogate
+  EXPECT_TRUE(FindInvalidUtf8("\xe2\x82", &why).has_value());      // cut off
 }
 
 TEST(SourceManager, RefusesMissingDirectoryAndHugeFiles) {

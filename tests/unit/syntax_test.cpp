@@ -1,8 +1,8 @@
 // The syntax phase: what the AST holds for valid input.
-#include "compiler/syntax/parse.h"
-
 #include <gtest/gtest.h>
 #include <llvm/Support/Casting.h>
+
+#include "compiler/syntax/parse.h"
 
 namespace jr2 {
 namespace {
@@ -26,7 +26,8 @@ TEST(Syntax, DurationsAreMilliseconds) {
 
 TEST(Syntax, PrecedenceAndAssociativity) {
   // a || b && c == d + e * f  →  a || (b && (c == (d + (e * f))))
-  Parsed p("machine m { var x: bool = a || b && c == d + e * f ? 1 : 2 ?? 3\n initial state s {} }");
+  Parsed p(
+      "machine m { var x: bool = a || b && c == d + e * f ? 1 : 2 ?? 3\n initial state s {} }");
   ASSERT_EQ(p.diags.errorCount(), 0u);
   auto* m = llvm::cast<ast::MachineDecl>(p.file->decls[0].get());
   auto* cond = llvm::dyn_cast<ast::ConditionalExpr>(m->vars[0].init.get());
@@ -69,7 +70,8 @@ TEST(Syntax, KeywordsAreNamesAfterDotAndBeforeColon) {
 TEST(Syntax, SourceFormsAndHooks) {
   Parsed p(
       "type A { id: string }\n"
-      "source r: A {\n read: extern list_issues idempotent\n items: answer.issues\n poll_every: 1m\n"
+      "source r: A {\n read: extern list_issues idempotent\n items: answer.issues\n poll_every: "
+      "1m\n"
       " hook forge \"issues.labeled\" => reread\n}\n"
       "source s: A {\n push\n hold: 10\n hook sentry \"a\" => carry { id: payload.id }\n"
       " hook sentry \"b\" => skip \"why\"\n}");
