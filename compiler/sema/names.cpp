@@ -123,7 +123,7 @@ class Resolver {
     }
     for (const auto& [stem, m] : module_->imports) {
       for (const auto& [name, d] : m->decls) {
-        if (kinds & Bit(d->kind)) out.push_back(stem + "." + name);
+        if (kinds & Bit(d->kind)) out.push_back(fmt::format("{}.{}", stem, name));
       }
     }
     if (program_.std != nullptr && module_ != program_.std) {
