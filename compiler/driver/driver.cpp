@@ -3,11 +3,14 @@
 #include <fmt/format.h>
 #include <pthread.h>
 
+#include <algorithm>
 #include <functional>
 #include <sstream>
 
 #include "compiler/diag/render.h"
+#include "compiler/ir/statechart.h"
 #include "compiler/sema/program.h"
+#include "compiler/walk/walk.h"
 
 namespace jr2::driver {
 namespace {
@@ -69,7 +72,17 @@ int Check(const Options& opts, std::ostream& out, std::ostream& err) {
   RunWithLargeStack([&] {
     sema::LoadResult loaded = sema::Load(sm, opts.files, diags);
     fileErrors = std::move(loaded.fileErrors);
+    // A file with syntax errors has a partial tree: checking its meaning would only report the
+    // echoes of those errors.
+    const bool syntaxErrors =
+        std::any_of(diags.all().begin(), diags.all().end(), [](const Diagnostic& d) {
+          return d.severity == Severity::kError && std::string_view(d.code()) == "E0001";
+        });
+    if (syntaxErrors) return;
     sema::ResolveNames(loaded.program, diags);
+    sema::CheckTypes(loaded.program, diags);
+    const ir::Program charts = ir::Build(loaded.program, diags);
+    walk::LoadWalk(loaded.program, charts, diags);
   });
   for (const std::string& e : fileErrors) err << "jr2c: error: " << e << "\n";
   diags.sortByLocation();

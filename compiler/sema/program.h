@@ -10,6 +10,7 @@
 
 #include "compiler/ast/ast.h"
 #include "compiler/diag/diagnostics.h"
+#include "compiler/sema/types.h"
 #include "compiler/source/source.h"
 
 namespace jr2::sema {
@@ -28,10 +29,19 @@ struct Module {
   std::map<std::string, const ast::Decl*> decls;
 };
 
+// What the type checker learned, for the load walk and code generation.
+struct TypeInfo {
+  Types types;
+  std::map<const ast::Decl*, TypePtr> declTypes;  // type/event records; a pool's input record
+  std::map<const ast::Expr*, TypePtr> exprTypes;  // every expression the checker typed
+  std::map<const ast::TypeRef*, TypePtr> typeRefs;
+};
+
 struct Program {
   std::vector<std::unique_ptr<Module>> modules;
   std::vector<Module*> roots;  // in command-line order
   Module* std = nullptr;
+  std::unique_ptr<TypeInfo> typeInfo;  // set by CheckTypes
 };
 
 // Why a root file given on the command line could not be read: one line each, printed by the
@@ -49,5 +59,9 @@ LoadResult Load(SourceManager& sm, const std::vector<std::string>& paths, Diagno
 // Phase entry: binds every name in the program to its declaration (ast::QualName::resolved) and
 // checks names in expressions against their scopes. Reports E0100, E0101, E0105 and E0406.
 void ResolveNames(Program& program, Diagnostics& diags);
+
+// Phase entry: types every expression against the declared types (E02xx), checks `output`
+// (E0304) and what `on done` / `on error` refer to (E0305). Fills program.typeInfo.
+void CheckTypes(Program& program, Diagnostics& diags);
 
 }  // namespace jr2::sema

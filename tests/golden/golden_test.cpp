@@ -2,6 +2,8 @@
 // expectations at its end:
 //
 //   // ARGS: --Werror                       (optional, anywhere: extra jr2c arguments)
+//   // EXPECT: E0405                        (optional: the output must show this code)
+//   // EXPECT-NOT: E0405                    (optional: the output must not show this code)
 //   // CHECK:EXIT: 1
 //   // CHECK:STDERR: case.jr2:3:5: error[E0100]: unknown event `aprove`; did you mean `approve`?
 //   // CHECK:STDERR:     3 |     on aprove -> decided
@@ -39,26 +41,19 @@ constexpr const char* kCheckStderr = "// CHECK:STDERR:";
 constexpr const char* kCheckExit = "// CHECK:EXIT:";
 constexpr const char* kArgs = "// ARGS:";
 constexpr const char* kSidecar = "// CHECK:SIDECAR";
+constexpr const char* kExpect = "// EXPECT:";
+constexpr const char* kExpectNot = "// EXPECT-NOT:";
 
 // Kinds with no golden case yet, each with the issue that will add it. Keep this list short.
-const std::map<std::string, std::string> kAllowList = {
-    {"TypeMismatch", "#3"},       {"UnknownField", "#3"},        {"MissingField", "#3"},
-    {"NotARecord", "#3"},         {"ItemIdNotString", "#3"},     {"NoInitialState", "#3"},
-    {"TwoInitialStates", "#3"},   {"TargetNotFound", "#3"},      {"FinalStateBody", "#3"},
-    {"OutputMismatch", "#3"},     {"DoneWithoutInvoke", "#3"},   {"StandingChildPool", "#3"},
-    {"StandingNotTop", "#3"},     {"RunsPoolNotStanding", "#3"}, {"DispatchNoWait", "#3"},
-    {"RunsPoolNoCap", "#3"},      {"PushOnDrainingPool", "#3"},  {"ItemIdMissing", "#3"},
-    {"FailuresOnStanding", "#3"}, {"ReadNotIdempotent", "#3"},   {"VerdictForm", "#3"},
-    {"CapNotPositive", "#3"},     {"AgentSlotTwice", "#3"},      {"ParallelBelowAgent", "#3"},
-    {"EventUnhandled", "#3"},     {"EventNoSender", "#3"},       {"StateNeverEntered", "#3"},
-    {"TransitionShadowed", "#3"},
-};
+const std::map<std::string, std::string> kAllowList = {};
 
 struct Case {
   fs::path path;
   bool sidecar = false;
   std::vector<std::string> body;  // the file without its CHECK lines
   std::vector<std::string> args;
+  std::vector<std::string> expectCodes;     // EXPECT: the intent of the case, held by hand
+  std::vector<std::string> expectNotCodes;  // EXPECT-NOT: a near miss that must stay quiet
   std::vector<std::string> expectedStderr;
   int expectedExit = -1;
 };
@@ -95,6 +90,13 @@ std::optional<Case> ReadCase(const fs::path& path) {
   std::vector<std::string> lines = Lines(ReadFile(path));
   for (const std::string& line : lines) {
     if (StartsWith(line, kSidecar)) c.sidecar = true;
+    auto words = [&](const char* prefix, std::vector<std::string>& into) {
+      std::istringstream in(Rest(line, prefix));
+      std::string w;
+      while (in >> w) into.push_back(w);
+    };
+    if (StartsWith(line, kExpect)) words(kExpect, c.expectCodes);
+    if (StartsWith(line, kExpectNot)) words(kExpectNot, c.expectNotCodes);
   }
   if (c.sidecar) {
     c.body = lines;
@@ -182,6 +184,18 @@ TEST_P(GoldenTest, MatchesExpectations) {
   const auto c = ReadCase(GetParam());
   ASSERT_TRUE(c.has_value());
   const Result r = RunCase(*c);
+  // The intent of a case is checked even while autoupdating: a rewrite must not bless output
+  // that lost the code the case is about.
+  for (const std::string& code : c->expectCodes) {
+    EXPECT_NE(r.stderrText.find("[" + code + "]"), std::string::npos)
+        << GetParam() << ": expected " << code << " in:\n"
+        << r.stderrText;
+  }
+  for (const std::string& code : c->expectNotCodes) {
+    EXPECT_EQ(r.stderrText.find("[" + code + "]"), std::string::npos)
+        << GetParam() << ": " << code << " must not fire (a near miss) in:\n"
+        << r.stderrText;
+  }
   if (AutoUpdate()) {
     Rewrite(*c, r);
     return;

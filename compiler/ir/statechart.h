@@ -1,0 +1,64 @@
+// The statechart IR: each machine as a flat table of states with resolved transition targets,
+// shared by the load walk and code generation. Built by ir::Build, which also checks the shape
+// of each machine (E0300–E0303, E0306, E0307).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "compiler/ast/ast.h"
+#include "compiler/diag/diagnostics.h"
+#include "compiler/sema/program.h"
+
+namespace jr2::ir {
+
+using StateId = int;
+inline constexpr StateId kNoState = -1;
+
+struct Transition {
+  const ast::Transition* ast = nullptr;
+  StateId source = kNoState;
+  StateId target = kNoState;  // kNoState: a targetless transition (it stays)
+};
+
+struct State {
+  enum class Kind { kAtomic, kCompound, kParallel, kFinal };
+  StateId id = 0;
+  std::string name;  // "" for the root
+  std::string path;  // `review.waiting`, "" for the root
+  Kind kind = Kind::kAtomic;
+  StateId parent = kNoState;
+  std::vector<StateId> children;
+  StateId initial = kNoState;  // compound states: the initial child
+  int depth = 0;
+  const ast::State* ast = nullptr;  // null for the root
+  const ast::StateBody* body = nullptr;
+  std::vector<const ast::Invoke*> invokes;
+  std::vector<Transition> transitions;
+};
+
+struct Machine {
+  const ast::MachineDecl* decl = nullptr;
+  std::vector<State> states;  // states[0] is the root; parents come before children
+
+  const State& root() const { return states[0]; }
+  // Whether `a` is `b` or one of its ancestors.
+  bool contains(StateId a, StateId b) const;
+  StateId lca(StateId a, StateId b) const;
+  // Two states can be active together when they are one state, one is inside the other, or their
+  // nearest common ancestor is parallel and they lie in different regions of it.
+  bool canBeActiveTogether(StateId a, StateId b) const;
+  // For each state, whether a run can enter it (ADR-0015's "a mode that nothing enters").
+  std::vector<bool> enterable() const;
+  // The state whose body is `body` (kNoState when none).
+  StateId stateOf(const ast::StateBody* body) const;
+};
+
+struct Program {
+  std::vector<Machine> machines;
+};
+
+// Phase entry: lowers every machine of the program and reports ill-formed shapes.
+Program Build(const sema::Program& program, Diagnostics& diags);
+
+}  // namespace jr2::ir

@@ -1,0 +1,521 @@
+// The load walk. Each check says why in the voice of ADR-0017 and ADR-0015, points at the
+// offending construct, adds notes on the related ones, and gives the fix.
+
+#include "compiler/walk/walk.h"
+
+#include <fmt/format.h>
+#include <llvm/Support/Casting.h>
+
+#include <functional>
+#include <set>
+
+namespace jr2::walk {
+namespace {
+
+using ir::StateId;
+
+// Whether an expression reads the name `item` anywhere.
+bool ReadsName(const ast::Expr* e, const std::string& name) {
+  if (e == nullptr) return false;
+  switch (e->kind) {
+    case ast::Expr::Kind::kName:
+      return llvm::cast<ast::NameExpr>(e)->name.text == name;
+    case ast::Expr::Kind::kMember:
+      return ReadsName(llvm::cast<ast::MemberExpr>(e)->object.get(), name);
+    case ast::Expr::Kind::kIndex: {
+      const auto* i = llvm::cast<ast::IndexExpr>(e);
+      return ReadsName(i->object.get(), name) || ReadsName(i->index.get(), name);
+    }
+    case ast::Expr::Kind::kCall: {
+      const auto* c = llvm::cast<ast::CallExpr>(e);
+      for (const auto& a : c->args) {
+        if (ReadsName(a.value.get(), name)) return true;
+      }
+      return false;
+    }
+    case ast::Expr::Kind::kObject:
+      for (const auto& entry : llvm::cast<ast::ObjectExpr>(e)->entries) {
+        if (ReadsName(entry.value.get(), name)) return true;
+      }
+      return false;
+    case ast::Expr::Kind::kList:
+      for (const auto& x : llvm::cast<ast::ListExpr>(e)->elements) {
+        if (ReadsName(x.get(), name)) return true;
+      }
+      return false;
+    case ast::Expr::Kind::kUnary:
+      return ReadsName(llvm::cast<ast::UnaryExpr>(e)->operand.get(), name);
+    case ast::Expr::Kind::kBinary: {
+      // Iterative over the left spine, like every walk of a binary chain.
+      const ast::Expr* cur = e;
+      while (const auto* b = llvm::dyn_cast<ast::BinaryExpr>(cur)) {
+        if (ReadsName(b->rhs.get(), name)) return true;
+        cur = b->lhs.get();
+      }
+      return ReadsName(cur, name);
+    }
+    case ast::Expr::Kind::kConditional: {
+      const auto* c = llvm::cast<ast::ConditionalExpr>(e);
+      return ReadsName(c->cond.get(), name) || ReadsName(c->then.get(), name) ||
+             ReadsName(c->otherwise.get(), name);
+    }
+    case ast::Expr::Kind::kNonNull:
+      return ReadsName(llvm::cast<ast::NonNullExpr>(e)->operand.get(), name);
+    default:
+      return false;
+  }
+}
+
+// A constant integer (`3`, `-1`), if the expression is one.
+std::optional<int64_t> ConstantInt(const ast::Expr* e) {
+  if (const auto* i = llvm::dyn_cast_or_null<ast::IntLit>(e)) return i->value;
+  if (const auto* u = llvm::dyn_cast_or_null<ast::UnaryExpr>(e); u && u->op == ast::UnaryOp::kNeg) {
+    if (auto v = ConstantInt(u->operand.get())) return -*v;
+  }
+  return std::nullopt;
+}
+
+class Walker {
+ public:
+  Walker(const sema::Program& program, const ir::Program& charts, Diagnostics& diags)
+      : program_(program), charts_(charts), diags_(diags) {}
+
+  void run() {
+    collectUses();
+    for (const auto& m : program_.modules) {
+      for (const auto& d : m->ast->decls) {
+        if (const auto* p = llvm::dyn_cast<ast::PoolDecl>(d.get())) pool(*p);
+        if (const auto* s = llvm::dyn_cast<ast::SourceDecl>(d.get())) source(*s);
+      }
+    }
+    for (const ir::Machine& m : charts_.machines) {
+      agents(m);
+      audience(m);
+      modes(m);
+      shadowed(m);
+    }
+    unhandledEvents();
+  }
+
+ private:
+  // Who names each pool (workflows) and who invokes it (machines, pools).
+  void collectUses() {
+    for (const auto& m : program_.modules) {
+      for (const auto& d : m->ast->decls) {
+        if (const auto* w = llvm::dyn_cast<ast::WorkflowDecl>(d.get())) {
+          if (w->target.resolved) workflowsOf_[w->target.resolved].push_back(w);
+        }
+        if (const auto* p = llvm::dyn_cast<ast::PoolDecl>(d.get())) {
+          if (!p->worker.dispatch && p->worker.target.resolved) {
+            invokedBy_[p->worker.target.resolved].push_back(p->worker.target.range);
+          }
+        }
+      }
+    }
+    for (const ir::Machine& m : charts_.machines) {
+      for (const ir::State& s : m.states) {
+        for (const ast::Invoke* inv : s.invokes) {
+          if (inv->target.resolved) invokedBy_[inv->target.resolved].push_back(inv->target.range);
+        }
+        // From the written transitions, not the IR's: a transition whose target is wrong
+        // (E0302) still says which event the author meant to handle.
+        for (const ast::Transition& t : s.body->transitions) {
+          if (t.trigger != ast::Transition::Trigger::kEvent) continue;
+          if (t.event.resolved) {
+            handled_.insert(t.event.resolved);
+          } else {
+            unresolvedEvent_ = true;
+          }
+        }
+      }
+    }
+  }
+
+  // ---- Pools and Sources (E04xx) --------------------------------------------------------------
+
+  void pool(const ast::PoolDecl& p) {
+    const bool runs = p.worker.dispatch;
+    bool standing = false;
+    SourceRange standingRange;
+    if (p.standing) {
+      standingRange = p.standing->range;
+      if (const auto* b = llvm::dyn_cast<ast::BoolLit>(p.standing.get())) {
+        standing = b->value;
+      } else {
+        diags_.emit(
+            diag::SyntaxBadValue, p.standing->range,
+            "`standing:` takes the word `true` or `false`: whether a Pool stands is fixed when "
+            "the workflow loads");
+      }
+    }
+    const std::string workerName = p.worker.target.str();
+    const ast::Decl* worker = p.worker.target.resolved;
+    const bool childWorker = worker != nullptr && (worker->kind == ast::Decl::Kind::kMachine ||
+                                                   worker->kind == ast::Decl::Kind::kPool);
+    if (standing && !runs && childWorker) {
+      diags_.emit(diag::StandingChildPool, standingRange, p.name.text, workerName)
+          .note(p.worker.range,
+                fmt::format("`{}` is a child machine of the pool's run", workerName));
+    }
+    if (standing && runs) {
+      auto wf = workflowsOf_.find(&p);
+      auto inv = invokedBy_.find(&p);
+      if (inv != invokedBy_.end()) {
+        auto b = diags_.emit(
+            diag::StandingNotTop, standingRange,
+            fmt::format(
+                "pool `{}` stands, so jr2 keeps one run of it as its own workflow and hands "
+                "it over at each publish, but another machine invokes it, and inside that "
+                "run it cannot be kept or handed over; {}",
+                p.name.text,
+                wf == workflowsOf_.end()
+                    ? fmt::format(
+                          "give the Pool its own `workflow NAME = {}` and remove the invoke",
+                          p.name.text)
+                    : "remove the invoke: the Pool is the top machine of its own workflow"));
+        b.note(inv->second.front(), fmt::format("`{}` is invoked here", p.name.text));
+        if (wf != workflowsOf_.end()) {
+          b.note(wf->second.front()->name.range,
+                 fmt::format("workflow `{}` runs the Pool", wf->second.front()->name.text));
+        }
+        b.note(p.name.range, fmt::format("pool `{}` is declared here", p.name.text));
+      } else if (wf == workflowsOf_.end()) {
+        diags_
+            .emit(diag::StandingNotTop, standingRange,
+                  fmt::format(
+                      "pool `{}` stands, so jr2 keeps one run of its own workflow, but no "
+                      "workflow names it; give the Pool its own workflow: `workflow NAME = {}`",
+                      p.name.text, p.name.text))
+            .note(p.name.range, fmt::format("pool `{}` is declared here", p.name.text))
+            .fix(SourceRange::point(p.range.file, p.range.end),
+                 fmt::format("\nworkflow {}_workflow = {}", p.name.text, p.name.text));
+      }
+    }
+    if (runs && !standing) {
+      diags_.emit(diag::RunsPoolNotStanding, p.worker.range, p.name.text, workerName)
+          .note(p.name.range, fmt::format("pool `{}` is declared here", p.name.text));
+    }
+    if (runs) dispatch(p);
+    if (runs && !p.cap) diags_.emit(diag::RunsPoolNoCap, p.name.range, p.name.text, workerName);
+    if (const auto* s = llvm::dyn_cast_or_null<ast::SourceDecl>(p.sourceRef.resolved);
+        s && s->form == ast::SourceDecl::Form::kPush && !standing) {
+      diags_.emit(diag::PushOnDrainingPool, p.source->range, s->name.text, p.name.text)
+          .note(
+              s->formRange,
+              fmt::format("`{}` is a push Source: its items come only in deliveries", s->name.text))
+          .note(p.name.range,
+                fmt::format("pool `{}` does not stand, so it ends when no item is left",
+                            p.name.text));
+    }
+    if (!p.itemId) {
+      diags_.emit(
+          diag::ItemIdMissing, p.name.range,
+          fmt::format("pool `{}` has no `item_id`; the Pool keys each worker, its Gates and "
+                      "its entry in `items` by the item's id: add `item_id: item.ID_FIELD`",
+                      p.name.text));
+    } else if (!ReadsName(p.itemId.get(), "item")) {
+      diags_.emit(diag::ItemIdMissing, p.itemId->range,
+                  "`item_id` does not read `item`, so every item would get the same id; give the "
+                  "id of each item, such as `item_id: item.id`");
+    }
+    if (standing && p.failures != ast::PoolDecl::Failures::kUnset) {
+      diags_.emit(diag::FailuresOnStanding, p.failuresRange, p.name.text).fix(p.failuresRange, "");
+    }
+    if (auto cap = ConstantInt(p.cap.get()); cap && *cap < 1) {
+      diags_.emit(diag::CapNotPositive, p.cap->range, std::to_string(*cap));
+    }
+  }
+
+  void dispatch(const ast::PoolDecl& p) {
+    const ast::ObjectExpr* spec = p.worker.dispatchSpec.get();
+    const ast::ObjectEntry* wait = nullptr;
+    const ast::ObjectEntry* target = nullptr;
+    if (spec != nullptr) {
+      for (const auto& e : spec->entries) {
+        if (e.key.text == "wait") wait = &e;
+        if (e.key.text == "target") target = &e;
+      }
+    }
+    const std::string wf = p.worker.target.str();
+    if (wait == nullptr) {
+      diags_.emit(diag::DispatchNoWait, spec ? spec->range : p.worker.range,
+                  fmt::format("the `dispatch` of `{}` has no `wait: true`, so the Pool cannot know "
+                              "when a run ends and `cap` cannot count it; add `wait: true`",
+                              wf));
+    } else if (const auto* b = llvm::dyn_cast<ast::BoolLit>(wait->value.get()); !b || !b->value) {
+      diags_
+          .emit(diag::DispatchNoWait, wait->value->range,
+                fmt::format("the `dispatch` of `{}` must wait for each run (`cap` counts the live "
+                            "runs); write `wait: true`",
+                            wf))
+          .fix(wait->value->range, "true");
+    }
+    if (target != nullptr) {
+      diags_.emit(
+          diag::DispatchNoWait, target->key.range,
+          fmt::format("the `dispatch` worker of pool `{}` has a `target`, and a Pool's runs "
+                      "are of its own Instance (a foreign worker is not designed); remove "
+                      "`target`",
+                      p.name.text));
+    }
+  }
+
+  void source(const ast::SourceDecl& s) {
+    if (s.form == ast::SourceDecl::Form::kRead && s.call) {
+      bool idempotent = s.call->idempotent;
+      if (const auto* x = llvm::dyn_cast_or_null<ast::ExternDecl>(s.call->function.resolved)) {
+        idempotent = idempotent || x->idempotent;
+      }
+      if (!idempotent) {
+        diags_.emit(diag::ReadNotIdempotent, s.call->range, s.name.text, s.call->function.str())
+            .fix(SourceRange::point(s.call->range.file, s.call->range.end), " idempotent");
+      }
+    }
+    for (const ast::Hook& h : s.hooks) {
+      const bool push = s.form == ast::SourceDecl::Form::kPush;
+      if (h.verdict == ast::Hook::Verdict::kCarry && !push) {
+        diags_
+            .emit(diag::VerdictForm, h.verdictRange,
+                  fmt::format("source `{}` reads its items itself, so a delivery only says \"read "
+                              "again\": when a Source can read, the read is the truth; write "
+                              "`=> reread`",
+                              s.name.text))
+            .note(s.formRange,
+                  fmt::format("`{}` is a `{}` Source", s.name.text,
+                              s.form == ast::SourceDecl::Form::kRead ? "read" : "next"));
+      } else if (h.verdict == ast::Hook::Verdict::kReread && push) {
+        diags_
+            .emit(diag::VerdictForm, h.verdictRange,
+                  fmt::format("source `{}` is a push Source, and nothing can be read again: each "
+                              "item comes in a delivery; write `=> carry {{ … }}` (or `skip "
+                              "\"why\"`)",
+                              s.name.text))
+            .note(s.formRange, fmt::format("`{}` is a push Source", s.name.text));
+      }
+    }
+    if (s.wake && s.wake->resolved) handled_.insert(s.wake->resolved);
+  }
+
+  // ---- Agents (E0500, E0501) ------------------------------------------------------------------
+
+  struct AgentUse {
+    StateId state;
+    const ast::Invoke* invoke;
+  };
+
+  void agents(const ir::Machine& m) {
+    std::map<const ast::Decl*, std::vector<AgentUse>> uses;
+    for (const ir::State& s : m.states) {
+      for (const ast::Invoke* inv : s.invokes) {
+        if (inv->target.resolved && inv->target.resolved->kind == ast::Decl::Kind::kAgent) {
+          uses[inv->target.resolved].push_back({s.id, inv});
+        }
+      }
+    }
+    for (const auto& [agent, list] : uses) {
+      for (size_t j = 1; j < list.size(); ++j) {
+        for (size_t i = 0; i < j; ++i) {
+          if (!m.canBeActiveTogether(list[i].state, list[j].state)) continue;
+          diags_
+              .emit(diag::AgentSlotTwice, list[j].invoke->target.range,
+                    fmt::format("the Agent slot `{}` is invoked here and in {}, and the two can "
+                                "be active together ({}); a slot is one Agent of the machine, so "
+                                "its two Turns would have one sender and one conversation: "
+                                "declare a second `agent` for the second slot, or run a child "
+                                "machine in each region",
+                                agent->name.text, where(m, list[i].state),
+                                why(m, list[i].state, list[j].state)))
+              .note(list[i].invoke->target.range,
+                    fmt::format("`{}` is also invoked here", agent->name.text));
+          break;
+        }
+      }
+      for (const AgentUse& use : list) parallelBelow(m, use);
+    }
+  }
+
+  std::string where(const ir::Machine& m, StateId s) const {
+    return s == 0 ? "the machine root" : fmt::format("state `{}`", m.states[s].path);
+  }
+
+  std::string why(const ir::Machine& m, StateId a, StateId b) const {
+    if (a == b) return "one state invokes it twice";
+    if (m.contains(a, b) || m.contains(b, a)) return "one state is inside the other";
+    return fmt::format("they are regions of parallel state `{}`", m.states[m.lca(a, b)].path);
+  }
+
+  void parallelBelow(const ir::Machine& m, const AgentUse& use) {
+    for (const ir::State& s : m.states) {
+      if (s.kind != ir::State::Kind::kParallel || !m.contains(use.state, s.id)) continue;
+      if (reportedParallel_.count(&s)) continue;
+      reportedParallel_.insert(&s);
+      diags_
+          .emit(diag::ParallelBelowAgent,
+                s.ast->parallelRange.valid() ? s.ast->parallelRange : s.ast->name.range,
+                fmt::format("parallel state `{}` is {} state `{}`, which invokes the Agent `{}`; "
+                            "that shape is reserved for picks the Agent does not wait for, which "
+                            "jr2 does not build: move the background work above the Agent's state",
+                            s.path, s.id == use.state ? "the Agent's own" : "inside",
+                            m.states[use.state].path, use.invoke->target.str()))
+          .note(use.invoke->target.range, "the Agent is invoked here");
+    }
+  }
+
+  // ---- Audience (E0503) -----------------------------------------------------------------------
+
+  void audience(const ir::Machine& m) {
+    for (const ir::State& s : m.states) {
+      if (s.kind == ir::State::Kind::kFinal) continue;  // its transitions are E0303 already
+      for (const ir::Transition& t : s.transitions) {
+        if (t.ast->trigger != ast::Transition::Trigger::kEvent) continue;
+        const auto* ev = llvm::dyn_cast_or_null<ast::EventDecl>(t.ast->event.resolved);
+        if (ev == nullptr) continue;
+        if (ev->audience != ast::Audience::kAgent && ev->audience != ast::Audience::kExternal)
+          continue;
+        const bool agent = ev->audience == ast::Audience::kAgent;
+        if (partyNear(m, s.id, agent)) continue;
+        diags_
+            .emit(diag::EventNoSender, t.ast->event.range,
+                  agent ? fmt::format("`{}` is an `agent` event, but no Agent is invoked in {} "
+                                      "or above it, so no party of this state may send "
+                                      "it; invoke the Agent in this state or one around it, or "
+                                      "make the event `external` or `any`",
+                                      ev->name.text, where(m, s.id))
+                        : fmt::format("`{}` is an `external` event, but no Gate is invoked in {} "
+                                      "or above it, so no person can answer it here; "
+                                      "add `invoke gate` to this state or one around it, or make "
+                                      "the event `agent` or `any`",
+                                      ev->name.text, where(m, s.id)))
+            .note(ev->audienceRange, fmt::format("`{}` is declared `{}` here", ev->name.text,
+                                                 agent ? "agent" : "external"));
+      }
+    }
+  }
+
+  // Whether a party of the right kind may send on `s`'s transitions (LANGUAGE.md §3, ADR-0015):
+  // an Agent (or a Gate) invoked in `s` or a state above it. A transition with no party at all at
+  // or above it belongs to every party, so then a party invoked inside `s` also counts: its
+  // accepted set takes its ancestors' transitions.
+  bool partyNear(const ir::Machine& m, StateId s, bool agent) const {
+    auto isParty = [](const ast::Invoke* inv, bool wantAgent) {
+      if (wantAgent) {
+        return inv->target.resolved != nullptr &&
+               inv->target.resolved->kind == ast::Decl::Kind::kAgent;
+      }
+      return inv->kind == ast::Invoke::Kind::kGate;
+    };
+    bool anyAbove = false;
+    for (StateId a = s; a != ir::kNoState; a = m.states[a].parent) {
+      for (const ast::Invoke* inv : m.states[a].invokes) {
+        if (isParty(inv, agent)) return true;
+        if (isParty(inv, !agent)) anyAbove = true;
+      }
+    }
+    if (anyAbove) return false;
+    for (const ir::State& x : m.states) {
+      if (x.id == s || !m.contains(s, x.id)) continue;
+      for (const ast::Invoke* inv : x.invokes) {
+        if (isParty(inv, agent)) return true;
+      }
+    }
+    return false;
+  }
+
+  // ---- Modes (W0600) and shadowed transitions (W0601) -----------------------------------------
+
+  void modes(const ir::Machine& m) {
+    // A compound state with no initial child is E0300; what it cannot enter follows from that.
+    for (const ir::State& s : m.states) {
+      if (s.kind == ir::State::Kind::kCompound && s.initial == ir::kNoState) return;
+    }
+    const std::vector<bool> entered = m.enterable();
+    for (const ir::State& s : m.states) {
+      if (s.id == 0 || entered[s.id]) continue;
+      // Report only the outermost state nothing enters; its children follow from it.
+      if (s.parent != 0 && !entered[s.parent]) continue;
+      diags_.emit(diag::StateNeverEntered, s.ast->name.range, s.path);
+    }
+  }
+
+  void shadowed(const ir::Machine& m) {
+    for (const ir::State& s : m.states) {
+      const auto& ts = s.body->transitions;
+      for (size_t j = 1; j < ts.size(); ++j) {
+        for (size_t i = 0; i < j; ++i) {
+          if (ts[i].guard || !sameTrigger(ts[i], ts[j])) continue;
+          diags_
+              .emit(diag::TransitionShadowed, ts[j].keywordRange, describe(ts[i]),
+                    s.path.empty() ? m.decl->name.text : s.path)
+              .note(ts[i].keywordRange, "the earlier transition is here");
+          break;
+        }
+      }
+    }
+  }
+
+  static bool sameTrigger(const ast::Transition& a, const ast::Transition& b) {
+    if (a.kind != b.kind) return false;
+    switch (a.kind) {
+      case ast::Transition::Kind::kAlways:
+        return true;
+      case ast::Transition::Kind::kAfter:
+        return a.delayMillis == b.delayMillis;
+      case ast::Transition::Kind::kOn:
+        if (a.trigger != b.trigger) return false;
+        if (a.trigger == ast::Transition::Trigger::kEvent) {
+          return a.event.resolved != nullptr && a.event.resolved == b.event.resolved;
+        }
+        return (a.invokeName ? a.invokeName->text : "") == (b.invokeName ? b.invokeName->text : "");
+    }
+    return false;
+  }
+
+  static std::string describe(const ast::Transition& t) {
+    switch (t.kind) {
+      case ast::Transition::Kind::kAlways:
+        return "`always`";
+      case ast::Transition::Kind::kAfter:
+        return "`after` with the same delay";
+      case ast::Transition::Kind::kOn:
+        break;
+    }
+    if (t.trigger == ast::Transition::Trigger::kDone) return "`on done`";
+    if (t.trigger == ast::Transition::Trigger::kError) return "`on error`";
+    return fmt::format("`on {}`", t.event.str());
+  }
+
+  // ---- Events (E0502) -------------------------------------------------------------------------
+
+  void unhandledEvents() {
+    // An `on` whose event did not resolve (E0100) may be the handler the author meant.
+    if (unresolvedEvent_) return;
+    // Only the files being checked: a shared file of events imported here may declare events that
+    // other programs handle. A second declaration of one name is E0101 already.
+    for (const sema::Module* m : program_.roots) {
+      for (const auto& d : m->ast->decls) {
+        auto first = m->decls.find(d->name.text);
+        if (first != m->decls.end() && first->second != d.get()) continue;
+        if (d->kind == ast::Decl::Kind::kEvent && handled_.count(d.get()) == 0) {
+          diags_.emit(diag::EventUnhandled, d->name.range, d->name.text);
+        }
+      }
+    }
+  }
+
+  const sema::Program& program_;
+  const ir::Program& charts_;
+  Diagnostics& diags_;
+  std::map<const ast::Decl*, std::vector<const ast::WorkflowDecl*>> workflowsOf_;
+  std::map<const ast::Decl*, std::vector<SourceRange>> invokedBy_;
+  std::set<const ast::Decl*> handled_;
+  bool unresolvedEvent_ = false;
+  std::set<const ir::State*> reportedParallel_;
+};
+
+}  // namespace
+
+void LoadWalk(const sema::Program& program, const ir::Program& charts, Diagnostics& diags) {
+  Walker(program, charts, diags).run();
+}
+
+}  // namespace jr2::walk
