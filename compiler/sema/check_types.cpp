@@ -197,6 +197,19 @@ class Checker {
       hint = "; make the type optional (`T?`) to allow `null`";
     } else if (got->kind == K::kInt && want.type->kind == K::kDuration) {
       hint = "; write a duration such as `30s`";
+    } else if (StripOptional(got)->kind == K::kRecord && StripOptional(want.type)->kind == K::kRecord) {
+      std::string why;
+      Assignable(StripOptional(got), StripOptional(want.type), &why);
+      const std::string field = why.substr(0, why.find('.'));
+      if (!field.empty()) {
+        if (StripOptional(got)->record->find(field) == nullptr) {
+          hint = fmt::format(" (`{}` has no field `{}`)", Spell(got), field);
+        } else if (StripOptional(want.type)->record->find(field) == nullptr) {
+          hint = fmt::format(" (`{}` has no field `{}`)", Spell(want.type), field);
+        } else {
+          hint = fmt::format(" (they differ at `{}`)", why);
+        }
+      }
     }
     // A single literal reads as `string` unless a union of literals is wanted.
     const std::string gotText =
@@ -270,8 +283,10 @@ class Checker {
         check(entry.value.get(), env);
         continue;
       }
-      const std::string path = r.name.empty() ? fmt::format("`{}`", entry.key.text)
-                                              : fmt::format("`{}.{}`", r.name, entry.key.text);
+      const std::string path = r.name.empty()
+                                   ? (place.empty() ? fmt::format("`{}`", entry.key.text)
+                                                    : fmt::format("`{}` of {}", entry.key.text, place))
+                                   : fmt::format("`{}.{}`", r.name, entry.key.text);
       check(entry.value.get(), env, {f->type, path});
     }
     for (const auto& f : r.fields) {
