@@ -568,6 +568,8 @@ class Builder {
         act.kind = ast::Action::Kind::kFail;
         act.value = expr(a->expr(0));
         if (a->expr().size() > 1) act.detail = expr(a->expr(1));
+      } else if (a->IDENT() == nullptr) {
+        continue;  // a fragment the parser recovered from; it reported the error
       } else if (a->LPAREN() != nullptr) {
         const std::string name = a->IDENT()->getText();
         if (name != "log") {
@@ -928,7 +930,7 @@ class Builder {
       const auto idents = e->IDENT();
       if (e->FATARROW() != nullptr) {
         // hook SERVICE "event" => verdict
-        if (idents.size() < 2 || idents[0]->getText() != "hook") {
+        if (idents.size() < 2 || idents[0]->getText() != "hook" || e->STRING() == nullptr) {
           if (!idents.empty()) unknownKey({idents[0]->getText(), range(idents[0])}, owner, kKeys);
           continue;
         }
