@@ -1069,19 +1069,25 @@ class Checker {
       check(p.itemInput.get(), withItem, {want, place});
       return;
     }
-    // No `item_input`: a worker with one parameter gets the item.
+    // No `item_input`: a worker with exactly one parameter gets the item bound to it, and so does
+    // a worker whose other parameters all have defaults (they take their defaults).
     size_t required = 0;
-    for (const auto& prm : *params) required += prm.defaultValue ? 0 : 1;
-    if (params->size() == 1) {
-      TypePtr want = typeOf((*params)[0].type.get());
+    const ast::Param* bound = params->size() == 1 ? &(*params)[0] : nullptr;
+    for (const auto& prm : *params) {
+      if (prm.defaultValue) continue;
+      ++required;
+      bound = &prm;
+    }
+    if (params->size() == 1 || required == 1) {
+      TypePtr want = typeOf(bound->type.get());
       if (!Assignable(item, want)) {
         diags_.emit(diag::TypeMismatch, p.worker.target.range,
                     fmt::format("the item of source `{}`", source ? source->name.text : "?"),
                     Spell(item),
-                    fmt::format("the parameter `{}` of {}", (*params)[0].name.text, workerName),
+                    fmt::format("the parameter `{}` of {}", bound->name.text, workerName),
                     Spell(want), "; convert it with `item_input: { … }`");
       }
-    } else if (required > 0) {
+    } else if (required > 1) {
       // More than one parameter and no `item_input`: the item itself is the input, so it must
       // carry a field of the right type for each parameter without a default.
       const Record* itemRecord =
