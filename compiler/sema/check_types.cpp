@@ -604,7 +604,10 @@ class Checker {
       case Op::kNe:
         if (loose || Assignable(l, r) || Assignable(r, l) || (IsNumeric(l) && IsNumeric(r)) ||
             (IsStringy(l) && IsStringy(r)) || l->kind == K::kNull || r->kind == K::kNull) {
-          if (l->kind == K::kLiterals && r->kind == K::kLiterals && !Assignable(l, r) &&
+          // A union (a field of type `"a" | "b"`) against a literal it does not hold is a
+          // misspelling; two lone literals are merely constant.
+          if (l->kind == K::kLiterals && r->kind == K::kLiterals &&
+              (l->literals.size() > 1 || r->literals.size() > 1) && !Assignable(l, r) &&
               !Assignable(r, l)) {
             return refuse("these two can never be equal: check the spelling of the literal");
           }
