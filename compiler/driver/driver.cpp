@@ -4,9 +4,12 @@
 #include <pthread.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <functional>
 #include <sstream>
 
+#include "compiler/codegen/codegen.h"
 #include "compiler/diag/render.h"
 #include "compiler/ir/statechart.h"
 #include "compiler/sema/program.h"
@@ -19,6 +22,10 @@ constexpr const char* kUsage = R"(usage: jr2c <command> [options] [files]
 
 commands:
   check FILE…            check .jr2 files and print diagnostics
+  compile FILE… -o DIR [--depfile F]
+                         check, then write DIR/FILE.h and DIR/FILE.cpp for each file
+                         (nothing is written when there is an error)
+  workflows FILE…        list the workflows the files declare, one a line
   explain CODE           explain a diagnostic code, with an example (`jr2c explain E0100`)
   explain --list         list every diagnostic code
 
@@ -35,6 +42,8 @@ exit codes: 0 clean (warnings allowed), 1 errors, 2 usage
 struct Options {
   std::string command;
   std::vector<std::string> files;
+  std::string outDir;   // compile: -o
+  std::string depfile;  // compile: --depfile
   DiagFormat format = DiagFormat::kText;
   bool werror = false;
 };
@@ -58,46 +67,156 @@ void RunWithLargeStack(const std::function<void()>& fn) {
   pthread_attr_destroy(&attr);
 }
 
+std::string EscapeDep(const std::string& path) {
+  std::string out;
+  for (char c : path) {
+    if (c == ' ' || c == '#' || c == '\\') out += '\\';
+    if (c == '$') out += '$';
+    out += c;
+  }
+  return out;
+}
+
 int Usage(std::ostream& err, const std::string& message) {
   err << "jr2c: error: " << message << "\n"
       << "run `jr2c --help` for usage\n";
   return kExitUsage;
 }
 
-int Check(const Options& opts, std::ostream& out, std::ostream& err) {
+// What a command does with a program that checked clean.
+using AfterCheck = std::function<int(const sema::Program&, const ir::Program&)>;
+
+// Loads and checks the files, prints the diagnostics, and, when there is no error, runs `after`
+// (on the same large-stack thread, while the program is alive). Returns the exit code.
+int Frontend(const Options& opts, std::ostream& out, std::ostream& err, const AfterCheck& after) {
   SourceManager sm;
   Diagnostics diags;
   diags.setWarningsAsErrors(opts.werror);
   std::vector<std::string> fileErrors;
+  int code = kExitClean;
   RunWithLargeStack([&] {
     sema::LoadResult loaded = sema::Load(sm, opts.files, diags);
     fileErrors = std::move(loaded.fileErrors);
+    auto finish = [&] {
+      for (const std::string& e : fileErrors) err << "jr2c: error: " << e << "\n";
+      diags.sortByLocation();
+      switch (opts.format) {
+        case DiagFormat::kText:
+          RenderText(diags, sm, err);
+          break;
+        case DiagFormat::kJson:
+          RenderJson(diags, sm, out);
+          break;
+        case DiagFormat::kSarif:
+          RenderSarif(diags, sm, Version(), out);
+          break;
+      }
+      code = diags.hasErrors() || !fileErrors.empty() ? kExitErrors : kExitClean;
+    };
     // A file with syntax errors has a partial tree: checking its meaning would only report the
     // echoes of those errors.
     const bool syntaxErrors =
         std::any_of(diags.all().begin(), diags.all().end(), [](const Diagnostic& d) {
           return d.severity == Severity::kError && std::string_view(d.code()) == "E0001";
         });
-    if (syntaxErrors) return;
+    if (syntaxErrors) return finish();
     sema::ResolveNames(loaded.program, diags);
     sema::CheckTypes(loaded.program, diags);
     const ir::Program charts = ir::Build(loaded.program, diags);
     walk::LoadWalk(loaded.program, charts, diags);
+    finish();
+    if (code == kExitClean && after) code = after(loaded.program, charts);
   });
-  for (const std::string& e : fileErrors) err << "jr2c: error: " << e << "\n";
-  diags.sortByLocation();
-  switch (opts.format) {
-    case DiagFormat::kText:
-      RenderText(diags, sm, err);
-      break;
-    case DiagFormat::kJson:
-      RenderJson(diags, sm, out);
-      break;
-    case DiagFormat::kSarif:
-      RenderSarif(diags, sm, Version(), out);
-      break;
+  return code;
+}
+
+int Check(const Options& opts, std::ostream& out, std::ostream& err) {
+  return Frontend(opts, out, err, nullptr);
+}
+
+// Writes `text` to `path` through a temporary file and a rename, and only when it changed, so a
+// build system sees a new time stamp only on a real change.
+bool WriteIfChanged(const std::string& path, const std::string& text, std::ostream& err) {
+  {
+    std::ifstream in(path, std::ios::binary);
+    if (in) {
+      std::ostringstream old;
+      old << in.rdbuf();
+      if (old.str() == text) return true;
+    }
   }
-  return diags.hasErrors() || !fileErrors.empty() ? kExitErrors : kExitClean;
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out << text;
+    if (!out) {
+      err << "jr2c: error: cannot write `" << tmp << "`\n";
+      return false;
+    }
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) {
+    err << "jr2c: error: cannot write `" << path << "`: " << ec.message() << "\n";
+    return false;
+  }
+  return true;
+}
+
+int Compile(const Options& opts, std::ostream& out, std::ostream& err) {
+  if (opts.outDir.empty()) return Usage(err, "`compile` needs an output folder: `-o DIR`");
+  return Frontend(opts, out, err, [&](const sema::Program& program, const ir::Program& charts) {
+    std::error_code ec;
+    std::filesystem::create_directories(opts.outDir, ec);
+    if (ec) {
+      err << "jr2c: error: cannot create `" << opts.outDir << "`: " << ec.message() << "\n";
+      return kExitErrors;
+    }
+    // Generate everything first: nothing is written unless all of it could be made.
+    std::vector<std::pair<std::string, std::string>> files;
+    std::vector<std::string> outputs;
+    for (const sema::Module* m : program.roots) {
+      const codegen::Output o = codegen::Generate(program, *m, charts, Version());
+      const auto dir = std::filesystem::path(opts.outDir);
+      files.emplace_back((dir / o.headerName).string(), o.header);
+      files.emplace_back((dir / o.sourceName).string(), o.source);
+      outputs.push_back((dir / o.headerName).string());
+      outputs.push_back((dir / o.sourceName).string());
+    }
+    for (const auto& [path, text] : files) {
+      if (!WriteIfChanged(path, text, err)) return kExitErrors;
+    }
+    if (!opts.depfile.empty()) {
+      // Make syntax: every output depends on every file it was made from, imports included.
+      std::string deps;
+      for (const auto& m : program.modules) {
+        if (m->isStd) continue;
+        deps += " " +
+                EscapeDep(std::filesystem::absolute(m->source->name()).lexically_normal().string());
+      }
+      std::string text;
+      for (size_t i = 0; i < outputs.size(); ++i) {
+        text += (i == 0 ? "" : " ") +
+                EscapeDep(std::filesystem::absolute(outputs[i]).lexically_normal().string());
+      }
+      text += ":" + deps + "\n";
+      if (!WriteIfChanged(opts.depfile, text, err)) return kExitErrors;
+    }
+    return kExitClean;
+  });
+}
+
+// `jr2c workflows FILE…`: the workflow names, one a line (what the CMake function reads at
+// configure time to make one runner each).
+int Workflows(const Options& opts, std::ostream& out, std::ostream& err) {
+  return Frontend(opts, out, err, [&](const sema::Program& program, const ir::Program&) {
+    for (const sema::Module* m : program.roots) {
+      for (const auto& d : m->ast->decls) {
+        if (d->kind == ast::Decl::Kind::kWorkflow) out << d->name.text << "\n";
+      }
+    }
+    return kExitClean;
+  });
 }
 
 int Explain(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
@@ -144,6 +263,9 @@ int Run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
     }
     if (a == "--Werror") {
       opts.werror = true;
+    } else if (a == "-o" || a == "--depfile") {
+      if (i + 1 >= args.size()) return Usage(err, fmt::format("`{}` needs a value", a));
+      (a == "-o" ? opts.outDir : opts.depfile) = args[++i];
     } else if (a == "--diagnostics-format" || a.rfind("--diagnostics-format=", 0) == 0) {
       std::string value;
       if (a == "--diagnostics-format") {
@@ -175,10 +297,19 @@ int Run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
     opts.files = rest;
     return Check(opts, out, err);
   }
+  if (opts.command == "compile" || opts.command == "workflows") {
+    if (rest.empty())
+      return Usage(err, fmt::format("`{}` needs at least one `.jr2` file", opts.command));
+    opts.files = rest;
+    return opts.command == "compile" ? Compile(opts, out, err) : Workflows(opts, out, err);
+  }
   if (opts.command == "explain") return Explain(rest, out, err);
   if (opts.command.empty()) return Usage(err, "no command given");
-  return Usage(err, fmt::format("unknown command `{}`; the commands are `check` and `explain`",
-                                opts.command));
+  return Usage(
+      err,
+      fmt::format(
+          "unknown command `{}`; the commands are `check`, `compile`, `workflows` and `explain`",
+          opts.command));
 }
 
 }  // namespace jr2::driver

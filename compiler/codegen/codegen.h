@@ -1,0 +1,24 @@
+// Code generation (LANGUAGE.md §4): one C++ header and one source per `.jr2` file, in
+// `namespace jr2gen::<stem>`, against the runtime in runtime/include/jr2.
+#pragma once
+
+#include <string>
+
+#include "compiler/ir/statechart.h"
+#include "compiler/sema/program.h"
+
+namespace jr2::codegen {
+
+struct Output {
+  std::string headerName;  // `tickets.jr2.h`
+  std::string sourceName;  // `tickets.jr2.cpp`
+  std::string header;
+  std::string source;
+};
+
+// Phase entry: the C++ of one checked module. Deterministic: the same program gives
+// byte-identical output. `version` is jr2c's, for the banner.
+Output Generate(const sema::Program& program, const sema::Module& module, const ir::Program& charts,
+                const std::string& version);
+
+}  // namespace jr2::codegen

@@ -1,0 +1,20 @@
+// `jr2c graph`: one machine's statechart as a picture, in Graphviz DOT or Mermaid
+// (`stateDiagram-v2`). Reads only the statechart IR (and the AST nodes it points at).
+#pragma once
+
+#include <string>
+
+#include "compiler/ir/statechart.h"
+
+namespace jr2::graph {
+
+enum class Format { kDot, kMermaid };
+
+// Phase entry: renders one machine. Compound states are clusters, a parallel state's regions are
+// dashed, initial and final states are marked, each transition is an edge labelled with its
+// trigger and guard (a targetless one is a dotted self-loop), and a state's invokes are lines of
+// its label (a Gate and an Agent slot also get a colour of their own). Deterministic: the same
+// machine gives byte-identical output.
+std::string Render(const ir::Machine& machine, Format format);
+
+}  // namespace jr2::graph

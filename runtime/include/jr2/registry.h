@@ -1,0 +1,106 @@
+// What generated code registers for the runner: its workflows, the description of each pool, and
+// the host functions (`extern`) the program calls. Registration is an explicit function the
+// runner calls (`jr2gen::<file>::RegisterWorkflows`), never a static initializer.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "jr2/statechart.h"
+#include "jr2/value.h"
+
+namespace jr2rt {
+
+// What a pull Source's `next` is given (RUNTIME.md §2): the ids of live workers, the ids of
+// items that finished or failed in this run, the failed subset, and the Pool's run input.
+struct NextQuery {
+  std::vector<std::string> active;
+  std::vector<std::string> settled;
+  std::vector<std::string> failed;
+  Json input;
+};
+
+// A host function: `invoke extern NAME(ARGS)`, `read: extern NAME(ARGS)`. It takes the
+// arguments as a JSON object by parameter name (positional arguments are named `arg0`, …) and
+// gives its result; a Failure it throws is the invoking machine's Failure.
+using HostFunction = std::function<Json(const Json& args)>;
+// `next: extern NAME(ARGS)`: also given the query; it answers an item, null, or
+// `{ item, open }` (the concept page's SourceNextResult).
+using NextFunction = std::function<Json(const Json& args, const NextQuery& query)>;
+
+struct SourceSpec {
+  enum class Form { kNext, kRead, kPush };
+  std::string name;
+  Form form = Form::kNext;
+  std::string function;                         // `std.backlog`, or the extern's name; "" for push
+  std::function<Json(const Json& input)> args;  // the call's arguments from the pool's input
+  std::string wake;                             // the wake event's name; "" when none
+  int64_t pollEveryMs = 0;                      // 0: no polling
+  int64_t hold = 1000;                          // push: the bound on held items
+  std::function<Json(const Json& answer)> items;  // read: the items of an answer
+};
+
+struct PoolSpec {
+  std::string name;
+  std::string worker;  // the worker machine, or the dispatched workflow
+  bool dispatch = false;
+  bool standing = false;
+  bool reportFailures = false;  // `failures: report`
+  MachineFactory makeWorker = nullptr;
+  SourceSpec source;
+  std::function<Json(const Json& input)> parseInput;  // checks the input, applies defaults
+  std::function<std::string(const Json& item, const Json& input)> itemId;
+  std::function<int64_t(const Json& input)> cap;  // null: 1
+  std::function<Json(const Json& item, const Json& input)> itemInput;
+};
+
+struct WorkflowInfo {
+  std::string name;
+  std::string file;                  // `tickets.jr2`
+  MachineFactory machine = nullptr;  // the top machine, when it is a machine
+  const PoolSpec* pool = nullptr;    // the top machine, when it is a pool
+};
+
+class Registry {
+ public:
+  void addWorkflow(WorkflowInfo info) { workflows_.push_back(std::move(info)); }
+  void addPool(const PoolSpec* pool) { pools_[pool->name] = pool; }
+  void addMachine(const std::string& name, MachineFactory make) { machines_[name] = make; }
+  void addHost(const std::string& name, HostFunction fn) { hosts_[name] = std::move(fn); }
+  void addNext(const std::string& name, NextFunction fn) { nexts_[name] = std::move(fn); }
+
+  const std::vector<WorkflowInfo>& workflows() const { return workflows_; }
+  const WorkflowInfo* workflow(const std::string& name) const {
+    for (const auto& w : workflows_) {
+      if (w.name == name) return &w;
+    }
+    return nullptr;
+  }
+  const PoolSpec* pool(const std::string& name) const {
+    auto it = pools_.find(name);
+    return it == pools_.end() ? nullptr : it->second;
+  }
+  MachineFactory machine(const std::string& name) const {
+    auto it = machines_.find(name);
+    return it == machines_.end() ? nullptr : it->second;
+  }
+  const HostFunction* host(const std::string& name) const {
+    auto it = hosts_.find(name);
+    return it == hosts_.end() ? nullptr : &it->second;
+  }
+  const NextFunction* next(const std::string& name) const {
+    auto it = nexts_.find(name);
+    return it == nexts_.end() ? nullptr : &it->second;
+  }
+
+ private:
+  std::vector<WorkflowInfo> workflows_;
+  std::map<std::string, const PoolSpec*> pools_;
+  std::map<std::string, MachineFactory> machines_;
+  std::map<std::string, HostFunction> hosts_;
+  std::map<std::string, NextFunction> nexts_;
+};
+
+}  // namespace jr2rt

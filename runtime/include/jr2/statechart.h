@@ -1,0 +1,143 @@
+// The machine interface generated code implements, and the statechart engine that runs it.
+//
+// jr2c lowers each machine to static tables (its states and transitions, in document order) and
+// to switch statements over their ids for what is the machine's own: guards, actions, entry and
+// exit. The engine is the one implementation of the SCXML algorithm those tables drive: it
+// selects transitions, computes exit and entry sets, and runs eventless transitions to a fixed
+// point. docs/semantics.md says what it does, step by step.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "jr2/value.h"
+
+namespace jr2rt {
+
+// What reaches a machine: an external event at a Gate or from an Agent, the completion or the
+// Failure of an invoked child, or a timer of an `after` transition.
+struct Event {
+  enum class Kind : uint8_t { kExternal, kDone, kError, kTimer };
+  Kind kind = Kind::kExternal;
+  int id = -1;  // kExternal: the machine's event id; kDone/kError: invoke id; kTimer: timer id
+  Json data;    // the payload; for kDone the child's output, for kError {reason, detail}
+};
+
+// A child a state invokes (LANGUAGE.md §2.4), described for the host that runs it.
+struct InvokeSpec {
+  enum class Kind : uint8_t { kGate, kAgent, kMachine, kExtern, kStd };
+  Kind kind = Kind::kGate;
+  int id = -1;            // the invoke's id in its machine
+  std::string target;     // agent, machine, pool or function name (`std.command`)
+  std::string name;       // the authored Gate name or `as` name; "" when none
+  std::string statePath;  // the invoking state's path (`review`), for Gate names
+  Json input;             // arguments, Gate meta or `{ prompt }`
+};
+
+// What a running machine asks of its run: timers and children. The run host implements it; a
+// test implements it with a manual clock.
+class MachineHost {
+ public:
+  virtual ~MachineHost() = default;
+  virtual void startTimer(int timerId, Duration after) = 0;
+  virtual void cancelTimer(int timerId) = 0;
+  virtual void startInvoke(const InvokeSpec& spec) = 0;
+  virtual void cancelInvoke(int invokeId) = 0;
+  virtual void log(const Json& value) = 0;
+};
+
+// The interface of every generated machine.
+class Machine {
+ public:
+  virtual ~Machine() = default;
+  // The machine's name as declared.
+  virtual const char* name() const = 0;
+  // Checks `input` against the parameters (a clear error naming the field when it does not fit)
+  // and enters the initial configuration.
+  virtual void start(MachineHost& host, const Json& input) = 0;
+  // One macrostep: the event, then every eventless transition it enables. Returns whether any
+  // transition was taken. Throws Failure (the machine failed) or Defect (a broken invariant).
+  virtual bool dispatch(const Event& event) = 0;
+  // Maps an event name to its id for this machine (-1: the machine does not know it).
+  virtual int eventId(std::string_view name) const = 0;
+  virtual bool isDone() const = 0;
+  // The output, once done (null for a machine without one).
+  virtual Json output() const = 0;
+  // The active states' paths, in document order.
+  virtual std::vector<std::string> activeStates() const = 0;
+  // The active configuration and the context, and back. Restoring does not re-run entry actions.
+  virtual Json snapshot() const = 0;
+  virtual void restore(MachineHost& host, const Json& snapshot) = 0;
+};
+
+using MachineFactory = std::unique_ptr<Machine> (*)();
+
+// The static description of a machine jr2c generates.
+struct StateInfo {
+  enum Kind : uint8_t { kAtomic, kCompound, kParallel, kFinal };
+  const char* path;  // "" for the root
+  int parent;        // -1 for the root
+  Kind kind;
+  int initial;  // compound: the initial child
+  int depth;
+};
+
+struct TransitionInfo {
+  enum Trigger : uint8_t { kOn, kAlways, kAfter, kDone, kError };
+  int source;
+  Trigger trigger;
+  int id;      // kOn: event id; kAfter: timer id; kDone/kError: invoke id
+  int target;  // -1: targetless (stays, runs its actions only)
+  bool guarded;
+};
+
+// Runs the SCXML algorithm over a generated machine's tables.
+class Statechart : public Machine {
+ public:
+  bool dispatch(const Event& event) override;
+  bool isDone() const override { return done_; }
+  std::vector<std::string> activeStates() const override;
+
+ protected:
+  Statechart(const StateInfo* states, int stateCount, const TransitionInfo* transitions,
+             int transitionCount);
+
+  // Enters the initial configuration and runs eventless transitions (call from start()).
+  void begin(MachineHost& host);
+  MachineHost& host() { return *host_; }
+  bool active(int state) const { return active_[static_cast<size_t>(state)]; }
+  // For restore(): the active configuration by paths.
+  void setActive(MachineHost& host, const std::vector<std::string>& paths, bool done);
+
+  // Generated: the machine's own code, as switches over state and transition ids.
+  virtual bool guard(int transition, const Event& event) = 0;
+  virtual void act(int transition, const Event& event) = 0;
+  virtual void enter(int state) = 0;  // entry actions, then the state's invokes and timers
+  virtual void exit(int state) = 0;   // exit actions, then cancel the state's invokes and timers
+
+ private:
+  bool enabled(int t, const Event& event);
+  bool matches(const TransitionInfo& t, const Event& event) const;
+  std::vector<int> select(const Event* event);  // null: eventless
+  void microstep(const std::vector<int>& transitions, const Event& event);
+  int domain(int t) const;
+  bool isDescendant(int s, int ancestor) const;
+  void addDescendants(int s, std::vector<bool>& into) const;
+
+  const StateInfo* states_;
+  int stateCount_;
+  const TransitionInfo* transitions_;
+  int transitionCount_;
+  std::vector<std::vector<int>> bySource_;  // transitions of each state, in document order
+  std::vector<bool> active_;
+  MachineHost* host_ = nullptr;
+  bool done_ = false;
+};
+
+// How many eventless microsteps one macrostep may take before the machine is declared looping.
+inline constexpr int kMaxEventlessSteps = 10000;
+
+}  // namespace jr2rt
