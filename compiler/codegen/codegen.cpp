@@ -836,7 +836,13 @@ class Generator {
     *prelude = fmt::format("[[maybe_unused]] const ::jr2rt::Json {}_ = {};\n",
                            done ? "done" : "error", value);
     scope.names[done ? "done" : "error"] = {done ? "done_" : "error_", kJson};
-    if (a.invokeName) scope.names[a.invokeName->text] = {done ? "done_" : "error_", kJson};
+    // The invoke this transition hears may be read by its `as` name too.
+    const ir::State& src = m.states[t.source];
+    for (const ast::Invoke* inv : src.invokes) {
+      const bool heard =
+          a.invokeName ? (inv->as && inv->as->text == a.invokeName->text) : src.invokes.size() == 1;
+      if (heard && inv->as) scope.names[inv->as->text] = {done ? "done_" : "error_", kJson};
+    }
     (void)ids;
     return scope;
   }
@@ -992,7 +998,7 @@ class Generator {
         "{\"context\", context}};\n"
         "}\n\n"
         "void $cls$::restore(::jr2rt::MachineHost& host, const ::jr2rt::Json& snapshot) {\n"
-        "  const ::jr2rt::Json& context = snapshot.at(\"context\");\n",
+        "  [[maybe_unused]] const ::jr2rt::Json& context = snapshot.at(\"context\");\n",
         {{"cls", cls}});
     for (const auto& prm : d.params)
       p.print("  ::jr2rt::ReadField(context, \"context\", $k$, ctx_.$n$, false);\n",
@@ -1332,7 +1338,7 @@ class Generator {
 
   void registration() {
     Printer& p = c_;
-    p.print("\nvoid RegisterWorkflows(::jr2rt::Registry& registry) {\n");
+    p.print("\nvoid RegisterWorkflows([[maybe_unused]] ::jr2rt::Registry& registry) {\n");
     p.indent();
     for (const ir::Machine* m : machines()) {
       p.print("registry.addMachine($n$, &Make_$i$);\n",

@@ -31,7 +31,7 @@ std::string FormatDuration(int64_t ms) {
 // A guard, printed back from its tree: shown as `[attempts <= retries]` on its edge. Long guards
 // are cut (they label an edge, not replace the source), and so is deep nesting, so printing is
 // bounded however large the expression.
-constexpr size_t kGuardMax = 48;    // bytes of a guard shown before `…`
+constexpr size_t kGuardMax = 48;     // bytes of a guard shown before `…`
 constexpr size_t kGuardBudget = 96;  // stop printing once this much is written
 constexpr int kMaxExprDepth = 12;
 constexpr const char* kEllipsis = "\u2026";
@@ -171,10 +171,12 @@ class ExprPrinter {
         return;
       }
       case EK::kObject:
-        out_ += llvm::cast<ast::ObjectExpr>(e).entries.empty() ? "{}" : std::string("{") + kEllipsis + "}";
+        out_ += llvm::cast<ast::ObjectExpr>(e).entries.empty() ? "{}"
+                                                               : std::string("{") + kEllipsis + "}";
         return;
       case EK::kList:
-        out_ += llvm::cast<ast::ListExpr>(e).elements.empty() ? "[]" : std::string("[") + kEllipsis + "]";
+        out_ += llvm::cast<ast::ListExpr>(e).elements.empty() ? "[]"
+                                                              : std::string("[") + kEllipsis + "]";
         return;
       case EK::kUnary: {
         const auto& u = llvm::cast<ast::UnaryExpr>(e);
@@ -299,10 +301,24 @@ bool IsCluster(const ir::State& s) {
 // Words that Mermaid's lexer takes for keywords at the start of a statement, and the id it gives
 // its own root: a state of that name gets a `_` after its id.
 bool Reserved(const std::string& id) {
-  static const std::set<std::string> kWords = {
-      "accdescr", "acctitle", "as",    "class",     "classdef", "click", "default",
-      "direction", "end",     "hide",  "href",      "note",     "root",  "scale",
-      "state",     "statediagram", "statediagram-v2", "style"};
+  static const std::set<std::string> kWords = {"accdescr",
+                                               "acctitle",
+                                               "as",
+                                               "class",
+                                               "classdef",
+                                               "click",
+                                               "default",
+                                               "direction",
+                                               "end",
+                                               "hide",
+                                               "href",
+                                               "note",
+                                               "root",
+                                               "scale",
+                                               "state",
+                                               "statediagram",
+                                               "statediagram-v2",
+                                               "style"};
   std::string lower;
   for (char c : id) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return kWords.count(lower) > 0;
@@ -365,6 +381,8 @@ struct Model {
         regionIds[i] = namer.take(ids[i] + "__region");
     }
     for (const ir::State& s : m.states) {
+      // The initial marker points at the border of an initial child that is a cluster.
+      if (s.kind == Kind::kCompound && s.initial != ir::kNoState) useAnchor(s.initial, true);
       for (const ir::Transition& t : s.transitions) {
         Edge e;
         e.ast = t.ast;
@@ -452,15 +470,16 @@ class DotWriter {
 
   std::string render() {
     const std::string& name = md_.m.decl->name.text;
-    out_ += fmt::format("// The statechart of machine `{}`, drawn by `jr2c graph`.\n",
-                        DotEscape(name));
+    out_ +=
+        fmt::format("// The statechart of machine `{}`, drawn by `jr2c graph`.\n", DotEscape(name));
     out_ += fmt::format("digraph {} {{\n", DotQuote(name));
     out_ += fmt::format(
         "  graph [compound=true, fontname=\"Helvetica\", fontsize=13, label={}, labelloc=t, "
         "nodesep=0.35, ranksep=0.45];\n",
         DotLabel(LabelLines(md_, 0)));
     out_ +=
-        "  node [fontname=\"Helvetica\", fontsize=11, shape=box, style=rounded, margin=\"0.12,0.06\"];\n"
+        "  node [fontname=\"Helvetica\", fontsize=11, shape=box, style=rounded, "
+        "margin=\"0.12,0.06\"];\n"
         "  edge [fontname=\"Helvetica\", fontsize=9, arrowsize=0.7];\n";
     content(0, 1);
     for (const Edge& e : md_.edges) edge(e);
@@ -483,8 +502,8 @@ class DotWriter {
   static std::string roleAttrs(Role role) {
     switch (role) {
       case Role::kGate:
-        return fmt::format("style=\"rounded,filled,bold\", fillcolor=\"{}\", color=\"{}\"", kGateFill,
-                           kGateLine);
+        return fmt::format("style=\"rounded,filled,bold\", fillcolor=\"{}\", color=\"{}\"",
+                           kGateFill, kGateLine);
       case Role::kAgent:
         return fmt::format("style=\"rounded,filled\", fillcolor=\"{}\", color=\"{}\"", kAgentFill,
                            kAgentLine);
@@ -505,8 +524,9 @@ class DotWriter {
                                  DotQuote(md_.anchorIds[id]),
                                  DotQuote("any state of " + md_.describe(id))));
       } else {
-        line(indent, fmt::format("{} [shape=point, style=invis, width=0.01, height=0.01, label=\"\"];",
-                                 DotQuote(md_.anchorIds[id])));
+        line(indent,
+             fmt::format("{} [shape=point, style=invis, width=0.01, height=0.01, label=\"\"];",
+                         DotQuote(md_.anchorIds[id])));
       }
     }
     if (!md_.initialIds[id].empty()) {
@@ -518,7 +538,8 @@ class DotWriter {
     if (!md_.initialIds[id].empty()) {
       const ir::State& init = md_.m.states[s.initial];
       std::string attrs;
-      if (IsCluster(init)) attrs = fmt::format(" [lhead={}]", DotQuote("cluster_" + md_.ids[s.initial]));
+      if (IsCluster(init))
+        attrs = fmt::format(" [lhead={}]", DotQuote("cluster_" + md_.ids[s.initial]));
       line(indent, fmt::format("{} -> {}{};", DotQuote(md_.initialIds[id]),
                                DotQuote(endpoint(s.initial)), attrs));
     }
@@ -539,8 +560,8 @@ class DotWriter {
         style += ",filled";
         colors = fmt::format(" fillcolor=\"{}\"; color=\"{}\";", kAgentFill, kAgentLine);
       }
-      line(indent + 1, fmt::format("label={}; tooltip={}; style=\"{}\";{}", DotLabel(LabelLines(md_, id)),
-                                   DotQuote(s.path), style, colors));
+      line(indent + 1, fmt::format("label={}; tooltip={}; style=\"{}\";{}",
+                                   DotLabel(LabelLines(md_, id)), DotQuote(s.path), style, colors));
       content(id, indent + 1);
       line(indent, "}");
       return;
@@ -552,8 +573,8 @@ class DotWriter {
       line(indent + 1, "label=\"\"; style=\"rounded,dashed\";");
       inner = indent + 1;
     }
-    std::string attrs = fmt::format("label={}, tooltip={}", DotLabel(LabelLines(md_, id)),
-                                    DotQuote(s.path));
+    std::string attrs =
+        fmt::format("label={}, tooltip={}", DotLabel(LabelLines(md_, id)), DotQuote(s.path));
     if (s.kind == Kind::kFinal) {
       attrs += ", shape=doublecircle, style=solid, margin=\"0.02\", fontsize=10";
     } else if (role != Role::kPlain) {
@@ -568,7 +589,8 @@ class DotWriter {
     if (e.fromBorder) attrs += ", ltail=" + DotQuote("cluster_" + md_.ids[e.from]);
     if (e.toBorder) attrs += ", lhead=" + DotQuote("cluster_" + md_.ids[e.to]);
     if (e.targetless) attrs += ", style=dotted";
-    line(1, fmt::format("{} -> {} [{}];", DotQuote(endpoint(e.from)), DotQuote(endpoint(e.to)), attrs));
+    line(1, fmt::format("{} -> {} [{}];", DotQuote(endpoint(e.from)), DotQuote(endpoint(e.to)),
+                        attrs));
   }
 
   const Model& md_;
@@ -579,10 +601,10 @@ class DotWriter {
 
 // Text for a Mermaid label. Mermaid has no backslash escapes: a character that its lexer, its
 // HTML sanitizing or its Markdown would take for syntax is written as an entity code (`#60;`),
-// which it decodes after parsing. That is `#`, `;` (it ends a statement), `<`, `*` and `` ` ``
-// (Markdown), `_` where Markdown could read it as emphasis (not inside a word: `run_tests` stays),
-// `"` in a state's quoted label, in an edge label a `:` that another `:` or the end follows, and
-// in a note every `:`.
+// which it decodes after parsing. That is `#`; `;` (it ends a statement); `<`; `*`, `` ` `` and
+// `\` (Markdown); `_` where Markdown could read it as emphasis (not inside a word: `run_tests`
+// stays); `&` before a name (an HTML entity); `"` in a state's quoted label; in an edge label a
+// `:` that another `:` or the end follows (`::` would end the label); and in a note every `:`.
 enum class Where { kState, kEdge, kNote };
 
 std::string MermaidEscape(std::string_view text, Where where) {
@@ -599,10 +621,14 @@ std::string MermaidEscape(std::string_view text, Where where) {
       case '<':
       case '*':
       case '`':
+      case '\\':
         escape = true;
         break;
       case '_':
         escape = !(i > 0 && alnum(i - 1) && alnum(i + 1));
+        break;
+      case '&':  // `&lt;` would be read as an HTML entity; `&&` is safe
+        escape = alnum(i + 1) || (i + 1 < text.size() && text[i + 1] == '#');
         break;
       case '"':
         escape = where == Where::kState;
@@ -650,13 +676,14 @@ class MermaidWriter {
     const ir::State& root = md_.m.root();
     if (!root.invokes.empty() && root.initial != ir::kNoState) {
       std::vector<std::string> lines = LabelLines(md_, 0);
-      line(1, fmt::format("note left of {} : {}", md_.ids[root.initial], MermaidLabel(lines, false, Where::kNote)));
+      line(1, fmt::format("note left of {} : {}", md_.ids[root.initial],
+                          MermaidLabel(lines, false, Where::kNote)));
     }
     for (const Edge& e : md_.edges) {
       std::string label = MermaidEscape(e.label, Where::kEdge);
       if (e.targetless) label += " (stays)";
-      line(1, fmt::format("{} --> {} : {}", endpoint(e.from, e.fromBorder), endpoint(e.to, e.toBorder),
-                          label));
+      line(1, fmt::format("{} --> {} : {}", endpoint(e.from, e.fromBorder),
+                          endpoint(e.to, e.toBorder), label));
     }
     std::string gates, agents;
     for (size_t i = 1; i < md_.m.states.size(); ++i) {
@@ -669,7 +696,8 @@ class MermaidWriter {
     bool anchors = false;
     for (size_t i = 0; i < md_.m.states.size(); ++i) anchors = anchors || md_.anchorVisible[i];
     if (!gates.empty()) {
-      line(1, fmt::format("classDef gate fill:{},stroke:{},stroke-width:2px", kGateFill, kGateLine));
+      line(1,
+           fmt::format("classDef gate fill:{},stroke:{},stroke-width:2px", kGateFill, kGateLine));
       line(1, "class " + gates + " gate");
     }
     if (!agents.empty()) {
@@ -704,8 +732,9 @@ class MermaidWriter {
   void content(StateId id, int indent) {
     const ir::State& s = md_.m.states[id];
     if (md_.anchorVisible[id]) {
-      line(indent, fmt::format("state \"{}\" as {}", id == 0 ? "any state" : "any state of " + s.name,
-                               md_.anchorIds[id]));
+      line(indent,
+           fmt::format("state \"{}\" as {}", id == 0 ? "any state" : "any state of " + s.name,
+                       md_.anchorIds[id]));
     }
     if (s.kind == Kind::kCompound && s.initial != ir::kNoState)
       line(indent, "[*] --> " + md_.ids[s.initial]);

@@ -1,0 +1,20 @@
+// The command line of a workflow runner (RUNTIME.md §4). jr2_add_workflow generates a main()
+// per workflow that registers the generated code and calls RunnerMain.
+#pragma once
+
+#include "jr2/registry.h"
+
+namespace jr2rt {
+
+// Exit codes of a runner (RUNTIME.md §4).
+inline constexpr int kExitDone = 0;
+inline constexpr int kExitFailed = 1;
+inline constexpr int kExitDeadlocked = 2;
+inline constexpr int kExitWaiting = 3;
+inline constexpr int kExitError = 4;
+inline constexpr int kExitUsage = 64;
+inline constexpr int kExitBadInput = 65;
+
+int RunnerMain(const Registry& registry, const char* workflow, int argc, char** argv);
+
+}  // namespace jr2rt

@@ -1,0 +1,190 @@
+// Generated machines on the runtime's engine, driven by a scripted host: the code jr2c writes for
+// the samples does what their `.jr2` says.
+#include <gtest/gtest.h>
+
+#include "alert_triage.jr2.h"
+#include "build_matrix.jr2.h"
+#include "tickets.jr2.h"
+
+namespace {
+
+using jr2rt::Event;
+using jr2rt::Json;
+
+// Records what a machine asks of its run.
+struct ScriptedHost : jr2rt::MachineHost {
+  std::map<int, jr2rt::Duration> timers;
+  std::map<int, jr2rt::InvokeSpec> invokes;
+  std::vector<int> cancelledInvokes;
+  std::vector<Json> logs;
+  void startTimer(int id, jr2rt::Duration after) override { timers[id] = after; }
+  void cancelTimer(int id) override { timers.erase(id); }
+  void startInvoke(const jr2rt::InvokeSpec& spec) override { invokes[spec.id] = spec; }
+  void cancelInvoke(int id) override {
+    invokes.erase(id);
+    cancelledInvokes.push_back(id);
+  }
+  void log(const Json& value) override { logs.push_back(value); }
+};
+
+Event External(const jr2rt::Machine& m, const char* name, Json data = Json::object()) {
+  return {Event::Kind::kExternal, m.eventId(name), std::move(data)};
+}
+
+const Json kTicket = {{"id", "T-1"}, {"title", "Trim the name."}, {"needs", Json::array()}};
+
+TEST(TicketsReview, WaitsAtItsGateThenApproves) {
+  ScriptedHost host;
+  auto m = jr2gen::tickets::Make_review();
+  m->start(host, {{"ticket", kTicket}});
+  EXPECT_EQ(m->activeStates(), std::vector<std::string>{"review"});
+  ASSERT_EQ(host.invokes.size(), 1u);
+  const auto& gate = host.invokes.begin()->second;
+  EXPECT_EQ(gate.kind, jr2rt::InvokeSpec::Kind::kGate);
+  EXPECT_EQ(gate.statePath, "review");
+  EXPECT_EQ(gate.input, (Json{{"title", "Trim the name."}}));
+  EXPECT_FALSE(m->isDone());
+  EXPECT_TRUE(m->dispatch(External(*m, "approve")));
+  EXPECT_TRUE(m->isDone());
+  EXPECT_EQ(m->activeStates(), std::vector<std::string>{"decided"});
+  EXPECT_TRUE(host.invokes.empty()) << "leaving `review` cancels its Gate";
+  EXPECT_EQ(m->output(), (Json{{"id", "T-1"}, {"outcome", "approved"}, {"reason", nullptr}}));
+}
+
+TEST(TicketsReview, RejectCarriesTheReason) {
+  ScriptedHost host;
+  auto m = jr2gen::tickets::Make_review();
+  m->start(host, {{"ticket", kTicket}});
+  m->dispatch(External(*m, "reject", {{"reason", "Not now."}}));
+  EXPECT_EQ(m->output()["outcome"], "rejected");
+  EXPECT_EQ(m->output()["reason"], "Not now.");
+}
+
+TEST(TicketsReview, RefusesABadInputAndABadPayload) {
+  ScriptedHost host;
+  auto m = jr2gen::tickets::Make_review();
+  try {
+    m->start(host, {{"ticket", {{"id", "T-1"}}}});
+    FAIL() << "a ticket without a title must be refused";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("`Ticket` needs the field `title`"), std::string::npos)
+        << e.what();
+  }
+  auto n = jr2gen::tickets::Make_review();
+  n->start(host, {{"ticket", kTicket}});
+  EXPECT_THROW(n->dispatch(External(*n, "reject", Json::object())), jr2rt::Defect)
+      << "`reject` needs its `reason`";
+  EXPECT_EQ(n->eventId("no_such_event"), -1);
+}
+
+TEST(TicketsReview, SnapshotAndRestoreInANewInstance) {
+  ScriptedHost host;
+  auto m = jr2gen::tickets::Make_review();
+  m->start(host, {{"ticket", kTicket}});
+  const Json snap = m->snapshot();
+  EXPECT_EQ(snap["active"], Json::array({"review"}));
+  EXPECT_EQ(snap["context"]["ticket"]["id"], "T-1");
+  auto restored = jr2gen::tickets::Make_review();
+  ScriptedHost other;
+  restored->restore(other, snap);
+  EXPECT_EQ(restored->activeStates(), std::vector<std::string>{"review"});
+  restored->dispatch(External(*restored, "approve"));
+  EXPECT_EQ(restored->output()["id"], "T-1");
+  EXPECT_EQ(restored->snapshot()["done"], true);
+}
+
+const Json kPackage = {{"package", {{"id", "core"}, {"path", "libs/core"}}}};
+
+TEST(BuildMatrix, BuildsThenTests) {
+  ScriptedHost host;
+  auto m = jr2gen::build_matrix::Make_build_package();
+  m->start(host, kPackage);
+  EXPECT_EQ(m->activeStates(), (std::vector<std::string>{"work", "work.build"}));
+  ASSERT_EQ(host.invokes.size(), 1u);
+  const auto build = host.invokes.begin()->second;
+  EXPECT_EQ(build.kind, jr2rt::InvokeSpec::Kind::kStd);
+  EXPECT_EQ(build.target, "std.command");
+  EXPECT_EQ(build.input["spec"]["argv"],
+            Json::array({"cmake", "--build", "build/core", "--config", "Release"}));
+  EXPECT_EQ(build.input["spec"]["timeout"], 20 * 60 * 1000);
+  EXPECT_EQ(host.timers.size(), 1u) << "the 90-minute limit of `work` runs";
+  m->dispatch({Event::Kind::kDone, build.id, {{"exit", 0}, {"stdout", ""}, {"stderr", ""}}});
+  EXPECT_EQ(m->activeStates(), (std::vector<std::string>{"work", "work.test"}));
+  const auto tests = host.invokes.begin()->second;
+  m->dispatch(
+      {Event::Kind::kDone, tests.id, {{"exit", 0}, {"stdout", "100% passed"}, {"stderr", ""}}});
+  EXPECT_TRUE(m->isDone());
+  EXPECT_EQ(m->output(), (Json{{"id", "core"}, {"attempts", 1}, {"tests", "100% passed"}}));
+  EXPECT_TRUE(host.timers.empty()) << "leaving `work` cancels its timer";
+}
+
+TEST(BuildMatrix, RetriesAfterACoolDownThenFails) {
+  ScriptedHost host;
+  auto m = jr2gen::build_matrix::Make_build_package();
+  m->start(host, kPackage);
+  const int build = host.invokes.begin()->second.id;
+  m->dispatch({Event::Kind::kError, build, {{"reason", "exit 2"}, {"detail", nullptr}}});
+  EXPECT_EQ(m->activeStates(), (std::vector<std::string>{"work", "work.cool_down"}));
+  ASSERT_EQ(host.logs.size(), 1u);
+  EXPECT_EQ(host.logs[0], "`core` failed to build (exit 2); trying again");
+  // The cool-down's own timer: the one that is not the 90-minute limit.
+  int coolDown = -1;
+  for (const auto& [id, d] : host.timers) {
+    if (d.ms == 30000) coolDown = id;
+  }
+  ASSERT_NE(coolDown, -1);
+  m->dispatch({Event::Kind::kTimer, coolDown, nullptr});
+  EXPECT_EQ(m->activeStates(), (std::vector<std::string>{"work", "work.build"}));
+  try {
+    m->dispatch({Event::Kind::kError, build, {{"reason", "exit 2"}, {"detail", {{"log", "…"}}}}});
+    FAIL() << "the second failure fails the machine";
+  } catch (const jr2rt::Failure& f) {
+    EXPECT_EQ(f.reason(), "`core` does not build: exit 2");
+    EXPECT_EQ(f.detail(), (Json{{"log", "…"}}));
+  }
+}
+
+TEST(BuildMatrix, TheTimeLimitFailsTheMachine) {
+  ScriptedHost host;
+  auto m = jr2gen::build_matrix::Make_build_package();
+  m->start(host, kPackage);
+  int limit = -1;
+  for (const auto& [id, d] : host.timers) {
+    if (d.ms == 90 * 60 * 1000) limit = id;
+  }
+  ASSERT_NE(limit, -1);
+  EXPECT_THROW(m->dispatch({Event::Kind::kTimer, limit, nullptr}), jr2rt::Failure);
+}
+
+TEST(Registration, RegistersWorkflowsPoolsAndMachines) {
+  jr2rt::Registry r;
+  jr2gen::tickets::RegisterWorkflows(r);
+  const auto* wf = r.workflow("tickets");
+  ASSERT_NE(wf, nullptr);
+  ASSERT_NE(wf->pool, nullptr);
+  EXPECT_EQ(wf->pool->name, "ticket_pool");
+  EXPECT_EQ(wf->pool->source.function, "std.backlog");
+  EXPECT_EQ(wf->pool->source.wake, "tickets_changed");
+  const Json input = wf->pool->parseInput(nullptr);
+  EXPECT_EQ(input, (Json{{"backlog_file", "samples/backlog.json"}}));
+  EXPECT_EQ(wf->pool->source.args(input), (Json{{"path", "samples/backlog.json"}}));
+  EXPECT_EQ(wf->pool->itemId(kTicket, input), "T-1");
+  EXPECT_EQ(wf->pool->cap(input), 2);
+  EXPECT_EQ(wf->pool->itemInput(kTicket, input), (Json{{"ticket", kTicket}}));
+  EXPECT_THROW(wf->pool->parseInput(Json{{"backlog_file", 5}}), std::invalid_argument);
+  EXPECT_NE(r.machine("review"), nullptr);
+}
+
+TEST(Registration, AlertTriageIsAStandingPoolOfRuns) {
+  jr2rt::Registry r;
+  jr2gen::alert_triage::RegisterWorkflows(r);
+  const auto* wf = r.workflow("alerts");
+  ASSERT_NE(wf, nullptr);
+  ASSERT_NE(wf->pool, nullptr);
+  EXPECT_TRUE(wf->pool->dispatch);
+  EXPECT_TRUE(wf->pool->standing);
+  EXPECT_EQ(wf->pool->source.form, jr2rt::SourceSpec::Form::kPush);
+  EXPECT_EQ(wf->pool->cap(Json::object()), 4);
+}
+
+}  // namespace
