@@ -2,8 +2,11 @@
 //
 //   BM_Parse       syntax::Parse of one in-memory file (lexing, the token filter, the bracket
 //                  pass, the SLL parse and the AST build).
-//   BM_ParseNames  what `jr2c check` does after reading the file: the embedded standard library
-//                  and the file are parsed into a sema::Program, then sema::ResolveNames.
+//   BM_ParseNames  the embedded standard library and the file are parsed into a sema::Program,
+//                  then sema::ResolveNames.
+//   BM_Check       everything `jr2c check` does after reading the file: BM_ParseNames, then the
+//                  type checks, the statechart IR and the load walk (no rendering: the generated
+//                  program has no diagnostic).
 //
 // Each reports `lines_per_second` and bytes/s. Every run checks that the generated program gives
 // no diagnostic, so a generator or compiler change that makes it invalid fails loudly.
@@ -16,9 +19,11 @@
 
 #include "bench/gen_jr2.h"
 #include "compiler/diag/diagnostics.h"
+#include "compiler/ir/statechart.h"
 #include "compiler/sema/program.h"
 #include "compiler/source/source.h"
 #include "compiler/syntax/parse.h"
+#include "compiler/walk/walk.h"
 
 namespace {
 
@@ -64,21 +69,27 @@ void BM_Parse(benchmark::State& state) {
   Report(state, in);
 }
 
+// Loads the standard library and `in` as one root, the way sema::Load would after reading it
+// from disk (Load with no roots gives the program with only the standard library in it).
+jr2::sema::LoadResult LoadInMemory(jr2::SourceManager& sm, const Input& in,
+                                   jr2::Diagnostics& diags) {
+  jr2::sema::LoadResult loaded = jr2::sema::Load(sm, {}, diags);
+  const jr2::SourceFile* file = sm.add("bench.jr2", "", in.text);
+  auto module = std::make_unique<jr2::sema::Module>();
+  module->source = file;
+  module->stem = "bench";
+  module->ast = jr2::syntax::Parse(*file, diags);
+  loaded.program.roots.push_back(module.get());
+  loaded.program.modules.push_back(std::move(module));
+  return loaded;
+}
+
 void BM_ParseNames(benchmark::State& state) {
   const Input& in = InputOf(static_cast<int>(state.range(0)));
   for (auto _ : state) {
     jr2::SourceManager sm;
     jr2::Diagnostics diags;
-    // Load with no roots gives the program with only the standard library in it; the file is
-    // added as sema::Load would add a root read from disk.
-    jr2::sema::LoadResult loaded = jr2::sema::Load(sm, {}, diags);
-    const jr2::SourceFile* file = sm.add("bench.jr2", "", in.text);
-    auto module = std::make_unique<jr2::sema::Module>();
-    module->source = file;
-    module->stem = "bench";
-    module->ast = jr2::syntax::Parse(*file, diags);
-    loaded.program.roots.push_back(module.get());
-    loaded.program.modules.push_back(std::move(module));
+    jr2::sema::LoadResult loaded = LoadInMemory(sm, in, diags);
     jr2::sema::ResolveNames(loaded.program, diags);
     benchmark::DoNotOptimize(loaded.program.modules.data());
     if (!diags.all().empty()) {
@@ -89,8 +100,28 @@ void BM_ParseNames(benchmark::State& state) {
   Report(state, in);
 }
 
+void BM_Check(benchmark::State& state) {
+  const Input& in = InputOf(static_cast<int>(state.range(0)));
+  for (auto _ : state) {
+    jr2::SourceManager sm;
+    jr2::Diagnostics diags;
+    jr2::sema::LoadResult loaded = LoadInMemory(sm, in, diags);
+    jr2::sema::ResolveNames(loaded.program, diags);
+    jr2::sema::CheckTypes(loaded.program, diags);
+    const jr2::ir::Program charts = jr2::ir::Build(loaded.program, diags);
+    jr2::walk::LoadWalk(loaded.program, charts, diags);
+    benchmark::DoNotOptimize(&charts);
+    if (!diags.all().empty()) {
+      state.SkipWithError("the generated program has diagnostics");
+      break;
+    }
+  }
+  Report(state, in);
+}
+
 BENCHMARK(BM_Parse)->Arg(1'000)->Arg(10'000)->Arg(100'000)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_ParseNames)->Arg(1'000)->Arg(10'000)->Arg(100'000)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Check)->Arg(1'000)->Arg(10'000)->Arg(100'000)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

@@ -1,5 +1,7 @@
 #include "compiler/ast/ast.h"
 
+#include <llvm/Support/Casting.h>
+
 namespace jr2::ast {
 
 std::string QualName::str() const {
@@ -87,6 +89,57 @@ const char* KindNoun(Decl::Kind kind) {
       return "a workflow";
   }
   return "a declaration";
+}
+
+bool ReadsName(const Expr* e, const std::string& name) {
+  if (e == nullptr) return false;
+  switch (e->kind) {
+    case Expr::Kind::kName:
+      return llvm::cast<NameExpr>(e)->name.text == name;
+    case Expr::Kind::kMember:
+      return ReadsName(llvm::cast<MemberExpr>(e)->object.get(), name);
+    case Expr::Kind::kIndex: {
+      const auto* i = llvm::cast<IndexExpr>(e);
+      return ReadsName(i->object.get(), name) || ReadsName(i->index.get(), name);
+    }
+    case Expr::Kind::kCall: {
+      const auto* c = llvm::cast<CallExpr>(e);
+      for (const auto& a : c->args) {
+        if (ReadsName(a.value.get(), name)) return true;
+      }
+      return false;
+    }
+    case Expr::Kind::kObject:
+      for (const auto& entry : llvm::cast<ObjectExpr>(e)->entries) {
+        if (ReadsName(entry.value.get(), name)) return true;
+      }
+      return false;
+    case Expr::Kind::kList:
+      for (const auto& x : llvm::cast<ListExpr>(e)->elements) {
+        if (ReadsName(x.get(), name)) return true;
+      }
+      return false;
+    case Expr::Kind::kUnary:
+      return ReadsName(llvm::cast<UnaryExpr>(e)->operand.get(), name);
+    case Expr::Kind::kBinary: {
+      // Iterative over the left spine, like every walk of a binary chain.
+      const Expr* cur = e;
+      while (const auto* b = llvm::dyn_cast<BinaryExpr>(cur)) {
+        if (ReadsName(b->rhs.get(), name)) return true;
+        cur = b->lhs.get();
+      }
+      return ReadsName(cur, name);
+    }
+    case Expr::Kind::kConditional: {
+      const auto* c = llvm::cast<ConditionalExpr>(e);
+      return ReadsName(c->cond.get(), name) || ReadsName(c->then.get(), name) ||
+             ReadsName(c->otherwise.get(), name);
+    }
+    case Expr::Kind::kNonNull:
+      return ReadsName(llvm::cast<NonNullExpr>(e)->operand.get(), name);
+    default:
+      return false;
+  }
 }
 
 }  // namespace jr2::ast

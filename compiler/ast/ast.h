@@ -421,6 +421,9 @@ struct Import {
   SourceRange pathRange;  // the string
 };
 
+// Whether `e` reads the bare name `name` anywhere (`item` in `item.id`, not `x.item`).
+bool ReadsName(const Expr* e, const std::string& name);
+
 // One parsed `.jr2` file.
 struct File {
   FileId file = 0;

@@ -813,14 +813,23 @@ class Generator {
   }
 
   // The scope of a transition's guard and actions: `event`, `done`, `error`, `as` names.
+  // Whether the guard (or, with `actions`, the actions) of a transition read `name`.
+  static bool Reads(const ast::Transition& t, bool actions, const std::string& name) {
+    if (!actions) return ast::ReadsName(t.guard.get(), name);
+    for (const auto& a : t.actions) {
+      if (ast::ReadsName(a.value.get(), name) || ast::ReadsName(a.detail.get(), name)) return true;
+    }
+    return false;
+  }
+
   Scope transitionScope(const ir::Machine& m, const ir::Transition& t, const Ids& ids,
-                        std::string* prelude) const {
+                        std::string* prelude, bool forActions) const {
     Scope scope = machineScope(*m.decl);
     const ast::Transition& a = *t.ast;
     if (a.kind != ast::Transition::Kind::kOn) return scope;
     if (a.trigger == ast::Transition::Trigger::kEvent) {
       const ast::Decl* ev = a.event.resolved;
-      if (ev != nullptr) {
+      if (ev != nullptr && Reads(a, forActions, "event")) {
         const std::string type = structName(ev);
         *prelude = fmt::format(
             "[[maybe_unused]] const auto event_ = ::jr2rt::FromJson<{}>(event.data.is_null() ? "
@@ -1018,7 +1027,7 @@ class Generator {
     for (size_t i = 0; i < ts.size(); ++i) {
       if (!ts[i]->ast->guard) continue;
       std::string prelude;
-      const Scope s = transitionScope(m, *ts[i], id, &prelude);
+      const Scope s = transitionScope(m, *ts[i], id, &prelude, false);
       p.print("    case $i$: {  // from $from$\n",
               {{"i", std::to_string(i)}, {"from", from(ts[i]->ast->guard->range)}});
       p.indent();
@@ -1039,7 +1048,7 @@ class Generator {
     for (size_t i = 0; i < ts.size(); ++i) {
       if (ts[i]->ast->actions.empty()) continue;
       std::string prelude;
-      const Scope s = transitionScope(m, *ts[i], id, &prelude);
+      const Scope s = transitionScope(m, *ts[i], id, &prelude, true);
       p.print("    case $i$: {  // from $from$\n",
               {{"i", std::to_string(i)}, {"from", from(ts[i]->ast->range)}});
       p.indent();

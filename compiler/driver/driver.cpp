@@ -11,6 +11,7 @@
 
 #include "compiler/codegen/codegen.h"
 #include "compiler/diag/render.h"
+#include "compiler/graph/graph.h"
 #include "compiler/ir/statechart.h"
 #include "compiler/sema/program.h"
 #include "compiler/walk/walk.h"
@@ -26,6 +27,9 @@ commands:
                          check, then write DIR/FILE.h and DIR/FILE.cpp for each file
                          (nothing is written when there is an error)
   workflows FILE…        list the workflows the files declare, one a line
+  graph FILE [--machine M] [--format dot|mermaid]
+                         draw a machine's statechart (DOT by default; --machine picks one
+                         when the file has several)
   explain CODE           explain a diagnostic code, with an example (`jr2c explain E0100`)
   explain --list         list every diagnostic code
 
@@ -44,6 +48,8 @@ struct Options {
   std::vector<std::string> files;
   std::string outDir;   // compile: -o
   std::string depfile;  // compile: --depfile
+  std::string machine;  // graph: --machine
+  graph::Format graphFormat = graph::Format::kDot;
   DiagFormat format = DiagFormat::kText;
   bool werror = false;
 };
@@ -206,6 +212,44 @@ int Compile(const Options& opts, std::ostream& out, std::ostream& err) {
   });
 }
 
+// `jr2c graph FILE [--machine M] [--format dot|mermaid]`.
+int Graph(const Options& opts, std::ostream& out, std::ostream& err) {
+  if (opts.files.size() != 1) return Usage(err, "`graph` takes one `.jr2` file");
+  return Frontend(opts, out, err, [&](const sema::Program& program, const ir::Program& charts) {
+    const FileId root = program.roots.front()->source->id();
+    std::vector<const ir::Machine*> mine;
+    for (const ir::Machine& m : charts.machines) {
+      if (m.decl->range.file == root) mine.push_back(&m);
+    }
+    std::string names;
+    for (const ir::Machine* m : mine) names += (names.empty() ? "" : ", ") + m->decl->name.text;
+    if (mine.empty()) {
+      err << "jr2c: error: `" << opts.files.front() << "` declares no machine to draw\n";
+      return kExitErrors;
+    }
+    const ir::Machine* chosen = nullptr;
+    if (opts.machine.empty()) {
+      if (mine.size() > 1) {
+        err << "jr2c: error: `" << opts.files.front() << "` has several machines; choose one with "
+            << "`--machine NAME`: " << names << "\n";
+        return kExitUsage;
+      }
+      chosen = mine.front();
+    } else {
+      for (const ir::Machine* m : mine) {
+        if (m->decl->name.text == opts.machine) chosen = m;
+      }
+      if (chosen == nullptr) {
+        err << "jr2c: error: `" << opts.files.front() << "` has no machine `" << opts.machine
+            << "`; its machines are: " << names << "\n";
+        return kExitUsage;
+      }
+    }
+    out << graph::Render(*chosen, opts.graphFormat);
+    return kExitClean;
+  });
+}
+
 // `jr2c workflows FILE…`: the workflow names, one a line (what the CMake function reads at
 // configure time to make one runner each).
 int Workflows(const Options& opts, std::ostream& out, std::ostream& err) {
@@ -263,6 +307,18 @@ int Run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
     }
     if (a == "--Werror") {
       opts.werror = true;
+    } else if (a == "--machine") {
+      if (i + 1 >= args.size()) return Usage(err, "`--machine` needs a machine's name");
+      opts.machine = args[++i];
+    } else if (a == "--format") {
+      if (i + 1 >= args.size()) return Usage(err, "`--format` needs a value: dot or mermaid");
+      const std::string& f = args[++i];
+      if (f == "dot")
+        opts.graphFormat = graph::Format::kDot;
+      else if (f == "mermaid")
+        opts.graphFormat = graph::Format::kMermaid;
+      else
+        return Usage(err, fmt::format("unknown graph format `{}`; use dot or mermaid", f));
     } else if (a == "-o" || a == "--depfile") {
       if (i + 1 >= args.size()) return Usage(err, fmt::format("`{}` needs a value", a));
       (a == "-o" ? opts.outDir : opts.depfile) = args[++i];
@@ -303,13 +359,15 @@ int Run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
     opts.files = rest;
     return opts.command == "compile" ? Compile(opts, out, err) : Workflows(opts, out, err);
   }
+  if (opts.command == "graph") {
+    opts.files = rest;
+    return Graph(opts, out, err);
+  }
   if (opts.command == "explain") return Explain(rest, out, err);
   if (opts.command.empty()) return Usage(err, "no command given");
-  return Usage(
-      err,
-      fmt::format(
-          "unknown command `{}`; the commands are `check`, `compile`, `workflows` and `explain`",
-          opts.command));
+  return Usage(err, fmt::format("unknown command `{}`; the commands are `check`, `compile`, "
+                                "`workflows`, `graph` and `explain`",
+                                opts.command));
 }
 
 }  // namespace jr2::driver

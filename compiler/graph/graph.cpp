@@ -338,7 +338,6 @@ class Namer {
 };
 
 struct Edge {
-  const ast::Transition* ast = nullptr;
   StateId from = ir::kNoState;
   StateId to = ir::kNoState;
   // A compound end drawn at the cluster's border (DOT ltail/lhead; a Mermaid edge to the
@@ -385,7 +384,6 @@ struct Model {
       if (s.kind == Kind::kCompound && s.initial != ir::kNoState) useAnchor(s.initial, true);
       for (const ir::Transition& t : s.transitions) {
         Edge e;
-        e.ast = t.ast;
         e.from = t.source;
         e.targetless = t.target == ir::kNoState;
         e.to = e.targetless ? t.source : t.target;

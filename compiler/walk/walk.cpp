@@ -14,58 +14,6 @@ namespace {
 
 using ir::StateId;
 
-// Whether an expression reads the name `item` anywhere.
-bool ReadsName(const ast::Expr* e, const std::string& name) {
-  if (e == nullptr) return false;
-  switch (e->kind) {
-    case ast::Expr::Kind::kName:
-      return llvm::cast<ast::NameExpr>(e)->name.text == name;
-    case ast::Expr::Kind::kMember:
-      return ReadsName(llvm::cast<ast::MemberExpr>(e)->object.get(), name);
-    case ast::Expr::Kind::kIndex: {
-      const auto* i = llvm::cast<ast::IndexExpr>(e);
-      return ReadsName(i->object.get(), name) || ReadsName(i->index.get(), name);
-    }
-    case ast::Expr::Kind::kCall: {
-      const auto* c = llvm::cast<ast::CallExpr>(e);
-      for (const auto& a : c->args) {
-        if (ReadsName(a.value.get(), name)) return true;
-      }
-      return false;
-    }
-    case ast::Expr::Kind::kObject:
-      for (const auto& entry : llvm::cast<ast::ObjectExpr>(e)->entries) {
-        if (ReadsName(entry.value.get(), name)) return true;
-      }
-      return false;
-    case ast::Expr::Kind::kList:
-      for (const auto& x : llvm::cast<ast::ListExpr>(e)->elements) {
-        if (ReadsName(x.get(), name)) return true;
-      }
-      return false;
-    case ast::Expr::Kind::kUnary:
-      return ReadsName(llvm::cast<ast::UnaryExpr>(e)->operand.get(), name);
-    case ast::Expr::Kind::kBinary: {
-      // Iterative over the left spine, like every walk of a binary chain.
-      const ast::Expr* cur = e;
-      while (const auto* b = llvm::dyn_cast<ast::BinaryExpr>(cur)) {
-        if (ReadsName(b->rhs.get(), name)) return true;
-        cur = b->lhs.get();
-      }
-      return ReadsName(cur, name);
-    }
-    case ast::Expr::Kind::kConditional: {
-      const auto* c = llvm::cast<ast::ConditionalExpr>(e);
-      return ReadsName(c->cond.get(), name) || ReadsName(c->then.get(), name) ||
-             ReadsName(c->otherwise.get(), name);
-    }
-    case ast::Expr::Kind::kNonNull:
-      return ReadsName(llvm::cast<ast::NonNullExpr>(e)->operand.get(), name);
-    default:
-      return false;
-  }
-}
-
 // A constant integer (`3`, `-1`), if the expression is one.
 std::optional<int64_t> ConstantInt(const ast::Expr* e) {
   if (const auto* i = llvm::dyn_cast_or_null<ast::IntLit>(e)) return i->value;
@@ -213,7 +161,7 @@ class Walker {
           fmt::format("pool `{}` has no `item_id`; the Pool keys each worker, its Gates and "
                       "its entry in `items` by the item's id: add `item_id: item.ID_FIELD`",
                       p.name.text));
-    } else if (!ReadsName(p.itemId.get(), "item")) {
+    } else if (!ast::ReadsName(p.itemId.get(), "item")) {
       diags_.emit(diag::ItemIdMissing, p.itemId->range,
                   "`item_id` does not read `item`, so every item would get the same id; give the "
                   "id of each item, such as `item_id: item.id`");

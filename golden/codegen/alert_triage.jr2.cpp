@@ -187,7 +187,6 @@ void triage_machine_machine::restore(::jr2rt::MachineHost& host, const ::jr2rt::
 bool triage_machine_machine::guard(int transition, [[maybe_unused]] const ::jr2rt::Event& event) {
   switch (transition) {
     case 3: {  // from alert_triage.jr2:116
-      [[maybe_unused]] const auto event_ = ::jr2rt::FromJson<confirm_event>(event.data.is_null() ? ::jr2rt::Json::object() : event.data, "alert_triage.jr2:116:8");
       return (::jr2rt::Json(ctx_.proposal) != ::jr2rt::Json(nullptr));
     }
     default:
@@ -221,7 +220,6 @@ void triage_machine_machine::act(int transition, [[maybe_unused]] const ::jr2rt:
       break;
     }
     case 3: {  // from alert_triage.jr2:116
-      [[maybe_unused]] const auto event_ = ::jr2rt::FromJson<confirm_event>(event.data.is_null() ? ::jr2rt::Json::object() : event.data, "alert_triage.jr2:116:8");
       // from alert_triage.jr2:117
       ctx_.verdict = ctx_.proposal;
       break;

@@ -132,7 +132,6 @@ bool review_machine::guard(int transition, [[maybe_unused]] const ::jr2rt::Event
 void review_machine::act(int transition, [[maybe_unused]] const ::jr2rt::Event& event) {
   switch (transition) {
     case 0: {  // from tickets.jr2:52
-      [[maybe_unused]] const auto event_ = ::jr2rt::FromJson<approve_event>(event.data.is_null() ? ::jr2rt::Json::object() : event.data, "tickets.jr2:52:8");
       // from tickets.jr2:53
       ctx_.outcome = std::optional<Outcome>([&] { Outcome v_; v_.id = ctx_.ticket.id; v_.outcome = std::string("approved"); return v_; }());
       break;

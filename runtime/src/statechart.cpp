@@ -17,6 +17,41 @@ Statechart::Statechart(const StateInfo* states, int stateCount, const Transition
       active_(static_cast<size_t>(stateCount), false) {
   for (int t = 0; t < transitionCount; ++t) {
     bySource_[static_cast<size_t>(transitions[t].source)].push_back(t);
+    if (transitions[t].trigger == TransitionInfo::kAlways) hasAlways_ = true;
+  }
+  const auto n = static_cast<size_t>(transitionCount);
+  domain_.assign(n, 0);
+  exitCandidates_.assign(n, {});
+  entries_.assign(n, {});
+  exitMark_.assign(static_cast<size_t>(stateCount), 0);
+  enterMark_.assign(static_cast<size_t>(stateCount), 0);
+  for (int t = 0; t < transitionCount; ++t) {
+    if (transitions[t].target == -1) continue;
+    const int d = domain(t);
+    domain_[static_cast<size_t>(t)] = d;
+    for (int s = 0; s < stateCount; ++s) {
+      if (isDescendant(s, d)) exitCandidates_[static_cast<size_t>(t)].push_back(s);
+    }
+    // The target with its default descendants, its ancestors below the domain, and the other
+    // regions of any parallel ancestor among them.
+    std::vector<bool> enter(static_cast<size_t>(stateCount), false);
+    const int target = transitions[t].target;
+    addDescendants(target, enter);
+    for (int a = states_[target].parent; a != d && a != -1; a = states_[a].parent) {
+      enter[static_cast<size_t>(a)] = true;
+      if (states_[a].kind != StateInfo::kParallel) continue;
+      for (int c = a + 1; c < stateCount; ++c) {
+        if (states_[c].parent != a) continue;
+        bool hasEntry = false;
+        for (int x = 0; x < stateCount && !hasEntry; ++x) {
+          hasEntry = enter[static_cast<size_t>(x)] && (x == c || isDescendant(x, c));
+        }
+        if (!hasEntry) addDescendants(c, enter);
+      }
+    }
+    for (int s = 0; s < stateCount; ++s) {
+      if (enter[static_cast<size_t>(s)]) entries_[static_cast<size_t>(t)].push_back(s);
+    }
   }
 }
 
@@ -49,10 +84,15 @@ void Statechart::begin(MachineHost& host) {
     this->enter(s);
     if (states_[s].kind == StateInfo::kFinal && states_[s].parent == 0) done_ = true;
   }
+  runEventless();
+}
+
+void Statechart::runEventless() {
+  if (!hasAlways_) return;
   const Event none;
   for (int steps = 0; !done_; ++steps) {
     if (steps > kMaxEventlessSteps) throw Defect("eventless transitions loop forever");
-    auto ts = select(nullptr);
+    const std::vector<int>& ts = select(nullptr);
     if (ts.empty()) break;
     microstep(ts, none);
   }
@@ -100,8 +140,8 @@ bool Statechart::enabled(int t, const Event& event) {
   return !transitions_[t].guarded || guard(t, event);
 }
 
-std::vector<int> Statechart::select(const Event* event) {
-  std::vector<int> selected;
+const std::vector<int>& Statechart::select(const Event* event) {
+  selected_.clear();
   const Event none;
   for (int s = 0; s < stateCount_; ++s) {
     if (!active_[static_cast<size_t>(s)]) continue;
@@ -114,33 +154,33 @@ std::vector<int> Statechart::select(const Event* event) {
         const bool ok =
             event == nullptr ? info.trigger == TransitionInfo::kAlways : matches(info, *event);
         if (!ok || !enabled(t, event == nullptr ? none : *event)) continue;
-        if (std::find(selected.begin(), selected.end(), t) == selected.end()) selected.push_back(t);
+        if (std::find(selected_.begin(), selected_.end(), t) == selected_.end()) {
+          selected_.push_back(t);
+        }
         found = true;
         break;
       }
     }
   }
+  if (selected_.size() <= 1) return selected_;
   // Conflicts: two transitions whose exit sets intersect. The one from the deeper source wins,
   // else the one selected first (document order).
-  std::vector<int> kept;
-  for (int t : selected) {
+  kept_.clear();
+  for (int t : selected_) {
     bool keep = true;
-    for (size_t i = 0; i < kept.size(); ++i) {
-      const int k = kept[i];
+    for (int& k : kept_) {
       if (transitions_[t].target == -1 || transitions_[k].target == -1) continue;
-      const int dt = domain(t);
-      const int dk = domain(k);
+      const int dt = domain_[static_cast<size_t>(t)];
+      const int dk = domain_[static_cast<size_t>(k)];
       const bool intersect = dt == dk || isDescendant(dt, dk) || isDescendant(dk, dt);
       if (!intersect) continue;
-      if (isDescendant(transitions_[t].source, transitions_[k].source)) {
-        kept[i] = t;
-      }
+      if (isDescendant(transitions_[t].source, transitions_[k].source)) k = t;
       keep = false;
       break;
     }
-    if (keep) kept.push_back(t);
+    if (keep) kept_.push_back(t);
   }
-  return kept;
+  return kept_;
 }
 
 // The state whose descendants the transition exits and enters: the nearest proper ancestor of
@@ -155,41 +195,39 @@ int Statechart::domain(int t) const {
 }
 
 void Statechart::microstep(const std::vector<int>& transitions, const Event& event) {
-  std::vector<bool> exitSet(static_cast<size_t>(stateCount_), false);
-  std::vector<bool> enterSet(static_cast<size_t>(stateCount_), false);
+  // Mark the exit and entry sets from the precomputed lists, then exit in reverse document
+  // order, run the transitions' actions, and enter in document order.
+  int lowest = stateCount_;
+  int highest = -1;
   for (int t : transitions) {
-    const TransitionInfo& info = transitions_[t];
-    if (info.target == -1) continue;
-    const int d = domain(t);
-    for (int s = 0; s < stateCount_; ++s) {
-      if (active_[static_cast<size_t>(s)] && isDescendant(s, d))
-        exitSet[static_cast<size_t>(s)] = true;
-    }
-    // The target with its default descendants, and its ancestors below the domain; an ancestor
-    // that is parallel enters its other regions too.
-    addDescendants(info.target, enterSet);
-    for (int a = states_[info.target].parent; a != d && a != -1; a = states_[a].parent) {
-      enterSet[static_cast<size_t>(a)] = true;
-      if (states_[a].kind != StateInfo::kParallel) continue;
-      for (int c = a + 1; c < stateCount_; ++c) {
-        if (states_[c].parent != a) continue;
-        bool hasEntry = false;
-        for (int x = 0; x < stateCount_; ++x) {
-          if (enterSet[static_cast<size_t>(x)] && (x == c || isDescendant(x, c))) hasEntry = true;
-        }
-        if (!hasEntry) addDescendants(c, enterSet);
-      }
+    if (transitions_[t].target == -1) continue;
+    for (int s : exitCandidates_[static_cast<size_t>(t)]) {
+      if (!active_[static_cast<size_t>(s)]) continue;
+      exitMark_[static_cast<size_t>(s)] = 1;
+      lowest = std::min(lowest, s);
+      highest = std::max(highest, s);
     }
   }
-  // Exit in reverse document order, then the transitions' actions, then enter in document order.
-  for (int s = stateCount_ - 1; s >= 0; --s) {
-    if (!exitSet[static_cast<size_t>(s)]) continue;
+  for (int s = highest; s >= lowest && s >= 0; --s) {
+    if (!exitMark_[static_cast<size_t>(s)]) continue;
+    exitMark_[static_cast<size_t>(s)] = 0;
     exit(s);
     active_[static_cast<size_t>(s)] = false;
   }
   for (int t : transitions) act(t, event);
-  for (int s = 0; s < stateCount_; ++s) {
-    if (!enterSet[static_cast<size_t>(s)]) continue;
+  lowest = stateCount_;
+  highest = -1;
+  for (int t : transitions) {
+    if (transitions_[t].target == -1) continue;
+    for (int s : entries_[static_cast<size_t>(t)]) {
+      enterMark_[static_cast<size_t>(s)] = 1;
+      lowest = std::min(lowest, s);
+      highest = std::max(highest, s);
+    }
+  }
+  for (int s = lowest; s <= highest; ++s) {
+    if (!enterMark_[static_cast<size_t>(s)]) continue;
+    enterMark_[static_cast<size_t>(s)] = 0;
     active_[static_cast<size_t>(s)] = true;
     enter(s);
     if (states_[s].kind == StateInfo::kFinal && states_[s].parent == 0) done_ = true;
@@ -198,16 +236,11 @@ void Statechart::microstep(const std::vector<int>& transitions, const Event& eve
 
 bool Statechart::dispatch(const Event& event) {
   if (done_) return false;
-  auto ts = select(&event);
+  const std::vector<int>& ts = select(&event);
   if (ts.empty()) return false;
+  // `ts` is scratch space of select(); microstep() does not select, so it stays valid.
   microstep(ts, event);
-  const Event none;
-  for (int steps = 0; !done_; ++steps) {
-    if (steps > kMaxEventlessSteps) throw Defect("eventless transitions loop forever");
-    auto more = select(nullptr);
-    if (more.empty()) break;
-    microstep(more, none);
-  }
+  runEventless();
   return true;
 }
 

@@ -1,23 +1,29 @@
 // The front-end fuzz target: any bytes, as one `.jr2` file, through everything `jr2c check` does
-// after reading the file — the parse, name resolution against the standard library, and the
-// three renderings of the diagnostics. It must never crash, hang or leak, whatever the input.
+// after reading the file — the parse, and (as in the driver, only when there is no syntax error)
+// name resolution against the standard library, the type checks, the statechart IR and the load
+// walk — then the three renderings of the diagnostics. It must never crash, hang or leak,
+// whatever the input.
 //
 // Built two ways (tests/fuzz/CMakeLists.txt): with libFuzzer and sanitizers as
 // `jr2_frontend_fuzz` (JR2_BUILD_FUZZ=ON, clang), and always, with replay_main.cpp, as
 // `jr2_fuzz_replay`, which runs the corpus in CTest.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <ostream>
 #include <streambuf>
 #include <string>
+#include <string_view>
 #include <utility>
 
 #include "compiler/diag/diagnostics.h"
 #include "compiler/diag/render.h"
+#include "compiler/ir/statechart.h"
 #include "compiler/sema/program.h"
 #include "compiler/source/source.h"
 #include "compiler/syntax/parse.h"
+#include "compiler/walk/walk.h"
 
 namespace {
 
@@ -47,7 +53,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   module->ast = jr2::syntax::Parse(*file, diags);
   program.roots.push_back(module.get());
   program.modules.push_back(std::move(module));
-  jr2::sema::ResolveNames(program, diags);
+
+  // The driver's rule (driver.cpp, Check): a file with a syntax error is not checked further.
+  const bool syntaxErrors =
+      std::any_of(diags.all().begin(), diags.all().end(), [](const jr2::Diagnostic& d) {
+        return d.severity == jr2::Severity::kError && std::string_view(d.code()) == "E0001";
+      });
+  if (!syntaxErrors) {
+    jr2::sema::ResolveNames(program, diags);
+    jr2::sema::CheckTypes(program, diags);
+    const jr2::ir::Program charts = jr2::ir::Build(program, diags);
+    jr2::walk::LoadWalk(program, charts, diags);
+  }
 
   diags.sortByLocation();
   NullBuffer buffer;

@@ -121,8 +121,9 @@ class Statechart : public Machine {
  private:
   bool enabled(int t, const Event& event);
   bool matches(const TransitionInfo& t, const Event& event) const;
-  std::vector<int> select(const Event* event);  // null: eventless
+  const std::vector<int>& select(const Event* event);  // null: eventless
   void microstep(const std::vector<int>& transitions, const Event& event);
+  void runEventless();
   int domain(int t) const;
   bool isDescendant(int s, int ancestor) const;
   void addDescendants(int s, std::vector<bool>& into) const;
@@ -132,6 +133,18 @@ class Statechart : public Machine {
   const TransitionInfo* transitions_;
   int transitionCount_;
   std::vector<std::vector<int>> bySource_;  // transitions of each state, in document order
+  // Precomputed per transition (no history states, so both are static): the states it may exit
+  // (the descendants of its domain, deepest last in document order, so exit walks it backwards)
+  // and the states it enters, in document order.
+  std::vector<int> domain_;
+  std::vector<std::vector<int>> exitCandidates_;
+  std::vector<std::vector<int>> entries_;
+  bool hasAlways_ = false;
+  // Scratch space reused by every macrostep, so dispatch allocates nothing in the usual case.
+  std::vector<int> selected_;
+  std::vector<int> kept_;
+  std::vector<char> exitMark_;
+  std::vector<char> enterMark_;
   std::vector<bool> active_;
   MachineHost* host_ = nullptr;
   bool done_ = false;

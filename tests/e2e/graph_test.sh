@@ -1,0 +1,174 @@
+#!/usr/bin/env bash
+# End-to-end tests of `jr2c graph`: every machine of every sample draws, Graphviz renders the DOT
+# without a warning, the Mermaid is a state diagram, the output is deterministic, and bad input is
+# refused with a clear message and no graph.
+# Usage: graph_test.sh JR2C SOURCE_DIR
+set -u
+jr2c=$1
+src=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+passed=0
+failed=0
+
+pass() { passed=$((passed + 1)); }
+fail() {
+  echo "FAIL $1"
+  [ -n "${2:-}" ] && [ -s "$2" ] && head -20 "$2"
+  failed=$((failed + 1))
+}
+
+# graph NAME OUT ARGS…: runs `jr2c graph ARGS…`, stdout to OUT, stderr to OUT.err; fails NAME
+# unless it exits 0 with an empty stderr.
+graph() {
+  local name=$1 out=$2
+  shift 2
+  timeout 60 "$jr2c" graph "$@" >"$out" 2>"$out.err"
+  local rc=$?
+  if [ "$rc" -ne 0 ]; then fail "$name: exit $rc, wanted 0" "$out.err"; return 1; fi
+  if [ -s "$out.err" ]; then fail "$name: wrote to stderr" "$out.err"; return 1; fi
+  return 0
+}
+
+# refuse NAME PATTERN ARGS…: `jr2c graph ARGS…` must exit 1 or 2, print no graph on stdout, and
+# print a message whose first line matches PATTERN on stderr.
+refuse() {
+  local name=$1 pattern=$2
+  shift 2
+  timeout 60 "$jr2c" graph "$@" >"$tmp/out" 2>"$tmp/err"
+  local rc=$?
+  if [ "$rc" -ne 1 ] && [ "$rc" -ne 2 ]; then fail "$name: exit $rc, wanted 1 or 2" "$tmp/err"; return; fi
+  if [ -s "$tmp/out" ]; then fail "$name: printed a graph on stdout" "$tmp/out"; return; fi
+  if ! head -1 "$tmp/err" | grep -qE -- "$pattern"; then
+    echo "FAIL $name: the first line of stderr does not match /$pattern/"; head -5 "$tmp/err"
+    failed=$((failed + 1)); return
+  fi
+  pass
+}
+
+cd "$src" || exit 1
+
+if ! command -v dot >/dev/null; then
+  echo "FAIL Graphviz \`dot\` is not installed (scripts/setup.sh installs the graphviz package)"
+  echo "$passed passed, 1 failed"
+  exit 1
+fi
+
+# Every machine of every sample, in both formats.
+for file in samples/*.jr2; do
+  machines=$(grep -oE '^machine +[A-Za-z_][A-Za-z0-9_]*' "$file" | awk '{print $2}')
+  if [ -z "$machines" ]; then fail "$file: the test found no machine in it"; continue; fi
+  for m in $machines; do
+    base="$tmp/$(basename "$file" .jr2).$m"
+    # DOT that Graphviz renders to an SVG, with no warning.
+    if graph "$file $m dot" "$base.dot" "$file" --machine "$m" --format dot; then
+      if ! head -5 "$base.dot" | grep -qE '^digraph '; then
+        fail "$file $m: the DOT output has no \`digraph\`" "$base.dot"
+      elif ! timeout 60 dot -Tsvg "$base.dot" >"$base.svg" 2>"$base.dot.log"; then
+        fail "$file $m: dot -Tsvg failed" "$base.dot.log"
+      elif [ ! -s "$base.svg" ] || ! grep -q '<svg' "$base.svg"; then
+        fail "$file $m: dot -Tsvg wrote no SVG" "$base.dot.log"
+      elif [ -s "$base.dot.log" ]; then
+        fail "$file $m: dot warned" "$base.dot.log"
+      else
+        pass
+      fi
+      # The picture is of that machine: its name titles the SVG.
+      if grep -q "machine $m" "$base.svg" 2>/dev/null; then pass; else fail "$file $m: the SVG lacks \`machine $m\`"; fi
+    fi
+    # Mermaid: a state diagram.
+    if graph "$file $m mermaid" "$base.mmd" "$file" --machine "$m" --format mermaid; then
+      if [ "$(head -1 "$base.mmd")" = "stateDiagram-v2" ] && grep -q -- '-->' "$base.mmd"; then
+        pass
+      else
+        fail "$file $m: the Mermaid output does not start with stateDiagram-v2" "$base.mmd"
+      fi
+    fi
+    # Deterministic: a second run is byte-identical.
+    for format in dot mermaid; do
+      ext=$([ "$format" = dot ] && echo dot || echo mmd)
+      if graph "$file $m $format again" "$base.again.$ext" "$file" --machine "$m" --format "$format"; then
+        if cmp -s "$base.$ext" "$base.again.$ext"; then
+          pass
+        else
+          fail "$file $m: two runs of --format $format differ"
+          diff "$base.$ext" "$base.again.$ext" | head -10
+        fi
+      fi
+    done
+  done
+done
+
+# What the pictures must show, on the samples.
+t="$tmp/triage.dot"
+if graph "alert_triage marks" "$t" samples/alert_triage.jr2 --machine triage_machine --format dot; then
+  grep -q 'gate review' "$t" && pass || fail "the Gate of triage_machine's review is not marked" "$t"
+  grep -q 'agent: triager' "$t" && pass || fail "the Agent slot of investigate is not marked" "$t"
+  grep -qE 'doublecircle|peripheries=2' "$t" && pass || fail "the final state is not marked" "$t"
+  grep -q 'label="after 15m"' "$t" && pass || fail "the \`after 15m\` edge is not labelled" "$t"
+  grep -q 'confirm \[proposal != null\]' "$t" && pass || fail "the guard of \`on confirm\` is not shown" "$t"
+fi
+b="$tmp/build.dot"
+if graph "build_matrix clusters" "$b" samples/build_matrix.jr2 --machine build_package --format dot; then
+  grep -q 'subgraph "\?cluster_work' "$b" && pass || fail "the compound state work is not a cluster" "$b"
+  grep -q 'shape=point' "$b" && pass || fail "no initial marker" "$b"
+  grep -q 'invoke std.command as build' "$b" && pass || fail "the invoke of build is not shown" "$b"
+fi
+b="$tmp/build.mmd"
+if graph "build_matrix mermaid" "$b" samples/build_matrix.jr2 --machine build_package --format mermaid; then
+  grep -qE '^ *state .*work \{$' "$b" && pass || fail "mermaid: work is not a composite state" "$b"
+  grep -qE '^ *\[\*\] --> ' "$b" && pass || fail "mermaid: no initial marker" "$b"
+  grep -qE '^ *passed --> \[\*\]$' "$b" && pass || fail "mermaid: the final state passed is not marked" "$b"
+fi
+
+# A file of its own: parallel regions, a targetless transition, escaping.
+cat >"$tmp/par.jr2" <<'EOF'
+event go any "Go."
+event poke any "Poke."
+machine par {
+  var label: string = ""
+  initial parallel state both {
+    state left {
+      on poke { label = label + "!" }
+    }
+    state right {
+      initial state a {
+        on go if label == "say \"hi\" <b>; #1" -> b
+      }
+      final state b
+    }
+  }
+}
+EOF
+p="$tmp/par.dot"
+if graph "parallel dot" "$p" "$tmp/par.jr2" --format dot; then
+  grep -q 'dashed' "$p" && pass || fail "the regions of a parallel state are not dashed" "$p"
+  grep -q 'style=dotted' "$p" && pass || fail "a targetless transition is not dotted" "$p"
+  if timeout 60 dot -Tsvg "$p" >"$tmp/par.svg" 2>"$tmp/par.log" && grep -q '<svg' "$tmp/par.svg" \
+    && [ ! -s "$tmp/par.log" ]; then pass; else fail "dot does not render the parallel machine" "$tmp/par.log"; fi
+fi
+p="$tmp/par.mmd"
+if graph "parallel mermaid" "$p" "$tmp/par.jr2" --format mermaid; then
+  grep -qE '^ *--$' "$p" && pass || fail "mermaid: no region separator" "$p"
+  # Mermaid takes `;` for the end of a statement: a label writes it as the entity code `#59;`.
+  grep -qF '#59;' "$p" && pass || fail "mermaid: the \`;\` of the guard is not escaped" "$p"
+  sed -E 's/#[0-9]+;//g' "$p" | grep -q ';' && fail "mermaid: a raw \`;\` in the output" "$p" || pass
+fi
+
+# Refusals.
+machines=$(grep -oE '^machine +[A-Za-z_][A-Za-z0-9_]*' samples/tickets.jr2 | awk '{print $2}' | head -1)
+refuse "unknown machine" "^jr2c: error: .*nope.*$machines" samples/tickets.jr2 --machine nope
+refuse "unknown format" "^jr2c: error: .*svg.*(dot|mermaid)" samples/tickets.jr2 --format svg
+printf 'event go\nmachine m {\n  initial state a {\n    on gone -> a\n  }\n}\n' >"$tmp/bad.jr2"
+refuse "a file with errors" "error\[E0100\]" "$tmp/bad.jr2"
+refuse "missing file" "^jr2c: error: cannot read" "$tmp/nope.jr2"
+printf 'type T {\n  x: int\n}\n' >"$tmp/nomachine.jr2"
+refuse "a file without machines" "^jr2c: error: .*machine" "$tmp/nomachine.jr2"
+
+# One machine in the file: --machine and --format may be left out (DOT is the default).
+if graph "defaults" "$tmp/default.dot" samples/tickets.jr2; then
+  head -5 "$tmp/default.dot" | grep -qE '^digraph ' && pass || fail "the default format is not DOT" "$tmp/default.dot"
+fi
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
