@@ -738,6 +738,8 @@ class Generator {
         "const char* name() const override { return $name$; }\n"
         "void start(::jr2rt::MachineHost& host, const ::jr2rt::Json& input) override;\n"
         "int eventId(std::string_view name) const override;\n"
+        "std::vector<::jr2rt::EventSpec> eventSpecs() const override;\n"
+        "void checkPayload(int event, const ::jr2rt::Json& payload) const override;\n"
         "::jr2rt::Json output() const override;\n"
         "::jr2rt::Json snapshot() const override;\n"
         "void restore(::jr2rt::MachineHost& host, const ::jr2rt::Json& snapshot) override;\n"
@@ -978,6 +980,35 @@ class Generator {
               {{"name", CppString(events[i]->name.text)}, {"i", std::to_string(i)}});
     }
     p.print("  return -1;\n}\n\n");
+
+    // eventSpecs() and checkPayload(): what a Gate lists, and the payload check before delivery.
+    p.print("std::vector<::jr2rt::EventSpec> $cls$::eventSpecs() const {\n  return {\n", {{"cls", cls}});
+    for (const ast::Decl* ev : events) {
+      const auto* e = llvm::cast<ast::EventDecl>(ev);
+      const char* audience = e->audience == ast::Audience::kAgent      ? "kAgent"
+                             : e->audience == ast::Audience::kExternal ? "kExternal"
+                             : e->audience == ast::Audience::kAny      ? "kAny"
+                                                                       : "kUnset";
+      std::string fields;
+      const sema::Record& r = *info_.declTypes.at(ev)->record;
+      for (size_t i = 0; i < r.fields.size(); ++i) {
+        fields += fmt::format("{{{}, {}, {}, {}}}, ", CppString(r.fields[i].name), CppString(sema::Spell(r.fields[i].type)),
+                              r.fields[i].required ? "true" : "false",
+                              CppString(e->fields[i].description.value_or("")));
+      }
+      p.print("      {$name$, ::jr2rt::EventSpec::Audience::$aud$, $desc$, {$fields$}},\n",
+              {{"name", CppString(e->name.text)}, {"aud", audience}, {"desc", CppString(e->description.value_or(""))},
+               {"fields", fields}});
+    }
+    p.print("  };\n}\n\n");
+    p.print("void $cls$::checkPayload([[maybe_unused]] int event, [[maybe_unused]] const ::jr2rt::Json& payload) const {\n  switch (event) {\n", {{"cls", cls}});
+    for (size_t i = 0; i < events.size(); ++i) {
+      const sema::Module* em = moduleOf(events[i]);
+      if (em == nullptr || em->isStd) continue;
+      p.print("    case $i$: {\n      [[maybe_unused]] const auto parsed = (payload.is_null() ? ::jr2rt::Json::object() : payload).get<$type$>();\n      return;\n    }\n",
+              {{"i", std::to_string(i)}, {"type", structName(events[i])}});
+    }
+    p.print("    default:\n      return;\n  }\n}\n\n");
 
     // output().
     p.print("::jr2rt::Json $cls$::output() const {\n", {{"cls", cls}});

@@ -158,6 +158,43 @@ int triage_machine_machine::eventId([[maybe_unused]] std::string_view name) cons
   return -1;
 }
 
+std::vector<::jr2rt::EventSpec> triage_machine_machine::eventSpecs() const {
+  return {
+      {"ask", ::jr2rt::EventSpec::Audience::kAgent, "You cannot decide: ask the on-call person, in one question.", {{"question", "string", true, "What you need to know."}, }},
+      {"confirm", ::jr2rt::EventSpec::Audience::kExternal, "Accept the agent's proposal as it stands.", {}},
+      {"override", ::jr2rt::EventSpec::Audience::kExternal, "Decide yourself instead of the agent.", {{"action", "\"ignore\" | \"page\" | \"ticket\"", true, ""}, {"reason", "string", true, "Why, in one sentence."}, }},
+      {"propose", ::jr2rt::EventSpec::Audience::kAgent, "Propose what to do with the alert.", {{"action", "\"ignore\" | \"page\" | \"ticket\"", true, "Page the on-call person now, file a ticket, or drop it."}, {"summary", "string", true, "What happened and why you chose this, in one or two sentences."}, {"owner", "string?", false, "The team that owns the code at fault, if you can tell."}, }},
+      {"rethink", ::jr2rt::EventSpec::Audience::kExternal, "Send the agent back to look again, with a note.", {{"note", "string", true, "What the agent missed."}, }},
+  };
+}
+
+void triage_machine_machine::checkPayload([[maybe_unused]] int event, [[maybe_unused]] const ::jr2rt::Json& payload) const {
+  switch (event) {
+    case 0: {
+      [[maybe_unused]] const auto parsed = (payload.is_null() ? ::jr2rt::Json::object() : payload).get<ask_event>();
+      return;
+    }
+    case 1: {
+      [[maybe_unused]] const auto parsed = (payload.is_null() ? ::jr2rt::Json::object() : payload).get<confirm_event>();
+      return;
+    }
+    case 2: {
+      [[maybe_unused]] const auto parsed = (payload.is_null() ? ::jr2rt::Json::object() : payload).get<override_event>();
+      return;
+    }
+    case 3: {
+      [[maybe_unused]] const auto parsed = (payload.is_null() ? ::jr2rt::Json::object() : payload).get<propose_event>();
+      return;
+    }
+    case 4: {
+      [[maybe_unused]] const auto parsed = (payload.is_null() ? ::jr2rt::Json::object() : payload).get<rethink_event>();
+      return;
+    }
+    default:
+      return;
+  }
+}
+
 ::jr2rt::Json triage_machine_machine::output() const {
   if (!isDone()) return nullptr;
   // from alert_triage.jr2:145

@@ -94,6 +94,18 @@ int build_package_machine::eventId([[maybe_unused]] std::string_view name) const
   return -1;
 }
 
+std::vector<::jr2rt::EventSpec> build_package_machine::eventSpecs() const {
+  return {
+  };
+}
+
+void build_package_machine::checkPayload([[maybe_unused]] int event, [[maybe_unused]] const ::jr2rt::Json& payload) const {
+  switch (event) {
+    default:
+      return;
+  }
+}
+
 ::jr2rt::Json build_package_machine::output() const {
   if (!isDone()) return nullptr;
   // from build_matrix.jr2:91

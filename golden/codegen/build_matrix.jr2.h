@@ -59,6 +59,8 @@ class build_package_machine final : public ::jr2rt::Statechart {
   const char* name() const override { return "build_package"; }
   void start(::jr2rt::MachineHost& host, const ::jr2rt::Json& input) override;
   int eventId(std::string_view name) const override;
+  std::vector<::jr2rt::EventSpec> eventSpecs() const override;
+  void checkPayload(int event, const ::jr2rt::Json& payload) const override;
   ::jr2rt::Json output() const override;
   ::jr2rt::Json snapshot() const override;
   void restore(::jr2rt::MachineHost& host, const ::jr2rt::Json& snapshot) override;

@@ -102,6 +102,28 @@ int review_machine::eventId([[maybe_unused]] std::string_view name) const {
   return -1;
 }
 
+std::vector<::jr2rt::EventSpec> review_machine::eventSpecs() const {
+  return {
+      {"approve", ::jr2rt::EventSpec::Audience::kExternal, "Accept the ticket.", {}},
+      {"reject", ::jr2rt::EventSpec::Audience::kExternal, "Refuse the ticket.", {{"reason", "string", true, "Why, in one sentence."}, }},
+  };
+}
+
+void review_machine::checkPayload([[maybe_unused]] int event, [[maybe_unused]] const ::jr2rt::Json& payload) const {
+  switch (event) {
+    case 0: {
+      [[maybe_unused]] const auto parsed = (payload.is_null() ? ::jr2rt::Json::object() : payload).get<approve_event>();
+      return;
+    }
+    case 1: {
+      [[maybe_unused]] const auto parsed = (payload.is_null() ? ::jr2rt::Json::object() : payload).get<reject_event>();
+      return;
+    }
+    default:
+      return;
+  }
+}
+
 ::jr2rt::Json review_machine::output() const {
   if (!isDone()) return nullptr;
   // from tickets.jr2:61

@@ -1,35 +1,386 @@
+// A workflow's runner (RUNTIME.md §4): run, send, status, gates, runs, cancel.
+
 #include "jr2/runner.h"
 
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
 #include <iostream>
-#include <string>
+#include <random>
+#include <sstream>
+#include <thread>
+
+#include "jr2/run.h"
+#include "jr2/store.h"
 
 namespace jr2rt {
+namespace {
+
+struct Args {
+  std::string verb;
+  std::vector<std::string> positional;
+  std::string input;
+  std::string store;
+  bool json = false;
+  bool all = false;
+  bool follow = false;
+};
+
+class UsageError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+Json ParseJson(const std::string& text, const std::string& what) {
+  try {
+    return Json::parse(text);
+  } catch (const Json::parse_error& e) {
+    throw BadInput(what + " is not valid JSON: " + e.what());
+  }
+}
+
+Json ReadInput(const std::string& value) {
+  if (value.empty()) return Json::object();
+  if (value[0] == '@') {
+    std::ifstream in(value.substr(1), std::ios::binary);
+    if (!in) throw BadInput("cannot read the input file `" + value.substr(1) + "`");
+    std::stringstream text;
+    text << in.rdbuf();
+    return ParseJson(text.str(), "the input file `" + value.substr(1) + "`");
+  }
+  return ParseJson(value, "the input");
+}
+
+std::string NewRunId() {
+  std::random_device rd;
+  std::mt19937_64 gen(
+      (static_cast<uint64_t>(rd()) << 32) ^ rd() ^
+      static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()));
+  static const char* hex = "0123456789abcdef";
+  std::string id;
+  uint64_t v = gen();
+  for (int i = 0; i < 12; ++i, v >>= 4) id += hex[v & 15];
+  return id;
+}
+
+std::string StorePath(const Args& a) {
+  if (!a.store.empty()) return a.store;
+  if (const char* env = std::getenv("JR2_STORE"); env != nullptr && *env != '\0') return env;
+  return "jr2.db";
+}
+
+int ExitCodeOf(RunStatus s) {
+  switch (s) {
+    case RunStatus::kDone:
+      return kExitDone;
+    case RunStatus::kFailed:
+      return kExitFailed;
+    case RunStatus::kDeadlocked:
+      return kExitDeadlocked;
+    case RunStatus::kWaiting:
+      return kExitWaiting;
+    case RunStatus::kError:
+      return kExitError;
+    case RunStatus::kCancelled:
+      return kExitFailed;
+  }
+  return kExitError;
+}
+
+std::string FieldsText(const EventSpec& e) {
+  if (e.fields.empty()) return "";
+  std::string out = " {";
+  for (size_t i = 0; i < e.fields.size(); ++i) {
+    out += (i ? ", " : " ") + e.fields[i].name + (e.fields[i].required ? "" : "?") + ": " +
+           e.fields[i].type;
+  }
+  return out + " }";
+}
+
+std::string ExamplePayload(const EventSpec& e) {
+  Json j = Json::object();
+  for (const auto& f : e.fields) {
+    if (!f.required) continue;
+    j[f.name] = f.type == "int" || f.type == "float" ? Json(0)
+                : f.type == "bool"                   ? Json(false)
+                                                     : Json("…");
+  }
+  return j.empty() ? "" : " '" + j.dump() + "'";
+}
+
+class Runner {
+ public:
+  Runner(const Registry& registry, const char* workflow)
+      : registry_(registry), workflow_(workflow) {}
+
+  int main(const Args& a) {
+    if (a.verb == "run") return run(a);
+    if (a.verb == "send") return send(a);
+    if (a.verb == "status") return status(a);
+    if (a.verb == "gates") return gates(a);
+    if (a.verb == "runs") return runs(a);
+    if (a.verb == "cancel") return cancel(a);
+    throw UsageError("unknown verb `" + a.verb +
+                     "`; the verbs are run, send, status, gates, runs and cancel");
+  }
+
+ private:
+  std::unique_ptr<Store> open(const Args& a) { return OpenSqliteStore(StorePath(a)); }
+
+  void watch(Run& run) {
+    run.onProgress(
+        [this](const std::string& line) { std::cerr << workflow_ << ": " << line << "\n"; });
+  }
+
+  // Saves the run, then reports it: nothing is printed about a step before it is stored.
+  int finish(Store& store, Run& run, const Args& a) {
+    store.save({run.id(), run.workflow().name, ToString(run.status()), SystemClock().nowMs(),
+                run.snapshot()});
+    report(run, a.json);
+    return ExitCodeOf(run.status());
+  }
+
+  void report(const Run& run, bool json) {
+    const std::string id = run.id();
+    if (json) {
+      Json gates = Json::array();
+      for (const auto& g : run.gates()) {
+        Json accepts = Json::array();
+        for (const auto& e : g.accepts) accepts.push_back(e.name);
+        gates.push_back({{"name", g.name}, {"meta", g.meta}, {"accepts", accepts}});
+      }
+      std::cout << Json{{"run", id},
+                        {"workflow", run.workflow().name},
+                        {"status", ToString(run.status())},
+                        {"output", run.output()},
+                        {"reason", run.reason()},
+                        {"gates", gates}}
+                       .dump(2)
+                << "\n";
+    }
+    switch (run.status()) {
+      case RunStatus::kWaiting: {
+        const auto gates = run.gates();
+        std::cerr << workflow_ << ": run " << id << " is waiting at " << gates.size() << " Gate"
+                  << (gates.size() == 1 ? "" : "s") << ":\n";
+        for (const auto& g : gates) {
+          std::cerr << "  " << g.name;
+          if (g.meta.is_object() && !g.meta.empty()) std::cerr << "  " << g.meta.dump();
+          std::cerr << "\n";
+          for (const auto& e : g.accepts) {
+            std::cerr << "    " << e.name << FieldsText(e)
+                      << (e.description.empty() ? "" : "  — " + e.description) << "\n      "
+                      << workflow_ << " send " << id << " " << g.name << " " << e.name
+                      << ExamplePayload(e) << "\n";
+          }
+        }
+        break;
+      }
+      case RunStatus::kDone:
+        std::cerr << workflow_ << ": run " << id << " ended done\n";
+        if (!json) std::cout << run.output().dump(2) << "\n";
+        break;
+      case RunStatus::kDeadlocked: {
+        const Json& out = run.output();
+        std::cerr << workflow_ << ": run " << id
+                  << " ended deadlocked: no worker is live, and the items left can never start ("
+                  << out["items"].size() << " settled)\n";
+        if (!json) std::cout << out.dump(2) << "\n";
+        break;
+      }
+      case RunStatus::kFailed:
+        std::cerr << workflow_ << ": run " << id << " ended failed: " << run.reason() << "\n";
+        if (!json && !run.output().is_null()) std::cout << run.output().dump(2) << "\n";
+        break;
+      case RunStatus::kError:
+        std::cerr << workflow_ << ": run " << id << " ended error: " << run.reason() << "\n";
+        break;
+      case RunStatus::kCancelled:
+        std::cerr << workflow_ << ": run " << id << " was cancelled\n";
+        break;
+    }
+  }
+
+  // With --follow, waits for the run's timers and fires them until it ends or only Gates remain.
+  void follow(Run& run, Clock& clock, bool enabled) {
+    while (enabled && !run.ended()) {
+      auto next = run.nextTimer();
+      if (!next) return;
+      const int64_t wait = *next - clock.nowMs();
+      if (wait > 0) std::this_thread::sleep_for(std::chrono::milliseconds(wait));
+      run.tick();
+    }
+  }
+
+  int run(const Args& a) {
+    if (!a.positional.empty())
+      throw UsageError("`run` takes no positional arguments; give the input with --input");
+    const WorkflowInfo* wf = registry_.workflow(workflow_);
+    const Json input = ReadInput(a.input);
+    auto store = open(a);
+    SystemClock clock;
+    Run run(registry_, *wf, NewRunId(), clock);
+    watch(run);
+    run.start(input);
+    follow(run, clock, a.follow);
+    return finish(*store, run, a);
+  }
+
+  std::unique_ptr<Run> restore(Store& store, const std::string& prefix, Clock& clock) {
+    const StoredRun stored = store.load(prefix);
+    if (stored.workflow != workflow_) {
+      throw BadInput("run " + stored.id + " is a run of `" + stored.workflow + "`, not `" +
+                     workflow_ + "`");
+    }
+    return Run::Restore(registry_, stored.snapshot, clock);
+  }
+
+  int send(const Args& a) {
+    if (a.positional.size() < 3 || a.positional.size() > 4) {
+      throw UsageError("`send` takes RUN GATE EVENT [JSON]");
+    }
+    const Json payload =
+        a.positional.size() == 4 ? ParseJson(a.positional[3], "the payload") : Json::object();
+    auto store = open(a);
+    SystemClock clock;
+    auto run = restore(*store, a.positional[0], clock);
+    watch(*run);
+    run->tick();  // timers that fell due while no process ran
+    run->send(a.positional[1], a.positional[2], payload);
+    follow(*run, clock, a.follow);
+    return finish(*store, *run, a);
+  }
+
+  int status(const Args& a) {
+    if (a.positional.size() != 1) throw UsageError("`status` takes RUN");
+    auto store = open(a);
+    SystemClock clock;
+    auto run = restore(*store, a.positional[0], clock);
+    report(*run, a.json);
+    return ExitCodeOf(run->status());
+  }
+
+  int gates(const Args& a) {
+    auto store = open(a);
+    SystemClock clock;
+    std::vector<std::string> ids;
+    if (a.positional.size() == 1) {
+      ids.push_back(store->load(a.positional[0]).id);
+    } else {
+      for (const auto& r : store->list(false)) {
+        if (r.workflow == workflow_) ids.push_back(r.id);
+      }
+    }
+    for (const auto& id : ids) {
+      auto run = restore(*store, id, clock);
+      for (const auto& g : run->gates()) {
+        std::cout << id << "  " << g.name;
+        for (const auto& e : g.accepts) std::cout << "  " << e.name << FieldsText(e);
+        std::cout << "\n";
+      }
+    }
+    return kExitDone;
+  }
+
+  int runs(const Args& a) {
+    auto store = open(a);
+    for (const auto& r : store->list(a.all)) {
+      if (r.workflow != workflow_) continue;
+      std::cout << r.id << "  " << r.status << "\n";
+    }
+    return kExitDone;
+  }
+
+  int cancel(const Args& a) {
+    if (a.positional.size() != 1) throw UsageError("`cancel` takes RUN");
+    auto store = open(a);
+    SystemClock clock;
+    auto run = restore(*store, a.positional[0], clock);
+    if (run->ended())
+      throw BadInput("run " + run->id() + " has already ended `" + ToString(run->status()) + "`");
+    run->cancel();
+    return finish(*store, *run, a);
+  }
+
+  const Registry& registry_;
+  std::string workflow_;
+};
+
+Args Parse(int argc, char** argv) {
+  Args a;
+  for (int i = 1; i < argc; ++i) {
+    const std::string s = argv[i];
+    auto value = [&](const char* flag) {
+      if (i + 1 >= argc) throw UsageError(std::string("`") + flag + "` needs a value");
+      return std::string(argv[++i]);
+    };
+    if (s == "--input")
+      a.input = value("--input");
+    else if (s == "--store")
+      a.store = value("--store");
+    else if (s == "--json")
+      a.json = true;
+    else if (s == "--all")
+      a.all = true;
+    else if (s == "--follow")
+      a.follow = true;
+    else if (s.size() > 1 && s[0] == '-' && s != "-")
+      throw UsageError("unknown option `" + s + "`");
+    else if (a.verb.empty())
+      a.verb = s;
+    else
+      a.positional.push_back(s);
+  }
+  return a;
+}
+
+}  // namespace
 
 int RunnerMain(const Registry& registry, const char* workflow, int argc, char** argv) {
   const WorkflowInfo* wf = registry.workflow(workflow);
   if (wf == nullptr) {
     std::cerr << workflow << ": error: this runner was built without the workflow `" << workflow
-              << "`; rebuild it\n";
+              << "`\n";
     return kExitError;
   }
-  const std::string verb = argc > 1 ? argv[1] : "";
-  if (verb.empty() || verb == "--help" || verb == "-h" || verb == "help") {
-    std::cout << "usage: " << workflow << " <verb> …\n\n"
-              << "The runner of workflow `" << workflow << "` (" << wf->file
-              << "), whose top machine is "
-              << (wf->pool ? "pool `" + wf->pool->name + "`" : std::string("a machine")) << ".\n\n"
-              << "verbs: run, send, status, gates, runs, cancel (RUNTIME.md §4)\n";
-    return verb.empty() ? kExitUsage : kExitDone;
+  const std::string first = argc > 1 ? argv[1] : "";
+  if (first.empty() || first == "--help" || first == "-h" || first == "help") {
+    (first.empty() ? std::cerr : std::cout)
+        << "usage: " << workflow << " <verb> …   (the runner of workflow `" << workflow << "`, "
+        << wf->file << ")\n\n"
+        << "  run   [--input JSON|@FILE] [--store PATH] [--follow] [--json]   start; drive until "
+           "it ends or waits\n"
+        << "  send  RUN GATE EVENT [JSON]                                      deliver at a Gate; "
+           "drive again\n"
+        << "  status RUN [--json]                                              status, output, "
+           "open Gates\n"
+        << "  gates [RUN]                                                      what needs a "
+           "person\n"
+        << "  runs  [--all]                                                    the runs in the "
+           "store\n"
+        << "  cancel RUN\n\n"
+        << "The store is ./jr2.db, or --store PATH, or $JR2_STORE. A run prefix of 4+ characters\n"
+        << "addresses a run. Exit codes: done 0, failed 1, deadlocked 2, waiting 3, error 4,\n"
+        << "usage 64, bad input 65.\n";
+    return first.empty() ? kExitUsage : kExitDone;
   }
-  if (verb == "run" || verb == "send" || verb == "status" || verb == "gates" || verb == "runs" ||
-      verb == "cancel") {
-    std::cerr << workflow << ": error: `" << verb
-              << "` needs the run host and the store, which this runtime does not have yet\n";
+  try {
+    const Args args = Parse(argc, argv);
+    return Runner(registry, workflow).main(args);
+  } catch (const UsageError& e) {
+    std::cerr << workflow << ": error: " << e.what() << "\n";
     return kExitUsage;
+  } catch (const BadInput& e) {
+    std::cerr << workflow << ": error: " << e.what() << "\n";
+    return kExitBadInput;
+  } catch (const StoreError& e) {
+    std::cerr << workflow << ": error: " << e.what() << "\n";
+    return kExitBadInput;
+  } catch (const std::exception& e) {
+    std::cerr << workflow << ": error: " << e.what() << "\n";
+    return kExitError;
   }
-  std::cerr << workflow << ": error: unknown verb `" << verb << "`; run `" << workflow
-            << " --help`\n";
-  return kExitUsage;
 }
 
 }  // namespace jr2rt

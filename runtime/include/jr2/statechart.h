@@ -49,6 +49,21 @@ class MachineHost {
   virtual void log(const Json& value) = 0;
 };
 
+// An event a machine handles, as a Gate lists it for a person (or an Agent's menu would).
+struct EventSpec {
+  enum class Audience : uint8_t { kUnset, kAgent, kExternal, kAny };
+  struct Field {
+    std::string name;
+    std::string type;  // as written in `.jr2`: `string`, `list<Ticket>`, `"a" | "b"`
+    bool required;
+    std::string description;
+  };
+  std::string name;
+  Audience audience = Audience::kUnset;
+  std::string description;
+  std::vector<Field> fields;
+};
+
 // The interface of every generated machine.
 class Machine {
  public:
@@ -63,6 +78,10 @@ class Machine {
   virtual bool dispatch(const Event& event) = 0;
   // Maps an event name to its id for this machine (-1: the machine does not know it).
   virtual int eventId(std::string_view name) const = 0;
+  // The events the machine handles, in id order.
+  virtual std::vector<EventSpec> eventSpecs() const = 0;
+  // Checks an event's payload against its fields; throws std::invalid_argument naming the field.
+  virtual void checkPayload(int eventId, const Json& payload) const = 0;
   virtual bool isDone() const = 0;
   // The output, once done (null for a machine without one).
   virtual Json output() const = 0;

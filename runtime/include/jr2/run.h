@@ -1,0 +1,155 @@
+// A run: one tree of actors — the top machine or Pool, invoked children, a Pool's workers,
+// Gates, timers and Source calls — driven on one logical thread (RUNTIME.md §1). The Run is
+// deterministic: with the manual clock and scripted Sources, the same inputs give the same
+// starts, settles and statuses. It never sleeps: timers fire when the clock says they are due.
+#pragma once
+
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "jr2/registry.h"
+#include "jr2/statechart.h"
+#include "jr2/value.h"
+
+namespace jr2rt {
+
+// Time for a run. The runner uses the system clock; tests use ManualClock.
+class Clock {
+ public:
+  virtual ~Clock() = default;
+  virtual int64_t nowMs() const = 0;
+};
+
+class SystemClock final : public Clock {
+ public:
+  int64_t nowMs() const override;
+};
+
+class ManualClock final : public Clock {
+ public:
+  int64_t nowMs() const override { return now_; }
+  void set(int64_t ms) { now_ = ms; }
+  void advance(int64_t ms) { now_ += ms; }
+
+ private:
+  int64_t now_ = 0;
+};
+
+// Input that the run refuses before anything changes: an unknown Gate or event, a payload its
+// schema refuses, an input that does not fit. The runner exits 65.
+class BadInput : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+enum class RunStatus { kWaiting, kDone, kFailed, kDeadlocked, kError, kCancelled };
+const char* ToString(RunStatus s);
+RunStatus RunStatusFrom(const std::string& s);
+
+// A Gate that is open: what needs a person (or a scripted Agent).
+struct OpenGate {
+  std::string name;  // `T-1.review`, `source`
+  enum class Kind { kGate, kAgent, kSource } kind = Kind::kGate;
+  Json meta;                       // what the author wrote for the person
+  std::vector<EventSpec> accepts;  // the events it takes, with their fields
+};
+
+// A Source's `next`, answered later: tests script it; the standard library answers at once.
+using NextCall =
+    std::function<void(const NextQuery& query, std::function<void(Json answer)> answer)>;
+
+class Actor;
+
+class Run {
+ public:
+  Run(const Registry& registry, const WorkflowInfo& workflow, std::string id, Clock& clock);
+  ~Run();
+  Run(const Run&) = delete;
+  Run& operator=(const Run&) = delete;
+
+  const std::string& id() const { return id_; }
+  const WorkflowInfo& workflow() const { return workflow_; }
+
+  // Starts the top machine with `input` and drives the run until nothing more can happen now.
+  // Throws BadInput when the input does not fit.
+  void start(const Json& input);
+  // Delivers `event` with `payload` at an open Gate and drives the run. Throws BadInput, and
+  // changes nothing, when the Gate, the event or the payload is refused.
+  void send(const std::string& gate, const std::string& event, const Json& payload);
+  // Fires every timer that is due by the clock and drives the run.
+  void tick();
+  // Cancels the run: it ends `cancelled` and its children stop.
+  void cancel();
+
+  RunStatus status() const { return status_; }
+  bool ended() const { return status_ != RunStatus::kWaiting; }
+  const Json& output() const { return output_; }         // the top machine's output (or the Pool's)
+  const std::string& reason() const { return reason_; }  // why it failed or errored
+  std::vector<OpenGate> gates() const;
+  // The earliest pending timer, if any (ms on the run's clock).
+  std::optional<int64_t> nextTimer() const;
+
+  // Progress lines (`T-1 started`, `T-1 settled`, …) as the run moves.
+  void onProgress(std::function<void(const std::string&)> fn) { progress_ = std::move(fn); }
+
+  // The whole run as JSON, and a run restored from it in a new process.
+  Json snapshot() const;
+  static std::unique_ptr<Run> Restore(const Registry& registry, const Json& snapshot, Clock& clock);
+
+  // For tests: replaces how a Source's `next` is called (scripted answers, deferred on purpose).
+  void scriptNext(const std::string& function, NextCall call) {
+    scripted_[function] = std::move(call);
+  }
+
+  // ---- used by the actors --------------------------------------------------------------------
+  const Registry& registry() const { return registry_; }
+  Clock& clock() { return clock_; }
+  void post(std::function<void()> task) { tasks_.push_back(std::move(task)); }
+  void progress(const std::string& line) {
+    if (progress_) progress_(line);
+  }
+  void openGate(OpenGate gate, Actor* owner, int invokeId);
+  void closeGate(const std::string& name);
+  void schedule(Actor* owner, int timerId, int64_t dueMs);
+  void unschedule(Actor* owner, int timerId);
+  const NextCall* scripted(const std::string& function) const;
+  // The top actor finished: done with `output`, or failed.
+  void finish(RunStatus status, Json output, std::string reason);
+
+ private:
+  struct GateEntry {
+    OpenGate gate;
+    Actor* owner;
+    int invokeId;
+  };
+  struct Timer {
+    Actor* owner;
+    int id;
+    int64_t due;
+  };
+  void drain();
+  void guard(const std::function<void()>& step);
+
+  const Registry& registry_;
+  const WorkflowInfo& workflow_;
+  std::string id_;
+  Clock& clock_;
+  std::unique_ptr<Actor> top_;
+  std::deque<std::function<void()>> tasks_;
+  std::map<std::string, GateEntry> gates_;
+  std::vector<Timer> timers_;
+  std::map<std::string, NextCall> scripted_;
+  std::function<void(const std::string&)> progress_;
+  RunStatus status_ = RunStatus::kWaiting;
+  Json input_;
+  Json output_;
+  std::string reason_;
+  friend class Actor;
+};
+
+}  // namespace jr2rt

@@ -1,0 +1,837 @@
+// The run host: actors for machines and Pools, Gates, timers and the standard library's
+// Sources and effects. RUNTIME.md §2 fixes the Pool's rules; each is marked here as (§2.N).
+
+#include "jr2/run.h"
+
+#include <algorithm>
+#include <chrono>
+#include <set>
+
+#include "jr2/stdlib.h"
+
+namespace jr2rt {
+
+int64_t SystemClock::nowMs() const {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+const char* ToString(RunStatus s) {
+  switch (s) {
+    case RunStatus::kWaiting:
+      return "waiting";
+    case RunStatus::kDone:
+      return "done";
+    case RunStatus::kFailed:
+      return "failed";
+    case RunStatus::kDeadlocked:
+      return "deadlocked";
+    case RunStatus::kError:
+      return "error";
+    case RunStatus::kCancelled:
+      return "cancelled";
+  }
+  return "error";
+}
+
+RunStatus RunStatusFrom(const std::string& s) {
+  for (RunStatus r : {RunStatus::kWaiting, RunStatus::kDone, RunStatus::kFailed,
+                      RunStatus::kDeadlocked, RunStatus::kError, RunStatus::kCancelled}) {
+    if (s == ToString(r)) return r;
+  }
+  throw std::invalid_argument("unknown run status `" + s + "`");
+}
+
+namespace {
+std::string Join(const std::string& prefix, const std::string& name) {
+  return prefix.empty() ? name : prefix + "." + name;
+}
+}  // namespace
+
+// ---- actors --------------------------------------------------------------------------------
+
+// One node of the run's tree. Its parent hears its end through childDone / childFailed; the top
+// actor's end is the run's.
+class Actor {
+ public:
+  Actor(Run& run, Actor* parent, int key, std::string prefix)
+      : run_(run), parent_(parent), key_(key), prefix_(std::move(prefix)) {}
+  virtual ~Actor() = default;
+
+  virtual void start(const Json& input) = 0;
+  virtual void deliver(int invokeId, const std::string& event, const Json& payload) = 0;
+  virtual void timer(int id) = 0;
+  virtual void childDone(int key, const Json& output) = 0;
+  virtual void childFailed(int key, const Failure& failure) = 0;
+  virtual void stop() = 0;
+  virtual Json snapshot() const = 0;
+  // Checks an event and its payload before delivery (throws BadInput).
+  virtual void check(int invokeId, const std::string& event, const Json& payload) const = 0;
+
+  static std::unique_ptr<Actor> Restore(Run& run, Actor* parent, const Json& snap);
+
+ protected:
+  // Runs one step of this actor: its Failure ends it, and its parent (or the run) hears of it.
+  void step(const std::function<void()>& fn) {
+    if (ended_) return;
+    try {
+      fn();
+    } catch (const Failure& f) {
+      fail(f);
+    }
+  }
+  void complete(const Json& output) {
+    if (ended_) return;
+    ended_ = true;
+    stop();
+    if (parent_ != nullptr) {
+      Actor* parent = parent_;
+      const int key = key_;
+      run_.post([parent, key, output] { parent->childDone(key, output); });
+    } else {
+      run_.finish(RunStatus::kDone, output, "");
+    }
+  }
+  void fail(const Failure& f) {
+    if (ended_) return;
+    ended_ = true;
+    stop();
+    if (parent_ != nullptr) {
+      Actor* parent = parent_;
+      const int key = key_;
+      const Failure copy = f;
+      run_.post([parent, key, copy] { parent->childFailed(key, copy); });
+    } else {
+      run_.finish(RunStatus::kFailed, f.detail(), f.reason());
+    }
+  }
+
+  Run& run_;
+  Actor* parent_;
+  int key_;
+  std::string prefix_;
+  bool ended_ = false;
+  friend class Run;
+};
+
+namespace {
+
+std::vector<EventSpec> Accepted(const std::vector<EventSpec>& all, bool agent) {
+  std::vector<EventSpec> out;
+  for (const auto& e : all) {
+    const bool ok =
+        e.audience == EventSpec::Audience::kAny || e.audience == EventSpec::Audience::kUnset ||
+        e.audience == (agent ? EventSpec::Audience::kAgent : EventSpec::Audience::kExternal);
+    if (ok) out.push_back(e);
+  }
+  return out;
+}
+
+Json SpecJson(const InvokeSpec& s) {
+  return {{"kind", static_cast<int>(s.kind)},
+          {"id", s.id},
+          {"target", s.target},
+          {"name", s.name},
+          {"state", s.statePath},
+          {"input", s.input}};
+}
+InvokeSpec SpecFrom(const Json& j) {
+  InvokeSpec s;
+  s.kind = static_cast<InvokeSpec::Kind>(j.at("kind").get<int>());
+  s.id = j.at("id").get<int>();
+  s.target = j.at("target").get<std::string>();
+  s.name = j.at("name").get<std::string>();
+  s.statePath = j.at("state").get<std::string>();
+  s.input = j.at("input");
+  return s;
+}
+
+}  // namespace
+
+class PoolActor;
+
+// A generated machine, and the host it runs on.
+class MachineActor final : public Actor, public MachineHost {
+ public:
+  MachineActor(Run& run, Actor* parent, int key, std::string prefix, std::string machine)
+      : Actor(run, parent, key, std::move(prefix)), name_(std::move(machine)) {
+    MachineFactory make = run.registry().machine(name_);
+    if (make == nullptr) throw Defect("no machine `" + name_ + "` is registered with this runner");
+    m_ = make();
+  }
+
+  void start(const Json& input) override {
+    step([&] {
+      m_->start(*this, input);
+      after();
+    });
+  }
+
+  void check(int, const std::string& event, const Json& payload) const override {
+    const int id = m_->eventId(event);
+    if (id < 0) throw BadInput("machine `" + name_ + "` takes no event `" + event + "`");
+    try {
+      m_->checkPayload(id, payload);
+    } catch (const std::exception& e) {
+      throw BadInput("the payload of `" + event + "` does not fit: " + e.what());
+    }
+  }
+
+  void deliver(int, const std::string& event, const Json& payload) override {
+    step([&] {
+      m_->dispatch({Event::Kind::kExternal, m_->eventId(event), payload});
+      after();
+    });
+  }
+
+  void timer(int id) override {
+    step([&] {
+      m_->dispatch({Event::Kind::kTimer, id, nullptr});
+      after();
+    });
+  }
+
+  void childDone(int key, const Json& output) override {
+    step([&] {
+      if (children_.erase(key) == 0) return;  // cancelled meanwhile
+      m_->dispatch({Event::Kind::kDone, key, output});
+      after();
+    });
+  }
+
+  void childFailed(int key, const Failure& f) override {
+    step([&] {
+      if (children_.erase(key) == 0) return;
+      const bool handled = m_->dispatch(
+          {Event::Kind::kError, key, {{"reason", f.reason()}, {"detail", f.detail()}}});
+      // An unhandled `on error` is this machine's Failure too (RUNTIME.md §2.5).
+      if (!handled) throw Failure(f.reason(), f.detail());
+      after();
+    });
+  }
+
+  void stop() override {
+    for (auto& [id, child] : children_) closeChild(child);
+    children_.clear();
+    for (int t : timers_) run_.unschedule(this, t);
+    timers_.clear();
+  }
+
+  Json snapshot() const override {
+    Json children = Json::array();
+    for (const auto& [id, c] : children_) {
+      children.push_back(
+          {{"spec", SpecJson(c.spec)}, {"actor", c.actor ? c.actor->snapshot() : Json(nullptr)}});
+    }
+    Json timers = Json::array();
+    for (int t : timers_) timers.push_back({{"id", t}, {"due", due_.at(t)}});
+    return {{"kind", "machine"}, {"name", name_},           {"key", key_},
+            {"prefix", prefix_}, {"state", m_->snapshot()}, {"children", children},
+            {"timers", timers},  {"ended", ended_}};
+  }
+
+  void restoreFrom(const Json& snap) {
+    m_->restore(*this, snap.at("state"));
+    ended_ = snap.at("ended").get<bool>();
+    for (const auto& c : snap.at("children")) {
+      const InvokeSpec spec = SpecFrom(c.at("spec"));
+      Child child{spec, nullptr};
+      if (!c.at("actor").is_null()) child.actor = Actor::Restore(run_, this, c.at("actor"));
+      children_.emplace(spec.id, std::move(child));
+      openIfGate(spec);
+    }
+    for (const auto& t : snap.at("timers")) {
+      const int id = t.at("id").get<int>();
+      timers_.insert(id);
+      due_[id] = t.at("due").get<int64_t>();
+      run_.schedule(this, id, due_[id]);
+    }
+  }
+
+  // ---- MachineHost ---------------------------------------------------------------------------
+  void startTimer(int id, Duration after) override {
+    timers_.insert(id);
+    due_[id] = run_.clock().nowMs() + after.ms;
+    run_.schedule(this, id, due_[id]);
+  }
+  void cancelTimer(int id) override {
+    timers_.erase(id);
+    run_.unschedule(this, id);
+  }
+  void startInvoke(const InvokeSpec& spec) override;
+  void cancelInvoke(int id) override {
+    auto it = children_.find(id);
+    if (it == children_.end()) return;
+    closeChild(it->second);
+    children_.erase(it);
+  }
+  void log(const Json& value) override {
+    run_.progress(Join(prefix_, name_) + ": " +
+                  (value.is_string() ? value.get<std::string>() : value.dump()));
+  }
+
+ private:
+  struct Child {
+    InvokeSpec spec;
+    std::unique_ptr<Actor> actor;
+  };
+
+  std::string gateName(const InvokeSpec& spec) const {
+    return Join(prefix_, spec.name.empty() ? spec.statePath : spec.name);
+  }
+
+  void openIfGate(const InvokeSpec& spec) {
+    if (spec.kind != InvokeSpec::Kind::kGate && spec.kind != InvokeSpec::Kind::kAgent) return;
+    OpenGate g;
+    g.name = spec.kind == InvokeSpec::Kind::kAgent ? gateName(spec) : gateName(spec);
+    g.kind = spec.kind == InvokeSpec::Kind::kAgent ? OpenGate::Kind::kAgent : OpenGate::Kind::kGate;
+    g.meta = spec.input;
+    g.accepts = Accepted(m_->eventSpecs(), spec.kind == InvokeSpec::Kind::kAgent);
+    run_.openGate(std::move(g), this, spec.id);
+  }
+
+  void closeChild(Child& c) {
+    if (c.spec.kind == InvokeSpec::Kind::kGate || c.spec.kind == InvokeSpec::Kind::kAgent) {
+      run_.closeGate(gateName(c.spec));
+    }
+    if (c.actor) c.actor->stop();
+  }
+
+  void after() {
+    if (m_->isDone()) complete(m_->output());
+  }
+
+  std::string name_;
+  std::unique_ptr<Machine> m_;
+  std::map<int, Child> children_;
+  std::set<int> timers_;
+  std::map<int, int64_t> due_;
+};
+
+// A Pool of child Machines over a Source (ADR-0017, RUNTIME.md §2).
+class PoolActor final : public Actor {
+ public:
+  PoolActor(Run& run, Actor* parent, int key, std::string prefix, const PoolSpec& spec)
+      : Actor(run, parent, key, std::move(prefix)), spec_(spec) {}
+
+  void start(const Json& given) override {
+    try {
+      input_ = spec_.parseInput(given);
+    } catch (const std::invalid_argument& e) {
+      throw BadInput(std::string("the input of pool `") + spec_.name +
+                     "` does not fit: " + e.what());
+    }
+    // `cap` is read once, at start (§2.3).
+    cap_ = spec_.cap ? spec_.cap(input_) : 1;
+    if (cap_ < 1) {
+      throw BadInput("pool `" + spec_.name + "` has `cap` " + std::to_string(cap_) +
+                     " for this input, and a Pool needs at least 1");
+    }
+    if (!spec_.source.wake.empty()) openWakeGate();
+    request();
+  }
+
+  void check(int, const std::string& event, const Json&) const override {
+    if (event != spec_.source.wake) {
+      throw BadInput("the Gate `" + Join(prefix_, "source") + "` takes only `" + spec_.source.wake +
+                     "`");
+    }
+  }
+
+  // The `source` Gate: the wake event (§2.2: never cancels a call; latches instead).
+  void deliver(int, const std::string&, const Json&) override {
+    run_.progress(Join(prefix_, "source") + ": woken");
+    request();
+  }
+
+  void timer(int) override {
+    pollArmed_ = false;
+    request();
+  }
+
+  void childDone(int key, const Json& output) override {
+    auto it = workers_.find(key);
+    if (it == workers_.end()) return;
+    const std::string id = it->second.id;
+    items_[id] = output;
+    settled_.push_back(id);
+    workers_.erase(it);
+    run_.progress(id + " settled");
+    request();
+  }
+
+  void childFailed(int key, const Failure& f) override {
+    auto it = workers_.find(key);
+    if (it == workers_.end()) return;
+    const std::string id = it->second.id;
+    // A worker's Failure ends only its item (§2.5).
+    failures_[id] = {{"reason", f.reason()}, {"detail", f.detail()}};
+    settled_.push_back(id);
+    failed_.push_back(id);
+    workers_.erase(it);
+    run_.progress(id + " failed: " + f.reason());
+    request();
+  }
+
+  void stop() override {
+    for (auto& [k, w] : workers_) w.actor->stop();
+    if (wakeOpen_) run_.closeGate(Join(prefix_, "source"));
+    wakeOpen_ = false;
+    if (pollArmed_) run_.unschedule(this, 0);
+    pollArmed_ = false;
+  }
+
+  Json snapshot() const override {
+    Json workers = Json::array();
+    for (const auto& [k, w] : workers_) {
+      workers.push_back({{"key", k}, {"id", w.id}, {"actor", w.actor->snapshot()}});
+    }
+    return {{"kind", "pool"},
+            {"name", spec_.name},
+            {"key", key_},
+            {"prefix", prefix_},
+            {"input", input_},
+            {"cap", cap_},
+            {"workers", workers},
+            {"settled", settled_},
+            {"failed", failed_},
+            {"items", items_},
+            {"failures", failures_},
+            {"open", lastOpen_},
+            {"nextKey", nextKey_},
+            {"ended", ended_},
+            {"pollDue", pollArmed_ ? Json(pollDue_) : Json(nullptr)}};
+  }
+
+  void restoreFrom(const Json& snap) {
+    input_ = snap.at("input");
+    cap_ = snap.at("cap").get<int64_t>();
+    settled_ = snap.at("settled").get<std::vector<std::string>>();
+    failed_ = snap.at("failed").get<std::vector<std::string>>();
+    items_ = snap.at("items");
+    failures_ = snap.at("failures");
+    lastOpen_ = snap.at("open").get<int64_t>();
+    nextKey_ = snap.at("nextKey").get<int>();
+    ended_ = snap.at("ended").get<bool>();
+    for (const auto& w : snap.at("workers")) {
+      Worker worker{w.at("id").get<std::string>(), Actor::Restore(run_, this, w.at("actor"))};
+      workers_.emplace(w.at("key").get<int>(), std::move(worker));
+    }
+    if (!ended_ && !spec_.source.wake.empty()) openWakeGate();
+    if (!snap.at("pollDue").is_null()) {
+      pollArmed_ = true;
+      pollDue_ = snap.at("pollDue").get<int64_t>();
+      run_.schedule(this, 0, pollDue_);
+    }
+  }
+
+ private:
+  struct Worker {
+    std::string id;
+    std::unique_ptr<Actor> actor;
+  };
+
+  void openWakeGate() {
+    OpenGate g;
+    g.name = Join(prefix_, "source");
+    g.kind = OpenGate::Kind::kSource;
+    EventSpec wake;
+    wake.name = spec_.source.wake;
+    wake.audience = EventSpec::Audience::kExternal;
+    g.accepts = {wake};
+    run_.openGate(std::move(g), this, -1);
+    wakeOpen_ = true;
+  }
+
+  // Calls `next` unless a call is in flight (then latch, §2.2) or `cap` workers run (§2.3).
+  void request() {
+    if (ended_) return;
+    if (inFlight_) {
+      latch_ = true;
+      return;
+    }
+    if (static_cast<int64_t>(workers_.size()) >= cap_) return;
+    inFlight_ = true;
+    latch_ = false;
+    NextQuery q;
+    for (const auto& [k, w] : workers_) q.active.push_back(w.id);
+    q.settled = settled_;
+    q.failed = failed_;
+    q.input = input_;
+    const Json args = spec_.source.args ? spec_.source.args(input_) : Json::object();
+    const std::string fn = spec_.source.function;
+    Run& run = run_;
+    PoolActor* self = this;
+    auto answer = [self](Json a) { self->run_.post([self, a] { self->onAnswer(a); }); };
+    if (const NextCall* scripted = run.scripted(fn)) {
+      (*scripted)(q, answer);
+    } else if (fn == "std.backlog" || fn == "std.queue") {
+      run.post([fn, args, q, answer] {
+        answer(fn == "std.backlog" ? StdBacklog(args, q) : StdQueue(args, q));
+      });
+    } else if (const NextFunction* next = run.registry().next(fn)) {
+      const NextFunction call = *next;
+      run.post([call, args, q, answer] { answer(call(args, q)); });
+    } else {
+      throw Defect("source `" + spec_.source.name + "` calls `" + fn +
+                   "`, which this runner does not have");
+    }
+  }
+
+  void onAnswer(const Json& answer) {
+    inFlight_ = false;
+    if (ended_) return;
+    // An item, null, or { item, open } (the concept page's SourceNextResult).
+    Json item = answer;
+    int64_t open = 0;
+    if (answer.is_object() && answer.contains("item") &&
+        (answer.contains("open") || answer.size() == 1)) {
+      item = answer["item"];
+      open = answer.value("open", int64_t{0});
+    }
+    lastOpen_ = open;
+    if (!item.is_null()) {
+      claim(item);  // one claim per answer (§2.3)
+      request();    // and at once again while a slot is free
+      return;
+    }
+    if (latch_) {
+      latch_ = false;
+      request();
+      return;
+    }
+    if (workers_.empty()) return end();
+    armPoll();  // waiting: workers live, nothing ready
+  }
+
+  void claim(const Json& item) {
+    std::string id;
+    try {
+      id = spec_.itemId(item, input_);
+    } catch (const std::exception& e) {
+      throw Defect("source `" + spec_.source.name + "` gave an item with no id: " + e.what());
+    }
+    // The id rules (§2.4): each broken rule is a defect of the Source.
+    auto defect = [&](const std::string& rule) {
+      throw Defect("source `" + spec_.source.name + "` gave the item id `" + id + "`, which " +
+                   rule);
+    };
+    if (id.empty()) defect("is empty");
+    if (id.find('.') != std::string::npos) defect("contains `.` (ids name Gates: `<id>.<state>`)");
+    if (id == "source") defect("is `source`, the name of the Pool's own Gate");
+    for (const auto& [k, w] : workers_) {
+      if (w.id == id) defect("a live worker holds");
+    }
+    if (std::find(settled_.begin(), settled_.end(), id) != settled_.end()) {
+      defect("a worker already finished in this run");
+    }
+    const int key = nextKey_++;
+    auto worker = std::make_unique<MachineActor>(run_, this, key, Join(prefix_, id), spec_.worker);
+    MachineActor* raw = worker.get();
+    workers_.emplace(key, Worker{id, std::move(worker)});
+    run_.progress(id + " started");
+    const Json input = spec_.itemInput(item, input_);
+    try {
+      raw->start(input);
+    } catch (const std::invalid_argument& e) {
+      // The item does not fit the worker: a Failure of that item, not of the run.
+      childFailed(key, Failure(std::string("the item does not fit the worker: ") + e.what()));
+    }
+  }
+
+  void armPoll() {
+    if (spec_.source.pollEveryMs <= 0 || pollArmed_) return;
+    pollArmed_ = true;
+    pollDue_ = run_.clock().nowMs() + spec_.source.pollEveryMs;
+    run_.schedule(this, 0, pollDue_);
+  }
+
+  // No live worker and no item: drained or deadlocked (§2.6).
+  void end() {
+    const bool deadlocked = lastOpen_ > 0;
+    const Json output = {{"status", deadlocked ? "deadlocked" : "drained"},
+                         {"items", items_},
+                         {"failures", failures_}};
+    if (!failures_.empty() && !spec_.reportFailures) {
+      fail(Failure(std::to_string(failures_.size()) + " of " + std::to_string(settled_.size()) +
+                       " items failed",
+                   output));
+      return;
+    }
+    if (parent_ == nullptr && deadlocked) {
+      ended_ = true;
+      stop();
+      run_.finish(RunStatus::kDeadlocked, output, "");
+      return;
+    }
+    complete(output);
+  }
+
+  const PoolSpec& spec_;
+  Json input_;
+  int64_t cap_ = 1;
+  std::map<int, Worker> workers_;
+  std::vector<std::string> settled_;
+  std::vector<std::string> failed_;
+  Json items_ = Json::object();
+  Json failures_ = Json::object();
+  int64_t lastOpen_ = 0;
+  int nextKey_ = 0;
+  bool inFlight_ = false;
+  bool latch_ = false;
+  bool wakeOpen_ = false;
+  bool pollArmed_ = false;
+  int64_t pollDue_ = 0;
+};
+
+void MachineActor::startInvoke(const InvokeSpec& spec) {
+  Child child{spec, nullptr};
+  switch (spec.kind) {
+    case InvokeSpec::Kind::kGate:
+    case InvokeSpec::Kind::kAgent:
+      children_.emplace(spec.id, std::move(child));
+      openIfGate(spec);
+      return;
+    case InvokeSpec::Kind::kMachine: {
+      const std::string prefix = Join(prefix_, spec.name.empty() ? spec.statePath : spec.name);
+      if (const PoolSpec* pool = run_.registry().pool(spec.target)) {
+        child.actor = std::make_unique<PoolActor>(run_, this, spec.id, prefix, *pool);
+      } else {
+        child.actor = std::make_unique<MachineActor>(run_, this, spec.id, prefix, spec.target);
+      }
+      Actor* raw = child.actor.get();
+      children_.emplace(spec.id, std::move(child));
+      const Json input = spec.input;
+      run_.post([raw, input] { raw->start(input); });
+      return;
+    }
+    case InvokeSpec::Kind::kExtern:
+    case InvokeSpec::Kind::kStd: {
+      children_.emplace(spec.id, std::move(child));
+      const int id = spec.id;
+      const std::string target = spec.target;
+      const Json input = spec.input;
+      MachineActor* self = this;
+      run_.post([self, id, target, input] {
+        try {
+          Json out;
+          if (target.rfind("std.", 0) == 0) {
+            out = StdEffect(target, input);
+          } else {
+            const HostFunction* fn = self->run_.registry().host(target);
+            if (fn == nullptr) throw Defect("no host function `" + target + "` is registered");
+            out = (*fn)(input);
+          }
+          self->childDone(id, out);
+        } catch (const Failure& f) {
+          self->childFailed(id, f);
+        }
+      });
+      return;
+    }
+  }
+}
+
+std::unique_ptr<Actor> Actor::Restore(Run& run, Actor* parent, const Json& snap) {
+  const std::string kind = snap.at("kind").get<std::string>();
+  const int key = snap.at("key").get<int>();
+  const std::string prefix = snap.at("prefix").get<std::string>();
+  const std::string name = snap.at("name").get<std::string>();
+  if (kind == "pool") {
+    const PoolSpec* spec = run.registry().pool(name);
+    if (spec == nullptr)
+      throw std::invalid_argument("the stored run names a pool `" + name + "` this runner lacks");
+    auto a = std::make_unique<PoolActor>(run, parent, key, prefix, *spec);
+    a->restoreFrom(snap);
+    return a;
+  }
+  auto a = std::make_unique<MachineActor>(run, parent, key, prefix, name);
+  a->restoreFrom(snap);
+  return a;
+}
+
+// ---- the run --------------------------------------------------------------------------------
+
+Run::Run(const Registry& registry, const WorkflowInfo& workflow, std::string id, Clock& clock)
+    : registry_(registry), workflow_(workflow), id_(std::move(id)), clock_(clock) {}
+
+Run::~Run() = default;
+
+void Run::start(const Json& input) {
+  input_ = input;
+  if (workflow_.pool != nullptr) {
+    top_ = std::make_unique<PoolActor>(*this, nullptr, 0, "", *workflow_.pool);
+  } else {
+    MachineFactory make = workflow_.machine;
+    if (make == nullptr) throw Defect("workflow `" + workflow_.name + "` has no top machine");
+    const std::string name = make()->name();
+    top_ = std::make_unique<MachineActor>(*this, nullptr, 0, "", name);
+  }
+  try {
+    guard([&] { top_->start(input); });
+  } catch (const std::invalid_argument& e) {
+    throw BadInput(std::string("the input does not fit: ") + e.what());
+  }
+  drain();
+}
+
+void Run::send(const std::string& gate, const std::string& event, const Json& payload) {
+  if (ended())
+    throw BadInput("run " + id_ + " has ended `" + ToString(status_) + "`; it takes no events");
+  auto it = gates_.find(gate);
+  if (it == gates_.end()) {
+    std::string open;
+    for (const auto& [name, g] : gates_) open += (open.empty() ? "" : ", ") + name;
+    throw BadInput("run " + id_ + " has no open Gate `" + gate + "`" +
+                   (open.empty() ? "" : "; its open Gates are " + open));
+  }
+  const GateEntry entry = it->second;
+  bool accepted = false;
+  std::string names;
+  for (const auto& e : entry.gate.accepts) {
+    names += (names.empty() ? "" : ", ") + e.name;
+    if (e.name == event) accepted = true;
+  }
+  if (!accepted)
+    throw BadInput("the Gate `" + gate + "` takes " + (names.empty() ? "no event" : names) +
+                   ", not `" + event + "`");
+  entry.owner->check(entry.invokeId, event, payload);
+  post([entry, event, payload] { entry.owner->deliver(entry.invokeId, event, payload); });
+  drain();
+}
+
+void Run::tick() {
+  if (ended()) return;
+  const int64_t now = clock_.nowMs();
+  std::vector<Timer> due;
+  for (const Timer& t : timers_) {
+    if (t.due <= now) due.push_back(t);
+  }
+  std::stable_sort(due.begin(), due.end(),
+                   [](const Timer& a, const Timer& b) { return a.due < b.due; });
+  for (const Timer& t : due) {
+    unschedule(t.owner, t.id);
+    Actor* owner = t.owner;
+    const int id = t.id;
+    post([owner, id] { owner->timer(id); });
+  }
+  drain();
+}
+
+void Run::cancel() {
+  if (ended()) return;
+  if (top_) top_->stop();
+  status_ = RunStatus::kCancelled;
+  reason_ = "cancelled";
+}
+
+void Run::guard(const std::function<void()>& step) {
+  try {
+    step();
+  } catch (const BadInput&) {
+    throw;
+  } catch (const std::invalid_argument&) {
+    throw;
+  } catch (const Defect& d) {
+    finish(RunStatus::kError, nullptr, d.what());
+  } catch (const Failure& f) {
+    finish(RunStatus::kFailed, f.detail(), f.reason());
+  } catch (const std::exception& e) {
+    // Anything else that is not a Failure is a defect (§2.5).
+    finish(RunStatus::kError, nullptr, e.what());
+  }
+}
+
+void Run::drain() {
+  while (!tasks_.empty() && !ended()) {
+    auto task = std::move(tasks_.front());
+    tasks_.pop_front();
+    guard([&] {
+      try {
+        task();
+      } catch (const std::invalid_argument& e) {
+        throw Defect(e.what());
+      }
+    });
+  }
+  if (ended()) tasks_.clear();
+}
+
+void Run::finish(RunStatus status, Json output, std::string reason) {
+  if (ended()) return;
+  status_ = status;
+  output_ = std::move(output);
+  reason_ = std::move(reason);
+  if (top_) top_->stop();
+  gates_.clear();
+  timers_.clear();
+}
+
+std::vector<OpenGate> Run::gates() const {
+  std::vector<OpenGate> out;
+  for (const auto& [name, g] : gates_) out.push_back(g.gate);
+  return out;
+}
+
+std::optional<int64_t> Run::nextTimer() const {
+  std::optional<int64_t> best;
+  for (const Timer& t : timers_) {
+    if (!best || t.due < *best) best = t.due;
+  }
+  return best;
+}
+
+void Run::openGate(OpenGate gate, Actor* owner, int invokeId) {
+  // Two live Gates with one name are a defect, never a silent overwrite (§2.8).
+  if (gates_.count(gate.name) != 0) throw Defect("two live Gates are named `" + gate.name + "`");
+  const std::string name = gate.name;
+  if (gate.kind != OpenGate::Kind::kSource) progress("Gate " + name + " opened");
+  gates_.emplace(name, GateEntry{std::move(gate), owner, invokeId});
+}
+
+void Run::closeGate(const std::string& name) { gates_.erase(name); }
+
+void Run::schedule(Actor* owner, int timerId, int64_t dueMs) {
+  unschedule(owner, timerId);
+  timers_.push_back({owner, timerId, dueMs});
+}
+
+void Run::unschedule(Actor* owner, int timerId) {
+  timers_.erase(std::remove_if(timers_.begin(), timers_.end(),
+                               [&](const Timer& t) { return t.owner == owner && t.id == timerId; }),
+                timers_.end());
+}
+
+const NextCall* Run::scripted(const std::string& function) const {
+  auto it = scripted_.find(function);
+  return it == scripted_.end() ? nullptr : &it->second;
+}
+
+Json Run::snapshot() const {
+  return {{"version", 1},
+          {"id", id_},
+          {"workflow", workflow_.name},
+          {"status", ToString(status_)},
+          {"reason", reason_},
+          {"input", input_},
+          {"output", output_},
+          {"top", top_ && !ended() ? top_->snapshot() : Json(nullptr)}};
+}
+
+std::unique_ptr<Run> Run::Restore(const Registry& registry, const Json& snap, Clock& clock) {
+  const std::string wf = snap.at("workflow").get<std::string>();
+  const WorkflowInfo* info = registry.workflow(wf);
+  if (info == nullptr)
+    throw std::invalid_argument("the stored run is of workflow `" + wf +
+                                "`, which this runner lacks");
+  auto run = std::make_unique<Run>(registry, *info, snap.at("id").get<std::string>(), clock);
+  run->status_ = RunStatusFrom(snap.at("status").get<std::string>());
+  run->reason_ = snap.at("reason").get<std::string>();
+  run->input_ = snap.at("input");
+  run->output_ = snap.at("output");
+  if (!snap.at("top").is_null()) run->top_ = Actor::Restore(*run, nullptr, snap.at("top"));
+  return run;
+}
+
+}  // namespace jr2rt

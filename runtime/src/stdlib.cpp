@@ -1,0 +1,153 @@
+#include "jr2/stdlib.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <fstream>
+#include <sstream>
+
+namespace jr2rt {
+namespace {
+
+bool In(const std::vector<std::string>& xs, const std::string& x) {
+  return std::find(xs.begin(), xs.end(), x) != xs.end();
+}
+
+std::string IdOf(const Json& item) {
+  if (item.is_string()) return item.get<std::string>();
+  if (item.is_object() && item.contains("id") && item["id"].is_string())
+    return item["id"].get<std::string>();
+  return item.dump();
+}
+
+}  // namespace
+
+Json StdBacklog(const Json& args, const NextQuery& query) {
+  const std::string path = args.value("path", std::string());
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    throw Defect("std.backlog: cannot read `" + path + "`: no such file, or it cannot be opened");
+  std::stringstream text;
+  text << in.rdbuf();
+  Json items;
+  try {
+    items = Json::parse(text.str());
+  } catch (const Json::parse_error& e) {
+    throw Defect("std.backlog: `" + path + "` is not valid JSON: " + e.what());
+  }
+  if (!items.is_array()) throw Defect("std.backlog: `" + path + "` must hold a JSON list of items");
+  Json ready = nullptr;
+  int64_t open = 0;
+  for (const Json& item : items) {
+    const std::string id = IdOf(item);
+    if (In(query.active, id) || In(query.settled, id)) continue;
+    bool isReady = true;
+    if (item.is_object() && item.contains("needs")) {
+      for (const Json& need : item["needs"]) {
+        const std::string n = need.is_string() ? need.get<std::string>() : need.dump();
+        // A need that failed, or that names no item, keeps its dependents from ever being ready.
+        if (!In(query.settled, n) || In(query.failed, n)) isReady = false;
+      }
+    }
+    if (isReady && ready.is_null()) {
+      ready = item;
+    } else {
+      ++open;
+    }
+  }
+  return {{"item", ready}, {"open", open}};
+}
+
+Json StdQueue(const Json& args, const NextQuery& query) {
+  Json list = args.contains("items") ? args["items"]
+                                     : (args.contains("arg0") ? args["arg0"] : Json::array());
+  if (!list.is_array()) throw Defect("std.queue: its argument must be a list");
+  for (const Json& item : list) {
+    const std::string id = IdOf(item);
+    if (!In(query.active, id) && !In(query.settled, id)) return {{"item", item}, {"open", 0}};
+  }
+  return {{"item", nullptr}, {"open", 0}};
+}
+
+namespace {
+
+Json Command(const Json& spec) {
+  const auto argv = spec.value("argv", std::vector<std::string>());
+  if (argv.empty()) throw Failure("std.command: `argv` is empty");
+  const std::string cwd = spec.value("cwd", std::string("."));
+  const int64_t timeoutMs = spec.value("timeout", int64_t{300000});
+  int out[2], err[2];
+  if (pipe(out) != 0 || pipe(err) != 0) throw Failure("std.command: cannot make pipes");
+  const pid_t pid = fork();
+  if (pid < 0) throw Failure("std.command: cannot fork");
+  if (pid == 0) {
+    dup2(out[1], 1);
+    dup2(err[1], 2);
+    close(out[0]);
+    close(err[0]);
+    if (chdir(cwd.c_str()) != 0) _exit(126);
+    std::vector<char*> av;
+    for (const auto& a : argv) av.push_back(const_cast<char*>(a.c_str()));
+    av.push_back(nullptr);
+    execvp(av[0], av.data());
+    _exit(127);
+  }
+  close(out[1]);
+  close(err[1]);
+  std::string stdoutText, stderrText;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeoutMs);
+  bool timedOut = false;
+  pollfd fds[2] = {{out[0], POLLIN, 0}, {err[0], POLLIN, 0}};
+  int openFds = 2;
+  while (openFds > 0) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          deadline - std::chrono::steady_clock::now())
+                          .count();
+    if (left <= 0) {
+      timedOut = true;
+      kill(pid, SIGKILL);
+      break;
+    }
+    if (poll(fds, 2, static_cast<int>(std::min<int64_t>(left, 1000))) < 0) break;
+    for (auto& f : fds) {
+      if (f.fd < 0 || !(f.revents & (POLLIN | POLLHUP))) continue;
+      char buf[4096];
+      const ssize_t n = read(f.fd, buf, sizeof buf);
+      if (n <= 0) {
+        close(f.fd);
+        f.fd = -1;
+        --openFds;
+      } else {
+        (f.fd == out[0] ? stdoutText : stderrText).append(buf, static_cast<size_t>(n));
+      }
+    }
+  }
+  for (auto& f : fds) {
+    if (f.fd >= 0) close(f.fd);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  const Json result = {{"exit", code}, {"stdout", stdoutText}, {"stderr", stderrText}};
+  if (timedOut)
+    throw Failure("`" + argv[0] + "` timed out after " + std::to_string(timeoutMs) + " ms", result);
+  if (code != 0) throw Failure("`" + argv[0] + "` exited " + std::to_string(code), result);
+  return result;
+}
+
+}  // namespace
+
+Json StdEffect(const std::string& name, const Json& args) {
+  if (name == "std.command") {
+    const Json spec = args.contains("spec") ? args["spec"] : args.value("arg0", Json::object());
+    return Command(spec);
+  }
+  throw Failure("`" + name + "` is not available in this runtime");
+}
+
+}  // namespace jr2rt
