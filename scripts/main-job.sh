@@ -1,26 +1,48 @@
 #!/usr/bin/env bash
-# The main job of the README: install, build, and walk through the tickets sample.
-#
-# The runtime is not built yet (issue #5), so today the walk shows the checker: the samples check
-# clean, and a copy of the tickets sample with a deliberate mistake gets a diagnostic with its fix.
+# The main job of the README: install, build, and walk through the tickets sample end to end
+# (the concept page's story) with the real runner, each step printed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-bash scripts/build.sh jr2c
-jr2c=build/compiler/jr2c
+bash scripts/build.sh jr2c tickets
+tickets=build/samples/tickets
+store=$(mktemp -d)/jr2.db
+export JR2_STORE=$store
 
 step() { printf '\n\033[1m$ %s\033[0m\n' "$*"; }
+expect() {  # expect CODE COMMAND…: run it, show it, and check its exit code
+  local want=$1
+  shift
+  step "${*/#$tickets/tickets}"
+  set +e
+  "$@"
+  local got=$?
+  set -e
+  echo "(exit $got)"
+  if [ "$got" -ne "$want" ]; then
+    echo "main job: expected exit $want, got $got" >&2
+    exit 1
+  fi
+}
 
-step "$jr2c check samples/tickets.jr2 samples/build_matrix.jr2 samples/alert_triage.jr2"
-"$jr2c" check samples/tickets.jr2 samples/build_matrix.jr2 samples/alert_triage.jr2
-echo "(no output: all three samples check clean; exit $?)"
+echo "The tickets sample: a Pool reviews a backlog of four tickets, two at a time (cap 2)."
+echo "T-3 needs T-1 and T-2; T-4 needs T-9, which does not exist. A person answers each review."
+echo "(samples/tickets.jr2, samples/backlog.json; the run is stored in $store)"
 
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-# The mistake: a typo in an event name, and `=>` where a transition wants `->`.
-sed -e 's/on approve -> decided/on aprove -> decided/' -e 's/on reject -> decided/on reject => decided/' \
-  samples/tickets.jr2 > "$tmp/tickets.jr2"
-step "$jr2c check tickets.jr2   # a copy with two mistakes"
-(cd "$tmp" && "$OLDPWD/$jr2c" check tickets.jr2) && status=0 || status=$?
-echo "(exit $status: the checker refuses the file and says how to fix it)"
-[ "$status" -eq 1 ]
+step "build/compiler/jr2c check samples/tickets.jr2"
+build/compiler/jr2c check samples/tickets.jr2 && echo "(clean)"
+
+expect 3 "$tickets" run
+run=$("$tickets" runs | head -n 1 | cut -d' ' -f1)
+echo "T-1 and T-2 started (cap 2); the run waits at their Gates and at \`source\`."
+
+expect 3 "$tickets" send "$run" T-1.review approve
+expect 3 "$tickets" send "$run" T-2.review reject '{"reason":"Not now."}'
+echo "Both settled (a rejection is an outcome, not a Failure), so T-3 is ready and started."
+
+expect 2 "$tickets" send "$run" T-3.review approve
+echo "Only T-4 is left, and it can never start: the run ended deadlocked (exit 2),"
+echo "with the three outcomes in \`items\` and no worker live."
+
+step "tickets status $run --json"
+"$tickets" status "$run" --json || true

@@ -197,7 +197,8 @@ class Checker {
       hint = "; make the type optional (`T?`) to allow `null`";
     } else if (got->kind == K::kInt && want.type->kind == K::kDuration) {
       hint = "; write a duration such as `30s`";
-    } else if (StripOptional(got)->kind == K::kRecord && StripOptional(want.type)->kind == K::kRecord) {
+    } else if (StripOptional(got)->kind == K::kRecord &&
+               StripOptional(want.type)->kind == K::kRecord) {
       std::string why;
       Assignable(StripOptional(got), StripOptional(want.type), &why);
       const std::string field = why.substr(0, why.find('.'));
@@ -283,10 +284,10 @@ class Checker {
         check(entry.value.get(), env);
         continue;
       }
-      const std::string path = r.name.empty()
-                                   ? (place.empty() ? fmt::format("`{}`", entry.key.text)
-                                                    : fmt::format("`{}` of {}", entry.key.text, place))
-                                   : fmt::format("`{}.{}`", r.name, entry.key.text);
+      const std::string path =
+          r.name.empty() ? (place.empty() ? fmt::format("`{}`", entry.key.text)
+                                          : fmt::format("`{}` of {}", entry.key.text, place))
+                         : fmt::format("`{}.{}`", r.name, entry.key.text);
       check(entry.value.get(), env, {f->type, path});
     }
     for (const auto& f : r.fields) {
@@ -936,11 +937,6 @@ class Checker {
           if (inv->as) env.names[inv->as->text] = done ? doneType(*inv) : errorType();
         } else {
           env.names["done"] = env.names["error"] = types_.error();
-        }
-        // Other invokes named with `as` in this state can be read too.
-        for (const auto& other : owner.invokes) {
-          if (other.as && env.names.count(other.as->text) == 0)
-            env.names[other.as->text] = doneType(other);
         }
       }
     }

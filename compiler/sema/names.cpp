@@ -581,7 +581,9 @@ class Resolver {
     }
     for (auto& block : b.entry) actions(block, scope);
     for (auto& block : b.exit) actions(block, scope);
-    for (auto& t : b.transitions) transition(t, scope, visibleInvokes);
+    std::vector<const ast::Invoke*> own;
+    for (const auto& inv : b.invokes) own.push_back(&inv);
+    for (auto& t : b.transitions) transition(t, scope, own);
     for (auto& s : b.states) {
       body(s->body, scope, "state `" + s->name.text + "`", visibleInvokes);
     }
@@ -651,8 +653,12 @@ class Resolver {
           const bool done = t.trigger == ast::Transition::Trigger::kDone;
           scope.names[done ? "done" : "error"] =
               done ? "the child's completion" : "the child's Failure";
+          // The invoke this transition hears may be read by its `as` name too; no other
+          // child's output exists when it fires.
           for (const ast::Invoke* inv : visibleInvokes) {
-            if (inv->as) scope.names[inv->as->text] = "an invoked child";
+            const bool heard = t.invokeName ? (inv->as && inv->as->text == t.invokeName->text)
+                                            : visibleInvokes.size() == 1;
+            if (inv->as && heard) scope.names[inv->as->text] = "the invoked child";
           }
           scope.where = done ? "in `on done`" : "in `on error`";
           break;

@@ -59,6 +59,15 @@ class Actor {
       : run_(run), parent_(parent), key_(key), prefix_(std::move(prefix)) {}
   virtual ~Actor() = default;
 
+  // Posts `fn` to run on this actor later, unless the actor is gone by then (a cancelled child,
+  // a settled worker): a task never touches a deleted actor.
+  void later(std::function<void()> fn) {
+    std::weak_ptr<int> alive = alive_;
+    run_.post([alive, fn = std::move(fn)] {
+      if (!alive.expired()) fn();
+    });
+  }
+
   virtual void start(const Json& input) = 0;
   virtual void deliver(int invokeId, const std::string& event, const Json& payload) = 0;
   virtual void timer(int id) = 0;
@@ -88,7 +97,7 @@ class Actor {
     if (parent_ != nullptr) {
       Actor* parent = parent_;
       const int key = key_;
-      run_.post([parent, key, output] { parent->childDone(key, output); });
+      parent->later([parent, key, output] { parent->childDone(key, output); });
     } else {
       run_.finish(RunStatus::kDone, output, "");
     }
@@ -101,7 +110,7 @@ class Actor {
       Actor* parent = parent_;
       const int key = key_;
       const Failure copy = f;
-      run_.post([parent, key, copy] { parent->childFailed(key, copy); });
+      parent->later([parent, key, copy] { parent->childFailed(key, copy); });
     } else {
       run_.finish(RunStatus::kFailed, f.detail(), f.reason());
     }
@@ -112,6 +121,7 @@ class Actor {
   int key_;
   std::string prefix_;
   bool ended_ = false;
+  std::shared_ptr<int> alive_ = std::make_shared<int>(0);
   friend class Run;
 };
 
@@ -186,6 +196,10 @@ class MachineActor final : public Actor, public MachineHost {
   }
 
   void timer(int id) override {
+    // A timer cancelled after it fell due (an earlier timer's transition left its state) is
+    // not delivered; nor is one re-armed since, whose new deadline has not come.
+    if (timers_.count(id) == 0 || due_[id] > run_.clock().nowMs()) return;
+    timers_.erase(id);
     step([&] {
       m_->dispatch({Event::Kind::kTimer, id, nullptr});
       after();
@@ -346,6 +360,7 @@ class PoolActor final : public Actor {
   }
 
   void timer(int) override {
+    if (!pollArmed_) return;
     pollArmed_ = false;
     request();
   }
@@ -463,16 +478,16 @@ class PoolActor final : public Actor {
     const std::string fn = spec_.source.function;
     Run& run = run_;
     PoolActor* self = this;
-    auto answer = [self](Json a) { self->run_.post([self, a] { self->onAnswer(a); }); };
+    auto answer = [self](Json a) { self->later([self, a] { self->onAnswer(a); }); };
     if (const NextCall* scripted = run.scripted(fn)) {
       (*scripted)(q, answer);
     } else if (fn == "std.backlog" || fn == "std.queue") {
-      run.post([fn, args, q, answer] {
+      later([fn, args, q, answer] {
         answer(fn == "std.backlog" ? StdBacklog(args, q) : StdQueue(args, q));
       });
     } else if (const NextFunction* next = run.registry().next(fn)) {
       const NextFunction call = *next;
-      run.post([call, args, q, answer] { answer(call(args, q)); });
+      later([call, args, q, answer] { answer(call(args, q)); });
     } else {
       throw Defect("source `" + spec_.source.name + "` calls `" + fn +
                    "`, which this runner does not have");
@@ -603,7 +618,7 @@ void MachineActor::startInvoke(const InvokeSpec& spec) {
       Actor* raw = child.actor.get();
       children_.emplace(spec.id, std::move(child));
       const Json input = spec.input;
-      run_.post([raw, input] { raw->start(input); });
+      raw->later([raw, input] { raw->start(input); });
       return;
     }
     case InvokeSpec::Kind::kExtern:
@@ -613,7 +628,9 @@ void MachineActor::startInvoke(const InvokeSpec& spec) {
       const std::string target = spec.target;
       const Json input = spec.input;
       MachineActor* self = this;
-      run_.post([self, id, target, input] {
+      later([self, id, target, input] {
+        // A child cancelled before its turn does not run (its state was left already).
+        if (self->children_.count(id) == 0) return;
         try {
           Json out;
           if (target.rfind("std.", 0) == 0) {
@@ -697,7 +714,8 @@ void Run::send(const std::string& gate, const std::string& event, const Json& pa
     throw BadInput("the Gate `" + gate + "` takes " + (names.empty() ? "no event" : names) +
                    ", not `" + event + "`");
   entry.owner->check(entry.invokeId, event, payload);
-  post([entry, event, payload] { entry.owner->deliver(entry.invokeId, event, payload); });
+  entry.owner->later(
+      [entry, event, payload] { entry.owner->deliver(entry.invokeId, event, payload); });
   drain();
 }
 
@@ -714,7 +732,7 @@ void Run::tick() {
     unschedule(t.owner, t.id);
     Actor* owner = t.owner;
     const int id = t.id;
-    post([owner, id] { owner->timer(id); });
+    owner->later([owner, id] { owner->timer(id); });
   }
   drain();
 }

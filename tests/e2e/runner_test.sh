@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# The tickets runner through its command line: the story's exit codes, and bad input refused
+# with a one-line error and a non-zero exit while the stored run stays byte-for-byte unchanged.
+# Usage: runner_test.sh TICKETS_RUNNER SOURCE_DIR
+set -u
+tickets=$1
+src=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+cd "$src" || exit 1
+export JR2_STORE=$tmp/jr2.db
+passed=0
+failed=0
+
+expect() {  # expect NAME CODE PATTERN -- COMMAND…
+  local name=$1 want=$2 pattern=$3
+  shift 4
+  local out rc
+  out=$(timeout 60 "$@" 2>&1)
+  rc=$?
+  if [ "$rc" -ne "$want" ]; then
+    echo "FAIL $name: exit $rc, wanted $want"; echo "$out" | head -20; failed=$((failed + 1)); return
+  fi
+  if [ -n "$pattern" ] && ! grep -qE -- "$pattern" <<<"$out"; then
+    echo "FAIL $name: output does not match /$pattern/"; echo "$out" | head -20; failed=$((failed + 1)); return
+  fi
+  passed=$((passed + 1))
+}
+unchanged() {  # unchanged NAME COMMAND…: the store file is byte-for-byte the same afterwards
+  local name=$1
+  shift
+  cp "$JR2_STORE" "$tmp/before.db"
+  "$@" > /dev/null 2>&1
+  if cmp -s "$JR2_STORE" "$tmp/before.db"; then passed=$((passed + 1)); else echo "FAIL $name: the store changed"; failed=$((failed + 1)); fi
+}
+
+expect "help" 0 'usage: tickets' -- "$tickets" --help
+expect "no verb is usage" 64 'usage' -- "$tickets"
+expect "unknown verb" 64 'unknown verb `frob`' -- "$tickets" frob
+expect "bad input JSON" 65 'the input is not valid JSON' -- "$tickets" run --input '{"backlog_file":'
+expect "input of the wrong type" 65 'backlog_file' -- "$tickets" run --input '{"backlog_file": 5}'
+expect "missing backlog is the run's error" 4 'std.backlog: cannot read `nope.json`' -- "$tickets" run --input '{"backlog_file":"nope.json"}'
+
+expect "run waits at two reviews" 3 'waiting at 3 Gates' -- "$tickets" run
+run=$("$tickets" runs | grep waiting | head -n 1 | cut -d' ' -f1)
+expect "gates lists them" 0 'T-1.review  approve  reject \{ reason: string \}' -- "$tickets" gates "$run"
+expect "status waits" 3 'T-2.review' -- "$tickets" status "$run"
+expect "status --json" 3 '"status": "waiting"' -- "$tickets" status "$run" --json
+
+# Bad input: each refused, the stored run untouched.
+expect "unknown run" 65 'no run `zzzz`' -- "$tickets" status zzzz
+expect "short run prefix" 65 'at least 4 characters' -- "$tickets" status ab
+expect "unknown gate" 65 'no open Gate `T-7.review`' -- "$tickets" send "$run" T-7.review approve
+unchanged "unknown gate leaves the store" "$tickets" send "$run" T-7.review approve
+expect "unknown event" 65 'takes approve, reject, not `merge`' -- "$tickets" send "$run" T-1.review merge
+unchanged "unknown event leaves the store" "$tickets" send "$run" T-1.review merge
+expect "payload its schema refuses" 65 'needs the field `reason`' -- "$tickets" send "$run" T-1.review reject '{}'
+unchanged "refused payload leaves the store" "$tickets" send "$run" T-1.review reject '{}'
+expect "malformed payload" 65 'the payload is not valid JSON' -- "$tickets" send "$run" T-1.review reject '{"reason":'
+unchanged "malformed payload leaves the store" "$tickets" send "$run" T-1.review reject '{"reason":'
+expect "send needs its arguments" 64 'takes RUN GATE EVENT' -- "$tickets" send "$run" T-1.review
+
+# The story, each step a new process.
+expect "approve T-1" 3 'T-1 settled' -- "$tickets" send "$run" T-1.review approve
+expect "reject T-2 starts T-3" 3 'T-3 started' -- "$tickets" send "$run" T-2.review reject '{"reason":"Not now."}'
+expect "approve T-3 deadlocks" 2 'ended deadlocked' -- "$tickets" send "$run" T-3.review approve
+expect "output holds three outcomes" 2 '"T-3"' -- "$tickets" status "$run" --json
+expect "an ended run takes no events" 65 'has ended `deadlocked`' -- "$tickets" send "$run" T-4.review approve
+expect "cancel of an ended run" 65 'already ended' -- "$tickets" cancel "$run"
+expect "runs --all lists it" 0 "$run  deadlocked" -- "$tickets" runs --all
+
+# Cancel a waiting run.
+"$tickets" run > /dev/null 2>&1
+second=$("$tickets" runs | grep waiting | head -n 1 | cut -d' ' -f1)
+expect "cancel a waiting run" 1 'was cancelled' -- "$tickets" cancel "$second"
+
+# A store that is not a database.
+echo "not a database" > "$tmp/bad.db"
+expect "store is not a database" 65 'run store' -- "$tickets" runs --store "$tmp/bad.db"
+if [ "$(cat "$tmp/bad.db")" = "not a database" ]; then passed=$((passed + 1)); else echo "FAIL: the bad store was changed"; failed=$((failed + 1)); fi
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

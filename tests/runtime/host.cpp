@@ -1,0 +1,7 @@
+// The program's host function. Never called by the suite: every test scripts `scripted_next` on
+// its run; the runners that jr2_add_workflow builds from pool.jr2 link against this.
+#include "pool.jr2.h"
+
+jr2rt::Json jr2gen::pool::scripted_next(const jr2rt::Json&, const jr2rt::NextQuery&) {
+  throw jr2rt::Defect("scripted_next is scripted by the tests; run the suite, not this runner");
+}

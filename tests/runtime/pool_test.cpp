@@ -1,0 +1,282 @@
+// RUNTIME.md §2, rule by rule, on a manual clock. The Source is scripted: each test answers
+// `next` itself, at once or later, and counts the calls.
+#include <gtest/gtest.h>
+
+#include <deque>
+
+#include "jr2/run.h"
+#include "pool.jr2.h"
+
+namespace {
+
+using jr2rt::Json;
+using jr2rt::RunStatus;
+
+Json Item(const std::string& id, const std::string& mode = "wait") {
+  return {{"id", id}, {"mode", mode}};
+}
+
+// A Source whose answers the test controls. `deferred` holds calls not answered yet.
+struct ScriptedSource {
+  std::deque<Json> answers;  // answered in order; when empty: {item: null, open: openWhenEmpty}
+  int64_t openWhenEmpty = 0;
+  bool defer = false;
+  int calls = 0;
+  std::vector<jr2rt::NextQuery> queries;
+  std::deque<std::function<void(Json)>> deferred;
+
+  Json nextAnswer() {
+    if (answers.empty()) return {{"item", nullptr}, {"open", openWhenEmpty}};
+    Json a = answers.front();
+    answers.pop_front();
+    return a;
+  }
+  void attach(jr2rt::Run& run) {
+    run.scriptNext("scripted_next",
+                   [this](const jr2rt::NextQuery& q, std::function<void(Json)> answer) {
+                     ++calls;
+                     queries.push_back(q);
+                     if (defer) {
+                       deferred.push_back(std::move(answer));
+                     } else {
+                       answer(nextAnswer());
+                     }
+                   });
+  }
+};
+
+struct Fixture : testing::Test {
+  jr2rt::Registry registry;
+  jr2rt::ManualClock clock;
+  ScriptedSource source;
+  std::vector<std::string> lines;
+  Fixture() { jr2gen::pool::RegisterWorkflows(registry); }
+  std::unique_ptr<jr2rt::Run> make(const std::string& workflow) {
+    auto run = std::make_unique<jr2rt::Run>(registry, *registry.workflow(workflow), "r1", clock);
+    source.attach(*run);
+    run->onProgress([this](const std::string& l) { lines.push_back(l); });
+    return run;
+  }
+  std::vector<std::string> started() const {
+    std::vector<std::string> out;
+    for (const auto& l : lines) {
+      if (l.size() > 8 && l.substr(l.size() - 8) == " started")
+        out.push_back(l.substr(0, l.size() - 8));
+    }
+    return out;
+  }
+  static std::vector<std::string> GateNames(const jr2rt::Run& run) {
+    std::vector<std::string> out;
+    for (const auto& g : run.gates()) out.push_back(g.name);
+    return out;
+  }
+};
+
+TEST_F(Fixture, StartsInOrderAndSaturatesAtCapTwo) {
+  source.answers = {Item("A"), Item("B"), Item("C")};
+  auto run = make("conformance_jobs");
+  run->start(Json::object());
+  EXPECT_EQ(started(), (std::vector<std::string>{"A", "B"}));
+  EXPECT_EQ(source.calls, 2) << "no call while `cap` workers run";
+  EXPECT_EQ(run->status(), RunStatus::kWaiting);
+  EXPECT_EQ(GateNames(*run), (std::vector<std::string>{"A.working", "B.working", "source"}));
+  run->send("A.working", "finish", Json::object());
+  EXPECT_EQ(started(), (std::vector<std::string>{"A", "B", "C"}));
+  EXPECT_EQ(source.queries.back().settled, std::vector<std::string>{"A"});
+  EXPECT_EQ(source.queries.back().active, std::vector<std::string>{"B"});
+}
+
+TEST_F(Fixture, WithoutCapOneAtATime) {
+  source.answers = {Item("A"), Item("B")};
+  auto run = make("conformance_one");
+  run->start(Json::object());
+  EXPECT_EQ(started(), std::vector<std::string>{"A"});
+  EXPECT_EQ(source.calls, 1);
+  run->send("A.working", "finish", Json::object());
+  EXPECT_EQ(started(), (std::vector<std::string>{"A", "B"}));
+}
+
+TEST_F(Fixture, CapComesFromTheInputAndBelowOneIsRefused) {
+  source.answers = {Item("A"), Item("B"), Item("C"), Item("D")};
+  auto run = make("conformance_jobs");
+  run->start({{"jobs", 3}});
+  EXPECT_EQ(started().size(), 3u);
+  auto bad = make("conformance_jobs");
+  EXPECT_THROW(bad->start({{"jobs", 0}}), jr2rt::BadInput);
+}
+
+TEST_F(Fixture, LatchedSignalsDuringACallMakeExactlyOneMoreCall) {
+  source.answers = {Item("A")};
+  auto run = make("conformance_jobs");
+  run->start(Json::object());  // A starts; the second call answers "nothing ready" (open 0)
+  ASSERT_EQ(source.calls, 2);
+  source.defer = true;
+  run->send("source", "poke", Json::object());  // a call goes out and stays in flight
+  ASSERT_EQ(source.calls, 3);
+  // While it is in flight: a settle and a wake. Neither cancels it; both latch.
+  run->send("A.working", "finish", Json::object());
+  run->send("source", "poke", Json::object());
+  EXPECT_EQ(source.calls, 3) << "a call in flight is never cancelled or doubled";
+  source.defer = false;
+  source.answers = {Item("B")};
+  auto answer = source.deferred.front();
+  source.deferred.pop_front();
+  answer({{"item", nullptr}, {"open", 0}});
+  run->tick();  // drive the run: the answer is processed, then the one latched call goes out
+  // Call 4 is the latch's one extra call (two latched signals, not two calls), and it sees the
+  // settle that came during call 3. It claims B; a slot is still free, so call 5 follows at once
+  // (§2.3), answers nothing, and the Pool waits.
+  ASSERT_EQ(source.calls, 5);
+  EXPECT_EQ(source.queries[3].settled, std::vector<std::string>{"A"}) << "no change is lost";
+  EXPECT_EQ(source.queries[4].active, std::vector<std::string>{"B"});
+  EXPECT_EQ(started(), (std::vector<std::string>{"A", "B"}));
+}
+
+TEST_F(Fixture, PollEveryAloneClaimsAnAddedItem) {
+  source.answers = {Item("A")};
+  auto run = make("conformance_jobs");
+  run->start(Json::object());
+  EXPECT_EQ(started(), std::vector<std::string>{"A"});
+  source.answers = {Item("B")};  // the set changed under the Pool
+  clock.advance(9'999);
+  run->tick();
+  EXPECT_EQ(started().size(), 1u) << "not before poll_every";
+  clock.advance(1);
+  run->tick();
+  EXPECT_EQ(started(), (std::vector<std::string>{"A", "B"}));
+}
+
+TEST_F(Fixture, AWakeWhileSaturatedClaimsNothingUntilASlotFrees) {
+  source.answers = {Item("A"), Item("B")};
+  auto run = make("conformance_jobs");
+  run->start(Json::object());
+  ASSERT_EQ(source.calls, 2);
+  source.answers = {Item("C")};
+  run->send("source", "poke", Json::object());
+  EXPECT_EQ(source.calls, 2) << "saturated: a wake does not call";
+  run->send("B.working", "finish", Json::object());
+  EXPECT_EQ(started(), (std::vector<std::string>{"A", "B", "C"}));
+}
+
+TEST_F(Fixture, DrainedDeadlockedAndWaiting) {
+  {
+    source.answers = {Item("A", "done")};
+    auto run = make("conformance_jobs");
+    run->start(Json::object());
+    EXPECT_EQ(run->status(), RunStatus::kDone);
+    EXPECT_EQ(run->output()["status"], "drained");
+    EXPECT_EQ(run->output()["items"], (Json{{"A", "A"}}));
+  }
+  {
+    source.answers = {Item("A", "done")};
+    source.openWhenEmpty = 1;
+    auto run = make("conformance_jobs");
+    run->start(Json::object());
+    EXPECT_EQ(run->status(), RunStatus::kDeadlocked);
+    EXPECT_EQ(run->output()["status"], "deadlocked");
+  }
+  {
+    source.openWhenEmpty = 0;
+    source.answers = {Item("A")};
+    auto run = make("conformance_jobs");
+    run->start(Json::object());
+    EXPECT_EQ(run->status(), RunStatus::kWaiting) << "workers parked at Gates: the run stays open";
+    EXPECT_TRUE(run->output().is_null());
+  }
+}
+
+TEST_F(Fixture, FailuresFailTheRunWithTheExactReason) {
+  source.answers = {Item("A", "fail"), Item("B", "done"), Item("C", "fail")};
+  auto run = make("conformance_jobs");
+  run->start({{"jobs", 1}});
+  EXPECT_EQ(run->status(), RunStatus::kFailed);
+  EXPECT_EQ(run->reason(), "2 of 3 items failed");
+  EXPECT_EQ(run->output()["status"], "drained");
+  EXPECT_EQ(run->output()["items"], (Json{{"B", "B"}}));
+  EXPECT_EQ(run->output()["failures"]["A"],
+            (Json{{"reason", "item A failed"}, {"detail", {{"id", "A"}}}}));
+  EXPECT_EQ(started(), (std::vector<std::string>{"A", "B", "C"}))
+      << "one failed item never stops its siblings";
+}
+
+TEST_F(Fixture, ReportEndsDoneWithTheFailuresInTheOutput) {
+  source.answers = {Item("A", "fail"), Item("B", "done")};
+  auto run = make("conformance_one");
+  run->start(Json::object());
+  EXPECT_EQ(run->status(), RunStatus::kDone);
+  EXPECT_EQ(run->output()["failures"].size(), 1u);
+  EXPECT_EQ(run->output()["items"], (Json{{"B", "B"}}));
+}
+
+TEST_F(Fixture, ADefectEndsTheRunErrorAndStopsEveryWorker) {
+  source.answers = {Item("A"), Item("B", "defect")};
+  auto run = make("conformance_jobs");
+  run->start(Json::object());
+  EXPECT_EQ(run->status(), RunStatus::kError);
+  EXPECT_NE(run->reason().find("`!` on a null value at pool.jr2:39:14"), std::string::npos)
+      << run->reason();
+  EXPECT_TRUE(run->gates().empty()) << "no worker is left waiting";
+}
+
+TEST_F(Fixture, EveryIdRuleIsADefectThatNamesTheSourceTheIdAndTheRule) {
+  const std::vector<std::pair<Json, std::string>> cases = {
+      {Item(""), "is empty"},
+      {Item("a.b"), "contains `.`"},
+      {Item("source"), "is `source`"},
+  };
+  for (const auto& [item, rule] : cases) {
+    source.answers = {item};
+    auto run = make("conformance_jobs");
+    run->start(Json::object());
+    EXPECT_EQ(run->status(), RunStatus::kError);
+    EXPECT_NE(run->reason().find("source `items`"), std::string::npos) << run->reason();
+    EXPECT_NE(run->reason().find(rule), std::string::npos) << run->reason();
+  }
+  source.answers = {Item("A"), Item("A")};
+  auto live = make("conformance_jobs");
+  live->start(Json::object());
+  EXPECT_NE(live->reason().find("the item id `A`, which a live worker holds"), std::string::npos)
+      << live->reason();
+  source.answers = {Item("A", "done"), Item("A")};
+  auto finished = make("conformance_jobs");
+  finished->start(Json::object());
+  EXPECT_NE(finished->reason().find("already finished in this run"), std::string::npos)
+      << finished->reason();
+}
+
+TEST_F(Fixture, GatesAreNamedByItemAndStatePathAndRefuseWhatTheyDoNotTake) {
+  source.answers = {Item("T-1")};
+  auto run = make("conformance_jobs");
+  run->start(Json::object());
+  EXPECT_EQ(GateNames(*run), (std::vector<std::string>{"T-1.working", "source"}));
+  const auto gates = run->gates();
+  std::vector<std::string> accepts;
+  for (const auto& e : gates[0].accepts) accepts.push_back(e.name);
+  EXPECT_EQ(accepts, (std::vector<std::string>{"boom", "finish"}));
+  EXPECT_THROW(run->send("T-1.working", "poke", Json::object()), jr2rt::BadInput);
+  EXPECT_THROW(run->send("T-2.working", "finish", Json::object()), jr2rt::BadInput);
+  EXPECT_THROW(run->send("source", "finish", Json::object()), jr2rt::BadInput);
+}
+
+TEST_F(Fixture, RestoredAtEveryStepNoItemIsLostOrStartedTwice) {
+  // The story, with the run saved and restored in a "new process" between every step.
+  source.answers = {Item("A"), Item("B"), Item("C")};
+  auto run = make("conformance_jobs");
+  run->start(Json::object());
+  const std::vector<std::pair<std::string, std::string>> steps = {
+      {"A.working", "finish"}, {"B.working", "boom"}, {"C.working", "finish"}};
+  for (const auto& [gate, event] : steps) {
+    const Json saved = run->snapshot();
+    run.reset();
+    run = jr2rt::Run::Restore(registry, Json::parse(saved.dump()), clock);
+    source.attach(*run);
+    run->onProgress([this](const std::string& l) { lines.push_back(l); });
+    run->send(gate, event, Json::object());
+  }
+  EXPECT_EQ(started(), (std::vector<std::string>{"A", "B", "C"}));
+  EXPECT_EQ(run->status(), RunStatus::kFailed);
+  EXPECT_EQ(run->reason(), "1 of 3 items failed");
+  EXPECT_EQ(run->output()["items"], (Json{{"A", "A"}, {"C", "C"}}));
+}
+
+}  // namespace
