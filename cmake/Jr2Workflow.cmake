@@ -1,4 +1,5 @@
-# jr2_add_workflow(<target> SOURCES a.jr2 … [HOST host.cpp …] [IMPORT_DIRS dir …] [FLAGS flag …])
+# jr2_add_workflow(<target> SOURCES a.jr2 … [HOST host.cpp …] [IMPORT_DIRS dir …] [FLAGS flag …]
+#                  [NO_RUNNERS])
 #
 # In the shape of protobuf_generate: one custom command per `.jr2` source, with exact OUTPUTs
 # (`<name>.jr2.h` and `<name>.jr2.cpp` under ${CMAKE_CURRENT_BINARY_DIR}/jr2gen/<target>) and a
@@ -8,13 +9,14 @@
 #   - one runner executable per `workflow` the sources declare, named after the workflow.
 # List every `.jr2` file the sources import in SOURCES too: each file's code is generated once.
 # FLAGS go to `jr2c compile` (for example --Werror). IMPORT_DIRS are added to the dependencies
-# scanned at configure time.
+# scanned at configure time. NO_RUNNERS makes the library only (for a second use of the same
+# sources, whose runners would clash).
 #
 # Needs: JR2C_EXECUTABLE (the jr2c to run) and the target jr2c::runtime; the package config and
 # the source tree both set them.
 
 function(jr2_add_workflow target)
-  cmake_parse_arguments(ARG "" "" "SOURCES;HOST;IMPORT_DIRS;FLAGS" ${ARGN})
+  cmake_parse_arguments(ARG "NO_RUNNERS" "" "SOURCES;HOST;IMPORT_DIRS;FLAGS" ${ARGN})
   if(NOT ARG_SOURCES)
     message(FATAL_ERROR "jr2_add_workflow(${target}): give at least one .jr2 file in SOURCES")
   endif()
@@ -63,6 +65,9 @@ function(jr2_add_workflow target)
   # Generated code is held to the same bar as ours.
   target_compile_options(${target} PRIVATE -Wall -Wextra -Werror)
 
+  if(ARG_NO_RUNNERS)
+    set(workflows)
+  endif()
   foreach(entry IN LISTS workflows)
     string(REPLACE "|" ";" parts "${entry}")
     list(GET parts 0 wf)

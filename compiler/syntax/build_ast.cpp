@@ -472,7 +472,7 @@ class Builder {
       }
       case P::DURATION: {
         auto e = make<ast::DurationLit>(c);
-        e->millis = DurationMillis(text);
+        e->millis = DurationMillis(text, range(t));
         return e;
       }
       case P::STRING:
@@ -502,17 +502,27 @@ class Builder {
     }
   }
 
-  static int64_t DurationMillis(const std::string& text) {
+  // A duration literal in milliseconds; one that does not fit in 64 bits is refused here.
+  int64_t DurationMillis(const std::string& text, SourceRange at) {
     size_t digits = 0;
     while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9') ++digits;
     int64_t n = 0;
-    std::from_chars(text.data(), text.data() + digits, n);
+    const auto res = std::from_chars(text.data(), text.data() + digits, n);
     const std::string unit = text.substr(digits);
-    if (unit == "ms") return n;
-    if (unit == "s") return n * 1000;
-    if (unit == "m") return n * 60'000;
-    if (unit == "h") return n * 3'600'000;
-    return n * 86'400'000;  // d
+    const int64_t scale = unit == "ms"  ? 1
+                          : unit == "s" ? 1000
+                          : unit == "m" ? 60'000
+                          : unit == "h" ? 3'600'000
+                                        : 86'400'000;
+    int64_t ms = 0;
+    if (res.ec != std::errc() || __builtin_mul_overflow(n, scale, &ms)) {
+      diags_.emit(
+          diag::SyntaxBadValue, at,
+          fmt::format("the duration `{}` is too long to hold in milliseconds; use a shorter one",
+                      text));
+      return 0;
+    }
+    return ms;
   }
 
   std::unique_ptr<ast::ObjectExpr> object(P::ObjectLitContext* c) {
@@ -731,7 +741,7 @@ class Builder {
       if (d == nullptr) return std::nullopt;
       t.delayRange = range(d);
       if (d->DURATION() != nullptr) {
-        t.delayMillis = DurationMillis(d->getText());
+        t.delayMillis = DurationMillis(d->getText(), t.delayRange);
       } else if (d->getText().find_first_not_of("0123456789") == std::string::npos) {
         diags_.emit(diag::SyntaxDelayUnit, t.delayRange, d->getText())
             .fix(SourceRange::point(file_.id(), t.delayRange.end), "s");

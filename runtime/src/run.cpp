@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <set>
+#include <unordered_set>
 
 #include "jr2/stdlib.h"
 
@@ -330,6 +331,13 @@ class PoolActor final : public Actor {
       : Actor(run, parent, key, std::move(prefix)), spec_(spec) {}
 
   void start(const Json& given) override {
+    if (spec_.dispatch || spec_.standing || spec_.source.form != SourceSpec::Form::kNext) {
+      throw Defect("pool `" + spec_.name + "` is " +
+                   (spec_.dispatch   ? "a Pool of runs"
+                    : spec_.standing ? "a standing Pool"
+                                     : "a Pool over a read or push Source") +
+                   ", which this runtime does not run yet (docs/runtime.md says what it runs)");
+    }
     try {
       input_ = spec_.parseInput(given);
     } catch (const std::invalid_argument& e) {
@@ -370,7 +378,7 @@ class PoolActor final : public Actor {
     if (it == workers_.end()) return;
     const std::string id = it->second.id;
     items_[id] = output;
-    settled_.push_back(id);
+    settle(id, false);
     workers_.erase(it);
     run_.progress(id + " settled");
     request();
@@ -382,8 +390,7 @@ class PoolActor final : public Actor {
     const std::string id = it->second.id;
     // A worker's Failure ends only its item (§2.5).
     failures_[id] = {{"reason", f.reason()}, {"detail", f.detail()}};
-    settled_.push_back(id);
-    failed_.push_back(id);
+    settle(id, true);
     workers_.erase(it);
     run_.progress(id + " failed: " + f.reason());
     request();
@@ -409,8 +416,8 @@ class PoolActor final : public Actor {
             {"input", input_},
             {"cap", cap_},
             {"workers", workers},
-            {"settled", settled_},
-            {"failed", failed_},
+            {"settled", *settled_},
+            {"failed", *failed_},
             {"items", items_},
             {"failures", failures_},
             {"open", lastOpen_},
@@ -422,8 +429,11 @@ class PoolActor final : public Actor {
   void restoreFrom(const Json& snap) {
     input_ = snap.at("input");
     cap_ = snap.at("cap").get<int64_t>();
-    settled_ = snap.at("settled").get<std::vector<std::string>>();
-    failed_ = snap.at("failed").get<std::vector<std::string>>();
+    settled_ = std::make_shared<std::vector<std::string>>(
+        snap.at("settled").get<std::vector<std::string>>());
+    failed_ = std::make_shared<std::vector<std::string>>(
+        snap.at("failed").get<std::vector<std::string>>());
+    settledSet_.insert(settled_->begin(), settled_->end());
     items_ = snap.at("items");
     failures_ = snap.at("failures");
     lastOpen_ = snap.at("open").get<int64_t>();
@@ -471,8 +481,8 @@ class PoolActor final : public Actor {
     latch_ = false;
     NextQuery q;
     for (const auto& [k, w] : workers_) q.active.push_back(w.id);
-    q.settled = settled_;
-    q.failed = failed_;
+    q.settledIds = settled_;
+    q.failedIds = failed_;
     q.input = input_;
     const Json args = spec_.source.args ? spec_.source.args(input_) : Json::object();
     const std::string fn = spec_.source.function;
@@ -538,7 +548,7 @@ class PoolActor final : public Actor {
     for (const auto& [k, w] : workers_) {
       if (w.id == id) defect("a live worker holds");
     }
-    if (std::find(settled_.begin(), settled_.end(), id) != settled_.end()) {
+    if (settledSet_.count(id) != 0) {
       defect("a worker already finished in this run");
     }
     const int key = nextKey_++;
@@ -569,7 +579,7 @@ class PoolActor final : public Actor {
                          {"items", items_},
                          {"failures", failures_}};
     if (!failures_.empty() && !spec_.reportFailures) {
-      fail(Failure(std::to_string(failures_.size()) + " of " + std::to_string(settled_.size()) +
+      fail(Failure(std::to_string(failures_.size()) + " of " + std::to_string(settled_->size()) +
                        " items failed",
                    output));
       return;
@@ -587,8 +597,20 @@ class PoolActor final : public Actor {
   Json input_;
   int64_t cap_ = 1;
   std::map<int, Worker> workers_;
-  std::vector<std::string> settled_;
-  std::vector<std::string> failed_;
+  // Settled and failed ids, shared with the queries given to `next` (copy on write).
+  std::shared_ptr<std::vector<std::string>> settled_ = std::make_shared<std::vector<std::string>>();
+  std::shared_ptr<std::vector<std::string>> failed_ = std::make_shared<std::vector<std::string>>();
+  std::unordered_set<std::string> settledSet_;
+
+  void settle(const std::string& id, bool failed) {
+    auto append = [&](std::shared_ptr<std::vector<std::string>>& list) {
+      if (list.use_count() > 1) list = std::make_shared<std::vector<std::string>>(*list);
+      list->push_back(id);
+    };
+    append(settled_);
+    if (failed) append(failed_);
+    settledSet_.insert(id);
+  }
   Json items_ = Json::object();
   Json failures_ = Json::object();
   int64_t lastOpen_ = 0;

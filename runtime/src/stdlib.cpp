@@ -45,13 +45,13 @@ Json StdBacklog(const Json& args, const NextQuery& query) {
   int64_t open = 0;
   for (const Json& item : items) {
     const std::string id = IdOf(item);
-    if (In(query.active, id) || In(query.settled, id)) continue;
+    if (In(query.active, id) || In(query.settled(), id)) continue;
     bool isReady = true;
     if (item.is_object() && item.contains("needs")) {
       for (const Json& need : item["needs"]) {
         const std::string n = need.is_string() ? need.get<std::string>() : need.dump();
         // A need that failed, or that names no item, keeps its dependents from ever being ready.
-        if (!In(query.settled, n) || In(query.failed, n)) isReady = false;
+        if (!In(query.settled(), n) || In(query.failed(), n)) isReady = false;
       }
     }
     if (isReady && ready.is_null()) {
@@ -69,7 +69,7 @@ Json StdQueue(const Json& args, const NextQuery& query) {
   if (!list.is_array()) throw Defect("std.queue: its argument must be a list");
   for (const Json& item : list) {
     const std::string id = IdOf(item);
-    if (!In(query.active, id) && !In(query.settled, id)) return {{"item", item}, {"open", 0}};
+    if (!In(query.active, id) && !In(query.settled(), id)) return {{"item", item}, {"open", 0}};
   }
   return {{"item", nullptr}, {"open", 0}};
 }

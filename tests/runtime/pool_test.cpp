@@ -82,7 +82,7 @@ TEST_F(Fixture, StartsInOrderAndSaturatesAtCapTwo) {
   EXPECT_EQ(GateNames(*run), (std::vector<std::string>{"A.working", "B.working", "source"}));
   run->send("A.working", "finish", Json::object());
   EXPECT_EQ(started(), (std::vector<std::string>{"A", "B", "C"}));
-  EXPECT_EQ(source.queries.back().settled, std::vector<std::string>{"A"});
+  EXPECT_EQ(source.queries.back().settled(), std::vector<std::string>{"A"});
   EXPECT_EQ(source.queries.back().active, std::vector<std::string>{"B"});
 }
 
@@ -127,7 +127,7 @@ TEST_F(Fixture, LatchedSignalsDuringACallMakeExactlyOneMoreCall) {
   // settle that came during call 3. It claims B; a slot is still free, so call 5 follows at once
   // (§2.3), answers nothing, and the Pool waits.
   ASSERT_EQ(source.calls, 5);
-  EXPECT_EQ(source.queries[3].settled, std::vector<std::string>{"A"}) << "no change is lost";
+  EXPECT_EQ(source.queries[3].settled(), std::vector<std::string>{"A"}) << "no change is lost";
   EXPECT_EQ(source.queries[4].active, std::vector<std::string>{"B"});
   EXPECT_EQ(started(), (std::vector<std::string>{"A", "B"}));
 }

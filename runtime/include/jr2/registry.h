@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -17,9 +18,19 @@ namespace jr2rt {
 // items that finished or failed in this run, the failed subset, and the Pool's run input.
 struct NextQuery {
   std::vector<std::string> active;
-  std::vector<std::string> settled;
-  std::vector<std::string> failed;
   Json input;
+  const std::vector<std::string>& settled() const { return settledIds ? *settledIds : Empty(); }
+  const std::vector<std::string>& failed() const { return failedIds ? *failedIds : Empty(); }
+  // Shared with the Pool, which appends in place while no query holds them (copy on write):
+  // a Pool of 100,000 items does not copy its settled ids at every call.
+  std::shared_ptr<const std::vector<std::string>> settledIds;
+  std::shared_ptr<const std::vector<std::string>> failedIds;
+
+ private:
+  static const std::vector<std::string>& Empty() {
+    static const std::vector<std::string> kEmpty;
+    return kEmpty;
+  }
 };
 
 // A host function: `invoke extern NAME(ARGS)`, `read: extern NAME(ARGS)`. It takes the

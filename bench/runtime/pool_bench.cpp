@@ -1,0 +1,85 @@
+// Items per second through a Pool of trivial workers (cap 1, 8, 64), without and with the
+// store, and the memory of a parked worker. The program is the conformance suite's
+// (tests/runtime/pool.jr2): an item with mode "done" finishes at once; "wait" parks at a Gate.
+#include <benchmark/benchmark.h>
+#include <malloc.h>
+
+#include <cstdio>
+
+#include "jr2/run.h"
+#include "jr2/store.h"
+#include "pool.jr2.h"
+
+namespace {
+
+using jr2rt::Json;
+
+// Scripts `next`: items 0…n-1 with `mode`, then nothing.
+void Script(jr2rt::Run& run, int64_t n, const char* mode, int64_t* next) {
+  run.scriptNext(
+      "scripted_next", [n, mode, next](const jr2rt::NextQuery&, std::function<void(Json)> answer) {
+        if (*next >= n) return answer({{"item", nullptr}, {"open", 0}});
+        answer({{"item", {{"id", "i" + std::to_string((*next)++)}, {"mode", mode}}}, {"open", 0}});
+      });
+}
+
+void BM_PoolItems(benchmark::State& state) {
+  jr2rt::Registry registry;
+  jr2gen::pool::RegisterWorkflows(registry);
+  const int64_t items = state.range(0);
+  const int64_t cap = state.range(1);
+  const bool store = state.range(2) != 0;
+  const std::string path = "/tmp/jr2_pool_bench.db";
+  for (auto _ : state) {
+    std::remove(path.c_str());
+    auto db = store ? jr2rt::OpenSqliteStore(path) : nullptr;
+    jr2rt::ManualClock clock;
+    jr2rt::Run run(registry, *registry.workflow("conformance_jobs"), "bench", clock);
+    int64_t next = 0;
+    Script(run, items, "done", &next);
+    int64_t settled = 0;
+    run.onProgress([&](const std::string& line) {
+      if (!store || line.size() < 8 || line.compare(line.size() - 8, 8, " settled") != 0) return;
+      // "With the store": the run is saved after every item that settles.
+      if (++settled % 1 == 0) db->save({"bench", "conformance_jobs", "waiting", 0, run.snapshot()});
+    });
+    run.start({{"jobs", cap}});
+    if (run.status() != jr2rt::RunStatus::kDone) state.SkipWithError("the run did not drain");
+  }
+  state.SetItemsProcessed(state.iterations() * items);
+}
+BENCHMARK(BM_PoolItems)
+    ->Args({100000, 1, 0})
+    ->Args({100000, 8, 0})
+    ->Args({100000, 64, 0})
+    ->Args({2000, 1, 1})
+    ->Args({2000, 8, 1})
+    ->Args({2000, 64, 1})
+    ->Unit(benchmark::kMillisecond);
+
+// Bytes the allocator has handed out (RSS would hide reuse of memory freed by earlier runs).
+size_t HeapBytes() { return mallinfo2().uordblks; }
+
+void BM_ParkedWorkerMemory(benchmark::State& state) {
+  jr2rt::Registry registry;
+  jr2gen::pool::RegisterWorkflows(registry);
+  const int64_t n = state.range(0);
+  for (auto _ : state) {
+    jr2rt::ManualClock clock;
+    const size_t before = HeapBytes();
+    jr2rt::Run run(registry, *registry.workflow("conformance_jobs"), "bench", clock);
+    int64_t next = 0;
+    Script(run, n, "wait", &next);
+    run.start({{"jobs", n}});
+    const size_t after = HeapBytes();
+    state.counters["bytes_per_parked_worker"] =
+        static_cast<double>(after - before) / static_cast<double>(n);
+    state.counters["snapshot_bytes_per_worker"] =
+        static_cast<double>(run.snapshot().dump().size()) / static_cast<double>(n);
+  }
+}
+BENCHMARK(BM_ParkedWorkerMemory)->Arg(10000)->Iterations(1)->Unit(benchmark::kMillisecond);
+
+}  // namespace
+
+BENCHMARK_MAIN();
