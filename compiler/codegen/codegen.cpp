@@ -716,6 +716,19 @@ class Generator {
     return out;
   }
 
+  // A machine with no parallel state and no `always` has exactly one active leaf, and each
+  // (leaf, transition) has a static exit and entry sequence: such a machine gets a generated
+  // dispatch() that is a switch over its leaf, and the table engine is not used for events.
+  static bool FastPath(const ir::Machine& m) {
+    for (const ir::State& s : m.states) {
+      if (s.kind == ir::State::Kind::kParallel) return false;
+      for (const ir::Transition& t : s.transitions) {
+        if (t.ast->kind == ast::Transition::Kind::kAlways) return false;
+      }
+    }
+    return true;
+  }
+
   void machineClass(const ir::Machine& m) {
     Printer& p = h_;
     const auto& d = *m.decl;
@@ -754,8 +767,18 @@ class Generator {
         "void enter(int state) override;\n"
         "void exit(int state) override;\n");
     p.outdent();
-    p.print(" private:\n  Context ctx_;\n};\n\nstd::unique_ptr<::jr2rt::Machine> Make_$name$();\n",
-            {{"name", Ident(d.name.text)}});
+    if (FastPath(m)) {
+      p.print(
+          " public:\n  // The generated fast path: a switch over the active leaf (see the .cpp).\n"
+          "  bool dispatch(const ::jr2rt::Event& event) override;\n\n");
+    }
+    p.print(
+        " private:\n  Context ctx_;\n$leaf$};\n\nstd::unique_ptr<::jr2rt::Machine> "
+        "Make_$name$();\n",
+        {{"name", Ident(d.name.text)},
+         {"leaf",
+          std::string(FastPath(m) ? "  int leaf_ = -1;  // the one active atomic or final state\n"
+                                  : "")}});
   }
 
   // Ids: every invoke of the machine, and every `after` transition (its timer), in state order.
@@ -858,6 +881,97 @@ class Generator {
     return scope;
   }
 
+  // The fast path's dispatch(): for each leaf, its candidate transitions (the leaf's, then its
+  // ancestors', each in document order), each with its exits and entries spelled out. It takes
+  // exactly the steps the table engine would (docs/semantics.md), without searching for them.
+  void fastDispatch(Printer& p, const ir::Machine& m, const std::vector<const ir::Transition*>& ts,
+                    const std::vector<std::pair<std::string, int>>& triggers) {
+    auto isDescendant = [&](int s, int ancestor) {
+      for (int q = m.states[s].parent; q != -1; q = m.states[q].parent) {
+        if (q == ancestor) return true;
+      }
+      return false;
+    };
+    auto kindOf = [](const std::string& trigger) {
+      return trigger == "kOn"      ? "kExternal"
+             : trigger == "kAfter" ? "kTimer"
+             : trigger == "kDone"  ? "kDone"
+                                   : "kError";
+    };
+    p.print(
+        "bool $cls$::dispatch(const ::jr2rt::Event& event) {\n  if (isDone()) return false;\n  "
+        "switch (leaf_) {\n",
+        {{"cls", ClassName(*m.decl)}});
+    for (const ir::State& leaf : m.states) {
+      if (leaf.kind != ir::State::Kind::kAtomic && leaf.kind != ir::State::Kind::kFinal) continue;
+      if (leaf.id == 0) continue;
+      p.print("    case $id$: {  // $path$\n",
+              {{"id", std::to_string(leaf.id)}, {"path", leaf.path}});
+      for (int st = leaf.id; st != -1; st = m.states[st].parent) {
+        for (size_t i = 0; i < ts.size(); ++i) {
+          const ir::Transition& t = *ts[i];
+          if (t.source != st || triggers[i].first == "kAlways") continue;
+          std::string cond = fmt::format("event.kind == ::jr2rt::Event::Kind::{} && event.id == {}",
+                                         kindOf(triggers[i].first), triggers[i].second);
+          if (t.ast->guard) cond += fmt::format(" && guard({}, event)", i);
+          p.print("      if ($cond$) {  // from $from$\n",
+                  {{"cond", cond}, {"from", from(t.ast->range)}});
+          if (t.target == ir::kNoState) {
+            if (!t.ast->actions.empty())
+              p.print("        act($i$, event);\n", {{"i", std::to_string(i)}});
+            p.print("        return true;\n      }\n");
+            continue;
+          }
+          int domain = 0;
+          for (int q = m.states[t.source].parent; q != -1; q = m.states[q].parent) {
+            if (q == 0 || isDescendant(t.target, q)) {
+              domain = q;
+              break;
+            }
+          }
+          // Only states with entry or exit code are called; the others are only marked.
+          auto hasAfter = [&](int x) {
+            for (const auto& tr : m.states[x].body->transitions) {
+              if (tr.kind == ast::Transition::Kind::kAfter) return true;
+            }
+            return false;
+          };
+          auto exitCode = [&](int x) {
+            return !m.states[x].body->exit.empty() || !m.states[x].invokes.empty() || hasAfter(x);
+          };
+          auto entryCode = [&](int x) {
+            return !m.states[x].body->entry.empty() || !m.states[x].invokes.empty() || hasAfter(x);
+          };
+          for (int x = leaf.id; x != domain && x != -1; x = m.states[x].parent) {
+            p.print(exitCode(x) ? "        exit($x$);\n        markActive($x$, false);\n"
+                                : "        markActive($x$, false);\n",
+                    {{"x", std::to_string(x)}});
+          }
+          if (!t.ast->actions.empty())
+            p.print("        act($i$, event);\n", {{"i", std::to_string(i)}});
+          std::vector<int> down;
+          for (int x = t.target; x != domain && x != -1; x = m.states[x].parent)
+            down.insert(down.begin(), x);
+          for (int x = m.states[t.target].initial; x != ir::kNoState; x = m.states[x].initial)
+            down.push_back(x);
+          for (int x : down) {
+            p.print(entryCode(x) ? "        markActive($x$, true);\n        enter($x$);\n"
+                                 : "        markActive($x$, true);\n",
+                    {{"x", std::to_string(x)}});
+          }
+          const int last = down.back();
+          p.print("        leaf_ = $x$;\n", {{"x", std::to_string(last)}});
+          if (m.states[last].kind == ir::State::Kind::kFinal && m.states[last].parent == 0) {
+            p.print("        markDone();\n");
+          }
+          p.print("        return true;\n      }\n");
+        }
+      }
+      p.print("      return false;\n    }\n");
+    }
+    p.print("    default:\n      return false;\n  }\n}\n\n");
+  }
+
   void machineSource(const ir::Machine& m) {
     Printer& p = c_;
     const auto& d = *m.decl;
@@ -891,6 +1005,7 @@ class Generator {
     }
     p.print("const ::jr2rt::TransitionInfo k_$name$_transitions[] = {\n",
             {{"name", Ident(d.name.text)}});
+    std::vector<std::pair<std::string, int>> triggers;  // (table trigger, id) per transition
     for (size_t i = 0; i < ts.size(); ++i) {
       const ast::Transition& a = *ts[i]->ast;
       std::string trigger = "kAlways";
@@ -914,6 +1029,7 @@ class Generator {
           tid = inv ? id.invokes.at(inv) : -1;
         }
       }
+      triggers.emplace_back(trigger, tid);
       p.print(
           "    {$source$, ::jr2rt::TransitionInfo::$trigger$, $id$, $target$, $guarded$},  // $i$ "
           "from $from$\n",
@@ -969,7 +1085,7 @@ class Generator {
                {"name", Ident(v.name.text)},
                {"value", as(v.init.get(), typeOf(v.type.get()), paramsOnly)}});
     }
-    p.print("begin(host);\n");
+    p.print(FastPath(m) ? "begin(host);\nleaf_ = activeLeaf();\n" : "begin(host);\n");
     p.outdent();
     p.print("}\n\n");
 
@@ -982,7 +1098,8 @@ class Generator {
     p.print("  return -1;\n}\n\n");
 
     // eventSpecs() and checkPayload(): what a Gate lists, and the payload check before delivery.
-    p.print("std::vector<::jr2rt::EventSpec> $cls$::eventSpecs() const {\n  return {\n", {{"cls", cls}});
+    p.print("std::vector<::jr2rt::EventSpec> $cls$::eventSpecs() const {\n  return {\n",
+            {{"cls", cls}});
     for (const ast::Decl* ev : events) {
       const auto* e = llvm::cast<ast::EventDecl>(ev);
       const char* audience = e->audience == ast::Audience::kAgent      ? "kAgent"
@@ -992,21 +1109,29 @@ class Generator {
       std::string fields;
       const sema::Record& r = *info_.declTypes.at(ev)->record;
       for (size_t i = 0; i < r.fields.size(); ++i) {
-        fields += fmt::format("{{{}, {}, {}, {}}}, ", CppString(r.fields[i].name), CppString(sema::Spell(r.fields[i].type)),
+        fields += fmt::format("{{{}, {}, {}, {}}}, ", CppString(r.fields[i].name),
+                              CppString(sema::Spell(r.fields[i].type)),
                               r.fields[i].required ? "true" : "false",
                               CppString(e->fields[i].description.value_or("")));
       }
       p.print("      {$name$, ::jr2rt::EventSpec::Audience::$aud$, $desc$, {$fields$}},\n",
-              {{"name", CppString(e->name.text)}, {"aud", audience}, {"desc", CppString(e->description.value_or(""))},
+              {{"name", CppString(e->name.text)},
+               {"aud", audience},
+               {"desc", CppString(e->description.value_or(""))},
                {"fields", fields}});
     }
     p.print("  };\n}\n\n");
-    p.print("void $cls$::checkPayload([[maybe_unused]] int event, [[maybe_unused]] const ::jr2rt::Json& payload) const {\n  switch (event) {\n", {{"cls", cls}});
+    p.print(
+        "void $cls$::checkPayload([[maybe_unused]] int event, [[maybe_unused]] const "
+        "::jr2rt::Json& payload) const {\n  switch (event) {\n",
+        {{"cls", cls}});
     for (size_t i = 0; i < events.size(); ++i) {
       const sema::Module* em = moduleOf(events[i]);
       if (em == nullptr || em->isStd) continue;
-      p.print("    case $i$: {\n      [[maybe_unused]] const auto parsed = (payload.is_null() ? ::jr2rt::Json::object() : payload).get<$type$>();\n      return;\n    }\n",
-              {{"i", std::to_string(i)}, {"type", structName(events[i])}});
+      p.print(
+          "    case $i$: {\n      [[maybe_unused]] const auto parsed = (payload.is_null() ? "
+          "::jr2rt::Json::object() : payload).get<$type$>();\n      return;\n    }\n",
+          {{"i", std::to_string(i)}, {"type", structName(events[i])}});
     }
     p.print("    default:\n      return;\n  }\n}\n\n");
 
@@ -1048,7 +1173,8 @@ class Generator {
               {{"k", CppString(v.name.text)}, {"n", Ident(v.name.text)}});
     p.print(
         "  setActive(host, snapshot.at(\"active\").get<std::vector<std::string>>(), "
-        "snapshot.at(\"done\").get<bool>());\n}\n\n");
+        "snapshot.at(\"done\").get<bool>());\n$leaf$}\n\n",
+        {{"leaf", std::string(FastPath(m) ? "  leaf_ = activeLeaf();\n" : "")}});
 
     // guard() and act().
     p.print(
@@ -1147,6 +1273,7 @@ class Generator {
       p.print("    }\n");
     }
     p.print("    default:\n      break;\n  }\n}\n\n");
+    if (FastPath(m)) fastDispatch(p, m, ts, triggers);
     p.print(
         "std::unique_ptr<::jr2rt::Machine> Make_$name$() { return std::make_unique<$cls$>(); }\n",
         {{"name", Ident(d.name.text)}, {"cls", cls}});

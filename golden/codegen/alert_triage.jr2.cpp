@@ -147,6 +147,7 @@ void triage_machine_machine::start(::jr2rt::MachineHost& host, const ::jr2rt::Js
   // from alert_triage.jr2:81
   ctx_.verdict = std::nullopt;
   begin(host);
+  leaf_ = activeLeaf();
 }
 
 int triage_machine_machine::eventId([[maybe_unused]] std::string_view name) const {
@@ -219,6 +220,7 @@ void triage_machine_machine::restore(::jr2rt::MachineHost& host, const ::jr2rt::
   ::jr2rt::ReadField(context, "context", "note", ctx_.note, false);
   ::jr2rt::ReadField(context, "context", "verdict", ctx_.verdict, false);
   setActive(host, snapshot.at("active").get<std::vector<std::string>>(), snapshot.at("done").get<bool>());
+  leaf_ = activeLeaf();
 }
 
 bool triage_machine_machine::guard(int transition, [[maybe_unused]] const ::jr2rt::Event& event) {
@@ -316,6 +318,86 @@ void triage_machine_machine::exit(int state) {
     }
     default:
       break;
+  }
+}
+
+bool triage_machine_machine::dispatch(const ::jr2rt::Event& event) {
+  if (isDone()) return false;
+  switch (leaf_) {
+    case 1: {  // investigate
+      if (event.kind == ::jr2rt::Event::Kind::kExternal && event.id == 3) {  // from alert_triage.jr2:92
+        exit(1);
+        markActive(1, false);
+        act(0, event);
+        markActive(2, true);
+        enter(2);
+        leaf_ = 2;
+        return true;
+      }
+      if (event.kind == ::jr2rt::Event::Kind::kExternal && event.id == 0) {  // from alert_triage.jr2:102
+        exit(1);
+        markActive(1, false);
+        act(1, event);
+        markActive(2, true);
+        enter(2);
+        leaf_ = 2;
+        return true;
+      }
+      if (event.kind == ::jr2rt::Event::Kind::kTimer && event.id == 0) {  // from alert_triage.jr2:107
+        exit(1);
+        markActive(1, false);
+        act(2, event);
+        markActive(2, true);
+        enter(2);
+        leaf_ = 2;
+        return true;
+      }
+      return false;
+    }
+    case 2: {  // review
+      if (event.kind == ::jr2rt::Event::Kind::kExternal && event.id == 1 && guard(3, event)) {  // from alert_triage.jr2:116
+        exit(2);
+        markActive(2, false);
+        act(3, event);
+        markActive(3, true);
+        leaf_ = 3;
+        markDone();
+        return true;
+      }
+      if (event.kind == ::jr2rt::Event::Kind::kExternal && event.id == 2) {  // from alert_triage.jr2:119
+        exit(2);
+        markActive(2, false);
+        act(4, event);
+        markActive(3, true);
+        leaf_ = 3;
+        markDone();
+        return true;
+      }
+      if (event.kind == ::jr2rt::Event::Kind::kExternal && event.id == 4) {  // from alert_triage.jr2:128
+        exit(2);
+        markActive(2, false);
+        act(5, event);
+        markActive(1, true);
+        enter(1);
+        leaf_ = 1;
+        return true;
+      }
+      if (event.kind == ::jr2rt::Event::Kind::kTimer && event.id == 1) {  // from alert_triage.jr2:132
+        exit(2);
+        markActive(2, false);
+        act(6, event);
+        markActive(3, true);
+        leaf_ = 3;
+        markDone();
+        return true;
+      }
+      return false;
+    }
+    case 3: {  // decided
+      return false;
+    }
+    default:
+      return false;
   }
 }
 

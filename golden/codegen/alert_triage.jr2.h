@@ -105,8 +105,13 @@ class triage_machine_machine final : public ::jr2rt::Statechart {
   void act(int transition, const ::jr2rt::Event& event) override;
   void enter(int state) override;
   void exit(int state) override;
+ public:
+  // The generated fast path: a switch over the active leaf (see the .cpp).
+  bool dispatch(const ::jr2rt::Event& event) override;
+
  private:
   Context ctx_;
+  int leaf_ = -1;  // the one active atomic or final state
 };
 
 std::unique_ptr<::jr2rt::Machine> Make_triage_machine();

@@ -88,6 +88,7 @@ void build_package_machine::start(::jr2rt::MachineHost& host, const ::jr2rt::Jso
   // from build_matrix.jr2:43
   ctx_.tests = std::string("");
   begin(host);
+  leaf_ = activeLeaf();
 }
 
 int build_package_machine::eventId([[maybe_unused]] std::string_view name) const {
@@ -130,6 +131,7 @@ void build_package_machine::restore(::jr2rt::MachineHost& host, const ::jr2rt::J
   ::jr2rt::ReadField(context, "context", "attempts", ctx_.attempts, false);
   ::jr2rt::ReadField(context, "context", "tests", ctx_.tests, false);
   setActive(host, snapshot.at("active").get<std::vector<std::string>>(), snapshot.at("done").get<bool>());
+  leaf_ = activeLeaf();
 }
 
 bool build_package_machine::guard(int transition, [[maybe_unused]] const ::jr2rt::Event& event) {
@@ -226,6 +228,120 @@ void build_package_machine::exit(int state) {
     }
     default:
       break;
+  }
+}
+
+bool build_package_machine::dispatch(const ::jr2rt::Event& event) {
+  if (isDone()) return false;
+  switch (leaf_) {
+    case 2: {  // work.build
+      if (event.kind == ::jr2rt::Event::Kind::kDone && event.id == 0) {  // from build_matrix.jr2:55
+        exit(2);
+        markActive(2, false);
+        markActive(4, true);
+        enter(4);
+        leaf_ = 4;
+        return true;
+      }
+      if (event.kind == ::jr2rt::Event::Kind::kError && event.id == 0 && guard(2, event)) {  // from build_matrix.jr2:57
+        exit(2);
+        markActive(2, false);
+        act(2, event);
+        markActive(3, true);
+        enter(3);
+        leaf_ = 3;
+        return true;
+      }
+      if (event.kind == ::jr2rt::Event::Kind::kError && event.id == 0) {  // from build_matrix.jr2:60
+        exit(2);
+        markActive(2, false);
+        exit(1);
+        markActive(1, false);
+        act(3, event);
+        markActive(6, true);
+        leaf_ = 6;
+        markDone();
+        return true;
+      }
+      if (event.kind == ::jr2rt::Event::Kind::kTimer && event.id == 0) {  // from build_matrix.jr2:83
+        exit(2);
+        markActive(2, false);
+        exit(1);
+        markActive(1, false);
+        act(0, event);
+        markActive(6, true);
+        leaf_ = 6;
+        markDone();
+        return true;
+      }
+      return false;
+    }
+    case 3: {  // work.cool_down
+      if (event.kind == ::jr2rt::Event::Kind::kTimer && event.id == 1) {  // from build_matrix.jr2:66
+        exit(3);
+        markActive(3, false);
+        markActive(2, true);
+        enter(2);
+        leaf_ = 2;
+        return true;
+      }
+      if (event.kind == ::jr2rt::Event::Kind::kTimer && event.id == 0) {  // from build_matrix.jr2:83
+        exit(3);
+        markActive(3, false);
+        exit(1);
+        markActive(1, false);
+        act(0, event);
+        markActive(6, true);
+        leaf_ = 6;
+        markDone();
+        return true;
+      }
+      return false;
+    }
+    case 4: {  // work.test
+      if (event.kind == ::jr2rt::Event::Kind::kDone && event.id == 1) {  // from build_matrix.jr2:75
+        exit(4);
+        markActive(4, false);
+        exit(1);
+        markActive(1, false);
+        act(5, event);
+        markActive(5, true);
+        leaf_ = 5;
+        markDone();
+        return true;
+      }
+      if (event.kind == ::jr2rt::Event::Kind::kError && event.id == 1) {  // from build_matrix.jr2:78
+        exit(4);
+        markActive(4, false);
+        exit(1);
+        markActive(1, false);
+        act(6, event);
+        markActive(6, true);
+        leaf_ = 6;
+        markDone();
+        return true;
+      }
+      if (event.kind == ::jr2rt::Event::Kind::kTimer && event.id == 0) {  // from build_matrix.jr2:83
+        exit(4);
+        markActive(4, false);
+        exit(1);
+        markActive(1, false);
+        act(0, event);
+        markActive(6, true);
+        leaf_ = 6;
+        markDone();
+        return true;
+      }
+      return false;
+    }
+    case 5: {  // passed
+      return false;
+    }
+    case 6: {  // failed
+      return false;
+    }
+    default:
+      return false;
   }
 }
 

@@ -94,6 +94,7 @@ void review_machine::start(::jr2rt::MachineHost& host, const ::jr2rt::Json& inpu
   // from tickets.jr2:48
   ctx_.outcome = std::nullopt;
   begin(host);
+  leaf_ = activeLeaf();
 }
 
 int review_machine::eventId([[maybe_unused]] std::string_view name) const {
@@ -142,6 +143,7 @@ void review_machine::restore(::jr2rt::MachineHost& host, const ::jr2rt::Json& sn
   ::jr2rt::ReadField(context, "context", "ticket", ctx_.ticket, false);
   ::jr2rt::ReadField(context, "context", "outcome", ctx_.outcome, false);
   setActive(host, snapshot.at("active").get<std::vector<std::string>>(), snapshot.at("done").get<bool>());
+  leaf_ = activeLeaf();
 }
 
 bool review_machine::guard(int transition, [[maybe_unused]] const ::jr2rt::Event& event) {
@@ -189,6 +191,38 @@ void review_machine::exit(int state) {
     }
     default:
       break;
+  }
+}
+
+bool review_machine::dispatch(const ::jr2rt::Event& event) {
+  if (isDone()) return false;
+  switch (leaf_) {
+    case 1: {  // review
+      if (event.kind == ::jr2rt::Event::Kind::kExternal && event.id == 0) {  // from tickets.jr2:52
+        exit(1);
+        markActive(1, false);
+        act(0, event);
+        markActive(2, true);
+        leaf_ = 2;
+        markDone();
+        return true;
+      }
+      if (event.kind == ::jr2rt::Event::Kind::kExternal && event.id == 1) {  // from tickets.jr2:55
+        exit(1);
+        markActive(1, false);
+        act(1, event);
+        markActive(2, true);
+        leaf_ = 2;
+        markDone();
+        return true;
+      }
+      return false;
+    }
+    case 2: {  // decided
+      return false;
+    }
+    default:
+      return false;
   }
 }
 

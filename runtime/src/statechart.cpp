@@ -114,6 +114,16 @@ void Statechart::setActive(MachineHost& host, const std::vector<std::string>& pa
   done_ = done;
 }
 
+int Statechart::activeLeaf() const {
+  for (int s = 0; s < stateCount_; ++s) {
+    const auto kind = states_[s].kind;
+    if (active_[static_cast<size_t>(s)] &&
+        (kind == StateInfo::kAtomic || kind == StateInfo::kFinal))
+      return s;
+  }
+  return -1;
+}
+
 std::vector<std::string> Statechart::activeStates() const {
   std::vector<std::string> out;
   for (int s = 1; s < stateCount_; ++s) {

@@ -130,6 +130,11 @@ class Statechart : public Machine {
   bool active(int state) const { return active_[static_cast<size_t>(state)]; }
   // For restore(): the active configuration by paths.
   void setActive(MachineHost& host, const std::vector<std::string>& paths, bool done);
+  // For generated fast paths, which take the engine's steps themselves (see codegen.cpp).
+  void markActive(int state, bool on) { active_[static_cast<size_t>(state)] = on; }
+  void markDone() { done_ = true; }
+  // The first active atomic or final state, in document order (-1: none).
+  int activeLeaf() const;
 
   // Generated: the machine's own code, as switches over state and transition ids.
   virtual bool guard(int transition, const Event& event) = 0;
