@@ -881,6 +881,32 @@ class Generator {
     return scope;
   }
 
+  static std::vector<const ast::Transition*> AftersOf(const ir::State& s) {
+    std::vector<const ast::Transition*> out;
+    for (const auto& t : s.body->transitions) {
+      if (t.kind == ast::Transition::Kind::kAfter) out.push_back(&t);
+    }
+    return out;
+  }
+  // Whether entering (exiting) a state runs anything: actions, invokes, `after` timers.
+  static bool HasEntryCode(const ir::State& s) {
+    return !s.body->entry.empty() || !s.invokes.empty() || !AftersOf(s).empty();
+  }
+  static bool HasExitCode(const ir::State& s) {
+    return !s.body->exit.empty() || !s.invokes.empty() || !AftersOf(s).empty();
+  }
+
+  // `case ID: {  // path` … `break; }` around what `body` prints.
+  void stateCase(Printer& p, const ir::State& s, const std::function<void()>& body) {
+    p.print("    case $i$: {  // $path$\n",
+            {{"i", std::to_string(s.id)}, {"path", s.path.empty() ? "the root" : s.path}});
+    for (int k = 0; k < 3; ++k) p.indent();
+    body();
+    p.print("break;\n");
+    for (int k = 0; k < 3; ++k) p.outdent();
+    p.print("    }\n");
+  }
+
   // The fast path's dispatch(): for each leaf, its candidate transitions (the leaf's, then its
   // ancestors', each in document order), each with its exits and entries spelled out. It takes
   // exactly the steps the table engine would (docs/semantics.md), without searching for them.
@@ -930,18 +956,8 @@ class Generator {
             }
           }
           // Only states with entry or exit code are called; the others are only marked.
-          auto hasAfter = [&](int x) {
-            for (const auto& tr : m.states[x].body->transitions) {
-              if (tr.kind == ast::Transition::Kind::kAfter) return true;
-            }
-            return false;
-          };
-          auto exitCode = [&](int x) {
-            return !m.states[x].body->exit.empty() || !m.states[x].invokes.empty() || hasAfter(x);
-          };
-          auto entryCode = [&](int x) {
-            return !m.states[x].body->entry.empty() || !m.states[x].invokes.empty() || hasAfter(x);
-          };
+          auto exitCode = [&](int x) { return HasExitCode(m.states[x]); };
+          auto entryCode = [&](int x) { return HasEntryCode(m.states[x]); };
           for (int x = leaf.id; x != domain && x != -1; x = m.states[x].parent) {
             p.print(exitCode(x) ? "        exit($x$);\n        markActive($x$, false);\n"
                                 : "        markActive($x$, false);\n",
@@ -1221,56 +1237,34 @@ class Generator {
     }
     p.print("    default:\n      break;\n  }\n}\n\n");
 
-    // enter() and exit().
+    // enter() and exit(): a case for each state with code to run.
     p.print("void $cls$::enter(int state) {\n  switch (state) {\n", {{"cls", cls}});
     for (const ir::State& s : m.states) {
-      std::vector<const ast::Transition*> afters;
-      for (const auto& t : s.body->transitions) {
-        if (t.kind == ast::Transition::Kind::kAfter) afters.push_back(&t);
-      }
-      if (s.body->entry.empty() && s.invokes.empty() && afters.empty()) continue;
-      p.print("    case $i$: {  // $path$\n",
-              {{"i", std::to_string(s.id)}, {"path", s.path.empty() ? "the root" : s.path}});
-      p.indent();
-      p.indent();
-      p.indent();
-      for (const auto& block : s.body->entry) actions(p, block, scope, d);
-      for (const ast::Invoke* inv : s.invokes) invokeStart(p, *inv, s, id.invokes.at(inv), scope);
-      for (const ast::Transition* t : afters) {
-        p.print("host().startTimer($id$, ::jr2rt::Duration{$ms$});  // from $from$\n",
-                {{"id", std::to_string(id.timers.at(t))},
-                 {"ms", std::to_string(t->delayMillis)},
-                 {"from", from(t->range)}});
-      }
-      p.print("break;\n");
-      p.outdent();
-      p.outdent();
-      p.outdent();
-      p.print("    }\n");
+      if (!HasEntryCode(s)) continue;
+      stateCase(p, s, [&] {
+        for (const auto& block : s.body->entry) actions(p, block, scope, d);
+        for (const ast::Invoke* inv : s.invokes) invokeStart(p, *inv, s, id.invokes.at(inv), scope);
+        for (const ast::Transition* t : AftersOf(s)) {
+          p.print("host().startTimer($id$, ::jr2rt::Duration{$ms$});  // from $from$\n",
+                  {{"id", std::to_string(id.timers.at(t))},
+                   {"ms", std::to_string(t->delayMillis)},
+                   {"from", from(t->range)}});
+        }
+      });
     }
     p.print("    default:\n      break;\n  }\n}\n\n");
     p.print("void $cls$::exit(int state) {\n  switch (state) {\n", {{"cls", cls}});
     for (const ir::State& s : m.states) {
-      std::vector<const ast::Transition*> afters;
-      for (const auto& t : s.body->transitions) {
-        if (t.kind == ast::Transition::Kind::kAfter) afters.push_back(&t);
-      }
-      if (s.body->exit.empty() && s.invokes.empty() && afters.empty()) continue;
-      p.print("    case $i$: {  // $path$\n",
-              {{"i", std::to_string(s.id)}, {"path", s.path.empty() ? "the root" : s.path}});
-      p.indent();
-      p.indent();
-      p.indent();
-      for (const auto& block : s.body->exit) actions(p, block, scope, d);
-      for (const ast::Transition* t : afters)
-        p.print("host().cancelTimer($id$);\n", {{"id", std::to_string(id.timers.at(t))}});
-      for (const ast::Invoke* inv : s.invokes)
-        p.print("host().cancelInvoke($id$);\n", {{"id", std::to_string(id.invokes.at(inv))}});
-      p.print("break;\n");
-      p.outdent();
-      p.outdent();
-      p.outdent();
-      p.print("    }\n");
+      if (!HasExitCode(s)) continue;
+      stateCase(p, s, [&] {
+        for (const auto& block : s.body->exit) actions(p, block, scope, d);
+        for (const ast::Transition* t : AftersOf(s)) {
+          p.print("host().cancelTimer($id$);\n", {{"id", std::to_string(id.timers.at(t))}});
+        }
+        for (const ast::Invoke* inv : s.invokes) {
+          p.print("host().cancelInvoke($id$);\n", {{"id", std::to_string(id.invokes.at(inv))}});
+        }
+      });
     }
     p.print("    default:\n      break;\n  }\n}\n\n");
     if (FastPath(m)) fastDispatch(p, m, ts, triggers);

@@ -550,13 +550,11 @@ class Resolver {
       expr(v.init.get(), initScope);
     }
     for (const auto& v : m.vars) scope.names[v.name.text] = "a `var`";
-    std::vector<const ast::Invoke*> invokes;
-    body(m.body, scope, owner, invokes);
+    body(m.body, scope, owner);
     expr(m.outputExpr.get(), scope);
   }
 
-  void body(ast::StateBody& b, const Scope& scope, const std::string& owner,
-            std::vector<const ast::Invoke*>& visibleInvokes) {
+  void body(ast::StateBody& b, const Scope& scope, const std::string& owner) {
     // Sibling states and invoke names are unique within one body.
     std::map<std::string, const ast::Name*> states;
     for (const auto& s : b.states) {
@@ -567,7 +565,6 @@ class Resolver {
       }
     }
     std::map<std::string, const ast::Name*> asNames;
-    const size_t mark = visibleInvokes.size();
     for (auto& inv : b.invokes) {
       if (inv.as) {
         auto [it, inserted] = asNames.emplace(inv.as->text, &*inv.as);
@@ -577,7 +574,6 @@ class Resolver {
         }
       }
       invoke(inv, scope);
-      visibleInvokes.push_back(&inv);
     }
     for (auto& block : b.entry) actions(block, scope);
     for (auto& block : b.exit) actions(block, scope);
@@ -585,9 +581,8 @@ class Resolver {
     for (const auto& inv : b.invokes) own.push_back(&inv);
     for (auto& t : b.transitions) transition(t, scope, own);
     for (auto& s : b.states) {
-      body(s->body, scope, "state `" + s->name.text + "`", visibleInvokes);
+      body(s->body, scope, "state `" + s->name.text + "`");
     }
-    visibleInvokes.resize(mark);
   }
 
   void invoke(ast::Invoke& inv, const Scope& scope) {
@@ -639,7 +634,7 @@ class Resolver {
   }
 
   void transition(ast::Transition& t, const Scope& outer,
-                  const std::vector<const ast::Invoke*>& visibleInvokes) {
+                  const std::vector<const ast::Invoke*>& ownInvokes) {
     Scope scope = outer;
     if (t.kind == ast::Transition::Kind::kOn) {
       switch (t.trigger) {
@@ -655,9 +650,9 @@ class Resolver {
               done ? "the child's completion" : "the child's Failure";
           // The invoke this transition hears may be read by its `as` name too; no other
           // child's output exists when it fires.
-          for (const ast::Invoke* inv : visibleInvokes) {
+          for (const ast::Invoke* inv : ownInvokes) {
             const bool heard = t.invokeName ? (inv->as && inv->as->text == t.invokeName->text)
-                                            : visibleInvokes.size() == 1;
+                                            : ownInvokes.size() == 1;
             if (inv->as && heard) scope.names[inv->as->text] = "the invoked child";
           }
           scope.where = done ? "in `on done`" : "in `on error`";
