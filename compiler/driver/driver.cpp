@@ -54,12 +54,13 @@ struct Options {
   bool werror = false;
 };
 
-// Runs `fn` on a thread with a 512 MiB stack: recursive descent over a deeply nested (but
-// accepted) file must not overflow the 8 MiB default. The memory is reserved, not touched.
+// Runs `fn` on a thread with an 8 GiB stack: ANTLR's recursive descent over an 8 MiB file of
+// nested `?:` or `list<…>` (about a million levels, which no bracket count catches) needs a few
+// GiB. The memory is reserved, not touched, until a file that deep asks for it.
 void RunWithLargeStack(const std::function<void()>& fn) {
   pthread_attr_t attr;
   pthread_attr_init(&attr);
-  pthread_attr_setstacksize(&attr, size_t{512} << 20);
+  pthread_attr_setstacksize(&attr, size_t{8} << 30);
   pthread_t thread;
   auto trampoline = [](void* p) -> void* {
     (*static_cast<const std::function<void()>*>(p))();
