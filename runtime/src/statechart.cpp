@@ -14,7 +14,7 @@ Statechart::Statechart(const StateInfo* states, int stateCount, const Transition
       transitions_(transitions),
       transitionCount_(transitionCount),
       bySource_(static_cast<size_t>(stateCount)),
-      active_(static_cast<size_t>(stateCount), false) {
+      active_(static_cast<size_t>(stateCount), 0) {
   for (int t = 0; t < transitionCount; ++t) {
     bySource_[static_cast<size_t>(transitions[t].source)].push_back(t);
     if (transitions[t].trigger == TransitionInfo::kAlways) hasAlways_ = true;
@@ -100,7 +100,7 @@ void Statechart::runEventless() {
 
 void Statechart::setActive(MachineHost& host, const std::vector<std::string>& paths, bool done) {
   host_ = &host;
-  std::fill(active_.begin(), active_.end(), false);
+  std::fill(active_.begin(), active_.end(), 0);
   for (const std::string& p : paths) {
     bool found = false;
     for (int s = 0; s < stateCount_; ++s) {

@@ -127,11 +127,11 @@ class Statechart : public Machine {
   // Enters the initial configuration and runs eventless transitions (call from start()).
   void begin(MachineHost& host);
   MachineHost& host() { return *host_; }
-  bool active(int state) const { return active_[static_cast<size_t>(state)]; }
+  bool active(int state) const { return active_[static_cast<size_t>(state)] != 0; }
   // For restore(): the active configuration by paths.
   void setActive(MachineHost& host, const std::vector<std::string>& paths, bool done);
   // For generated fast paths, which take the engine's steps themselves (see codegen.cpp).
-  void markActive(int state, bool on) { active_[static_cast<size_t>(state)] = on; }
+  void markActive(int state, bool on) { active_[static_cast<size_t>(state)] = on ? 1 : 0; }
   void markDone() { done_ = true; }
   // The first active atomic or final state, in document order (-1: none).
   int activeLeaf() const;
@@ -169,7 +169,7 @@ class Statechart : public Machine {
   std::vector<int> kept_;
   std::vector<char> exitMark_;
   std::vector<char> enterMark_;
-  std::vector<bool> active_;
+  std::vector<uint8_t> active_;  // bytes, not vector<bool>: a bit update costs more than the step
   MachineHost* host_ = nullptr;
   bool done_ = false;
 };
