@@ -75,5 +75,19 @@ if command -v python3 >/dev/null; then
     && passed=$((passed + 1)) || { echo "FAIL json parses"; failed=$((failed + 1)); }
 fi
 
+# compile: the outputs, a depfile, nothing written when there is an error, no rewrite when unchanged.
+mkdir -p "$tmp/out" "$tmp/none"
+expect "compile writes header and source" 0 '^$' -- "$jr2c" compile samples/tickets.jr2 -o "$tmp/out" --depfile "$tmp/out/tickets.d"
+if [ -f "$tmp/out/tickets.jr2.h" ] && [ -f "$tmp/out/tickets.jr2.cpp" ] && grep -q "samples/tickets.jr2" "$tmp/out/tickets.d"; then
+  passed=$((passed + 1)); else echo "FAIL compile outputs or depfile missing"; failed=$((failed + 1)); fi
+before=$(stat -c %Y "$tmp/out/tickets.jr2.cpp")
+sleep 1
+"$jr2c" compile samples/tickets.jr2 -o "$tmp/out" > /dev/null 2>&1
+if [ "$(stat -c %Y "$tmp/out/tickets.jr2.cpp")" = "$before" ]; then passed=$((passed + 1)); else echo "FAIL an unchanged output was rewritten"; failed=$((failed + 1)); fi
+expect "compile refuses a bad file" 1 'E0100' -- "$jr2c" compile "$tmp/bad.jr2" -o "$tmp/none"
+if [ -z "$(ls -A "$tmp/none")" ]; then passed=$((passed + 1)); else echo "FAIL compile wrote files despite errors"; failed=$((failed + 1)); fi
+expect "compile needs -o" 2 'needs an output folder' -- "$jr2c" compile samples/tickets.jr2
+expect "workflows lists them" 0 '^tickets$' -- "$jr2c" workflows samples/tickets.jr2
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
