@@ -4,6 +4,11 @@
 #include "jr2/run.h"
 
 #include <algorithm>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/thread_pool.hpp>
 #include <chrono>
 #include <set>
 #include <unordered_set>
@@ -497,7 +502,9 @@ class PoolActor final : public Actor {
       });
     } else if (const NextFunction* next = run.registry().next(fn)) {
       const NextFunction call = *next;
-      later([call, args, q, answer] { answer(call(args, q)); });
+      run.offload(
+          [call, args, q] { return call(args, q); }, answer,
+          [](const Failure& f) { throw Defect(std::string("`next` failed: ") + f.reason()); });
     } else {
       throw Defect("source `" + spec_.source.name + "` calls `" + fn +
                    "`, which this runner does not have");
@@ -650,22 +657,27 @@ void MachineActor::startInvoke(const InvokeSpec& spec) {
       const std::string target = spec.target;
       const Json input = spec.input;
       MachineActor* self = this;
+      // A cancelled child never runs: the check is made on the strand, before the work goes out.
       later([self, id, target, input] {
-        // A child cancelled before its turn does not run (its state was left already).
         if (self->children_.count(id) == 0) return;
-        try {
-          Json out;
-          if (target.rfind("std.", 0) == 0) {
-            out = StdEffect(target, input);
-          } else {
-            const HostFunction* fn = self->run_.registry().host(target);
-            if (fn == nullptr) throw Defect("no host function `" + target + "` is registered");
-            out = (*fn)(input);
-          }
-          self->childDone(id, out);
-        } catch (const Failure& f) {
-          self->childFailed(id, f);
+        const Registry& registry = self->run_.registry();
+        std::function<Json()> work;
+        if (target.rfind("std.", 0) == 0) {
+          work = [target, input] { return StdEffect(target, input); };
+        } else {
+          const HostFunction* fn = registry.host(target);
+          if (fn == nullptr) throw Defect("no host function `" + target + "` is registered");
+          work = [call = *fn, input] { return call(input); };
         }
+        std::weak_ptr<int> alive = self->alive_;
+        self->run_.offload(
+            std::move(work),
+            [self, id, alive](Json out) {
+              if (!alive.expired()) self->childDone(id, out);
+            },
+            [self, id, alive](const Failure& f) {
+              if (!alive.expired()) self->childFailed(id, f);
+            });
       });
       return;
     }
@@ -692,8 +704,57 @@ std::unique_ptr<Actor> Actor::Restore(Run& run, Actor* parent, const Json& snap)
 
 // ---- the run --------------------------------------------------------------------------------
 
+struct Run::Executor {
+  boost::asio::io_context io;
+  boost::asio::strand<boost::asio::io_context::executor_type> strand = boost::asio::make_strand(io);
+  boost::asio::thread_pool pool{2};
+};
+
 Run::Run(const Registry& registry, const WorkflowInfo& workflow, std::string id, Clock& clock)
-    : registry_(registry), workflow_(workflow), id_(std::move(id)), clock_(clock) {}
+    : registry_(registry),
+      workflow_(workflow),
+      id_(std::move(id)),
+      clock_(clock),
+      exec_(std::make_unique<Executor>()) {}
+
+void Run::post(std::function<void()> task) {
+  boost::asio::post(exec_->strand, [this, task = std::move(task)] {
+    if (ended()) return;
+    guard([&] {
+      try {
+        task();
+      } catch (const std::invalid_argument& e) {
+        // Bad input is refused before a command reaches the strand; inside it, it is a defect.
+        throw Defect(e.what());
+      }
+    });
+  });
+}
+
+void Run::offload(std::function<Json()> work, std::function<void(Json)> then,
+                  std::function<void(const Failure&)> failed) {
+  // The work guard keeps drain()'s io_context running until the result is back on the strand.
+  auto keep =
+      std::make_shared<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>>(
+          exec_->io.get_executor());
+  boost::asio::post(exec_->pool, [this, keep, work = std::move(work), then = std::move(then),
+                                  failed = std::move(failed)] {
+    std::function<void()> report;
+    try {
+      Json out = work();
+      report = [then, out] { then(out); };
+    } catch (const Failure& f) {
+      report = [failed, f] { failed(f); };
+    } catch (const std::exception& e) {
+      const std::string what = e.what();
+      report = [what] { throw Defect(what); };
+    }
+    post([keep, report] {
+      keep->reset();
+      report();
+    });
+  });
+}
 
 Run::~Run() = default;
 
@@ -784,18 +845,9 @@ void Run::guard(const std::function<void()>& step) {
 }
 
 void Run::drain() {
-  while (!tasks_.empty() && !ended()) {
-    auto task = std::move(tasks_.front());
-    tasks_.pop_front();
-    guard([&] {
-      try {
-        task();
-      } catch (const std::invalid_argument& e) {
-        throw Defect(e.what());
-      }
-    });
-  }
-  if (ended()) tasks_.clear();
+  // Runs the strand until nothing is queued and no host function is out.
+  exec_->io.restart();
+  exec_->io.run();
 }
 
 void Run::finish(RunStatus status, Json output, std::string reason) {

@@ -3,8 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <deque>
+#include <fstream>
 
 #include "jr2/run.h"
+#include "jr2/stdlib.h"
 #include "pool.jr2.h"
 
 namespace {
@@ -277,6 +279,40 @@ TEST_F(Fixture, RestoredAtEveryStepNoItemIsLostOrStartedTwice) {
   EXPECT_EQ(run->status(), RunStatus::kFailed);
   EXPECT_EQ(run->reason(), "1 of 3 items failed");
   EXPECT_EQ(run->output()["items"], (Json{{"A", "A"}, {"C", "C"}}));
+}
+
+TEST(StdBacklog, AFailedNeedKeepsItsDependentsFromEverBeingReady) {
+  const std::string path = testing::TempDir() + "backlog.json";
+  {
+    std::ofstream out(path);
+    out << R"([{"id":"A","needs":[]},{"id":"B","needs":["A"]},{"id":"C","needs":["Z"]}])";
+  }
+  jr2rt::NextQuery q;
+  const Json args = {{"path", path}};
+  EXPECT_EQ(jr2rt::StdBacklog(args, q),
+            (Json{{"item", {{"id", "A"}, {"needs", Json::array()}}}, {"open", 2}}));
+  q.active = {"A"};
+  EXPECT_EQ(jr2rt::StdBacklog(args, q)["item"], nullptr) << "B waits for A";
+  q.active.clear();
+  q.settledIds = std::make_shared<std::vector<std::string>>(std::vector<std::string>{"A"});
+  EXPECT_EQ(jr2rt::StdBacklog(args, q)["item"]["id"], "B");
+  q.failedIds = q.settledIds;  // A failed
+  const Json none = jr2rt::StdBacklog(args, q);
+  EXPECT_EQ(none["item"], nullptr) << "a failed need blocks B for good";
+  EXPECT_EQ(none["open"], 2) << "B and C are open and never ready: the Pool ends deadlocked";
+  EXPECT_THROW(jr2rt::StdBacklog({{"path", path + ".missing"}}, q), jr2rt::Defect);
+}
+
+TEST_F(Fixture, AHostProcessRunsOnThePoolAndReportsBackToTheStrand) {
+  auto ok = make("conformance_command");
+  ok->start({{"argv", {"true"}}});
+  EXPECT_EQ(ok->status(), RunStatus::kDone);
+  EXPECT_EQ(ok->output(), 0);
+  auto bad = make("conformance_command");
+  bad->start({{"argv", {"false"}}});
+  EXPECT_EQ(bad->status(), RunStatus::kFailed);
+  EXPECT_EQ(bad->reason(), "the command failed: `false` exited 1");
+  EXPECT_EQ(bad->output()["exit"], 1);
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 // A run: one tree of actors — the top machine or Pool, invoked children, a Pool's workers,
-// Gates, timers and Source calls — driven on one logical thread (RUNTIME.md §1). The Run is
+// Gates, timers and Source calls — driven on one Boost.Asio strand (RUNTIME.md §1). Host
+// functions run on a thread pool and report back onto the strand. The Run is
 // deterministic: with the manual clock and scripted Sources, the same inputs give the same
 // starts, settles and statuses. It never sleeps: timers fire when the clock says they are due.
 #pragma once
@@ -109,7 +110,12 @@ class Run {
   // ---- used by the actors --------------------------------------------------------------------
   const Registry& registry() const { return registry_; }
   Clock& clock() { return clock_; }
-  void post(std::function<void()> task) { tasks_.push_back(std::move(task)); }
+  // Runs `task` on the run's strand (one at a time, in the order posted).
+  void post(std::function<void()> task);
+  // Runs `work` (a host function, a process) on the thread pool, then `then` with its result,
+  // or `failed` with its Failure, back on the strand. Anything else it throws is a defect.
+  void offload(std::function<Json()> work, std::function<void(Json)> then,
+               std::function<void(const Failure&)> failed);
   void progress(const std::string& line) {
     if (progress_) progress_(line);
   }
@@ -140,7 +146,10 @@ class Run {
   std::string id_;
   Clock& clock_;
   std::unique_ptr<Actor> top_;
-  std::deque<std::function<void()>> tasks_;
+  // The strand, the io_context that runs it, and the thread pool (Boost.Asio, kept out of this
+  // header so that only run.cpp pays for its includes).
+  struct Executor;
+  std::unique_ptr<Executor> exec_;
   std::map<std::string, GateEntry> gates_;
   std::vector<Timer> timers_;
   std::map<std::string, NextCall> scripted_;
