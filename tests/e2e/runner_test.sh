@@ -74,6 +74,36 @@ expect "runs --all lists it" 0 "$run  deadlocked" -- "$tickets" runs --all
 second=$("$tickets" runs | grep waiting | head -n 1 | cut -d' ' -f1)
 expect "cancel a waiting run" 1 'was cancelled' -- "$tickets" cancel "$second"
 
+# SIGKILL between and during steps: each command either happened whole or not at all, and the
+# story still ends with the three outcomes, no item lost or started twice.
+export JR2_STORE=$tmp/killed.db
+"$tickets" run > /dev/null 2>&1
+killed=$("$tickets" runs | head -n 1 | cut -d' ' -f1)
+step_until() {  # step_until GATE EVENT PAYLOAD: send under a SIGKILL until the Gate is gone
+  local gate=$1 event=$2 payload=$3 tries=0
+  while "$tickets" gates "$killed" | grep -q " $gate "; do
+    tries=$((tries + 1))
+    [ "$tries" -gt 20 ] && { echo "FAIL: $gate never settled"; failed=$((failed + 1)); return; }
+    "$tickets" send "$killed" "$gate" "$event" ${payload:+"$payload"} > /dev/null 2>&1 &
+    local pid=$!
+    sleep "0.00$((RANDOM % 9))"
+    kill -9 "$pid" 2> /dev/null
+    wait "$pid" 2> /dev/null
+  done
+  passed=$((passed + 1))
+}
+step_until T-1.review approve ""
+step_until T-2.review reject '{"reason":"Not now."}'
+step_until T-3.review approve ""
+out=$("$tickets" status "$killed" --json 2>/dev/null)
+if grep -q '"status": "deadlocked"' <<<"$out" && [ "$(grep -c '"outcome"' <<<"$out")" -eq 3 ]; then
+  passed=$((passed + 1))
+else
+  echo "FAIL: after SIGKILLs the story did not end deadlocked with three outcomes"; echo "$out" | head -20
+  failed=$((failed + 1))
+fi
+export JR2_STORE=$tmp/jr2.db
+
 # A store that is not a database.
 echo "not a database" > "$tmp/bad.db"
 expect "store is not a database" 65 'run store' -- "$tickets" runs --store "$tmp/bad.db"
