@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <random>
@@ -128,13 +129,34 @@ class Runner {
  private:
   std::unique_ptr<Store> open(const Args& a) { return OpenSqliteStore(StorePath(a)); }
 
+  // Progress lines go to stderr as the run moves. On a terminal, a live line under them keeps
+  // the counts (items taken, live, settled, failed) current for long runs.
   void watch(Run& run) {
-    run.onProgress(
-        [this](const std::string& line) { std::cerr << workflow_ << ": " << line << "\n"; });
+    const bool tty = isatty(STDERR_FILENO) != 0;
+    run.onProgress([this, tty](const std::string& line) {
+      auto ends = [&](const char* tail) {
+        const size_t n = std::strlen(tail);
+        return line.size() >= n && line.compare(line.size() - n, n, tail) == 0;
+      };
+      if (ends(" started")) ++taken_;
+      if (ends(" settled")) ++settled_;
+      if (line.find(" failed: ") != std::string::npos) ++failed_;
+      if (tty) std::cerr << "\r\033[K";
+      std::cerr << workflow_ << ": " << line << "\n";
+      if (tty) {
+        std::cerr << "[" << workflow_ << "] " << taken_ << " taken · " << (taken_ - settled_ - failed_)
+                  << " live · " << settled_ << " settled · " << failed_ << " failed" << std::flush;
+      }
+    });
+  }
+
+  void endLiveLine() {
+    if (isatty(STDERR_FILENO) != 0 && taken_ > 0) std::cerr << "\r\033[K";
   }
 
   // Saves the run, then reports it: nothing is printed about a step before it is stored.
   int finish(Store& store, Run& run, const Args& a) {
+    endLiveLine();
     store.save({run.id(), run.workflow().name, ToString(run.status()), SystemClock().nowMs(),
                 run.snapshot()});
     report(run, a.json);
@@ -305,6 +327,9 @@ class Runner {
 
   const Registry& registry_;
   std::string workflow_;
+  int taken_ = 0;
+  int settled_ = 0;
+  int failed_ = 0;
 };
 
 Args Parse(int argc, char** argv) {
