@@ -799,16 +799,10 @@ class Checker {
     body(m.body, ctx, nullptr, above);
     // The output (E0304).
     if (m.output && !m.outputExpr) {
-      diags_.emit(
-          diag::OutputMismatch, m.output->range,
-          fmt::format("machine `{}` declares the output `{}` but never gives it; add "
-                      "`output EXPR` to its body, or remove `-> {}`",
-                      m.name.text, Spell(typeOf(m.output.get())), Spell(typeOf(m.output.get()))));
+      diags_.emit(diag::OutputNeverGiven, m.output->range, m.name.text,
+                  Spell(typeOf(m.output.get())));
     } else if (!m.output && m.outputExpr) {
-      diags_.emit(diag::OutputMismatch, m.outputRange,
-                  fmt::format("machine `{}` has no output type, so its `output` goes nowhere; "
-                              "declare it: `machine {}(…) -> TYPE`",
-                              m.name.text, m.name.text));
+      diags_.emit(diag::OutputWithoutType, m.outputRange, m.name.text);
       check(m.outputExpr.get(), ctx.env);
     } else if (m.output && m.outputExpr) {
       TypePtr want = typeOf(m.output.get());
@@ -819,10 +813,9 @@ class Checker {
         if (got->kind == K::kOptional && Assignable(got->elem, want)) {
           hint = "; add `!` (a null here is then a defect of the worker) or a default with `??`";
         }
-        diags_.emit(diag::OutputMismatch, m.outputExpr->range,
-                    fmt::format("the output {} is `{}`, but machine `{}` declares `-> {}`{}{}",
-                                textOf(m.outputExpr.get()), Spell(got), m.name.text, Spell(want),
-                                why.empty() ? "" : fmt::format(" (at `{}`)", why), hint));
+        diags_.emit(diag::OutputMismatch, m.outputExpr->range, textOf(m.outputExpr.get()),
+                    Spell(got), m.name.text, Spell(want),
+                    why.empty() ? "" : fmt::format(" (at `{}`)", why), hint);
       }
     }
   }
@@ -951,10 +944,7 @@ class Checker {
     const std::string where =
         state ? fmt::format("state `{}`", state->name.text) : "the machine root";
     if (owner.invokes.empty()) {
-      diags_.emit(diag::DoneWithoutInvoke, t.triggerRange,
-                  fmt::format("`on {}` is in {}, which invokes nothing, so it can never fire; move "
-                              "it into the state that invokes the child",
-                              word, where));
+      diags_.emit(diag::DoneWithoutInvoke, t.triggerRange, word, where);
       return nullptr;
     }
     if (t.invokeName) {
@@ -966,26 +956,19 @@ class Checker {
         if (inv.as) names.push_back(inv.as->text);
       }
       const std::string guess = ClosestName(t.invokeName->text, names);
-      diags_.emit(diag::DoneWithoutInvoke, t.invokeName->range,
-                  fmt::format("{} has no invoke named `{}`{}", where, t.invokeName->text,
-                              guess.empty() ? fmt::format("; name one with `invoke … as {}`",
-                                                          t.invokeName->text)
-                                            : fmt::format("; did you mean `{}`?", guess)));
+      diags_.emit(diag::DoneUnknownInvoke, t.invokeName->range, where, t.invokeName->text,
+                  guess.empty() ? fmt::format("name one with `invoke … as {}`", t.invokeName->text)
+                                : fmt::format("did you mean `{}`?", guess));
       return nullptr;
     }
     if (owner.invokes.size() > 1) {
-      diags_.emit(diag::DoneWithoutInvoke, t.triggerRange,
-                  fmt::format("{} invokes {} children, so a plain `on {}` cannot say whose; name "
-                              "each with `invoke … as NAME` and write `on {} as NAME`",
-                              where, owner.invokes.size(), word, word));
+      diags_.emit(diag::DoneAmbiguous, t.triggerRange, where, std::to_string(owner.invokes.size()),
+                  word);
       return nullptr;
     }
     const ast::Invoke& only = owner.invokes.front();
     if (only.kind == ast::Invoke::Kind::kGate) {
-      diags_.emit(diag::DoneWithoutInvoke, t.triggerRange,
-                  fmt::format("{} invokes only a Gate, which never completes on its own; a Gate "
-                              "is answered by its events (`on EVENT`)",
-                              where));
+      diags_.emit(diag::DoneOnGate, t.triggerRange, where);
       return nullptr;
     }
     return &only;

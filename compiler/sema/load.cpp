@@ -97,23 +97,15 @@ class Loader {
     const fs::path base = fs::path(m->source->name()).parent_path();
     const std::string display = (base / imp.path).lexically_normal().string();
     if (!IsIdentifier(stem)) {
-      diags_.emit(diag::ImportStem, imp.pathRange,
-                  fmt::format("the file stem `{}` is not an identifier, so its names cannot be "
-                              "written `{}.NAME`; rename the file (letters, digits and `_`)",
-                              stem, stem));
+      diags_.emit(diag::ImportStemNotIdent, imp.pathRange, stem);
       return;
     }
     if (stem == "std") {
-      diags_.emit(diag::ImportStem, imp.pathRange,
-                  "the stem `std` is the standard library's, which is always in scope; rename the "
-                  "imported file");
+      diags_.emit(diag::ImportStemStd, imp.pathRange);
       return;
     }
     if (m->imports.count(stem) != 0) {
-      diags_.emit(diag::ImportStem, imp.pathRange,
-                  fmt::format("two imports of this file have the stem `{}`, so `{}.NAME` would be "
-                              "ambiguous; rename one of the files",
-                              stem, stem));
+      diags_.emit(diag::ImportStemTwice, imp.pathRange, stem);
       return;
     }
     LoadError error{};

@@ -103,11 +103,7 @@ class Resolver {
       const std::string stem = std::filesystem::path(imp.path).stem().string();
       auto it = m.decls.find(stem);
       if (it != m.decls.end() && m.imports.count(stem) != 0 && reported.insert(stem).second) {
-        diags_
-            .emit(diag::ImportStem, imp.pathRange,
-                  fmt::format("the import stem `{0}` is also the name of {1} in this file, so "
-                              "`{0}.NAME` would be ambiguous; rename the declaration or the file",
-                              stem, ast::KindNoun(it->second->kind)))
+        diags_.emit(diag::ImportStemIsDecl, imp.pathRange, stem, ast::KindNoun(it->second->kind))
             .note(it->second->name.range, fmt::format("`{}` is declared here", stem));
       }
     }

@@ -110,17 +110,12 @@ class Walker {
       auto inv = invokedBy_.find(&p);
       if (inv != invokedBy_.end()) {
         auto b = diags_.emit(
-            diag::StandingNotTop, standingRange,
-            fmt::format(
-                "pool `{}` stands, so jr2 keeps one run of it as its own workflow and hands "
-                "it over at each publish, but another machine invokes it, and inside that "
-                "run it cannot be kept or handed over; {}",
-                p.name.text,
-                wf == workflowsOf_.end()
-                    ? fmt::format(
-                          "give the Pool its own `workflow NAME = {}` and remove the invoke",
-                          p.name.text)
-                    : "remove the invoke: the Pool is the top machine of its own workflow"));
+            diag::StandingInvoked, standingRange, p.name.text,
+            wf == workflowsOf_.end()
+                ? fmt::format("give the Pool its own `workflow NAME = {}` and remove the invoke",
+                              p.name.text)
+                : std::string(
+                      "remove the invoke: the Pool is the top machine of its own workflow"));
         b.note(inv->second.front(), fmt::format("`{}` is invoked here", p.name.text));
         if (wf != workflowsOf_.end()) {
           b.note(wf->second.front()->name.range,
@@ -128,12 +123,7 @@ class Walker {
         }
         b.note(p.name.range, fmt::format("pool `{}` is declared here", p.name.text));
       } else if (wf == workflowsOf_.end()) {
-        diags_
-            .emit(diag::StandingNotTop, standingRange,
-                  fmt::format(
-                      "pool `{}` stands, so jr2 keeps one run of its own workflow, but no "
-                      "workflow names it; give the Pool its own workflow: `workflow NAME = {}`",
-                      p.name.text, p.name.text))
+        diags_.emit(diag::StandingNotTop, standingRange, p.name.text)
             .note(p.name.range, fmt::format("pool `{}` is declared here", p.name.text))
             .fix(SourceRange::point(p.range.file, p.range.end),
                  fmt::format("\nworkflow {}_workflow = {}", p.name.text, p.name.text));
@@ -156,15 +146,9 @@ class Walker {
                             p.name.text));
     }
     if (!p.itemId) {
-      diags_.emit(
-          diag::ItemIdMissing, p.name.range,
-          fmt::format("pool `{}` has no `item_id`; the Pool keys each worker, its Gates and "
-                      "its entry in `items` by the item's id: add `item_id: item.ID_FIELD`",
-                      p.name.text));
+      diags_.emit(diag::ItemIdMissing, p.name.range, p.name.text);
     } else if (!ast::ReadsName(p.itemId.get(), "item")) {
-      diags_.emit(diag::ItemIdMissing, p.itemId->range,
-                  "`item_id` does not read `item`, so every item would get the same id; give the "
-                  "id of each item, such as `item_id: item.id`");
+      diags_.emit(diag::ItemIdNotOverItem, p.itemId->range);
     }
     if (standing && p.failures != ast::PoolDecl::Failures::kUnset) {
       diags_.emit(diag::FailuresOnStanding, p.failuresRange, p.name.text).fix(p.failuresRange, "");
@@ -186,25 +170,13 @@ class Walker {
     }
     const std::string wf = p.worker.target.str();
     if (wait == nullptr) {
-      diags_.emit(diag::DispatchNoWait, spec ? spec->range : p.worker.range,
-                  fmt::format("the `dispatch` of `{}` has no `wait: true`, so the Pool cannot know "
-                              "when a run ends and `cap` cannot count it; add `wait: true`",
-                              wf));
+      diags_.emit(diag::DispatchNoWait, spec ? spec->range : p.worker.range, wf);
     } else if (const auto* b = llvm::dyn_cast<ast::BoolLit>(wait->value.get()); !b || !b->value) {
-      diags_
-          .emit(diag::DispatchNoWait, wait->value->range,
-                fmt::format("the `dispatch` of `{}` must wait for each run (`cap` counts the live "
-                            "runs); write `wait: true`",
-                            wf))
+      diags_.emit(diag::DispatchWaitNotTrue, wait->value->range, wf)
           .fix(wait->value->range, "true");
     }
     if (target != nullptr) {
-      diags_.emit(
-          diag::DispatchNoWait, target->key.range,
-          fmt::format("the `dispatch` worker of pool `{}` has a `target`, and a Pool's runs "
-                      "are of its own Instance (a foreign worker is not designed); remove "
-                      "`target`",
-                      p.name.text));
+      diags_.emit(diag::DispatchTarget, target->key.range, p.name.text);
     }
   }
 
@@ -222,22 +194,12 @@ class Walker {
     for (const ast::Hook& h : s.hooks) {
       const bool push = s.form == ast::SourceDecl::Form::kPush;
       if (h.verdict == ast::Hook::Verdict::kCarry && !push) {
-        diags_
-            .emit(diag::VerdictForm, h.verdictRange,
-                  fmt::format("source `{}` reads its items itself, so a delivery only says \"read "
-                              "again\": when a Source can read, the read is the truth; write "
-                              "`=> reread`",
-                              s.name.text))
+        diags_.emit(diag::CarryOnReadingSource, h.verdictRange, s.name.text)
             .note(s.formRange,
                   fmt::format("`{}` is a `{}` Source", s.name.text,
                               s.form == ast::SourceDecl::Form::kRead ? "read" : "next"));
       } else if (h.verdict == ast::Hook::Verdict::kReread && push) {
-        diags_
-            .emit(diag::VerdictForm, h.verdictRange,
-                  fmt::format("source `{}` is a push Source, and nothing can be read again: each "
-                              "item comes in a delivery; write `=> carry {{ … }}` (or `skip "
-                              "\"why\"`)",
-                              s.name.text))
+        diags_.emit(diag::RereadOnPush, h.verdictRange, s.name.text)
             .note(s.formRange, fmt::format("`{}` is a push Source", s.name.text));
       }
     }
@@ -265,14 +227,8 @@ class Walker {
         for (size_t i = 0; i < j; ++i) {
           if (!m.canBeActiveTogether(list[i].state, list[j].state)) continue;
           diags_
-              .emit(diag::AgentSlotTwice, list[j].invoke->target.range,
-                    fmt::format("the Agent slot `{}` is invoked here and in {}, and the two can "
-                                "be active together ({}); a slot is one Agent of the machine, so "
-                                "its two Turns would have one sender and one conversation: "
-                                "declare a second `agent` for the second slot, or run a child "
-                                "machine in each region",
-                                agent->name.text, where(m, list[i].state),
-                                why(m, list[i].state, list[j].state)))
+              .emit(diag::AgentSlotTwice, list[j].invoke->target.range, agent->name.text,
+                    where(m, list[i].state), why(m, list[i].state, list[j].state))
               .note(list[i].invoke->target.range,
                     fmt::format("`{}` is also invoked here", agent->name.text));
           break;
@@ -299,12 +255,9 @@ class Walker {
       reportedParallel_.insert(&s);
       diags_
           .emit(diag::ParallelBelowAgent,
-                s.ast->parallelRange.valid() ? s.ast->parallelRange : s.ast->name.range,
-                fmt::format("parallel state `{}` is {} state `{}`, which invokes the Agent `{}`; "
-                            "that shape is reserved for picks the Agent does not wait for, which "
-                            "jr2 does not build: move the background work above the Agent's state",
-                            s.path, s.id == use.state ? "the Agent's own" : "inside",
-                            m.states[use.state].path, use.invoke->target.str()))
+                s.ast->parallelRange.valid() ? s.ast->parallelRange : s.ast->name.range, s.path,
+                std::string(s.id == use.state ? "the Agent's own" : "inside"),
+                m.states[use.state].path, use.invoke->target.str())
           .note(use.invoke->target.range, "the Agent is invoked here");
     }
   }
@@ -323,17 +276,8 @@ class Walker {
         const bool agent = ev->audience == ast::Audience::kAgent;
         if (partyNear(m, s.id, agent)) continue;
         diags_
-            .emit(diag::EventNoSender, t.ast->event.range,
-                  agent ? fmt::format("`{}` is an `agent` event, but no Agent is invoked in {} "
-                                      "or above it, so no party of this state may send "
-                                      "it; invoke the Agent in this state or one around it, or "
-                                      "make the event `external` or `any`",
-                                      ev->name.text, where(m, s.id))
-                        : fmt::format("`{}` is an `external` event, but no Gate is invoked in {} "
-                                      "or above it, so no person can answer it here; "
-                                      "add `invoke gate` to this state or one around it, or make "
-                                      "the event `agent` or `any`",
-                                      ev->name.text, where(m, s.id)))
+            .emit(agent ? diag::AgentEventNoAgent : diag::ExternalEventNoGate, t.ast->event.range,
+                  ev->name.text, where(m, s.id))
             .note(ev->audienceRange, fmt::format("`{}` is declared `{}` here", ev->name.text,
                                                  agent ? "agent" : "external"));
       }
