@@ -37,6 +37,7 @@ class Walker {
       }
     }
     for (const ir::Machine& m : charts_.machines) {
+      eventNames(m);
       agents(m);
       audience(m);
       modes(m);
@@ -204,6 +205,27 @@ class Walker {
       }
     }
     if (s.wake && s.wake->resolved) handled_.insert(s.wake->resolved);
+  }
+
+  // Two events of one name (`ea.go`, `eb.go` from two imports) handled by one machine: a Gate
+  // and an Agent name events by their name, so they could not be told apart (E0101).
+  void eventNames(const ir::Machine& m) {
+    std::map<std::string, const ast::Transition*> seen;
+    for (const ir::State& s : m.states) {
+      for (const auto& t : s.body->transitions) {
+        if (t.trigger != ast::Transition::Trigger::kEvent || t.event.resolved == nullptr) continue;
+        const std::string& name = t.event.resolved->name.text;
+        auto [it, inserted] = seen.emplace(name, &t);
+        if (inserted || it->second->event.resolved == t.event.resolved) continue;
+        diags_
+            .emit(diag::DuplicateMember, t.event.range, "the event name", name,
+                  fmt::format("machine `{}` (`{}` and `{}` are two events, and a Gate or an Agent "
+                              "names an event by its name)",
+                              m.decl->name.text, it->second->event.str(), t.event.str()))
+            .note(it->second->event.range,
+                  fmt::format("`{}` is handled here", it->second->event.str()));
+      }
+    }
   }
 
   // ---- Agents (E0500, E0501) ------------------------------------------------------------------
