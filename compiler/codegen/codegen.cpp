@@ -475,6 +475,10 @@ class Generator {
     const TypePtr num = (lt->kind == K::kFloat || rt->kind == K::kFloat) ? info_.types.floating()
                                                                          : info_.types.integer();
     auto [l, r] = both(num);
+    if (num->kind == K::kInt && (b.op == Op::kAdd || b.op == Op::kSub || b.op == Op::kMul)) {
+      const char* fn = b.op == Op::kAdd ? "Add" : b.op == Op::kSub ? "Sub" : "Mul";
+      return {fmt::format("::jr2rt::{}({}, {}, {})", fn, l, r, where(b.opRange)), "int64_t"};
+    }
     if (num->kind == K::kInt && (b.op == Op::kDiv || b.op == Op::kMod)) {
       return {fmt::format("::jr2rt::{}({}, {}, {})", b.op == Op::kDiv ? "Div" : "Mod", l, r,
                           where(b.opRange)),

@@ -189,7 +189,7 @@ void build_package_machine::enter(int state) {
     }
     case 2: {  // work.build
       // from build_matrix.jr2:48
-      ctx_.attempts = (ctx_.attempts + int64_t{1});
+      ctx_.attempts = ::jr2rt::Add(ctx_.attempts, int64_t{1}, "build_matrix.jr2:48:29");
       host().startInvoke({::jr2rt::InvokeSpec::Kind::kStd, 0, "std.command", "build", "work.build",
                           ::jr2rt::Json::object({{"spec", ::jr2rt::Json(::jr2rt::Json::object({{"argv", ::jr2rt::Json(std::vector<std::string>{std::string("cmake"), std::string("--build"), (std::string("build/") + ctx_.package.id), std::string("--config"), ctx_.profile})}, {"cwd", ::jr2rt::Json(ctx_.package.path)}, {"timeout", ::jr2rt::Json(::jr2rt::Duration{1200000})}, }))}, })});  // from build_matrix.jr2:50
       break;

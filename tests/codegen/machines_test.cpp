@@ -188,3 +188,22 @@ TEST(Registration, AlertTriageIsAStandingPoolOfRuns) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(Values, IntegerOverflowAndDivisionByZeroAreDefects) {
+  EXPECT_EQ(jr2rt::Add(2, 3, "x"), 5);
+  EXPECT_THROW(jr2rt::Add(INT64_MAX, 1, "t.jr2:1:1"), jr2rt::Defect);
+  EXPECT_THROW(jr2rt::Sub(INT64_MIN, 1, "t.jr2:1:1"), jr2rt::Defect);
+  EXPECT_THROW(jr2rt::Mul(INT64_MAX, 2, "t.jr2:1:1"), jr2rt::Defect);
+  EXPECT_THROW(jr2rt::Div(INT64_MIN, -1, "t.jr2:1:1"), jr2rt::Defect);
+  EXPECT_THROW(jr2rt::Div(1, 0, "t.jr2:1:1"), jr2rt::Defect);
+  EXPECT_EQ(jr2rt::Mod(INT64_MIN, -1, "x"), 0);
+  try {
+    jr2rt::Add(INT64_MAX, 1, "t.jr2:4:7");
+  } catch (const jr2rt::Defect& d) {
+    EXPECT_STREQ(d.what(), "integer overflow at t.jr2:4:7");
+  }
+}
+
+}  // namespace

@@ -104,12 +104,33 @@ const T& At(const std::map<std::string, T>& map, const std::string& key, const c
 }
 Json At(const Json& value, const Json& index, const char* where);
 
+// `int` arithmetic: an overflow is a defect naming where, never undefined behaviour.
+[[noreturn]] inline void Overflow(const char* where) {
+  throw Defect(std::string("integer overflow at ") + where);
+}
+inline int64_t Add(int64_t a, int64_t b, const char* where) {
+  int64_t r = 0;
+  if (__builtin_add_overflow(a, b, &r)) Overflow(where);
+  return r;
+}
+inline int64_t Sub(int64_t a, int64_t b, const char* where) {
+  int64_t r = 0;
+  if (__builtin_sub_overflow(a, b, &r)) Overflow(where);
+  return r;
+}
+inline int64_t Mul(int64_t a, int64_t b, const char* where) {
+  int64_t r = 0;
+  if (__builtin_mul_overflow(a, b, &r)) Overflow(where);
+  return r;
+}
 inline int64_t Div(int64_t a, int64_t b, const char* where) {
   if (b == 0) throw Defect(std::string("division by zero at ") + where);
+  if (b == -1 && a == INT64_MIN) Overflow(where);
   return a / b;
 }
 inline int64_t Mod(int64_t a, int64_t b, const char* where) {
   if (b == 0) throw Defect(std::string("division by zero at ") + where);
+  if (b == -1) return 0;
   return a % b;
 }
 
