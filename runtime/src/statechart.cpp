@@ -84,6 +84,7 @@ void Statechart::begin(MachineHost& host) {
     this->enter(s);
     if (states_[s].kind == StateInfo::kFinal && states_[s].parent == 0) done_ = true;
   }
+  if (done_) exitAll();
   runEventless();
 }
 
@@ -112,6 +113,12 @@ void Statechart::setActive(MachineHost& host, const std::vector<std::string>& pa
     if (!found) throw std::invalid_argument("the snapshot names no state `" + p + "` of " + name());
   }
   done_ = done;
+}
+
+void Statechart::exitAll() {
+  for (int s = stateCount_ - 1; s >= 0; --s) {
+    if (active_[static_cast<size_t>(s)]) exit(s);
+  }
 }
 
 int Statechart::activeLeaf() const {
@@ -242,6 +249,7 @@ void Statechart::microstep(const std::vector<int>& transitions, const Event& eve
     enter(s);
     if (states_[s].kind == StateInfo::kFinal && states_[s].parent == 0) done_ = true;
   }
+  if (done_) exitAll();
 }
 
 bool Statechart::dispatch(const Event& event) {

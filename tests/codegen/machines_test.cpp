@@ -4,6 +4,7 @@
 
 #include "alert_triage.jr2.h"
 #include "build_matrix.jr2.h"
+#include "finish.jr2.h"
 #include "tickets.jr2.h"
 
 namespace {
@@ -204,6 +205,23 @@ TEST(Values, IntegerOverflowAndDivisionByZeroAreDefects) {
   } catch (const jr2rt::Defect& d) {
     EXPECT_STREQ(d.what(), "integer overflow at t.jr2:4:7");
   }
+}
+
+}  // namespace
+
+namespace {
+
+TEST(Completion, TheBodyExitsLastAndItsTimerIsCancelled) {
+  ScriptedHost host;
+  auto m = jr2gen::finish::Make_finisher();
+  m->start(host, Json::object());
+  EXPECT_EQ(host.timers.size(), 1u);
+  m->dispatch(External(*m, "go"));
+  EXPECT_TRUE(m->isDone());
+  EXPECT_TRUE(host.timers.empty()) << "the machine-level `after` is cancelled";
+  ASSERT_EQ(host.logs.size(), 1u);
+  EXPECT_EQ(host.logs[0], "bye");
+  EXPECT_EQ(m->activeStates(), std::vector<std::string>{"finished"});
 }
 
 }  // namespace

@@ -132,7 +132,13 @@ class Statechart : public Machine {
   void setActive(MachineHost& host, const std::vector<std::string>& paths, bool done);
   // For generated fast paths, which take the engine's steps themselves (see codegen.cpp).
   void markActive(int state, bool on) { active_[static_cast<size_t>(state)] = on ? 1 : 0; }
-  void markDone() { done_ = true; }
+  void markDone() {
+    done_ = true;
+    exitAll();
+  }
+  // When the machine is done: run the exit of every active state, deepest first, down to the
+  // root (SCXML's final exit). The configuration stays recorded for snapshots and status.
+  void exitAll();
   // The first active atomic or final state, in document order (-1: none).
   int activeLeaf() const;
 
