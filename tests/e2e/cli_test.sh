@@ -9,27 +9,7 @@ trap 'rm -rf "$tmp"' EXIT
 passed=0
 failed=0
 
-# expect NAME WANT_EXIT GREP_PATTERN -- COMMAND…: runs the command, checks its exit code and that
-# its combined output matches the pattern (an empty pattern checks only the exit code).
-expect() {
-  local name=$1 want=$2 pattern=$3
-  shift 4
-  local out rc
-  out=$(timeout 60 "$@" 2>&1)
-  rc=$?
-  if [ "$rc" -ne "$want" ]; then
-    echo "FAIL $name: exit $rc, wanted $want"; echo "$out" | head -20; failed=$((failed + 1)); return
-  fi
-  if [ -n "$pattern" ] && ! grep -qE -- "$pattern" <<<"$out"; then
-    echo "FAIL $name: output does not match /$pattern/"; echo "$out" | head -20
-    failed=$((failed + 1)); return
-  fi
-  # A crash or an ANTLR message must never reach the user.
-  if grep -qE 'line [0-9]+:[0-9]+ (mismatched|extraneous|no viable|missing)|token recognition' <<<"$out"; then
-    echo "FAIL $name: ANTLR's own message leaked"; echo "$out" | head -5; failed=$((failed + 1)); return
-  fi
-  passed=$((passed + 1))
-}
+source "$(dirname "$0")/lib.sh"
 
 cd "$src" || exit 1
 

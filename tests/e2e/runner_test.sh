@@ -12,20 +12,7 @@ export JR2_STORE=$tmp/jr2.db
 passed=0
 failed=0
 
-expect() {  # expect NAME CODE PATTERN -- COMMAND…
-  local name=$1 want=$2 pattern=$3
-  shift 4
-  local out rc
-  out=$(timeout 60 "$@" 2>&1)
-  rc=$?
-  if [ "$rc" -ne "$want" ]; then
-    echo "FAIL $name: exit $rc, wanted $want"; echo "$out" | head -20; failed=$((failed + 1)); return
-  fi
-  if [ -n "$pattern" ] && ! grep -qE -- "$pattern" <<<"$out"; then
-    echo "FAIL $name: output does not match /$pattern/"; echo "$out" | head -20; failed=$((failed + 1)); return
-  fi
-  passed=$((passed + 1))
-}
+source "$(dirname "$0")/lib.sh"
 unchanged() {  # unchanged NAME COMMAND…: the store file is byte-for-byte the same afterwards
   local name=$1
   shift

@@ -1,0 +1,24 @@
+# Shared by the end-to-end scripts: `expect` runs a command and checks its exit code and output.
+# The sourcing script sets `passed=0 failed=0` and prints "$passed passed, $failed failed".
+
+# expect NAME CODE PATTERN -- COMMAND…: runs the command, checks its exit code and that its
+# combined output matches the extended regex PATTERN (an empty pattern checks only the code).
+# ANTLR's own messages must never reach a user, so any output that carries one fails.
+expect() {
+  local name=$1 want=$2 pattern=$3
+  shift 4
+  local out rc
+  out=$(timeout 60 "$@" 2>&1)
+  rc=$?
+  if [ "$rc" -ne "$want" ]; then
+    echo "FAIL $name: exit $rc, wanted $want"; echo "$out" | head -20; failed=$((failed + 1)); return
+  fi
+  if [ -n "$pattern" ] && ! grep -qE -- "$pattern" <<<"$out"; then
+    echo "FAIL $name: output does not match /$pattern/"; echo "$out" | head -20
+    failed=$((failed + 1)); return
+  fi
+  if grep -qE 'line [0-9]+:[0-9]+ (mismatched|extraneous|no viable|missing)|token recognition' <<<"$out"; then
+    echo "FAIL $name: ANTLR's own message leaked"; echo "$out" | head -5; failed=$((failed + 1)); return
+  fi
+  passed=$((passed + 1))
+}
