@@ -428,6 +428,7 @@ class PoolActor final : public Actor {
             {"open", lastOpen_},
             {"nextKey", nextKey_},
             {"ended", ended_},
+            {"calling", inFlight_ || latch_},
             {"pollDue", pollArmed_ ? Json(pollDue_) : Json(nullptr)}};
   }
 
@@ -449,6 +450,8 @@ class PoolActor final : public Actor {
       workers_.emplace(w.at("key").get<int>(), std::move(worker));
     }
     if (!ended_ && !spec_.source.wake.empty()) openWakeGate();
+    // A call that was out when the run was saved is made again (it is never lost).
+    if (snap.value("calling", false) && !ended_) later([this] { request(); });
     if (!snap.at("pollDue").is_null()) {
       pollArmed_ = true;
       pollDue_ = snap.at("pollDue").get<int64_t>();
@@ -482,6 +485,11 @@ class PoolActor final : public Actor {
       return;
     }
     if (static_cast<int64_t>(workers_.size()) >= cap_) return;
+    // The Pool polls only while it waits: a call going out ends that wait.
+    if (pollArmed_) {
+      run_.unschedule(this, 0);
+      pollArmed_ = false;
+    }
     inFlight_ = true;
     latch_ = false;
     NextQuery q;
@@ -493,7 +501,14 @@ class PoolActor final : public Actor {
     const std::string fn = spec_.source.function;
     Run& run = run_;
     PoolActor* self = this;
-    auto answer = [self](Json a) { self->later([self, a] { self->onAnswer(a); }); };
+    // The answer may come after this Pool is gone (its state was left): it is posted through a
+    // liveness token, never through the raw pointer alone.
+    std::weak_ptr<int> alive = alive_;
+    auto answer = [self, alive, &run](Json a) {
+      run.post([self, alive, a] {
+        if (!alive.expired()) self->onAnswer(a);
+      });
+    };
     if (const NextCall* scripted = run.scripted(fn)) {
       (*scripted)(q, answer);
     } else if (fn == "std.backlog" || fn == "std.queue") {
@@ -563,12 +578,14 @@ class PoolActor final : public Actor {
     MachineActor* raw = worker.get();
     workers_.emplace(key, Worker{id, std::move(worker)});
     run_.progress(id + " started");
-    const Json input = spec_.itemInput(item, input_);
     try {
-      raw->start(input);
+      raw->start(spec_.itemInput(item, input_));
     } catch (const std::invalid_argument& e) {
-      // The item does not fit the worker: a Failure of that item, not of the run.
-      childFailed(key, Failure(std::string("the item does not fit the worker: ") + e.what()));
+      // The item does not fit the worker: a Failure of that item, not of the run. It is
+      // reported as a later step, so this answer still makes exactly one more call.
+      raw->stop();
+      const Failure f(std::string("the item does not fit the worker: ") + e.what());
+      later([this, key, f] { childFailed(key, f); });
     }
   }
 
@@ -726,6 +743,8 @@ void Run::post(std::function<void()> task) {
       } catch (const std::invalid_argument& e) {
         // Bad input is refused before a command reaches the strand; inside it, it is a defect.
         throw Defect(e.what());
+      } catch (const BadInput& e) {
+        throw Defect(e.what());  // e.g. a nested Pool's `cap` below 1: the run's error
       }
     });
   });

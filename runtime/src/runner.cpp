@@ -144,8 +144,9 @@ class Runner {
       if (tty) std::cerr << "\r\033[K";
       std::cerr << workflow_ << ": " << line << "\n";
       if (tty) {
-        std::cerr << "[" << workflow_ << "] " << taken_ << " taken · " << (taken_ - settled_ - failed_)
-                  << " live · " << settled_ << " settled · " << failed_ << " failed" << std::flush;
+        std::cerr << "[" << workflow_ << "] " << taken_ << " taken · "
+                  << (taken_ - settled_ - failed_) << " live · " << settled_ << " settled · "
+                  << failed_ << " failed" << std::flush;
       }
     });
   }
@@ -268,8 +269,19 @@ class Runner {
     SystemClock clock;
     auto run = restore(*store, a.positional[0], clock);
     watch(*run);
-    run->tick();  // timers that fell due while no process ran
-    run->send(a.positional[1], a.positional[2], payload);
+    // Timers that fell due while no process ran fire first. If they changed the run, that is
+    // saved even when the send itself is then refused.
+    const std::string before = run->snapshot().dump();
+    run->tick();
+    try {
+      run->send(a.positional[1], a.positional[2], payload);
+    } catch (const BadInput&) {
+      if (run->snapshot().dump() != before) {
+        store->save({run->id(), run->workflow().name, ToString(run->status()),
+                     SystemClock().nowMs(), run->snapshot()});
+      }
+      throw;
+    }
     follow(*run, clock, a.follow);
     return finish(*store, *run, a);
   }

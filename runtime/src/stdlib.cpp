@@ -54,10 +54,11 @@ Json StdBacklog(const Json& args, const NextQuery& query) {
         if (!In(query.settled(), n) || In(query.failed(), n)) isReady = false;
       }
     }
-    if (isReady && ready.is_null()) {
-      ready = item;
-    } else {
+    // `open` counts the items left that are not ready (RUNTIME.md §5).
+    if (!isReady) {
       ++open;
+    } else if (ready.is_null()) {
+      ready = item;
     }
   }
   return {{"item", ready}, {"open", open}};

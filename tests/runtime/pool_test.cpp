@@ -148,6 +148,24 @@ TEST_F(Fixture, PollEveryAloneClaimsAnAddedItem) {
   EXPECT_EQ(started(), (std::vector<std::string>{"A", "B"}));
 }
 
+TEST_F(Fixture, APollIsOnlyDueAfterAFullWait) {
+  // poll_every counts from when the Pool began to wait, not from an earlier wait.
+  source.answers = {Item("A")};
+  auto run = make("conformance_jobs");
+  run->start(Json::object());  // A; then nothing ready: the wait begins at 0
+  ASSERT_EQ(source.calls, 2);
+  clock.set(9'000);
+  source.answers = {Item("B")};
+  run->send("A.working", "finish", Json::object());  // a call (B), a call (nothing): wait from 9s
+  ASSERT_EQ(source.calls, 4);
+  clock.set(10'000);
+  run->tick();
+  EXPECT_EQ(source.calls, 4) << "the poll of the earlier wait must not fire";
+  clock.set(19'000);
+  run->tick();
+  EXPECT_EQ(source.calls, 5);
+}
+
 TEST_F(Fixture, AWakeWhileSaturatedClaimsNothingUntilASlotFrees) {
   source.answers = {Item("A"), Item("B")};
   auto run = make("conformance_jobs");
@@ -301,6 +319,17 @@ TEST(StdBacklog, AFailedNeedKeepsItsDependentsFromEverBeingReady) {
   EXPECT_EQ(none["item"], nullptr) << "a failed need blocks B for good";
   EXPECT_EQ(none["open"], 2) << "B and C are open and never ready: the Pool ends deadlocked";
   EXPECT_THROW(jr2rt::StdBacklog({{"path", path + ".missing"}}, q), jr2rt::Defect);
+  {
+    std::ofstream out(path);
+    out << R"([{"id":"A"},{"id":"B"},{"id":"C","needs":["A"]}])";
+  }
+  EXPECT_EQ(jr2rt::StdBacklog(args, jr2rt::NextQuery{})["open"], 1)
+      << "`open` counts only the items that are not ready (B is ready, C is not)";
+  {
+    std::ofstream out(path);
+    out << "[{";
+  }
+  EXPECT_THROW(jr2rt::StdBacklog(args, jr2rt::NextQuery{}), jr2rt::Defect) << "invalid JSON";
 }
 
 TEST_F(Fixture, AHostProcessRunsOnThePoolAndReportsBackToTheStrand) {
