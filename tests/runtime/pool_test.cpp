@@ -219,6 +219,36 @@ TEST_F(Fixture, FailuresFailTheRunWithTheExactReason) {
       << "one failed item never stops its siblings";
 }
 
+TEST_F(Fixture, ABareNullAnswerIsDrainedAndFailuresWithADeadlockFailTheRun) {
+  {
+    auto run = make("conformance_jobs");
+    run->scriptNext("scripted_next", [](const jr2rt::NextQuery&, std::function<void(Json)> answer) {
+      answer(nullptr);
+    });
+    run->start(Json::object());
+    EXPECT_EQ(run->status(), RunStatus::kDone);
+    EXPECT_EQ(run->output()["status"], "drained") << "a bare null, with no worker live, is drained";
+  }
+  {
+    source.answers = {Item("A", "fail"), Item("B", "done")};
+    source.openWhenEmpty = 2;
+    auto run = make("conformance_jobs");
+    run->start({{"jobs", 1}});
+    EXPECT_EQ(run->status(), RunStatus::kFailed)
+        << "failures end the run failed, deadlocked or not";
+    EXPECT_EQ(run->reason(), "1 of 2 items failed");
+    EXPECT_EQ(run->output()["status"], "deadlocked") << "the detail says which end it was";
+  }
+  {
+    source.answers = {Item("A", "fail")};
+    source.openWhenEmpty = 1;
+    auto run = make("conformance_one");
+    run->start(Json::object());
+    EXPECT_EQ(run->status(), RunStatus::kDeadlocked) << "report: the failure is in the output";
+    EXPECT_EQ(run->output()["failures"].size(), 1u);
+  }
+}
+
 TEST_F(Fixture, ReportEndsDoneWithTheFailuresInTheOutput) {
   source.answers = {Item("A", "fail"), Item("B", "done")};
   auto run = make("conformance_one");
