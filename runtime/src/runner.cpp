@@ -129,8 +129,9 @@ class Runner {
  private:
   std::unique_ptr<Store> open(const Args& a) { return OpenSqliteStore(StorePath(a)); }
 
-  // Progress lines go to stderr as the run moves. On a terminal, a live line under them keeps
-  // the counts (items taken, live, settled, failed) current for long runs.
+  // Progress lines are held until the step they tell of is saved (RUNTIME.md §1: nothing is
+  // visible outside before it is stored), then printed to stderr. On a terminal, a live line
+  // keeps the counts (items taken, live, settled, failed) current meanwhile.
   void watch(Run& run) {
     const bool tty = isatty(STDERR_FILENO) != 0;
     run.onProgress([this, tty](const std::string& line) {
@@ -141,9 +142,9 @@ class Runner {
       if (ends(" started")) ++taken_;
       if (ends(" settled")) ++settled_;
       if (line.find(" failed: ") != std::string::npos) ++failed_;
-      if (tty) std::cerr << "\r\033[K";
-      std::cerr << workflow_ << ": " << line << "\n";
+      pending_.push_back(line);
       if (tty) {
+        std::cerr << "\r\033[K";
         std::cerr << "[" << workflow_ << "] " << taken_ << " taken · "
                   << (taken_ - settled_ - failed_) << " live · " << settled_ << " settled · "
                   << failed_ << " failed" << std::flush;
@@ -155,11 +156,18 @@ class Runner {
     if (isatty(STDERR_FILENO) != 0 && taken_ > 0) std::cerr << "\r\033[K";
   }
 
-  // Saves the run, then reports it: nothing is printed about a step before it is stored.
-  int finish(Store& store, Run& run, const Args& a) {
-    endLiveLine();
+  // Saves the run, then prints what happened since the last save.
+  void checkpoint(Store& store, Run& run) {
     store.save({run.id(), run.workflow().name, ToString(run.status()), SystemClock().nowMs(),
                 run.snapshot()});
+    endLiveLine();
+    for (const auto& line : pending_) std::cerr << workflow_ << ": " << line << "\n";
+    pending_.clear();
+  }
+
+  // Saves the run, then reports it: nothing is printed about a step before it is stored.
+  int finish(Store& store, Run& run, const Args& a) {
+    checkpoint(store, run);
     report(run, a.json);
     return ExitCodeOf(run.status());
   }
@@ -226,10 +234,11 @@ class Runner {
   }
 
   // With --follow, waits for the run's timers and fires them until it ends or only Gates remain.
-  void follow(Run& run, Clock& clock, bool enabled) {
+  void follow(Store& store, Run& run, Clock& clock, bool enabled) {
     while (enabled && !run.ended()) {
       auto next = run.nextTimer();
       if (!next) return;
+      checkpoint(store, run);  // what happened so far is stored and shown before the wait
       const int64_t wait = *next - clock.nowMs();
       if (wait > 0) std::this_thread::sleep_for(std::chrono::milliseconds(wait));
       run.tick();
@@ -246,7 +255,7 @@ class Runner {
     Run run(registry_, *wf, NewRunId(), clock);
     watch(run);
     run.start(input);
-    follow(run, clock, a.follow);
+    follow(*store, run, clock, a.follow);
     return finish(*store, run, a);
   }
 
@@ -282,7 +291,7 @@ class Runner {
       }
       throw;
     }
-    follow(*run, clock, a.follow);
+    follow(*store, *run, clock, a.follow);
     return finish(*store, *run, a);
   }
 
@@ -339,6 +348,7 @@ class Runner {
 
   const Registry& registry_;
   std::string workflow_;
+  std::vector<std::string> pending_;
   int taken_ = 0;
   int settled_ = 0;
   int failed_ = 0;
