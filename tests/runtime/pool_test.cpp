@@ -375,3 +375,23 @@ TEST_F(Fixture, AHostProcessRunsOnThePoolAndReportsBackToTheStrand) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST_F(Fixture, GateNamesNestAndAuthoredNamesReplaceThePath) {
+  source.answers = {Item("A")};
+  auto run = make("conformance_outer");
+  run->start(Json::object());
+  EXPECT_EQ(GateNames(*run), (std::vector<std::string>{"inner.A.approval", "inner.source"}));
+  run->send("inner.A.approval", "finish", Json::object());
+  EXPECT_EQ(run->status(), RunStatus::kDone) << "the inner Pool drained, so `outer` finished";
+}
+
+TEST_F(Fixture, TwoLiveGatesWithOneNameAreADefect) {
+  auto run = make("conformance_twin");
+  run->start(Json::object());
+  EXPECT_EQ(run->status(), RunStatus::kError);
+  EXPECT_EQ(run->reason(), "two live Gates are named `same`");
+}
+
+}  // namespace
