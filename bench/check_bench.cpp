@@ -10,20 +10,19 @@
 //
 // Each reports `lines_per_second` and bytes/s. Every run checks that the generated program gives
 // no diagnostic, so a generator or compiler change that makes it invalid fails loudly.
+#include <benchmark/benchmark.h>
+
 #include <map>
 #include <memory>
 #include <string>
 #include <utility>
 
-#include <benchmark/benchmark.h>
-
 #include "bench/gen_jr2.h"
 #include "compiler/diag/diagnostics.h"
-#include "compiler/ir/statechart.h"
+#include "compiler/driver/driver.h"
 #include "compiler/sema/program.h"
 #include "compiler/source/source.h"
 #include "compiler/syntax/parse.h"
-#include "compiler/walk/walk.h"
 
 namespace {
 
@@ -69,19 +68,9 @@ void BM_Parse(benchmark::State& state) {
   Report(state, in);
 }
 
-// Loads the standard library and `in` as one root, the way sema::Load would after reading it
-// from disk (Load with no roots gives the program with only the standard library in it).
 jr2::sema::LoadResult LoadInMemory(jr2::SourceManager& sm, const Input& in,
                                    jr2::Diagnostics& diags) {
-  jr2::sema::LoadResult loaded = jr2::sema::Load(sm, {}, diags);
-  const jr2::SourceFile* file = sm.add("bench.jr2", "", in.text);
-  auto module = std::make_unique<jr2::sema::Module>();
-  module->source = file;
-  module->stem = "bench";
-  module->ast = jr2::syntax::Parse(*file, diags);
-  loaded.program.roots.push_back(module.get());
-  loaded.program.modules.push_back(std::move(module));
-  return loaded;
+  return jr2::sema::LoadText(sm, "bench.jr2", in.text, diags, false);
 }
 
 void BM_ParseNames(benchmark::State& state) {
@@ -106,10 +95,7 @@ void BM_Check(benchmark::State& state) {
     jr2::SourceManager sm;
     jr2::Diagnostics diags;
     jr2::sema::LoadResult loaded = LoadInMemory(sm, in, diags);
-    jr2::sema::ResolveNames(loaded.program, diags);
-    jr2::sema::CheckTypes(loaded.program, diags);
-    const jr2::ir::Program charts = jr2::ir::Build(loaded.program, diags);
-    jr2::walk::LoadWalk(loaded.program, charts, diags);
+    const jr2::ir::Program charts = jr2::driver::Analyze(loaded.program, diags);
     benchmark::DoNotOptimize(&charts);
     if (!diags.all().empty()) {
       state.SkipWithError("the generated program has diagnostics");

@@ -851,8 +851,8 @@ class Generator {
     return false;
   }
 
-  Scope transitionScope(const ir::Machine& m, const ir::Transition& t, const Ids& ids,
-                        std::string* prelude, bool forActions) const {
+  Scope transitionScope(const ir::Machine& m, const ir::Transition& t, std::string* prelude,
+                        bool forActions) const {
     Scope scope = machineScope(*m.decl);
     const ast::Transition& a = *t.ast;
     if (a.kind != ast::Transition::Kind::kOn) return scope;
@@ -881,7 +881,6 @@ class Generator {
           a.invokeName ? (inv->as && inv->as->text == a.invokeName->text) : src.invokes.size() == 1;
       if (heard && inv->as) scope.names[inv->as->text] = {done ? "done_" : "error_", kJson};
     }
-    (void)ids;
     return scope;
   }
 
@@ -916,12 +915,6 @@ class Generator {
   // exactly the steps the table engine would (docs/semantics.md), without searching for them.
   void fastDispatch(Printer& p, const ir::Machine& m, const std::vector<const ir::Transition*>& ts,
                     const std::vector<std::pair<std::string, int>>& triggers) {
-    auto isDescendant = [&](int s, int ancestor) {
-      for (int q = m.states[s].parent; q != -1; q = m.states[q].parent) {
-        if (q == ancestor) return true;
-      }
-      return false;
-    };
     auto kindOf = [](const std::string& trigger) {
       return trigger == "kOn"      ? "kExternal"
              : trigger == "kAfter" ? "kTimer"
@@ -954,17 +947,16 @@ class Generator {
           }
           int domain = 0;
           for (int q = m.states[t.source].parent; q != -1; q = m.states[q].parent) {
-            if (q == 0 || isDescendant(t.target, q)) {
+            if (q == 0 || (q != t.target && m.contains(q, t.target))) {
               domain = q;
               break;
             }
           }
           // Only states with entry or exit code are called; the others are only marked.
-          auto exitCode = [&](int x) { return HasExitCode(m.states[x]); };
-          auto entryCode = [&](int x) { return HasEntryCode(m.states[x]); };
           for (int x = leaf.id; x != domain && x != -1; x = m.states[x].parent) {
-            p.print(exitCode(x) ? "        exit($x$);\n        markActive($x$, false);\n"
-                                : "        markActive($x$, false);\n",
+            p.print(HasExitCode(m.states[x])
+                        ? "        exit($x$);\n        markActive($x$, false);\n"
+                        : "        markActive($x$, false);\n",
                     {{"x", std::to_string(x)}});
           }
           if (!t.ast->actions.empty())
@@ -975,8 +967,9 @@ class Generator {
           for (int x = m.states[t.target].initial; x != ir::kNoState; x = m.states[x].initial)
             down.push_back(x);
           for (int x : down) {
-            p.print(entryCode(x) ? "        markActive($x$, true);\n        enter($x$);\n"
-                                 : "        markActive($x$, true);\n",
+            p.print(HasEntryCode(m.states[x])
+                        ? "        markActive($x$, true);\n        enter($x$);\n"
+                        : "        markActive($x$, true);\n",
                     {{"x", std::to_string(x)}});
           }
           const int last = down.back();
@@ -1204,7 +1197,7 @@ class Generator {
     for (size_t i = 0; i < ts.size(); ++i) {
       if (!ts[i]->ast->guard) continue;
       std::string prelude;
-      const Scope s = transitionScope(m, *ts[i], id, &prelude, false);
+      const Scope s = transitionScope(m, *ts[i], &prelude, false);
       p.print("    case $i$: {  // from $from$\n",
               {{"i", std::to_string(i)}, {"from", from(ts[i]->ast->guard->range)}});
       p.indent();
@@ -1225,7 +1218,7 @@ class Generator {
     for (size_t i = 0; i < ts.size(); ++i) {
       if (ts[i]->ast->actions.empty()) continue;
       std::string prelude;
-      const Scope s = transitionScope(m, *ts[i], id, &prelude, true);
+      const Scope s = transitionScope(m, *ts[i], &prelude, true);
       p.print("    case $i$: {  // from $from$\n",
               {{"i", std::to_string(i)}, {"from", from(ts[i]->ast->range)}});
       p.indent();

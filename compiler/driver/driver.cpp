@@ -104,34 +104,21 @@ int Frontend(const Options& opts, std::ostream& out, std::ostream& err, const Af
   RunWithLargeStack([&] {
     sema::LoadResult loaded = sema::Load(sm, opts.files, diags);
     fileErrors = std::move(loaded.fileErrors);
-    auto finish = [&] {
-      for (const std::string& e : fileErrors) err << "jr2c: error: " << e << "\n";
-      diags.sortByLocation();
-      switch (opts.format) {
-        case DiagFormat::kText:
-          RenderText(diags, sm, err);
-          break;
-        case DiagFormat::kJson:
-          RenderJson(diags, sm, out);
-          break;
-        case DiagFormat::kSarif:
-          RenderSarif(diags, sm, Version(), out);
-          break;
-      }
-      code = diags.hasErrors() || !fileErrors.empty() ? kExitErrors : kExitClean;
-    };
-    // A file with syntax errors has a partial tree: checking its meaning would only report the
-    // echoes of those errors.
-    const bool syntaxErrors =
-        std::any_of(diags.all().begin(), diags.all().end(), [](const Diagnostic& d) {
-          return d.severity == Severity::kError && std::string_view(d.code()) == "E0001";
-        });
-    if (syntaxErrors) return finish();
-    sema::ResolveNames(loaded.program, diags);
-    sema::CheckTypes(loaded.program, diags);
-    const ir::Program charts = ir::Build(loaded.program, diags);
-    walk::LoadWalk(loaded.program, charts, diags);
-    finish();
+    const ir::Program charts = Analyze(loaded.program, diags);
+    for (const std::string& e : fileErrors) err << "jr2c: error: " << e << "\n";
+    diags.sortByLocation();
+    switch (opts.format) {
+      case DiagFormat::kText:
+        RenderText(diags, sm, err);
+        break;
+      case DiagFormat::kJson:
+        RenderJson(diags, sm, out);
+        break;
+      case DiagFormat::kSarif:
+        RenderSarif(diags, sm, Version(), out);
+        break;
+    }
+    code = diags.hasErrors() || !fileErrors.empty() ? kExitErrors : kExitClean;
     if (code == kExitClean && after) code = after(loaded.program, charts);
   });
   return code;
@@ -288,6 +275,21 @@ int Explain(const std::vector<std::string>& args, std::ostream& out, std::ostrea
 }  // namespace
 
 const char* Version() { return JR2C_VERSION; }
+
+ir::Program Analyze(sema::Program& program, Diagnostics& diags) {
+  // A file with syntax errors has a partial tree: checking its meaning would only report the
+  // echoes of those errors.
+  const bool syntaxErrors =
+      std::any_of(diags.all().begin(), diags.all().end(), [](const Diagnostic& d) {
+        return d.severity == Severity::kError && std::string_view(d.code()) == "E0001";
+      });
+  if (syntaxErrors) return {};
+  sema::ResolveNames(program, diags);
+  sema::CheckTypes(program, diags);
+  ir::Program charts = ir::Build(program, diags);
+  walk::LoadWalk(program, charts, diags);
+  return charts;
+}
 
 int Run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   if (args.empty()) {

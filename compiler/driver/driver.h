@@ -5,6 +5,10 @@
 #include <string>
 #include <vector>
 
+#include "compiler/diag/diagnostics.h"
+#include "compiler/ir/statechart.h"
+#include "compiler/sema/program.h"
+
 namespace jr2::driver {
 
 // Exit codes of `jr2c` (LANGUAGE.md §5).
@@ -15,6 +19,11 @@ inline constexpr int kExitUsage = 2;
 // Runs `jr2c ARGS…` (args exclude the program name). Diagnostics in text form go to `err`; JSON
 // and SARIF go to `out`. Returns the exit code.
 int Run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+
+// Every check after loading, in the phases' order: names, types, the statechart IR and the load
+// walk. A program with a syntax error (E0001) gets none of them (its trees are partial) and an
+// empty IR. The one pipeline the driver, the fuzzer and the benchmarks share.
+ir::Program Analyze(sema::Program& program, Diagnostics& diags);
 
 // The jr2c version string.
 const char* Version();

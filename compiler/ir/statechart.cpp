@@ -32,13 +32,6 @@ bool Machine::canBeActiveTogether(StateId a, StateId b) const {
   return states[lca(a, b)].kind == State::Kind::kParallel;
 }
 
-StateId Machine::stateOf(const ast::StateBody* body) const {
-  for (const State& s : states) {
-    if (s.body == body) return s.id;
-  }
-  return kNoState;
-}
-
 std::vector<bool> Machine::enterable() const {
   // A state is entered when the run starts in it (the root, the initial child of an entered
   // compound state, every region of an entered parallel state), or when an enterable state

@@ -50,8 +50,6 @@ struct Machine {
   bool canBeActiveTogether(StateId a, StateId b) const;
   // For each state, whether a run can enter it (ADR-0015's "a mode that nothing enters").
   std::vector<bool> enterable() const;
-  // The state whose body is `body` (kNoState when none).
-  StateId stateOf(const ast::StateBody* body) const;
 };
 
 struct Program {

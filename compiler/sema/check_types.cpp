@@ -270,7 +270,6 @@ class Checker {
     const Record& r = *target->record;
     std::vector<std::string> names;
     for (const auto& f : r.fields) names.push_back(f.name);
-    const std::string owner = r.name.empty() ? place : fmt::format("`{}`", r.name);
     for (const auto& entry : o.entries) {
       const RecordField* f = r.find(entry.key.text);
       if (f == nullptr) {
@@ -302,7 +301,6 @@ class Checker {
             .note(f.range, fmt::format("`{}` is declared here", f.name));
       }
     }
-    (void)owner;
     return target;
   }
 

@@ -46,6 +46,11 @@ class Loader {
   Loader(SourceManager& sm, Diagnostics& diags, Program& program)
       : sm_(sm), diags_(diags), program_(program) {}
 
+  Module* loadText(const std::string& name, std::string text, bool followImports) {
+    followImports_ = followImports;
+    return visit(sm_.add(name, "", std::move(text)));
+  }
+
   Module* loadRoot(const std::string& path, std::vector<std::string>& errors) {
     LoadError error{};
     size_t size = 0;
@@ -81,7 +86,9 @@ class Loader {
     byFile_[file->id()] = m;
     program_.modules.push_back(std::move(owned));
     stack_.push_back(m);
-    for (const ast::Import& imp : m->ast->imports) importOne(m, imp);
+    if (followImports_) {
+      for (const ast::Import& imp : m->ast->imports) importOne(m, imp);
+    }
     stack_.pop_back();
     return m;
   }
@@ -136,9 +143,19 @@ class Loader {
   Program& program_;
   std::map<FileId, Module*> byFile_;
   std::vector<Module*> stack_;
+  bool followImports_ = true;
 };
 
 }  // namespace
+
+LoadResult LoadText(SourceManager& sm, const std::string& name, std::string text,
+                    Diagnostics& diags, bool followImports) {
+  LoadResult result;
+  Loader loader(sm, diags, result.program);
+  loader.loadStd();
+  result.program.roots.push_back(loader.loadText(name, std::move(text), followImports));
+  return result;
+}
 
 LoadResult Load(SourceManager& sm, const std::vector<std::string>& paths, Diagnostics& diags) {
   LoadResult result;

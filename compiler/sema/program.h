@@ -56,6 +56,11 @@ struct LoadResult {
 // E0104 (an import stem that cannot be written) as well as every syntax error.
 LoadResult Load(SourceManager& sm, const std::vector<std::string>& paths, Diagnostics& diags);
 
+// Like Load, for one root whose text is in memory (tests, benchmarks, the fuzzer). With
+// `followImports` false its imports are not read: nothing touches the file system.
+LoadResult LoadText(SourceManager& sm, const std::string& name, std::string text,
+                    Diagnostics& diags, bool followImports = true);
+
 // Phase entry: binds every name in the program to its declaration (ast::QualName::resolved) and
 // checks names in expressions against their scopes. Reports E0100, E0101, E0105 and E0406.
 void ResolveNames(Program& program, Diagnostics& diags);

@@ -304,7 +304,7 @@ class MachineActor final : public Actor, public MachineHost {
   void openIfGate(const InvokeSpec& spec) {
     if (spec.kind != InvokeSpec::Kind::kGate && spec.kind != InvokeSpec::Kind::kAgent) return;
     OpenGate g;
-    g.name = spec.kind == InvokeSpec::Kind::kAgent ? gateName(spec) : gateName(spec);
+    g.name = gateName(spec);
     g.kind = spec.kind == InvokeSpec::Kind::kAgent ? OpenGate::Kind::kAgent : OpenGate::Kind::kGate;
     g.meta = spec.input;
     g.accepts = Accepted(m_->eventSpecs(), spec.kind == InvokeSpec::Kind::kAgent);

@@ -1,9 +1,9 @@
 // The statechart IR: target resolution and the two analyses the load walk relies on.
 #include <gtest/gtest.h>
 
+#include "compiler/driver/driver.h"
 #include "compiler/ir/statechart.h"
 #include "compiler/sema/program.h"
-#include "compiler/syntax/parse.h"
 
 namespace jr2 {
 namespace {
@@ -15,15 +15,8 @@ struct Charts {
   ir::Program charts;
 
   explicit Charts(const std::string& text) {
-    auto m = std::make_unique<sema::Module>();
-    m->source = sm.add("t.jr2", "", text);
-    m->stem = "t";
-    m->ast = syntax::Parse(*m->source, diags);
-    program.roots.push_back(m.get());
-    program.modules.push_back(std::move(m));
-    sema::ResolveNames(program, diags);
-    sema::CheckTypes(program, diags);
-    charts = ir::Build(program, diags);
+    program = std::move(sema::LoadText(sm, "t.jr2", text, diags, false).program);
+    charts = driver::Analyze(program, diags);
   }
   const ir::Machine& machine() const { return charts.machines.front(); }
   ir::StateId id(const std::string& path) const {
