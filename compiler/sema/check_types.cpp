@@ -99,10 +99,7 @@ class Checker {
         for (const auto& member : t->args) {
           TypePtr m = typeOf(member.get());
           if (m->kind != K::kLiterals || member->optional) {
-            diags_.emit(diag::SyntaxBadValue, member->range,
-                        fmt::format("a union joins string literals only, and `{}` is not one; "
-                                    "use `json` for a value of several types",
-                                    Spell(m)));
+            diags_.emit(diag::SyntaxUnionMember, member->range, Spell(m));
             return types_.error();
           }
           values.insert(values.end(), m->literals.begin(), m->literals.end());
@@ -885,8 +882,7 @@ class Checker {
       return;
     }
     if (inv.object) {
-      diags_.emit(diag::SyntaxBadValue, inv.object->range,
-                  fmt::format("{} takes arguments in `(…)`, not a `{{ … }}` block", Named(d)));
+      diags_.emit(diag::SyntaxInvokeBlock, inv.object->range, Named(d), inv.target.str());
     }
     arguments(inv.args, paramsOf(d), Named(d), inv.range, env);
   }

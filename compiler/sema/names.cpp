@@ -221,20 +221,15 @@ class Resolver {
         if (n != b) continue;
         const bool generic = n == "list" || n == "map";
         if (generic && t->args.size() != 1) {
-          diags_.emit(diag::SyntaxBadValue, t->range,
-                      fmt::format("`{0}` takes one type argument; write `{0}<T>`", n));
+          diags_.emit(diag::SyntaxTypeArgCount, t->range, n);
         } else if (!generic && !t->args.empty()) {
-          diags_.emit(diag::SyntaxBadValue, t->range,
-                      fmt::format("`{}` takes no type argument; remove the `<…>`", n));
+          diags_.emit(diag::SyntaxTypeArgOnBuiltin, t->range, n);
         }
         return;
       }
     }
     if (!t->args.empty()) {
-      diags_.emit(diag::SyntaxBadValue, t->range,
-                  fmt::format("only `list` and `map` take a type argument; remove the `<…>` after "
-                              "`{}`",
-                              t->name.str()));
+      diags_.emit(diag::SyntaxTypeArgOnDecl, t->range, t->name.str());
     }
     std::vector<std::string> extra(std::begin(kBuiltinTypes), std::end(kBuiltinTypes));
     if (t->name.isSimple() && module_->decls.count(t->name.parts[0].text) == 0) {
@@ -709,9 +704,7 @@ class Resolver {
         q.parts = {base->name, m->member};
     }
     if (q.parts.empty()) {
-      diags_.emit(diag::SyntaxBadValue, e.range,
-                  "`source:` names a `source` declaration, with its arguments: write "
-                  "`source: NAME(…)`");
+      diags_.emit(diag::SyntaxPoolSourceNotName, e.range);
       return;
     }
     lookup(q, kSources, "source", "`source:`", "a `source` declaration");

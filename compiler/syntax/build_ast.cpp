@@ -459,9 +459,7 @@ class Builder {
         auto e = make<ast::IntLit>(c);
         auto res = std::from_chars(text.data(), text.data() + text.size(), e->value);
         if (res.ec != std::errc()) {
-          diags_.emit(
-              diag::SyntaxBadValue, range(t),
-              fmt::format("the integer `{}` does not fit in 64 bits; use a smaller number", text));
+          diags_.emit(diag::SyntaxIntTooBig, range(t), text);
         }
         return e;
       }
@@ -516,10 +514,7 @@ class Builder {
                                         : 86'400'000;
     int64_t ms = 0;
     if (res.ec != std::errc() || __builtin_mul_overflow(n, scale, &ms)) {
-      diags_.emit(
-          diag::SyntaxBadValue, at,
-          fmt::format("the duration `{}` is too long to hold in milliseconds; use a shorter one",
-                      text));
+      diags_.emit(diag::SyntaxDurationTooLong, at, text);
       return 0;
     }
     return ms;
@@ -589,8 +584,7 @@ class Builder {
           continue;
         }
         if (a->expr().size() != 1) {
-          diags_.emit(diag::SyntaxBadValue, range(a),
-                      "`log` takes exactly one value; write `log(EXPR)`");
+          diags_.emit(diag::SyntaxLogArity, range(a));
           continue;
         }
         act.kind = ast::Action::Kind::kLog;
@@ -620,10 +614,7 @@ class Builder {
       if (auto* v = m->varDecl()) {
         ast::Var var = varDecl(v);
         if (machine == nullptr) {
-          diags_.emit(diag::SyntaxBadValue, range(v),
-                      fmt::format("`var {}` is declared inside {}; a machine's context is declared "
-                                  "at the top of the machine body: move the `var` there",
-                                  var.name.text, owner));
+          diags_.emit(diag::SyntaxVarInState, range(v), var.name.text, owner);
         } else {
           machine->vars.push_back(std::move(var));
         }
@@ -638,16 +629,9 @@ class Builder {
         (ee->ENTRY() != nullptr ? body.entry : body.exit).push_back(std::move(acts));
       } else if (auto* o = m->outputDecl()) {
         if (machine == nullptr) {
-          diags_.emit(diag::SyntaxBadValue, range(o),
-                      fmt::format("`output` is written inside {}; a machine's output is declared "
-                                  "once, in the machine body: move it there",
-                                  owner));
+          diags_.emit(diag::SyntaxOutputInState, range(o), owner);
         } else if (machine->outputExpr) {
-          diags_
-              .emit(diag::SyntaxBadValue, range(o),
-                    fmt::format("machine `{}` has a second `output`; a machine has one output: "
-                                "remove one of them",
-                                machine->name.text))
+          diags_.emit(diag::SyntaxSecondOutput, range(o), machine->name.text)
               .note(machine->outputRange, "the first `output` is here");
         } else {
           machine->outputExpr = expr(o->expr());
@@ -923,12 +907,7 @@ class Builder {
         "next", "read", "push", "wake", "poll_every", "items", "hold", "hook"};
     auto setForm = [&](ast::SourceDecl::Form form, SourceRange r, const std::string& key) {
       if (d->form != ast::SourceDecl::Form::kNone) {
-        diags_
-            .emit(diag::SyntaxBadValue, r,
-                  fmt::format("a source has exactly one of `next`, `read` and `push`, and "
-                              "`{}` is the second; remove one",
-                              key))
-            .note(d->formRange, "the first is here");
+        diags_.emit(diag::SyntaxSecondSourceForm, r, key).note(d->formRange, "the first is here");
         return false;
       }
       d->form = form;
@@ -967,9 +946,10 @@ class Builder {
         }
         if (v->expr() != nullptr) h.value = expr(v->expr());
         if (h.verdict != ast::Hook::Verdict::kReread && !h.value) {
-          diags_.emit(diag::SyntaxBadValue, h.verdictRange,
-                      verdict == "carry" ? "`carry` needs the item it carries; write `carry { … }`"
-                                         : "`skip` needs a reason; write `skip \"why\"`");
+          if (verdict == "carry")
+            diags_.emit(diag::SyntaxCarryNeedsItem, h.verdictRange);
+          else
+            diags_.emit(diag::SyntaxSkipNeedsReason, h.verdictRange);
           continue;
         }
         d->hooks.push_back(std::move(h));
@@ -1004,10 +984,7 @@ class Builder {
             .fix(range(value->idempotentMark()), "");
       }
       if (value->EXTERN() != nullptr && !isCall) {
-        diags_.emit(diag::SyntaxBadValue, range(value),
-                    fmt::format("`{}` takes a value, not a host function; only `next:` and `read:` "
-                                "call `extern` functions",
-                                key.text));
+        diags_.emit(diag::SyntaxExternValue, range(value), key.text);
         continue;
       }
       if (isCall) {
@@ -1022,7 +999,8 @@ class Builder {
       ast::ExprPtr v = expr(value->expr());
       if (!v) continue;
       if (key.text == "wake") {
-        d->wake = exprAsName(v.get(), "`wake:` names an event; write `wake: EVENT`");
+        d->wake = exprAsName(v.get());
+        if (!d->wake) diags_.emit(diag::SyntaxWakeNotEvent, v->range);
       } else if (key.text == "poll_every") {
         d->pollEvery = std::move(v);
       } else if (key.text == "items") {
@@ -1034,8 +1012,9 @@ class Builder {
     return d;
   }
 
-  // `a` or `a.b` written as an expression, read back as a name.
-  std::optional<ast::QualName> exprAsName(const ast::Expr* e, const char* why) {
+  // `a` or `a.b` written as an expression, read back as a name; nullopt (the caller reports it)
+  // for any other expression.
+  std::optional<ast::QualName> exprAsName(const ast::Expr* e) {
     ast::QualName q;
     q.range = e->range;
     const ast::Expr* cur = e;
@@ -1048,7 +1027,6 @@ class Builder {
         reversed.push_back(n->name);
         break;
       } else {
-        diags_.emit(diag::SyntaxBadValue, e->range, why);
         return std::nullopt;
       }
     }
@@ -1077,13 +1055,11 @@ class Builder {
       callee = c->callee.get();
       call.args = std::move(c->args);
     }
-    auto name =
-        exprAsName(callee, fmt::format("`{0}:` takes a call of a host function or a "
-                                       "standard-library adapter; write `{0}: extern NAME(…)` "
-                                       "or `{0}: std.NAME(…)`",
-                                       key)
-                               .c_str());
-    if (!name) return std::nullopt;
+    auto name = exprAsName(callee);
+    if (!name) {
+      diags_.emit(diag::SyntaxSourceCallNotName, callee->range, key);
+      return std::nullopt;
+    }
     call.function = std::move(*name);
     return call;
   }
@@ -1113,11 +1089,7 @@ class Builder {
       if (d->worker.dispatch && c->poolBody() == nullptr && d->worker.dispatchSpec) {
         for (const auto& e : d->worker.dispatchSpec->entries) {
           if (e.key.text == "source" || e.key.text == "item_id" || e.key.text == "cap") {
-            diags_.emit(diag::SyntaxBadValue, d->worker.dispatchSpec->range,
-                        fmt::format("this block reads as the `dispatch` worker's own `{{ input: …, "
-                                    "wait: true }}`, so {} has no body; write the worker's block "
-                                    "first, then the pool's body",
-                                    owner));
+            diags_.emit(diag::SyntaxPoolBodyAsDispatch, d->worker.dispatchSpec->range, owner);
             break;
           }
         }
@@ -1145,16 +1117,12 @@ class Builder {
         else if (value == "report")
           d->failures = ast::PoolDecl::Failures::kReport;
         else {
-          diags_.emit(
-              diag::SyntaxBadValue, d->failuresRange,
-              fmt::format("`failures:` takes the word `fail` or `report`, not `{}`", value));
+          diags_.emit(diag::SyntaxFailuresValue, d->failuresRange, value);
         }
         continue;
       }
       if (e->FAIL() != nullptr) {
-        diags_.emit(
-            diag::SyntaxBadValue, range(e->FAIL()),
-            fmt::format("`fail` is the value of `failures:` only; `{}:` takes an expression", k));
+        diags_.emit(diag::SyntaxFailOutsideFailures, range(e->FAIL()), k);
         continue;
       }
       ast::ExprPtr v = expr(e->expr());

@@ -91,10 +91,7 @@ class Walker {
       if (const auto* b = llvm::dyn_cast<ast::BoolLit>(p.standing.get())) {
         standing = b->value;
       } else {
-        diags_.emit(
-            diag::SyntaxBadValue, p.standing->range,
-            "`standing:` takes the word `true` or `false`: whether a Pool stands is fixed when "
-            "the workflow loads");
+        diags_.emit(diag::SyntaxStandingNotWord, p.standing->range);
       }
     }
     const std::string workerName = p.worker.target.str();
