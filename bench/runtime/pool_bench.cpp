@@ -5,8 +5,11 @@
 #include <malloc.h>
 
 #include <cstdio>
+#include <fstream>
+#include <memory>
 
 #include "jr2/run.h"
+#include "jr2/stdlib.h"
 #include "jr2/store.h"
 #include "pool.jr2.h"
 
@@ -56,6 +59,60 @@ BENCHMARK(BM_PoolItems)
     ->Args({2000, 8, 1})
     ->Args({2000, 64, 1})
     ->Unit(benchmark::kMillisecond);
+
+// Starting N workers that each park at a Gate (cap N): what a Pool with a cap in the thousands
+// pays to fill its slots. Each call of `next` is given every live id, so this was quadratic
+// while the ids were copied into each query.
+void BM_StartParkedWorkers(benchmark::State& state) {
+  jr2rt::Registry registry;
+  jr2gen::pool::RegisterWorkflows(registry);
+  const int64_t n = state.range(0);
+  jr2rt::ManualClock clock;
+  int64_t next = 0;
+  std::unique_ptr<jr2rt::Run> last;  // torn down untimed: that is not starting workers
+  for (auto _ : state) {
+    state.PauseTiming();
+    last.reset();
+    auto run = std::make_unique<jr2rt::Run>(registry, *registry.workflow("conformance_jobs"),
+                                            "bench", clock);
+    next = 0;
+    Script(*run, n, "wait", &next);
+    state.ResumeTiming();
+    run->start({{"jobs", n}});
+    if (run->status() != jr2rt::RunStatus::kWaiting) state.SkipWithError("the run is not waiting");
+    last = std::move(run);
+  }
+  state.SetItemsProcessed(state.iterations() * n);
+}
+BENCHMARK(BM_StartParkedWorkers)->Arg(1000)->Arg(10000)->Unit(benchmark::kMillisecond);
+
+// `std.backlog` over a file of N independent items through a Pool (cap 8): each call reads the
+// file again (so edits are seen) and skips what is live or settled.
+void BM_BacklogItems(benchmark::State& state) {
+  jr2rt::Registry registry;
+  jr2gen::pool::RegisterWorkflows(registry);
+  const int64_t n = state.range(0);
+  const std::string path = "/tmp/jr2_backlog_bench.json";
+  {
+    Json items = Json::array();
+    for (int64_t i = 0; i < n; ++i)
+      items.push_back({{"id", "t" + std::to_string(i)}, {"mode", "done"}});
+    std::ofstream(path) << items.dump();
+  }
+  const Json args = {{"path", path}};
+  for (auto _ : state) {
+    jr2rt::ManualClock clock;
+    jr2rt::Run run(registry, *registry.workflow("conformance_jobs"), "bench", clock);
+    run.scriptNext("scripted_next",
+                   [&args](const jr2rt::NextQuery& q, std::function<void(Json)> answer) {
+                     answer(jr2rt::StdBacklog(args, q));
+                   });
+    run.start({{"jobs", 8}});
+    if (run.status() != jr2rt::RunStatus::kDone) state.SkipWithError("the run did not drain");
+  }
+  state.SetItemsProcessed(state.iterations() * n);
+}
+BENCHMARK(BM_BacklogItems)->Arg(1000)->Arg(5000)->Unit(benchmark::kMillisecond);
 
 // Bytes the allocator has handed out (RSS would hide reuse of memory freed by earlier runs).
 size_t HeapBytes() { return mallinfo2().uordblks; }

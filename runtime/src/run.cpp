@@ -11,6 +11,7 @@
 #include <boost/asio/thread_pool.hpp>
 #include <chrono>
 #include <set>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "jr2/stdlib.h"
@@ -384,7 +385,7 @@ class PoolActor final : public Actor {
     const std::string id = it->second.id;
     items_[id] = output;
     settle(id, false);
-    workers_.erase(it);
+    retire(it);
     run_.progress(id + " settled");
     request();
   }
@@ -396,7 +397,7 @@ class PoolActor final : public Actor {
     // A worker's Failure ends only its item (§2.5).
     failures_[id] = {{"reason", f.reason()}, {"detail", f.detail()}};
     settle(id, true);
-    workers_.erase(it);
+    retire(it);
     run_.progress(id + " failed: " + f.reason());
     request();
   }
@@ -447,7 +448,7 @@ class PoolActor final : public Actor {
     ended_ = snap.at("ended").get<bool>();
     for (const auto& w : snap.at("workers")) {
       Worker worker{w.at("id").get<std::string>(), Actor::Restore(run_, this, w.at("actor"))};
-      workers_.emplace(w.at("key").get<int>(), std::move(worker));
+      enlist(w.at("key").get<int>(), std::move(worker));
     }
     if (!ended_ && !spec_.source.wake.empty()) openWakeGate();
     // A call that was out when the run was saved is made again (it is never lost).
@@ -492,11 +493,7 @@ class PoolActor final : public Actor {
     }
     inFlight_ = true;
     latch_ = false;
-    NextQuery q;
-    for (const auto& [k, w] : workers_) q.active.push_back(w.id);
-    q.settledIds = settled_;
-    q.failedIds = failed_;
-    q.input = input_;
+    const NextQuery q(active_, settled_, failed_, input_);
     const Json args = spec_.source.args ? spec_.source.args(input_) : Json::object();
     const std::string fn = spec_.source.function;
     Run& run = run_;
@@ -567,16 +564,14 @@ class PoolActor final : public Actor {
     if (id.empty()) defect("is empty");
     if (id.find('.') != std::string::npos) defect("contains `.` (ids name Gates: `<id>.<state>`)");
     if (id == "source") defect("is `source`, the name of the Pool's own Gate");
-    for (const auto& [k, w] : workers_) {
-      if (w.id == id) defect("a live worker holds");
-    }
+    if (liveIds_.count(id) != 0) defect("a live worker holds");
     if (settledSet_.count(id) != 0) {
       defect("a worker already finished in this run");
     }
     const int key = nextKey_++;
     auto worker = std::make_unique<MachineActor>(run_, this, key, Join(prefix_, id), spec_.worker);
     MachineActor* raw = worker.get();
-    workers_.emplace(key, Worker{id, std::move(worker)});
+    enlist(key, Worker{id, std::move(worker)});
     run_.progress(id + " started");
     try {
       raw->start(spec_.itemInput(item, input_));
@@ -625,6 +620,25 @@ class PoolActor final : public Actor {
   std::shared_ptr<std::vector<std::string>> settled_ = std::make_shared<std::vector<std::string>>();
   std::shared_ptr<std::vector<std::string>> failed_ = std::make_shared<std::vector<std::string>>();
   std::unordered_set<std::string> settledSet_;
+  // The live workers' ids in the order they started (shared with queries, copy on write), and
+  // each id's key, so the id rules and a settle cost no walk over the workers.
+  std::shared_ptr<std::vector<std::string>> active_ = std::make_shared<std::vector<std::string>>();
+  std::unordered_map<std::string, int> liveIds_;
+
+  void enlist(int key, Worker worker) {
+    if (active_.use_count() > 1) active_ = std::make_shared<std::vector<std::string>>(*active_);
+    active_->push_back(worker.id);
+    liveIds_.emplace(worker.id, key);
+    workers_.emplace(key, std::move(worker));
+  }
+
+  void retire(std::map<int, Worker>::iterator it) {
+    if (active_.use_count() > 1) active_ = std::make_shared<std::vector<std::string>>(*active_);
+    auto pos = std::find(active_->begin(), active_->end(), it->second.id);
+    if (pos != active_->end()) active_->erase(pos);
+    liveIds_.erase(it->second.id);
+    workers_.erase(it);
+  }
 
   void settle(const std::string& id, bool failed) {
     auto append = [&](std::shared_ptr<std::vector<std::string>>& list) {

@@ -9,14 +9,14 @@
 #include <algorithm>
 #include <chrono>
 #include <fstream>
-#include <sstream>
+#include <iterator>
+#include <map>
+#include <mutex>
+#include <string_view>
+#include <unordered_set>
 
 namespace jr2rt {
 namespace {
-
-bool In(const std::vector<std::string>& xs, const std::string& x) {
-  return std::find(xs.begin(), xs.end(), x) != xs.end();
-}
 
 std::string IdOf(const Json& item) {
   if (item.is_string()) return item.get<std::string>();
@@ -27,41 +27,109 @@ std::string IdOf(const Json& item) {
 
 }  // namespace
 
-Json StdBacklog(const Json& args, const NextQuery& query) {
-  const std::string path = args.value("path", std::string());
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    throw Defect("std.backlog: cannot read `" + path + "`: no such file, or it cannot be opened");
-  std::stringstream text;
-  text << in.rdbuf();
+struct NextQuery::Index {
+  // Views into the query's own lists, which it keeps alive and which nobody changes while it
+  // holds them.
+  std::unordered_set<std::string_view> active, settled, failed;
+};
+
+const NextQuery::Index& NextQuery::index() const {
+  if (!index_) {
+    auto index = std::make_shared<Index>();
+    index->active.insert(active().begin(), active().end());
+    index->settled.insert(settled().begin(), settled().end());
+    index->failed.insert(failed().begin(), failed().end());
+    index_ = std::move(index);
+  }
+  return *index_;
+}
+
+bool NextQuery::isActive(const std::string& id) const { return index().active.count(id) != 0; }
+bool NextQuery::isSettled(const std::string& id) const { return index().settled.count(id) != 0; }
+bool NextQuery::isFailed(const std::string& id) const { return index().failed.count(id) != 0; }
+
+namespace {
+
+// A backlog file as parsed: the items, and each item's id and needs. It is parsed again only
+// when the file's bytes differ from the last call's (the file is still read at every call, so
+// every edit is seen), which keeps a call on a large unchanged backlog from paying for a parse.
+struct Backlog {
+  std::string bytes;
   Json items;
+  std::vector<std::string> ids;
+  std::vector<std::vector<std::string>> needs;
+};
+
+std::shared_ptr<const Backlog> ParseBacklog(const std::string& path, std::string bytes) {
+  auto backlog = std::make_shared<Backlog>();
   try {
-    items = Json::parse(text.str());
+    backlog->items = Json::parse(bytes);
   } catch (const Json::parse_error& e) {
     throw Defect("std.backlog: `" + path + "` is not valid JSON: " + e.what());
   }
-  if (!items.is_array()) throw Defect("std.backlog: `" + path + "` must hold a JSON list of items");
-  Json ready = nullptr;
+  if (!backlog->items.is_array())
+    throw Defect("std.backlog: `" + path + "` must hold a JSON list of items");
+  for (const Json& item : backlog->items) {
+    backlog->ids.push_back(IdOf(item));
+    std::vector<std::string> needs;
+    if (item.is_object() && item.contains("needs") && !item["needs"].is_null()) {
+      // A list of ids; a lone value is one need (as before the cache, which iterated it).
+      const Json& list = item["needs"];
+      for (const Json& need : list.is_array() ? list : Json::array({list}))
+        needs.push_back(need.is_string() ? need.get<std::string>() : need.dump());
+    }
+    backlog->needs.push_back(std::move(needs));
+  }
+  backlog->bytes = std::move(bytes);
+  return backlog;
+}
+
+std::shared_ptr<const Backlog> ReadBacklog(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    throw Defect("std.backlog: cannot read `" + path + "`: no such file, or it cannot be opened");
+  std::string bytes{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  // The last parse of each path (a few paths at most; runs on several threads share it).
+  static std::mutex mutex;
+  static std::map<std::string, std::shared_ptr<const Backlog>> parsed;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto it = parsed.find(path);
+    if (it != parsed.end() && it->second->bytes == bytes) return it->second;
+  }
+  auto backlog = ParseBacklog(path, std::move(bytes));
+  std::lock_guard<std::mutex> lock(mutex);
+  if (parsed.size() >= 16 && parsed.count(path) == 0) parsed.erase(parsed.begin());
+  parsed[path] = backlog;
+  return backlog;
+}
+
+}  // namespace
+
+Json StdBacklog(const Json& args, const NextQuery& query) {
+  const std::string path = args.value("path", std::string());
+  const std::shared_ptr<const Backlog> backlog = ReadBacklog(path);
+  const Json* ready = nullptr;
   int64_t open = 0;
-  for (const Json& item : items) {
-    const std::string id = IdOf(item);
-    if (In(query.active, id) || In(query.settled(), id)) continue;
+  for (size_t i = 0; i < backlog->ids.size(); ++i) {
+    const std::string& id = backlog->ids[i];
+    if (query.isActive(id) || query.isSettled(id)) continue;
     bool isReady = true;
-    if (item.is_object() && item.contains("needs")) {
-      for (const Json& need : item["needs"]) {
-        const std::string n = need.is_string() ? need.get<std::string>() : need.dump();
-        // A need that failed, or that names no item, keeps its dependents from ever being ready.
-        if (!In(query.settled(), n) || In(query.failed(), n)) isReady = false;
+    for (const std::string& need : backlog->needs[i]) {
+      // A need that failed, or that names no item, keeps its dependents from ever being ready.
+      if (!query.isSettled(need) || query.isFailed(need)) {
+        isReady = false;
+        break;
       }
     }
     // `open` counts the items left that are not ready (RUNTIME.md §5).
     if (!isReady) {
       ++open;
-    } else if (ready.is_null()) {
-      ready = item;
+    } else if (ready == nullptr) {
+      ready = &backlog->items[i];
     }
   }
-  return {{"item", ready}, {"open", open}};
+  return {{"item", ready != nullptr ? *ready : Json(nullptr)}, {"open", open}};
 }
 
 Json StdQueue(const Json& args, const NextQuery& query) {
@@ -70,7 +138,7 @@ Json StdQueue(const Json& args, const NextQuery& query) {
   if (!list.is_array()) throw Defect("std.queue: its argument must be a list");
   for (const Json& item : list) {
     const std::string id = IdOf(item);
-    if (!In(query.active, id) && !In(query.settled(), id)) return {{"item", item}, {"open", 0}};
+    if (!query.isActive(id) && !query.isSettled(id)) return {{"item", item}, {"open", 0}};
   }
   return {{"item", nullptr}, {"open", 0}};
 }

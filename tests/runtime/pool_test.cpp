@@ -85,7 +85,14 @@ TEST_F(Fixture, StartsInOrderAndSaturatesAtCapTwo) {
   run->send("A.working", "finish", Json::object());
   EXPECT_EQ(started(), (std::vector<std::string>{"A", "B", "C"}));
   EXPECT_EQ(source.queries.back().settled(), std::vector<std::string>{"A"});
-  EXPECT_EQ(source.queries.back().active, std::vector<std::string>{"B"});
+  EXPECT_EQ(source.queries.back().active(), std::vector<std::string>{"B"});
+  EXPECT_TRUE(source.queries.back().isActive("B"));
+  EXPECT_TRUE(source.queries.back().isSettled("A"));
+  EXPECT_FALSE(source.queries.back().isActive("A"));
+  // A query keeps what it was given: the Pool changed its lists since, by copy on write.
+  EXPECT_TRUE(source.queries.front().active().empty());
+  EXPECT_EQ(source.queries[1].active(), std::vector<std::string>{"A"});
+  EXPECT_TRUE(source.queries[1].settled().empty());
 }
 
 TEST_F(Fixture, WithoutCapOneAtATime) {
@@ -130,7 +137,7 @@ TEST_F(Fixture, LatchedSignalsDuringACallMakeExactlyOneMoreCall) {
   // (§2.3), answers nothing, and the Pool waits.
   ASSERT_EQ(source.calls, 5);
   EXPECT_EQ(source.queries[3].settled(), std::vector<std::string>{"A"}) << "no change is lost";
-  EXPECT_EQ(source.queries[4].active, std::vector<std::string>{"B"});
+  EXPECT_EQ(source.queries[4].active(), std::vector<std::string>{"B"});
   EXPECT_EQ(started(), (std::vector<std::string>{"A", "B"}));
 }
 
@@ -335,20 +342,22 @@ TEST(StdBacklog, AFailedNeedKeepsItsDependentsFromEverBeingReady) {
     std::ofstream out(path);
     out << R"([{"id":"A","needs":[]},{"id":"B","needs":["A"]},{"id":"C","needs":["Z"]}])";
   }
-  jr2rt::NextQuery q;
+  using Ids = std::vector<std::string>;
+  auto ids = [](Ids v) { return std::make_shared<const Ids>(std::move(v)); };
   const Json args = {{"path", path}};
-  EXPECT_EQ(jr2rt::StdBacklog(args, q),
+  EXPECT_EQ(jr2rt::StdBacklog(args, jr2rt::NextQuery()),
             (Json{{"item", {{"id", "A"}, {"needs", Json::array()}}}, {"open", 2}}));
-  q.active = {"A"};
-  EXPECT_EQ(jr2rt::StdBacklog(args, q)["item"], nullptr) << "B waits for A";
-  q.active.clear();
-  q.settledIds = std::make_shared<std::vector<std::string>>(std::vector<std::string>{"A"});
-  EXPECT_EQ(jr2rt::StdBacklog(args, q)["item"]["id"], "B");
-  q.failedIds = q.settledIds;  // A failed
-  const Json none = jr2rt::StdBacklog(args, q);
+  EXPECT_EQ(jr2rt::StdBacklog(args, jr2rt::NextQuery(ids({"A"}), nullptr, nullptr, {}))["item"],
+            nullptr)
+      << "B waits for A";
+  EXPECT_EQ(
+      jr2rt::StdBacklog(args, jr2rt::NextQuery(nullptr, ids({"A"}), nullptr, {}))["item"]["id"],
+      "B");
+  // A failed.
+  const Json none = jr2rt::StdBacklog(args, jr2rt::NextQuery(nullptr, ids({"A"}), ids({"A"}), {}));
   EXPECT_EQ(none["item"], nullptr) << "a failed need blocks B for good";
   EXPECT_EQ(none["open"], 2) << "B and C are open and never ready: the Pool ends deadlocked";
-  EXPECT_THROW(jr2rt::StdBacklog({{"path", path + ".missing"}}, q), jr2rt::Defect);
+  EXPECT_THROW(jr2rt::StdBacklog({{"path", path + ".missing"}}, jr2rt::NextQuery()), jr2rt::Defect);
   {
     std::ofstream out(path);
     out << R"([{"id":"A"},{"id":"B"},{"id":"C","needs":["A"]}])";

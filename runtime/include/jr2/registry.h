@@ -14,23 +14,39 @@
 
 namespace jr2rt {
 
-// What a pull Source's `next` is given (RUNTIME.md §2): the ids of live workers, the ids of
-// items that finished or failed in this run, the failed subset, and the Pool's run input.
-struct NextQuery {
-  std::vector<std::string> active;
+// What a pull Source's `next` is given (RUNTIME.md §2): the ids of live workers in the order
+// they started, the ids of items that finished or failed in this run, the failed subset, and
+// the Pool's run input. The lists are shared with the Pool, which changes them in place only
+// while no query holds them (copy on write): a Pool of 10,000 live workers or 100,000 settled
+// items copies nothing per call. The `is…` lookups take constant time; their index is built on
+// the first lookup, by the thread that answers.
+class NextQuery {
+ public:
+  using Ids = std::shared_ptr<const std::vector<std::string>>;
+  NextQuery() = default;
+  NextQuery(Ids active, Ids settled, Ids failed, Json input)
+      : input(std::move(input)),
+        active_(std::move(active)),
+        settled_(std::move(settled)),
+        failed_(std::move(failed)) {}
+
   Json input;
-  const std::vector<std::string>& settled() const { return settledIds ? *settledIds : Empty(); }
-  const std::vector<std::string>& failed() const { return failedIds ? *failedIds : Empty(); }
-  // Shared with the Pool, which appends in place while no query holds them (copy on write):
-  // a Pool of 100,000 items does not copy its settled ids at every call.
-  std::shared_ptr<const std::vector<std::string>> settledIds;
-  std::shared_ptr<const std::vector<std::string>> failedIds;
+  const std::vector<std::string>& active() const { return active_ ? *active_ : Empty(); }
+  const std::vector<std::string>& settled() const { return settled_ ? *settled_ : Empty(); }
+  const std::vector<std::string>& failed() const { return failed_ ? *failed_ : Empty(); }
+  bool isActive(const std::string& id) const;
+  bool isSettled(const std::string& id) const;  // finished, done or failed
+  bool isFailed(const std::string& id) const;
 
  private:
+  struct Index;
+  const Index& index() const;
   static const std::vector<std::string>& Empty() {
     static const std::vector<std::string> kEmpty;
     return kEmpty;
   }
+  Ids active_, settled_, failed_;
+  mutable std::shared_ptr<const Index> index_;
 };
 
 // A host function: `invoke extern NAME(ARGS)`, `read: extern NAME(ARGS)`. It takes the
