@@ -1178,12 +1178,45 @@ class Generator {
         "void $cls$::restore(::jr2rt::MachineHost& host, const ::jr2rt::Json& snapshot) {\n"
         "  [[maybe_unused]] const ::jr2rt::Json& context = snapshot.at(\"context\");\n",
         {{"cls", cls}});
-    for (const auto& prm : d.params)
-      p.print("  ::jr2rt::ReadField(context, \"context\", $k$, ctx_.$n$, false);\n",
-              {{"k", CppString(prm.name.text)}, {"n", Ident(prm.name.text)}});
-    for (const auto& v : d.vars)
-      p.print("  ::jr2rt::ReadField(context, \"context\", $k$, ctx_.$n$, false);\n",
-              {{"k", CppString(v.name.text)}, {"n", Ident(v.name.text)}});
+    // A field the snapshot lacks (it was saved by an older version of the machine) gets what
+    // start() would give it: a parameter its default, a `var` its initial value. A required
+    // parameter with no default cannot be made up: the restore is refused with its name.
+    for (const auto& prm : d.params) {
+      const TypePtr t = typeOf(prm.type.get());
+      const bool required = !prm.defaultValue && t->kind != K::kOptional && t->kind != K::kJson;
+      std::string missing;
+      if (prm.defaultValue) {
+        missing = fmt::format("ctx_.{} = {};", Ident(prm.name.text),
+                              as(prm.defaultValue.get(), t, Scope{}));
+      } else if (required) {
+        missing = fmt::format(
+            "throw std::invalid_argument({});",
+            CppString("the saved run of `" + d.name.text + "` has no value for the parameter `" +
+                      prm.name.text +
+                      "`, which has no default; it was saved by a version of the machine "
+                      "without it: give the parameter a default to restore it"));
+      }
+      p.print(missing.empty()
+                  ? "  ::jr2rt::ReadField(context, \"context\", $k$, ctx_.$n$, false);\n"
+                  : "  if (context.contains($k$)) {\n"
+                    "    ::jr2rt::ReadField(context, \"context\", $k$, ctx_.$n$, false);\n"
+                    "  } else {\n    $missing$\n  }\n",
+              {{"k", CppString(prm.name.text)}, {"n", Ident(prm.name.text)}, {"missing", missing}});
+    }
+    {
+      Scope paramsOnly;
+      for (const auto& prm : d.params)
+        paramsOnly.names[prm.name.text] = scope.names.at(prm.name.text);
+      for (const auto& v : d.vars)
+        p.print(
+            "  if (context.contains($k$)) {\n"
+            "    ::jr2rt::ReadField(context, \"context\", $k$, ctx_.$n$, false);\n"
+            "  } else {  // from $from$\n    ctx_.$n$ = $value$;\n  }\n",
+            {{"k", CppString(v.name.text)},
+             {"n", Ident(v.name.text)},
+             {"from", from(v.range)},
+             {"value", as(v.init.get(), typeOf(v.type.get()), paramsOnly)}});
+    }
     p.print(
         "  setActive(host, snapshot.at(\"active\").get<std::vector<std::string>>(), "
         "snapshot.at(\"done\").get<bool>());\n$leaf$}\n\n",

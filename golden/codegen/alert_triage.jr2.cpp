@@ -214,11 +214,31 @@ void triage_machine_machine::checkPayload([[maybe_unused]] int event, [[maybe_un
 
 void triage_machine_machine::restore(::jr2rt::MachineHost& host, const ::jr2rt::Json& snapshot) {
   [[maybe_unused]] const ::jr2rt::Json& context = snapshot.at("context");
-  ::jr2rt::ReadField(context, "context", "alert", ctx_.alert, false);
-  ::jr2rt::ReadField(context, "context", "proposal", ctx_.proposal, false);
-  ::jr2rt::ReadField(context, "context", "question", ctx_.question, false);
-  ::jr2rt::ReadField(context, "context", "note", ctx_.note, false);
-  ::jr2rt::ReadField(context, "context", "verdict", ctx_.verdict, false);
+  if (context.contains("alert")) {
+    ::jr2rt::ReadField(context, "context", "alert", ctx_.alert, false);
+  } else {
+    throw std::invalid_argument("the saved run of `triage_machine` has no value for the parameter `alert`, which has no default; it was saved by a version of the machine without it: give the parameter a default to restore it");
+  }
+  if (context.contains("proposal")) {
+    ::jr2rt::ReadField(context, "context", "proposal", ctx_.proposal, false);
+  } else {  // from alert_triage.jr2:78
+    ctx_.proposal = std::nullopt;
+  }
+  if (context.contains("question")) {
+    ::jr2rt::ReadField(context, "context", "question", ctx_.question, false);
+  } else {  // from alert_triage.jr2:79
+    ctx_.question = std::nullopt;
+  }
+  if (context.contains("note")) {
+    ::jr2rt::ReadField(context, "context", "note", ctx_.note, false);
+  } else {  // from alert_triage.jr2:80
+    ctx_.note = std::nullopt;
+  }
+  if (context.contains("verdict")) {
+    ::jr2rt::ReadField(context, "context", "verdict", ctx_.verdict, false);
+  } else {  // from alert_triage.jr2:81
+    ctx_.verdict = std::nullopt;
+  }
   setActive(host, snapshot.at("active").get<std::vector<std::string>>(), snapshot.at("done").get<bool>());
   leaf_ = activeLeaf();
 }

@@ -125,11 +125,31 @@ void build_package_machine::checkPayload([[maybe_unused]] int event, [[maybe_unu
 
 void build_package_machine::restore(::jr2rt::MachineHost& host, const ::jr2rt::Json& snapshot) {
   [[maybe_unused]] const ::jr2rt::Json& context = snapshot.at("context");
-  ::jr2rt::ReadField(context, "context", "package", ctx_.package, false);
-  ::jr2rt::ReadField(context, "context", "profile", ctx_.profile, false);
-  ::jr2rt::ReadField(context, "context", "retries", ctx_.retries, false);
-  ::jr2rt::ReadField(context, "context", "attempts", ctx_.attempts, false);
-  ::jr2rt::ReadField(context, "context", "tests", ctx_.tests, false);
+  if (context.contains("package")) {
+    ::jr2rt::ReadField(context, "context", "package", ctx_.package, false);
+  } else {
+    throw std::invalid_argument("the saved run of `build_package` has no value for the parameter `package`, which has no default; it was saved by a version of the machine without it: give the parameter a default to restore it");
+  }
+  if (context.contains("profile")) {
+    ::jr2rt::ReadField(context, "context", "profile", ctx_.profile, false);
+  } else {
+    ctx_.profile = std::string("Release");
+  }
+  if (context.contains("retries")) {
+    ::jr2rt::ReadField(context, "context", "retries", ctx_.retries, false);
+  } else {
+    ctx_.retries = int64_t{1};
+  }
+  if (context.contains("attempts")) {
+    ::jr2rt::ReadField(context, "context", "attempts", ctx_.attempts, false);
+  } else {  // from build_matrix.jr2:42
+    ctx_.attempts = int64_t{0};
+  }
+  if (context.contains("tests")) {
+    ::jr2rt::ReadField(context, "context", "tests", ctx_.tests, false);
+  } else {  // from build_matrix.jr2:43
+    ctx_.tests = std::string("");
+  }
   setActive(host, snapshot.at("active").get<std::vector<std::string>>(), snapshot.at("done").get<bool>());
   leaf_ = activeLeaf();
 }

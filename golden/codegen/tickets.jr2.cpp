@@ -140,8 +140,16 @@ void review_machine::checkPayload([[maybe_unused]] int event, [[maybe_unused]] c
 
 void review_machine::restore(::jr2rt::MachineHost& host, const ::jr2rt::Json& snapshot) {
   [[maybe_unused]] const ::jr2rt::Json& context = snapshot.at("context");
-  ::jr2rt::ReadField(context, "context", "ticket", ctx_.ticket, false);
-  ::jr2rt::ReadField(context, "context", "outcome", ctx_.outcome, false);
+  if (context.contains("ticket")) {
+    ::jr2rt::ReadField(context, "context", "ticket", ctx_.ticket, false);
+  } else {
+    throw std::invalid_argument("the saved run of `review` has no value for the parameter `ticket`, which has no default; it was saved by a version of the machine without it: give the parameter a default to restore it");
+  }
+  if (context.contains("outcome")) {
+    ::jr2rt::ReadField(context, "context", "outcome", ctx_.outcome, false);
+  } else {  // from tickets.jr2:48
+    ctx_.outcome = std::nullopt;
+  }
   setActive(host, snapshot.at("active").get<std::vector<std::string>>(), snapshot.at("done").get<bool>());
   leaf_ = activeLeaf();
 }

@@ -157,6 +157,45 @@ TEST(BuildMatrix, TheTimeLimitFailsTheMachine) {
   EXPECT_THROW(m->dispatch({Event::Kind::kTimer, limit, nullptr}), jr2rt::Failure);
 }
 
+// A run saved by an older version of the machine lacks the fields added since: restore gives
+// each what start() would (a parameter its default, a `var` its initial value), keeps what the
+// snapshot holds (null included), and refuses a required parameter it cannot make up.
+TEST(BuildMatrix, RestoreFillsFieldsAnOlderSnapshotLacks) {
+  ScriptedHost host;
+  auto m = jr2gen::build_matrix::Make_build_package();
+  Json input = kPackage;
+  input["profile"] = "Debug";
+  input["retries"] = 3;
+  m->start(host, input);
+  const int build = host.invokes.begin()->second.id;
+  m->dispatch({Event::Kind::kError, build, {{"reason", "exit 2"}, {"detail", nullptr}}});
+  Json snap = m->snapshot();
+  ASSERT_EQ(snap["context"]["attempts"], 1);
+  snap["context"].erase("retries");
+  snap["context"].erase("tests");
+  {
+    auto restored = jr2gen::build_matrix::Make_build_package();
+    ScriptedHost other;
+    restored->restore(other, snap);
+    const Json context = restored->snapshot()["context"];
+    EXPECT_EQ(context["retries"], 1) << "the parameter's default";
+    EXPECT_EQ(context["tests"], "") << "the var's initial value";
+    EXPECT_EQ(context["profile"], "Debug") << "what the snapshot holds is kept";
+    EXPECT_EQ(context["attempts"], 1) << "not reset to its initial value";
+    EXPECT_EQ(restored->activeStates(), (std::vector<std::string>{"work", "work.cool_down"}));
+  }
+  snap["context"].erase("package");
+  auto restored = jr2gen::build_matrix::Make_build_package();
+  ScriptedHost other;
+  try {
+    restored->restore(other, snap);
+    FAIL() << "a required parameter with no default cannot be restored";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("no value for the parameter `package`"), std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(Registration, RegistersWorkflowsPoolsAndMachines) {
   jr2rt::Registry r;
   jr2gen::tickets::RegisterWorkflows(r);
