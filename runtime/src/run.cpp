@@ -87,6 +87,10 @@ class Actor {
 
   static std::unique_ptr<Actor> Restore(Run& run, Actor* parent, const Json& snap);
 
+  const Actor* parent() const { return parent_; }
+  // A Pool's timer is its poll: it looks for work, it is not work under way.
+  virtual bool isPool() const { return false; }
+
  protected:
   // Runs one step of this actor: its Failure ends it, and its parent (or the run) hears of it.
   void step(const std::function<void()>& fn) {
@@ -335,6 +339,8 @@ class PoolActor final : public Actor {
  public:
   PoolActor(Run& run, Actor* parent, int key, std::string prefix, const PoolSpec& spec)
       : Actor(run, parent, key, std::move(prefix)), spec_(spec) {}
+
+  bool isPool() const override { return true; }
 
   void start(const Json& given) override {
     if (spec_.dispatch || spec_.standing || spec_.source.form != SourceSpec::Form::kNext) {
@@ -603,7 +609,10 @@ class PoolActor final : public Actor {
                    output));
       return;
     }
-    if (parent_ == nullptr && deadlocked) {
+    // With `failures: report` and a failure, the Pool ends `done` at either end (RUNTIME.md §2.6):
+    // the items that never became ready are usually the failed item's dependents, and the
+    // output's `status` still says `deadlocked`. Without a failure, a deadlock ends the run so.
+    if (parent_ == nullptr && deadlocked && failures_.empty()) {
       ended_ = true;
       stop();
       run_.finish(RunStatus::kDeadlocked, output, "");
@@ -897,6 +906,21 @@ std::vector<OpenGate> Run::gates() const {
   std::vector<OpenGate> out;
   for (const auto& [name, g] : gates_) out.push_back(g.gate);
   return out;
+}
+
+std::optional<int64_t> Run::nextUnattendedTimer() const {
+  // Every actor that holds an open Gate, itself or below it, waits for a person or an agent.
+  std::set<const Actor*> attended;
+  for (const auto& [name, g] : gates_) {
+    for (const Actor* a = g.owner; a != nullptr && attended.insert(a).second; a = a->parent()) {
+    }
+  }
+  std::optional<int64_t> best;
+  for (const Timer& t : timers_) {
+    if (t.owner->isPool() || attended.count(t.owner) != 0) continue;
+    if (!best || t.due < *best) best = t.due;
+  }
+  return best;
 }
 
 std::optional<int64_t> Run::nextTimer() const {

@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <fstream>
@@ -26,6 +27,7 @@ struct Args {
   bool json = false;
   bool all = false;
   bool follow = false;
+  std::string resume;  // run --resume RUN
 };
 
 class UsageError : public std::runtime_error {
@@ -51,6 +53,21 @@ Json ReadInput(const std::string& value) {
     return ParseJson(text.str(), "the input file `" + value.substr(1) + "`");
   }
   return ParseJson(value, "the input");
+}
+
+// A wait for a person to read: "250 ms", "30 s", "1 min 30 s", "2 h 5 min", "3 d 4 h".
+std::string DurationText(int64_t ms) {
+  if (ms < 1000) return std::to_string(ms) + " ms";
+  const int64_t s = (ms + 999) / 1000;
+  auto two = [](int64_t big, const char* bigUnit, int64_t small, const char* smallUnit) {
+    std::string out = std::to_string(big) + " " + bigUnit;
+    if (small != 0) out += " " + std::to_string(small) + " " + smallUnit;
+    return out;
+  };
+  if (s < 60) return std::to_string(s) + " s";
+  if (s < 3600) return two(s / 60, "min", s % 60, "s");
+  if (s < 86400) return two(s / 3600, "h", s % 3600 / 60, "min");
+  return two(s / 86400, "d", s % 86400 / 3600, "h");
 }
 
 std::string NewRunId() {
@@ -206,6 +223,12 @@ class Runner {
                       << ExamplePayload(e) << "\n";
           }
         }
+        if (const auto due = run.nextTimer()) {
+          const int64_t wait = std::max<int64_t>(0, *due - SystemClock().nowMs());
+          std::cerr << "  and a timer, due in " << DurationText(wait)
+                    << ": it fires at the next `send`, or wait for it with `" << workflow_
+                    << " run --resume " << id << " --follow`\n";
+        }
         break;
       }
       case RunStatus::kDone:
@@ -233,14 +256,30 @@ class Runner {
     }
   }
 
-  // With --follow, waits for the run's timers and fires them until it ends or only Gates remain.
-  void follow(Store& store, Run& run, Clock& clock, bool enabled) {
-    while (enabled && !run.ended()) {
-      auto next = run.nextTimer();
+  // Drives the run through its timers. A timer of work under way (a machine that holds no
+  // Gate, such as a retry's cool-down) is always waited for: until it fires the run is not
+  // waiting for anybody, and a process that exited would leave it stuck. With --follow, every
+  // timer is waited for, deadlines on a person's answer included, until the run ends or only
+  // Gates remain.
+  void follow(Store& store, Run& run, Clock& clock, bool all) {
+    bool told = false;
+    while (!run.ended()) {
+      auto next = all ? run.nextTimer() : run.nextUnattendedTimer();
       if (!next) return;
       checkpoint(store, run);  // what happened so far is stored and shown before the wait
       const int64_t wait = *next - clock.nowMs();
-      if (wait > 0) std::this_thread::sleep_for(std::chrono::milliseconds(wait));
+      if (wait > 0) {
+        if (!told) {
+          std::cerr << workflow_ << ": run " << run.id() << " has a timer due in "
+                    << DurationText(wait)
+                    << (all ? "; waiting for it (--follow)"
+                            : " for work under way; waiting for it (Ctrl-C stops the wait, and `" +
+                                  workflow_ + " run --resume " + run.id() + "` takes it up again)")
+                    << "\n";
+          told = true;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(wait));
+      }
       run.tick();
     }
   }
@@ -248,6 +287,7 @@ class Runner {
   int run(const Args& a) {
     if (!a.positional.empty())
       throw UsageError("`run` takes no positional arguments; give the input with --input");
+    if (!a.resume.empty()) return resume(a);
     const WorkflowInfo* wf = registry_.workflow(workflow_);
     const Json input = ReadInput(a.input);
     auto store = open(a);
@@ -266,6 +306,23 @@ class Runner {
                      workflow_ + "`");
     }
     return Run::Restore(registry_, stored.snapshot, clock);
+  }
+
+  // run --resume RUN: takes a saved run up again: fires the timers that fell due while no
+  // process ran, and waits for the ones of work under way (all of them with --follow).
+  int resume(const Args& a) {
+    if (!a.input.empty())
+      throw UsageError("`run --resume` goes on with the run's own input; remove --input");
+    auto store = open(a);
+    SystemClock clock;
+    auto run = restore(*store, a.resume, clock);
+    if (run->ended())
+      throw BadInput("run " + run->id() + " has ended `" + ToString(run->status()) +
+                     "`; there is nothing to resume");
+    watch(*run);
+    run->tick();
+    follow(*store, *run, clock, a.follow);
+    return finish(*store, *run, a);
   }
 
   int send(const Args& a) {
@@ -372,6 +429,8 @@ Args Parse(int argc, char** argv) {
       a.all = true;
     else if (s == "--follow")
       a.follow = true;
+    else if (s == "--resume")
+      a.resume = value("--resume");
     else if (s.size() > 1 && s[0] == '-' && s != "-")
       throw UsageError("unknown option `" + s + "`");
     else if (a.verb.empty())
@@ -398,6 +457,8 @@ int RunnerMain(const Registry& registry, const char* workflow, int argc, char** 
         << wf->file << ")\n\n"
         << "  run   [--input JSON|@FILE] [--store PATH] [--follow] [--json]   start; drive until "
            "it ends or waits\n"
+        << "  run   --resume RUN [--follow]                                    take a saved run "
+           "up again\n"
         << "  send  RUN GATE EVENT [JSON]                                      deliver at a Gate; "
            "drive again\n"
         << "  status RUN [--json]                                              status, output, "

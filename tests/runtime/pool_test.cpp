@@ -251,7 +251,9 @@ TEST_F(Fixture, ABareNullAnswerIsDrainedAndFailuresWithADeadlockFailTheRun) {
     source.openWhenEmpty = 1;
     auto run = make("conformance_one");
     run->start(Json::object());
-    EXPECT_EQ(run->status(), RunStatus::kDeadlocked) << "report: the failure is in the output";
+    EXPECT_EQ(run->status(), RunStatus::kDone)
+        << "report: with a failure the run ends done, deadlocked or not (RUNTIME.md §2.6)";
+    EXPECT_EQ(run->output()["status"], "deadlocked") << "the output says which end it was";
     EXPECT_EQ(run->output()["failures"].size(), 1u);
   }
 }
@@ -265,12 +267,37 @@ TEST_F(Fixture, ReportEndsDoneWithTheFailuresInTheOutput) {
   EXPECT_EQ(run->output()["items"], (Json{{"B", "B"}}));
 }
 
+// The runner waits for a timer only while it is work under way (a machine with no open Gate):
+// not for a deadline on a person's answer, and not for a Pool's poll.
+TEST_F(Fixture, OnlyATimerOfWorkUnderWayIsUnattended) {
+  source.answers = {Item("A", "nap"), Item("B", "wait")};
+  auto run = make("conformance_jobs");
+  run->start(Json::object());
+  EXPECT_EQ(run->status(), RunStatus::kWaiting);
+  EXPECT_EQ(run->nextUnattendedTimer(), std::optional<int64_t>(1'000)) << "A naps, at no Gate";
+  clock.advance(1'000);
+  run->tick();
+  EXPECT_EQ(lines.back(), "A settled");
+  EXPECT_EQ(run->nextUnattendedTimer(), std::nullopt) << "B waits at its Gate; the poll is no work";
+  EXPECT_EQ(run->nextTimer(), std::optional<int64_t>(11'000))
+      << "the Pool polls: 10 s after its last call";
+
+  auto napper = make("conformance_napper");
+  napper->start(Json::object());
+  EXPECT_EQ(napper->nextUnattendedTimer(), std::optional<int64_t>(2'000));
+  clock.advance(1'000);
+  napper->tick();
+  EXPECT_EQ(GateNames(*napper), std::vector<std::string>{"asking"});
+  EXPECT_EQ(napper->nextUnattendedTimer(), std::nullopt) << "a deadline on an answer";
+  EXPECT_EQ(napper->nextTimer(), std::optional<int64_t>(2'000 + 3'600'000));
+}
+
 TEST_F(Fixture, ADefectEndsTheRunErrorAndStopsEveryWorker) {
   source.answers = {Item("A"), Item("B", "defect")};
   auto run = make("conformance_jobs");
   run->start(Json::object());
   EXPECT_EQ(run->status(), RunStatus::kError);
-  EXPECT_NE(run->reason().find("`!` on a null value at pool.jr2:39:14"), std::string::npos)
+  EXPECT_NE(run->reason().find("`!` on a null value at pool.jr2:44:14"), std::string::npos)
       << run->reason();
   EXPECT_TRUE(run->gates().empty()) << "no worker is left waiting";
 }
