@@ -788,7 +788,7 @@ void Run::offload(std::function<Json()> work, std::function<void(Json)> then,
     } catch (const Failure& f) {
       report = [failed, f] { failed(f); };
     } catch (const std::exception& e) {
-      const std::string what = e.what();
+      const std::string what = ErrorText(e);
       report = [what] { throw Defect(what); };
     }
     post([keep, report] {
@@ -882,7 +882,7 @@ void Run::guard(const std::function<void()>& step) {
     finish(RunStatus::kFailed, f.detail(), f.reason());
   } catch (const std::exception& e) {
     // Anything else that is not a Failure is a defect (§2.5).
-    finish(RunStatus::kError, nullptr, e.what());
+    finish(RunStatus::kError, nullptr, ErrorText(e));
   }
 }
 

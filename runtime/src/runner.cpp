@@ -39,7 +39,7 @@ Json ParseJson(const std::string& text, const std::string& what) {
   try {
     return Json::parse(text);
   } catch (const Json::parse_error& e) {
-    throw BadInput(what + " is not valid JSON: " + e.what());
+    throw BadInput(what + " is not valid JSON: " + ErrorText(e));
   }
 }
 

@@ -65,7 +65,7 @@ std::shared_ptr<const Backlog> ParseBacklog(const std::string& path, std::string
   try {
     backlog->items = Json::parse(bytes);
   } catch (const Json::parse_error& e) {
-    throw Defect("std.backlog: `" + path + "` is not valid JSON: " + e.what());
+    throw Defect("std.backlog: `" + path + "` is not valid JSON: " + ErrorText(e));
   }
   if (!backlog->items.is_array())
     throw Defect("std.backlog: `" + path + "` must hold a JSON list of items");

@@ -2,6 +2,42 @@
 
 namespace jr2rt {
 
+namespace {
+std::string WithArticle(const std::string& type) {
+  const bool vowel = !type.empty() && std::string("aeiou").find(type[0]) != std::string::npos;
+  return (vowel ? "an " : "a ") + type;
+}
+}  // namespace
+
+std::string ErrorText(const std::exception& e) {
+  std::string text = e.what();
+  const std::string prefix = "[json.exception.";
+  if (text.rfind(prefix, 0) != 0) return text;
+  const size_t close = text.find("] ");
+  if (close != std::string::npos) text = text.substr(close + 2);
+  // type_error.302: "type must be string, but is number".
+  const std::string must = "type must be ", but = ", but is ";
+  if (text.rfind(must, 0) == 0) {
+    const size_t at = text.find(but);
+    if (at != std::string::npos) {
+      const std::string want = text.substr(must.size(), at - must.size());
+      const std::string got = text.substr(at + but.size());
+      return "must be " + WithArticle(want) + ", not " + WithArticle(got);
+    }
+  }
+  // parse_error.101: "parse error at line 1, column 11: syntax error while parsing value -
+  // unexpected end of input; expected …".
+  const std::string parse = "parse error ";
+  if (text.rfind(parse, 0) == 0) text = text.substr(parse.size());
+  // "syntax error while parsing object key - ": which part of the parser saw it is noise.
+  const size_t at = text.find("syntax error ");
+  if (at != std::string::npos) {
+    const size_t dash = text.find("- ", at);
+    if (dash != std::string::npos) text.erase(at, dash + 2 - at);
+  }
+  return text;
+}
+
 Json At(const Json& value, const Json& index, const char* where) {
   if (value.is_array() && index.is_number_integer()) {
     const auto i = index.get<int64_t>();

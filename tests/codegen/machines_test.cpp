@@ -227,6 +227,29 @@ TEST(Registration, AlertTriageIsAStandingPoolOfRuns) {
   EXPECT_EQ(wf->pool->cap(Json::object()), 4);
 }
 
+// nlohmann/json's messages never reach a person with their library prefix.
+TEST(Values, JsonErrorsReadAsPlainText) {
+  auto message = [](auto&& fn) {
+    try {
+      fn();
+    } catch (const std::exception& e) {
+      return jr2rt::ErrorText(e);
+    }
+    return std::string("nothing thrown");
+  };
+  EXPECT_EQ(message([] { (void)Json(5).get<std::string>(); }), "must be a string, not a number");
+  EXPECT_EQ(message([] { (void)Json::array().get<std::string>(); }),
+            "must be a string, not an array");
+  EXPECT_EQ(message([] { const Json j = Json::parse(R"({"a": )"); }),
+            "at line 1, column 7: unexpected end of input; expected '[', '{', or a literal");
+  EXPECT_EQ(message([] { throw std::runtime_error("plain"); }), "plain");
+  // The generated code's record reader says which field, and how it is wrong.
+  EXPECT_EQ(message([] {
+              (void)Json{{"id", 5}, {"title", "t"}}.get<jr2gen::tickets::Ticket>();
+            }),
+            "`Ticket.id` must be a string, not a number");
+}
+
 }  // namespace
 
 namespace {

@@ -181,6 +181,11 @@ std::string Str(const T& v) {
   return Str(Json(v));
 }
 
+// An exception's message for a person: nlohmann/json's are cleaned of their library prefix
+// ("[json.exception.type_error.302] type must be string, but is number" reads "must be a
+// string, not a number"); any other is its what().
+std::string ErrorText(const std::exception& e);
+
 // Converts between typed values and `json` (a record to `json`, `json` into a record …). A
 // `json` value that does not fit the wanted type is a defect naming where.
 template <typename T>
@@ -188,7 +193,7 @@ T FromJson(const Json& j, const char* where) {
   try {
     return j.get<T>();
   } catch (const std::exception& e) {
-    throw Defect(std::string("a value does not fit its type at ") + where + ": " + e.what());
+    throw Defect(std::string("a value does not fit its type at ") + where + ": " + ErrorText(e));
   }
 }
 
@@ -207,8 +212,10 @@ void ReadField(const Json& j, const char* record, const char* field, T& out, boo
   } catch (const std::invalid_argument& e) {
     throw std::invalid_argument(std::string("`") + record + "." + field + "`: " + e.what());
   } catch (const nlohmann::json::exception& e) {
-    throw std::invalid_argument(std::string("`") + record + "." + field +
-                                "` has the wrong type: " + e.what());
+    const std::string text = ErrorText(e);
+    throw std::invalid_argument(std::string("`") + record + "." + field + "` " +
+                                (text.rfind("must be ", 0) == 0 ? "" : "has the wrong type: ") +
+                                text);
   }
 }
 
