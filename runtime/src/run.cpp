@@ -88,8 +88,6 @@ class Actor {
   static std::unique_ptr<Actor> Restore(Run& run, Actor* parent, const Json& snap);
 
   const Actor* parent() const { return parent_; }
-  // A Pool's timer is its poll: it looks for work, it is not work under way.
-  virtual bool isPool() const { return false; }
 
  protected:
   // Runs one step of this actor: its Failure ends it, and its parent (or the run) hears of it.
@@ -339,8 +337,6 @@ class PoolActor final : public Actor {
  public:
   PoolActor(Run& run, Actor* parent, int key, std::string prefix, const PoolSpec& spec)
       : Actor(run, parent, key, std::move(prefix)), spec_(spec) {}
-
-  bool isPool() const override { return true; }
 
   void start(const Json& given) override {
     if (spec_.dispatch || spec_.standing || spec_.source.form != SourceSpec::Form::kNext) {
@@ -909,7 +905,9 @@ std::vector<OpenGate> Run::gates() const {
 }
 
 std::optional<int64_t> Run::nextUnattendedTimer() const {
-  // Every actor that holds an open Gate, itself or below it, waits for a person or an agent.
+  // Every actor that holds an open Gate, itself or below it, waits for a person or an agent. A
+  // Pool's poll counts as attended when its wake Gate or a worker's Gate is open; a Pool whose
+  // every worker is under way polls while they work, as it would with a process that stays.
   std::set<const Actor*> attended;
   for (const auto& [name, g] : gates_) {
     for (const Actor* a = g.owner; a != nullptr && attended.insert(a).second; a = a->parent()) {
@@ -917,7 +915,7 @@ std::optional<int64_t> Run::nextUnattendedTimer() const {
   }
   std::optional<int64_t> best;
   for (const Timer& t : timers_) {
-    if (t.owner->isPool() || attended.count(t.owner) != 0) continue;
+    if (attended.count(t.owner) != 0) continue;
     if (!best || t.due < *best) best = t.due;
   }
   return best;

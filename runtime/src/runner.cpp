@@ -28,6 +28,7 @@ struct Args {
   bool all = false;
   bool follow = false;
   std::string resume;  // run --resume RUN
+  bool resumeGiven = false;
 };
 
 class UsageError : public std::runtime_error {
@@ -58,7 +59,7 @@ Json ReadInput(const std::string& value) {
 // A wait for a person to read: "250 ms", "30 s", "1 min 30 s", "2 h 5 min", "3 d 4 h".
 std::string DurationText(int64_t ms) {
   if (ms < 1000) return std::to_string(ms) + " ms";
-  const int64_t s = (ms + 999) / 1000;
+  const int64_t s = ms / 1000;
   auto two = [](int64_t big, const char* bigUnit, int64_t small, const char* smallUnit) {
     std::string out = std::to_string(big) + " " + bigUnit;
     if (small != 0) out += " " + std::to_string(small) + " " + smallUnit;
@@ -133,6 +134,8 @@ class Runner {
       : registry_(registry), workflow_(workflow) {}
 
   int main(const Args& a) {
+    if (a.resumeGiven && a.verb != "run")
+      throw UsageError("`--resume` goes with `run`: `" + workflow_ + " run --resume RUN`");
     if (a.verb == "run") return run(a);
     if (a.verb == "send") return send(a);
     if (a.verb == "status") return status(a);
@@ -175,8 +178,8 @@ class Runner {
 
   // Saves the run, then prints what happened since the last save.
   void checkpoint(Store& store, Run& run) {
-    store.save({run.id(), run.workflow().name, ToString(run.status()), SystemClock().nowMs(),
-                run.snapshot()});
+    revision_ = store.save({run.id(), run.workflow().name, ToString(run.status()),
+                            SystemClock().nowMs(), run.snapshot(), revision_});
     endLiveLine();
     for (const auto& line : pending_) std::cerr << workflow_ << ": " << line << "\n";
     pending_.clear();
@@ -210,8 +213,12 @@ class Runner {
     switch (run.status()) {
       case RunStatus::kWaiting: {
         const auto gates = run.gates();
-        std::cerr << workflow_ << ": run " << id << " is waiting at " << gates.size() << " Gate"
-                  << (gates.size() == 1 ? "" : "s") << ":\n";
+        if (gates.empty()) {
+          std::cerr << workflow_ << ": run " << id << " is waiting, with no Gate open:\n";
+        } else {
+          std::cerr << workflow_ << ": run " << id << " is waiting at " << gates.size() << " Gate"
+                    << (gates.size() == 1 ? "" : "s") << ":\n";
+        }
         for (const auto& g : gates) {
           std::cerr << "  " << g.name;
           if (g.meta.is_object() && !g.meta.empty()) std::cerr << "  " << g.meta.dump();
@@ -224,10 +231,14 @@ class Runner {
           }
         }
         if (const auto due = run.nextTimer()) {
-          const int64_t wait = std::max<int64_t>(0, *due - SystemClock().nowMs());
-          std::cerr << "  and a timer, due in " << DurationText(wait)
-                    << ": it fires at the next `send`, or wait for it with `" << workflow_
-                    << " run --resume " << id << " --follow`\n";
+          const int64_t wait = *due - SystemClock().nowMs();
+          std::cerr << "  and a timer, " << (wait > 0 ? "due in " + DurationText(wait) : "due now");
+          if (gates.empty()) {
+            std::cerr << ": `" << workflow_ << " run --resume " << id << "` goes on with it\n";
+          } else {
+            std::cerr << ": it fires at the next `send`, or wait for it with `" << workflow_
+                      << " run --resume " << id << " --follow`\n";
+          }
         }
         break;
       }
@@ -261,11 +272,13 @@ class Runner {
   // waiting for anybody, and a process that exited would leave it stuck. With --follow, every
   // timer is waited for, deadlines on a person's answer included, until the run ends or only
   // Gates remain.
-  void follow(Store& store, Run& run, Clock& clock, bool all) {
+  // Returns false when another command changed the run during a wait: that command has it now.
+  bool follow(Store& store, Run& run, Clock& clock, bool all) {
     bool told = false;
     while (!run.ended()) {
-      auto next = all ? run.nextTimer() : run.nextUnattendedTimer();
-      if (!next) return;
+      // While the process stays, every timer fires on time, deadlines and polls included.
+      const auto next = all || run.nextUnattendedTimer() ? run.nextTimer() : std::nullopt;
+      if (!next) return true;
       checkpoint(store, run);  // what happened so far is stored and shown before the wait
       const int64_t wait = *next - clock.nowMs();
       if (wait > 0) {
@@ -279,9 +292,24 @@ class Runner {
           told = true;
         }
         std::this_thread::sleep_for(std::chrono::milliseconds(wait));
+        // A `send`, a `cancel` or a `run --resume` may have taken the run meanwhile. It goes on
+        // with it (it waits for this timer too); going on here would fire it a second time.
+        if (store.load(run.id()).revision != revision_) {
+          std::cerr << workflow_ << ": run " << run.id()
+                    << " was changed by another command during the wait; that command goes on "
+                       "with it (`"
+                    << workflow_ << " status " << run.id() << "`)\n";
+          return false;
+        }
       }
       run.tick();
     }
+    return true;
+  }
+
+  // The exit code of a run another command took over: its stored status.
+  int handedOver(Store& store, const std::string& id) {
+    return ExitCodeOf(RunStatusFrom(store.load(id).status));
   }
 
   int run(const Args& a) {
@@ -295,7 +323,7 @@ class Runner {
     Run run(registry_, *wf, NewRunId(), clock);
     watch(run);
     run.start(input);
-    follow(*store, run, clock, a.follow);
+    if (!follow(*store, run, clock, a.follow)) return handedOver(*store, run.id());
     return finish(*store, run, a);
   }
 
@@ -305,6 +333,7 @@ class Runner {
       throw BadInput("run " + stored.id + " is a run of `" + stored.workflow + "`, not `" +
                      workflow_ + "`");
     }
+    revision_ = stored.revision;
     return Run::Restore(registry_, stored.snapshot, clock);
   }
 
@@ -320,8 +349,13 @@ class Runner {
       throw BadInput("run " + run->id() + " has ended `" + ToString(run->status()) +
                      "`; there is nothing to resume");
     watch(*run);
+    const std::string before = run->snapshot().dump();
     run->tick();
-    follow(*store, *run, clock, a.follow);
+    if (!follow(*store, *run, clock, a.follow)) return handedOver(*store, run->id());
+    if (run->snapshot().dump() == before) {  // nothing was due: the stored run stays as it is
+      report(*run, a.json);
+      return ExitCodeOf(run->status());
+    }
     return finish(*store, *run, a);
   }
 
@@ -342,13 +376,10 @@ class Runner {
     try {
       run->send(a.positional[1], a.positional[2], payload);
     } catch (const BadInput&) {
-      if (run->snapshot().dump() != before) {
-        store->save({run->id(), run->workflow().name, ToString(run->status()),
-                     SystemClock().nowMs(), run->snapshot()});
-      }
+      if (run->snapshot().dump() != before) checkpoint(*store, *run);
       throw;
     }
-    follow(*store, *run, clock, a.follow);
+    if (!follow(*store, *run, clock, a.follow)) return handedOver(*store, run->id());
     return finish(*store, *run, a);
   }
 
@@ -406,6 +437,7 @@ class Runner {
   const Registry& registry_;
   std::string workflow_;
   std::vector<std::string> pending_;
+  int64_t revision_ = 0;  // of the run as this command loaded or last saved it
   int taken_ = 0;
   int settled_ = 0;
   int failed_ = 0;
@@ -429,9 +461,11 @@ Args Parse(int argc, char** argv) {
       a.all = true;
     else if (s == "--follow")
       a.follow = true;
-    else if (s == "--resume")
+    else if (s == "--resume") {
       a.resume = value("--resume");
-    else if (s.size() > 1 && s[0] == '-' && s != "-")
+      a.resumeGiven = true;
+      if (a.resume.empty()) throw UsageError("`--resume` needs a run id");
+    } else if (s.size() > 1 && s[0] == '-' && s != "-")
       throw UsageError("unknown option `" + s + "`");
     else if (a.verb.empty())
       a.verb = s;

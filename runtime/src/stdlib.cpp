@@ -28,19 +28,27 @@ std::string IdOf(const Json& item) {
 }  // namespace
 
 struct NextQuery::Index {
+  std::once_flag built;
   // Views into the query's own lists, which it keeps alive and which nobody changes while it
   // holds them.
   std::unordered_set<std::string_view> active, settled, failed;
 };
 
+NextQuery::NextQuery() : index_(std::make_shared<Index>()) {}
+
+NextQuery::NextQuery(Ids active, Ids settled, Ids failed, Json input)
+    : input(std::move(input)),
+      active_(std::move(active)),
+      settled_(std::move(settled)),
+      failed_(std::move(failed)),
+      index_(std::make_shared<Index>()) {}
+
 const NextQuery::Index& NextQuery::index() const {
-  if (!index_) {
-    auto index = std::make_shared<Index>();
-    index->active.insert(active().begin(), active().end());
-    index->settled.insert(settled().begin(), settled().end());
-    index->failed.insert(failed().begin(), failed().end());
-    index_ = std::move(index);
-  }
+  std::call_once(index_->built, [this] {
+    index_->active.insert(active().begin(), active().end());
+    index_->settled.insert(settled().begin(), settled().end());
+    index_->failed.insert(failed().begin(), failed().end());
+  });
   return *index_;
 }
 
@@ -73,9 +81,12 @@ std::shared_ptr<const Backlog> ParseBacklog(const std::string& path, std::string
     backlog->ids.push_back(IdOf(item));
     std::vector<std::string> needs;
     if (item.is_object() && item.contains("needs") && !item["needs"].is_null()) {
-      // A list of ids; a lone value is one need (as before the cache, which iterated it).
       const Json& list = item["needs"];
-      for (const Json& need : list.is_array() ? list : Json::array({list}))
+      if (!list.is_array()) {
+        throw Defect("std.backlog: in `" + path + "`, the `needs` of item `" + backlog->ids.back() +
+                     "` must be a list of ids, not " + list.dump());
+      }
+      for (const Json& need : list)
         needs.push_back(need.is_string() ? need.get<std::string>() : need.dump());
     }
     backlog->needs.push_back(std::move(needs));
@@ -215,6 +226,9 @@ Json StdEffect(const std::string& name, const Json& args) {
   if (name == "std.command") {
     const Json spec = args.contains("spec") ? args["spec"] : args.value("arg0", Json::object());
     return Command(spec);
+  }
+  if (name == "std.http_get") {
+    return HttpGet(args.contains("request") ? args["request"] : args.value("arg0", Json::object()));
   }
   throw Failure("`" + name + "` is not available in this runtime");
 }

@@ -16,38 +16,63 @@ class SqliteStore final : public Store {
       throw StoreError("cannot open the run store `" + path + "`: " + why);
     }
     sqlite3_busy_timeout(db_, 5000);
-    exec(
-        "CREATE TABLE IF NOT EXISTS runs ("
-        " id TEXT PRIMARY KEY, workflow TEXT NOT NULL, status TEXT NOT NULL,"
-        " updated INTEGER NOT NULL, snapshot TEXT NOT NULL)");
+    try {
+      exec(
+          "CREATE TABLE IF NOT EXISTS runs ("
+          " id TEXT PRIMARY KEY, workflow TEXT NOT NULL, status TEXT NOT NULL,"
+          " updated INTEGER NOT NULL, snapshot TEXT NOT NULL, rev INTEGER NOT NULL DEFAULT 1)");
+      // A store written before revisions: each run starts at revision 1.
+      if (!hasColumn("rev")) exec("ALTER TABLE runs ADD COLUMN rev INTEGER NOT NULL DEFAULT 1");
+    } catch (...) {
+      // A file that is not a database: the destructor does not run for a throwing constructor.
+      sqlite3_close(db_);
+      db_ = nullptr;
+      throw;
+    }
   }
   ~SqliteStore() override { sqlite3_close(db_); }
 
-  void save(const StoredRun& run) override {
+  int64_t save(const StoredRun& run) override {
     exec("BEGIN IMMEDIATE");
-    Stmt s(
-        *this,
-        "INSERT OR REPLACE INTO runs (id, workflow, status, updated, snapshot) VALUES (?,?,?,?,?)");
+    int64_t stored = 0;
+    {
+      Stmt q(*this, "SELECT rev FROM runs WHERE id = ?");
+      sqlite3_bind_text(q.st, 1, run.id.c_str(), -1, SQLITE_TRANSIENT);
+      if (sqlite3_step(q.st) == SQLITE_ROW) stored = sqlite3_column_int64(q.st, 0);
+    }
+    if (run.revision != 0 && stored != run.revision) {
+      exec("ROLLBACK");
+      throw StoreConflict("run " + run.id + " was changed by another command (revision " +
+                          std::to_string(stored) + ", this command had " +
+                          std::to_string(run.revision) + ")");
+    }
+    const int64_t next = stored + 1;
+    Stmt s(*this,
+           "INSERT OR REPLACE INTO runs (id, workflow, status, updated, snapshot, rev) "
+           "VALUES (?,?,?,?,?,?)");
     sqlite3_bind_text(s.st, 1, run.id.c_str(), -1, SQLITE_TRANSIENT);
     sqlite3_bind_text(s.st, 2, run.workflow.c_str(), -1, SQLITE_TRANSIENT);
     sqlite3_bind_text(s.st, 3, run.status.c_str(), -1, SQLITE_TRANSIENT);
     sqlite3_bind_int64(s.st, 4, run.updatedMs);
     const std::string snap = run.snapshot.dump();
     sqlite3_bind_text(s.st, 5, snap.c_str(), -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int64(s.st, 6, next);
     if (sqlite3_step(s.st) != SQLITE_DONE) {
       const std::string why = sqlite3_errmsg(db_);
       exec("ROLLBACK");
       throw StoreError("cannot save run " + run.id + " in `" + path_ + "`: " + why);
     }
     exec("COMMIT");
+    return next;
   }
 
   StoredRun load(const std::string& prefix) override {
     if (prefix.size() < 4)
       throw StoreError("a run id needs at least 4 characters; `" + prefix + "` is too short");
-    Stmt s(*this,
-           "SELECT id, workflow, status, updated, snapshot FROM runs WHERE substr(id, 1, ?) = ? "
-           "LIMIT 2");
+    Stmt s(
+        *this,
+        "SELECT id, workflow, status, updated, snapshot, rev FROM runs WHERE substr(id, 1, ?) = ? "
+        "LIMIT 2");
     sqlite3_bind_int(s.st, 1, static_cast<int>(prefix.size()));
     sqlite3_bind_text(s.st, 2, prefix.c_str(), -1, SQLITE_TRANSIENT);
     std::vector<StoredRun> found;
@@ -63,8 +88,9 @@ class SqliteStore final : public Store {
     Stmt s(
         *this,
         includeEnded
-            ? "SELECT id, workflow, status, updated, snapshot FROM runs ORDER BY updated, id"
-            : "SELECT id, workflow, status, updated, snapshot FROM runs WHERE status = 'waiting' "
+            ? "SELECT id, workflow, status, updated, snapshot, rev FROM runs ORDER BY updated, id"
+            : "SELECT id, workflow, status, updated, snapshot, rev FROM runs WHERE status = "
+              "'waiting' "
               "ORDER BY updated, id");
     std::vector<StoredRun> out;
     while (sqlite3_step(s.st) == SQLITE_ROW) out.push_back(row(s.st));
@@ -90,7 +116,16 @@ class SqliteStore final : public Store {
     r.status = reinterpret_cast<const char*>(sqlite3_column_text(st, 2));
     r.updatedMs = sqlite3_column_int64(st, 3);
     r.snapshot = Json::parse(reinterpret_cast<const char*>(sqlite3_column_text(st, 4)));
+    r.revision = sqlite3_column_int64(st, 5);
     return r;
+  }
+
+  bool hasColumn(const std::string& name) {
+    Stmt s(*this, "PRAGMA table_info(runs)");
+    while (sqlite3_step(s.st) == SQLITE_ROW) {
+      if (name == reinterpret_cast<const char*>(sqlite3_column_text(s.st, 1))) return true;
+    }
+    return false;
   }
 
   void exec(const char* sql) {

@@ -4,6 +4,7 @@ namespace jr2rt {
 
 namespace {
 std::string WithArticle(const std::string& type) {
+  if (type == "null") return type;
   const bool vowel = !type.empty() && std::string("aeiou").find(type[0]) != std::string::npos;
   return (vowel ? "an " : "a ") + type;
 }

@@ -16,7 +16,11 @@ cmake --install "$build" --prefix "$tmp/prefix" > "$tmp/install.log"
 check test -x "$tmp/prefix/bin/jr2c"
 check test -f "$tmp/prefix/lib/cmake/jr2c/jr2cConfig.cmake"
 cp -r "$src/tests/cmake/consumer" "$tmp/consumer"
-cmake -S "$tmp/consumer" -B "$tmp/build" -G Ninja -DCMAKE_PREFIX_PATH="$tmp/prefix" > "$tmp/configure.log"
+# The consumer builds with the flags this build used: a sanitized runtime (the debug preset)
+# links only into sanitized code.
+flags=$(sed -n 's/^CMAKE_CXX_FLAGS:STRING=//p' "$build/CMakeCache.txt")
+cmake -S "$tmp/consumer" -B "$tmp/build" -G Ninja -DCMAKE_PREFIX_PATH="$tmp/prefix" \
+  -DCMAKE_CXX_FLAGS="$flags" > "$tmp/configure.log"
 cmake --build "$tmp/build" -j2 > "$tmp/build.log" || { cat "$tmp/build.log"; exit 1; }
 check test "$("$tmp/build/check_hello")" = "Hello, Ada"
 # One runner per workflow, each answering --help.

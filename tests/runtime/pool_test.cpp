@@ -284,12 +284,12 @@ TEST_F(Fixture, OnlyATimerOfWorkUnderWayIsUnattended) {
 
   auto napper = make("conformance_napper");
   napper->start(Json::object());
-  EXPECT_EQ(napper->nextUnattendedTimer(), std::optional<int64_t>(2'000));
-  clock.advance(1'000);
+  EXPECT_EQ(napper->nextUnattendedTimer(), std::optional<int64_t>(3'000));
+  clock.advance(2'000);
   napper->tick();
   EXPECT_EQ(GateNames(*napper), std::vector<std::string>{"asking"});
   EXPECT_EQ(napper->nextUnattendedTimer(), std::nullopt) << "a deadline on an answer";
-  EXPECT_EQ(napper->nextTimer(), std::optional<int64_t>(2'000 + 3'600'000));
+  EXPECT_EQ(napper->nextTimer(), std::optional<int64_t>(3'000 + 3'600'000));
 }
 
 TEST_F(Fixture, ADefectEndsTheRunErrorAndStopsEveryWorker) {
@@ -361,6 +361,36 @@ TEST_F(Fixture, RestoredAtEveryStepNoItemIsLostOrStartedTwice) {
   EXPECT_EQ(run->status(), RunStatus::kFailed);
   EXPECT_EQ(run->reason(), "1 of 3 items failed");
   EXPECT_EQ(run->output()["items"], (Json{{"A", "A"}, {"C", "C"}}));
+}
+
+// A restored Pool knows its live workers: the next query lists them, and the id rules hold.
+TEST_F(Fixture, ARestoredPoolKnowsItsLiveWorkers) {
+  source.answers = {Item("A"), Item("B")};
+  auto run = make("conformance_jobs");
+  run->start(Json::object());
+  const Json saved = run->snapshot();
+  run.reset();
+  run = jr2rt::Run::Restore(registry, Json::parse(saved.dump()), clock);
+  source.attach(*run);
+  source.answers = {Item("B")};  // B is still live: a defect of the Source
+  run->send("A.working", "finish", Json::object());
+  EXPECT_EQ(source.queries.back().active(), std::vector<std::string>{"B"});
+  EXPECT_EQ(source.queries.back().settled(), std::vector<std::string>{"A"});
+  EXPECT_EQ(run->status(), RunStatus::kError);
+  EXPECT_NE(run->reason().find("which a live worker holds"), std::string::npos) << run->reason();
+}
+
+// An item the worker's input refuses is a Failure of that item only; the Pool goes on.
+TEST_F(Fixture, AnItemThatDoesNotFitItsWorkerFailsOnlyThatItem) {
+  source.answers = {Item("A", "bogus"), Item("B", "done")};
+  auto run = make("conformance_one");
+  run->start(Json::object());
+  EXPECT_EQ(run->status(), RunStatus::kDone) << run->reason();
+  const Json failure = run->output()["failures"]["A"];
+  EXPECT_EQ(failure["reason"].get<std::string>().rfind("the item does not fit the worker: ", 0), 0u)
+      << failure;
+  EXPECT_EQ(run->output()["items"], (Json{{"B", "B"}}));
+  EXPECT_EQ(started(), (std::vector<std::string>{"A", "B"}));
 }
 
 TEST(StdBacklog, AFailedNeedKeepsItsDependentsFromEverBeingReady) {

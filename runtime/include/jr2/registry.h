@@ -19,16 +19,13 @@ namespace jr2rt {
 // the Pool's run input. The lists are shared with the Pool, which changes them in place only
 // while no query holds them (copy on write): a Pool of 10,000 live workers or 100,000 settled
 // items copies nothing per call. The `is…` lookups take constant time; their index is built on
-// the first lookup, by the thread that answers.
+// the first lookup (once, whichever thread asks: a query and its copies may be read from
+// several threads).
 class NextQuery {
  public:
   using Ids = std::shared_ptr<const std::vector<std::string>>;
-  NextQuery() = default;
-  NextQuery(Ids active, Ids settled, Ids failed, Json input)
-      : input(std::move(input)),
-        active_(std::move(active)),
-        settled_(std::move(settled)),
-        failed_(std::move(failed)) {}
+  NextQuery();
+  NextQuery(Ids active, Ids settled, Ids failed, Json input);
 
   Json input;
   const std::vector<std::string>& active() const { return active_ ? *active_ : Empty(); }
@@ -39,14 +36,14 @@ class NextQuery {
   bool isFailed(const std::string& id) const;
 
  private:
-  struct Index;
+  struct Index;  // built once, on the first lookup, by whichever thread asks first
   const Index& index() const;
   static const std::vector<std::string>& Empty() {
     static const std::vector<std::string> kEmpty;
     return kEmpty;
   }
   Ids active_, settled_, failed_;
-  mutable std::shared_ptr<const Index> index_;
+  std::shared_ptr<Index> index_;  // shared by the query's copies
 };
 
 // A host function: `invoke extern NAME(ARGS)`, `read: extern NAME(ARGS)`. It takes the

@@ -17,7 +17,13 @@ Json StdBacklog(const Json& args, const NextQuery& query);
 Json StdQueue(const Json& args, const NextQuery& query);
 
 // `std.command({ argv, cwd, timeout })` → `{ exit, stdout, stderr }`; a non-zero exit or a
-// timeout is a Failure. `std.http_get` is not in this runtime yet: invoking it is a Failure.
+// timeout is a Failure. `std.http_get({ url, timeout })` → the JSON body of a GET.
 Json StdEffect(const std::string& name, const Json& args);
+
+// `std.http_get({ url, timeout })`: GETs an http:// URL (redirects followed, up to 5) and gives
+// its body as JSON. A status other than 2xx, a body that is not JSON, no answer within
+// `timeout` (30 s by default), a URL it cannot reach, or an https:// URL (no TLS here) is a
+// Failure whose detail holds the url, and the status and body when there was an answer.
+Json HttpGet(const Json& request);
 
 }  // namespace jr2rt

@@ -18,6 +18,8 @@ struct StoredRun {
   std::string status;
   int64_t updatedMs = 0;
   Json snapshot;
+  // Bumped by each save. 0: a run not loaded from the store (a new one).
+  int64_t revision = 0;
 };
 
 // A store that cannot be opened or read: a clear one-line error (the runner exits 65).
@@ -26,10 +28,20 @@ class StoreError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// Another command saved the run since this one loaded it: nothing was written.
+class StoreConflict : public StoreError {
+ public:
+  using StoreError::StoreError;
+};
+
 class Store {
  public:
   virtual ~Store() = default;
-  virtual void save(const StoredRun& run) = 0;
+  // Saves the run in one transaction and gives its new revision. With a `revision` other than 0
+  // (the one it was loaded or last saved at) it writes only if the stored run still has that
+  // revision, and otherwise throws StoreConflict: two commands on one run never lose each
+  // other's steps. With 0 it writes whatever is stored (a new run, a benchmark).
+  virtual int64_t save(const StoredRun& run) = 0;
   // The run whose id starts with `prefix` (4 characters or more); throws StoreError when none
   // or several match.
   virtual StoredRun load(const std::string& prefix) = 0;

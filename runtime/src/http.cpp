@@ -1,0 +1,175 @@
+// `std.http_get({ url, timeout })`: an idempotent HTTP GET whose body is JSON (RUNTIME.md §5).
+// Boost.Beast does the protocol; it is heavy, so it lives in this translation unit alone. Only
+// `http://` is spoken: the runtime has no TLS library (docs/runtime.md says why).
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/tcp_stream.hpp>
+#include <boost/beast/http/empty_body.hpp>
+#include <boost/beast/http/read.hpp>
+#include <boost/beast/http/string_body.hpp>
+#include <boost/beast/http/write.hpp>
+#include <chrono>
+#include <string>
+
+#include "jr2/stdlib.h"
+
+namespace jr2rt {
+namespace {
+
+namespace beast = boost::beast;
+namespace http = boost::beast::http;
+using tcp = boost::asio::ip::tcp;
+
+struct Url {
+  std::string host;
+  std::string port = "80";
+  std::string target = "/";
+};
+
+Url ParseUrl(const std::string& url) {
+  const std::string scheme = "http://";
+  if (url.rfind("https://", 0) == 0) {
+    throw Failure("std.http_get: `" + url +
+                  "` is https, and this runtime speaks plain http only (it has no TLS library); "
+                  "read it through a host function (`extern`) instead");
+  }
+  if (url.rfind(scheme, 0) != 0) throw Failure("std.http_get: `" + url + "` is not an http:// URL");
+  Url out;
+  const std::string rest = url.substr(scheme.size());
+  const size_t slash = rest.find('/');
+  std::string authority = rest.substr(0, slash);
+  if (slash != std::string::npos) out.target = rest.substr(slash);
+  if (authority.find('@') != std::string::npos)
+    throw Failure("std.http_get: `" + url + "` carries credentials, which are not supported");
+  const size_t colon = authority.rfind(':');
+  if (colon != std::string::npos && authority.find(']') == std::string::npos) {
+    out.port = authority.substr(colon + 1);
+    authority = authority.substr(0, colon);
+  }
+  out.host = authority;
+  if (out.host.empty()) throw Failure("std.http_get: `" + url + "` names no host");
+  if (out.port.empty() || out.port.find_first_not_of("0123456789") != std::string::npos)
+    throw Failure("std.http_get: `" + url + "` has a bad port `" + out.port + "`");
+  return out;
+}
+
+struct Answer {
+  unsigned status = 0;
+  std::string reason;
+  std::string location;
+  std::string body;
+};
+
+// One GET, asynchronous under one deadline for the whole exchange (name lookup, connect, send,
+// answer): Beast's stream timeouts apply only to asynchronous operations.
+Answer Get(const Url& url, std::chrono::milliseconds timeout) {
+  boost::asio::io_context io;
+  tcp::resolver resolver(io);
+  beast::tcp_stream stream(io);
+  http::request<http::empty_body> request{http::verb::get, url.target, 11};
+  request.set(http::field::host, url.port == "80" ? url.host : url.host + ":" + url.port);
+  request.set(http::field::user_agent, "jr2-runtime/" + std::to_string(kRuntimeVersion));
+  request.set(http::field::accept, "application/json");
+  beast::flat_buffer buffer;
+  http::response_parser<http::string_body> parser;
+  parser.body_limit(64 * 1024 * 1024);
+
+  std::string failure;  // set by the step that failed
+  bool answered = false;
+  auto failed = [&](const std::string& what, const beast::error_code& ec) {
+    failure = what + ": " + ec.message();
+  };
+  resolver.async_resolve(
+      url.host, url.port, [&](beast::error_code ec, const tcp::resolver::results_type& found) {
+        if (ec) return failed("cannot resolve `" + url.host + "`", ec);
+        stream.async_connect(found, [&](beast::error_code ec, const tcp::endpoint&) {
+          if (ec) return failed("cannot connect to " + url.host + ":" + url.port, ec);
+          http::async_write(stream, request, [&](beast::error_code ec, size_t) {
+            if (ec) return failed("cannot send the request", ec);
+            http::async_read(stream, buffer, parser, [&](beast::error_code ec, size_t) {
+              if (ec) return failed("cannot read the answer", ec);
+              answered = true;
+            });
+          });
+        });
+      });
+  io.run_for(timeout);
+  if (!answered && failure.empty()) {
+    // The deadline passed first: cancel what is out and let its handlers finish.
+    resolver.cancel();
+    beast::error_code ignored;
+    stream.socket().close(ignored);
+    io.restart();
+    io.run();
+    throw Failure("no answer within " + std::to_string(timeout.count()) + " ms");
+  }
+  if (!answered) throw Failure(failure);
+  beast::error_code ignored;
+  stream.socket().shutdown(tcp::socket::shutdown_both, ignored);
+
+  const auto& response = parser.get();
+  Answer out;
+  out.status = response.result_int();
+  out.reason = std::string(response.reason());
+  if (auto it = response.find(http::field::location); it != response.end())
+    out.location = std::string(it->value());
+  out.body = response.body();
+  return out;
+}
+
+// A redirect's target, absolute or relative to the URL it came from.
+std::string Resolve(const std::string& from, const std::string& location) {
+  if (location.rfind("http://", 0) == 0 || location.rfind("https://", 0) == 0) return location;
+  const Url base = ParseUrl(from);
+  const std::string origin = "http://" + base.host + (base.port == "80" ? "" : ":" + base.port);
+  if (!location.empty() && location[0] == '/') return origin + location;
+  const std::string dir = base.target.substr(0, base.target.rfind('/') + 1);
+  return origin + dir + location;
+}
+
+// The first 2,000 characters of a body, for a Failure's detail.
+std::string Excerpt(const std::string& body) {
+  return body.size() <= 2000 ? body : body.substr(0, 2000) + "…";
+}
+
+}  // namespace
+
+Json HttpGet(const Json& request) {
+  if (!request.is_object() || !request.contains("url") || !request["url"].is_string())
+    throw Failure("std.http_get: the request needs a `url` string");
+  std::string url = request["url"].get<std::string>();
+  const int64_t timeoutMs = request.value("timeout", int64_t{30000});
+  const auto timeout = std::chrono::milliseconds(timeoutMs > 0 ? timeoutMs : 30000);
+  for (int redirects = 0;; ++redirects) {
+    Answer answer;
+    try {
+      answer = Get(ParseUrl(url), timeout);
+    } catch (const Failure& f) {
+      if (f.reason().rfind("std.http_get", 0) == 0) throw;
+      throw Failure("std.http_get: GET " + url + ": " + f.reason(), {{"url", url}});
+    }
+    const bool redirect = answer.status == 301 || answer.status == 302 || answer.status == 303 ||
+                          answer.status == 307 || answer.status == 308;
+    if (redirect && !answer.location.empty()) {
+      if (redirects == 5)
+        throw Failure("std.http_get: GET " + url + ": more than 5 redirects", {{"url", url}});
+      url = Resolve(url, answer.location);
+      continue;
+    }
+    const Json detail = {{"url", url}, {"status", answer.status}, {"body", Excerpt(answer.body)}};
+    if (answer.status < 200 || answer.status >= 300) {
+      throw Failure("std.http_get: GET " + url + " answered " + std::to_string(answer.status) +
+                        (answer.reason.empty() ? "" : " " + answer.reason),
+                    detail);
+    }
+    try {
+      return Json::parse(answer.body);
+    } catch (const Json::parse_error& e) {
+      throw Failure("std.http_get: the body of GET " + url + " is not JSON: " + ErrorText(e),
+                    detail);
+    }
+  }
+}
+
+}  // namespace jr2rt
