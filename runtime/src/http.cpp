@@ -73,7 +73,7 @@ Answer Get(const Url& url, std::chrono::milliseconds timeout) {
   request.set(http::field::accept, "application/json");
   beast::flat_buffer buffer;
   http::response_parser<http::string_body> parser;
-  parser.body_limit(64 * 1024 * 1024);
+  parser.body_limit(std::uint64_t{64} * 1024 * 1024);
 
   std::string failure;  // set by the step that failed
   bool answered = false;

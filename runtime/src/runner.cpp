@@ -193,7 +193,7 @@ class Runner {
   }
 
   void report(const Run& run, bool json) {
-    const std::string id = run.id();
+    const std::string& id = run.id();
     if (json) {
       Json gates = Json::array();
       for (const auto& g : run.gates()) {

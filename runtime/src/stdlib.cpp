@@ -2,12 +2,12 @@
 
 #include <fcntl.h>
 #include <poll.h>
-#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
+#include <csignal>
 #include <fstream>
 #include <iterator>
 #include <map>
@@ -213,7 +213,7 @@ Json Command(const Json& spec) {
   int status = 0;
   waitpid(pid, &status, 0);
   const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  const Json result = {{"exit", code}, {"stdout", stdoutText}, {"stderr", stderrText}};
+  Json result = {{"exit", code}, {"stdout", stdoutText}, {"stderr", stderrText}};
   if (timedOut)
     throw Failure("`" + argv[0] + "` timed out after " + std::to_string(timeoutMs) + " ms", result);
   if (code != 0) throw Failure("`" + argv[0] + "` exited " + std::to_string(code), result);

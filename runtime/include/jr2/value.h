@@ -53,8 +53,12 @@ struct Duration {
   friend Duration operator+(Duration a, Duration b) { return {a.ms + b.ms}; }
   friend Duration operator-(Duration a, Duration b) { return {a.ms - b.ms}; }
   friend Duration operator-(Duration a) { return {-a.ms}; }
-  friend Duration operator*(Duration a, double k) { return {static_cast<int64_t>(a.ms * k)}; }
-  friend Duration operator/(Duration a, double k) { return {static_cast<int64_t>(a.ms / k)}; }
+  friend Duration operator*(Duration a, double k) {
+    return {static_cast<int64_t>(static_cast<double>(a.ms) * k)};
+  }
+  friend Duration operator/(Duration a, double k) {
+    return {static_cast<int64_t>(static_cast<double>(a.ms) / k)};
+  }
 };
 inline void to_json(Json& j, Duration d) { j = d.ms; }
 inline void from_json(const Json& j, Duration& d) { d.ms = j.get<int64_t>(); }
