@@ -395,9 +395,25 @@ bool CheckNesting(const std::vector<std::unique_ptr<antlr4::Token>>& tokens, con
   std::optional<Open> misplaced;  // an opener whose closer the indentation says is missing
   const antlr4::Token* closedBy = nullptr;
   int prefixRun = 0;
+  // `?:` chains nest in the parse (`a ? b : c ? d : …`) as deeply as brackets do, and ANTLR's
+  // recursion on a million of them took 20 s and 3 GB before any error. A line that starts
+  // with anything but `:` or `?` starts the count again, so the optional types of a long list
+  // of fields (`a: string?` on each line) never add up.
+  int conditionalRun = 0;
   for (const auto& token : tokens) {
     const size_t type = token->getType();
     if (token->getChannel() != antlr4::Token::DEFAULT_CHANNEL) continue;
+    if (type == Jr2Lexer::QUESTION) {
+      if (++conditionalRun > kMaxNesting) {
+        diags.emit(diag::SyntaxTooDeep, RangeOf(file, token.get()),
+                   "conditional expressions (`?:`)", kMaxNesting);
+        return false;
+      }
+    } else if (conditionalRun > 0 && type != Jr2Lexer::COLON) {
+      bool first = false;
+      lineIndent(token.get(), &first);
+      if (first) conditionalRun = 0;
+    }
     if (type == Jr2Lexer::BANG || type == Jr2Lexer::MINUS) {
       if (++prefixRun > kMaxNesting) {
         diags.emit(diag::SyntaxTooDeep, RangeOf(file, token.get()), "prefix operators",
