@@ -230,11 +230,14 @@ class Runner {
                       << ExamplePayload(e) << "\n";
           }
         }
-        if (const auto due = run.nextTimer()) {
+        const auto underWay = run.nextUnattendedTimer();
+        if (const auto due = underWay ? underWay : run.nextTimer()) {
           const int64_t wait = *due - SystemClock().nowMs();
-          std::cerr << "  and a timer, " << (wait > 0 ? "due in " + DurationText(wait) : "due now");
-          if (gates.empty()) {
-            std::cerr << ": `" << workflow_ << " run --resume " << id << "` goes on with it\n";
+          std::cerr << "  and a timer" << (underWay ? " of work under way" : "") << ", "
+                    << (wait > 0 ? "due in " + DurationText(wait) : "due now");
+          if (gates.empty() || underWay) {
+            std::cerr << ": the `run` process that waits for it goes on, or `" << workflow_
+                      << " run --resume " << id << "` does\n";
           } else {
             std::cerr << ": it fires at the next `send`, or wait for it with `" << workflow_
                       << " run --resume " << id << " --follow`\n";
@@ -267,49 +270,45 @@ class Runner {
     }
   }
 
-  // Drives the run through its timers. A timer of work under way (a machine that holds no
-  // Gate, such as a retry's cool-down) is always waited for: until it fires the run is not
-  // waiting for anybody, and a process that exited would leave it stuck. With --follow, every
-  // timer is waited for, deadlines on a person's answer included, until the run ends or only
-  // Gates remain.
-  // Returns false when another command changed the run during a wait: that command has it now.
-  bool follow(Store& store, Run& run, Clock& clock, bool all) {
+  // Drives the run through its timers: while it has a timer of work under way (an actor that
+  // holds no Gate, such as a retry's cool-down), or every timer with --follow, until it ends or
+  // only Gates remain. Until such a timer fires the run waits for nobody, and a process that
+  // exited would leave it stuck. `run` and `run --resume` call this; `send` only with --follow,
+  // so a person answering a Gate is never kept waiting for somebody else's work.
+  void follow(Store& store, std::unique_ptr<Run>& run, Clock& clock, bool all) {
     bool told = false;
-    while (!run.ended()) {
+    while (!run->ended()) {
       // While the process stays, every timer fires on time, deadlines and polls included.
-      const auto next = all || run.nextUnattendedTimer() ? run.nextTimer() : std::nullopt;
-      if (!next) return true;
-      checkpoint(store, run);  // what happened so far is stored and shown before the wait
+      const auto next = all || run->nextUnattendedTimer() ? run->nextTimer() : std::nullopt;
+      if (!next) return;
+      checkpoint(store, *run);  // what happened so far is stored and shown before the wait
       const int64_t wait = *next - clock.nowMs();
       if (wait > 0) {
         if (!told) {
-          std::cerr << workflow_ << ": run " << run.id() << " has a timer due in "
+          std::cerr << workflow_ << ": run " << run->id() << " has a timer due in "
                     << DurationText(wait)
                     << (all ? "; waiting for it (--follow)"
                             : " for work under way; waiting for it (Ctrl-C stops the wait, and `" +
-                                  workflow_ + " run --resume " + run.id() + "` takes it up again)")
+                                  workflow_ + " run --resume " + run->id() + "` takes it up again)")
                     << "\n";
           told = true;
         }
         std::this_thread::sleep_for(std::chrono::milliseconds(wait));
-        // A `send`, a `cancel` or a `run --resume` may have taken the run meanwhile. It goes on
-        // with it (it waits for this timer too); going on here would fire it a second time.
-        if (store.load(run.id()).revision != revision_) {
-          std::cerr << workflow_ << ": run " << run.id()
-                    << " was changed by another command during the wait; that command goes on "
-                       "with it (`"
-                    << workflow_ << " status " << run.id() << "`)\n";
-          return false;
+        // A `send` or a `cancel` may have changed the run meanwhile: go on from what it stored,
+        // never from this process's older copy, which would undo it.
+        if (store.load(run->id()).revision != revision_) {
+          const std::string id = run->id();
+          std::cerr << workflow_ << ": run " << id
+                    << " was changed by another command during the wait; going on from what it "
+                       "stored\n";
+          run = restore(store, id, clock);
+          watch(*run);
+          run->tick();  // a restored run schedules its timers as it is driven
+          continue;
         }
       }
-      run.tick();
+      run->tick();
     }
-    return true;
-  }
-
-  // The exit code of a run another command took over: its stored status.
-  int handedOver(Store& store, const std::string& id) {
-    return ExitCodeOf(RunStatusFrom(store.load(id).status));
   }
 
   int run(const Args& a) {
@@ -320,11 +319,11 @@ class Runner {
     const Json input = ReadInput(a.input);
     auto store = open(a);
     SystemClock clock;
-    Run run(registry_, *wf, NewRunId(), clock);
-    watch(run);
-    run.start(input);
-    if (!follow(*store, run, clock, a.follow)) return handedOver(*store, run.id());
-    return finish(*store, run, a);
+    auto run = std::make_unique<Run>(registry_, *wf, NewRunId(), clock);
+    watch(*run);
+    run->start(input);
+    follow(*store, run, clock, a.follow);
+    return finish(*store, *run, a);
   }
 
   std::unique_ptr<Run> restore(Store& store, const std::string& prefix, Clock& clock) {
@@ -351,7 +350,7 @@ class Runner {
     watch(*run);
     const std::string before = run->snapshot().dump();
     run->tick();
-    if (!follow(*store, *run, clock, a.follow)) return handedOver(*store, run->id());
+    follow(*store, run, clock, a.follow);
     if (run->snapshot().dump() == before) {  // nothing was due: the stored run stays as it is
       report(*run, a.json);
       return ExitCodeOf(run->status());
@@ -379,7 +378,7 @@ class Runner {
       if (run->snapshot().dump() != before) checkpoint(*store, *run);
       throw;
     }
-    if (!follow(*store, *run, clock, a.follow)) return handedOver(*store, run->id());
+    if (a.follow) follow(*store, run, clock, true);
     return finish(*store, *run, a);
   }
 

@@ -2,11 +2,12 @@
 # A runner waits for work under way (a timer of a machine that holds no Gate) before it exits,
 # never for a deadline on a person's answer; a run whose process died during such a wait is
 # taken up again with `run --resume`; a command that changes the run during another's wait
-# takes it over. The program is the conformance suite's `napper`: a 2 s nap, then a Gate with
+# does not undo it: the waiting process goes on from what that command stored. The program is the conformance suite's `napper`: a 2 s nap, then a Gate with
 # a 1 h deadline.
-# Usage: resume_test.sh NAPPER_RUNNER
+# Usage: resume_test.sh NAPPER_RUNNER NAP_AND_ASK_RUNNER
 set -u
 napper=$(realpath "$1")
+nap_and_ask=$(realpath "$2")
 here=$(cd "$(dirname "$0")" && pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -18,10 +19,10 @@ source "$here/lib.sh"
 ok() { passed=$((passed + 1)); }
 fail() { echo "FAIL: $*"; failed=$((failed + 1)); }
 
-# start_napping LOG: a run in the background, once it is stored and asleep in its nap; sets
-# $pid and $napping (the run's id).
+# start_napping LOG [RUNNER]: a run in the background, once it is stored and asleep in its nap;
+# sets $pid and $napping (the run's id).
 start_napping() {
-  "$napper" run > /dev/null 2> "$1" &
+  "${2:-$napper}" run > /dev/null 2> "$1" &
   pid=$!
   for _ in $(seq 100); do grep -q 'has a timer due' "$1" && break; sleep 0.05; done
   napping=$(sed -n 's/.*run \([0-9a-f]*\) has a timer due.*/\1/p' "$1" | head -n 1)
@@ -43,19 +44,32 @@ kill -9 "$pid" 2> /dev/null
 wait "$pid" 2> /dev/null
 killed=$napping
 if [ -n "$killed" ] && [ -z "$("$napper" gates "$killed")" ]; then ok; else fail "the killed run is not stored waiting at no Gate"; cat "$tmp/killed.log"; fi
-expect "status says how it goes on" 3 "run --resume $killed\` goes on with it" -- "$napper" status "$killed"
+expect "status says how it goes on" 3 "of work under way, due in .*run --resume $killed\` does" -- "$napper" status "$killed"
 expect "resume waits out the rest of the nap" 3 'waiting at 1 Gate' -- "$napper" run --resume "$killed"
 expect "resumed to the Gate" 0 "$killed  asking  finish" -- "$napper" gates "$killed"
 
-# A cancel during another process's wait: the cancel is kept, and the waiting process, on
-# waking, leaves the run to it instead of saving over it.
+# A cancel during another process's wait: the cancel is kept; the waiting process, on waking,
+# goes on from what was stored (a cancelled run) instead of saving its older copy over it.
 start_napping "$tmp/sleeper.log"
 expect "cancel during the wait" 1 'was cancelled' -- "$napper" cancel "$napping"
 wait "$pid"
 code=$?
 if [ "$code" -eq 1 ]; then ok; else fail "the waiting process exited $code, not the cancelled run's 1"; cat "$tmp/sleeper.log"; fi
-if grep -q 'was changed by another command during the wait' "$tmp/sleeper.log"; then ok; else fail "the waiting process did not say it left the run"; cat "$tmp/sleeper.log"; fi
+if grep -q 'was changed by another command during the wait; going on from what it stored' "$tmp/sleeper.log"; then ok; else fail "the waiting process did not say it reloaded"; cat "$tmp/sleeper.log"; fi
 expect "the cancel was not overwritten" 1 'was cancelled' -- "$napper" status "$napping"
+
+# A Gate answered while a child naps: `send` delivers and exits at once (it does not wait for
+# the nap); the `run` process, on waking, goes on from the answered run and ends it done.
+start_napping "$tmp/both.log" "$nap_and_ask"
+start_s=$(date +%s%N)
+expect "send does not wait for work under way" 3 'and a timer of work under way, due in' -- "$nap_and_ask" send "$napping" both.right.asking finish
+send_ms=$(( ($(date +%s%N) - start_s) / 1000000 ))
+if [ "$send_ms" -lt 1500 ]; then ok; else fail "send took $send_ms ms: it waited for the nap"; fi
+wait "$pid"
+code=$?
+if [ "$code" -eq 0 ]; then ok; else fail "the waiting run process exited $code, not done's 0"; cat "$tmp/both.log"; fi
+if grep -q 'going on from what it stored' "$tmp/both.log"; then ok; else fail "the run process did not reload"; cat "$tmp/both.log"; fi
+expect "the answer and the nap both count" 0 'ended done' -- "$nap_and_ask" status "$napping"
 
 expect "resume of an unknown run" 65 'no run `zzzz`' -- "$napper" run --resume zzzz
 expect "resume takes no input" 64 'remove --input' -- "$napper" run --resume "$killed" --input '{}'
