@@ -2,12 +2,14 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <csignal>
+#include <cstring>
 #include <fstream>
 #include <iterator>
 #include <map>
@@ -161,21 +163,32 @@ Json Command(const Json& spec) {
   if (argv.empty()) throw Failure("std.command: `argv` is empty");
   const std::string cwd = spec.value("cwd", std::string("."));
   const int64_t timeoutMs = spec.value("timeout", int64_t{300000});
+  // posix_spawnp, not fork + exec: a forked child of this multi-threaded process may only make
+  // async-signal-safe calls, and a malloc there deadlocks when another thread held the
+  // allocator's lock at the fork (seen under ASan, where a build_matrix run hung). The pipes are
+  // close-on-exec, so a process started by a concurrent command never holds this one's open.
+  std::vector<char*> av;
+  for (const auto& a : argv) av.push_back(const_cast<char*>(a.c_str()));
+  av.push_back(nullptr);
   int out[2], err[2];
-  if (pipe(out) != 0 || pipe(err) != 0) throw Failure("std.command: cannot make pipes");
-  const pid_t pid = fork();
-  if (pid < 0) throw Failure("std.command: cannot fork");
-  if (pid == 0) {
-    dup2(out[1], 1);
-    dup2(err[1], 2);
+  if (pipe2(out, O_CLOEXEC) != 0) throw Failure("std.command: cannot make pipes");
+  if (pipe2(err, O_CLOEXEC) != 0) {
     close(out[0]);
-    close(err[0]);
-    if (chdir(cwd.c_str()) != 0) _exit(126);
-    std::vector<char*> av;
-    for (const auto& a : argv) av.push_back(const_cast<char*>(a.c_str()));
-    av.push_back(nullptr);
-    execvp(av[0], av.data());
-    _exit(127);
+    close(out[1]);
+    throw Failure("std.command: cannot make pipes");
+  }
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, out[1], 1);
+  posix_spawn_file_actions_adddup2(&actions, err[1], 2);
+  posix_spawn_file_actions_addchdir_np(&actions, cwd.c_str());
+  pid_t pid = -1;
+  const int spawned = posix_spawnp(&pid, av[0], &actions, nullptr, av.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (spawned != 0) {
+    for (int fd : {out[0], out[1], err[0], err[1]}) close(fd);
+    throw Failure("`" + argv[0] + "` cannot be started in `" + cwd + "`: " + std::strerror(spawned),
+                  {{"exit", nullptr}, {"stdout", ""}, {"stderr", ""}});
   }
   close(out[1]);
   close(err[1]);

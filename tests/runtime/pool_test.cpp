@@ -440,6 +440,26 @@ TEST_F(Fixture, AHostProcessRunsOnThePoolAndReportsBackToTheStrand) {
   EXPECT_EQ(bad->output()["exit"], 1);
 }
 
+// A program that is not there, or a working directory that is not there: a Failure that says
+// which, not an exit code to decode.
+TEST(StdCommand, WhatCannotBeStartedIsAFailureThatSaysWhy) {
+  auto reason = [](const Json& spec) {
+    try {
+      jr2rt::StdEffect("std.command", {{"spec", spec}});
+    } catch (const jr2rt::Failure& f) {
+      return f.reason();
+    }
+    return std::string("no Failure");
+  };
+  EXPECT_EQ(reason({{"argv", {"jr2-no-such-program"}}}),
+            "`jr2-no-such-program` cannot be started in `.`: No such file or directory");
+  EXPECT_EQ(reason({{"argv", {"true"}}, {"cwd", "/jr2-no-such-dir"}}),
+            "`true` cannot be started in `/jr2-no-such-dir`: No such file or directory");
+  const Json echoed = jr2rt::StdEffect(
+      "std.command", {{"spec", {{"argv", {"sh", "-c", "pwd; echo oops >&2"}}, {"cwd", "/"}}}});
+  EXPECT_EQ(echoed, (Json{{"exit", 0}, {"stdout", "/\n"}, {"stderr", "oops\n"}}));
+}
+
 }  // namespace
 
 namespace {
