@@ -102,18 +102,31 @@ std::shared_ptr<const Backlog> ReadBacklog(const std::string& path) {
   if (!in)
     throw Defect("std.backlog: cannot read `" + path + "`: no such file, or it cannot be opened");
   std::string bytes{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-  // The last parse of each path (a few paths at most; runs on several threads share it).
+  // The last parse of each path, for the 16 paths read most recently (runs on several threads
+  // share it): a process that reads many backlogs keeps only the recent ones.
+  struct Entry {
+    std::shared_ptr<const Backlog> backlog;
+    uint64_t used = 0;
+  };
   static std::mutex mutex;
-  static std::map<std::string, std::shared_ptr<const Backlog>> parsed;
+  static std::map<std::string, Entry> parsed;
+  static uint64_t clock = 0;
   {
     std::lock_guard<std::mutex> lock(mutex);
     auto it = parsed.find(path);
-    if (it != parsed.end() && it->second->bytes == bytes) return it->second;
+    if (it != parsed.end() && it->second.backlog->bytes == bytes) {
+      it->second.used = ++clock;
+      return it->second.backlog;
+    }
   }
   auto backlog = ParseBacklog(path, std::move(bytes));
   std::lock_guard<std::mutex> lock(mutex);
-  if (parsed.size() >= 16 && parsed.count(path) == 0) parsed.erase(parsed.begin());
-  parsed[path] = backlog;
+  if (parsed.size() >= 16 && parsed.count(path) == 0) {
+    parsed.erase(std::min_element(parsed.begin(), parsed.end(), [](const auto& a, const auto& b) {
+      return a.second.used < b.second.used;
+    }));
+  }
+  parsed[path] = {backlog, ++clock};
   return backlog;
 }
 

@@ -426,6 +426,21 @@ TEST(StdBacklog, AFailedNeedKeepsItsDependentsFromEverBeingReady) {
     out << "[{";
   }
   EXPECT_THROW(jr2rt::StdBacklog(args, jr2rt::NextQuery{}), jr2rt::Defect) << "invalid JSON";
+  // Every call reads the file: an edit of the same size, at once, is seen (the parse is reused
+  // only while the bytes are the same).
+  for (const char* id : {"P", "Q"}) {
+    {
+      std::ofstream out(path);
+      out << R"([{"id":")" << id << R"("}])";
+    }
+    EXPECT_EQ(jr2rt::StdBacklog(args, jr2rt::NextQuery{})["item"]["id"], id);
+  }
+  {
+    std::ofstream out(path);
+    out << R"([{"id":"R","needs":"P"}])";
+  }
+  EXPECT_THROW(jr2rt::StdBacklog(args, jr2rt::NextQuery{}), jr2rt::Defect)
+      << "`needs` must be a list";
 }
 
 TEST_F(Fixture, AHostProcessRunsOnThePoolAndReportsBackToTheStrand) {
