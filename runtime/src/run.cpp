@@ -88,6 +88,17 @@ class Actor {
   static std::unique_ptr<Actor> Restore(Run& run, Actor* parent, const Json& snap);
 
   const Actor* parent() const { return parent_; }
+  int key() const { return key_; }
+  // The path of the state that started timer `id` or invoke `id` ("" for the actor as a whole:
+  // a Pool, a machine's body).
+  virtual std::string timerState(int id) const {
+    (void)id;
+    return {};
+  }
+  virtual std::string invokeState(int id) const {
+    (void)id;
+    return {};
+  }
 
  protected:
   // Runs one step of this actor: its Failure ends it, and its parent (or the run) hears of it.
@@ -185,6 +196,12 @@ class MachineActor final : public Actor, public MachineHost {
       m_->start(*this, input);
       after();
     });
+  }
+
+  std::string timerState(int id) const override { return m_->timerState(id); }
+  std::string invokeState(int id) const override {
+    auto it = children_.find(id);
+    return it == children_.end() ? std::string() : it->second.spec.statePath;
   }
 
   void check(int, const std::string& event, const Json& payload) const override {
@@ -905,17 +922,34 @@ std::vector<OpenGate> Run::gates() const {
 }
 
 std::optional<int64_t> Run::nextUnattendedTimer() const {
-  // Every actor that holds an open Gate, itself or below it, waits for a person or an agent. A
-  // Pool's poll counts as attended when its wake Gate or a worker's Gate is open; a Pool whose
-  // every worker is under way polls while they work, as it would with a process that stays.
-  std::set<const Actor*> attended;
+  // Where somebody is waited for: each open Gate, as (the actor, the state that invoked it),
+  // and up the tree (each parent, at the state that invoked the child).
+  std::set<std::pair<const Actor*, std::string>> waited;
   for (const auto& [name, g] : gates_) {
-    for (const Actor* a = g.owner; a != nullptr && attended.insert(a).second; a = a->parent()) {
+    const Actor* a = g.owner;
+    std::string at = a->invokeState(g.invokeId);
+    while (a != nullptr && waited.emplace(a, at).second) {
+      const Actor* parent = a->parent();
+      at = parent != nullptr ? parent->invokeState(a->key()) : std::string();
+      a = parent;
     }
   }
+  // A timer is a deadline on an answer when somebody is waited for inside the state that
+  // started it (the machine's body covers the whole machine); otherwise it is work under way.
+  auto within = [](const std::string& path, const std::string& state) {
+    return state.empty() || path == state ||
+           (path.size() > state.size() && path.compare(0, state.size(), state) == 0 &&
+            path[state.size()] == '.');
+  };
   std::optional<int64_t> best;
   for (const Timer& t : timers_) {
-    if (attended.count(t.owner) != 0) continue;
+    const std::string state = t.owner->timerState(t.id);
+    bool attended = false;
+    for (auto it = waited.lower_bound({t.owner, std::string()});
+         it != waited.end() && it->first == t.owner && !attended; ++it) {
+      attended = within(it->second, state);
+    }
+    if (attended) continue;
     if (!best || t.due < *best) best = t.due;
   }
   return best;

@@ -131,6 +131,15 @@ int Statechart::activeLeaf() const {
   return -1;
 }
 
+std::string Statechart::timerState(int timerId) const {
+  for (int t = 0; t < transitionCount_; ++t) {
+    const TransitionInfo& info = transitions_[t];
+    if (info.trigger == TransitionInfo::kAfter && info.id == timerId)
+      return states_[info.source].path;
+  }
+  return {};
+}
+
 std::vector<std::string> Statechart::activeStates() const {
   std::vector<std::string> out;
   for (int s = 1; s < stateCount_; ++s) {

@@ -290,6 +290,17 @@ TEST_F(Fixture, OnlyATimerOfWorkUnderWayIsUnattended) {
   EXPECT_EQ(GateNames(*napper), std::vector<std::string>{"asking"});
   EXPECT_EQ(napper->nextUnattendedTimer(), std::nullopt) << "a deadline on an answer";
   EXPECT_EQ(napper->nextTimer(), std::optional<int64_t>(3'000 + 3'600'000));
+
+  // The granularity is the state: a nap in one region is work under way beside a Gate in the
+  // other region of the same machine; a timer on the machine's body covers the Gate.
+  auto split = make("conformance_split_nap");
+  split->start(Json::object());
+  EXPECT_EQ(GateNames(*split), std::vector<std::string>{"both.right.asking"});
+  EXPECT_EQ(split->nextUnattendedTimer(), std::optional<int64_t>(3'000 + 2'000));
+  clock.advance(2'000);
+  split->tick();
+  EXPECT_EQ(split->nextUnattendedTimer(), std::nullopt) << "only the body's deadline is left";
+  EXPECT_EQ(split->nextTimer(), std::optional<int64_t>(3'000 + 3'600'000));
 }
 
 TEST_F(Fixture, ADefectEndsTheRunErrorAndStopsEveryWorker) {

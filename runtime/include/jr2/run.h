@@ -94,9 +94,10 @@ class Run {
   std::vector<OpenGate> gates() const;
   // The earliest pending timer, if any (ms on the run's clock).
   std::optional<int64_t> nextTimer() const;
-  // The earliest timer of an actor that holds no open Gate, itself or below it: work under way
-  // that goes on by itself (a retry's cool-down), not a deadline on a person's answer nor the
-  // poll of a Pool that waits at Gates. While there is one, the run is not waiting for anybody.
+  // The earliest timer with no open Gate inside the state that started it (its subtree, and the
+  // children invoked from there): work under way that goes on by itself (a retry's cool-down),
+  // not a deadline on a person's answer nor the poll of a Pool that waits at Gates. While there
+  // is one, the run is not waiting for anybody.
   std::optional<int64_t> nextUnattendedTimer() const;
 
   // Progress lines (`T-1 started`, `T-1 settled`, …) as the run moves.

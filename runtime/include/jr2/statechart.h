@@ -90,6 +90,12 @@ class Machine {
   // The active configuration and the context, and back. Restoring does not re-run entry actions.
   virtual Json snapshot() const = 0;
   virtual void restore(MachineHost& host, const Json& snapshot) = 0;
+  // The path of the state whose `after` starts timer `timerId` ("" for the machine's body, or
+  // when unknown). The run host uses it to tell a deadline on an answer from work under way.
+  virtual std::string timerState(int timerId) const {
+    (void)timerId;
+    return {};
+  }
 };
 
 using MachineFactory = std::unique_ptr<Machine> (*)();
@@ -119,6 +125,7 @@ class Statechart : public Machine {
   bool dispatch(const Event& event) override;
   bool isDone() const override { return done_; }
   std::vector<std::string> activeStates() const override;
+  std::string timerState(int timerId) const override;
 
  protected:
   Statechart(const StateInfo* states, int stateCount, const TransitionInfo* transitions,
