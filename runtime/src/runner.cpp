@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <ctime>
 #include <fstream>
 #include <iostream>
 #include <random>
@@ -69,6 +70,16 @@ std::string DurationText(int64_t ms) {
   if (s < 3600) return two(s / 60, "min", s % 60, "s");
   if (s < 86400) return two(s / 3600, "h", s % 3600 / 60, "min");
   return two(s / 86400, "d", s % 86400 / 3600, "h");
+}
+
+// "2026-11-30 06:20:11", in local time.
+std::string LocalTime(int64_t ms) {
+  const std::time_t t = static_cast<std::time_t>(ms / 1000);
+  std::tm local{};
+  localtime_r(&t, &local);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%d %H:%M:%S", &local);
+  return text;
 }
 
 std::string NewRunId() {
@@ -417,7 +428,10 @@ class Runner {
     auto store = open(a);
     for (const auto& r : store->list(a.all)) {
       if (r.workflow != workflow_) continue;
-      std::cout << r.id << "  " << r.status << "\n";
+      // id, status, then when it last changed (local time), padded so the columns line up.
+      std::string status = r.status;
+      status.resize(std::max<size_t>(status.size(), 10), ' ');
+      std::cout << r.id << "  " << status << "  " << LocalTime(r.updatedMs) << "\n";
     }
     return kExitDone;
   }

@@ -3,7 +3,7 @@
 # commands (`$ …`), comments (`# …`) and blank lines; after each command, its stderr then its
 # stdout (each line behind `| `) and its exit code (`[exit N]`). The test runs the commands in a
 # fresh store, from SOURCE_DIR, and compares. The first run's id reads `$RUN`, the store's
-# folder `$TMP`.
+# folder `$TMP`, a local time `$TIME`.
 # Usage: transcript_test.sh TRANSCRIPT SOURCE_DIR RUNNER…   (JR2_AUTOUPDATE=1 rewrites it)
 set -u
 transcript=$(realpath "$1")
@@ -33,7 +33,7 @@ while IFS= read -r line || [ -n "$line" ]; do
   [ -n "$RUN" ] || RUN=$("$first" runs --all 2>/dev/null | head -n 1 | cut -d' ' -f1)
   for f in err out; do
     if [ -n "$RUN" ]; then sed -i "s/$RUN/\$RUN/g" "$tmp/$f"; fi
-    sed -i "s|$tmp|\$TMP|g" "$tmp/$f"
+    sed -i "s|$tmp|\$TMP|g; s/[0-9]\{4\}-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9]/\$TIME/g" "$tmp/$f"
     sed 's/^/| /; s/^| $/|/' "$tmp/$f" >> "$tmp/new"
   done
   echo "[exit $code]" >> "$tmp/new"
