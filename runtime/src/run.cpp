@@ -328,6 +328,7 @@ class MachineActor final : public Actor, public MachineHost {
     g.kind = spec.kind == InvokeSpec::Kind::kAgent ? OpenGate::Kind::kAgent : OpenGate::Kind::kGate;
     g.meta = spec.input;
     g.accepts = Accepted(m_->eventSpecs(), spec.kind == InvokeSpec::Kind::kAgent);
+    if (spec.kind == InvokeSpec::Kind::kAgent) g.agent = spec.target;
     run_.openGate(std::move(g), this, spec.id);
   }
 
@@ -841,6 +842,13 @@ void Run::send(const std::string& gate, const std::string& event, const Json& pa
     throw BadInput("run " + id_ + " has no open Gate `" + gate + "`" +
                    (open.empty() ? "" : "; its open Gates are " + open));
   }
+  accept(gate, event, payload);
+  drain();
+}
+
+void Run::accept(const std::string& gate, const std::string& event, const Json& payload) {
+  auto it = gates_.find(gate);
+  if (it == gates_.end()) throw BadInput("no open Gate `" + gate + "`");
   const GateEntry entry = it->second;
   bool accepted = false;
   std::string names;
@@ -854,7 +862,43 @@ void Run::send(const std::string& gate, const std::string& event, const Json& pa
   entry.owner->check(entry.invokeId, event, payload);
   entry.owner->later(
       [entry, event, payload] { entry.owner->deliver(entry.invokeId, event, payload); });
-  drain();
+}
+
+void Run::scriptAgents(Json script) {
+  agentScript_ = std::move(script);
+  std::vector<std::string> open;
+  for (const auto& [name, g] : gates_) {
+    if (g.gate.kind == OpenGate::Kind::kAgent) open.push_back(name);
+  }
+  for (const auto& name : open) answerAgent(name);
+}
+
+void Run::answerAgent(const std::string& gate) {
+  auto it = gates_.find(gate);
+  if (it == gates_.end() || !agentScript_.is_object()) return;
+  const std::string agent = it->second.gate.agent;
+  if (!agentScript_.contains(agent)) return;
+  const Json& replies = agentScript_[agent];
+  const int64_t used = agentReplies_.value(agent, int64_t{0});
+  if (!replies.is_array() || used >= static_cast<int64_t>(replies.size())) {
+    progress("agent " + agent + ": the script has no reply " + std::to_string(used + 1) +
+             "; the Gate " + gate + " waits for an answer");
+    return;
+  }
+  const Json reply = replies[static_cast<size_t>(used)];
+  agentReplies_[agent] = used + 1;
+  const std::string event = reply.value("event", std::string());
+  const Json payload = reply.value("payload", Json::object());
+  progress("agent " + agent + " answered " + event + " at " + gate + " (scripted reply " +
+           std::to_string(used + 1) + ")");
+  post([this, gate, event, payload, agent, used] {
+    try {
+      accept(gate, event, payload);
+    } catch (const BadInput& e) {
+      throw Defect("the scripted reply " + std::to_string(used + 1) + " of agent `" + agent +
+                   "` is refused: " + e.what());
+    }
+  });
 }
 
 void Run::tick() {
@@ -968,7 +1012,9 @@ void Run::openGate(OpenGate gate, Actor* owner, int invokeId) {
   if (gates_.count(gate.name) != 0) throw Defect("two live Gates are named `" + gate.name + "`");
   const std::string name = gate.name;
   if (gate.kind != OpenGate::Kind::kSource) progress("Gate " + name + " opened");
+  const bool agent = gate.kind == OpenGate::Kind::kAgent;
   gates_.emplace(name, GateEntry{std::move(gate), owner, invokeId});
+  if (agent && !agentScript_.is_null()) answerAgent(name);
 }
 
 void Run::closeGate(const std::string& name) { gates_.erase(name); }
@@ -997,6 +1043,7 @@ Json Run::snapshot() const {
           {"reason", reason_},
           {"input", input_},
           {"output", output_},
+          {"agentReplies", agentReplies_},
           {"top", top_ && !ended() ? top_->snapshot() : Json(nullptr)}};
 }
 
@@ -1011,6 +1058,7 @@ std::unique_ptr<Run> Run::Restore(const Registry& registry, const Json& snap, Cl
   run->reason_ = snap.at("reason").get<std::string>();
   run->input_ = snap.at("input");
   run->output_ = snap.at("output");
+  run->agentReplies_ = snap.value("agentReplies", Json::object());
   if (!snap.at("top").is_null()) run->top_ = Actor::Restore(*run, nullptr, snap.at("top"));
   return run;
 }

@@ -29,6 +29,7 @@ struct Args {
   bool all = false;
   bool follow = false;
   std::string resume;  // run --resume RUN
+  std::string agents;  // --agents FILE: the scripted Agent harness
   bool resumeGiven = false;
 };
 
@@ -60,7 +61,7 @@ Json ReadInput(const std::string& value) {
 // A wait for a person to read: "250 ms", "30 s", "1 min 30 s", "2 h 5 min", "3 d 4 h".
 std::string DurationText(int64_t ms) {
   if (ms < 1000) return std::to_string(ms) + " ms";
-  const int64_t s = ms / 1000;
+  const int64_t s = (ms + 500) / 1000;  // to the nearest second: 3,599.9 s reads "1 h"
   auto two = [](int64_t big, const char* bigUnit, int64_t small, const char* smallUnit) {
     std::string out = std::to_string(big) + " " + bigUnit;
     if (small != 0) out += " " + std::to_string(small) + " " + smallUnit;
@@ -80,6 +81,34 @@ std::string LocalTime(int64_t ms) {
   char text[32];
   std::strftime(text, sizeof text, "%Y-%m-%d %H:%M:%S", &local);
   return text;
+}
+
+// --agents FILE: `{ "AGENT": [ { "event": NAME, "payload": {…} }, … ], … }`.
+Json ReadAgentScript(const std::string& path) {
+  if (path.empty()) return nullptr;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw BadInput("cannot read the agent script `" + path + "`");
+  std::stringstream text;
+  text << in.rdbuf();
+  const Json script = ParseJson(text.str(), "the agent script `" + path + "`");
+  const std::string shape =
+      "; it maps each Agent's name to a list of replies, each "
+      "{ \"event\": NAME, \"payload\": { … } }";
+  if (!script.is_object())
+    throw BadInput("the agent script `" + path + "` is not a JSON object" + shape);
+  for (const auto& [agent, replies] : script.items()) {
+    if (!replies.is_array())
+      throw BadInput("the agent script `" + path + "`: `" + agent + "` is not a list" + shape);
+    for (size_t i = 0; i < replies.size(); ++i) {
+      const Json& r = replies[i];
+      if (!r.is_object() || !r.contains("event") || !r["event"].is_string() ||
+          (r.contains("payload") && !r["payload"].is_object())) {
+        throw BadInput("the agent script `" + path + "`: reply " + std::to_string(i + 1) + " of `" +
+                       agent + "` is not { \"event\": NAME, \"payload\": { … } }");
+      }
+    }
+  }
+  return script;
 }
 
 std::string NewRunId() {
@@ -144,7 +173,15 @@ class Runner {
   Runner(const Registry& registry, const char* workflow)
       : registry_(registry), workflow_(workflow) {}
 
+  // The scripted Agent harness, when --agents gave one: in every run this command drives.
+  void arm(Run& run) {
+    if (!agents_.is_null()) run.scriptAgents(agents_);
+  }
+
   int main(const Args& a) {
+    if (!a.agents.empty() && a.verb != "run" && a.verb != "send")
+      throw UsageError("`--agents` goes with `run` and `send`");
+    agents_ = ReadAgentScript(a.agents);
     if (a.resumeGiven && a.verb != "run")
       throw UsageError("`--resume` goes with `run`: `" + workflow_ + " run --resume RUN`");
     if (a.verb == "run") return run(a);
@@ -314,6 +351,7 @@ class Runner {
                        "stored\n";
           run = restore(store, id, clock);
           watch(*run);
+          arm(*run);
           run->tick();  // a restored run schedules its timers as it is driven
           continue;
         }
@@ -332,6 +370,7 @@ class Runner {
     SystemClock clock;
     auto run = std::make_unique<Run>(registry_, *wf, NewRunId(), clock);
     watch(*run);
+    arm(*run);
     run->start(input);
     follow(*store, run, clock, a.follow);
     return finish(*store, *run, a);
@@ -359,6 +398,7 @@ class Runner {
       throw BadInput("run " + run->id() + " has ended `" + ToString(run->status()) +
                      "`; there is nothing to resume");
     watch(*run);
+    arm(*run);
     const std::string before = run->snapshot().dump();
     run->tick();
     follow(*store, run, clock, a.follow);
@@ -379,6 +419,7 @@ class Runner {
     SystemClock clock;
     auto run = restore(*store, a.positional[0], clock);
     watch(*run);
+    arm(*run);
     // Timers that fell due while no process ran fire first. If they changed the run, that is
     // saved even when the send itself is then refused.
     const std::string before = run->snapshot().dump();
@@ -451,6 +492,7 @@ class Runner {
   std::string workflow_;
   std::vector<std::string> pending_;
   int64_t revision_ = 0;  // of the run as this command loaded or last saved it
+  Json agents_;           // --agents
   int taken_ = 0;
   int settled_ = 0;
   int failed_ = 0;
@@ -474,6 +516,8 @@ Args Parse(int argc, char** argv) {
       a.all = true;
     else if (s == "--follow")
       a.follow = true;
+    else if (s == "--agents")
+      a.agents = value("--agents");
     else if (s == "--resume") {
       a.resume = value("--resume");
       a.resumeGiven = true;
@@ -506,6 +550,8 @@ int RunnerMain(const Registry& registry, const char* workflow, int argc, char** 
            "it ends or waits\n"
         << "  run   --resume RUN [--follow]                                    take a saved run "
            "up again\n"
+        << "  run, send … --agents FILE                                        answer Agents from "
+           "a script\n"
         << "  send  RUN GATE EVENT [JSON]                                      deliver at a Gate; "
            "drive again\n"
         << "  status RUN [--json]                                              status, output, "

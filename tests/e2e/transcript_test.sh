@@ -2,8 +2,8 @@
 # Transcript goldens: what a person sees from a runner, step by step. A transcript holds
 # commands (`$ …`), comments (`# …`) and blank lines; after each command, its stderr then its
 # stdout (each line behind `| `) and its exit code (`[exit N]`). The test runs the commands in a
-# fresh store, from SOURCE_DIR, and compares. The first run's id reads `$RUN`, the store's
-# folder `$TMP`, a local time `$TIME`.
+# fresh store, from SOURCE_DIR, and compares. Run ids read `$RUN`, `$RUN2`, … in the order the
+# runs appear; the store's folder reads `$TMP`, a local time `$TIME`, a wait `due in $WAIT`.
 # Usage: transcript_test.sh TRANSCRIPT SOURCE_DIR RUNNER…   (JR2_AUTOUPDATE=1 rewrites it)
 set -u
 transcript=$(realpath "$1")
@@ -20,6 +20,18 @@ done
 first=$(basename "$1")
 cd "$src" || exit 1
 
+# Runs are named in the order they appear: $RUN, then $RUN2, $RUN3, …
+ids=()
+name_runs() {
+  local id known n
+  for id in $("$first" runs --all 2>/dev/null | cut -d' ' -f1); do
+    known=0
+    for n in "${ids[@]}"; do [ "$n" = "$id" ] && known=1; done
+    [ "$known" = 1 ] && continue
+    ids+=("$id")
+    if [ "${#ids[@]}" = 1 ]; then RUN=$id; else printf -v "RUN${#ids[@]}" '%s' "$id"; fi
+  done
+}
 RUN=""
 : > "$tmp/new"
 while IFS= read -r line || [ -n "$line" ]; do
@@ -30,10 +42,13 @@ while IFS= read -r line || [ -n "$line" ]; do
   [ "${line:0:2}" = '$ ' ] || continue
   eval "${line:2}" > "$tmp/out" 2> "$tmp/err"
   code=$?
-  [ -n "$RUN" ] || RUN=$("$first" runs --all 2>/dev/null | head -n 1 | cut -d' ' -f1)
+  name_runs
   for f in err out; do
-    if [ -n "$RUN" ]; then sed -i "s/$RUN/\$RUN/g" "$tmp/$f"; fi
-    sed -i "s|$tmp|\$TMP|g; s/[0-9]\{4\}-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9]/\$TIME/g" "$tmp/$f"
+    for i in "${!ids[@]}"; do
+      if [ "$i" = 0 ]; then label='$RUN'; else label="\$RUN$((i + 1))"; fi
+      sed -i "s/${ids[$i]}/$label/g" "$tmp/$f"
+    done
+    sed -i -E "s|$tmp|\$TMP|g; s/[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}/\$TIME/g; s/due in [0-9]+ [a-z]+( [0-9]+ [a-z]+)?/due in \$WAIT/g" "$tmp/$f"
     sed 's/^/| /; s/^| $/|/' "$tmp/$f" >> "$tmp/new"
   done
   echo "[exit $code]" >> "$tmp/new"

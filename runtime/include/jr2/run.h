@@ -58,6 +58,7 @@ struct OpenGate {
   enum class Kind { kGate, kAgent, kSource } kind = Kind::kGate;
   Json meta;                       // what the author wrote for the person
   std::vector<EventSpec> accepts;  // the events it takes, with their fields
+  std::string agent;               // kAgent: the Agent slot's name (`triager`)
 };
 
 // A Source's `next`, answered later: tests script it; the standard library answers at once.
@@ -107,6 +108,14 @@ class Run {
   Json snapshot() const;
   static std::unique_ptr<Run> Restore(const Registry& registry, const Json& snapshot, Clock& clock);
 
+  // The scripted Agent harness (RUNTIME.md §5; no model is reachable here): `script` maps an
+  // Agent's name to its replies in order, each `{ "event": NAME, "payload": {…} }`. Each time
+  // that Agent's Gate opens (and at once for one open now), the next reply is delivered there as
+  // the Agent's answer; the replies used are counted in the run, so a later process goes on
+  // with the next one. A reply the Gate refuses ends the run `error`, naming the reply. When the
+  // replies run out, the Gate stays open for `send`.
+  void scriptAgents(Json script);
+
   // For tests: replaces how a Source's `next` is called (scripted answers, deferred on purpose).
   void scriptNext(const std::string& function, NextCall call) {
     scripted_[function] = std::move(call);
@@ -145,6 +154,10 @@ class Run {
   };
   void drain();
   void guard(const std::function<void()>& step);
+  // Checks `event` and `payload` at an open Gate (throws BadInput) and schedules the delivery.
+  void accept(const std::string& gate, const std::string& event, const Json& payload);
+  // Delivers the Agent's next scripted reply at its open Gate `gate`, if the script has one.
+  void answerAgent(const std::string& gate);
 
   const Registry& registry_;
   const WorkflowInfo& workflow_;
@@ -163,6 +176,8 @@ class Run {
   Json input_;
   Json output_;
   std::string reason_;
+  Json agentScript_;                    // scriptAgents(); not stored: each process gives it
+  Json agentReplies_ = Json::object();  // replies used, by Agent name; stored with the run
   friend class Actor;
 };
 
