@@ -892,6 +892,13 @@ void Run::answerAgent(const std::string& gate) {
   progress("agent " + agent + " answered " + event + " at " + gate + " (scripted reply " +
            std::to_string(used + 1) + ")");
   post([this, gate, event, payload, agent, used] {
+    if (gates_.count(gate) == 0) {
+      // The Agent's state was left before its reply came: the reply waits for the next time.
+      agentReplies_[agent] = used;
+      progress("agent " + agent + ": its Gate " + gate + " closed before scripted reply " +
+               std::to_string(used + 1) + " came; the reply is kept for the next time");
+      return;
+    }
     try {
       accept(gate, event, payload);
     } catch (const BadInput& e) {
