@@ -75,7 +75,7 @@ std::string DurationText(int64_t ms) {
 
 // "2026-11-30 06:20:11", in local time.
 std::string LocalTime(int64_t ms) {
-  const std::time_t t = static_cast<std::time_t>(ms / 1000);
+  const auto t = static_cast<std::time_t>(ms / 1000);
   std::tm local{};
   localtime_r(&t, &local);
   char text[32];
@@ -90,21 +90,29 @@ Json ReadAgentScript(const std::string& path) {
   if (!in) throw BadInput("cannot read the agent script `" + path + "`");
   std::stringstream text;
   text << in.rdbuf();
-  const Json script = ParseJson(text.str(), "the agent script `" + path + "`");
+  const std::string where = "the agent script `" + path + "`";
+  Json script = ParseJson(text.str(), where);
   const std::string shape =
       "; it maps each Agent's name to a list of replies, each "
       "{ \"event\": NAME, \"payload\": { … } }";
-  if (!script.is_object())
-    throw BadInput("the agent script `" + path + "` is not a JSON object" + shape);
+  auto refuse = [&](std::string what) {
+    what.insert(0, where);
+    what += shape;
+    throw BadInput(what);
+  };
+  if (!script.is_object()) refuse(" is not a JSON object");
   for (const auto& [agent, replies] : script.items()) {
-    if (!replies.is_array())
-      throw BadInput("the agent script `" + path + "`: `" + agent + "` is not a list" + shape);
+    if (!replies.is_array()) refuse(": `" + agent + "` is not a list");
     for (size_t i = 0; i < replies.size(); ++i) {
       const Json& r = replies[i];
       if (!r.is_object() || !r.contains("event") || !r["event"].is_string() ||
           (r.contains("payload") && !r["payload"].is_object())) {
-        throw BadInput("the agent script `" + path + "`: reply " + std::to_string(i + 1) + " of `" +
-                       agent + "` is not { \"event\": NAME, \"payload\": { … } }");
+        std::string what = ": reply ";
+        what += std::to_string(i + 1);
+        what += " of `";
+        what += agent;
+        what += "` is not a reply";
+        refuse(what);
       }
     }
   }

@@ -181,6 +181,7 @@ Json Command(const Json& spec) {
   // allocator's lock at the fork (seen under ASan, where a build_matrix run hung). The pipes are
   // close-on-exec, so a process started by a concurrent command never holds this one's open.
   std::vector<char*> av;
+  av.reserve(argv.size() + 1);
   for (const auto& a : argv) av.push_back(const_cast<char*>(a.c_str()));
   av.push_back(nullptr);
   int out[2], err[2];
