@@ -404,6 +404,49 @@ TEST_F(Fixture, AnItemThatDoesNotFitItsWorkerFailsOnlyThatItem) {
   EXPECT_EQ(started(), (std::vector<std::string>{"A", "B"}));
 }
 
+// The scripted Agent harness: each time the Agent's Gate opens, the next reply is delivered
+// there; the count is stored with the run; a refused reply ends the run error; a reply whose
+// Gate closed first is kept; without a reply the Gate waits.
+TEST_F(Fixture, AScriptedAgentAnswersAtItsGate) {
+  const Json script = {{"helper", {{{"event", "answer"}, {"payload", {{"text", "42"}}}}}}};
+  {
+    auto run = make("conformance_asker");
+    run->scriptAgents(script);
+    run->start(Json::object());
+    EXPECT_EQ(run->status(), RunStatus::kDone) << run->reason();
+    EXPECT_EQ(run->output(), "42");
+    EXPECT_EQ(run->snapshot()["agentReplies"], (Json{{"helper", 1}}));
+  }
+  {
+    auto run = make("conformance_asker");
+    run->start(Json::object());
+    EXPECT_EQ(GateNames(*run), std::vector<std::string>{"asking"}) << "no script: it waits";
+    // A later process with a script answers the Gate that is open.
+    const Json saved = run->snapshot();
+    run = jr2rt::Run::Restore(registry, Json::parse(saved.dump()), clock);
+    run->scriptAgents(script);
+    run->tick();
+    EXPECT_EQ(run->status(), RunStatus::kDone) << run->reason();
+  }
+  {
+    auto run = make("conformance_asker");
+    run->scriptAgents({{"helper", {{{"event", "answer"}, {"payload", {{"text", 7}}}}}}});
+    run->start(Json::object());
+    EXPECT_EQ(run->status(), RunStatus::kError);
+    EXPECT_NE(run->reason().find("the scripted reply 1 of agent `helper` is refused"),
+              std::string::npos)
+        << run->reason();
+  }
+  {
+    auto run = make("conformance_asker");
+    run->scriptAgents(script);
+    run->start({{"skip", true}});
+    EXPECT_EQ(GateNames(*run), std::vector<std::string>{"skipped"}) << run->reason();
+    EXPECT_EQ(run->snapshot()["agentReplies"], (Json{{"helper", 0}}))
+        << "the reply whose Gate closed first is kept for the next time";
+  }
+}
+
 TEST(StdBacklog, AFailedNeedKeepsItsDependentsFromEverBeingReady) {
   const std::string path = testing::TempDir() + "backlog.json";
   {
