@@ -878,33 +878,31 @@ void Run::answerAgent(const std::string& gate) {
   if (it == gates_.end() || !agentScript_.is_object()) return;
   const std::string agent = it->second.gate.agent;
   if (!agentScript_.contains(agent)) return;
-  const Json& replies = agentScript_[agent];
-  const int64_t used = agentReplies_.value(agent, int64_t{0});
-  if (!replies.is_array() || used >= static_cast<int64_t>(replies.size())) {
-    progress("agent " + agent + ": the script has no reply " + std::to_string(used + 1) +
-             "; the Gate " + gate + " waits for an answer");
-    return;
-  }
-  const Json reply = replies[static_cast<size_t>(used)];
-  agentReplies_[agent] = used + 1;
-  const std::string event = reply.value("event", std::string());
-  const Json payload = reply.value("payload", Json::object());
-  progress("agent " + agent + " answered " + event + " at " + gate + " (scripted reply " +
-           std::to_string(used + 1) + ")");
-  post([this, gate, event, payload, agent, used] {
-    if (gates_.count(gate) == 0) {
-      // The Agent's state was left before its reply came: the reply waits for the next time.
-      agentReplies_[agent] = used;
-      progress("agent " + agent + ": its Gate " + gate + " closed before scripted reply " +
-               std::to_string(used + 1) + " came; the reply is kept for the next time");
+  const uint64_t opening = it->second.opening;
+  // The reply is chosen when it is delivered, for this opening of the Gate only: the count never
+  // runs back, and two Gates of one Agent open at once get one reply each, in order.
+  post([this, gate, agent, opening] {
+    auto open = gates_.find(gate);
+    if (open == gates_.end() || open->second.opening != opening) return;  // left meanwhile
+    const Json& replies = agentScript_[agent];
+    const int64_t used = agentReplies_.value(agent, int64_t{0});
+    if (!replies.is_array() || used >= static_cast<int64_t>(replies.size())) {
+      progress("agent " + agent + ": the script has no reply " + std::to_string(used + 1) +
+               "; the Gate " + gate + " waits for an answer");
       return;
     }
+    const Json& reply = replies[static_cast<size_t>(used)];
+    const std::string event = reply.value("event", std::string());
+    const Json payload = reply.value("payload", Json::object());
+    agentReplies_[agent] = used + 1;
     try {
       accept(gate, event, payload);
     } catch (const BadInput& e) {
       throw Defect("the scripted reply " + std::to_string(used + 1) + " of agent `" + agent +
                    "` is refused: " + e.what());
     }
+    progress("agent " + agent + " answered " + event + " at " + gate + " (scripted reply " +
+             std::to_string(used + 1) + ")");
   });
 }
 
@@ -1020,7 +1018,7 @@ void Run::openGate(OpenGate gate, Actor* owner, int invokeId) {
   const std::string name = gate.name;
   if (gate.kind != OpenGate::Kind::kSource) progress("Gate " + name + " opened");
   const bool agent = gate.kind == OpenGate::Kind::kAgent;
-  gates_.emplace(name, GateEntry{std::move(gate), owner, invokeId});
+  gates_.emplace(name, GateEntry{std::move(gate), owner, invokeId, ++openings_});
   if (agent && !agentScript_.is_null()) answerAgent(name);
 }
 

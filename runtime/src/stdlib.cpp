@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <csignal>
 #include <cstring>
@@ -15,6 +16,7 @@
 #include <map>
 #include <mutex>
 #include <string_view>
+#include <thread>
 #include <unordered_set>
 
 namespace jr2rt {
@@ -220,7 +222,10 @@ Json Command(const Json& spec) {
       kill(pid, SIGKILL);
       break;
     }
-    if (poll(fds, 2, static_cast<int>(std::min<int64_t>(left, 1000))) < 0) break;
+    if (poll(fds, 2, static_cast<int>(std::min<int64_t>(left, 1000))) < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
     for (auto& f : fds) {
       if (f.fd < 0 || !(f.revents & (POLLIN | POLLHUP))) continue;
       char buf[4096];
@@ -237,8 +242,19 @@ Json Command(const Json& spec) {
   for (auto& f : fds) {
     if (f.fd >= 0) close(f.fd);
   }
+  // A process that closed its output may still run: it is waited for until the deadline, then
+  // killed, never waited for without end.
   int status = 0;
-  waitpid(pid, &status, 0);
+  for (int nap = 1;; nap = std::min(nap * 2, 50)) {
+    const pid_t done = waitpid(pid, &status, WNOHANG);
+    if (done == pid || (done < 0 && errno != EINTR)) break;
+    if (done < 0) continue;
+    if (!timedOut && std::chrono::steady_clock::now() >= deadline) {
+      timedOut = true;
+      kill(pid, SIGKILL);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(nap));
+  }
   const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   Json result = {{"exit", code}, {"stdout", stdoutText}, {"stderr", stderrText}};
   if (timedOut)

@@ -442,8 +442,21 @@ TEST_F(Fixture, AScriptedAgentAnswersAtItsGate) {
     run->scriptAgents(script);
     run->start({{"skip", true}});
     EXPECT_EQ(GateNames(*run), std::vector<std::string>{"skipped"}) << run->reason();
-    EXPECT_EQ(run->snapshot()["agentReplies"], (Json{{"helper", 0}}))
-        << "the reply whose Gate closed first is kept for the next time";
+    EXPECT_EQ(run->snapshot()["agentReplies"], Json::object())
+        << "a Gate left before its reply came uses no reply";
+  }
+  {
+    // Two Gates of one Agent open at once (two Pool workers would be the same): one reply each,
+    // in order, and the count says two.
+    source.answers = {Item("A"), Item("B")};
+    auto run = make("conformance_two_askers");
+    run->scriptAgents({{"helper",
+                        {{{"event", "answer"}, {"payload", {{"text", "one"}}}},
+                         {{"event", "answer"}, {"payload", {{"text", "two"}}}}}}});
+    run->start(Json::object());
+    EXPECT_EQ(run->status(), RunStatus::kDone) << run->reason();
+    EXPECT_EQ(run->output()["items"], (Json{{"A", "one"}, {"B", "two"}}));
+    EXPECT_EQ(run->snapshot()["agentReplies"], (Json{{"helper", 2}}));
   }
 }
 

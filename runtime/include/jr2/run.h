@@ -146,6 +146,7 @@ class Run {
     OpenGate gate;
     Actor* owner;
     int invokeId;
+    uint64_t opening = 0;  // which opening of the Gate (a name can close and open again)
   };
   struct Timer {
     Actor* owner;
@@ -178,6 +179,7 @@ class Run {
   std::string reason_;
   Json agentScript_;                    // scriptAgents(); not stored: each process gives it
   Json agentReplies_ = Json::object();  // replies used, by Agent name; stored with the run
+  uint64_t openings_ = 0;
   friend class Actor;
 };
 
