@@ -292,8 +292,8 @@ class Runner {
           std::cerr << "  and a timer" << (underWay ? " of work under way" : "") << ", "
                     << (wait > 0 ? "due in " + DurationText(wait) : "due now");
           if (gates.empty() || underWay) {
-            std::cerr << ": the `run` process that waits for it goes on, or `" << workflow_
-                      << " run --resume " << id << "` does\n";
+            std::cerr << ": a `run` process waiting for it goes on with it; if none is, `"
+                      << workflow_ << " run --resume " << id << "` does\n";
           } else {
             std::cerr << ": it fires at the next `send`, or wait for it with `" << workflow_
                       << " run --resume " << id << " --follow`\n";
