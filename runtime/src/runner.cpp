@@ -2,9 +2,13 @@
 
 #include "jr2/runner.h"
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstring>
 #include <ctime>
@@ -31,6 +35,40 @@ struct Args {
   std::string resume;  // run --resume RUN
   std::string agents;  // --agents FILE: the scripted Agent harness
   bool resumeGiven = false;
+};
+
+// One command drives a run at a time: an advisory lock (flock) on `<store>.locks/<run id>`,
+// held from loading the run to saving it, and released while a process sleeps for a timer. The
+// kernel drops it when the process dies, so a killed command never leaves a run locked.
+class DriveLock {
+ public:
+  DriveLock(const std::string& store, const std::string& run, const std::string& workflow) {
+    const std::string dir = store + ".locks";
+    if (mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST)
+      throw StoreError("cannot make the lock folder `" + dir + "`: " + std::strerror(errno));
+    path_ = dir + "/" + run;
+    fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd_ < 0) throw StoreError("cannot open `" + path_ + "`: " + std::strerror(errno));
+    if (flock(fd_, LOCK_EX | LOCK_NB) == 0) return;
+    std::cerr << workflow << ": another command is driving run " << run
+              << "; waiting for it to finish\n";
+    take();
+  }
+  ~DriveLock() {
+    if (fd_ >= 0) close(fd_);
+  }
+  DriveLock(const DriveLock&) = delete;
+  DriveLock& operator=(const DriveLock&) = delete;
+  void release() { flock(fd_, LOCK_UN); }
+  void take() {
+    while (flock(fd_, LOCK_EX) != 0) {
+      if (errno != EINTR) throw StoreError("cannot lock `" + path_ + "`: " + std::strerror(errno));
+    }
+  }
+
+ private:
+  std::string path_;
+  int fd_ = -1;
 };
 
 class UsageError : public std::runtime_error {
@@ -203,7 +241,18 @@ class Runner {
   }
 
  private:
-  std::unique_ptr<Store> open(const Args& a) { return OpenSqliteStore(StorePath(a)); }
+  std::unique_ptr<Store> open(const Args& a) {
+    storePath_ = StorePath(a);
+    return OpenSqliteStore(storePath_);
+  }
+
+  // Takes the run's drive lock (waiting for another command to finish with it), then loads the
+  // run as that command left it.
+  std::unique_ptr<Run> restoreLocked(Store& store, const std::string& prefix, Clock& clock) {
+    const std::string id = store.load(prefix).id;
+    lock_ = std::make_unique<DriveLock>(storePath_, id, workflow_);
+    return restore(store, id, clock);
+  }
 
   // Progress lines are held until the step they tell of is saved (RUNTIME.md §1: nothing is
   // visible outside before it is stored), then printed to stderr. On a terminal, a live line
@@ -349,7 +398,9 @@ class Runner {
                     << "\n";
           told = true;
         }
+        if (lock_) lock_->release();  // others may drive the run while this one sleeps
         std::this_thread::sleep_for(std::chrono::milliseconds(wait));
+        if (lock_) lock_->take();
         // A `send` or a `cancel` may have changed the run meanwhile: go on from what it stored,
         // never from this process's older copy, which would undo it.
         if (store.load(run->id()).revision != revision_) {
@@ -377,6 +428,7 @@ class Runner {
     auto store = open(a);
     SystemClock clock;
     auto run = std::make_unique<Run>(registry_, *wf, NewRunId(), clock);
+    lock_ = std::make_unique<DriveLock>(storePath_, run->id(), workflow_);
     watch(*run);
     arm(*run);
     run->start(input);
@@ -401,7 +453,7 @@ class Runner {
       throw UsageError("`run --resume` goes on with the run's own input; remove --input");
     auto store = open(a);
     SystemClock clock;
-    auto run = restore(*store, a.resume, clock);
+    auto run = restoreLocked(*store, a.resume, clock);
     if (run->ended())
       throw BadInput("run " + run->id() + " has ended `" + ToString(run->status()) +
                      "`; there is nothing to resume");
@@ -425,7 +477,7 @@ class Runner {
         a.positional.size() == 4 ? ParseJson(a.positional[3], "the payload") : Json::object();
     auto store = open(a);
     SystemClock clock;
-    auto run = restore(*store, a.positional[0], clock);
+    auto run = restoreLocked(*store, a.positional[0], clock);
     watch(*run);
     arm(*run);
     // Timers that fell due while no process ran fire first. If they changed the run, that is
@@ -489,7 +541,7 @@ class Runner {
     if (a.positional.size() != 1) throw UsageError("`cancel` takes RUN");
     auto store = open(a);
     SystemClock clock;
-    auto run = restore(*store, a.positional[0], clock);
+    auto run = restoreLocked(*store, a.positional[0], clock);
     if (run->ended())
       throw BadInput("run " + run->id() + " has already ended `" + ToString(run->status()) + "`");
     run->cancel();
@@ -500,7 +552,9 @@ class Runner {
   std::string workflow_;
   std::vector<std::string> pending_;
   int64_t revision_ = 0;  // of the run as this command loaded or last saved it
-  Json agents_;           // --agents
+  std::string storePath_;
+  std::unique_ptr<DriveLock> lock_;  // held while this command drives the run
+  Json agents_;                      // --agents
   int taken_ = 0;
   int settled_ = 0;
   int failed_ = 0;

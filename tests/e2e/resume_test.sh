@@ -73,6 +73,17 @@ if [ "$code" -eq 0 ]; then ok; else fail "the waiting run process exited $code, 
 if grep -q 'going on from what it stored' "$tmp/both.log"; then ok; else fail "the run process did not reload"; cat "$tmp/both.log"; fi
 expect "the answer and the nap both count" 0 'ended done' -- "$nap_and_ask" status "$napping"
 
+# One command drives a run at a time: a send waits while another command holds the run's lock.
+lockfile="$JR2_STORE.locks/$killed"
+flock "$lockfile" sleep 2 &
+holder=$!
+for _ in $(seq 100); do flock -n "$lockfile" true || break; sleep 0.05; done
+start=$(date +%s%N)
+expect "a send waits for the command that drives the run" 0 'another command is driving run' -- "$napper" send "$killed" asking finish
+waited_ms=$(( ($(date +%s%N) - start) / 1000000 ))
+wait "$holder"
+if [ "$waited_ms" -ge 1000 ]; then ok; else fail "the send did not wait for the lock ($waited_ms ms)"; fi
+
 expect "resume of an unknown run" 65 'no run `zzzz`' -- "$napper" run --resume zzzz
 expect "resume takes no input" 64 'remove --input' -- "$napper" run --resume "$killed" --input '{}'
 expect "resume needs a run" 64 '`--resume` needs a value' -- "$napper" run --resume
