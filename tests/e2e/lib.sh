@@ -22,3 +22,16 @@ expect() {
   fi
   passed=$((passed + 1))
 }
+
+# in_tmp_store: work in a new temporary folder ($tmp, removed on exit) that holds the run store
+# ($JR2_STORE).
+in_tmp_store() {
+  tmp=$(mktemp -d)
+  trap 'rm -rf "$tmp"' EXIT
+  cd "$tmp" || exit 1
+  export JR2_STORE=$tmp/jr2.db
+}
+
+# ok / fail MESSAGE: count a check that passed, or print why one failed and count it.
+ok() { passed=$((passed + 1)); }
+fail() { echo "FAIL: $*"; failed=$((failed + 1)); }

@@ -6,14 +6,10 @@
 # Usage: matrix_test.sh BUILD_MATRIX_RUNNER
 set -u
 matrix=$(realpath "$1")
-here=$(cd "$(dirname "$0")" && pwd)
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-cd "$tmp" || exit 1
-export JR2_STORE=$tmp/jr2.db
 passed=0
 failed=0
-source "$here/lib.sh"
+source "$(dirname "$0")/lib.sh"
+in_tmp_store
 
 mkdir -p bin packages/core packages/json packages/http packages/cli packages/plugins docs
 cat > bin/cmake <<'TOOL'

@@ -9,16 +9,10 @@
 set -u
 napper=$(realpath "$1")
 nap_and_ask=$(realpath "$2")
-here=$(cd "$(dirname "$0")" && pwd)
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-cd "$tmp" || exit 1
-export JR2_STORE=$tmp/jr2.db
 passed=0
 failed=0
-source "$here/lib.sh"
-ok() { passed=$((passed + 1)); }
-fail() { echo "FAIL: $*"; failed=$((failed + 1)); }
+source "$(dirname "$0")/lib.sh"
+in_tmp_store
 
 # start_napping LOG [RUNNER]: a run in the background, once it is stored and asleep in its nap;
 # sets $pid and $napping (the run's id).
