@@ -2,6 +2,7 @@
 // `next` itself, at once or later, and counts the calls.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <deque>
 #include <fstream>
 
@@ -537,6 +538,12 @@ TEST(StdCommand, WhatCannotBeStartedIsAFailureThatSaysWhy) {
             "`jr2-no-such-program` cannot be started in `.`: No such file or directory");
   EXPECT_EQ(reason({{"argv", {"true"}}, {"cwd", "/jr2-no-such-dir"}}),
             "`true` cannot be started in `/jr2-no-such-dir`: No such file or directory");
+  // A process that closes its output and goes on running is still held to its timeout: it is
+  // killed at the deadline, not waited for until it ends on its own.
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(reason({{"argv", {"sh", "-c", "exec >&- 2>&-; sleep 5"}}, {"timeout", 200}}),
+            "`sh` timed out after 200 ms");
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(3));
   const Json echoed = jr2rt::StdEffect(
       "std.command", {{"spec", {{"argv", {"sh", "-c", "pwd; echo oops >&2"}}, {"cwd", "/"}}}});
   EXPECT_EQ(echoed, (Json{{"exit", 0}, {"stdout", "/\n"}, {"stderr", "oops\n"}}));
