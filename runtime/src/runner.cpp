@@ -403,7 +403,7 @@ class Runner {
         if (lock_) lock_->take();
         // A `send` or a `cancel` may have changed the run meanwhile: go on from what it stored,
         // never from this process's older copy, which would undo it.
-        if (store.load(run->id()).revision != revision_) {
+        if (store.revision(run->id()) != revision_) {
           const std::string id = run->id();
           std::cerr << workflow_ << ": run " << id
                     << " was changed by another command during the wait; going on from what it "

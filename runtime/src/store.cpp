@@ -34,12 +34,7 @@ class SqliteStore final : public Store {
 
   int64_t save(const StoredRun& run) override {
     exec("BEGIN IMMEDIATE");
-    int64_t stored = 0;
-    {
-      Stmt q(*this, "SELECT rev FROM runs WHERE id = ?");
-      sqlite3_bind_text(q.st, 1, run.id.c_str(), -1, SQLITE_TRANSIENT);
-      if (sqlite3_step(q.st) == SQLITE_ROW) stored = sqlite3_column_int64(q.st, 0);
-    }
+    const int64_t stored = revision(run.id);
     if (run.revision != 0 && stored != run.revision) {
       exec("ROLLBACK");
       throw StoreConflict("run " + run.id + " was changed by another command (revision " +
@@ -82,6 +77,12 @@ class SqliteStore final : public Store {
     if (found.size() > 1)
       throw StoreError("`" + prefix + "` names several runs; give more of the id");
     return found.front();
+  }
+
+  int64_t revision(const std::string& id) override {
+    Stmt q(*this, "SELECT rev FROM runs WHERE id = ?");
+    sqlite3_bind_text(q.st, 1, id.c_str(), -1, SQLITE_TRANSIENT);
+    return sqlite3_step(q.st) == SQLITE_ROW ? sqlite3_column_int64(q.st, 0) : 0;
   }
 
   std::vector<StoredRun> list(bool includeEnded) override {

@@ -38,6 +38,8 @@ TEST(Store, ASaveFromAStaleRevisionIsAConflictAndWritesNothing) {
   }
   EXPECT_EQ(store->load("0123").status, "waiting") << "the refused save wrote nothing";
   EXPECT_EQ(store->load("0123").revision, 2);
+  EXPECT_EQ(store->revision("0123456789ab"), 2);
+  EXPECT_EQ(store->revision("ffffffffffff"), 0) << "no such run";
   EXPECT_EQ(store->save(Stored("done", 2)), 3);
   EXPECT_EQ(store->list(true).front().revision, 3);
 }

@@ -46,6 +46,8 @@ class Store {
   // or several match.
   virtual StoredRun load(const std::string& prefix) = 0;
   virtual std::vector<StoredRun> list(bool includeEnded) = 0;
+  // The stored revision of run `id` (its full id), without reading its snapshot; 0 when none.
+  virtual int64_t revision(const std::string& id) = 0;
 };
 
 // Opens (or creates) the SQLite store at `path`.
