@@ -513,7 +513,7 @@ class PoolActor final : public Actor {
     }
     inFlight_ = true;
     latch_ = false;
-    const NextQuery q(active_, settled_, failed_, input_);
+    const NextQuery q(active_, settled_, failed_, std::make_shared<const Json>(input_));
     const Json args = spec_.source.args ? spec_.source.args(input_) : Json::object();
     const std::string fn = spec_.source.function;
     Run& run = run_;

@@ -40,8 +40,8 @@ struct NextQuery::Index {
 
 NextQuery::NextQuery() : index_(std::make_shared<Index>()) {}
 
-NextQuery::NextQuery(Ids active, Ids settled, Ids failed, Json input)
-    : input(std::move(input)),
+NextQuery::NextQuery(Ids active, Ids settled, Ids failed, std::shared_ptr<const Json> input)
+    : input_(std::move(input)),
       active_(std::move(active)),
       settled_(std::move(settled)),
       failed_(std::move(failed)),
@@ -134,7 +134,7 @@ std::shared_ptr<const Backlog> ReadBacklog(const std::string& path) {
 
 }  // namespace
 
-Json StdBacklog(const Json& args, const NextQuery& query) {
+Json StdBacklog(const Json& args, const NextQuery& query, ItemIdOf, const std::string&) {
   const std::string path = args.value("path", std::string());
   const std::shared_ptr<const Backlog> backlog = ReadBacklog(path);
   const Json* ready = nullptr;
@@ -160,7 +160,7 @@ Json StdBacklog(const Json& args, const NextQuery& query) {
   return {{"item", ready != nullptr ? *ready : Json(nullptr)}, {"open", open}};
 }
 
-Json StdQueue(const Json& args, const NextQuery& query) {
+Json StdQueue(const Json& args, const NextQuery& query, ItemIdOf) {
   Json list = args.contains("items") ? args["items"]
                                      : (args.contains("arg0") ? args["arg0"] : Json::array());
   if (!list.is_array()) throw Defect("std.queue: its argument must be a list");
@@ -265,7 +265,7 @@ Json Command(const Json& spec) {
 
 }  // namespace
 
-Json StdEffect(const std::string& name, const Json& args) {
+Json StdEffect(const std::string& name, const Json& args, const std::string&) {
   if (name == "std.command") {
     const Json spec = args.contains("spec") ? args["spec"] : args.value("arg0", Json::object());
     return Command(spec);

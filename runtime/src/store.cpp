@@ -32,7 +32,7 @@ class SqliteStore final : public Store {
   }
   ~SqliteStore() override { sqlite3_close(db_); }
 
-  int64_t save(const StoredRun& run) override {
+  int64_t save(const StoredRun& run, const std::vector<FeedLine>&) override {
     exec("BEGIN IMMEDIATE");
     const int64_t stored = revision(run.id);
     if (run.revision != 0 && stored != run.revision) {
@@ -85,7 +85,13 @@ class SqliteStore final : public Store {
     return sqlite3_step(q.st) == SQLITE_ROW ? sqlite3_column_int64(q.st, 0) : 0;
   }
 
-  std::vector<StoredRun> list(bool includeEnded) override {
+  std::string resolve(const std::string& prefix) override { return load(prefix).id; }
+  std::vector<FeedLine> feed(const std::string&, int64_t) override { return {}; }
+  int64_t prune(int64_t, const std::string&) override { return 0; }
+  std::unique_ptr<RunLock> lock(const std::string&, const std::function<void()>&) override {
+    throw StoreError("not yet");
+  }
+  std::vector<RunSummary> list(bool includeEnded) override {
     Stmt s(
         *this,
         includeEnded
@@ -93,8 +99,11 @@ class SqliteStore final : public Store {
             : "SELECT id, workflow, status, updated, snapshot, rev FROM runs WHERE status = "
               "'waiting' "
               "ORDER BY updated, id");
-    std::vector<StoredRun> out;
-    while (sqlite3_step(s.st) == SQLITE_ROW) out.push_back(row(s.st));
+    std::vector<RunSummary> out;
+    while (sqlite3_step(s.st) == SQLITE_ROW) {
+      const StoredRun r = row(s.st);
+      out.push_back({r.id, r.workflow, r.status, r.updatedMs, r.revision});
+    }
     return out;
   }
 
@@ -144,7 +153,7 @@ class SqliteStore final : public Store {
 
 }  // namespace
 
-std::unique_ptr<Store> OpenSqliteStore(const std::string& path) {
+std::unique_ptr<Store> OpenSqliteStore(const std::string& path, StoreMode) {
   return std::make_unique<SqliteStore>(path);
 }
 

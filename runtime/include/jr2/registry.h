@@ -25,9 +25,11 @@ class NextQuery {
  public:
   using Ids = std::shared_ptr<const std::vector<std::string>>;
   NextQuery();
-  NextQuery(Ids active, Ids settled, Ids failed, Json input);
+  // The input is shared, not copied: a Pool gives every call the same one.
+  NextQuery(Ids active, Ids settled, Ids failed, std::shared_ptr<const Json> input);
 
-  Json input;
+  // The Pool's run input.
+  const Json& input() const { return input_ ? *input_ : Null(); }
   const std::vector<std::string>& active() const { return active_ ? *active_ : Empty(); }
   const std::vector<std::string>& settled() const { return settled_ ? *settled_ : Empty(); }
   const std::vector<std::string>& failed() const { return failed_ ? *failed_ : Empty(); }
@@ -42,6 +44,11 @@ class NextQuery {
     static const std::vector<std::string> kEmpty;
     return kEmpty;
   }
+  static const Json& Null() {
+    static const Json kNull;
+    return kNull;
+  }
+  std::shared_ptr<const Json> input_;
   Ids active_, settled_, failed_;
   std::shared_ptr<Index> index_;  // shared by the query's copies
 };
@@ -61,6 +68,10 @@ struct SourceSpec {
   std::string function;                         // `std.backlog`, or the extern's name; "" for push
   std::function<Json(const Json& input)> args;  // the call's arguments from the pool's input
   std::string wake;                             // the wake event's name; "" when none
+  EventSpec wakeSpec;  // the wake event as the `source` Gate lists it (fields, description)
+  // Checks a wake payload against the wake event's type (throws std::invalid_argument naming
+  // the field, like Machine::checkPayload); null when there is no wake event.
+  std::function<void(const Json& payload)> checkWake;
   int64_t pollEveryMs = 0;                      // 0: no polling
   int64_t hold = 1000;                          // push: the bound on held items
   std::function<Json(const Json& answer)> items;  // read: the items of an answer

@@ -41,13 +41,6 @@ class ManualClock final : public Clock {
   int64_t now_ = 0;
 };
 
-// Input that the run refuses before anything changes: an unknown Gate or event, a payload its
-// schema refuses, an input that does not fit. The runner exits 65.
-class BadInput : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
-
 enum class RunStatus { kWaiting, kDone, kFailed, kDeadlocked, kError, kCancelled };
 const char* ToString(RunStatus s);
 RunStatus RunStatusFrom(const std::string& s);

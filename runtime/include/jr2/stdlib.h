@@ -1,29 +1,60 @@
 // The standard library's Sources and effects (RUNTIME.md §5), so samples need no C++.
 #pragma once
 
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+
 #include "jr2/registry.h"
 #include "jr2/value.h"
 
 namespace jr2rt {
 
-// `std.backlog(path)`: re-reads the JSON file at each call and gives the first item in file
-// order that is neither active nor settled and whose `needs` all finished without a Failure,
-// with `open` the items left that are not ready. A missing or invalid file is a defect naming
-// the path and the parse error (a `next` that fails is the run's error, not an item's).
-Json StdBacklog(const Json& args, const NextQuery& query);
+// The id of an item as the Pool's own `item_id` gives it (throws when the item has none).
+using ItemIdOf = std::function<std::string(const Json& item)>;
 
-// `std.queue(list)`: the items of a list in order, skipping those active or settled (an item's
-// id is its `id` field, or the item itself when it is a string).
-Json StdQueue(const Json& args, const NextQuery& query);
+// A standard-library pull Source (`std.backlog`, `std.queue`), one per Pool: it keeps what it
+// worked out at earlier calls, so a call costs what changed since the last one, never a pass
+// over every item. It is called on the run's strand only (never from two threads at once). A
+// Source that is made again (a restored run) starts from nothing and gives the same answers.
+class StdNextSource {
+ public:
+  virtual ~StdNextSource() = default;
+  // Answers `{ "item": ITEM-or-null, "open": N }`. A Defect for what ends the run `error`: a
+  // backlog that cannot be read or parsed (naming the path), two items of one id (naming it),
+  // an item with no id.
+  virtual Json next(const Json& args, const NextQuery& query) = 0;
+};
+
+// `function` is `std.backlog` or `std.queue` (null for any other name). `idOf` is the Pool's
+// `item_id`; `home` is the run's home, against which a relative backlog path resolves.
+std::unique_ptr<StdNextSource> MakeStdNext(const std::string& function, ItemIdOf idOf,
+                                           const std::string& home);
+
+// One-call forms, for tests and host code: a fresh Source per call (each call is a full pass).
+// The id of an item is `idOf`'s, or by default its `id` field (the item itself when a string).
+Json StdBacklog(const Json& args, const NextQuery& query, ItemIdOf idOf = nullptr,
+                const std::string& home = ".");
+Json StdQueue(const Json& args, const NextQuery& query, ItemIdOf idOf = nullptr);
 
 // `std.command({ argv, cwd, timeout })` → `{ exit, stdout, stderr }`; a non-zero exit or a
-// timeout is a Failure. `std.http_get({ url, timeout })` → the JSON body of a GET.
-Json StdEffect(const std::string& name, const Json& args);
+// timeout is a Failure. `cwd` (default ".") resolves against `home`. Output that is not UTF-8 is
+// kept with each bad byte replaced by U+FFFD, and the result says so (`"replaced": [...]`).
+// `std.http_get({ url, timeout })` → the JSON body of a GET.
+Json StdEffect(const std::string& name, const Json& args, const std::string& home = ".");
 
 // `std.http_get({ url, timeout })`: GETs an http:// URL (redirects followed, up to 5) and gives
 // its body as JSON. A status other than 2xx, a body that is not JSON, no answer within
 // `timeout` (30 s by default), a URL it cannot reach, or an https:// URL (no TLS here) is a
 // Failure whose detail holds the url, and the status and body when there was an answer.
 Json HttpGet(const Json& request);
+
+// `text` with each byte sequence that is not valid UTF-8 replaced by U+FFFD; `replaced` (if
+// given) is set to how many were replaced.
+std::string ValidUtf8(std::string_view text, size_t* replaced = nullptr);
+
+// `path` against `home` when it is relative ("" and "." give `home`); as it is when absolute.
+std::string ResolveAgainst(const std::string& home, const std::string& path);
 
 }  // namespace jr2rt

@@ -1,8 +1,9 @@
-// The run store (RUNTIME.md §1): an interface, and the embedded default over one SQLite file.
-// A run is saved whole, in one transaction, after each step that changed it and before anything
-// about that step is printed or answered.
+// The run store (RUNTIME.md §1, §7): an interface, and the embedded default over one SQLite file.
+// A run is saved in one transaction after each step that changed it, with the feed lines of
+// that step, before anything about the step is printed or answered.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -22,6 +23,22 @@ struct StoredRun {
   int64_t revision = 0;
 };
 
+// What `runs` shows of a run: its summary columns, never its snapshot.
+struct RunSummary {
+  std::string id;
+  std::string workflow;
+  std::string status;
+  int64_t updatedMs = 0;
+  int64_t revision = 0;
+};
+
+// One line of a run's feed (`log RUN`): a progress line, a `log(...)` line, a Gate opened.
+struct FeedLine {
+  int64_t seq = 0;  // 1, 2, … per run, in the order the lines were saved; 0 before saving
+  int64_t timeMs = 0;
+  std::string line;
+};
+
 // A store that cannot be opened or read: a clear one-line error (the runner exits 65).
 class StoreError : public std::runtime_error {
  public:
@@ -34,23 +51,71 @@ class StoreConflict : public StoreError {
   using StoreError::StoreError;
 };
 
+// A read-only open of a path where no store exists: nothing was created.
+class StoreMissing : public StoreError {
+ public:
+  using StoreError::StoreError;
+};
+
+// A run's stored row cannot be read (a snapshot that is not JSON, a row another tool wrote).
+// The message names the run; every other run stays usable.
+class StoreDamaged : public StoreError {
+ public:
+  using StoreError::StoreError;
+};
+
+// The per-run drive lock: one command (or one host) drives a run at a time. Held from the
+// moment it is made until it is destroyed; release() and take() let a process that sleeps give
+// it up meanwhile. The kernel drops it when the process dies, so a killed command never leaves a
+// run locked.
+class RunLock {
+ public:
+  virtual ~RunLock() = default;
+  virtual void release() = 0;
+  virtual void take() = 0;
+};
+
 class Store {
  public:
   virtual ~Store() = default;
-  // Saves the run in one transaction and gives its new revision. With a `revision` other than 0
-  // (the one it was loaded or last saved at) it writes only if the stored run still has that
-  // revision, and otherwise throws StoreConflict: two commands on one run never lose each
-  // other's steps. With 0 it writes whatever is stored (a new run, a benchmark).
-  virtual int64_t save(const StoredRun& run) = 0;
-  // The run whose id starts with `prefix` (4 characters or more); throws StoreError when none
-  // or several match.
+  // Saves the run and appends `feed` to its feed, in one transaction, and gives the new
+  // revision. With a `revision` other than 0 (the one it was loaded or last saved at) it writes
+  // only if the stored run still has that revision, and otherwise throws StoreConflict: two
+  // commands on one run never lose each other's steps. With 0 it writes whatever is stored (a
+  // new run, a benchmark).
+  virtual int64_t save(const StoredRun& run, const std::vector<FeedLine>& feed) = 0;
+  int64_t save(const StoredRun& run) { return save(run, {}); }
+  // The run whose id starts with `prefix` (4 characters or more). Throws StoreError when none
+  // match, and when several do (the message lists them); StoreDamaged when its row cannot be
+  // read.
   virtual StoredRun load(const std::string& prefix) = 0;
-  virtual std::vector<StoredRun> list(bool includeEnded) = 0;
+  // The full id of the run whose id starts with `prefix` (the same rules as load), without
+  // reading its snapshot.
+  virtual std::string resolve(const std::string& prefix) = 0;
+  // Summaries, oldest change first: the waiting runs, or every run with `includeEnded`.
+  virtual std::vector<RunSummary> list(bool includeEnded) = 0;
   // The stored revision of run `id` (its full id), without reading its snapshot; 0 when none.
   virtual int64_t revision(const std::string& id) = 0;
+  // The feed of run `id` after line `afterSeq`, in order.
+  virtual std::vector<FeedLine> feed(const std::string& id, int64_t afterSeq) = 0;
+  // Deletes the runs that ended (any status but `waiting`) before `beforeMs`, with their feeds
+  // and lock files; gives how many. `workflow` "" means every workflow.
+  virtual int64_t prune(int64_t beforeMs, const std::string& workflow) = 0;
+  // Takes the drive lock of run `id` (its full id), waiting while another process holds it;
+  // `onWait` is called once before such a wait (to tell the person).
+  virtual std::unique_ptr<RunLock> lock(const std::string& id,
+                                        const std::function<void()>& onWait) = 0;
 };
 
-// Opens (or creates) the SQLite store at `path`.
-std::unique_ptr<Store> OpenSqliteStore(const std::string& path);
+enum class StoreMode {
+  kReadWrite,  // creates the store when the path does not exist
+  kReadOnly,   // creates nothing: a missing path throws StoreMissing
+};
+
+// Opens the SQLite store at `path`. A file that is not a jr2 store (another application's
+// database, a file that is not a database) is refused with StoreError and left byte for byte
+// unchanged.
+std::unique_ptr<Store> OpenSqliteStore(const std::string& path,
+                                       StoreMode mode = StoreMode::kReadWrite);
 
 }  // namespace jr2rt

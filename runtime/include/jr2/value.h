@@ -41,6 +41,14 @@ class Defect : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// Input that is refused before anything changes: an unknown Gate or event, a payload its schema
+// refuses, an input that does not fit, JSON from outside that is malformed or too big or deep.
+// The runner exits 65; `serve` answers 400.
+class BadInput : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 // A `duration`: milliseconds. In JSON it is an integer number of milliseconds.
 struct Duration {
   int64_t ms = 0;
