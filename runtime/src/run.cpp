@@ -513,29 +513,42 @@ class PoolActor final : public Actor {
     }
     inFlight_ = true;
     latch_ = false;
-    const NextQuery q(active_, settled_, failed_, std::make_shared<const Json>(input_));
-    const Json args = spec_.source.args ? spec_.source.args(input_) : Json::object();
-    const std::string fn = spec_.source.function;
+    // The input and the call's arguments are made once per Pool (they depend on the input
+    // alone) and shared by every call: a call copies neither, however large they are.
+    if (!shared_) {
+      shared_ = std::make_shared<const Json>(input_);
+      args_ = std::make_shared<const Json>(spec_.source.args ? spec_.source.args(input_)
+                                                             : Json::object());
+    }
+    const NextQuery q(active_, settled_, failed_, shared_);
+    const std::shared_ptr<const Json> args = args_;
+    const std::string& fn = spec_.source.function;
     Run& run = run_;
     PoolActor* self = this;
     // The answer may come after this Pool is gone (its state was left): it is posted through a
     // liveness token, never through the raw pointer alone.
     std::weak_ptr<int> alive = alive_;
     auto answer = [self, alive, &run](Json a) {
-      run.post([self, alive, a] {
+      run.post([self, alive, a = std::move(a)] {
         if (!alive.expired()) self->onAnswer(a);
       });
     };
     if (const NextCall* scripted = run.scripted(fn)) {
       (*scripted)(q, answer);
     } else if (fn == "std.backlog" || fn == "std.queue") {
-      later([fn, args, q, answer] {
-        answer(fn == "std.backlog" ? StdBacklog(args, q) : StdQueue(args, q));
-      });
+      // One standard Source per Pool, kept across calls so that a call costs what changed.
+      if (!stdNext_) {
+        const PoolSpec& spec = spec_;
+        const std::shared_ptr<const Json> input = shared_;
+        stdNext_ = MakeStdNext(
+            fn, [&spec, input](const Json& item) { return spec.itemId(item, *input); },
+            run.home());
+      }
+      later([self, args, q, answer] { answer(self->stdNext_->next(*args, q)); });
     } else if (const NextFunction* next = run.registry().next(fn)) {
-      const NextFunction call = *next;
+      const NextFunction* call = next;
       run.offload(
-          [call, args, q] { return call(args, q); }, answer,
+          [call, args, q] { return (*call)(*args, q); }, answer,
           [](const Failure& f) { throw Defect(std::string("`next` failed: ") + f.reason()); });
     } else {
       throw Defect("source `" + spec_.source.name + "` calls `" + fn +
@@ -681,6 +694,9 @@ class PoolActor final : public Actor {
   bool wakeOpen_ = false;
   bool pollArmed_ = false;
   int64_t pollDue_ = 0;
+  std::shared_ptr<const Json> shared_;  // input_, shared with every query
+  std::shared_ptr<const Json> args_;    // the Source's arguments, made once
+  std::unique_ptr<StdNextSource> stdNext_;
 };
 
 void MachineActor::startInvoke(const InvokeSpec& spec) {
@@ -717,7 +733,7 @@ void MachineActor::startInvoke(const InvokeSpec& spec) {
         const Registry& registry = self->run_.registry();
         std::function<Json()> work;
         if (target.rfind("std.", 0) == 0) {
-          work = [target, input] { return StdEffect(target, input); };
+          work = [target, input, home = self->run_.home()] { return StdEffect(target, input, home); };
         } else {
           const HostFunction* fn = registry.host(target);
           if (fn == nullptr) throw Defect("no host function `" + target + "` is registered");
@@ -1044,6 +1060,7 @@ Json Run::snapshot() const {
   return {{"version", 1},
           {"id", id_},
           {"workflow", workflow_.name},
+          {"home", home_},
           {"status", ToString(status_)},
           {"reason", reason_},
           {"input", input_},
@@ -1062,6 +1079,7 @@ std::unique_ptr<Run> Run::Restore(const Registry& registry, const Json& snap, Cl
   run->status_ = RunStatusFrom(snap.at("status").get<std::string>());
   run->reason_ = snap.at("reason").get<std::string>();
   run->input_ = snap.at("input");
+  run->home_ = snap.value("home", std::string("."));
   run->output_ = snap.at("output");
   run->agentReplies_ = snap.value("agentReplies", Json::object());
   if (!snap.at("top").is_null()) run->top_ = Actor::Restore(*run, nullptr, snap.at("top"));

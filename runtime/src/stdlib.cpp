@@ -172,6 +172,29 @@ Json StdQueue(const Json& args, const NextQuery& query, ItemIdOf) {
 }
 
 namespace {
+// A stand-in until the incremental Sources land: a full pass per call.
+class PassSource final : public StdNextSource {
+ public:
+  PassSource(std::string fn, ItemIdOf idOf, std::string home)
+      : fn_(std::move(fn)), idOf_(std::move(idOf)), home_(std::move(home)) {}
+  Json next(const Json& args, const NextQuery& query) override {
+    return fn_ == "std.backlog" ? StdBacklog(args, query, idOf_, home_) : StdQueue(args, query, idOf_);
+  }
+
+ private:
+  std::string fn_;
+  ItemIdOf idOf_;
+  std::string home_;
+};
+}  // namespace
+
+std::unique_ptr<StdNextSource> MakeStdNext(const std::string& function, ItemIdOf idOf,
+                                           const std::string& home) {
+  if (function != "std.backlog" && function != "std.queue") return nullptr;
+  return std::make_unique<PassSource>(function, std::move(idOf), home);
+}
+
+namespace {
 
 Json Command(const Json& spec) {
   const auto argv = spec.value("argv", std::vector<std::string>());

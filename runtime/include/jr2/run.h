@@ -68,6 +68,11 @@ class Run {
   Run& operator=(const Run&) = delete;
 
   const std::string& id() const { return id_; }
+  // The run's home (RUNTIME.md §7): the working directory of the `run` that started it, stored
+  // with the run; relative paths that the run reads (`std.backlog`, `std.command`'s `cwd`)
+  // resolve against it, whichever directory a later command runs in.
+  const std::string& home() const { return home_; }
+  void setHome(std::string home) { home_ = std::move(home); }
   const WorkflowInfo& workflow() const { return workflow_; }
 
   // Starts the top machine with `input` and drives the run until nothing more can happen now.
@@ -156,6 +161,7 @@ class Run {
   const Registry& registry_;
   const WorkflowInfo& workflow_;
   std::string id_;
+  std::string home_ = ".";
   Clock& clock_;
   std::unique_ptr<Actor> top_;
   // The strand, the io_context that runs it, and the thread pool (Boost.Asio, kept out of this

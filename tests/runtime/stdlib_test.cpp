@@ -1,0 +1,2 @@
+// Filled in by the hardening work (issue 8).
+#include <gtest/gtest.h>
