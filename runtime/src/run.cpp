@@ -82,6 +82,9 @@ class Actor {
   virtual void childFailed(int key, const Failure& failure) = 0;
   virtual void stop() = 0;
   virtual Json snapshot() const = 0;
+  // What the actor has done so far, for `status` and a cancel: a Pool's settled items, its
+  // failures and live workers; null for a machine.
+  virtual Json sofar() const { return nullptr; }
   // Checks an event and its payload before delivery (throws BadInput).
   virtual void check(int invokeId, const std::string& event, const Json& payload) const = 0;
 
@@ -226,6 +229,7 @@ class MachineActor final : public Actor, public MachineHost {
     // not delivered; nor is one re-armed since, whose new deadline has not come.
     if (timers_.count(id) == 0 || due_[id] > run_.clock().nowMs()) return;
     timers_.erase(id);
+    run_.timerFired(Join(prefix_, m_->timerState(id)), after_.count(id) ? after_[id] : -1);
     step([&] {
       m_->dispatch({Event::Kind::kTimer, id, nullptr});
       after();
@@ -265,7 +269,11 @@ class MachineActor final : public Actor, public MachineHost {
           {{"spec", SpecJson(c.spec)}, {"actor", c.actor ? c.actor->snapshot() : Json(nullptr)}});
     }
     Json timers = Json::array();
-    for (int t : timers_) timers.push_back({{"id", t}, {"due", due_.at(t)}});
+    for (int t : timers_) {
+      Json timer = {{"id", t}, {"due", due_.at(t)}};
+      if (auto a = after_.find(t); a != after_.end()) timer["after"] = a->second;
+      timers.push_back(std::move(timer));
+    }
     return {{"kind", "machine"}, {"name", name_},           {"key", key_},
             {"prefix", prefix_}, {"state", m_->snapshot()}, {"children", children},
             {"timers", timers},  {"ended", ended_}};
@@ -285,6 +293,7 @@ class MachineActor final : public Actor, public MachineHost {
       const int id = t.at("id").get<int>();
       timers_.insert(id);
       due_[id] = t.at("due").get<int64_t>();
+      if (t.contains("after")) after_[id] = t.at("after").get<int64_t>();
       run_.schedule(this, id, due_[id]);
     }
   }
@@ -292,6 +301,7 @@ class MachineActor final : public Actor, public MachineHost {
   // ---- MachineHost ---------------------------------------------------------------------------
   void startTimer(int id, Duration after) override {
     timers_.insert(id);
+    after_[id] = after.ms;
     due_[id] = run_.clock().nowMs() + after.ms;
     run_.schedule(this, id, due_[id]);
   }
@@ -327,7 +337,14 @@ class MachineActor final : public Actor, public MachineHost {
     g.name = gateName(spec);
     g.kind = spec.kind == InvokeSpec::Kind::kAgent ? OpenGate::Kind::kAgent : OpenGate::Kind::kGate;
     g.meta = spec.input;
-    g.accepts = Accepted(m_->eventSpecs(), spec.kind == InvokeSpec::Kind::kAgent);
+    // Only the events that a transition of the invoking state or an ancestor handles: an event
+    // handled in another state would be taken and do nothing.
+    const std::vector<EventSpec> all = m_->eventSpecs();
+    std::vector<EventSpec> handled;
+    for (int id : m_->eventsHandledAt(spec.statePath)) {
+      if (id >= 0 && id < static_cast<int>(all.size())) handled.push_back(all[static_cast<size_t>(id)]);
+    }
+    g.accepts = Accepted(handled, spec.kind == InvokeSpec::Kind::kAgent);
     if (spec.kind == InvokeSpec::Kind::kAgent) g.agent = spec.target;
     run_.openGate(std::move(g), this, spec.id);
   }
@@ -348,6 +365,7 @@ class MachineActor final : public Actor, public MachineHost {
   std::map<int, Child> children_;
   std::set<int> timers_;
   std::map<int, int64_t> due_;
+  std::map<int, int64_t> after_;  // each timer's `after`, for what is told when it fires
 };
 
 // A Pool of child Machines over a Source (ADR-0017, RUNTIME.md §2).
@@ -380,10 +398,16 @@ class PoolActor final : public Actor {
     request();
   }
 
-  void check(int, const std::string& event, const Json&) const override {
+  void check(int, const std::string& event, const Json& payload) const override {
     if (event != spec_.source.wake) {
       throw BadInput("the Gate `" + Join(prefix_, "source") + "` takes only `" + spec_.source.wake +
                      "`");
+    }
+    if (!spec_.source.checkWake) return;
+    try {
+      spec_.source.checkWake(payload.is_null() ? Json::object() : payload);
+    } catch (const std::invalid_argument& e) {
+      throw BadInput("the payload of `" + event + "` does not fit: " + e.what());
     }
   }
 
@@ -453,6 +477,12 @@ class PoolActor final : public Actor {
             {"pollDue", pollArmed_ ? Json(pollDue_) : Json(nullptr)}};
   }
 
+  Json sofar() const override {
+    Json live = Json::array();
+    for (const auto& id : *active_) live.push_back(id);
+    return {{"items", items_}, {"failures", failures_}, {"live", live}, {"open", lastOpen_}};
+  }
+
   void restoreFrom(const Json& snap) {
     input_ = snap.at("input");
     cap_ = snap.at("cap").get<int64_t>();
@@ -490,9 +520,11 @@ class PoolActor final : public Actor {
     OpenGate g;
     g.name = Join(prefix_, "source");
     g.kind = OpenGate::Kind::kSource;
-    EventSpec wake;
-    wake.name = spec_.source.wake;
-    wake.audience = EventSpec::Audience::kExternal;
+    EventSpec wake = spec_.source.wakeSpec;
+    if (wake.name.empty()) {
+      wake.name = spec_.source.wake;
+      wake.audience = EventSpec::Audience::kExternal;
+    }
     g.accepts = {wake};
     run_.openGate(std::move(g), this, -1);
     wakeOpen_ = true;
@@ -942,9 +974,25 @@ void Run::tick() {
 
 void Run::cancel() {
   if (ended()) return;
+  // What was done before the cancel is kept: a Pool's settled items and failures stay in the
+  // output, with the workers that were live when it was cancelled.
+  Json done = top_ ? top_->sofar() : Json(nullptr);
+  if (done.is_object()) {
+    done.erase("open");
+    done["status"] = "cancelled";
+  }
   if (top_) top_->stop();
   status_ = RunStatus::kCancelled;
+  output_ = std::move(done);
   reason_ = "cancelled";
+  gates_.clear();
+  timers_.clear();
+}
+
+Json Run::sofar() const { return top_ && !ended() ? top_->sofar() : Json(nullptr); }
+
+void Run::timerFired(const std::string& state, int64_t afterMs) {
+  fired_.push_back({state, afterMs});
 }
 
 void Run::guard(const std::function<void()>& step) {

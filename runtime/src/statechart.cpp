@@ -140,6 +140,23 @@ std::string Statechart::timerState(int timerId) const {
   return {};
 }
 
+std::vector<int> Statechart::eventsHandledAt(const std::string& statePath) const {
+  int state = -1;
+  for (int s = 1; s < stateCount_ && state < 0; ++s) {
+    if (statePath == states_[s].path) state = s;
+  }
+  if (state < 0) return Machine::eventsHandledAt(statePath);
+  std::vector<int> out;
+  for (int t = 0; t < transitionCount_; ++t) {
+    const TransitionInfo& info = transitions_[t];
+    if (info.trigger != TransitionInfo::kOn) continue;
+    if (info.source != state && !isDescendant(state, info.source)) continue;
+    if (std::find(out.begin(), out.end(), info.id) == out.end()) out.push_back(info.id);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 std::vector<std::string> Statechart::activeStates() const {
   std::vector<std::string> out;
   for (int s = 1; s < stateCount_; ++s) {

@@ -570,3 +570,69 @@ TEST_F(Fixture, TwoLiveGatesWithOneNameAreADefect) {
 }
 
 }  // namespace
+
+TEST_F(Fixture, AGateTakesOnlyTheEventsItsStateHandles) {
+  auto run = make("conformance_two_step");
+  run->start(Json::object());
+  const auto gates = run->gates();
+  ASSERT_EQ(gates.size(), 1u);
+  std::vector<std::string> accepts;
+  for (const auto& e : gates[0].accepts) accepts.push_back(e.name);
+  EXPECT_EQ(accepts, std::vector<std::string>{"finish"}) << "`boom` is handled only at `second`";
+  const std::string before = run->snapshot().dump();
+  try {
+    run->send("first", "boom", Json::object());
+    FAIL() << "an event its state does not handle must be refused";
+  } catch (const jr2rt::BadInput& e) {
+    EXPECT_NE(std::string(e.what()).find("takes finish, not `boom`"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(run->snapshot().dump(), before) << "the refusal changed nothing";
+  run->send("first", "finish", Json::object());
+  ASSERT_EQ(GateNames(*run), std::vector<std::string>{"second"});
+  EXPECT_THROW(run->send("second", "finish", Json::object()), jr2rt::BadInput);
+  run->send("second", "boom", Json::object());
+  EXPECT_EQ(run->status(), RunStatus::kDone);
+}
+
+TEST_F(Fixture, ACancelKeepsWhatWasDone) {
+  source.answers = {Item("A"), Item("B", "fail"), Item("C")};
+  auto run = make("conformance_jobs");
+  run->start({{"jobs", 2}});
+  run->send("A.working", "finish", Json::object());
+  // A settled, B failed, C live at its Gate: what `status` shows while the run waits.
+  const Json sofar = run->sofar();
+  EXPECT_EQ(sofar["items"], (Json{{"A", "A"}}));
+  EXPECT_TRUE(sofar["failures"].contains("B"));
+  EXPECT_EQ(sofar["live"], (Json{"C"}));
+  run->cancel();
+  EXPECT_EQ(run->status(), RunStatus::kCancelled);
+  EXPECT_EQ(run->output()["status"], "cancelled");
+  EXPECT_EQ(run->output()["items"], (Json{{"A", "A"}})) << "the settled item is kept";
+  EXPECT_TRUE(run->output()["failures"].contains("B")) << "and the failure";
+  EXPECT_EQ(run->output()["live"], (Json{"C"})) << "and who was live when it was cancelled";
+  EXPECT_TRUE(run->gates().empty());
+  // It survives a save and a restore.
+  auto again = jr2rt::Run::Restore(registry, run->snapshot(), clock);
+  EXPECT_EQ(again->status(), RunStatus::kCancelled);
+  EXPECT_EQ(again->output(), run->output());
+}
+
+TEST_F(Fixture, AFiredDeadlineIsRecordedWithItsStateAndDuration) {
+  auto run = make("conformance_napper");
+  run->start(Json::object());
+  EXPECT_TRUE(run->firedTimers().empty());
+  clock.advance(2000);
+  run->tick();
+  ASSERT_EQ(run->firedTimers().size(), 1u);
+  EXPECT_EQ(run->firedTimers()[0].state, "napping");
+  EXPECT_EQ(run->firedTimers()[0].afterMs, 2000);
+  // The `after 1h` on the Gate, across a save and a restore: its duration is stored.
+  auto again = jr2rt::Run::Restore(registry, run->snapshot(), clock);
+  clock.advance(3600 * 1000);
+  again->tick();
+  ASSERT_EQ(again->firedTimers().size(), 1u);
+  EXPECT_EQ(again->firedTimers()[0].state, "asking");
+  EXPECT_EQ(again->firedTimers()[0].afterMs, 3600 * 1000);
+  EXPECT_EQ(again->status(), RunStatus::kDone);
+}

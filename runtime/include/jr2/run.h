@@ -90,6 +90,16 @@ class Run {
   bool ended() const { return status_ != RunStatus::kWaiting; }
   const Json& output() const { return output_; }         // the top machine's output (or the Pool's)
   const std::string& reason() const { return reason_; }  // why it failed or errored
+  // While it waits: what the top Pool has done so far (`{items, failures, live, open}`), null
+  // for a machine or an ended run.
+  Json sofar() const;
+  // The timers that fired since this Run object was made or restored, oldest first: the state
+  // (its path, with the worker's prefix) and the `after` in ms (-1 when unknown).
+  struct FiredTimer {
+    std::string state;
+    int64_t afterMs;
+  };
+  const std::vector<FiredTimer>& firedTimers() const { return fired_; }
   std::vector<OpenGate> gates() const;
   // The earliest pending timer, if any (ms on the run's clock).
   std::optional<int64_t> nextTimer() const;
@@ -133,6 +143,7 @@ class Run {
   }
   void openGate(OpenGate gate, Actor* owner, int invokeId);
   void closeGate(const std::string& name);
+  void timerFired(const std::string& state, int64_t afterMs);
   void schedule(Actor* owner, int timerId, int64_t dueMs);
   void unschedule(Actor* owner, int timerId);
   const NextCall* scripted(const std::string& function) const;
@@ -179,6 +190,7 @@ class Run {
   Json agentScript_;                    // scriptAgents(); not stored: each process gives it
   Json agentReplies_ = Json::object();  // replies used, by Agent name; stored with the run
   uint64_t openings_ = 0;
+  std::vector<FiredTimer> fired_;
   friend class Actor;
 };
 

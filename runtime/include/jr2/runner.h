@@ -12,6 +12,7 @@ inline constexpr int kExitFailed = 1;
 inline constexpr int kExitDeadlocked = 2;
 inline constexpr int kExitWaiting = 3;
 inline constexpr int kExitError = 4;
+inline constexpr int kExitCancelled = 5;  // a run that ended `cancelled`
 inline constexpr int kExitUsage = 64;
 inline constexpr int kExitBadInput = 65;
 

@@ -96,6 +96,15 @@ class Machine {
     (void)timerId;
     return {};
   }
+  // The ids of the events that a transition of state `statePath` or of one of its ancestors
+  // handles, in id order: what a Gate invoked from that state accepts. ("" or a path the
+  // machine lacks: every event the machine handles.)
+  virtual std::vector<int> eventsHandledAt(const std::string& statePath) const {
+    (void)statePath;
+    std::vector<int> all;
+    for (int i = 0; i < static_cast<int>(eventSpecs().size()); ++i) all.push_back(i);
+    return all;
+  }
 };
 
 using MachineFactory = std::unique_ptr<Machine> (*)();
@@ -126,6 +135,7 @@ class Statechart : public Machine {
   bool isDone() const override { return done_; }
   std::vector<std::string> activeStates() const override;
   std::string timerState(int timerId) const override;
+  std::vector<int> eventsHandledAt(const std::string& statePath) const override;
 
  protected:
   Statechart(const StateInfo* states, int stateCount, const TransitionInfo* transitions,
