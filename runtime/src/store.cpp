@@ -1,160 +1,749 @@
+// The SQLite run store (RUNTIME.md §7): a file that is ours or refused untouched, WAL so that
+// readers never make a writer fail, summaries read without snapshots, a feed per run, and the
+// per-run drive lock as a flock on a file that is never reached through a symlink.
 #include "jr2/store.h"
 
+#include <fcntl.h>
 #include <sqlite3.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cctype>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
 
 namespace jr2rt {
 namespace {
 
-class SqliteStore final : public Store {
+// "jr2C": the SQLite application_id that marks a file as a jr2 run store.
+constexpr int32_t kAppId = 0x6A723243;
+// How long a command waits for another one's write before it gives up.
+constexpr int kBusyTimeoutMs = 10000;
+
+const char* const kSchema =
+    "CREATE TABLE IF NOT EXISTS runs ("
+    " id TEXT PRIMARY KEY, workflow TEXT NOT NULL, status TEXT NOT NULL,"
+    " updated INTEGER NOT NULL, rev INTEGER NOT NULL DEFAULT 1, snapshot TEXT NOT NULL);"
+    // Covers what `runs` shows, so a listing never reads a snapshot; status first because the
+    // usual listing is the waiting runs, oldest change first.
+    "CREATE INDEX IF NOT EXISTS runs_summary ON runs (status, updated, id, workflow, rev);"
+    "CREATE TABLE IF NOT EXISTS feed ("
+    " run TEXT NOT NULL, seq INTEGER NOT NULL, time INTEGER NOT NULL, line TEXT NOT NULL,"
+    " PRIMARY KEY (run, seq)) WITHOUT ROWID;";
+
+std::string Quoted(const std::string& path) { return "`" + path + "`"; }
+
+// A file that is not a jr2 store: told apart from a read that failed while looking at it.
+class NotOurs : public StoreError {
  public:
-  explicit SqliteStore(const std::string& path) : path_(path) {
-    if (sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) !=
-        SQLITE_OK) {
+  using StoreError::StoreError;
+};
+
+[[noreturn]] void Refuse(const std::string& path, const std::string& why) {
+  throw NotOurs(Quoted(path) + " is not a jr2 run store (" + why +
+                "); give another path with --store or JR2_STORE");
+}
+
+// One SQLite connection and the statements prepared on it, kept: a save after the first
+// prepares nothing.
+class Db {
+ public:
+  Db(const std::string& path, const std::string& name, int flags) : path_(path) {
+    if (sqlite3_open_v2(name.c_str(), &db_, flags, nullptr) != SQLITE_OK) {
       const std::string why = db_ ? sqlite3_errmsg(db_) : "out of memory";
       sqlite3_close(db_);
       db_ = nullptr;
-      throw StoreError("cannot open the run store `" + path + "`: " + why);
+      throw StoreError("cannot open the run store " + Quoted(path) + ": " + why);
     }
-    sqlite3_busy_timeout(db_, 5000);
+    sqlite3_busy_timeout(db_, kBusyTimeoutMs);
+  }
+  ~Db() {
+    for (auto& [sql, st] : cache_) sqlite3_finalize(st);
+    sqlite3_close(db_);
+  }
+  Db(const Db&) = delete;
+  Db& operator=(const Db&) = delete;
+
+  const std::string& path() const { return path_; }
+  sqlite3* handle() const { return db_; }
+
+  [[noreturn]] void fail(int rc) const {
+    if (rc == SQLITE_BUSY || rc == SQLITE_LOCKED) {
+      throw StoreError("the run store " + Quoted(path_) + " stayed busy for " +
+                       std::to_string(kBusyTimeoutMs / 1000) +
+                       " s (another command is using it); try again");
+    }
+    throw StoreError("the run store " + Quoted(path_) + " cannot be used: " + sqlite3_errmsg(db_));
+  }
+
+  void exec(const char* sql) {
+    const int rc = sqlite3_exec(db_, sql, nullptr, nullptr, nullptr);
+    if (rc != SQLITE_OK) fail(rc);
+  }
+
+  // `sql` is a literal: its address keys the cache.
+  sqlite3_stmt* prepare(const char* sql) {
+    auto it = cache_.find(sql);
+    if (it != cache_.end()) return it->second;
+    sqlite3_stmt* st = nullptr;
+    const int rc = sqlite3_prepare_v2(db_, sql, -1, &st, nullptr);
+    if (rc != SQLITE_OK) fail(rc);
+    cache_.emplace(sql, st);
+    return st;
+  }
+
+ private:
+  std::string path_;
+  sqlite3* db_ = nullptr;
+  std::map<const char*, sqlite3_stmt*> cache_;
+};
+
+// A use of a prepared statement; it is reset (and its bindings dropped) when the use ends.
+class Stmt {
+ public:
+  Stmt(Db& db, const char* sql) : db_(db), st_(db.prepare(sql)) {}
+  ~Stmt() {
+    sqlite3_reset(st_);
+    sqlite3_clear_bindings(st_);
+  }
+  Stmt(const Stmt&) = delete;
+  Stmt& operator=(const Stmt&) = delete;
+
+  Stmt& bind(int i, const std::string& s) {
+    sqlite3_bind_text(st_, i, s.data(), static_cast<int>(s.size()), SQLITE_TRANSIENT);
+    return *this;
+  }
+  Stmt& bind(int i, int64_t v) {
+    sqlite3_bind_int64(st_, i, v);
+    return *this;
+  }
+  // True with a row to read, false when done.
+  bool step() {
+    const int rc = sqlite3_step(st_);
+    if (rc == SQLITE_ROW) return true;
+    if (rc == SQLITE_DONE) return false;
+    db_.fail(rc);
+  }
+  int type(int i) const { return sqlite3_column_type(st_, i); }
+  // A NULL reads "": a summary of a damaged row still lists.
+  std::string text(int i) const {
+    const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(st_, i));
+    return p ? std::string(p, static_cast<size_t>(sqlite3_column_bytes(st_, i))) : std::string();
+  }
+  int64_t integer(int i) const { return sqlite3_column_int64(st_, i); }
+
+ private:
+  Db& db_;
+  sqlite3_stmt* st_;
+};
+
+// A transaction that rolls back unless committed, so a throw in the middle writes nothing.
+class Txn {
+ public:
+  Txn(Db& db, const char* begin) : db_(db) { db_.exec(begin); }
+  ~Txn() {
+    if (!done_) sqlite3_exec(db_.handle(), "ROLLBACK", nullptr, nullptr, nullptr);
+  }
+  Txn(const Txn&) = delete;
+  Txn& operator=(const Txn&) = delete;
+  void commit() {
+    db_.exec("COMMIT");
+    done_ = true;
+  }
+
+ private:
+  Db& db_;
+  bool done_ = false;
+};
+
+// ---- What a file is, found without writing to it -------------------------------------------
+
+enum class Kind {
+  kAbsent,  // no file at the path
+  kEmpty,   // a 0-byte file, or a database with no application_id and nothing in it
+  kOurs,    // application_id jr2C
+  kLegacy,  // a jr2 store from before application_id: exactly its `runs` table
+};
+
+// Classifies the database `db` is open on, with reads only. Throws (Refuse) when it is not ours.
+Kind Classify(Db& db) {
+  int64_t appId = 0;
+  {
+    Stmt s(db, "PRAGMA application_id");
+    if (s.step()) appId = s.integer(0);
+  }
+  if (appId == kAppId) return Kind::kOurs;
+  if (appId != 0) {
+    char hex[16];
+    std::snprintf(hex, sizeof hex, "0x%08X", static_cast<unsigned>(appId));
+    Refuse(db.path(),
+           std::string("it is another application's SQLite database, application_id ") + hex);
+  }
+  std::vector<std::string> others;
+  bool runs = false;
+  {
+    Stmt s(db, "SELECT type, name, tbl_name FROM sqlite_master ORDER BY name");
+    while (s.step()) {
+      const std::string type = s.text(0), name = s.text(1), table = s.text(2);
+      if (type == "table" && name == "runs") {
+        runs = true;
+      } else if (!(type == "index" && table == "runs" && name.rfind("sqlite_autoindex_", 0) == 0)) {
+        others.push_back(name);
+      }
+    }
+  }
+  if (!runs && others.empty()) return Kind::kEmpty;
+  if (!others.empty()) {
+    std::string names;
+    for (size_t i = 0; i < others.size() && i < 3; ++i)
+      names += (i ? ", `" : "`") + others[i] + "`";
+    if (others.size() > 3) names += " and " + std::to_string(others.size() - 3) + " more";
+    Refuse(db.path(), "it is another application's SQLite database: it holds " + names);
+  }
+  // Exactly the columns jr2 wrote before application_id, `id` the key; `rev` came later.
+  std::set<std::string> columns;
+  bool idIsKey = false;
+  {
+    Stmt s(db, "PRAGMA table_info(runs)");
+    while (s.step()) {
+      columns.insert(s.text(1));
+      if (s.text(1) == "id" && s.integer(5) == 1) idIsKey = true;
+    }
+  }
+  std::set<std::string> legacy = {"id", "workflow", "status", "updated", "snapshot"};
+  if (idIsKey && columns == legacy) return Kind::kLegacy;
+  legacy.insert("rev");
+  if (idIsKey && columns == legacy) return Kind::kLegacy;
+  Refuse(db.path(), "it is another application's SQLite database: its table `runs` is not jr2's");
+}
+
+bool Exists(const std::string& path, off_t* size = nullptr) {
+  struct stat st {};
+  if (stat(path.c_str(), &st) != 0) return false;
+  if (size) *size = st.st_size;
+  return true;
+}
+
+// A `file:` URI for `path`, so that query parameters can be given.
+std::string FileUri(const std::string& path) {
+  std::string out = path.rfind('/', 0) == 0 ? "file://" : "file:";
+  static const char* const kHex = "0123456789ABCDEF";
+  for (const unsigned char c : path) {
+    if (std::isalnum(c) || c == '/' || c == '-' || c == '_' || c == '.' || c == '~') {
+      out += static_cast<char>(c);
+    } else {
+      out += '%';
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    }
+  }
+  return out;
+}
+
+// What the file at `path` is, without writing anything: not to it, and no -journal, -wal or
+// -shm beside it. The header (magic, application_id) is read with plain read(2); only a file
+// with application_id 0 is opened with SQLite, immutable, to look at its tables.
+Kind Inspect(const std::string& path) {
+  struct stat st {};
+  if (stat(path.c_str(), &st) != 0) {
+    if (errno == ENOENT) return Kind::kAbsent;
+    throw StoreError("cannot read the run store " + Quoted(path) + ": " + std::strerror(errno));
+  }
+  if (S_ISDIR(st.st_mode)) Refuse(path, "it is a folder");
+  if (!S_ISREG(st.st_mode)) Refuse(path, "it is not a plain file");
+  unsigned char header[100];
+  ssize_t got = 0;
+  {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0) {
+      throw StoreError("cannot read the run store " + Quoted(path) + ": " + std::strerror(errno));
+    }
+    while (got < static_cast<ssize_t>(sizeof header)) {
+      const ssize_t n = ::read(fd, header + got, sizeof header - static_cast<size_t>(got));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      got += n;
+    }
+    ::close(fd);
+  }
+  if (got == 0) return Kind::kEmpty;
+  if (got < static_cast<ssize_t>(sizeof header) ||
+      std::memcmp(header, "SQLite format 3", 16) != 0) {
+    Refuse(path, "it is not a SQLite database");
+  }
+  const uint32_t appId = (uint32_t{header[68]} << 24) | (uint32_t{header[69]} << 16) |
+                         (uint32_t{header[70]} << 8) | uint32_t{header[71]};
+  if (appId == static_cast<uint32_t>(kAppId)) return Kind::kOurs;
+  // A -wal file may hold the latest changes, which an immutable open does not read, and a plain
+  // open would make a -shm file. jr2 never leaves one beside a database whose own header does
+  // not carry its application_id.
+  off_t walSize = 0;
+  if (Exists(path + "-wal", &walSize) && walSize > 0) {
+    Refuse(path, "it is another application's SQLite database, with a -wal file beside it");
+  }
+  Db db(path, FileUri(path) + "?mode=ro&immutable=1", SQLITE_OPEN_READONLY | SQLITE_OPEN_URI);
+  try {
+    return Classify(db);
+  } catch (const NotOurs&) {
+    throw;
+  } catch (const StoreError&) {
+    Refuse(path, std::string("SQLite cannot read it: ") + sqlite3_errmsg(db.handle()));
+  }
+}
+
+// ---- The drive lock ------------------------------------------------------------------------
+
+// A lock file is named by its run id, which must then be one plain path component.
+bool IsLockName(const std::string& id) {
+  return !id.empty() && id != "." && id != ".." && id.find('/') == std::string::npos &&
+         id.find('\0') == std::string::npos;
+}
+
+// Opens the lock folder without following a symlink, and checks it is a folder of this user's
+// that no one else can write to: the lock files in it are trusted by name. -1 when it does not
+// exist and `create` is false.
+int OpenLockDir(const std::string& dir, bool create) {
+  if (create && mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
+    throw StoreError("cannot make the lock folder " + Quoted(dir) + ": " + std::strerror(errno));
+  }
+  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) {
+    const int error = errno;
+    if (!create && error == ENOENT) return -1;
+    struct stat st {};
+    if (lstat(dir.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) {
+      throw StoreError(Quoted(dir) +
+                       " is a symbolic link; the lock folder must be a real folder — remove it");
+    }
+    if (error == ENOTDIR) {
+      throw StoreError(Quoted(dir) + " is not a folder; the lock folder must be one — remove it");
+    }
+    throw StoreError("cannot open the lock folder " + Quoted(dir) + ": " + std::strerror(error));
+  }
+  struct stat st {};
+  std::string why;
+  if (fstat(fd, &st) != 0) {
+    why = std::strerror(errno);
+  } else if (st.st_uid != geteuid()) {
+    why = "it belongs to another user (uid " + std::to_string(st.st_uid) +
+          "); remove it, or give another path with --store or JR2_STORE";
+  } else if ((st.st_mode & 022) != 0) {
+    why = "others can write to it; make it private (chmod 700) or remove it";
+  }
+  if (!why.empty()) {
+    ::close(fd);
+    throw StoreError("the lock folder " + Quoted(dir) + " cannot be trusted: " + why);
+  }
+  return fd;
+}
+
+// Whether `fd` still is the file named `name` in `dirFd`: a holder that unlinked it meanwhile
+// leaves a lock on a file no one else will open.
+bool StillAt(int dirFd, const std::string& name, int fd) {
+  struct stat byName {};
+  struct stat byFd {};
+  if (fstatat(dirFd, name.c_str(), &byName, AT_SYMLINK_NOFOLLOW) != 0) return false;
+  if (fstat(fd, &byFd) != 0) return false;
+  return byName.st_ino == byFd.st_ino && byName.st_dev == byFd.st_dev;
+}
+
+class FileLock final : public RunLock {
+ public:
+  FileLock(int dirFd, std::string dir, std::string name, const std::function<void()>& onWait)
+      : dirFd_(dirFd), dir_(std::move(dir)), name_(std::move(name)) {
     try {
-      exec(
-          "CREATE TABLE IF NOT EXISTS runs ("
-          " id TEXT PRIMARY KEY, workflow TEXT NOT NULL, status TEXT NOT NULL,"
-          " updated INTEGER NOT NULL, snapshot TEXT NOT NULL, rev INTEGER NOT NULL DEFAULT 1)");
-      // A store written before revisions: each run starts at revision 1.
-      if (!hasColumn("rev")) exec("ALTER TABLE runs ADD COLUMN rev INTEGER NOT NULL DEFAULT 1");
+      acquire(&onWait);
     } catch (...) {
-      // A file that is not a database: the destructor does not run for a throwing constructor.
-      sqlite3_close(db_);
-      db_ = nullptr;
+      ::close(dirFd_);
       throw;
     }
   }
-  ~SqliteStore() override { sqlite3_close(db_); }
+  ~FileLock() override {
+    if (fd_ >= 0) {
+      // Unlinked only by a holder of the lock, and only while it still names this file: then
+      // no one else holds it, and a waiter finds the name gone and makes a new one.
+      if (!held_) held_ = flock(fd_, LOCK_EX | LOCK_NB) == 0;
+      if (held_ && StillAt(dirFd_, name_, fd_)) unlinkat(dirFd_, name_.c_str(), 0);
+      ::close(fd_);
+    }
+    ::close(dirFd_);
+  }
+  FileLock(const FileLock&) = delete;
+  FileLock& operator=(const FileLock&) = delete;
 
-  int64_t save(const StoredRun& run, const std::vector<FeedLine>&) override {
-    exec("BEGIN IMMEDIATE");
+  void release() override {
+    if (fd_ >= 0 && held_) flock(fd_, LOCK_UN);
+    held_ = false;
+  }
+
+  void take() override {
+    if (held_) return;
+    if (fd_ >= 0) {
+      wait();
+      if (StillAt(dirFd_, name_, fd_)) {
+        held_ = true;
+        return;
+      }
+      ::close(fd_);
+      fd_ = -1;
+    }
+    acquire(nullptr);
+  }
+
+ private:
+  std::string path() const { return dir_ + "/" + name_; }
+
+  void wait() {
+    while (flock(fd_, LOCK_EX) != 0) {
+      if (errno != EINTR)
+        throw StoreError("cannot lock " + Quoted(path()) + ": " + std::strerror(errno));
+    }
+  }
+
+  // Opens (or makes) the lock file and locks it, until the file locked is the one at the path.
+  void acquire(const std::function<void()>* onWait) {
+    for (;;) {
+      fd_ =
+          openat(dirFd_, name_.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0600);
+      if (fd_ < 0) {
+        if (errno == ELOOP) {
+          throw StoreError(Quoted(path()) +
+                           " is a symbolic link; a lock file must be a plain file — remove it");
+        }
+        throw StoreError("cannot open the lock file " + Quoted(path()) + ": " +
+                         std::strerror(errno));
+      }
+      struct stat st {};
+      if (fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode)) {
+        ::close(fd_);
+        fd_ = -1;
+        throw StoreError(Quoted(path()) +
+                         " is not a plain file; a lock file must be one — remove it");
+      }
+      if (flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+        if (errno != EWOULDBLOCK && errno != EINTR) {
+          const std::string why = std::strerror(errno);
+          ::close(fd_);
+          fd_ = -1;
+          throw StoreError("cannot lock " + Quoted(path()) + ": " + why);
+        }
+        if (onWait != nullptr && *onWait) (*onWait)();
+        onWait = nullptr;  // once, however many times the holder's unlink sends us round
+        try {
+          wait();
+        } catch (...) {
+          ::close(fd_);
+          fd_ = -1;
+          throw;
+        }
+      }
+      if (StillAt(dirFd_, name_, fd_)) {
+        held_ = true;
+        return;
+      }
+      ::close(fd_);
+      fd_ = -1;
+    }
+  }
+
+  int dirFd_;
+  std::string dir_;
+  std::string name_;
+  int fd_ = -1;
+  bool held_ = false;
+};
+
+// Removes the lock file of a pruned run, unless someone holds it (then its holder does).
+void RemoveLockFile(int dirFd, const std::string& name) {
+  const int fd = openat(dirFd, name.c_str(), O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) return;
+  struct stat st {};
+  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && flock(fd, LOCK_EX | LOCK_NB) == 0 &&
+      StillAt(dirFd, name, fd)) {
+    unlinkat(dirFd, name.c_str(), 0);
+  }
+  ::close(fd);
+}
+
+// ---- The store -----------------------------------------------------------------------------
+
+// The smallest string above every string that starts with `prefix`; "" when there is none.
+std::string PrefixEnd(std::string prefix) {
+  while (!prefix.empty() && static_cast<unsigned char>(prefix.back()) == 0xFF) prefix.pop_back();
+  if (!prefix.empty()) prefix.back() = static_cast<char>(prefix.back() + 1);
+  return prefix;
+}
+
+const char* TypeName(int type) {
+  switch (type) {
+    case SQLITE_NULL:
+      return "NULL";
+    case SQLITE_INTEGER:
+    case SQLITE_FLOAT:
+      return "a number";
+    case SQLITE_BLOB:
+      return "bytes";
+    default:
+      return "text";
+  }
+}
+
+std::unique_ptr<Db> OpenDb(const std::string& path, StoreMode mode) {
+  const Kind seen = Inspect(path);
+  const std::string missing =
+      "no run store at " + Quoted(path) +
+      "; `run` makes one, or give the store's path with --store or JR2_STORE";
+  if (mode == StoreMode::kReadOnly && (seen == Kind::kAbsent || seen == Kind::kEmpty)) {
+    throw StoreMissing(missing);
+  }
+  int flags = SQLITE_OPEN_READWRITE;
+  if (seen == Kind::kAbsent) flags |= SQLITE_OPEN_CREATE;
+  auto db = std::make_unique<Db>(path, path, flags);
+  bool complete = false;
+  if (seen == Kind::kOurs) {
+    Stmt s(*db,
+           "SELECT count(*) FROM sqlite_master WHERE name IN ('runs', 'runs_summary', 'feed')");
+    complete = s.step() && s.integer(0) == 3;
+  }
+  if (!complete) {
+    // Looked at again under the write lock: another command may have made or changed the file
+    // since. Nothing is written unless it still is ours, empty or a legacy store.
+    Txn txn(*db, "BEGIN IMMEDIATE");
+    const Kind now = Classify(*db);
+    if (now == Kind::kEmpty && mode == StoreMode::kReadOnly) throw StoreMissing(missing);
+    if (now == Kind::kLegacy) {
+      bool hasRev = false;
+      {
+        Stmt s(*db, "SELECT 1 FROM pragma_table_info('runs') WHERE name = 'rev'");
+        hasRev = s.step();
+      }
+      // Rebuilt so that `rev` comes before the snapshot: reading it never walks a snapshot's
+      // overflow pages. A run saved before revisions is at revision 1.
+      db->exec("ALTER TABLE runs RENAME TO runs_before_jr2_app_id");
+      db->exec(kSchema);
+      db->exec(hasRev ? "INSERT INTO runs (id, workflow, status, updated, rev, snapshot)"
+                        " SELECT id, workflow, status, updated, coalesce(rev, 1), snapshot"
+                        " FROM runs_before_jr2_app_id"
+                      : "INSERT INTO runs (id, workflow, status, updated, rev, snapshot)"
+                        " SELECT id, workflow, status, updated, 1, snapshot"
+                        " FROM runs_before_jr2_app_id");
+      db->exec("DROP TABLE runs_before_jr2_app_id");
+    } else {
+      db->exec(kSchema);
+    }
+    db->exec(("PRAGMA application_id=" + std::to_string(kAppId)).c_str());
+    txn.commit();
+  }
+  // Only now that the file is known to be ours: journal_mode=WAL writes to it.
+  db->exec("PRAGMA journal_mode=WAL");
+  db->exec("PRAGMA synchronous=FULL");
+  if (!complete) {
+    // A database someone had already put in WAL mode got its application_id in the -wal file;
+    // moved into the database itself (without waiting for readers), so that the next open sees
+    // it there.
+    sqlite3_wal_checkpoint_v2(db->handle(), nullptr, SQLITE_CHECKPOINT_PASSIVE, nullptr, nullptr);
+  }
+  return db;
+}
+
+class SqliteStore final : public Store {
+ public:
+  explicit SqliteStore(std::unique_ptr<Db> db) : db_(std::move(db)), path_(db_->path()) {}
+
+  int64_t save(const StoredRun& run, const std::vector<FeedLine>& feed) override {
+    Txn txn(*db_, "BEGIN IMMEDIATE");
     const int64_t stored = revision(run.id);
     if (run.revision != 0 && stored != run.revision) {
-      exec("ROLLBACK");
       throw StoreConflict("run " + run.id + " was changed by another command (revision " +
                           std::to_string(stored) + ", this command had " +
                           std::to_string(run.revision) + ")");
     }
     const int64_t next = stored + 1;
-    Stmt s(*this,
-           "INSERT OR REPLACE INTO runs (id, workflow, status, updated, snapshot, rev) "
-           "VALUES (?,?,?,?,?,?)");
-    sqlite3_bind_text(s.st, 1, run.id.c_str(), -1, SQLITE_TRANSIENT);
-    sqlite3_bind_text(s.st, 2, run.workflow.c_str(), -1, SQLITE_TRANSIENT);
-    sqlite3_bind_text(s.st, 3, run.status.c_str(), -1, SQLITE_TRANSIENT);
-    sqlite3_bind_int64(s.st, 4, run.updatedMs);
-    const std::string snap = run.snapshot.dump();
-    sqlite3_bind_text(s.st, 5, snap.c_str(), -1, SQLITE_TRANSIENT);
-    sqlite3_bind_int64(s.st, 6, next);
-    if (sqlite3_step(s.st) != SQLITE_DONE) {
-      const std::string why = sqlite3_errmsg(db_);
-      exec("ROLLBACK");
-      throw StoreError("cannot save run " + run.id + " in `" + path_ + "`: " + why);
+    {
+      Stmt s(*db_,
+             "INSERT INTO runs (id, workflow, status, updated, rev, snapshot) "
+             "VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT (id) DO UPDATE SET "
+             "workflow = ?2, status = ?3, updated = ?4, rev = ?5, snapshot = ?6");
+      s.bind(1, run.id).bind(2, run.workflow).bind(3, run.status).bind(4, run.updatedMs);
+      s.bind(5, next).bind(6, run.snapshot.dump(-1, ' ', false, Json::error_handler_t::replace));
+      s.step();
     }
-    exec("COMMIT");
+    if (!feed.empty()) {
+      int64_t seq = 0;
+      {
+        Stmt s(*db_, "SELECT coalesce(max(seq), 0) FROM feed WHERE run = ?");
+        s.bind(1, run.id);
+        if (s.step()) seq = s.integer(0);
+      }
+      for (const FeedLine& line : feed) {
+        Stmt s(*db_, "INSERT INTO feed (run, seq, time, line) VALUES (?, ?, ?, ?)");
+        s.bind(1, run.id).bind(2, ++seq).bind(3, line.timeMs).bind(4, line.line);
+        s.step();
+      }
+    }
+    txn.commit();
     return next;
   }
 
   StoredRun load(const std::string& prefix) override {
-    if (prefix.size() < 4)
-      throw StoreError("a run id needs at least 4 characters; `" + prefix + "` is too short");
-    Stmt s(
-        *this,
-        "SELECT id, workflow, status, updated, snapshot, rev FROM runs WHERE substr(id, 1, ?) = ? "
-        "LIMIT 2");
-    sqlite3_bind_int(s.st, 1, static_cast<int>(prefix.size()));
-    sqlite3_bind_text(s.st, 2, prefix.c_str(), -1, SQLITE_TRANSIENT);
-    std::vector<StoredRun> found;
-    while (sqlite3_step(s.st) == SQLITE_ROW) found.push_back(row(s.st));
-    if (found.empty())
-      throw StoreError("no run `" + prefix + "` in `" + path_ + "`; `runs --all` lists them");
-    if (found.size() > 1)
-      throw StoreError("`" + prefix + "` names several runs; give more of the id");
-    return found.front();
-  }
-
-  int64_t revision(const std::string& id) override {
-    Stmt q(*this, "SELECT rev FROM runs WHERE id = ?");
-    sqlite3_bind_text(q.st, 1, id.c_str(), -1, SQLITE_TRANSIENT);
-    return sqlite3_step(q.st) == SQLITE_ROW ? sqlite3_column_int64(q.st, 0) : 0;
-  }
-
-  std::string resolve(const std::string& prefix) override { return load(prefix).id; }
-  std::vector<FeedLine> feed(const std::string&, int64_t) override { return {}; }
-  int64_t prune(int64_t, const std::string&) override { return 0; }
-  std::unique_ptr<RunLock> lock(const std::string&, const std::function<void()>&) override {
-    throw StoreError("not yet");
-  }
-  std::vector<RunSummary> list(bool includeEnded) override {
-    Stmt s(
-        *this,
-        includeEnded
-            ? "SELECT id, workflow, status, updated, snapshot, rev FROM runs ORDER BY updated, id"
-            : "SELECT id, workflow, status, updated, snapshot, rev FROM runs WHERE status = "
-              "'waiting' "
-              "ORDER BY updated, id");
-    std::vector<RunSummary> out;
-    while (sqlite3_step(s.st) == SQLITE_ROW) {
-      const StoredRun r = row(s.st);
-      out.push_back({r.id, r.workflow, r.status, r.updatedMs, r.revision});
-    }
-    return out;
-  }
-
- private:
-  struct Stmt {
-    Stmt(SqliteStore& store, const char* sql) {
-      if (sqlite3_prepare_v2(store.db_, sql, -1, &st, nullptr) != SQLITE_OK) {
-        throw StoreError("the run store `" + store.path_ +
-                         "` cannot be read: " + sqlite3_errmsg(store.db_));
+    // One read transaction: the run resolved is the run read.
+    Txn txn(*db_, "BEGIN");
+    StoredRun r;
+    r.id = resolve(prefix);
+    Stmt s(*db_, "SELECT workflow, status, updated, rev, snapshot FROM runs WHERE id = ?");
+    s.bind(1, r.id);
+    if (!s.step()) throw StoreError("no run `" + prefix + "` in " + Quoted(path_));
+    auto damaged = [&](const std::string& why) {
+      return StoreDamaged("run " + r.id + " in " + Quoted(path_) + " is damaged: " + why +
+                          "; it cannot go on, the other runs are unaffected");
+    };
+    const char* names[] = {"workflow", "status"};
+    for (int i = 0; i < 2; ++i) {
+      if (s.type(i) != SQLITE_TEXT) {
+        throw damaged(std::string("its ") + names[i] + " is not text (it is " +
+                      TypeName(s.type(i)) + ")");
       }
     }
-    ~Stmt() { sqlite3_finalize(st); }
-    sqlite3_stmt* st = nullptr;
-  };
-
-  static StoredRun row(sqlite3_stmt* st) {
-    StoredRun r;
-    r.id = reinterpret_cast<const char*>(sqlite3_column_text(st, 0));
-    r.workflow = reinterpret_cast<const char*>(sqlite3_column_text(st, 1));
-    r.status = reinterpret_cast<const char*>(sqlite3_column_text(st, 2));
-    r.updatedMs = sqlite3_column_int64(st, 3);
-    r.snapshot = Json::parse(reinterpret_cast<const char*>(sqlite3_column_text(st, 4)));
-    r.revision = sqlite3_column_int64(st, 5);
+    r.workflow = s.text(0);
+    r.status = s.text(1);
+    r.updatedMs = s.integer(2);
+    r.revision = s.integer(3);
+    if (s.type(4) != SQLITE_TEXT) {
+      throw damaged(std::string("its stored snapshot is not text (it is ") + TypeName(s.type(4)) +
+                    ")");
+    }
+    try {
+      r.snapshot = Json::parse(s.text(4));
+    } catch (const Json::exception& e) {
+      throw damaged("its stored snapshot is not valid JSON (" + ErrorText(e) + ")");
+    }
     return r;
   }
 
-  bool hasColumn(const std::string& name) {
-    Stmt s(*this, "PRAGMA table_info(runs)");
-    while (sqlite3_step(s.st) == SQLITE_ROW) {
-      if (name == reinterpret_cast<const char*>(sqlite3_column_text(s.st, 1))) return true;
+  std::string resolve(const std::string& prefix) override {
+    if (prefix.size() < 4) {
+      throw StoreError("a run id needs at least 4 characters; `" + prefix + "` is too short");
     }
-    return false;
+    // A range of the primary key, not a scan: `id >= prefix AND id < PrefixEnd(prefix)`.
+    // (An `OR` for the unbounded case would cost the upper bound its use of the index.)
+    const std::string end = PrefixEnd(prefix);
+    Stmt s(*db_, end.empty()
+                     ? "SELECT id, status FROM runs WHERE id >= ?1 ORDER BY id"
+                     : "SELECT id, status FROM runs WHERE id >= ?1 AND id < ?2 ORDER BY id");
+    s.bind(1, prefix);
+    if (!end.empty()) s.bind(2, end);
+    std::vector<std::pair<std::string, std::string>> found;
+    int64_t count = 0;
+    while (s.step()) {
+      const std::string id = s.text(0);
+      if (id == prefix) return id;  // a whole id names its run, whatever else it starts
+      if (found.size() < 10) found.emplace_back(id, s.text(1));
+      ++count;
+    }
+    if (count == 0) {
+      throw StoreError("no run `" + prefix + "` in " + Quoted(path_) + "; `runs --all` lists them");
+    }
+    if (count == 1) return found.front().first;
+    std::string names;
+    for (const auto& [id, status] : found) {
+      names += (names.empty() ? "" : ", ") + id + " (" + status + ")";
+    }
+    if (count > static_cast<int64_t>(found.size())) {
+      names += ", and " + std::to_string(count - static_cast<int64_t>(found.size())) + " more";
+    }
+    throw StoreError("`" + prefix + "` names " + std::to_string(count) + " runs: " + names +
+                     "; give more of the id");
   }
 
-  void exec(const char* sql) {
-    char* err = nullptr;
-    if (sqlite3_exec(db_, sql, nullptr, nullptr, &err) != SQLITE_OK) {
-      const std::string why = err ? err : "unknown error";
-      sqlite3_free(err);
-      throw StoreError("the run store `" + path_ + "` cannot be used: " + why);
+  std::vector<RunSummary> list(bool includeEnded) override {
+    Stmt s(*db_, includeEnded ? "SELECT id, workflow, status, updated, rev FROM runs"
+                                " ORDER BY updated, id"
+                              : "SELECT id, workflow, status, updated, rev FROM runs"
+                                " WHERE status = 'waiting' ORDER BY updated, id");
+    std::vector<RunSummary> out;
+    while (s.step()) out.push_back({s.text(0), s.text(1), s.text(2), s.integer(3), s.integer(4)});
+    return out;
+  }
+
+  int64_t revision(const std::string& id) override {
+    Stmt s(*db_, "SELECT rev FROM runs WHERE id = ?");
+    s.bind(1, id);
+    return s.step() ? s.integer(0) : 0;
+  }
+
+  std::vector<FeedLine> feed(const std::string& id, int64_t afterSeq) override {
+    Stmt s(*db_, "SELECT seq, time, line FROM feed WHERE run = ? AND seq > ? ORDER BY seq");
+    s.bind(1, id).bind(2, afterSeq);
+    std::vector<FeedLine> out;
+    while (s.step()) out.push_back({s.integer(0), s.integer(1), s.text(2)});
+    return out;
+  }
+
+  int64_t prune(int64_t beforeMs, const std::string& workflow) override {
+    std::vector<std::string> ids;
+    {
+      Txn txn(*db_, "BEGIN IMMEDIATE");
+      {
+        Stmt s(*db_,
+               "SELECT id FROM runs WHERE status <> 'waiting' AND updated < ?1"
+               " AND (?2 = '' OR workflow = ?2)");
+        s.bind(1, beforeMs).bind(2, workflow);
+        while (s.step()) ids.push_back(s.text(0));
+      }
+      for (const std::string& id : ids) {
+        Stmt lines(*db_, "DELETE FROM feed WHERE run = ?");
+        lines.bind(1, id).step();
+        Stmt row(*db_, "DELETE FROM runs WHERE id = ?");
+        row.bind(1, id).step();
+      }
+      txn.commit();
+    }
+    // The lock files go after the commit: a lock file without a run is harmless, the reverse is
+    // not possible.
+    const int dirFd = ids.empty() ? -1 : openLockDirQuietly();
+    if (dirFd >= 0) {
+      for (const std::string& id : ids) {
+        if (IsLockName(id)) RemoveLockFile(dirFd, id);
+      }
+      ::close(dirFd);
+    }
+    return static_cast<int64_t>(ids.size());
+  }
+
+  std::unique_ptr<RunLock> lock(const std::string& id,
+                                const std::function<void()>& onWait) override {
+    if (!IsLockName(id)) {
+      throw StoreError("`" + id + "` is not a run id that can name a lock file");
+    }
+    const std::string dir = path_ + ".locks";
+    return std::make_unique<FileLock>(OpenLockDir(dir, true), dir, id, onWait);
+  }
+
+ private:
+  // The lock folder for pruning: one that is missing or not to be trusted is left alone.
+  int openLockDirQuietly() {
+    try {
+      return OpenLockDir(path_ + ".locks", false);
+    } catch (const StoreError&) {
+      return -1;
     }
   }
 
+  std::unique_ptr<Db> db_;
   std::string path_;
-  sqlite3* db_ = nullptr;
 };
 
 }  // namespace
 
-std::unique_ptr<Store> OpenSqliteStore(const std::string& path, StoreMode) {
-  return std::make_unique<SqliteStore>(path);
+std::unique_ptr<Store> OpenSqliteStore(const std::string& path, StoreMode mode) {
+  return std::make_unique<SqliteStore>(OpenDb(path, mode));
 }
 
 }  // namespace jr2rt

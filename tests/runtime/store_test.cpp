@@ -1,30 +1,111 @@
-// The SQLite run store: revisions keep two commands on one run from losing each other's steps,
-// a store written before revisions opens, and a file that is not a store is refused whole.
+// The SQLite run store (RUNTIME.md §7): revisions keep two commands on one run from losing each
+// other's steps; a file that is not a jr2 store is refused and left byte for byte as it was; a
+// read-only open creates nothing; a reader never makes a writer fail; a damaged row names its run
+// and leaves the others usable; the feed, prune, and the drive lock that leaves no files behind.
 #include "jr2/store.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sqlite3.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
-#include <cstdio>
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <filesystem>
 #include <fstream>
+#include <future>
+#include <iostream>
 #include <sstream>
+#include <thread>
 
 namespace {
 
+namespace fs = std::filesystem;
 using jr2rt::Json;
 
-std::string FreshPath(const char* name) {
-  const std::string path = testing::TempDir() + name;
-  std::remove(path.c_str());
-  return path;
+constexpr int64_t kJr2AppId = 0x6A723243;
+
+// A fresh, empty folder per test: tests may run in parallel, and "no file appeared" is checked
+// by listing it.
+std::string FreshDir(const std::string& name) {
+  const fs::path dir =
+      fs::path(testing::TempDir()) / ("jr2-store-" + name + "-" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir.string() + "/";
 }
 
-jr2rt::StoredRun Stored(const std::string& status, int64_t revision) {
-  return {"0123456789ab", "tickets", status, 1, Json{{"status", status}}, revision};
+std::vector<std::string> Entries(const std::string& dir) {
+  std::vector<std::string> out;
+  for (const auto& e : fs::directory_iterator(dir)) out.push_back(e.path().filename().string());
+  std::sort(out.begin(), out.end());
+  return out;
 }
+
+std::string Bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// Runs `sql` on `path` with a plain SQLite connection: another tool, an older jr2.
+void Sql(const std::string& path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  char* err = nullptr;
+  const int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err);
+  const std::string why = err ? err : "";
+  sqlite3_free(err);
+  sqlite3_close(db);
+  ASSERT_EQ(rc, SQLITE_OK) << why;
+}
+
+std::string Pragma(const std::string& path, const std::string& name) {
+  sqlite3* db = nullptr;
+  EXPECT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  sqlite3_stmt* st = nullptr;
+  std::string out;
+  if (sqlite3_prepare_v2(db, ("PRAGMA " + name).c_str(), -1, &st, nullptr) == SQLITE_OK &&
+      sqlite3_step(st) == SQLITE_ROW) {
+    out = reinterpret_cast<const char*>(sqlite3_column_text(st, 0));
+  }
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+  return out;
+}
+
+jr2rt::StoredRun Stored(const std::string& status, int64_t revision,
+                        const std::string& id = "0123456789ab", int64_t updatedMs = 1,
+                        const std::string& workflow = "tickets") {
+  return {id, workflow, status, updatedMs, Json{{"status", status}}, revision};
+}
+
+// The message of what `open` throws, checked to be one line; "" when it throws nothing.
+template <typename Error, typename F>
+std::string ErrorOf(F&& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    const std::string text = e.what();
+    EXPECT_EQ(text.find('\n'), std::string::npos) << "one line: " << text;
+    return text;
+  }
+  ADD_FAILURE() << "nothing was thrown";
+  return "";
+}
+
+bool Contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+// ---- Revisions -----------------------------------------------------------------------------
 
 TEST(Store, ASaveFromAStaleRevisionIsAConflictAndWritesNothing) {
-  auto store = jr2rt::OpenSqliteStore(FreshPath("revisions.db"));
+  auto store = jr2rt::OpenSqliteStore(FreshDir("revisions") + "jr2.db");
   EXPECT_EQ(store->save(Stored("waiting", 0)), 1) << "a new run starts at revision 1";
   const jr2rt::StoredRun loaded = store->load("0123");
   EXPECT_EQ(loaded.revision, 1);
@@ -44,34 +125,451 @@ TEST(Store, ASaveFromAStaleRevisionIsAConflictAndWritesNothing) {
   EXPECT_EQ(store->list(true).front().revision, 3);
 }
 
-TEST(Store, AStoreWrittenBeforeRevisionsOpensAtRevisionOne) {
-  const std::string path = FreshPath("old.db");
-  sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-  ASSERT_EQ(sqlite3_exec(db,
-                         "CREATE TABLE runs (id TEXT PRIMARY KEY, workflow TEXT NOT NULL, status "
-                         "TEXT NOT NULL, updated INTEGER NOT NULL, snapshot TEXT NOT NULL);"
-                         "INSERT INTO runs VALUES ('abcdabcdabcd', 'tickets', 'waiting', 1, '{}');",
+// ---- The file is ours or refused -----------------------------------------------------------
+
+TEST(Store, ANewStoreCarriesTheJr2ApplicationIdAndUsesWal) {
+  const std::string path = FreshDir("new") + "jr2.db";
+  jr2rt::OpenSqliteStore(path)->save(Stored("waiting", 0));
+  EXPECT_EQ(std::stoll(Pragma(path, "application_id")), kJr2AppId);
+  EXPECT_EQ(Pragma(path, "journal_mode"), "wal");
+  // Opened again: it is recognised as ours and keeps its runs.
+  EXPECT_EQ(jr2rt::OpenSqliteStore(path)->load("0123").status, "waiting");
+}
+
+TEST(Store, AnotherApplicationsDatabaseIsRefusedAndLeftByteForByte) {
+  const std::string dir = FreshDir("foreign");
+  const std::string notes = dir + "notes.db", marked = dir + "marked.db", mixed = dir + "mixed.db";
+  Sql(notes, "CREATE TABLE notes (body TEXT); INSERT INTO notes VALUES ('keep me');");
+  // Another application's id, and nothing in it yet.
+  Sql(marked, "PRAGMA application_id = 42; PRAGMA user_version = 1;");
+  // jr2's old `runs` table beside a table that is not jr2's.
+  Sql(mixed,
+      "CREATE TABLE runs (id TEXT PRIMARY KEY, workflow TEXT, status TEXT, updated INTEGER,"
+      " snapshot TEXT); CREATE TABLE notes (body TEXT);");
+  const std::vector<std::string> before = Entries(dir);
+  ASSERT_EQ(before, (std::vector<std::string>{"marked.db", "mixed.db", "notes.db"}));
+  for (const std::string& path : {notes, marked, mixed}) {
+    for (const auto mode : {jr2rt::StoreMode::kReadWrite, jr2rt::StoreMode::kReadOnly}) {
+      const std::string bytes = Bytes(path);
+      const std::string text =
+          ErrorOf<jr2rt::StoreError>([&] { jr2rt::OpenSqliteStore(path, mode); });
+      std::cout << text << "\n";
+      EXPECT_TRUE(Contains(text, "`" + path +
+                                     "` is not a jr2 run store (it is another "
+                                     "application's SQLite database"))
+          << text;
+      EXPECT_TRUE(Contains(text, "give another path with --store or JR2_STORE")) << text;
+      EXPECT_EQ(Bytes(path), bytes) << path << " is byte for byte as it was";
+      EXPECT_EQ(Entries(dir), before) << "no -journal, -wal or -shm file, no lock folder";
+    }
+  }
+  EXPECT_TRUE(Contains(ErrorOf<jr2rt::StoreError>([&] { jr2rt::OpenSqliteStore(notes); }),
+                       "it holds `notes`"));
+  EXPECT_TRUE(Contains(ErrorOf<jr2rt::StoreError>([&] { jr2rt::OpenSqliteStore(marked); }),
+                       "application_id 0x0000002A"));
+}
+
+TEST(Store, AnotherApplicationsDatabaseInWalModeIsRefusedAndLeftByteForByte) {
+  const std::string dir = FreshDir("foreign-wal");
+  const std::string closed = dir + "closed.db", open = dir + "open.db";
+  // In WAL mode, closed: everything is in the database file.
+  Sql(closed, "PRAGMA journal_mode=WAL; CREATE TABLE notes (body TEXT);");
+  // In WAL mode, still open in its application: its table is in `open.db-wal` alone.
+  sqlite3* app = nullptr;
+  ASSERT_EQ(sqlite3_open(open.c_str(), &app), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(app,
+                         "PRAGMA journal_mode=WAL; PRAGMA wal_autocheckpoint=0;"
+                         "CREATE TABLE notes (body TEXT);",
                          nullptr, nullptr, nullptr),
             SQLITE_OK);
-  sqlite3_close(db);
+  const std::vector<std::string> before = Entries(dir);
+  ASSERT_EQ(before,
+            (std::vector<std::string>{"closed.db", "open.db", "open.db-shm", "open.db-wal"}));
+  for (const std::string& path : {closed, open}) {
+    const std::string bytes = Bytes(path), wal = Bytes(path + "-wal");
+    const std::string text = ErrorOf<jr2rt::StoreError>([&] { jr2rt::OpenSqliteStore(path); });
+    std::cout << text << "\n";
+    EXPECT_TRUE(Contains(text, "is not a jr2 run store (it is another application's")) << text;
+    EXPECT_EQ(Bytes(path), bytes);
+    EXPECT_EQ(Bytes(path + "-wal"), wal);
+    EXPECT_EQ(Entries(dir), before);
+  }
+  sqlite3_close(app);
+}
+
+TEST(Store, AFileThatIsNotADatabaseIsRefusedAndLeftAsItWas) {
+  const std::string dir = FreshDir("not-a-db");
+  const std::string text = dir + "text.db", fake = dir + "fake.db";
+  std::ofstream(text, std::ios::binary) << "not a database";
+  // SQLite's magic, then nothing SQLite can read.
+  std::ofstream(fake, std::ios::binary)
+      << std::string("SQLite format 3\0", 16) << std::string(4080, 'x');
+  const std::vector<std::string> before = Entries(dir);
+  for (const std::string& path : {text, fake}) {
+    const std::string bytes = Bytes(path);
+    const std::string message = ErrorOf<jr2rt::StoreError>([&] { jr2rt::OpenSqliteStore(path); });
+    std::cout << message << "\n";
+    EXPECT_TRUE(Contains(message, "`" + path + "` is not a jr2 run store (")) << message;
+    EXPECT_EQ(Bytes(path), bytes);
+    EXPECT_EQ(Entries(dir), before);
+  }
+  EXPECT_TRUE(Contains(ErrorOf<jr2rt::StoreError>([&] { jr2rt::OpenSqliteStore(text); }),
+                       "it is not a SQLite database"));
+  EXPECT_TRUE(
+      Contains(ErrorOf<jr2rt::StoreError>([&] { jr2rt::OpenSqliteStore(dir); }), "it is a folder"));
+}
+
+TEST(Store, AnEmptyFileOrAnEmptyDatabaseBecomesAStore) {
+  const std::string dir = FreshDir("empty");
+  const std::string zero = dir + "zero.db", blank = dir + "blank.db", walled = dir + "walled.db";
+  std::ofstream(zero, std::ios::binary).flush();
+  Sql(blank, "PRAGMA user_version = 3;");  // a database file with no tables and no id
+  Sql(walled, "PRAGMA journal_mode=WAL; PRAGMA user_version = 3;");  // the same, in WAL mode
+  // A read-only command finds no store there, and writes nothing.
+  for (const std::string& path : {zero, blank}) {
+    const std::string bytes = Bytes(path);
+    EXPECT_TRUE(Contains(ErrorOf<jr2rt::StoreMissing>(
+                             [&] { jr2rt::OpenSqliteStore(path, jr2rt::StoreMode::kReadOnly); }),
+                         "no run store at `" + path + "`"));
+    EXPECT_EQ(Bytes(path), bytes);
+  }
+  EXPECT_EQ(Entries(dir), (std::vector<std::string>{"blank.db", "walled.db", "zero.db"}));
+  for (const std::string& path : {zero, blank, walled}) {
+    auto store = jr2rt::OpenSqliteStore(path);
+    // In the database file itself, not only in its -wal: a process killed now leaves a file
+    // the next open recognises.
+    EXPECT_EQ(Bytes(path).substr(68, 4), "jr2C") << path;
+    EXPECT_EQ(store->save(Stored("waiting", 0)), 1);
+    EXPECT_EQ(std::stoll(Pragma(path, "application_id")), kJr2AppId) << path;
+  }
+}
+
+TEST(Store, AStoreWrittenBeforeRevisionsOpensAtRevisionOne) {
+  const std::string path = FreshDir("old") + "old.db";
+  Sql(path,
+      "CREATE TABLE runs (id TEXT PRIMARY KEY, workflow TEXT NOT NULL, status "
+      "TEXT NOT NULL, updated INTEGER NOT NULL, snapshot TEXT NOT NULL);"
+      "INSERT INTO runs VALUES ('abcdabcdabcd', 'tickets', 'waiting', 1, '{}');");
   auto store = jr2rt::OpenSqliteStore(path);
   const jr2rt::StoredRun old = store->load("abcd");
   EXPECT_EQ(old.revision, 1);
   EXPECT_EQ(old.status, "waiting");
   jr2rt::StoredRun next = old;
   next.status = "done";
-  EXPECT_EQ(store->save(next), 2);
+  EXPECT_EQ(store->save(next, {{0, 5, "finished"}}), 2);
+  EXPECT_EQ(store->feed("abcdabcdabcd", 0).size(), 1u);
+  EXPECT_EQ(std::stoll(Pragma(path, "application_id")), kJr2AppId) << "adopted";
 }
 
-TEST(Store, AFileThatIsNotAStoreIsRefusedAndLeftAsItWas) {
-  const std::string path = FreshPath("not-a-store.db");
-  std::ofstream(path) << "not a database";
-  EXPECT_THROW(jr2rt::OpenSqliteStore(path), jr2rt::StoreError);
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  EXPECT_EQ(text.str(), "not a database");
+TEST(Store, ALegacyStoreWithRevisionsIsAdoptedWithItsRuns) {
+  const std::string path = FreshDir("legacy") + "legacy.db";
+  Sql(path,
+      "CREATE TABLE runs (id TEXT PRIMARY KEY, workflow TEXT NOT NULL, status TEXT NOT NULL,"
+      " updated INTEGER NOT NULL, snapshot TEXT NOT NULL, rev INTEGER NOT NULL DEFAULT 1);"
+      "INSERT INTO runs VALUES ('aaaa00000001', 'tickets', 'waiting', 20, '{\"n\":1}', 5);"
+      "INSERT INTO runs VALUES ('aaaa00000002', 'tickets', 'done', 10, '{\"n\":2}', 7);");
+  // A read-only command adopts it too: it is jr2's own file, only older.
+  auto store = jr2rt::OpenSqliteStore(path, jr2rt::StoreMode::kReadOnly);
+  const auto runs = store->list(true);
+  ASSERT_EQ(runs.size(), 2u);
+  EXPECT_EQ(runs[0].id, "aaaa00000002") << "oldest change first";
+  EXPECT_EQ(runs[0].revision, 7);
+  EXPECT_EQ(runs[1].revision, 5);
+  EXPECT_EQ(store->load("aaaa00000001").snapshot, Json({{"n", 1}}));
+  EXPECT_EQ(store->list(false).size(), 1u);
+  EXPECT_EQ(std::stoll(Pragma(path, "application_id")), kJr2AppId);
+}
+
+TEST(Store, AReadOnlyOpenOfAMissingPathCreatesNothing) {
+  const std::string dir = FreshDir("read-only");
+  const std::string path = dir + "absent.db";
+  const std::string text = ErrorOf<jr2rt::StoreMissing>(
+      [&] { jr2rt::OpenSqliteStore(path, jr2rt::StoreMode::kReadOnly); });
+  std::cout << text << "\n";
+  EXPECT_TRUE(Contains(text, "no run store at `" + path + "`")) << text;
+  EXPECT_TRUE(Entries(dir).empty()) << "no file, no lock folder";
+  jr2rt::OpenSqliteStore(path)->save(Stored("waiting", 0));
+  auto reader = jr2rt::OpenSqliteStore(path, jr2rt::StoreMode::kReadOnly);
+  EXPECT_EQ(reader->list(false).size(), 1u);
+  EXPECT_EQ(reader->load("0123").status, "waiting");
+}
+
+// ---- Readers and writers -------------------------------------------------------------------
+
+TEST(Store, AWriterSucceedsWhileAnotherConnectionHoldsARead) {
+  const std::string path = FreshDir("reader") + "jr2.db";
+  auto store = jr2rt::OpenSqliteStore(path);
+  ASSERT_EQ(store->save(Stored("waiting", 0)), 1);
+  sqlite3* reader = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &reader), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(reader, "BEGIN", nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_stmt* st = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(reader, "SELECT id, snapshot FROM runs", -1, &st, nullptr),
+            SQLITE_OK);
+  ASSERT_EQ(sqlite3_step(st), SQLITE_ROW) << "the reader is in the middle of its read";
+  const auto start = std::chrono::steady_clock::now();
+  int64_t revision = 1;
+  for (int i = 0; i < 200; ++i) revision = store->save(Stored("waiting", revision), {{0, i, "x"}});
+  // Another command, with its own connection, saves too.
+  jr2rt::OpenSqliteStore(path)->save(Stored("done", revision));
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                      std::chrono::steady_clock::now() - start)
+                      .count();
+  std::cout << "201 saves beside an open read: " << ms << " ms\n";
+  EXPECT_EQ(store->revision("0123456789ab"), 202);
+  // The reader still sees the run as it was when its read began.
+  EXPECT_STREQ(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)), "0123456789ab");
+  sqlite3_finalize(st);
+  sqlite3_exec(reader, "COMMIT", nullptr, nullptr, nullptr);
+  sqlite3_close(reader);
+}
+
+// ---- Prefixes, summaries, damaged rows -----------------------------------------------------
+
+TEST(Store, APrefixNamesOneRunOrTheMessageListsThem) {
+  auto store = jr2rt::OpenSqliteStore(FreshDir("prefix") + "jr2.db");
+  const char* statuses[] = {"waiting", "done", "failed"};
+  for (int i = 0; i < 12; ++i) {
+    char id[16];
+    std::snprintf(id, sizeof id, "3f2a%08d", i);
+    store->save(Stored(statuses[i % 3], 0, id));
+  }
+  store->save(Stored("done", 0, "abcd00000001"));
+  store->save(Stored("waiting", 0, "abcd00000002"));
+  EXPECT_EQ(store->resolve("abcd00000001"), "abcd00000001");
+  EXPECT_EQ(store->resolve("3f2a00000011"), "3f2a00000011");
+  const std::string many = ErrorOf<jr2rt::StoreError>([&] { store->resolve("3f2a"); });
+  std::cout << many << "\n";
+  EXPECT_EQ(many,
+            "`3f2a` names 12 runs: 3f2a00000000 (waiting), 3f2a00000001 (done), 3f2a00000002 "
+            "(failed), 3f2a00000003 (waiting), 3f2a00000004 (done), 3f2a00000005 (failed), "
+            "3f2a00000006 (waiting), 3f2a00000007 (done), 3f2a00000008 (failed), 3f2a00000009 "
+            "(waiting), and 2 more; give more of the id");
+  EXPECT_EQ(
+      ErrorOf<jr2rt::StoreError>([&] { store->load("abcd"); }),
+      "`abcd` names 2 runs: abcd00000001 (done), abcd00000002 (waiting); give more of the id");
+  EXPECT_EQ(ErrorOf<jr2rt::StoreError>([&] { store->resolve("abc"); }),
+            "a run id needs at least 4 characters; `abc` is too short");
+  EXPECT_TRUE(
+      Contains(ErrorOf<jr2rt::StoreError>([&] { store->load("ffff"); }), "no run `ffff` in `"));
+  EXPECT_TRUE(Contains(ErrorOf<jr2rt::StoreError>([&] { store->resolve("ffff"); }),
+                       "`; `runs --all` lists them"));
+}
+
+TEST(Store, ADamagedRowNamesItsRunAndTheOthersGoOn) {
+  const std::string path = FreshDir("damaged") + "jr2.db";
+  auto store = jr2rt::OpenSqliteStore(path);
+  store->save(Stored("waiting", 0));
+  // Rows another tool wrote: a snapshot that is not JSON, and one that is not text at all.
+  Sql(path,
+      "INSERT INTO runs (id, workflow, status, updated, rev, snapshot) VALUES"
+      " ('badbadbadbad', 'tickets', 'done', 2, 1, '{not json'),"
+      " ('b10b10b10b10', 'tickets', 'waiting', 3, 1, X'7B7D');");
+  const std::string text = ErrorOf<jr2rt::StoreDamaged>([&] { store->load("badb"); });
+  std::cout << text << "\n";
+  EXPECT_TRUE(Contains(text, "run badbadbadbad in `" + path +
+                                 "` is damaged: its stored snapshot "
+                                 "is not valid JSON (at line 1, "
+                                 "column 3"))
+      << text;
+  EXPECT_TRUE(Contains(text, "the other runs are unaffected")) << text;
+  EXPECT_FALSE(Contains(text, "json.exception")) << "no library text: " << text;
+  const std::string blob = ErrorOf<jr2rt::StoreDamaged>([&] { store->load("b10b"); });
+  std::cout << blob << "\n";
+  EXPECT_TRUE(Contains(blob, "run b10b10b10b10 in `" + path +
+                                 "` is damaged: its stored snapshot is not text (it is bytes)"))
+      << blob;
+  // Everything that does not read the snapshot still works, and so does every other run.
+  EXPECT_EQ(store->list(true).size(), 3u);
+  EXPECT_EQ(store->list(false).size(), 2u);
+  EXPECT_EQ(store->resolve("badb"), "badbadbadbad");
+  EXPECT_EQ(store->revision("badbadbadbad"), 1);
+  EXPECT_EQ(store->load("0123").status, "waiting");
+  // A save over the damaged run (revision 0: whatever is stored) repairs it.
+  EXPECT_EQ(store->save(Stored("done", 0, "badbadbadbad")), 2);
+  EXPECT_EQ(store->load("badb").status, "done");
+}
+
+// ---- The feed ------------------------------------------------------------------------------
+
+TEST(Store, FeedLinesAreNumberedAcrossSavesAndNoneOnAConflict) {
+  auto store = jr2rt::OpenSqliteStore(FreshDir("feed") + "jr2.db");
+  // The seq given is ignored: the store numbers the lines.
+  ASSERT_EQ(store->save(Stored("waiting", 0), {{7, 100, "started"}, {7, 101, "T-1 started"}}), 1);
+  ASSERT_EQ(store->save(Stored("waiting", 1), {{0, 102, "T-1 settled"}}), 2);
+  store->save(Stored("waiting", 0, "ffff00000000"), {{0, 50, "another run"}});
+  EXPECT_THROW(store->save(Stored("done", 1), {{0, 103, "lost"}}), jr2rt::StoreConflict);
+  const auto all = store->feed("0123456789ab", 0);
+  ASSERT_EQ(all.size(), 3u) << "the refused save wrote no line";
+  for (size_t i = 0; i < all.size(); ++i) {
+    EXPECT_EQ(all[i].seq, static_cast<int64_t>(i + 1));
+    EXPECT_EQ(all[i].timeMs, 100 + static_cast<int64_t>(i));
+  }
+  EXPECT_EQ(all[0].line, "started");
+  EXPECT_EQ(all[2].line, "T-1 settled");
+  const auto after = store->feed("0123456789ab", 2);
+  ASSERT_EQ(after.size(), 1u);
+  EXPECT_EQ(after[0].line, "T-1 settled");
+  const auto other = store->feed("ffff00000000", 0);
+  ASSERT_EQ(other.size(), 1u);
+  EXPECT_EQ(other[0].seq, 1) << "each run numbers its own lines";
+  EXPECT_TRUE(store->feed("0123456789ab", 3).empty());
+}
+
+// ---- Prune ---------------------------------------------------------------------------------
+
+TEST(Store, PruneDeletesEndedRunsWithTheirFeedsAndLockFiles) {
+  const std::string path = FreshDir("prune") + "jr2.db";
+  const std::string locks = path + ".locks/";
+  auto store = jr2rt::OpenSqliteStore(path);
+  store->save(Stored("done", 0, "old0done0000", 100), {{0, 1, "a"}});
+  store->save(Stored("failed", 0, "old0fail0000", 100, "other"), {{0, 1, "b"}});
+  store->save(Stored("cancelled", 0, "old0held0000", 100), {{0, 1, "c"}});
+  store->save(Stored("waiting", 0, "old0wait0000", 100), {{0, 1, "d"}});
+  store->save(Stored("done", 0, "new0done0000", 900), {{0, 1, "e"}});
+  // A lock file a killed command left behind, and a lock someone holds.
+  { auto left = store->lock("old0done0000", {}); }
+  ASSERT_TRUE(Entries(locks).empty());
+  const int leftover = ::open((locks + "old0done0000").c_str(), O_CREAT | O_RDWR, 0600);
+  ASSERT_GE(leftover, 0);
+  ::close(leftover);
+  auto held = store->lock("old0held0000", {});
+  ASSERT_EQ(Entries(locks), (std::vector<std::string>{"old0done0000", "old0held0000"}));
+
+  const int64_t tickets = store->prune(500, "tickets");
+  const int64_t rest = store->prune(500, "");
+  std::cout << "pruned: " << tickets << " of tickets, then " << rest << " more\n";
+  EXPECT_EQ(tickets, 2) << "old0done0000 and old0held0000: ended before 500, of tickets";
+  EXPECT_EQ(rest, 1) << "old0fail0000";
+  EXPECT_EQ(store->prune(500, ""), 0);
+  std::vector<std::string> left;
+  for (const auto& r : store->list(true)) left.push_back(r.id);
+  EXPECT_EQ(left, (std::vector<std::string>{"old0wait0000", "new0done0000"}));
+  for (const char* id : {"old0done0000", "old0fail0000", "old0held0000"}) {
+    EXPECT_TRUE(store->feed(id, 0).empty()) << id;
+  }
+  EXPECT_EQ(store->feed("old0wait0000", 0).size(), 1u);
+  EXPECT_EQ(Entries(locks), (std::vector<std::string>{"old0held0000"}))
+      << "a held lock is its holder's to remove";
+  held.reset();
+  EXPECT_TRUE(Entries(locks).empty());
+}
+
+// ---- The drive lock ------------------------------------------------------------------------
+
+TEST(StoreLock, ASymlinkedLockFileIsRefusedAndItsTargetIsNotCreated) {
+  const std::string dir = FreshDir("lock-symlink");
+  const std::string path = dir + "jr2.db";
+  auto store = jr2rt::OpenSqliteStore(path);
+  ASSERT_EQ(mkdir((path + ".locks").c_str(), 0700), 0);
+  const std::string link = path + ".locks/0123456789ab";
+  ASSERT_EQ(symlink((dir + "target").c_str(), link.c_str()), 0);
+  const std::string text = ErrorOf<jr2rt::StoreError>([&] { store->lock("0123456789ab", {}); });
+  std::cout << text << "\n";
+  EXPECT_EQ(text,
+            "`" + link + "` is a symbolic link; a lock file must be a plain file — remove it");
+  EXPECT_FALSE(fs::exists(dir + "target")) << "the link was not followed";
+}
+
+TEST(StoreLock, ALockFolderThatIsASymlinkOrOpenToOthersIsRefused) {
+  const std::string dir = FreshDir("lock-folder");
+  const std::string path = dir + "jr2.db";
+  auto store = jr2rt::OpenSqliteStore(path);
+  ASSERT_EQ(mkdir((dir + "elsewhere").c_str(), 0700), 0);
+  ASSERT_EQ(symlink((dir + "elsewhere").c_str(), (path + ".locks").c_str()), 0);
+  const std::string text = ErrorOf<jr2rt::StoreError>([&] { store->lock("0123456789ab", {}); });
+  std::cout << text << "\n";
+  EXPECT_EQ(text, "`" + path +
+                      ".locks` is a symbolic link; the lock folder must be a real folder — "
+                      "remove it");
+  EXPECT_TRUE(Entries(dir + "elsewhere").empty());
+  ASSERT_EQ(unlink((path + ".locks").c_str()), 0);
+  ASSERT_EQ(mkdir((path + ".locks").c_str(), 0700), 0);
+  ASSERT_EQ(chmod((path + ".locks").c_str(), 0777), 0);
+  const std::string open = ErrorOf<jr2rt::StoreError>([&] { store->lock("0123456789ab", {}); });
+  std::cout << open << "\n";
+  EXPECT_TRUE(Contains(open, "others can write to it")) << open;
+}
+
+TEST(StoreLock, ANewLockFolderIsPrivate) {
+  const std::string path = FreshDir("lock-private") + "jr2.db";
+  auto store = jr2rt::OpenSqliteStore(path);
+  auto lock = store->lock("0123456789ab", {});
+  struct stat st {};
+  ASSERT_EQ(lstat((path + ".locks").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0700u);
+  ASSERT_EQ(lstat((path + ".locks/0123456789ab").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+}
+
+TEST(StoreLock, ALockNeedsARunIdThatIsOneFileName) {
+  const std::string path = FreshDir("lock-names") + "jr2.db";
+  auto store = jr2rt::OpenSqliteStore(path);
+  for (const std::string id : {"", ".", "..", "a/b", "../jr2.db"}) {
+    EXPECT_THROW(store->lock(id, {}), jr2rt::StoreError) << id;
+  }
+}
+
+TEST(StoreLock, AThousandLocksLeaveNoLockFiles) {
+  const std::string path = FreshDir("lock-thousand") + "jr2.db";
+  auto store = jr2rt::OpenSqliteStore(path);
+  int waits = 0;
+  for (int i = 0; i < 1000; ++i) {
+    auto lock = store->lock("run" + std::to_string(i % 10), [&] { ++waits; });
+    if (i % 3 == 0) {
+      lock->release();
+      lock->take();
+    }
+    if (i % 7 == 0) lock->release();  // destroyed while released: still removed
+  }
+  const size_t left = Entries(path + ".locks").size();
+  std::cout << "locks left: " << left << "\n";
+  EXPECT_EQ(left, 0u);
+  EXPECT_EQ(waits, 0);
+}
+
+TEST(StoreLock, ASecondLockOnARunWaitsUntilTheFirstIsGone) {
+  const std::string path = FreshDir("lock-wait") + "jr2.db";
+  auto first = jr2rt::OpenSqliteStore(path)->lock("0123456789ab", {});
+  std::promise<void> waiting;
+  std::atomic<bool> acquired{false};
+  std::atomic<int> waits{0};
+  std::thread second([&] {
+    auto store = jr2rt::OpenSqliteStore(path);
+    auto lock = store->lock("0123456789ab", [&] {
+      if (waits.fetch_add(1) == 0) waiting.set_value();
+    });
+    acquired = true;
+  });
+  ASSERT_EQ(waiting.get_future().wait_for(std::chrono::seconds(30)), std::future_status::ready)
+      << "the second lock told that it waits";
+  EXPECT_FALSE(acquired) << "not while the first is held";
+  first.reset();
+  second.join();
+  EXPECT_TRUE(acquired);
+  EXPECT_EQ(waits, 1) << "told once";
+  EXPECT_TRUE(Entries(path + ".locks").empty());
+}
+
+TEST(StoreLock, ALockReleasedMeanwhileIsTakenBackOnTheFileThatIsThere) {
+  const std::string path = FreshDir("lock-take") + "jr2.db";
+  const std::string file = path + ".locks/0123456789ab";
+  auto store = jr2rt::OpenSqliteStore(path);
+  auto sleeper = store->lock("0123456789ab", {});
+  sleeper->release();
+  bool waited = false;
+  // Another command drives the run meanwhile, and removes the lock file when it is done.
+  store->lock("0123456789ab", [&] { waited = true; }).reset();
+  EXPECT_FALSE(waited);
+  EXPECT_FALSE(fs::exists(file));
+  sleeper->take();
+  // The lock taken back is on the file now at the path: a newcomer cannot have it.
+  const int fd = ::open(file.c_str(), O_RDWR | O_CLOEXEC);
+  ASSERT_GE(fd, 0) << "made again";
+  EXPECT_NE(flock(fd, LOCK_EX | LOCK_NB), 0);
+  ::close(fd);
+  sleeper.reset();
+  EXPECT_FALSE(fs::exists(file));
 }
 
 }  // namespace
