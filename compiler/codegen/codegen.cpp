@@ -22,44 +22,26 @@ using sema::TypePtr;
 using K = sema::Type::Kind;
 
 const std::set<std::string>& CppKeywords() {
-  static const std::set<std::string> kWords = {"alignas",       "alignof",     "and",
-                                               "and_eq",        "asm",         "auto",
-                                               "bitand",        "bitor",       "bool",
-                                               "break",         "case",        "catch",
-                                               "char",          "char8_t",     "char16_t",
-                                               "char32_t",      "class",       "compl",
-                                               "concept",       "const",       "consteval",
-                                               "constexpr",     "constinit",   "const_cast",
-                                               "continue",      "co_await",    "co_return",
-                                               "co_yield",      "decltype",    "default",
-                                               "delete",        "do",          "double",
-                                               "dynamic_cast",  "else",        "enum",
-                                               "explicit",      "export",      "extern",
-                                               "false",         "float",       "for",
-                                               "friend",        "goto",        "if",
-                                               "inline",        "int",         "long",
-                                               "mutable",       "namespace",   "new",
-                                               "noexcept",      "not",         "not_eq",
-                                               "nullptr",       "operator",    "or",
-                                               "or_eq",         "private",     "protected",
-                                               "public",        "register",    "reinterpret_cast",
-                                               "requires",      "return",      "short",
-                                               "signed",        "sizeof",      "static",
-                                               "static_assert", "static_cast", "struct",
-                                               "switch",        "template",    "this",
-                                               "thread_local",  "throw",       "true",
-                                               "try",           "typedef",     "typeid",
-                                               "typename",      "union",       "unsigned",
-                                               "using",         "virtual",     "void",
-                                               "volatile",      "wchar_t",     "while",
-                                               "xor",           "xor_eq",      "NULL",
-                                               "assert",        "errno",       "stdin",
-                                               "stdout",        "stderr",      "major",
-                                               "minor"};
+  static const std::set<std::string> kWords = {
+      "alignas", "alignof", "and", "and_eq", "asm", "auto", "bitand", "bitor", "bool", "break",
+      "case", "catch", "char", "char8_t", "char16_t", "char32_t", "class", "compl", "concept",
+      "const", "consteval", "constexpr", "constinit", "const_cast", "continue", "co_await",
+      "co_return", "co_yield", "decltype", "default", "delete", "do", "double", "dynamic_cast",
+      "else", "enum", "explicit", "export", "extern", "false", "float", "for", "friend", "goto",
+      "if", "inline", "int", "long", "mutable", "namespace", "new", "noexcept", "not", "not_eq",
+      "nullptr", "operator", "or", "or_eq", "private", "protected", "public", "register",
+      "reinterpret_cast", "requires", "return", "short", "signed", "sizeof", "static",
+      "static_assert", "static_cast", "struct", "switch", "template", "this", "thread_local",
+      "throw", "true", "try", "typedef", "typeid", "typename", "union", "unsigned", "using",
+      "virtual", "void", "volatile", "wchar_t", "while", "xor", "xor_eq", "NULL", "assert", "errno",
+      "stdin", "stdout", "stderr", "major", "minor",
+      // The generated code's own free functions.
+      "to_json", "from_json", "read_json"};
   return kWords;
 }
 
-// A `.jr2` name as a C++ identifier: C++ keywords and names that start with `_` get a suffix.
+// A `.jr2` name as a C++ identifier: C++ keywords, the names of the generated free functions
+// (`from_json`, `to_json`, `read_json`) and names that start with `_` get a suffix.
 std::string Ident(const std::string& name) {
   if (CppKeywords().count(name) != 0 || (!name.empty() && name[0] == '_')) return name + "_";
   return name;
@@ -542,8 +524,8 @@ class Generator {
       p.print("#include \"$name$.h\"\n", {{"name", FileName(m->source->name())}});
     }
     p.print(
-        "\nstatic_assert(JR2_RUNTIME_VERSION == 1,\n"
-        "              \"$file$ was generated by jr2c $version$ for runtime version 1; compile it "
+        "\nstatic_assert(JR2_RUNTIME_VERSION == 2,\n"
+        "              \"$file$ was generated by jr2c $version$ for runtime version 2; compile it "
         "again \"\n"
         "              \"with the jr2c that matches this runtime\");\n\n"
         "namespace $ns$ {\n",
@@ -587,7 +569,8 @@ class Generator {
     p.outdent();
     p.print(
         "};\nvoid to_json(::jr2rt::Json& j, const $name$& v);\nvoid from_json(const ::jr2rt::Json& "
-        "j, $name$& v);\n",
+        "j, $name$& v);\n"
+        "void read_json(const ::jr2rt::Json& j, $name$& v, const ::jr2rt::Path& path);\n",
         {{"name", structName(&d)}});
   }
 
@@ -602,15 +585,17 @@ class Generator {
     for (const auto& f : r.fields) {
       p.print("  j[$key$] = v.$field$;\n", {{"key", CppString(f.name)}, {"field", Ident(f.name)}});
     }
-    p.print("}\n\nvoid from_json(const ::jr2rt::Json& j, [[maybe_unused]] $name$& v) {\n",
-            {{"name", name}});
     p.print(
-        "  if (!j.is_object()) throw std::invalid_argument(\"`$record$` must be an object\");\n",
-        {{"record", r.name}});
+        "}\n\nvoid from_json(const ::jr2rt::Json& j, $name$& v) { read_json(j, v, $record$); }\n\n"
+        "void read_json(const ::jr2rt::Json& j, [[maybe_unused]] $name$& v, const ::jr2rt::Path& "
+        "path) {\n",
+        {{"name", name}, {"record", CppString(r.name)}});
+    std::string names;
+    for (const auto& f : r.fields) names += (names.empty() ? "" : ", ") + CppString(f.name);
+    p.print("  ::jr2rt::CheckRecord(j, path, {$names$});\n", {{"names", names}});
     for (const auto& f : r.fields) {
-      p.print("  ::jr2rt::ReadField(j, $record$, $key$, v.$field$, $req$);\n",
-              {{"record", CppString(r.name)},
-               {"key", CppString(f.name)},
+      p.print("  ::jr2rt::ReadField(j, path, $key$, v.$field$, $req$);\n",
+              {{"key", CppString(f.name)},
                {"field", Ident(f.name)},
                {"req", f.required ? "true" : "false"}});
       const TypePtr ft = f.type->kind == K::kOptional ? f.type->elem : f.type;
@@ -625,7 +610,7 @@ class Generator {
                 {{"guard", guard},
                  {"value", value},
                  {"list", list},
-                 {"where", CppString(r.name + "." + f.name)}});
+                 {"where", fmt::format("path.field({})", CppString(f.name))}});
       }
     }
     p.print("}\n");
@@ -754,6 +739,7 @@ class Generator {
     p.print(
         "const char* name() const override { return $name$; }\n"
         "void start(::jr2rt::MachineHost& host, const ::jr2rt::Json& input) override;\n"
+        "void checkInput(const ::jr2rt::Json& input) const override;\n"
         "int eventId(std::string_view name) const override;\n"
         "std::vector<::jr2rt::EventSpec> eventSpecs() const override;\n"
         "void checkPayload(int event, const ::jr2rt::Json& payload) const override;\n"
@@ -777,7 +763,10 @@ class Generator {
           "  bool dispatch(const ::jr2rt::Event& event) override;\n\n");
     }
     p.print(
-        " private:\n  Context ctx_;\n$leaf$};\n\nstd::unique_ptr<::jr2rt::Machine> "
+        " private:\n"
+        "  // The input into the parameters, with their defaults: start()'s and checkInput()'s.\n"
+        "  static void readInput(const ::jr2rt::Json& input, Context& ctx);\n\n"
+        "  Context ctx_;\n$leaf$};\n\nstd::unique_ptr<::jr2rt::Machine> "
         "Make_$name$();\n",
         {{"name", Ident(d.name.text)},
          {"leaf",
@@ -985,6 +974,26 @@ class Generator {
     p.print("    default:\n      return false;\n  }\n}\n\n");
   }
 
+  // An event as a Gate lists it: `{name, audience, description, {fields}}` (an EventSpec).
+  std::string eventSpec(const ast::Decl* ev) const {
+    const auto* e = llvm::cast<ast::EventDecl>(ev);
+    const char* audience = e->audience == ast::Audience::kAgent      ? "kAgent"
+                           : e->audience == ast::Audience::kExternal ? "kExternal"
+                           : e->audience == ast::Audience::kAny      ? "kAny"
+                                                                     : "kUnset";
+    std::string fields;
+    const sema::Record& r = *info_.declTypes.at(ev)->record;
+    for (size_t i = 0; i < r.fields.size(); ++i) {
+      fields += fmt::format("{{{}, {}, {}, {}}}, ", CppString(r.fields[i].name),
+                            CppString(sema::Spell(r.fields[i].type)),
+                            r.fields[i].required ? "true" : "false",
+                            CppString(e->fields[i].description.value_or("")));
+    }
+    return fmt::format("{{{}, ::jr2rt::EventSpec::Audience::{}, {}, {{{}}}}}",
+                       CppString(e->name.text), audience, CppString(e->description.value_or("")),
+                       fields);
+  }
+
   void machineSource(const ir::Machine& m) {
     Printer& p = c_;
     const auto& d = *m.decl;
@@ -1067,28 +1076,49 @@ class Generator {
          {"ns", std::to_string(m.states.size())},
          {"nt", std::to_string(ts.size())}});
 
-    // start(): input, defaults, vars, then the initial configuration.
+    // readInput(), checkInput() and start(): the input and the parameters' defaults (the same
+    // code for both), then the vars and the initial configuration.
     const Scope scope = machineScope(d);
-    p.print("void $cls$::start(::jr2rt::MachineHost& host, const ::jr2rt::Json& input) {\n",
+    std::string paramNames;
+    for (const auto& prm : d.params)
+      paramNames += (paramNames.empty() ? "" : ", ") + CppString(prm.name.text);
+    p.print("void $cls$::readInput(const ::jr2rt::Json& input, [[maybe_unused]] Context& ctx) {\n",
             {{"cls", cls}});
     p.indent();
     p.print(
         "if (!input.is_object()) throw std::invalid_argument(\"the input of `$name$` must be an "
-        "object\");\n",
-        {{"name", d.name.text}});
+        "object\");\n"
+        "::jr2rt::CheckFields(input, $root$, {$names$});\n",
+        {{"name", d.name.text},
+         {"root", CppString("input of " + d.name.text)},
+         {"names", paramNames}});
     for (const auto& prm : d.params) {
       const TypePtr t = typeOf(prm.type.get());
       const bool required = !prm.defaultValue && t->kind != K::kOptional && t->kind != K::kJson;
       if (prm.defaultValue) {
-        p.print("ctx_.$name$ = $value$;\n", {{"name", Ident(prm.name.text)},
-                                             {"value", as(prm.defaultValue.get(), t, Scope{})}});
+        p.print("ctx.$name$ = $value$;\n", {{"name", Ident(prm.name.text)},
+                                            {"value", as(prm.defaultValue.get(), t, Scope{})}});
       }
-      p.print("::jr2rt::ReadField(input, $machine$, $key$, ctx_.$name$, $req$);\n",
+      p.print("::jr2rt::ReadField(input, $machine$, $key$, ctx.$name$, $req$);\n",
               {{"machine", CppString("input of " + d.name.text)},
                {"key", CppString(prm.name.text)},
                {"name", Ident(prm.name.text)},
                {"req", required ? "true" : "false"}});
     }
+    p.outdent();
+    p.print(
+        "}\n\nvoid $cls$::checkInput(const ::jr2rt::Json& input) const {\n"
+        "  Context scratch;\n  readInput(input, scratch);\n}\n\n",
+        {{"cls", cls}});
+    p.print("void $cls$::start(::jr2rt::MachineHost& host, const ::jr2rt::Json& input) {\n",
+            {{"cls", cls}});
+    p.indent();
+    // start() reads leniently whatever scope its caller is in: a worker's input is made from an
+    // item, which may carry more fields than the worker's records (checkInput is the strict
+    // check of a run's input).
+    p.print(
+        "{\n  ::jr2rt::LenientFields lenient;  // an item may carry more fields\n"
+        "  readInput(input, ctx_);\n}\n");
     Scope paramsOnly;
     for (const auto& prm : d.params)
       paramsOnly.names[prm.name.text] = scope.names.at(prm.name.text);
@@ -1113,26 +1143,7 @@ class Generator {
     // eventSpecs() and checkPayload(): what a Gate lists, and the payload check before delivery.
     p.print("std::vector<::jr2rt::EventSpec> $cls$::eventSpecs() const {\n  return {\n",
             {{"cls", cls}});
-    for (const ast::Decl* ev : events) {
-      const auto* e = llvm::cast<ast::EventDecl>(ev);
-      const char* audience = e->audience == ast::Audience::kAgent      ? "kAgent"
-                             : e->audience == ast::Audience::kExternal ? "kExternal"
-                             : e->audience == ast::Audience::kAny      ? "kAny"
-                                                                       : "kUnset";
-      std::string fields;
-      const sema::Record& r = *info_.declTypes.at(ev)->record;
-      for (size_t i = 0; i < r.fields.size(); ++i) {
-        fields += fmt::format("{{{}, {}, {}, {}}}, ", CppString(r.fields[i].name),
-                              CppString(sema::Spell(r.fields[i].type)),
-                              r.fields[i].required ? "true" : "false",
-                              CppString(e->fields[i].description.value_or("")));
-      }
-      p.print("      {$name$, ::jr2rt::EventSpec::Audience::$aud$, $desc$, {$fields$}},\n",
-              {{"name", CppString(e->name.text)},
-               {"aud", audience},
-               {"desc", CppString(e->description.value_or(""))},
-               {"fields", fields}});
-    }
+    for (const ast::Decl* ev : events) p.print("      $spec$,\n", {{"spec", eventSpec(ev)}});
     p.print("  };\n}\n\n");
     p.print(
         "void $cls$::checkPayload([[maybe_unused]] int event, [[maybe_unused]] const "
@@ -1176,6 +1187,7 @@ class Generator {
         "{\"context\", context}};\n"
         "}\n\n"
         "void $cls$::restore(::jr2rt::MachineHost& host, const ::jr2rt::Json& snapshot) {\n"
+        "  ::jr2rt::LenientFields lenient;  // a snapshot may hold fields a record has lost\n"
         "  [[maybe_unused]] const ::jr2rt::Json& context = snapshot.at(\"context\");\n",
         {{"cls", cls}});
     // A field the snapshot lacks (it was saved by an older version of the machine) gets what
@@ -1408,18 +1420,26 @@ class Generator {
       }
     }
     // The pool's input: its parameters, with their defaults.
+    // Under StrictFields, a field no parameter has is refused; a null takes the default.
+    std::string paramNames;
+    for (const auto& prm : pool.params)
+      paramNames += (paramNames.empty() ? "" : ", ") + CppString(prm.name.text);
     p.print("s.parseInput = [](const ::jr2rt::Json& given) {\n");
     p.indent();
     p.print(
         "if (!given.is_null() && !given.is_object()) throw std::invalid_argument(\"the input of "
         "`$n$` must be an object\");\n"
-        "::jr2rt::Json input = given.is_null() ? ::jr2rt::Json::object() : given;\n",
-        {{"n", pool.name.text}});
+        "::jr2rt::Json input = given.is_null() ? ::jr2rt::Json::object() : given;\n"
+        "::jr2rt::CheckFields(input, $root$, {$names$});\n",
+        {{"n", pool.name.text},
+         {"root", CppString("input of " + pool.name.text)},
+         {"names", paramNames}});
     for (const auto& prm : pool.params) {
       const TypePtr t = typeOf(prm.type.get());
       if (prm.defaultValue) {
-        p.print("if (!input.contains($k$)) input[$k$] = ::jr2rt::Json($v$);\n",
-                {{"k", CppString(prm.name.text)}, {"v", as(prm.defaultValue.get(), t, Scope{})}});
+        p.print(
+            "if (!input.contains($k$) || input[$k$].is_null()) input[$k$] = ::jr2rt::Json($v$);\n",
+            {{"k", CppString(prm.name.text)}, {"v", as(prm.defaultValue.get(), t, Scope{})}});
       }
       p.print(
           "{ $type$ check{}; ::jr2rt::ReadField(input, $rec$, $k$, check, $req$); }\n",
@@ -1445,8 +1465,27 @@ class Generator {
               {{"n", CppString(src->name.text)}, {"f", form}});
       if (src->call)
         p.print("s.source.function = $f$;\n", {{"f", CppString(src->call->function.str())}});
-      if (src->wake && src->wake->resolved)
-        p.print("s.source.wake = $w$;\n", {{"w", CppString(src->wake->resolved->name.text)}});
+      if (src->wake && src->wake->resolved) {
+        const ast::Decl* wake = src->wake->resolved;
+        const sema::Module* wm = moduleOf(wake);
+        // The wake event as the `source` Gate lists it, and the check of its payload (like a
+        // machine's checkPayload; std's events are plain JSON and take any object).
+        p.print("s.source.wake = $w$;\ns.source.wakeSpec = $spec$;\n",
+                {{"w", CppString(wake->name.text)}, {"spec", eventSpec(wake)}});
+        if (wm != nullptr && !wm->isStd) {
+          p.print(
+              "s.source.checkWake = [](const ::jr2rt::Json& payload) {\n"
+              "  [[maybe_unused]] const auto parsed = (payload.is_null() ? ::jr2rt::Json::object() "
+              ": payload).get<$type$>();\n};\n",
+              {{"type", structName(wake)}});
+        } else {
+          p.print(
+              "s.source.checkWake = [](const ::jr2rt::Json& payload) {\n"
+              "  if (!payload.is_null() && !payload.is_object()) throw "
+              "std::invalid_argument($msg$);\n};\n",
+              {{"msg", CppString("`event " + wake->name.text + "` must be an object")}});
+        }
+      }
       if (const auto* d = llvm::dyn_cast_or_null<ast::DurationLit>(src->pollEvery.get())) {
         p.print("s.source.pollEveryMs = $ms$;\n", {{"ms", std::to_string(d->millis)}});
       }

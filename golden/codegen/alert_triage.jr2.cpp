@@ -18,13 +18,15 @@ void to_json(::jr2rt::Json& j, [[maybe_unused]] const Alert& v) {
   j["url"] = v.url;
 }
 
-void from_json(const ::jr2rt::Json& j, [[maybe_unused]] Alert& v) {
-  if (!j.is_object()) throw std::invalid_argument("`Alert` must be an object");
-  ::jr2rt::ReadField(j, "Alert", "fingerprint", v.fingerprint, true);
-  ::jr2rt::ReadField(j, "Alert", "title", v.title, true);
-  ::jr2rt::ReadField(j, "Alert", "level", v.level, false);
-  ::jr2rt::ReadField(j, "Alert", "culprit", v.culprit, false);
-  ::jr2rt::ReadField(j, "Alert", "url", v.url, false);
+void from_json(const ::jr2rt::Json& j, Alert& v) { read_json(j, v, "Alert"); }
+
+void read_json(const ::jr2rt::Json& j, [[maybe_unused]] Alert& v, const ::jr2rt::Path& path) {
+  ::jr2rt::CheckRecord(j, path, {"fingerprint", "title", "level", "culprit", "url"});
+  ::jr2rt::ReadField(j, path, "fingerprint", v.fingerprint, true);
+  ::jr2rt::ReadField(j, path, "title", v.title, true);
+  ::jr2rt::ReadField(j, path, "level", v.level, false);
+  ::jr2rt::ReadField(j, path, "culprit", v.culprit, false);
+  ::jr2rt::ReadField(j, path, "url", v.url, false);
 }
 
 // from alert_triage.jr2:21
@@ -37,15 +39,17 @@ void to_json(::jr2rt::Json& j, [[maybe_unused]] const Verdict& v) {
   j["decided_by"] = v.decided_by;
 }
 
-void from_json(const ::jr2rt::Json& j, [[maybe_unused]] Verdict& v) {
-  if (!j.is_object()) throw std::invalid_argument("`Verdict` must be an object");
-  ::jr2rt::ReadField(j, "Verdict", "fingerprint", v.fingerprint, true);
-  ::jr2rt::ReadField(j, "Verdict", "action", v.action, true);
-  ::jr2rt::CheckLiteral(v.action, {"ignore", "page", "ticket"}, "Verdict.action");
-  ::jr2rt::ReadField(j, "Verdict", "summary", v.summary, true);
-  ::jr2rt::ReadField(j, "Verdict", "owner", v.owner, false);
-  ::jr2rt::ReadField(j, "Verdict", "decided_by", v.decided_by, true);
-  ::jr2rt::CheckLiteral(v.decided_by, {"agent", "person", "timeout"}, "Verdict.decided_by");
+void from_json(const ::jr2rt::Json& j, Verdict& v) { read_json(j, v, "Verdict"); }
+
+void read_json(const ::jr2rt::Json& j, [[maybe_unused]] Verdict& v, const ::jr2rt::Path& path) {
+  ::jr2rt::CheckRecord(j, path, {"fingerprint", "action", "summary", "owner", "decided_by"});
+  ::jr2rt::ReadField(j, path, "fingerprint", v.fingerprint, true);
+  ::jr2rt::ReadField(j, path, "action", v.action, true);
+  ::jr2rt::CheckLiteral(v.action, {"ignore", "page", "ticket"}, path.field("action"));
+  ::jr2rt::ReadField(j, path, "summary", v.summary, true);
+  ::jr2rt::ReadField(j, path, "owner", v.owner, false);
+  ::jr2rt::ReadField(j, path, "decided_by", v.decided_by, true);
+  ::jr2rt::CheckLiteral(v.decided_by, {"agent", "person", "timeout"}, path.field("decided_by"));
 }
 
 // from alert_triage.jr2:30
@@ -56,12 +60,14 @@ void to_json(::jr2rt::Json& j, [[maybe_unused]] const propose_event& v) {
   j["owner"] = v.owner;
 }
 
-void from_json(const ::jr2rt::Json& j, [[maybe_unused]] propose_event& v) {
-  if (!j.is_object()) throw std::invalid_argument("`event propose` must be an object");
-  ::jr2rt::ReadField(j, "event propose", "action", v.action, true);
-  ::jr2rt::CheckLiteral(v.action, {"ignore", "page", "ticket"}, "event propose.action");
-  ::jr2rt::ReadField(j, "event propose", "summary", v.summary, true);
-  ::jr2rt::ReadField(j, "event propose", "owner", v.owner, false);
+void from_json(const ::jr2rt::Json& j, propose_event& v) { read_json(j, v, "event propose"); }
+
+void read_json(const ::jr2rt::Json& j, [[maybe_unused]] propose_event& v, const ::jr2rt::Path& path) {
+  ::jr2rt::CheckRecord(j, path, {"action", "summary", "owner"});
+  ::jr2rt::ReadField(j, path, "action", v.action, true);
+  ::jr2rt::CheckLiteral(v.action, {"ignore", "page", "ticket"}, path.field("action"));
+  ::jr2rt::ReadField(j, path, "summary", v.summary, true);
+  ::jr2rt::ReadField(j, path, "owner", v.owner, false);
 }
 
 // from alert_triage.jr2:35
@@ -70,9 +76,11 @@ void to_json(::jr2rt::Json& j, [[maybe_unused]] const ask_event& v) {
   j["question"] = v.question;
 }
 
-void from_json(const ::jr2rt::Json& j, [[maybe_unused]] ask_event& v) {
-  if (!j.is_object()) throw std::invalid_argument("`event ask` must be an object");
-  ::jr2rt::ReadField(j, "event ask", "question", v.question, true);
+void from_json(const ::jr2rt::Json& j, ask_event& v) { read_json(j, v, "event ask"); }
+
+void read_json(const ::jr2rt::Json& j, [[maybe_unused]] ask_event& v, const ::jr2rt::Path& path) {
+  ::jr2rt::CheckRecord(j, path, {"question"});
+  ::jr2rt::ReadField(j, path, "question", v.question, true);
 }
 
 // from alert_triage.jr2:40
@@ -80,8 +88,10 @@ void to_json(::jr2rt::Json& j, [[maybe_unused]] const confirm_event& v) {
   j = ::jr2rt::Json::object();
 }
 
-void from_json(const ::jr2rt::Json& j, [[maybe_unused]] confirm_event& v) {
-  if (!j.is_object()) throw std::invalid_argument("`event confirm` must be an object");
+void from_json(const ::jr2rt::Json& j, confirm_event& v) { read_json(j, v, "event confirm"); }
+
+void read_json(const ::jr2rt::Json& j, [[maybe_unused]] confirm_event& v, const ::jr2rt::Path& path) {
+  ::jr2rt::CheckRecord(j, path, {});
 }
 
 // from alert_triage.jr2:41
@@ -91,11 +101,13 @@ void to_json(::jr2rt::Json& j, [[maybe_unused]] const override_event& v) {
   j["reason"] = v.reason;
 }
 
-void from_json(const ::jr2rt::Json& j, [[maybe_unused]] override_event& v) {
-  if (!j.is_object()) throw std::invalid_argument("`event override` must be an object");
-  ::jr2rt::ReadField(j, "event override", "action", v.action, true);
-  ::jr2rt::CheckLiteral(v.action, {"ignore", "page", "ticket"}, "event override.action");
-  ::jr2rt::ReadField(j, "event override", "reason", v.reason, true);
+void from_json(const ::jr2rt::Json& j, override_event& v) { read_json(j, v, "event override"); }
+
+void read_json(const ::jr2rt::Json& j, [[maybe_unused]] override_event& v, const ::jr2rt::Path& path) {
+  ::jr2rt::CheckRecord(j, path, {"action", "reason"});
+  ::jr2rt::ReadField(j, path, "action", v.action, true);
+  ::jr2rt::CheckLiteral(v.action, {"ignore", "page", "ticket"}, path.field("action"));
+  ::jr2rt::ReadField(j, path, "reason", v.reason, true);
 }
 
 // from alert_triage.jr2:45
@@ -104,9 +116,11 @@ void to_json(::jr2rt::Json& j, [[maybe_unused]] const rethink_event& v) {
   j["note"] = v.note;
 }
 
-void from_json(const ::jr2rt::Json& j, [[maybe_unused]] rethink_event& v) {
-  if (!j.is_object()) throw std::invalid_argument("`event rethink` must be an object");
-  ::jr2rt::ReadField(j, "event rethink", "note", v.note, true);
+void from_json(const ::jr2rt::Json& j, rethink_event& v) { read_json(j, v, "event rethink"); }
+
+void read_json(const ::jr2rt::Json& j, [[maybe_unused]] rethink_event& v, const ::jr2rt::Path& path) {
+  ::jr2rt::CheckRecord(j, path, {"note"});
+  ::jr2rt::ReadField(j, path, "note", v.note, true);
 }
 
 // ---- machine triage_machine (from alert_triage.jr2:77) ----
@@ -135,9 +149,22 @@ const ::jr2rt::TransitionInfo k_triage_machine_transitions[] = {
 triage_machine_machine::triage_machine_machine()
     : ::jr2rt::Statechart(k_triage_machine_states, 4, k_triage_machine_transitions, 7) {}
 
-void triage_machine_machine::start(::jr2rt::MachineHost& host, const ::jr2rt::Json& input) {
+void triage_machine_machine::readInput(const ::jr2rt::Json& input, [[maybe_unused]] Context& ctx) {
   if (!input.is_object()) throw std::invalid_argument("the input of `triage_machine` must be an object");
-  ::jr2rt::ReadField(input, "input of triage_machine", "alert", ctx_.alert, true);
+  ::jr2rt::CheckFields(input, "input of triage_machine", {"alert"});
+  ::jr2rt::ReadField(input, "input of triage_machine", "alert", ctx.alert, true);
+}
+
+void triage_machine_machine::checkInput(const ::jr2rt::Json& input) const {
+  Context scratch;
+  readInput(input, scratch);
+}
+
+void triage_machine_machine::start(::jr2rt::MachineHost& host, const ::jr2rt::Json& input) {
+  {
+    ::jr2rt::LenientFields lenient;  // an item may carry more fields
+    readInput(input, ctx_);
+  }
   // from alert_triage.jr2:78
   ctx_.proposal = std::nullopt;
   // from alert_triage.jr2:79
@@ -213,6 +240,7 @@ void triage_machine_machine::checkPayload([[maybe_unused]] int event, [[maybe_un
 }
 
 void triage_machine_machine::restore(::jr2rt::MachineHost& host, const ::jr2rt::Json& snapshot) {
+  ::jr2rt::LenientFields lenient;  // a snapshot may hold fields a record has lost
   [[maybe_unused]] const ::jr2rt::Json& context = snapshot.at("context");
   if (context.contains("alert")) {
     ::jr2rt::ReadField(context, "context", "alert", ctx_.alert, false);
@@ -436,6 +464,7 @@ const ::jr2rt::PoolSpec& alerts_pool_pool() {
     s.parseInput = [](const ::jr2rt::Json& given) {
       if (!given.is_null() && !given.is_object()) throw std::invalid_argument("the input of `alerts_pool` must be an object");
       ::jr2rt::Json input = given.is_null() ? ::jr2rt::Json::object() : given;
+      ::jr2rt::CheckFields(input, "input of alerts_pool", {});
       return input;
     };
     s.source.name = "sentry_alerts";

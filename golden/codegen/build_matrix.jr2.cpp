@@ -16,11 +16,13 @@ void to_json(::jr2rt::Json& j, [[maybe_unused]] const Package& v) {
   j["needs"] = v.needs;
 }
 
-void from_json(const ::jr2rt::Json& j, [[maybe_unused]] Package& v) {
-  if (!j.is_object()) throw std::invalid_argument("`Package` must be an object");
-  ::jr2rt::ReadField(j, "Package", "id", v.id, true);
-  ::jr2rt::ReadField(j, "Package", "path", v.path, true);
-  ::jr2rt::ReadField(j, "Package", "needs", v.needs, false);
+void from_json(const ::jr2rt::Json& j, Package& v) { read_json(j, v, "Package"); }
+
+void read_json(const ::jr2rt::Json& j, [[maybe_unused]] Package& v, const ::jr2rt::Path& path) {
+  ::jr2rt::CheckRecord(j, path, {"id", "path", "needs"});
+  ::jr2rt::ReadField(j, path, "id", v.id, true);
+  ::jr2rt::ReadField(j, path, "path", v.path, true);
+  ::jr2rt::ReadField(j, path, "needs", v.needs, false);
 }
 
 // from build_matrix.jr2:23
@@ -31,11 +33,13 @@ void to_json(::jr2rt::Json& j, [[maybe_unused]] const Built& v) {
   j["tests"] = v.tests;
 }
 
-void from_json(const ::jr2rt::Json& j, [[maybe_unused]] Built& v) {
-  if (!j.is_object()) throw std::invalid_argument("`Built` must be an object");
-  ::jr2rt::ReadField(j, "Built", "id", v.id, true);
-  ::jr2rt::ReadField(j, "Built", "attempts", v.attempts, true);
-  ::jr2rt::ReadField(j, "Built", "tests", v.tests, true);
+void from_json(const ::jr2rt::Json& j, Built& v) { read_json(j, v, "Built"); }
+
+void read_json(const ::jr2rt::Json& j, [[maybe_unused]] Built& v, const ::jr2rt::Path& path) {
+  ::jr2rt::CheckRecord(j, path, {"id", "attempts", "tests"});
+  ::jr2rt::ReadField(j, path, "id", v.id, true);
+  ::jr2rt::ReadField(j, path, "attempts", v.attempts, true);
+  ::jr2rt::ReadField(j, path, "tests", v.tests, true);
 }
 
 // from build_matrix.jr2:29
@@ -43,8 +47,10 @@ void to_json(::jr2rt::Json& j, [[maybe_unused]] const packages_changed_event& v)
   j = ::jr2rt::Json::object();
 }
 
-void from_json(const ::jr2rt::Json& j, [[maybe_unused]] packages_changed_event& v) {
-  if (!j.is_object()) throw std::invalid_argument("`event packages_changed` must be an object");
+void from_json(const ::jr2rt::Json& j, packages_changed_event& v) { read_json(j, v, "event packages_changed"); }
+
+void read_json(const ::jr2rt::Json& j, [[maybe_unused]] packages_changed_event& v, const ::jr2rt::Path& path) {
+  ::jr2rt::CheckRecord(j, path, {});
 }
 
 // ---- machine build_package (from build_matrix.jr2:41) ----
@@ -76,13 +82,26 @@ const ::jr2rt::TransitionInfo k_build_package_transitions[] = {
 build_package_machine::build_package_machine()
     : ::jr2rt::Statechart(k_build_package_states, 7, k_build_package_transitions, 7) {}
 
-void build_package_machine::start(::jr2rt::MachineHost& host, const ::jr2rt::Json& input) {
+void build_package_machine::readInput(const ::jr2rt::Json& input, [[maybe_unused]] Context& ctx) {
   if (!input.is_object()) throw std::invalid_argument("the input of `build_package` must be an object");
-  ::jr2rt::ReadField(input, "input of build_package", "package", ctx_.package, true);
-  ctx_.profile = std::string("Release");
-  ::jr2rt::ReadField(input, "input of build_package", "profile", ctx_.profile, false);
-  ctx_.retries = int64_t{1};
-  ::jr2rt::ReadField(input, "input of build_package", "retries", ctx_.retries, false);
+  ::jr2rt::CheckFields(input, "input of build_package", {"package", "profile", "retries"});
+  ::jr2rt::ReadField(input, "input of build_package", "package", ctx.package, true);
+  ctx.profile = std::string("Release");
+  ::jr2rt::ReadField(input, "input of build_package", "profile", ctx.profile, false);
+  ctx.retries = int64_t{1};
+  ::jr2rt::ReadField(input, "input of build_package", "retries", ctx.retries, false);
+}
+
+void build_package_machine::checkInput(const ::jr2rt::Json& input) const {
+  Context scratch;
+  readInput(input, scratch);
+}
+
+void build_package_machine::start(::jr2rt::MachineHost& host, const ::jr2rt::Json& input) {
+  {
+    ::jr2rt::LenientFields lenient;  // an item may carry more fields
+    readInput(input, ctx_);
+  }
   // from build_matrix.jr2:42
   ctx_.attempts = int64_t{0};
   // from build_matrix.jr2:43
@@ -124,6 +143,7 @@ void build_package_machine::checkPayload([[maybe_unused]] int event, [[maybe_unu
 }
 
 void build_package_machine::restore(::jr2rt::MachineHost& host, const ::jr2rt::Json& snapshot) {
+  ::jr2rt::LenientFields lenient;  // a snapshot may hold fields a record has lost
   [[maybe_unused]] const ::jr2rt::Json& context = snapshot.at("context");
   if (context.contains("package")) {
     ::jr2rt::ReadField(context, "context", "package", ctx_.package, false);
@@ -381,13 +401,14 @@ const ::jr2rt::PoolSpec& matrix_pool() {
     s.parseInput = [](const ::jr2rt::Json& given) {
       if (!given.is_null() && !given.is_object()) throw std::invalid_argument("the input of `matrix` must be an object");
       ::jr2rt::Json input = given.is_null() ? ::jr2rt::Json::object() : given;
-      if (!input.contains("jobs")) input["jobs"] = ::jr2rt::Json(int64_t{4});
+      ::jr2rt::CheckFields(input, "input of matrix", {"jobs", "profile", "retries", "file"});
+      if (!input.contains("jobs") || input["jobs"].is_null()) input["jobs"] = ::jr2rt::Json(int64_t{4});
       { int64_t check{}; ::jr2rt::ReadField(input, "input of matrix", "jobs", check, false); }
-      if (!input.contains("profile")) input["profile"] = ::jr2rt::Json(std::string("Release"));
+      if (!input.contains("profile") || input["profile"].is_null()) input["profile"] = ::jr2rt::Json(std::string("Release"));
       { std::string check{}; ::jr2rt::ReadField(input, "input of matrix", "profile", check, false); }
-      if (!input.contains("retries")) input["retries"] = ::jr2rt::Json(int64_t{1});
+      if (!input.contains("retries") || input["retries"].is_null()) input["retries"] = ::jr2rt::Json(int64_t{1});
       { int64_t check{}; ::jr2rt::ReadField(input, "input of matrix", "retries", check, false); }
-      if (!input.contains("file")) input["file"] = ::jr2rt::Json(std::string("samples/packages.json"));
+      if (!input.contains("file") || input["file"].is_null()) input["file"] = ::jr2rt::Json(std::string("samples/packages.json"));
       { std::string check{}; ::jr2rt::ReadField(input, "input of matrix", "file", check, false); }
       return input;
     };
@@ -395,6 +416,10 @@ const ::jr2rt::PoolSpec& matrix_pool() {
     s.source.form = ::jr2rt::SourceSpec::Form::kNext;
     s.source.function = "std.backlog";
     s.source.wake = "packages_changed";
+    s.source.wakeSpec = {"packages_changed", ::jr2rt::EventSpec::Audience::kExternal, "The package list changed. Look for packages that are ready again.", {}};
+    s.source.checkWake = [](const ::jr2rt::Json& payload) {
+      [[maybe_unused]] const auto parsed = (payload.is_null() ? ::jr2rt::Json::object() : payload).get<packages_changed_event>();
+    };
     s.source.pollEveryMs = 60000;
     s.source.args = []([[maybe_unused]] const ::jr2rt::Json& input) {
       [[maybe_unused]] const ::jr2rt::Json source_ = ::jr2rt::Json::object({{"file", ::jr2rt::Json(::jr2rt::FromJson<std::string>(::jr2rt::Member(input, "file", "build_matrix.jr2:103:26"), "build_matrix.jr2:103:20"))}, });

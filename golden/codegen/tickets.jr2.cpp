@@ -16,11 +16,13 @@ void to_json(::jr2rt::Json& j, [[maybe_unused]] const Ticket& v) {
   j["needs"] = v.needs;
 }
 
-void from_json(const ::jr2rt::Json& j, [[maybe_unused]] Ticket& v) {
-  if (!j.is_object()) throw std::invalid_argument("`Ticket` must be an object");
-  ::jr2rt::ReadField(j, "Ticket", "id", v.id, true);
-  ::jr2rt::ReadField(j, "Ticket", "title", v.title, true);
-  ::jr2rt::ReadField(j, "Ticket", "needs", v.needs, false);
+void from_json(const ::jr2rt::Json& j, Ticket& v) { read_json(j, v, "Ticket"); }
+
+void read_json(const ::jr2rt::Json& j, [[maybe_unused]] Ticket& v, const ::jr2rt::Path& path) {
+  ::jr2rt::CheckRecord(j, path, {"id", "title", "needs"});
+  ::jr2rt::ReadField(j, path, "id", v.id, true);
+  ::jr2rt::ReadField(j, path, "title", v.title, true);
+  ::jr2rt::ReadField(j, path, "needs", v.needs, false);
 }
 
 // from tickets.jr2:24
@@ -31,12 +33,14 @@ void to_json(::jr2rt::Json& j, [[maybe_unused]] const Outcome& v) {
   j["reason"] = v.reason;
 }
 
-void from_json(const ::jr2rt::Json& j, [[maybe_unused]] Outcome& v) {
-  if (!j.is_object()) throw std::invalid_argument("`Outcome` must be an object");
-  ::jr2rt::ReadField(j, "Outcome", "id", v.id, true);
-  ::jr2rt::ReadField(j, "Outcome", "outcome", v.outcome, true);
-  ::jr2rt::CheckLiteral(v.outcome, {"approved", "rejected"}, "Outcome.outcome");
-  ::jr2rt::ReadField(j, "Outcome", "reason", v.reason, false);
+void from_json(const ::jr2rt::Json& j, Outcome& v) { read_json(j, v, "Outcome"); }
+
+void read_json(const ::jr2rt::Json& j, [[maybe_unused]] Outcome& v, const ::jr2rt::Path& path) {
+  ::jr2rt::CheckRecord(j, path, {"id", "outcome", "reason"});
+  ::jr2rt::ReadField(j, path, "id", v.id, true);
+  ::jr2rt::ReadField(j, path, "outcome", v.outcome, true);
+  ::jr2rt::CheckLiteral(v.outcome, {"approved", "rejected"}, path.field("outcome"));
+  ::jr2rt::ReadField(j, path, "reason", v.reason, false);
 }
 
 // from tickets.jr2:33
@@ -44,8 +48,10 @@ void to_json(::jr2rt::Json& j, [[maybe_unused]] const tickets_changed_event& v) 
   j = ::jr2rt::Json::object();
 }
 
-void from_json(const ::jr2rt::Json& j, [[maybe_unused]] tickets_changed_event& v) {
-  if (!j.is_object()) throw std::invalid_argument("`event tickets_changed` must be an object");
+void from_json(const ::jr2rt::Json& j, tickets_changed_event& v) { read_json(j, v, "event tickets_changed"); }
+
+void read_json(const ::jr2rt::Json& j, [[maybe_unused]] tickets_changed_event& v, const ::jr2rt::Path& path) {
+  ::jr2rt::CheckRecord(j, path, {});
 }
 
 // from tickets.jr2:34
@@ -53,8 +59,10 @@ void to_json(::jr2rt::Json& j, [[maybe_unused]] const approve_event& v) {
   j = ::jr2rt::Json::object();
 }
 
-void from_json(const ::jr2rt::Json& j, [[maybe_unused]] approve_event& v) {
-  if (!j.is_object()) throw std::invalid_argument("`event approve` must be an object");
+void from_json(const ::jr2rt::Json& j, approve_event& v) { read_json(j, v, "event approve"); }
+
+void read_json(const ::jr2rt::Json& j, [[maybe_unused]] approve_event& v, const ::jr2rt::Path& path) {
+  ::jr2rt::CheckRecord(j, path, {});
 }
 
 // from tickets.jr2:35
@@ -63,9 +71,11 @@ void to_json(::jr2rt::Json& j, [[maybe_unused]] const reject_event& v) {
   j["reason"] = v.reason;
 }
 
-void from_json(const ::jr2rt::Json& j, [[maybe_unused]] reject_event& v) {
-  if (!j.is_object()) throw std::invalid_argument("`event reject` must be an object");
-  ::jr2rt::ReadField(j, "event reject", "reason", v.reason, true);
+void from_json(const ::jr2rt::Json& j, reject_event& v) { read_json(j, v, "event reject"); }
+
+void read_json(const ::jr2rt::Json& j, [[maybe_unused]] reject_event& v, const ::jr2rt::Path& path) {
+  ::jr2rt::CheckRecord(j, path, {"reason"});
+  ::jr2rt::ReadField(j, path, "reason", v.reason, true);
 }
 
 // ---- machine review (from tickets.jr2:47) ----
@@ -88,9 +98,22 @@ const ::jr2rt::TransitionInfo k_review_transitions[] = {
 review_machine::review_machine()
     : ::jr2rt::Statechart(k_review_states, 3, k_review_transitions, 2) {}
 
-void review_machine::start(::jr2rt::MachineHost& host, const ::jr2rt::Json& input) {
+void review_machine::readInput(const ::jr2rt::Json& input, [[maybe_unused]] Context& ctx) {
   if (!input.is_object()) throw std::invalid_argument("the input of `review` must be an object");
-  ::jr2rt::ReadField(input, "input of review", "ticket", ctx_.ticket, true);
+  ::jr2rt::CheckFields(input, "input of review", {"ticket"});
+  ::jr2rt::ReadField(input, "input of review", "ticket", ctx.ticket, true);
+}
+
+void review_machine::checkInput(const ::jr2rt::Json& input) const {
+  Context scratch;
+  readInput(input, scratch);
+}
+
+void review_machine::start(::jr2rt::MachineHost& host, const ::jr2rt::Json& input) {
+  {
+    ::jr2rt::LenientFields lenient;  // an item may carry more fields
+    readInput(input, ctx_);
+  }
   // from tickets.jr2:48
   ctx_.outcome = std::nullopt;
   begin(host);
@@ -139,6 +162,7 @@ void review_machine::checkPayload([[maybe_unused]] int event, [[maybe_unused]] c
 }
 
 void review_machine::restore(::jr2rt::MachineHost& host, const ::jr2rt::Json& snapshot) {
+  ::jr2rt::LenientFields lenient;  // a snapshot may hold fields a record has lost
   [[maybe_unused]] const ::jr2rt::Json& context = snapshot.at("context");
   if (context.contains("ticket")) {
     ::jr2rt::ReadField(context, "context", "ticket", ctx_.ticket, false);
@@ -250,7 +274,8 @@ const ::jr2rt::PoolSpec& ticket_pool_pool() {
     s.parseInput = [](const ::jr2rt::Json& given) {
       if (!given.is_null() && !given.is_object()) throw std::invalid_argument("the input of `ticket_pool` must be an object");
       ::jr2rt::Json input = given.is_null() ? ::jr2rt::Json::object() : given;
-      if (!input.contains("backlog_file")) input["backlog_file"] = ::jr2rt::Json(std::string("samples/backlog.json"));
+      ::jr2rt::CheckFields(input, "input of ticket_pool", {"backlog_file"});
+      if (!input.contains("backlog_file") || input["backlog_file"].is_null()) input["backlog_file"] = ::jr2rt::Json(std::string("samples/backlog.json"));
       { std::string check{}; ::jr2rt::ReadField(input, "input of ticket_pool", "backlog_file", check, false); }
       return input;
     };
@@ -258,6 +283,10 @@ const ::jr2rt::PoolSpec& ticket_pool_pool() {
     s.source.form = ::jr2rt::SourceSpec::Form::kNext;
     s.source.function = "std.backlog";
     s.source.wake = "tickets_changed";
+    s.source.wakeSpec = {"tickets_changed", ::jr2rt::EventSpec::Audience::kExternal, "The backlog changed. Look for ready tickets again.", {}};
+    s.source.checkWake = [](const ::jr2rt::Json& payload) {
+      [[maybe_unused]] const auto parsed = (payload.is_null() ? ::jr2rt::Json::object() : payload).get<tickets_changed_event>();
+    };
     s.source.args = []([[maybe_unused]] const ::jr2rt::Json& input) {
       [[maybe_unused]] const ::jr2rt::Json source_ = ::jr2rt::Json::object({{"file", ::jr2rt::Json(::jr2rt::FromJson<std::string>(::jr2rt::Member(input, "backlog_file", "tickets.jr2:67:25"), "tickets.jr2:67:19"))}, });
       return ::jr2rt::Json::object({{"path", ::jr2rt::Json(::jr2rt::FromJson<std::string>(::jr2rt::Member(source_, "file", "tickets.jr2:41:16"), "tickets.jr2:42:21"))}, });

@@ -863,6 +863,23 @@ void Run::offload(std::function<Json()> work, std::function<void(Json)> then,
 Run::~Run() = default;
 
 void Run::start(const Json& input) {
+  // What comes from outside is checked strictly first (unknown fields refused, with the path),
+  // before anything starts; the start itself then reads it as usual.
+  {
+    StrictFields strict;
+    try {
+      if (workflow_.pool != nullptr) {
+        workflow_.pool->parseInput(input);
+      } else if (workflow_.machine != nullptr) {
+        workflow_.machine()->checkInput(input);
+      }
+    } catch (const std::invalid_argument& e) {
+      throw BadInput((workflow_.pool != nullptr
+                          ? "the input of pool `" + workflow_.pool->name + "` does not fit: "
+                          : std::string("the input does not fit: ")) +
+                     e.what());
+    }
+  }
   input_ = input;
   if (workflow_.pool != nullptr) {
     top_ = std::make_unique<PoolActor>(*this, nullptr, 0, "", *workflow_.pool);
@@ -907,7 +924,10 @@ void Run::accept(const std::string& gate, const std::string& event, const Json& 
   if (!accepted)
     throw BadInput("the Gate `" + gate + "` takes " + (names.empty() ? "no event" : names) +
                    ", not `" + event + "`");
-  entry.owner->check(entry.invokeId, event, payload);
+  {
+    StrictFields strict;  // a payload from outside: a field its event lacks is refused
+    entry.owner->check(entry.invokeId, event, payload);
+  }
   entry.owner->later(
       [entry, event, payload] { entry.owner->deliver(entry.invokeId, event, payload); });
 }

@@ -1,5 +1,16 @@
 #include "jr2/value.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <system_error>
+
 namespace jr2rt {
 
 namespace {
@@ -8,7 +19,201 @@ std::string WithArticle(const std::string& type) {
   const bool vowel = !type.empty() && std::string("aeiou").find(type[0]) != std::string::npos;
   return (vowel ? "an " : "a ") + type;
 }
+
+// Whether records read on this thread refuse unknown fields (StrictFields).
+bool& Strict() {
+  thread_local bool strict = false;
+  return strict;
+}
+
+constexpr const char* kIntRange = "between -9223372036854775808 and 9223372036854775807";
 }  // namespace
+
+// ---- paths and strictness ---------------------------------------------------------------------
+
+std::string Path::str() const {
+  std::vector<const Path*> chain;
+  for (const Path* p = this; p != nullptr; p = p->parent_) chain.push_back(p);
+  std::string out;
+  for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
+    const Path& p = **it;
+    switch (p.kind_) {
+      case Kind::kRoot:
+        out += p.text_ != nullptr ? p.text_ : "";
+        break;
+      case Kind::kField:
+        out += out.empty() ? "" : ".";
+        out += p.text_;
+        break;
+      case Kind::kIndex:
+        out += "[" + std::to_string(p.index_) + "]";
+        break;
+      case Kind::kKey:
+        out += "[" + Json(*p.key_).dump() + "]";
+        break;
+    }
+  }
+  return out;
+}
+
+StrictFields::StrictFields() : previous_(Strict()) { Strict() = true; }
+StrictFields::~StrictFields() { Strict() = previous_; }
+bool StrictFields::active() { return Strict(); }
+LenientFields::LenientFields() : previous_(Strict()) { Strict() = false; }
+LenientFields::~LenientFields() { Strict() = previous_; }
+
+std::string ClosestName(const std::string& word, const std::vector<std::string>& candidates) {
+  // Optimal string alignment distance (Levenshtein with adjacent transpositions).
+  auto distance = [](const std::string& a, const std::string& b) {
+    const size_t n = a.size(), m = b.size();
+    std::vector<std::vector<size_t>> d(n + 1, std::vector<size_t>(m + 1));
+    for (size_t i = 0; i <= n; ++i) d[i][0] = i;
+    for (size_t k = 0; k <= m; ++k) d[0][k] = k;
+    for (size_t i = 1; i <= n; ++i) {
+      for (size_t k = 1; k <= m; ++k) {
+        const size_t cost = a[i - 1] == b[k - 1] ? 0 : 1;
+        d[i][k] = std::min({d[i - 1][k] + 1, d[i][k - 1] + 1, d[i - 1][k - 1] + cost});
+        if (i > 1 && k > 1 && a[i - 1] == b[k - 2] && a[i - 2] == b[k - 1])
+          d[i][k] = std::min(d[i][k], d[i - 2][k - 2] + 1);
+      }
+    }
+    return d[n][m];
+  };
+  const size_t limit = std::min<size_t>(2, std::max<size_t>(1, word.size() / 3));
+  std::string best;
+  size_t bestDistance = limit + 1;
+  for (const std::string& c : candidates) {
+    if (c == word) continue;
+    // Lengths that differ by more than the limit cannot be close (and long words cost nothing).
+    const size_t gap = c.size() > word.size() ? c.size() - word.size() : word.size() - c.size();
+    if (gap > limit) continue;
+    const size_t d = distance(word, c);
+    if (d < bestDistance) {
+      best = c;
+      bestDistance = d;
+    }
+  }
+  return best;
+}
+
+std::string KindOf(const Json& j) {
+  switch (j.type()) {
+    case Json::value_t::null:
+      return "null";
+    case Json::value_t::object:
+      return "an object";
+    case Json::value_t::array:
+      return "a list";
+    case Json::value_t::string:
+      return "a string";
+    case Json::value_t::boolean:
+      return "a boolean";
+    case Json::value_t::number_integer:
+    case Json::value_t::number_unsigned:
+    case Json::value_t::number_float:
+      return "a number";
+    default:
+      return WithArticle(j.type_name());
+  }
+}
+
+void CheckFields(const Json& j, const Path& path, std::initializer_list<const char*> fields) {
+  if (!Strict() || !j.is_object()) return;
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    const std::string& key = it.key();
+    bool known = false;
+    for (const char* f : fields) {
+      if (key == f) {
+        known = true;
+        break;
+      }
+    }
+    if (known) continue;
+    std::vector<std::string> names(fields.begin(), fields.end());
+    std::string message = "`" + path.str() + "` has no field `" + key + "`";
+    const std::string close = ClosestName(key, names);
+    if (!close.empty()) message += "; did you mean `" + close + "`?";
+    if (names.empty()) {
+      message += "; it has no fields";
+    } else {
+      message += close.empty() ? "; its fields are " : " Its fields are ";
+      for (size_t i = 0; i < names.size(); ++i) message += (i == 0 ? "" : ", ") + names[i];
+    }
+    throw std::invalid_argument(message);
+  }
+}
+
+void CheckRecord(const Json& j, const Path& path, std::initializer_list<const char*> fields) {
+  if (!j.is_object()) detail::WrongKind(j, path, "an object");
+  CheckFields(j, path, fields);
+}
+
+// ---- typed values from JSON -------------------------------------------------------------------
+
+void detail::WrongKind(const Json& j, const Path& path, const char* want) {
+  throw std::invalid_argument("`" + path.str() + "` must be " + want + ", not " + KindOf(j));
+}
+
+void ReadValue(const Json& j, int64_t& out, const Path& path) {
+  switch (j.type()) {
+    case Json::value_t::number_integer:
+      out = j.get<int64_t>();
+      return;
+    case Json::value_t::number_unsigned: {
+      const uint64_t u = j.get<uint64_t>();
+      if (u <= static_cast<uint64_t>(INT64_MAX)) {
+        out = static_cast<int64_t>(u);
+        return;
+      }
+      break;
+    }
+    case Json::value_t::number_float: {
+      // A whole number written with a fraction or an exponent (`3.0`, `1e2`) is an integer
+      // below 2^53 in size: from there on a double no longer holds every integer, so the number
+      // read may not be the one written (`-9223372036854775809` reads as -2^63,
+      // `9007199254740993.0` as 2^53). Those are refused, with the hint to write the integer
+      // plainly (an integer without a fraction is read exactly, up to 64 bits).
+      const double d = j.get<double>();
+      if (std::isfinite(d) && std::trunc(d) == d && std::fabs(d) < 0x1p53) {
+        out = static_cast<int64_t>(d);
+        return;
+      }
+      if (std::isfinite(d) && std::trunc(d) == d && std::fabs(d) <= 0x1p63) {
+        throw std::invalid_argument("`" + path.str() + "` must be a whole number " + kIntRange +
+                                    ", not " + j.dump() +
+                                    " (from 2^53 on, write a whole number without a fraction "
+                                    "or an exponent)");
+      }
+      break;
+    }
+    default:
+      detail::WrongKind(j, path, "a whole number");
+  }
+  throw std::invalid_argument("`" + path.str() + "` must be a whole number " + kIntRange +
+                              ", not " + j.dump());
+}
+
+void ReadValue(const Json& j, double& out, const Path& path) {
+  if (!j.is_number()) detail::WrongKind(j, path, "a number");
+  out = j.get<double>();
+}
+
+void ReadValue(const Json& j, bool& out, const Path& path) {
+  if (!j.is_boolean()) detail::WrongKind(j, path, "a boolean");
+  out = j.get<bool>();
+}
+
+void ReadValue(const Json& j, std::string& out, const Path& path) {
+  if (!j.is_string()) detail::WrongKind(j, path, "a string");
+  out = j.get_ref<const std::string&>();
+}
+
+void ReadValue(const Json& j, Duration& out, const Path& path) {
+  if (!j.is_number()) detail::WrongKind(j, path, "a whole number of milliseconds");
+  ReadValue(j, out.ms, path);
+}
+
+void from_json(const Json& j, Duration& d) { ReadValue(j, d, "a duration"); }
 
 std::string ErrorText(const std::exception& e) {
   std::string text = e.what();
@@ -86,15 +291,142 @@ std::vector<std::string> Keys(const Json& v) {
 std::string Str(const Json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
 
 void CheckLiteral(const std::string& value, std::initializer_list<const char*> allowed,
-                  const char* where) {
+                  const Path& where) {
   std::string list;
   for (const char* a : allowed) {
     if (value == a) return;
     if (!list.empty()) list += ", ";
     list += std::string("\"") + a + "\"";
   }
-  throw std::invalid_argument(std::string("`") + where + "` is \"" + value +
-                              "\", but it must be one of " + list);
+  throw std::invalid_argument("`" + where.str() + "` is \"" + value + "\", but it must be one of " +
+                              list);
+}
+
+// ---- JSON from outside -------------------------------------------------------------------------
+
+namespace {
+
+// "16 MiB", "64 KiB", "100 bytes".
+std::string SizeText(size_t bytes) {
+  constexpr size_t kKiB = 1024, kMiB = kKiB * 1024;
+  if (bytes >= kMiB && bytes % kMiB == 0) return std::to_string(bytes / kMiB) + " MiB";
+  if (bytes >= kKiB && bytes % kKiB == 0) return std::to_string(bytes / kKiB) + " KiB";
+  return std::to_string(bytes) + (bytes == 1 ? " byte" : " bytes");
+}
+
+// The offset of the first byte that is not part of a well-formed UTF-8 character (RFC 3629: no
+// overlong forms, no surrogates, nothing above U+10FFFF), or npos.
+size_t FirstBadUtf8(std::string_view text) {
+  const auto* b = reinterpret_cast<const unsigned char*>(text.data());
+  const size_t n = text.size();
+  size_t i = 0;
+  while (i < n) {
+    const unsigned char c = b[i];
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    size_t len = 0;
+    unsigned char lo = 0x80, hi = 0xBF;  // the range of the second byte
+    if (c >= 0xC2 && c <= 0xDF) {
+      len = 2;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+      len = 3;
+      if (c == 0xE0) lo = 0xA0;
+      if (c == 0xED) hi = 0x9F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      len = 4;
+      if (c == 0xF0) lo = 0x90;
+      if (c == 0xF4) hi = 0x8F;
+    } else {
+      return i;
+    }
+    for (size_t k = 1; k < len; ++k) {
+      if (i + k >= n) return i;
+      const unsigned char x = b[i + k];
+      if (k == 1 ? (x < lo || x > hi) : (x < 0x80 || x > 0xBF)) return i + k;
+    }
+    i += len;
+  }
+  return std::string_view::npos;
+}
+
+struct TooDeep {};
+
+}  // namespace
+
+Json ParseExternalJson(std::string_view text, const std::string& what, size_t maxBytes) {
+  if (text.size() > maxBytes) throw BadInput(what + " is larger than " + SizeText(maxBytes));
+  if (const size_t bad = FirstBadUtf8(text); bad != std::string_view::npos) {
+    size_t line = 1, lineStart = 0;
+    for (size_t i = 0; i < bad; ++i) {
+      if (text[i] == '\n') ++line, lineStart = i + 1;
+    }
+    char hex[8];
+    std::snprintf(hex, sizeof hex, "0x%02X", static_cast<unsigned char>(text[bad]));
+    throw BadInput(what + " is not UTF-8: the byte " + hex + " at line " + std::to_string(line) +
+                   ", column " + std::to_string(bad - lineStart + 1) +
+                   " is not part of a UTF-8 character (JSON text must be UTF-8)");
+  }
+  // The depth is checked as the parser opens each object or list, so a deep text never becomes
+  // a deep tree (whose destructor and serializer recurse).
+  const Json::parser_callback_t depth = [](int level, Json::parse_event_t event, Json&) {
+    if ((event == Json::parse_event_t::object_start || event == Json::parse_event_t::array_start) &&
+        level >= kMaxExternalDepth) {
+      throw TooDeep{};
+    }
+    return true;
+  };
+  try {
+    return Json::parse(text.begin(), text.end(), depth);
+  } catch (const TooDeep&) {
+    throw BadInput(what + " nests deeper than " + std::to_string(kMaxExternalDepth) + " levels");
+  } catch (const Json::exception& e) {
+    throw BadInput(what + " is not valid JSON: " + ErrorText(e));
+  }
+}
+
+std::string ReadExternalFile(const std::string& path, const std::string& what, size_t maxBytes) {
+  const std::string named = what + " `" + path + "`";
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    const int err = errno;
+    if (err == ENOENT) throw BadInput(named + " does not exist");
+    if (err == EISDIR) throw BadInput(named + " is a directory, not a file");
+    throw BadInput("cannot read " + named + ": " + std::generic_category().message(err));
+  }
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  struct stat st {};
+  if (::fstat(fd, &st) == 0) {
+    if (S_ISDIR(st.st_mode)) throw BadInput(named + " is a directory, not a file");
+    if (S_ISREG(st.st_mode) && static_cast<uint64_t>(st.st_size) > maxBytes)
+      throw BadInput(named + " is larger than " + SizeText(maxBytes));
+  }
+  std::string text;
+  char buffer[65536];
+  // One byte more than the limit tells a file at the limit from a longer one.
+  while (text.size() <= maxBytes) {
+    const size_t want = std::min(sizeof buffer, maxBytes + 1 - text.size());
+    const ssize_t got = ::read(fd, buffer, want);
+    if (got < 0) {
+      const int err = errno;
+      if (err == EINTR) continue;
+      if (err == EISDIR) throw BadInput(named + " is a directory, not a file");
+      throw BadInput("cannot read " + named + ": " + std::generic_category().message(err));
+    }
+    if (got == 0) break;
+    text.append(buffer, static_cast<size_t>(got));
+  }
+  if (text.size() > maxBytes) throw BadInput(named + " is larger than " + SizeText(maxBytes));
+  return text;
+}
+
+Json ReadExternalJsonFile(const std::string& path, const std::string& what, size_t maxBytes) {
+  return ParseExternalJson(ReadExternalFile(path, what, maxBytes), what + " `" + path + "`",
+                           maxBytes);
 }
 
 }  // namespace jr2rt

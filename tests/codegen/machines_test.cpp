@@ -68,7 +68,8 @@ TEST(TicketsReview, RefusesABadInputAndABadPayload) {
     m->start(host, {{"ticket", {{"id", "T-1"}}}});
     FAIL() << "a ticket without a title must be refused";
   } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("`Ticket` needs the field `title`"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("`input of review.ticket` needs the field `title`"),
+              std::string::npos)
         << e.what();
   }
   auto n = jr2gen::tickets::Make_review();

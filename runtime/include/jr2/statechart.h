@@ -73,6 +73,11 @@ class Machine {
   // Checks `input` against the parameters (a clear error naming the field when it does not fit)
   // and enters the initial configuration.
   virtual void start(MachineHost& host, const Json& input) = 0;
+  // Reads `input` exactly as start() does (the same checks, messages and defaults) into a scratch
+  // context, and throws std::invalid_argument where start() would; it changes nothing and needs
+  // no host. The runtime calls it under a StrictFields scope before start(), so a run's input
+  // with a field no parameter (or record) has is refused before anything begins.
+  virtual void checkInput(const Json& input) const = 0;
   // One macrostep: the event, then every eventless transition it enables. Returns whether any
   // transition was taken. Throws Failure (the machine failed) or Defect (a broken invariant).
   virtual bool dispatch(const Event& event) = 0;

@@ -9,6 +9,8 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -18,7 +20,7 @@ using Json = nlohmann::json;
 
 // The runtime's interface version. Generated code checks it with a static_assert, so a workflow
 // built against another runtime fails to compile with a clear message instead of misbehaving.
-inline constexpr int kRuntimeVersion = 1;
+inline constexpr int kRuntimeVersion = 2;
 
 // A Failure (ADR-0073): `fail(reason, detail)`, a child's Failure not handled by `on error`, or a
 // host function that reports one. A Pool catches it per item.
@@ -69,7 +71,7 @@ struct Duration {
   }
 };
 inline void to_json(Json& j, Duration d) { j = d.ms; }
-inline void from_json(const Json& j, Duration& d) { d.ms = j.get<int64_t>(); }
+void from_json(const Json& j, Duration& d);  // a whole number of milliseconds
 
 // `x!`: the value, or a defect naming where the null was.
 template <typename T>
@@ -198,42 +200,228 @@ std::string Str(const T& v) {
 // string, not a number"); any other is its what().
 std::string ErrorText(const std::exception& e);
 
-// Converts between typed values and `json` (a record to `json`, `json` into a record …). A
-// `json` value that does not fit the wanted type is a defect naming where.
+// ---- Reading JSON into typed values -----------------------------------------------------------
+//
+// Every place a JSON value becomes a typed value (a run's input, a payload, a `json` → record
+// conversion in an expression, a snapshot) reads it with ReadValue, which names the path of
+// anything that does not fit: "`input of review.ticket.needs[2]` must be a string, not a number".
+//
+// - `int` takes a JSON integer between -2^63 and 2^63-1, or a number written with a fraction or
+//   an exponent that is whole and below 2^53 in size (`3.0`, `1e2`); never `1.5`, `1e308`, 2^63
+//   or 2^64. `float` takes any number. No number takes a boolean. Messages:
+//   "`input of review.rounds` must be a whole number between -9223372036854775808 and
+//   9223372036854775807, not 1.5".
+// - A record refuses a field it does not have while a StrictFields scope is active on the thread
+//   (the runtime opens one around the checks of what comes from outside: a run's input, a payload
+//   at a Gate, a wake payload); outside one, extra fields are ignored (width subtyping: an item
+//   with more fields than the worker's record still fits).
+
+// Where a value being read sits: a root ("input of review", "event reject", "Ticket") and the
+// fields, indexes and map keys below it. It is built on the stack of the reading call and spelled
+// only when a message needs it, so reading costs no allocation. A Path refers to its parent (and a
+// root to its text): it must not outlive them.
+class Path {
+ public:
+  Path(const char* root) : text_(root) {}  // NOLINT: implicit, so a root reads as a string
+  Path(const std::string& root) : text_(root.c_str()) {}  // NOLINT
+  Path field(const char* name) const { return Path(this, Kind::kField, name, nullptr, 0); }
+  Path index(size_t i) const { return Path(this, Kind::kIndex, nullptr, nullptr, i); }
+  Path key(const std::string& k) const { return Path(this, Kind::kKey, nullptr, &k, 0); }
+  // `input of review.ticket.needs[2]`, `counts["a"]`.
+  std::string str() const;
+
+ private:
+  enum class Kind : uint8_t { kRoot, kField, kIndex, kKey };
+  Path(const Path* parent, Kind kind, const char* text, const std::string* key, size_t index)
+      : parent_(parent), kind_(kind), text_(text), key_(key), index_(index) {}
+  const Path* parent_ = nullptr;
+  Kind kind_ = Kind::kRoot;
+  const char* text_ = nullptr;
+  const std::string* key_ = nullptr;
+  size_t index_ = 0;
+};
+
+// While one is alive on a thread, records read on that thread refuse fields they do not have
+// (CheckFields). Scopes nest; LenientFields suspends an enclosing StrictFields.
+class StrictFields {
+ public:
+  StrictFields();
+  ~StrictFields();
+  StrictFields(const StrictFields&) = delete;
+  StrictFields& operator=(const StrictFields&) = delete;
+  // Whether records read on this thread now refuse unknown fields.
+  static bool active();
+
+ private:
+  bool previous_;
+};
+class LenientFields {
+ public:
+  LenientFields();
+  ~LenientFields();
+  LenientFields(const LenientFields&) = delete;
+  LenientFields& operator=(const LenientFields&) = delete;
+
+ private:
+  bool previous_;
+};
+
+// Under StrictFields: refuses a key of `j` (an object) that is not one of `fields`, naming the
+// path and the closest field: "`input of review.ticket` has no field `chek`; did you mean
+// `check`? Its fields are id, title, needs". Outside the scope it does nothing. Throws
+// std::invalid_argument.
+void CheckFields(const Json& j, const Path& path, std::initializer_list<const char*> fields);
+// A record's JSON: an object ("`PATH` must be an object, not a list"), and CheckFields.
+void CheckRecord(const Json& j, const Path& path, std::initializer_list<const char*> fields);
+
+// The closest of `candidates` to `word` (edit distance with transpositions, at most a third of
+// the word's length and at most 2), or "" when none is close.
+std::string ClosestName(const std::string& word, const std::vector<std::string>& candidates);
+
+// "a string", "an object", "a list", "a number", "a boolean", "null": what a JSON value is, for
+// messages.
+std::string KindOf(const Json& j);
+
+// ReadValue(j, out, path): `j` as the C++ type of `out`, or std::invalid_argument naming `path`.
+// Records are read by the generated `read_json(j, v, path)` of their namespace (found by ADL).
+void ReadValue(const Json& j, int64_t& out, const Path& path);
+void ReadValue(const Json& j, double& out, const Path& path);
+void ReadValue(const Json& j, bool& out, const Path& path);
+void ReadValue(const Json& j, std::string& out, const Path& path);
+void ReadValue(const Json& j, Duration& out, const Path& path);
+inline void ReadValue(const Json& j, Json& out, const Path&) { out = j; }
 template <typename T>
-T FromJson(const Json& j, const char* where) {
-  try {
-    return j.get<T>();
-  } catch (const std::exception& e) {
-    throw Defect(std::string("a value does not fit its type at ") + where + ": " + ErrorText(e));
+void ReadValue(const Json& j, std::optional<T>& out, const Path& path);
+template <typename T>
+void ReadValue(const Json& j, std::vector<T>& out, const Path& path);
+template <typename T>
+void ReadValue(const Json& j, std::map<std::string, T>& out, const Path& path);
+template <typename T>
+void ReadValue(const Json& j, T& out, const Path& path);
+
+namespace detail {
+template <typename T, typename = void>
+struct HasReadJson : std::false_type {};
+template <typename T>
+struct HasReadJson<T,
+                   std::void_t<decltype(read_json(std::declval<const Json&>(), std::declval<T&>(),
+                                                  std::declval<const Path&>()))>> : std::true_type {
+};
+[[noreturn]] void WrongKind(const Json& j, const Path& path, const char* want);
+}  // namespace detail
+
+template <typename T>
+void ReadValue(const Json& j, std::optional<T>& out, const Path& path) {
+  if (j.is_null()) {
+    out.reset();
+    return;
+  }
+  T v{};
+  ReadValue(j, v, path);
+  out = std::move(v);
+}
+template <typename T>
+void ReadValue(const Json& j, std::vector<T>& out, const Path& path) {
+  if (!j.is_array()) detail::WrongKind(j, path, "a list");
+  out.clear();
+  out.reserve(j.size());
+  for (size_t i = 0; i < j.size(); ++i) {
+    T v{};
+    ReadValue(j[i], v, path.index(i));
+    out.push_back(std::move(v));
+  }
+}
+template <typename T>
+void ReadValue(const Json& j, std::map<std::string, T>& out, const Path& path) {
+  if (!j.is_object()) detail::WrongKind(j, path, "an object");
+  out.clear();
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    T v{};
+    ReadValue(it.value(), v, path.key(it.key()));
+    out.emplace(it.key(), std::move(v));
+  }
+}
+// A record: its generated read_json, into a fresh value (fields it lacks take their defaults).
+template <typename T>
+void ReadValue(const Json& j, T& out, const Path& path) {
+  if constexpr (detail::HasReadJson<T>::value) {
+    T v{};
+    read_json(j, v, path);
+    out = std::move(v);
+  } else {
+    try {
+      out = j.get<T>();
+    } catch (const nlohmann::json::exception& e) {
+      throw std::invalid_argument("`" + path.str() + "` " + ErrorText(e));
+    }
   }
 }
 
-// Reads a field of a record from JSON: a missing required field names the field and the record.
+// Converts between typed values and `json` (a record to `json`, `json` into a record …). A
+// `json` value that does not fit the wanted type is a defect naming where. Inside expressions a
+// record is read leniently (an object with more fields fits), whatever scope is active.
 template <typename T>
-void ReadField(const Json& j, const char* record, const char* field, T& out, bool required) {
+T FromJson(const Json& j, const char* where) {
+  LenientFields lenient;
+  T out{};
+  try {
+    if constexpr (detail::HasReadJson<T>::value) {
+      out = j.template get<T>();  // the record's own name is the root: "`Ticket` needs …"
+    } else {
+      ReadValue(j, out, "value");
+    }
+  } catch (const std::exception& e) {
+    throw Defect(std::string("a value does not fit its type at ") + where + ": " + ErrorText(e));
+  }
+  return out;
+}
+
+// Reads a field of a record from JSON: a missing (or null) required field names the field and
+// the record's path ("`input of review.ticket` needs the field `title`"); a field that does not
+// fit names its path. Absent or null, an optional field keeps its value (its default).
+template <typename T>
+void ReadField(const Json& j, const Path& record, const char* field, T& out, bool required) {
   auto it = j.find(field);
   if (it == j.end() || it->is_null()) {
     if (required) {
-      throw std::invalid_argument(std::string("`") + record + "` needs the field `" + field + "`");
+      throw std::invalid_argument("`" + record.str() + "` needs the field `" + field + "`");
     }
     return;
   }
-  try {
-    out = it->get<T>();
-  } catch (const std::invalid_argument& e) {
-    throw std::invalid_argument(std::string("`") + record + "." + field + "`: " + e.what());
-  } catch (const nlohmann::json::exception& e) {
-    const std::string text = ErrorText(e);
-    throw std::invalid_argument(std::string("`") + record + "." + field + "` " +
-                                (text.rfind("must be ", 0) == 0 ? "" : "has the wrong type: ") +
-                                text);
-  }
+  ReadValue(*it, out, record.field(field));
 }
 
 // A string that must be one of a union's literals.
 void CheckLiteral(const std::string& value, std::initializer_list<const char*> allowed,
-                  const char* where);
+                  const Path& where);
+
+// ---- JSON from outside -------------------------------------------------------------------------
+
+// The most a caller takes from outside by default: 16 MiB of text, nested 512 levels deep.
+inline constexpr size_t kMaxExternalBytes = size_t{16} << 20;
+inline constexpr int kMaxExternalDepth = 512;
+
+// Parses JSON that comes from outside the program (`--input`, a `send` payload, an agent
+// script, a request body). Throws BadInput with one line naming `what` ("the input", "the
+// payload"):
+//   "WHAT is larger than 16 MiB"
+//   "WHAT is not UTF-8: the byte 0xFF at line 1, column 7 is not part of a UTF-8 character"
+//   "WHAT nests deeper than 512 levels"          (found while parsing, never after)
+//   "WHAT is not valid JSON: at line 1, column 11: unexpected end of input; expected …"
+Json ParseExternalJson(std::string_view text, const std::string& what,
+                       size_t maxBytes = kMaxExternalBytes);
+
+// Reads a file that comes from outside, at most maxBytes of it (it reads one byte more to know
+// that there is more: `/dev/zero` stops at once). Throws BadInput naming `what` and the path:
+//   "WHAT `PATH` does not exist", "WHAT `PATH` is a directory, not a file",
+//   "cannot read WHAT `PATH`: Permission denied", "WHAT `PATH` is larger than 16 MiB".
+// `what` is the file's role without its path: "the input file", "the agent script".
+std::string ReadExternalFile(const std::string& path, const std::string& what,
+                             size_t maxBytes = kMaxExternalBytes);
+
+// Both: the file's JSON, with messages "WHAT `PATH` is not valid JSON: …".
+Json ReadExternalJsonFile(const std::string& path, const std::string& what,
+                          size_t maxBytes = kMaxExternalBytes);
 
 }  // namespace jr2rt
 
