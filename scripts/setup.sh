@@ -9,7 +9,7 @@ packages=(
   llvm-14-dev
   libfmt-dev nlohmann-json3-dev libboost-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  libsqlite3-dev
+  libsqlite3-dev sqlite3
   clang-14 libclang-rt-14-dev
   graphviz
 )

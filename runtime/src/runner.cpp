@@ -1,4 +1,4 @@
-// A workflow's runner (RUNTIME.md §4): run, send, status, gates, runs, cancel.
+// A workflow's runner (RUNTIME.md §4): run, send, status, gates, runs, cancel, log, prune.
 
 #include "jr2/runner.h"
 
@@ -8,7 +8,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
+#include <csignal>
+#include <cstdio>
 #include <chrono>
 #include <cstring>
 #include <ctime>
@@ -35,40 +38,7 @@ struct Args {
   std::string resume;  // run --resume RUN
   std::string agents;  // --agents FILE: the scripted Agent harness
   bool resumeGiven = false;
-};
-
-// One command drives a run at a time: an advisory lock (flock) on `<store>.locks/<run id>`,
-// held from loading the run to saving it, and released while a process sleeps for a timer. The
-// kernel drops it when the process dies, so a killed command never leaves a run locked.
-class DriveLock {
- public:
-  DriveLock(const std::string& store, const std::string& run, const std::string& workflow) {
-    const std::string dir = store + ".locks";
-    if (mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST)
-      throw StoreError("cannot make the lock folder `" + dir + "`: " + std::strerror(errno));
-    path_ = dir + "/" + run;
-    fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (fd_ < 0) throw StoreError("cannot open `" + path_ + "`: " + std::strerror(errno));
-    if (flock(fd_, LOCK_EX | LOCK_NB) == 0) return;
-    std::cerr << workflow << ": another command is driving run " << run
-              << "; waiting for it to finish\n";
-    take();
-  }
-  ~DriveLock() {
-    if (fd_ >= 0) close(fd_);
-  }
-  DriveLock(const DriveLock&) = delete;
-  DriveLock& operator=(const DriveLock&) = delete;
-  void release() { flock(fd_, LOCK_UN); }
-  void take() {
-    while (flock(fd_, LOCK_EX) != 0) {
-      if (errno != EINTR) throw StoreError("cannot lock `" + path_ + "`: " + std::strerror(errno));
-    }
-  }
-
- private:
-  std::string path_;
-  int fd_ = -1;
+  std::string endedBefore;  // prune --ended-before DURATION
 };
 
 class UsageError : public std::runtime_error {
@@ -76,24 +46,11 @@ class UsageError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-Json ParseJson(const std::string& text, const std::string& what) {
-  try {
-    return Json::parse(text);
-  } catch (const Json::parse_error& e) {
-    throw BadInput(what + " is not valid JSON: " + ErrorText(e));
-  }
-}
-
+// --input JSON or --input @FILE: JSON from outside, bounded in size and depth.
 Json ReadInput(const std::string& value) {
   if (value.empty()) return Json::object();
-  if (value[0] == '@') {
-    std::ifstream in(value.substr(1), std::ios::binary);
-    if (!in) throw BadInput("cannot read the input file `" + value.substr(1) + "`");
-    std::stringstream text;
-    text << in.rdbuf();
-    return ParseJson(text.str(), "the input file `" + value.substr(1) + "`");
-  }
-  return ParseJson(value, "the input");
+  if (value[0] == '@') return ReadExternalJsonFile(value.substr(1), "the input file");
+  return ParseExternalJson(value, "the input");
 }
 
 // A wait for a person to read: "250 ms", "30 s", "1 min 30 s", "2 h 5 min", "3 d 4 h".
@@ -124,12 +81,8 @@ std::string LocalTime(int64_t ms) {
 // --agents FILE: `{ "AGENT": [ { "event": NAME, "payload": {…} }, … ], … }`.
 Json ReadAgentScript(const std::string& path) {
   if (path.empty()) return nullptr;
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw BadInput("cannot read the agent script `" + path + "`");
-  std::stringstream text;
-  text << in.rdbuf();
   const std::string where = "the agent script `" + path + "`";
-  Json script = ParseJson(text.str(), where);
+  Json script = ReadExternalJsonFile(path, "the agent script");
   const std::string shape =
       "; it maps each Agent's name to a list of replies, each "
       "{ \"event\": NAME, \"payload\": { … } }";
@@ -188,9 +141,93 @@ int ExitCodeOf(RunStatus s) {
     case RunStatus::kError:
       return kExitError;
     case RunStatus::kCancelled:
-      return kExitFailed;
+      return kExitCancelled;
   }
   return kExitError;
+}
+
+// Text from outside (ids, Gate names, reasons, `log(...)` lines) as it may reach a terminal: each
+// control character (C0, DEL, C1) is shown escaped (`\n`, `\x1b`), so no text can move the
+// cursor, recolour the screen or forge a line of its own.
+std::string Printable(const std::string& text) {
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size(); ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    char buf[8];
+    if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else if (c < 0x20 || c == 0x7f) {
+      std::snprintf(buf, sizeof buf, "\\x%02x", c);
+      out += buf;
+    } else if (c == 0xc2 && i + 1 < text.size() &&
+               static_cast<unsigned char>(text[i + 1]) >= 0x80 &&
+               static_cast<unsigned char>(text[i + 1]) <= 0x9f) {
+      // A C1 control (U+0080–U+009F): some terminals take U+009B as an escape sequence.
+      std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned char>(text[i + 1]));
+      out += buf;
+      ++i;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out;
+}
+
+// One word of a command line for a POSIX shell, to be pasted: plain when it is made only of
+// characters no shell treats specially, in single quotes otherwise, and as $'…' with escapes when
+// it holds a control character (so that it neither runs anything nor reaches the terminal raw).
+std::string ShellQuote(const std::string& word) {
+  if (word.empty()) return "''";
+  bool plain = true, control = false;
+  for (char ch : word) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c < 0x20 || c == 0x7f) control = true;
+    if (!(std::isalnum(c) != 0 || std::strchr("_-./:@%+=,", ch) != nullptr) || c >= 0x80)
+      plain = false;
+  }
+  if (plain) return word;
+  if (!control && Printable(word) == word) {
+    std::string out = "'";
+    for (char ch : word) out += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+    return out + "'";
+  }
+  std::string out = "$'";
+  for (char ch : word) {
+    const auto c = static_cast<unsigned char>(ch);
+    char buf[8];
+    if (ch == '\'' || ch == '\\') {
+      out += '\\';
+      out += ch;
+    } else if (c < 0x20 || c == 0x7f || c >= 0x80) {
+      std::snprintf(buf, sizeof buf, "\\x%02x", c);
+      out += buf;
+    } else {
+      out += ch;
+    }
+  }
+  return out + "'";
+}
+
+// `prune --ended-before 30d`: a count and a unit (s, min, h, d, w), as `.jr2` writes durations.
+int64_t DurationArg(const std::string& text) {
+  size_t digits = 0;
+  while (digits < text.size() && std::isdigit(static_cast<unsigned char>(text[digits])) != 0)
+    ++digits;
+  const std::string unit = text.substr(digits);
+  static const std::pair<const char*, int64_t> kUnits[] = {
+      {"ms", 1}, {"s", 1000}, {"min", 60000}, {"h", 3600000}, {"d", 86400000}, {"w", 604800000}};
+  if (digits > 0 && digits <= 9) {
+    for (const auto& [name, ms] : kUnits) {
+      if (unit == name) return std::stoll(text.substr(0, digits)) * ms;
+    }
+  }
+  throw UsageError("`--ended-before` takes a duration such as 30d, 12h, 90min or 45s, not `" +
+                   Printable(text) + "`");
 }
 
 std::string FieldsText(const EventSpec& e) {
@@ -211,8 +248,15 @@ std::string ExamplePayload(const EventSpec& e) {
                 : f.type == "bool"                   ? Json(false)
                                                      : Json("…");
   }
-  return j.empty() ? "" : " '" + j.dump() + "'";
+  return j.empty() ? "" : " " + ShellQuote(j.dump());
 }
+
+// A run that no longer fits this build of the runner (a state renamed, a parameter without a
+// default added): it is marked `drifted` in the store, and the command exits 4.
+class Drifted : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
 
 class Runner {
  public:
@@ -230,33 +274,43 @@ class Runner {
     agents_ = ReadAgentScript(a.agents);
     if (a.resumeGiven && a.verb != "run")
       throw UsageError("`--resume` goes with `run`: `" + workflow_ + " run --resume RUN`");
+    if (!a.endedBefore.empty() && a.verb != "prune")
+      throw UsageError("`--ended-before` goes with `prune`");
+    if (a.follow && a.verb != "run" && a.verb != "send" && a.verb != "log")
+      throw UsageError("`--follow` goes with `run`, `send` and `log`");
+    if (a.all && a.verb != "runs") throw UsageError("`--all` goes with `runs`");
     if (a.verb == "run") return run(a);
     if (a.verb == "send") return send(a);
     if (a.verb == "status") return status(a);
     if (a.verb == "gates") return gates(a);
     if (a.verb == "runs") return runs(a);
     if (a.verb == "cancel") return cancel(a);
-    throw UsageError("unknown verb `" + a.verb +
-                     "`; the verbs are run, send, status, gates, runs and cancel");
+    if (a.verb == "log") return log(a);
+    if (a.verb == "prune") return prune(a);
+    throw UsageError("unknown verb `" + Printable(a.verb) +
+                     "`; the verbs are run, send, status, gates, runs, cancel, log and prune");
   }
 
  private:
-  std::unique_ptr<Store> open(const Args& a) {
+  std::unique_ptr<Store> open(const Args& a, StoreMode mode = StoreMode::kReadWrite) {
     storePath_ = StorePath(a);
-    return OpenSqliteStore(storePath_);
+    return OpenSqliteStore(storePath_, mode);
   }
 
   // Takes the run's drive lock (waiting for another command to finish with it), then loads the
   // run as that command left it.
   std::unique_ptr<Run> restoreLocked(Store& store, const std::string& prefix, Clock& clock) {
-    const std::string id = store.load(prefix).id;
-    lock_ = std::make_unique<DriveLock>(storePath_, id, workflow_);
+    const std::string id = store.resolve(prefix);
+    lock_ = store.lock(id, [&] {
+      std::cerr << workflow_ << ": another command is driving run " << id
+                << "; waiting for it to finish\n";
+    });
     return restore(store, id, clock);
   }
 
   // Progress lines are held until the step they tell of is saved (RUNTIME.md §1: nothing is
-  // visible outside before it is stored), then printed to stderr. On a terminal, a live line
-  // keeps the counts (items taken, live, settled, failed) current meanwhile.
+  // visible outside before it is stored), then printed to stderr and kept in the run's feed. On
+  // a terminal, a live line keeps the counts (items taken, live, settled, failed) current.
   void watch(Run& run) {
     const bool tty = isatty(STDERR_FILENO) != 0;
     run.onProgress([this, tty](const std::string& line) {
@@ -267,7 +321,7 @@ class Runner {
       if (ends(" started")) ++taken_;
       if (ends(" settled")) ++settled_;
       if (line.find(" failed: ") != std::string::npos) ++failed_;
-      pending_.push_back(line);
+      pending_.push_back({0, SystemClock().nowMs(), line});
       if (tty) {
         std::cerr << "\r\033[K";
         std::cerr << "[" << workflow_ << "] " << taken_ << " taken · "
@@ -281,12 +335,13 @@ class Runner {
     if (isatty(STDERR_FILENO) != 0 && taken_ > 0) std::cerr << "\r\033[K";
   }
 
-  // Saves the run, then prints what happened since the last save.
+  // Saves the run with its new feed lines, then prints those lines.
   void checkpoint(Store& store, Run& run) {
     revision_ = store.save({run.id(), run.workflow().name, ToString(run.status()),
-                            SystemClock().nowMs(), run.snapshot(), revision_});
+                            SystemClock().nowMs(), run.snapshot(), revision_},
+                           pending_);
     endLiveLine();
-    for (const auto& line : pending_) std::cerr << workflow_ << ": " << line << "\n";
+    for (const auto& f : pending_) std::cerr << workflow_ << ": " << Printable(f.line) << "\n";
     pending_.clear();
   }
 
@@ -297,23 +352,51 @@ class Runner {
     return ExitCodeOf(run.status());
   }
 
+  static Json GateJson(const OpenGate& g) {
+    Json accepts = Json::array();
+    for (const auto& e : g.accepts) accepts.push_back(e.name);
+    return {{"name", g.name}, {"meta", g.meta}, {"accepts", accepts}};
+  }
+
+  static void PrintJson(const Json& j) {
+    std::cout << j.dump(2, ' ', false, Json::error_handler_t::replace) << "\n";
+  }
+
+  // `T-3 settled · 2 live (T-4, T-5) · 1 failed`: what a waiting Pool has done so far.
+  static std::string SofarText(const Json& sofar) {
+    const Json& live = sofar["live"];
+    std::string out = std::to_string(sofar["items"].size()) + " settled, " +
+                      std::to_string(sofar["failures"].size()) + " failed, " +
+                      std::to_string(live.size()) + " live";
+    if (!live.empty()) {
+      out += " (";
+      size_t shown = 0;
+      for (const auto& id : live) {
+        if (shown == 8) {
+          out += ", …";
+          break;
+        }
+        out += (shown++ ? ", " : "") + Printable(id.get<std::string>());
+      }
+      out += ")";
+    }
+    return out;
+  }
+
   void report(const Run& run, bool json) {
     const std::string& id = run.id();
     if (json) {
       Json gates = Json::array();
-      for (const auto& g : run.gates()) {
-        Json accepts = Json::array();
-        for (const auto& e : g.accepts) accepts.push_back(e.name);
-        gates.push_back({{"name", g.name}, {"meta", g.meta}, {"accepts", accepts}});
-      }
-      std::cout << Json{{"run", id},
-                        {"workflow", run.workflow().name},
-                        {"status", ToString(run.status())},
-                        {"output", run.output()},
-                        {"reason", run.reason()},
-                        {"gates", gates}}
-                       .dump(2)
-                << "\n";
+      for (const auto& g : run.gates()) gates.push_back(GateJson(g));
+      Json doc = {{"run", id},
+                  {"workflow", run.workflow().name},
+                  {"status", ToString(run.status())},
+                  {"output", run.output()},
+                  {"reason", run.reason()},
+                  {"gates", gates}};
+      const Json sofar = run.sofar();
+      if (!sofar.is_null()) doc["sofar"] = sofar;
+      PrintJson(doc);
     }
     switch (run.status()) {
       case RunStatus::kWaiting: {
@@ -325,16 +408,19 @@ class Runner {
                     << (gates.size() == 1 ? "" : "s") << ":\n";
         }
         for (const auto& g : gates) {
-          std::cerr << "  " << g.name;
-          if (g.meta.is_object() && !g.meta.empty()) std::cerr << "  " << g.meta.dump();
+          std::cerr << "  " << Printable(g.name);
+          if (g.meta.is_object() && !g.meta.empty())
+            std::cerr << "  " << g.meta.dump(-1, ' ', false, Json::error_handler_t::replace);
           std::cerr << "\n";
           for (const auto& e : g.accepts) {
             std::cerr << "    " << e.name << FieldsText(e)
-                      << (e.description.empty() ? "" : "  — " + e.description) << "\n      "
-                      << workflow_ << " send " << id << " " << g.name << " " << e.name
-                      << ExamplePayload(e) << "\n";
+                      << (e.description.empty() ? "" : "  — " + Printable(e.description))
+                      << "\n      " << workflow_ << " send " << id << " " << ShellQuote(g.name)
+                      << " " << e.name << ExamplePayload(e) << "\n";
           }
         }
+        const Json sofar = run.sofar();
+        if (!sofar.is_null()) std::cerr << "  so far: " << SofarText(sofar) << "\n";
         const auto underWay = run.nextUnattendedTimer();
         if (const auto due = underWay ? underWay : run.nextTimer()) {
           const int64_t wait = *due - SystemClock().nowMs();
@@ -352,25 +438,33 @@ class Runner {
       }
       case RunStatus::kDone:
         std::cerr << workflow_ << ": run " << id << " ended done\n";
-        if (!json) std::cout << run.output().dump(2) << "\n";
+        if (!json) PrintJson(run.output());
         break;
       case RunStatus::kDeadlocked: {
         const Json& out = run.output();
         std::cerr << workflow_ << ": run " << id
                   << " ended deadlocked: no worker is live, and the items left can never start ("
                   << out["items"].size() << " settled)\n";
-        if (!json) std::cout << out.dump(2) << "\n";
+        if (!json) PrintJson(out);
         break;
       }
       case RunStatus::kFailed:
-        std::cerr << workflow_ << ": run " << id << " ended failed: " << run.reason() << "\n";
-        if (!json && !run.output().is_null()) std::cout << run.output().dump(2) << "\n";
+        std::cerr << workflow_ << ": run " << id << " ended failed: " << Printable(run.reason())
+                  << "\n";
+        if (!json && !run.output().is_null()) PrintJson(run.output());
         break;
       case RunStatus::kError:
-        std::cerr << workflow_ << ": run " << id << " ended error: " << run.reason() << "\n";
+        std::cerr << workflow_ << ": run " << id << " ended error: " << Printable(run.reason())
+                  << "\n";
         break;
       case RunStatus::kCancelled:
-        std::cerr << workflow_ << ": run " << id << " was cancelled\n";
+        std::cerr << workflow_ << ": run " << id << " was cancelled";
+        if (run.output().is_object()) {
+          std::cerr << "; what it had done is kept: " << run.output()["items"].size()
+                    << " settled, " << run.output()["failures"].size() << " failed";
+        }
+        std::cerr << "\n";
+        if (!json && !run.output().is_null()) PrintJson(run.output());
         break;
     }
   }
@@ -425,25 +519,64 @@ class Runner {
     if (!a.resume.empty()) return resume(a);
     const WorkflowInfo* wf = registry_.workflow(workflow_);
     const Json input = ReadInput(a.input);
-    auto store = open(a);
+    // A store that exists is checked (a foreign file refused) before anything starts; a new one
+    // is made only once the input has been taken.
+    std::unique_ptr<Store> store;
+    try {
+      store = open(a, StoreMode::kReadOnly);
+    } catch (const StoreMissing&) {
+    }
     SystemClock clock;
     auto run = std::make_unique<Run>(registry_, *wf, NewRunId(), clock);
-    lock_ = std::make_unique<DriveLock>(storePath_, run->id(), workflow_);
+    // The run's home: relative paths it reads resolve against the directory it started in.
+    std::string home = ".";
+    if (char* cwd = getcwd(nullptr, 0)) {
+      home = cwd;
+      std::free(cwd);
+    }
+    run->setHome(home);
     watch(*run);
     arm(*run);
+    // A refused input stores nothing, not even a new store file: the store is opened after the
+    // start (nobody else can know the new run's id before it is saved, so the lock waits too).
     run->start(input);
+    if (!store) store = open(a);
+    lock_ = store->lock(run->id(), [] {});
     follow(*store, run, clock, a.follow);
     return finish(*store, *run, a);
   }
 
+  // Restores a stored run. A snapshot that no longer fits this build marks the run `drifted`
+  // (with the reason), so that `runs` says so and no verb trips on it again.
   std::unique_ptr<Run> restore(Store& store, const std::string& prefix, Clock& clock) {
-    const StoredRun stored = store.load(prefix);
+    StoredRun stored = store.load(prefix);
     if (stored.workflow != workflow_) {
-      throw BadInput("run " + stored.id + " is a run of `" + stored.workflow + "`, not `" +
-                     workflow_ + "`");
+      throw BadInput("run " + stored.id + " is a run of `" + Printable(stored.workflow) +
+                     "`, not `" + workflow_ + "`");
     }
+    if (stored.status == "drifted") throw Drifted(DriftText(stored));
     revision_ = stored.revision;
-    return Run::Restore(registry_, stored.snapshot, clock);
+    try {
+      return Run::Restore(registry_, stored.snapshot, clock);
+    } catch (const std::exception& e) {
+      stored.status = "drifted";
+      stored.snapshot["status"] = "drifted";
+      stored.snapshot["reason"] = ErrorText(e);
+      stored.updatedMs = SystemClock().nowMs();
+      try {
+        store.save(stored, {{0, stored.updatedMs, "drifted: " + ErrorText(e)}});
+      } catch (const StoreConflict&) {
+        // Another command changed it meanwhile; it finds the drift itself.
+      }
+      throw Drifted(DriftText(stored));
+    }
+  }
+
+  std::string DriftText(const StoredRun& stored) const {
+    return "run " + stored.id + " no longer fits this build of `" + workflow_ +
+           "`: " + Printable(stored.snapshot.value("reason", std::string("it cannot be restored"))) +
+           ". It is marked `drifted`; the other runs are not affected. Finish it with the runner "
+           "built from the .jr2 that started it, or start a new run";
   }
 
   // run --resume RUN: takes a saved run up again: fires the timers that fell due while no
@@ -469,12 +602,23 @@ class Runner {
     return finish(*store, *run, a);
   }
 
+  // What fired during this command before the answer was delivered, for a person to read.
+  static std::string FiredText(const Run& run) {
+    const auto& fired = run.firedTimers();
+    if (fired.empty()) return "the run moved on by itself before this answer";
+    const auto& last = fired.back();
+    std::string what = "the deadline";
+    if (last.afterMs >= 0) what += " `after " + DurationText(last.afterMs) + "`";
+    if (!last.state.empty()) what += " in `" + Printable(last.state) + "`";
+    return what + " fired before this answer";
+  }
+
   int send(const Args& a) {
     if (a.positional.size() < 3 || a.positional.size() > 4) {
       throw UsageError("`send` takes RUN GATE EVENT [JSON]");
     }
     const Json payload =
-        a.positional.size() == 4 ? ParseJson(a.positional[3], "the payload") : Json::object();
+        a.positional.size() == 4 ? ParseExternalJson(a.positional[3], "the payload") : Json::object();
     auto store = open(a);
     SystemClock clock;
     auto run = restoreLocked(*store, a.positional[0], clock);
@@ -483,7 +627,13 @@ class Runner {
     // Timers that fell due while no process ran fire first. If they changed the run, that is
     // saved even when the send itself is then refused.
     const std::string before = run->snapshot().dump();
+    const bool wasEnded = run->ended();
     run->tick();
+    if (!wasEnded && run->ended()) {
+      checkpoint(*store, *run);
+      throw BadInput(FiredText(*run) + "; the run ended `" + ToString(run->status()) +
+                     "`, and the answer was not delivered");
+    }
     try {
       run->send(a.positional[1], a.positional[2], payload);
     } catch (const BadInput&) {
@@ -496,7 +646,7 @@ class Runner {
 
   int status(const Args& a) {
     if (a.positional.size() != 1) throw UsageError("`status` takes RUN");
-    auto store = open(a);
+    auto store = open(a, StoreMode::kReadOnly);
     SystemClock clock;
     auto run = restore(*store, a.positional[0], clock);
     report(*run, a.json);
@@ -504,31 +654,88 @@ class Runner {
   }
 
   int gates(const Args& a) {
-    auto store = open(a);
+    if (a.positional.size() > 1) throw UsageError("`gates` takes at most RUN");
+    std::unique_ptr<Store> store;
+    try {
+      store = open(a, StoreMode::kReadOnly);
+    } catch (const StoreMissing&) {
+      if (!a.positional.empty()) throw;
+      if (a.json) PrintJson(Json::array());
+      std::cerr << workflow_ << ": nothing needs a person: there is no run store at `"
+                << Printable(storePath_) << "` yet\n";
+      return kExitDone;
+    }
     SystemClock clock;
     std::vector<std::string> ids;
     if (a.positional.size() == 1) {
-      ids.push_back(store->load(a.positional[0]).id);
+      ids.push_back(store->resolve(a.positional[0]));
     } else {
       for (const auto& r : store->list(false)) {
         if (r.workflow == workflow_) ids.push_back(r.id);
       }
     }
+    Json all = Json::array();
+    int broken = 0;
     for (const auto& id : ids) {
-      auto run = restore(*store, id, clock);
+      std::unique_ptr<Run> run;
+      try {
+        run = restore(*store, id, clock);
+      } catch (const StoreError& e) {
+        if (a.positional.size() == 1) throw;
+        ++broken;
+        std::cerr << workflow_ << ": " << e.what() << "\n";
+        continue;
+      } catch (const Drifted& e) {
+        if (a.positional.size() == 1) throw;
+        ++broken;
+        std::cerr << workflow_ << ": " << e.what() << "\n";
+        continue;
+      }
       for (const auto& g : run->gates()) {
-        std::cout << id << "  " << g.name;
+        if (a.json) {
+          Json gate = GateJson(g);
+          gate["run"] = id;
+          all.push_back(std::move(gate));
+          continue;
+        }
+        std::cout << id << "  " << Printable(g.name);
         for (const auto& e : g.accepts) std::cout << "  " << e.name << FieldsText(e);
         std::cout << "\n";
       }
     }
-    return kExitDone;
+    if (a.json) PrintJson(all);
+    return broken > 0 ? kExitError : kExitDone;
   }
 
   int runs(const Args& a) {
-    auto store = open(a);
-    for (const auto& r : store->list(a.all)) {
-      if (r.workflow != workflow_) continue;
+    if (!a.positional.empty()) throw UsageError("`runs` takes no run; `status RUN` shows one");
+    std::vector<RunSummary> found;
+    try {
+      auto store = open(a, StoreMode::kReadOnly);
+      for (auto& r : store->list(a.all)) {
+        if (r.workflow == workflow_) found.push_back(std::move(r));
+      }
+    } catch (const StoreMissing&) {
+      // No store yet: no runs, and nothing is created by looking.
+    }
+    if (a.json) {
+      Json list = Json::array();
+      for (const auto& r : found) {
+        list.push_back({{"run", r.id},
+                        {"workflow", r.workflow},
+                        {"status", r.status},
+                        {"updated", r.updatedMs}});
+      }
+      PrintJson(list);
+      return kExitDone;
+    }
+    if (found.empty()) {
+      std::cerr << workflow_ << ": no " << (a.all ? "" : "waiting ") << "runs of `" << workflow_
+                << "` in `" << Printable(storePath_) << "`"
+                << (a.all ? "" : "; `runs --all` lists the ended ones too") << "\n";
+      return kExitDone;
+    }
+    for (const auto& r : found) {
       // id, status, then when it last changed (local time), padded so the columns line up.
       std::string status = r.status;
       status.resize(std::max<size_t>(status.size(), 10), ' ');
@@ -545,16 +752,76 @@ class Runner {
     if (run->ended())
       throw BadInput("run " + run->id() + " has already ended `" + ToString(run->status()) + "`");
     run->cancel();
-    return finish(*store, *run, a);
+    pending_.push_back({0, SystemClock().nowMs(), "cancelled"});
+    finish(*store, *run, a);
+    return kExitDone;  // RUNTIME.md §4: the `cancel` that cancelled the run exits 0
+  }
+
+  // log RUN [--follow]: the run's feed as it was saved, each line with its local time; with
+  // --follow, then the lines still to come, until the run ends (or Ctrl-C).
+  int log(const Args& a) {
+    if (a.positional.size() != 1) throw UsageError("`log` takes RUN");
+    auto store = open(a, StoreMode::kReadOnly);
+    const std::string id = store->resolve(a.positional[0]);
+    int64_t seq = 0;
+    Json all = Json::array();
+    auto show = [&] {
+      for (const auto& f : store->feed(id, seq)) {
+        seq = f.seq;
+        if (a.json && !a.follow) {
+          all.push_back({{"seq", f.seq}, {"time", f.timeMs}, {"line", f.line}});
+        } else if (a.json) {  // --follow --json: one JSON document per line, as they come
+          std::cout << Json{{"seq", f.seq}, {"time", f.timeMs}, {"line", f.line}}.dump(
+                           -1, ' ', false, Json::error_handler_t::replace)
+                    << std::endl;
+        } else {
+          std::cout << LocalTime(f.timeMs) << "  " << Printable(f.line) << std::endl;
+        }
+      }
+    };
+    show();
+    if (a.follow) {
+      int64_t rev = -1;
+      for (;;) {
+        const int64_t now = store->revision(id);
+        if (now != rev) {
+          rev = now;
+          show();
+          if (store->load(id).status != "waiting") break;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      }
+    }
+    if (a.json && !a.follow) PrintJson(all);
+    return kExitDone;
+  }
+
+  // prune --ended-before DURATION: deletes this workflow's runs that ended longer ago than that.
+  int prune(const Args& a) {
+    if (!a.positional.empty()) throw UsageError("`prune` takes no run; give --ended-before");
+    if (a.endedBefore.empty())
+      throw UsageError("`prune` needs --ended-before DURATION (30d, 12h, …)");
+    const int64_t age = DurationArg(a.endedBefore);
+    int64_t pruned = 0;
+    const int64_t before = SystemClock().nowMs() - age;
+    try {
+      auto store = open(a, StoreMode::kReadOnly);
+      pruned = store->prune(before, workflow_);
+    } catch (const StoreMissing&) {
+    }
+    if (a.json) PrintJson({{"pruned", pruned}, {"endedBefore", before}});
+    std::cerr << workflow_ << ": pruned " << pruned << " run" << (pruned == 1 ? "" : "s")
+              << " that ended before " << LocalTime(before) << "\n";
+    return kExitDone;
   }
 
   const Registry& registry_;
   std::string workflow_;
-  std::vector<std::string> pending_;
+  std::vector<FeedLine> pending_;
   int64_t revision_ = 0;  // of the run as this command loaded or last saved it
   std::string storePath_;
-  std::unique_ptr<DriveLock> lock_;  // held while this command drives the run
-  Json agents_;                      // --agents
+  std::unique_ptr<RunLock> lock_;  // held while this command drives the run
+  Json agents_;                    // --agents
   int taken_ = 0;
   int settled_ = 0;
   int failed_ = 0;
@@ -580,6 +847,8 @@ Args Parse(int argc, char** argv) {
       a.follow = true;
     else if (s == "--agents")
       a.agents = value("--agents");
+    else if (s == "--ended-before")
+      a.endedBefore = value("--ended-before");
     else if (s == "--resume") {
       a.resume = value("--resume");
       a.resumeGiven = true;
@@ -622,10 +891,14 @@ int RunnerMain(const Registry& registry, const char* workflow, int argc, char** 
            "person\n"
         << "  runs  [--all]                                                    the runs in the "
            "store\n"
-        << "  cancel RUN\n\n"
+        << "  cancel RUN\n"
+        << "  log   RUN [--follow]                                             the run's feed\n"
+        << "  prune --ended-before DURATION                                    delete runs that "
+           "ended before\n"
+        << "Every verb that prints takes --json.\n\n"
         << "The store is ./jr2.db, or --store PATH, or $JR2_STORE. A run prefix of 4+ characters\n"
         << "addresses a run. Exit codes: done 0, failed 1, deadlocked 2, waiting 3, error 4,\n"
-        << "usage 64, bad input 65.\n";
+        << "cancelled 5, usage 64, bad input 65.\n";
     return first.empty() ? kExitUsage : kExitDone;
   }
   try {
@@ -640,6 +913,9 @@ int RunnerMain(const Registry& registry, const char* workflow, int argc, char** 
   } catch (const StoreError& e) {
     std::cerr << workflow << ": error: " << e.what() << "\n";
     return kExitBadInput;
+  } catch (const Drifted& e) {
+    std::cerr << workflow << ": error: " << e.what() << "\n";
+    return kExitError;
   } catch (const std::exception& e) {
     std::cerr << workflow << ": error: " << e.what() << "\n";
     return kExitError;
