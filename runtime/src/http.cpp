@@ -111,7 +111,8 @@ Answer Get(const Url& url, std::chrono::milliseconds timeout) {
   const auto& response = parser.get();
   Answer out;
   out.status = response.result_int();
-  out.reason = std::string(response.reason());
+  // The reason phrase goes into a Failure's text, which is stored: it must be UTF-8.
+  out.reason = ValidUtf8(std::string(response.reason()));
   if (auto it = response.find(http::field::location); it != response.end())
     out.location = std::string(it->value());
   out.body = response.body();
@@ -128,9 +129,29 @@ std::string Resolve(const std::string& from, const std::string& location) {
   return origin + dir + location;
 }
 
-// The first 2,000 characters of a body, for a Failure's detail.
-std::string Excerpt(const std::string& body) {
-  return body.size() <= 2000 ? body : body.substr(0, 2000) + "…";
+// The first 2,000 bytes of a body, for a Failure's detail, cut where a character begins. The
+// detail is stored with the run, so bytes that are not UTF-8 are replaced by U+FFFD (counted in
+// `replaced`).
+std::string Excerpt(const std::string& body, size_t* replaced) {
+  if (body.size() <= 2000) return ValidUtf8(body, replaced);
+  size_t cut = 2000;
+  for (int back = 0; back < 3 && (static_cast<unsigned char>(body[cut]) & 0xC0) == 0x80; ++back)
+    --cut;
+  return ValidUtf8(std::string_view(body).substr(0, cut), replaced) + "…";
+}
+
+// A body nested deeper than kMaxExternalDepth is refused while it is parsed: a deeper value
+// would overflow the stack when the run is copied or saved (nlohmann's copy and dump recurse).
+// Not ParseExternalJson: a body is a Failure of the item with this file's wording, and its size
+// is bounded by the parser's body limit already.
+struct TooDeep {};
+Json ParseBody(const std::string& text) {
+  return Json::parse(text, [](int depth, Json::parse_event_t event, Json&) {
+    const bool opens =
+        event == Json::parse_event_t::object_start || event == Json::parse_event_t::array_start;
+    if (opens && depth >= kMaxExternalDepth) throw TooDeep{};
+    return true;
+  });
 }
 
 }  // namespace
@@ -142,31 +163,45 @@ Json HttpGet(const Json& request) {
   const int64_t timeoutMs = request.value("timeout", int64_t{30000});
   const auto timeout = std::chrono::milliseconds(timeoutMs > 0 ? timeoutMs : 30000);
   for (int redirects = 0;; ++redirects) {
+    // A redirect's Location may carry any bytes: the URL is shown (in texts that are stored)
+    // with the bad ones replaced, and requested as it is.
+    const std::string shown = ValidUtf8(url);
     Answer answer;
     try {
       answer = Get(ParseUrl(url), timeout);
     } catch (const Failure& f) {
-      if (f.reason().rfind("std.http_get", 0) == 0) throw;
-      throw Failure("std.http_get: GET " + url + ": " + f.reason(), {{"url", url}});
+      // ParseUrl's texts quote the URL, which a redirect may have filled with any bytes.
+      if (f.reason().rfind("std.http_get", 0) == 0)
+        throw Failure(ValidUtf8(f.reason()), f.detail());
+      throw Failure(ValidUtf8("std.http_get: GET " + shown + ": " + f.reason()), {{"url", shown}});
     }
     const bool redirect = answer.status == 301 || answer.status == 302 || answer.status == 303 ||
                           answer.status == 307 || answer.status == 308;
     if (redirect && !answer.location.empty()) {
       if (redirects == 5)
-        throw Failure("std.http_get: GET " + url + ": more than 5 redirects", {{"url", url}});
+        throw Failure("std.http_get: GET " + shown + ": more than 5 redirects", {{"url", shown}});
       url = Resolve(url, answer.location);
       continue;
     }
-    const Json detail = {{"url", url}, {"status", answer.status}, {"body", Excerpt(answer.body)}};
+    size_t replaced = 0;
+    Json detail = {
+        {"url", shown}, {"status", answer.status}, {"body", Excerpt(answer.body, &replaced)}};
+    if (replaced > 0) detail["replaced"] = {{"body", replaced}};
     if (answer.status < 200 || answer.status >= 300) {
-      throw Failure("std.http_get: GET " + url + " answered " + std::to_string(answer.status) +
+      throw Failure("std.http_get: GET " + shown + " answered " + std::to_string(answer.status) +
                         (answer.reason.empty() ? "" : " " + answer.reason),
                     detail);
     }
     try {
-      return Json::parse(answer.body);
+      return ParseBody(answer.body);
     } catch (const Json::parse_error& e) {
-      throw Failure("std.http_get: the body of GET " + url + " is not JSON: " + ErrorText(e),
+      // The parser's message quotes the bytes it stopped at, which may not be UTF-8.
+      throw Failure(
+          ValidUtf8("std.http_get: the body of GET " + shown + " is not JSON: " + ErrorText(e)),
+          detail);
+    } catch (const TooDeep&) {
+      throw Failure("std.http_get: the body of GET " + shown + " nests deeper than " +
+                        std::to_string(kMaxExternalDepth) + " levels",
                     detail);
     }
   }

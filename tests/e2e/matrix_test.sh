@@ -55,7 +55,7 @@ check "what needs json never started" bash -c '! grep -qE "^build_matrix: (cli|d
 check "the progress lines say json failed" grep -q '^build_matrix: json failed: `json` does not build' "$tmp/err"
 check "the run is stored done" grep -q "  done" <<<"$("$matrix" runs --all)"
 
-expect "a missing backlog is the run's error" 4 'std.backlog: cannot read `nope.json`' -- "$matrix" run --input '{"file":"nope.json"}'
+expect "a missing backlog is the run's error" 4 'std.backlog: `nope.json` does not exist' -- "$matrix" run --input '{"file":"nope.json"}'
 echo '[{"id":"core",' > broken.json
 expect "a broken backlog is the run's error" 4 'std.backlog: `broken.json` is not valid JSON' -- "$matrix" run --input '{"file":"broken.json"}'
 expect "a jobs below 1 is refused as bad input" 65 'has `cap` 0 for this input, and a Pool needs at least 1' -- "$matrix" run --input '{"file":"packages.json","jobs":0}'

@@ -26,7 +26,7 @@ expect "no verb is usage" 64 'usage' -- "$tickets"
 expect "unknown verb" 64 'unknown verb `frob`' -- "$tickets" frob
 expect "bad input JSON" 65 'the input is not valid JSON' -- "$tickets" run --input '{"backlog_file":'
 expect "input of the wrong type" 65 'backlog_file' -- "$tickets" run --input '{"backlog_file": 5}'
-expect "missing backlog is the run's error" 4 'std.backlog: cannot read `nope.json`' -- "$tickets" run --input '{"backlog_file":"nope.json"}'
+expect "missing backlog is the run's error" 4 'std.backlog: `nope.json` does not exist' -- "$tickets" run --input '{"backlog_file":"nope.json"}'
 
 expect "run waits at two reviews" 3 'waiting at 3 Gates' -- "$tickets" run
 run=$("$tickets" runs | grep waiting | head -n 1 | cut -d' ' -f1)

@@ -40,7 +40,8 @@ Json StdQueue(const Json& args, const NextQuery& query, ItemIdOf idOf = nullptr)
 
 // `std.command({ argv, cwd, timeout })` → `{ exit, stdout, stderr }`; a non-zero exit or a
 // timeout is a Failure. `cwd` (default ".") resolves against `home`. Output that is not UTF-8 is
-// kept with each bad byte replaced by U+FFFD, and the result says so (`"replaced": [...]`).
+// kept with each bad sequence replaced by U+FFFD, and the result says so (`"replaced":
+// {"stdout": N, "stderr": M}`, only when something was replaced).
 // `std.http_get({ url, timeout })` → the JSON body of a GET.
 Json StdEffect(const std::string& name, const Json& args, const std::string& home = ".");
 
