@@ -202,6 +202,8 @@ class MachineActor final : public Actor, public MachineHost {
   }
 
   std::string timerState(int id) const override { return m_->timerState(id); }
+  // Checks an input as start() would, changing nothing (throws std::invalid_argument).
+  void checkInput(const Json& input) const { m_->checkInput(input); }
   std::string invokeState(int id) const override {
     auto it = children_.find(id);
     return it == children_.end() ? std::string() : it->second.spec.statePath;
@@ -576,7 +578,12 @@ class PoolActor final : public Actor {
             fn, [&spec, input](const Json& item) { return spec.itemId(item, *input); },
             run.home());
       }
-      later([self, args, q, answer] { answer(self->stdNext_->next(*args, q)); });
+      // The query is made when the call runs, not when it is queued: a query held in the queue
+      // would make every settle before it copy the settled list (copy on write).
+      later([self, args, answer] {
+        const NextQuery now(self->active_, self->settled_, self->failed_, self->shared_);
+        answer(self->stdNext_->next(*args, now));
+      });
     } else if (const NextFunction* next = run.registry().next(fn)) {
       const NextFunction* call = next;
       run.offload(
@@ -627,6 +634,8 @@ class PoolActor final : public Actor {
                    rule);
     };
     if (id.empty()) defect("is empty");
+    // A NUL cannot be passed in a command's arguments: that item's Gates could never be answered.
+    if (id.find('\0') != std::string::npos) defect("contains a NUL character");
     if (id.find('.') != std::string::npos) defect("contains `.` (ids name Gates: `<id>.<state>`)");
     if (id == "source") defect("is `source`, the name of the Pool's own Gate");
     if (liveIds_.count(id) != 0) defect("a live worker holds");
@@ -639,7 +648,15 @@ class PoolActor final : public Actor {
     enlist(key, Worker{id, std::move(worker)});
     run_.progress(id + " started");
     try {
-      raw->start(spec_.itemInput(item, input_));
+      const Json workerInput = spec_.itemInput(item, input_);
+      // A backlog file is written by people for its Pool: its items are read strictly, so a
+      // misspelled `neds` is that item's Failure (with did-you-mean), not a need silently
+      // dropped. Items from an `extern` Source keep width subtyping: extra fields are ignored.
+      if (spec_.source.function == "std.backlog") {
+        StrictFields strict;
+        raw->checkInput(workerInput);
+      }
+      raw->start(workerInput);
     } catch (const std::invalid_argument& e) {
       // The item does not fit the worker: a Failure of that item, not of the run. It is
       // reported as a later step, so this answer still makes exactly one more call.

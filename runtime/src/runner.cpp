@@ -39,6 +39,8 @@ struct Args {
   std::string agents;  // --agents FILE: the scripted Agent harness
   bool resumeGiven = false;
   std::string endedBefore;  // prune --ended-before DURATION
+  bool inputGiven = false;
+  bool endOfOptions = false;  // after `--`, every word is positional
 };
 
 class UsageError : public std::runtime_error {
@@ -164,6 +166,20 @@ std::string Printable(const std::string& text) {
     } else if (c < 0x20 || c == 0x7f) {
       std::snprintf(buf, sizeof buf, "\\x%02x", c);
       out += buf;
+    } else if (c == 0xe2 && i + 2 < text.size() &&
+               ((text[i + 1] == '\x80' && (static_cast<unsigned char>(text[i + 2]) == 0xa8 ||
+                                           static_cast<unsigned char>(text[i + 2]) == 0xa9 ||
+                                           (static_cast<unsigned char>(text[i + 2]) >= 0xaa &&
+                                            static_cast<unsigned char>(text[i + 2]) <= 0xae))) ||
+                (text[i + 1] == '\x81' && static_cast<unsigned char>(text[i + 2]) >= 0xa6 &&
+                 static_cast<unsigned char>(text[i + 2]) <= 0xa9))) {
+      // U+2028/2029 (line and paragraph separators) and the bidirectional controls
+      // (U+202A–202E, U+2066–2069): they can break or reorder what a person reads.
+      const unsigned cp = 0x2000u + ((static_cast<unsigned char>(text[i + 1]) & 0x3fu) << 6) +
+                          (static_cast<unsigned char>(text[i + 2]) & 0x3fu);
+      std::snprintf(buf, sizeof buf, "\\u%04x", cp);
+      out += buf;
+      i += 2;
     } else if (c == 0xc2 && i + 1 < text.size() &&
                static_cast<unsigned char>(text[i + 1]) >= 0x80 &&
                static_cast<unsigned char>(text[i + 1]) <= 0x9f) {
@@ -279,6 +295,7 @@ class Runner {
     if (a.follow && a.verb != "run" && a.verb != "send" && a.verb != "log")
       throw UsageError("`--follow` goes with `run`, `send` and `log`");
     if (a.all && a.verb != "runs") throw UsageError("`--all` goes with `runs`");
+    if (a.inputGiven && a.verb != "run") throw UsageError("`--input` goes with `run`");
     if (a.verb == "run") return run(a);
     if (a.verb == "send") return send(a);
     if (a.verb == "status") return status(a);
@@ -410,12 +427,13 @@ class Runner {
         for (const auto& g : gates) {
           std::cerr << "  " << Printable(g.name);
           if (g.meta.is_object() && !g.meta.empty())
-            std::cerr << "  " << g.meta.dump(-1, ' ', false, Json::error_handler_t::replace);
+            std::cerr << "  " << Printable(g.meta.dump(-1, ' ', false, Json::error_handler_t::replace));
           std::cerr << "\n";
           for (const auto& e : g.accepts) {
             std::cerr << "    " << e.name << FieldsText(e)
                       << (e.description.empty() ? "" : "  — " + Printable(e.description))
-                      << "\n      " << workflow_ << " send " << id << " " << ShellQuote(g.name)
+                      << "\n      " << workflow_ << " send " << id << " "
+                      << (g.name.rfind('-', 0) == 0 ? "-- " : "") << ShellQuote(g.name)
                       << " " << e.name << ExamplePayload(e) << "\n";
           }
         }
@@ -584,7 +602,7 @@ class Runner {
   int resume(const Args& a) {
     if (!a.input.empty())
       throw UsageError("`run --resume` goes on with the run's own input; remove --input");
-    auto store = open(a);
+    auto store = open(a, StoreMode::kReadOnly);
     SystemClock clock;
     auto run = restoreLocked(*store, a.resume, clock);
     if (run->ended())
@@ -619,7 +637,7 @@ class Runner {
     }
     const Json payload =
         a.positional.size() == 4 ? ParseExternalJson(a.positional[3], "the payload") : Json::object();
-    auto store = open(a);
+    auto store = open(a, StoreMode::kReadOnly);
     SystemClock clock;
     auto run = restoreLocked(*store, a.positional[0], clock);
     watch(*run);
@@ -690,6 +708,12 @@ class Runner {
         ++broken;
         std::cerr << workflow_ << ": " << e.what() << "\n";
         continue;
+      } catch (const std::exception& e) {
+        if (a.positional.size() == 1) throw;
+        ++broken;
+        std::cerr << workflow_ << ": run " << id << " cannot be read: " << Printable(ErrorText(e))
+                  << "\n";
+        continue;
       }
       for (const auto& g : run->gates()) {
         if (a.json) {
@@ -746,7 +770,7 @@ class Runner {
 
   int cancel(const Args& a) {
     if (a.positional.size() != 1) throw UsageError("`cancel` takes RUN");
-    auto store = open(a);
+    auto store = open(a, StoreMode::kReadOnly);
     SystemClock clock;
     auto run = restoreLocked(*store, a.positional[0], clock);
     if (run->ended())
@@ -763,6 +787,10 @@ class Runner {
     if (a.positional.size() != 1) throw UsageError("`log` takes RUN");
     auto store = open(a, StoreMode::kReadOnly);
     const std::string id = store->resolve(a.positional[0]);
+    if (const StoredRun stored = store->load(id); stored.workflow != workflow_) {
+      throw BadInput("run " + id + " is a run of `" + Printable(stored.workflow) + "`, not `" +
+                     workflow_ + "`");
+    }
     int64_t seq = 0;
     Json all = Json::array();
     auto show = [&] {
@@ -787,7 +815,10 @@ class Runner {
         if (now != rev) {
           rev = now;
           show();
-          if (store->load(id).status != "waiting") break;
+          if (const std::string status = store->load(id).status; status != "waiting") {
+            std::cerr << workflow_ << ": run " << id << " ended " << status << "\n";
+            break;
+          }
         }
         std::this_thread::sleep_for(std::chrono::milliseconds(200));
       }
@@ -835,8 +866,24 @@ Args Parse(int argc, char** argv) {
       if (i + 1 >= argc) throw UsageError(std::string("`") + flag + "` needs a value");
       return std::string(argv[++i]);
     };
-    if (s == "--input")
+    if (a.endOfOptions) {  // `send RUN -- -GATE EVENT`: a word that starts with `-`
+      if (a.verb.empty()) {
+        a.verb = s;
+      } else {
+        a.positional.push_back(s);
+      }
+      continue;
+    }
+    auto once = [&](bool& seen, const char* flag) {
+      if (seen) throw UsageError(std::string("`") + flag + "` is given twice");
+      seen = true;
+    };
+    if (s == "--") {
+      a.endOfOptions = true;
+    } else if (s == "--input") {
+      once(a.inputGiven, "--input");
       a.input = value("--input");
+    }
     else if (s == "--store")
       a.store = value("--store");
     else if (s == "--json")
@@ -872,7 +919,10 @@ int RunnerMain(const Registry& registry, const char* workflow, int argc, char** 
               << "`\n";
     return kExitError;
   }
-  const std::string first = argc > 1 ? argv[1] : "";
+  std::string first = argc > 1 ? argv[1] : "";
+  for (int i = 1; i < argc && std::strcmp(argv[i], "--") != 0; ++i) {
+    if (std::strcmp(argv[i], "--help") == 0 || std::strcmp(argv[i], "-h") == 0) first = "--help";
+  }
   if (first.empty() || first == "--help" || first == "-h" || first == "help") {
     (first.empty() ? std::cerr : std::cout)
         << "usage: " << workflow << " <verb> …   (the runner of workflow `" << workflow << "`, "
@@ -905,19 +955,19 @@ int RunnerMain(const Registry& registry, const char* workflow, int argc, char** 
     const Args args = Parse(argc, argv);
     return Runner(registry, workflow).main(args);
   } catch (const UsageError& e) {
-    std::cerr << workflow << ": error: " << e.what() << "\n";
+    std::cerr << workflow << ": error: " << Printable(e.what()) << "\n";
     return kExitUsage;
   } catch (const BadInput& e) {
-    std::cerr << workflow << ": error: " << e.what() << "\n";
+    std::cerr << workflow << ": error: " << Printable(e.what()) << "\n";
     return kExitBadInput;
   } catch (const StoreError& e) {
-    std::cerr << workflow << ": error: " << e.what() << "\n";
+    std::cerr << workflow << ": error: " << Printable(e.what()) << "\n";
     return kExitBadInput;
   } catch (const Drifted& e) {
-    std::cerr << workflow << ": error: " << e.what() << "\n";
+    std::cerr << workflow << ": error: " << Printable(e.what()) << "\n";
     return kExitError;
   } catch (const std::exception& e) {
-    std::cerr << workflow << ": error: " << e.what() << "\n";
+    std::cerr << workflow << ": error: " << Printable(e.what()) << "\n";
     return kExitError;
   }
 }

@@ -12,6 +12,7 @@
 #include <cctype>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <set>
@@ -555,7 +556,8 @@ std::unique_ptr<Db> OpenDb(const std::string& path, StoreMode mode) {
 
 class SqliteStore final : public Store {
  public:
-  explicit SqliteStore(std::unique_ptr<Db> db) : db_(std::move(db)), path_(db_->path()) {}
+  explicit SqliteStore(std::unique_ptr<Db> db)
+      : db_(std::move(db)), path_(db_->path()), locks_(LockFolder(path_)) {}
 
   int64_t save(const StoredRun& run, const std::vector<FeedLine>& feed) override {
     Txn txn(*db_, "BEGIN IMMEDIATE");
@@ -623,6 +625,15 @@ class SqliteStore final : public Store {
       r.snapshot = Json::parse(s.text(4));
     } catch (const Json::exception& e) {
       throw damaged("its stored snapshot is not valid JSON (" + ErrorText(e) + ")");
+    }
+    // A snapshot is an object naming its run: anything else was not written by a run.
+    for (const char* key : {"id", "workflow", "status"}) {
+      if (!r.snapshot.is_object() || !r.snapshot.contains(key) || !r.snapshot[key].is_string()) {
+        throw damaged(std::string("its stored snapshot is not a run's (") +
+                      (r.snapshot.is_object() ? "it has no `" + std::string(key) + "`"
+                                              : "it is " + KindOf(r.snapshot)) +
+                      ")");
+      }
     }
     return r;
   }
@@ -722,22 +733,33 @@ class SqliteStore final : public Store {
     if (!IsLockName(id)) {
       throw StoreError("`" + id + "` is not a run id that can name a lock file");
     }
-    const std::string dir = path_ + ".locks";
-    return std::make_unique<FileLock>(OpenLockDir(dir, true), dir, id, onWait);
+    return std::make_unique<FileLock>(OpenLockDir(locks_, true), locks_, id, onWait);
   }
 
  private:
   // The lock folder for pruning: one that is missing or not to be trusted is left alone.
   int openLockDirQuietly() {
     try {
-      return OpenLockDir(path_ + ".locks", false);
+      return OpenLockDir(locks_, false);
     } catch (const StoreError&) {
       return -1;
     }
   }
 
+  // The lock folder beside the store's real file, however its path is spelled (a symlink, `./`):
+  // two commands on one run always lock the same file.
+  static std::string LockFolder(const std::string& path) {
+    std::string real = path;
+    if (char* resolved = realpath(path.c_str(), nullptr)) {
+      real = resolved;
+      std::free(resolved);
+    }
+    return real + ".locks";
+  }
+
   std::unique_ptr<Db> db_;
   std::string path_;
+  std::string locks_;
 };
 
 }  // namespace

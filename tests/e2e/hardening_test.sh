@@ -147,6 +147,54 @@ if [ "$pasted" -eq 2 ] && [ "$left" -eq 1 ]; then ok; else
   fail "pasting the 2 printed approve lines settled $((3 - left)) of the 3 items, wanted 2"
 fi
 
+# A backlog is read strictly: a misspelled `needs` fails that item, with did-you-mean, instead of
+# starting it before what it needs.
+printf '%s\n' '[' '  { "id": "T-1", "title": "first" },' \
+  '  { "id": "T-3", "title": "needs T-1", "neds": ["T-1"] }' ']' > typo.json
+expect "a misspelled backlog field fails its item" 3 \
+  'T-3 failed: the item does not fit the worker: .*has no field `neds`; did you mean `needs`' -- \
+  "$tickets" run --input '{"backlog_file":"typo.json"}'
+
+# A Gate whose name starts with `-`: the printed command says `--`, and pasting it works. A C1
+# control in a title never reaches the terminal raw.
+printf '%s\n' '[ { "id": "-rf --json", "title": "\u009b2J C1 in a title" } ]' > dash.json
+"$tickets" run --input '{"backlog_file":"dash.json"}' > "$tmp/dash.out" 2>&1
+dash=$(first_waiting)
+if grep -q $'\xc2\x9b' "$tmp/dash.out"; then fail "a C1 control reached the terminal raw"; else ok; fi
+line=$(grep -E "^ +tickets send $dash -- '-rf --json.review' approve$" "$tmp/dash.out")
+if [ -n "$line" ]; then ok; else fail "no -- before a Gate that starts with -"; grep send "$tmp/dash.out" | head -2; fi
+PATH="$(dirname "$tickets"):$PATH" bash -c "$line" > /dev/null 2>&1
+expect "the pasted command answered it" 0 'ended done' -- "$tickets" status "$dash"
+
+# Text in an error is never raw either: a field name with ESC and a newline in a payload.
+out=$("$tickets" send "$evil" "$(printf 'x\033[31my.review')" reject \
+  '{"reason":"r","\u001b]0;pwned\u0007\nforged":1}' 2>&1)
+if grep -q $'\x1b' <<<"$out" || [ "$(wc -l <<<"$out")" -ne 1 ]; then
+  fail "an error printed a raw escape or an extra line"; cat -v <<<"$out" | head -3
+else ok; fi
+
+# A snapshot that is JSON but not a run's is damaged by name, and gates goes on past it.
+sql "INSERT INTO runs (id, workflow, status, updated, snapshot, rev) VALUES ('f42f42f42f42', 'tickets', 'waiting', 2, '42', 1)"
+expect "a snapshot that is a number" 65 'f42f42f42f42.*is damaged: its stored snapshot is not a run' -- \
+  "$tickets" status f42f
+out=$("$tickets" gates --json 2>/dev/null)
+if grep -q "\"run\": \"$evil\"" <<<"$out"; then ok; else fail "gates --json stopped at a damaged row"; fi
+
+# Flags on the wrong verb, --help anywhere.
+expect "--input on cancel" 64 '`--input` goes with `run`' -- "$tickets" cancel "$evil" --input '{}'
+expect "--input twice" 64 'given twice' -- "$tickets" run --input '{}' --input '{}'
+expect "runs --help" 0 'usage: tickets' -- "$tickets" runs --help
+
+# Verbs that need a run never create a store; a store reached through a symlink locks the same
+# files as its real path.
+expect "send on a missing store" 65 'no run store' -- "$tickets" send abcd x y --store "$tmp/none.db"
+expect "cancel on a missing store" 65 'no run store' -- "$tickets" cancel abcd --store "$tmp/none.db"
+if [ ! -e "$tmp/none.db" ]; then ok; else fail "a refused send created a store"; fi
+ln -s "$JR2_STORE" "$tmp/link.db"
+expect "a send through a symlinked store path" 3 'waiting' -- \
+  "$tickets" send "$evil" source tickets_changed --store "$tmp/link.db"
+if [ ! -e "$tmp/link.db.locks" ]; then ok; else fail "a symlinked store path got a lock folder of its own"; fi
+
 # A deadline that fired during this very send is named.
 expect "deadline run waits" 3 'waiting at 1 Gate' -- "$deadline" run
 drun=$("$deadline" runs | cut -d' ' -f1 | head -n 1)
@@ -155,6 +203,7 @@ expect "a send after the deadline says it fired" 65 \
   'the deadline `after 1 s` in `approval` fired before this answer; the run ended `done`' -- \
   "$deadline" send "$drun" approval finish
 expect "and the run is stored done" 0 'ended done' -- "$deadline" status "$drun"
+expect "log of another workflow's run" 65 'is a run of `conformance_deadline`' -- "$tickets" log "$drun"
 
 # prune deletes ended runs and their feeds; waiting runs stay.
 expect "prune needs a duration" 64 'needs --ended-before' -- "$tickets" prune

@@ -81,7 +81,9 @@ std::string Pragma(const std::string& path, const std::string& name) {
 jr2rt::StoredRun Stored(const std::string& status, int64_t revision,
                         const std::string& id = "0123456789ab", int64_t updatedMs = 1,
                         const std::string& workflow = "tickets") {
-  return {id, workflow, status, updatedMs, Json{{"status", status}}, revision};
+  return {id,        workflow,
+          status,    updatedMs,
+          Json{{"id", id}, {"workflow", workflow}, {"status", status}}, revision};
 }
 
 // The message of what `open` throws, checked to be one line; "" when it throws nothing.
@@ -249,7 +251,8 @@ TEST(Store, AStoreWrittenBeforeRevisionsOpensAtRevisionOne) {
   Sql(path,
       "CREATE TABLE runs (id TEXT PRIMARY KEY, workflow TEXT NOT NULL, status "
       "TEXT NOT NULL, updated INTEGER NOT NULL, snapshot TEXT NOT NULL);"
-      "INSERT INTO runs VALUES ('abcdabcdabcd', 'tickets', 'waiting', 1, '{}');");
+      "INSERT INTO runs VALUES ('abcdabcdabcd', 'tickets', 'waiting', 1,"
+      " '{\"id\":\"abcdabcdabcd\",\"workflow\":\"tickets\",\"status\":\"waiting\"}');");
   auto store = jr2rt::OpenSqliteStore(path);
   const jr2rt::StoredRun old = store->load("abcd");
   EXPECT_EQ(old.revision, 1);
@@ -266,7 +269,8 @@ TEST(Store, ALegacyStoreWithRevisionsIsAdoptedWithItsRuns) {
   Sql(path,
       "CREATE TABLE runs (id TEXT PRIMARY KEY, workflow TEXT NOT NULL, status TEXT NOT NULL,"
       " updated INTEGER NOT NULL, snapshot TEXT NOT NULL, rev INTEGER NOT NULL DEFAULT 1);"
-      "INSERT INTO runs VALUES ('aaaa00000001', 'tickets', 'waiting', 20, '{\"n\":1}', 5);"
+      "INSERT INTO runs VALUES ('aaaa00000001', 'tickets', 'waiting', 20,"
+      " '{\"id\":\"aaaa00000001\",\"workflow\":\"tickets\",\"status\":\"waiting\"}', 5);"
       "INSERT INTO runs VALUES ('aaaa00000002', 'tickets', 'done', 10, '{\"n\":2}', 7);");
   // A read-only command adopts it too: it is jr2's own file, only older.
   auto store = jr2rt::OpenSqliteStore(path, jr2rt::StoreMode::kReadOnly);
@@ -275,7 +279,7 @@ TEST(Store, ALegacyStoreWithRevisionsIsAdoptedWithItsRuns) {
   EXPECT_EQ(runs[0].id, "aaaa00000002") << "oldest change first";
   EXPECT_EQ(runs[0].revision, 7);
   EXPECT_EQ(runs[1].revision, 5);
-  EXPECT_EQ(store->load("aaaa00000001").snapshot, Json({{"n", 1}}));
+  EXPECT_EQ(store->load("aaaa00000001").snapshot["status"], "waiting");
   EXPECT_EQ(store->list(false).size(), 1u);
   EXPECT_EQ(std::stoll(Pragma(path, "application_id")), kJr2AppId);
 }
@@ -379,8 +383,18 @@ TEST(Store, ADamagedRowNamesItsRunAndTheOthersGoOn) {
   EXPECT_TRUE(Contains(blob, "run b10b10b10b10 in `" + path +
                                  "` is damaged: its stored snapshot is not text (it is bytes)"))
       << blob;
+  // JSON that is not a run's snapshot: a number, an object that names no run.
+  Sql(path,
+      "INSERT INTO runs (id, workflow, status, updated, rev, snapshot) VALUES"
+      " ('a42a42a42a42', 'tickets', 'done', 4, 1, '42'),"
+      " ('e0e0e0e0e0e0', 'tickets', 'done', 5, 1, '{}');");
+  const std::string number = ErrorOf<jr2rt::StoreDamaged>([&] { store->load("a42a"); });
+  EXPECT_TRUE(Contains(number, "is damaged: its stored snapshot is not a run's (it is a number)"))
+      << number;
+  const std::string empty = ErrorOf<jr2rt::StoreDamaged>([&] { store->load("e0e0"); });
+  EXPECT_TRUE(Contains(empty, "is not a run's (it has no `id`)")) << empty;
   // Everything that does not read the snapshot still works, and so does every other run.
-  EXPECT_EQ(store->list(true).size(), 3u);
+  EXPECT_EQ(store->list(true).size(), 5u);
   EXPECT_EQ(store->list(false).size(), 2u);
   EXPECT_EQ(store->resolve("badb"), "badbadbadbad");
   EXPECT_EQ(store->revision("badbadbadbad"), 1);
