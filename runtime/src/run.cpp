@@ -344,7 +344,8 @@ class MachineActor final : public Actor, public MachineHost {
     const std::vector<EventSpec> all = m_->eventSpecs();
     std::vector<EventSpec> handled;
     for (int id : m_->eventsHandledAt(spec.statePath)) {
-      if (id >= 0 && id < static_cast<int>(all.size())) handled.push_back(all[static_cast<size_t>(id)]);
+      if (id >= 0 && id < static_cast<int>(all.size()))
+        handled.push_back(all[static_cast<size_t>(id)]);
     }
     g.accepts = Accepted(handled, spec.kind == InvokeSpec::Kind::kAgent);
     if (spec.kind == InvokeSpec::Kind::kAgent) g.agent = spec.target;
@@ -575,8 +576,7 @@ class PoolActor final : public Actor {
         const PoolSpec& spec = spec_;
         const std::shared_ptr<const Json> input = shared_;
         stdNext_ = MakeStdNext(
-            fn, [&spec, input](const Json& item) { return spec.itemId(item, *input); },
-            run.home());
+            fn, [&spec, input](const Json& item) { return spec.itemId(item, *input); }, run.home());
       }
       // The query is made when the call runs, not when it is queued: a query held in the queue
       // would make every settle before it copy the settled list (copy on write).
@@ -782,7 +782,9 @@ void MachineActor::startInvoke(const InvokeSpec& spec) {
         const Registry& registry = self->run_.registry();
         std::function<Json()> work;
         if (target.rfind("std.", 0) == 0) {
-          work = [target, input, home = self->run_.home()] { return StdEffect(target, input, home); };
+          work = [target, input, home = self->run_.home()] {
+            return StdEffect(target, input, home);
+          };
         } else {
           const HostFunction* fn = registry.host(target);
           if (fn == nullptr) throw Defect("no host function `" + target + "` is registered");

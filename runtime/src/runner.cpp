@@ -10,9 +10,9 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
-#include <chrono>
 #include <cstring>
 #include <ctime>
 #include <fstream>
@@ -427,14 +427,15 @@ class Runner {
         for (const auto& g : gates) {
           std::cerr << "  " << Printable(g.name);
           if (g.meta.is_object() && !g.meta.empty())
-            std::cerr << "  " << Printable(g.meta.dump(-1, ' ', false, Json::error_handler_t::replace));
+            std::cerr << "  "
+                      << Printable(g.meta.dump(-1, ' ', false, Json::error_handler_t::replace));
           std::cerr << "\n";
           for (const auto& e : g.accepts) {
             std::cerr << "    " << e.name << FieldsText(e)
                       << (e.description.empty() ? "" : "  — " + Printable(e.description))
                       << "\n      " << workflow_ << " send " << id << " "
-                      << (g.name.rfind('-', 0) == 0 ? "-- " : "") << ShellQuote(g.name)
-                      << " " << e.name << ExamplePayload(e) << "\n";
+                      << (g.name.rfind('-', 0) == 0 ? "-- " : "") << ShellQuote(g.name) << " "
+                      << e.name << ExamplePayload(e) << "\n";
           }
         }
         const Json sofar = run.sofar();
@@ -591,8 +592,8 @@ class Runner {
   }
 
   std::string DriftText(const StoredRun& stored) const {
-    return "run " + stored.id + " no longer fits this build of `" + workflow_ +
-           "`: " + Printable(stored.snapshot.value("reason", std::string("it cannot be restored"))) +
+    return "run " + stored.id + " no longer fits this build of `" + workflow_ + "`: " +
+           Printable(stored.snapshot.value("reason", std::string("it cannot be restored"))) +
            ". It is marked `drifted`; the other runs are not affected. Finish it with the runner "
            "built from the .jr2 that started it, or start a new run";
   }
@@ -635,8 +636,9 @@ class Runner {
     if (a.positional.size() < 3 || a.positional.size() > 4) {
       throw UsageError("`send` takes RUN GATE EVENT [JSON]");
     }
-    const Json payload =
-        a.positional.size() == 4 ? ParseExternalJson(a.positional[3], "the payload") : Json::object();
+    const Json payload = a.positional.size() == 4
+                             ? ParseExternalJson(a.positional[3], "the payload")
+                             : Json::object();
     auto store = open(a, StoreMode::kReadOnly);
     SystemClock clock;
     auto run = restoreLocked(*store, a.positional[0], clock);
@@ -883,8 +885,7 @@ Args Parse(int argc, char** argv) {
     } else if (s == "--input") {
       once(a.inputGiven, "--input");
       a.input = value("--input");
-    }
-    else if (s == "--store")
+    } else if (s == "--store")
       a.store = value("--store");
     else if (s == "--json")
       a.json = true;

@@ -67,32 +67,11 @@ std::string ValidUtf8(std::string_view text, size_t* replaced) {
       ++i;
       continue;
     }
-    // The length of the sequence a lead byte starts, and the range its second byte must fall
-    // in: the narrower ranges after E0, ED, F0 and F4 refuse overlong forms, UTF-16 surrogates
-    // and code points above U+10FFFF (Unicode table 3-7).
-    size_t length = 0;
-    unsigned char low = 0x80, high = 0xBF;
-    if (b >= 0xC2 && b <= 0xDF) {
-      length = 2;
-    } else if (b >= 0xE0 && b <= 0xEF) {
-      length = 3;
-      if (b == 0xE0) low = 0xA0;
-      if (b == 0xED) high = 0x9F;
-    } else if (b >= 0xF0 && b <= 0xF4) {
-      length = 4;
-      if (b == 0xF0) low = 0x90;
-      if (b == 0xF4) high = 0x8F;
-    }
-    // How many bytes from `i` belong to a well-formed prefix: one U+FFFD replaces each maximal
-    // such prefix that does not complete (the Unicode "maximal subpart" practice, which
-    // WHATWG and Python follow too), so a truncated sequence costs one replacement, not several.
-    size_t good = length == 0 ? 0 : 1;
-    while (good > 0 && good < length && i + good < n) {
-      const unsigned char c = s[i + good];
-      const bool fits = good == 1 ? (c >= low && c <= high) : (c >= 0x80 && c <= 0xBF);
-      if (!fits) break;
-      ++good;
-    }
+    // One U+FFFD replaces each maximal well-formed prefix that does not complete (the Unicode
+    // "maximal subpart" practice, which WHATWG and Python follow too), so a truncated sequence
+    // costs one replacement, not several.
+    const Utf8Step step = Utf8At(text, i);
+    const size_t length = step.length, good = step.good;
     if (length != 0 && good == length) {
       out.append(text.substr(i, length));
       i += length;
@@ -424,8 +403,16 @@ std::shared_ptr<const BacklogFile> ParseBacklog(const std::string& name, std::st
         Unreadable(name, "has an item (" + std::to_string(file->needs.size() + 1) +
                              ") whose `needs` is not a list of ids: " + it->dump());
       }
-      for (const Json& need : *it)
-        needs.push_back(need.is_string() ? need.get<std::string>() : need.dump());
+      for (const Json& need : *it) {
+        // A need that is not a string could never name an id: say so, rather than leave its
+        // item waiting for ever (a run that ends `deadlocked` with no reason given).
+        if (!need.is_string()) {
+          Unreadable(name, "has an item (" + std::to_string(file->needs.size() + 1) +
+                               ") whose `needs` holds " + KindOf(need) + " (" + need.dump() +
+                               "), not an id");
+        }
+        needs.push_back(need.get<std::string>());
+      }
     }
     file->needs.push_back(std::move(needs));
   }

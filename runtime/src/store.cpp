@@ -653,7 +653,7 @@ class SqliteStore final : public Store {
     std::vector<std::pair<std::string, std::string>> found;
     int64_t count = 0;
     while (s.step()) {
-      const std::string id = s.text(0);
+      std::string id = s.text(0);
       if (id == prefix) return id;  // a whole id names its run, whatever else it starts
       if (found.size() < 10) found.emplace_back(id, s.text(1));
       ++count;
@@ -664,7 +664,7 @@ class SqliteStore final : public Store {
     if (count == 1) return found.front().first;
     std::string names;
     for (const auto& [id, status] : found) {
-      names += (names.empty() ? "" : ", ") + id + " (" + status + ")";
+      names.append(names.empty() ? "" : ", ").append(id).append(" (").append(status).append(")");
     }
     if (count > static_cast<int64_t>(found.size())) {
       names += ", and " + std::to_string(count - static_cast<int64_t>(found.size())) + " more";

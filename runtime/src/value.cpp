@@ -317,36 +317,16 @@ std::string SizeText(size_t bytes) {
 // The offset of the first byte that is not part of a well-formed UTF-8 character (RFC 3629: no
 // overlong forms, no surrogates, nothing above U+10FFFF), or npos.
 size_t FirstBadUtf8(std::string_view text) {
-  const auto* b = reinterpret_cast<const unsigned char*>(text.data());
-  const size_t n = text.size();
   size_t i = 0;
-  while (i < n) {
-    const unsigned char c = b[i];
-    if (c < 0x80) {
+  while (i < text.size()) {
+    if (static_cast<unsigned char>(text[i]) < 0x80) {
       ++i;
       continue;
     }
-    size_t len = 0;
-    unsigned char lo = 0x80, hi = 0xBF;  // the range of the second byte
-    if (c >= 0xC2 && c <= 0xDF) {
-      len = 2;
-    } else if (c >= 0xE0 && c <= 0xEF) {
-      len = 3;
-      if (c == 0xE0) lo = 0xA0;
-      if (c == 0xED) hi = 0x9F;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-      len = 4;
-      if (c == 0xF0) lo = 0x90;
-      if (c == 0xF4) hi = 0x8F;
-    } else {
-      return i;
-    }
-    for (size_t k = 1; k < len; ++k) {
-      if (i + k >= n) return i;
-      const unsigned char x = b[i + k];
-      if (k == 1 ? (x < lo || x > hi) : (x < 0x80 || x > 0xBF)) return i + k;
-    }
-    i += len;
+    const Utf8Step step = Utf8At(text, i);
+    if (step.length == 0) return i;
+    if (step.good < step.length) return i + step.good < text.size() ? i + step.good : i;
+    i += step.length;
   }
   return std::string_view::npos;
 }
@@ -354,6 +334,36 @@ size_t FirstBadUtf8(std::string_view text) {
 struct TooDeep {};
 
 }  // namespace
+
+Utf8Step Utf8At(std::string_view text, size_t i) {
+  const auto* s = reinterpret_cast<const unsigned char*>(text.data());
+  const unsigned char b = s[i];
+  if (b < 0x80) return {1, 1};
+  // The length a lead byte announces, and the range its second byte must fall in: the narrower
+  // ranges after E0, ED, F0 and F4 refuse overlong forms, UTF-16 surrogates and code points
+  // above U+10FFFF (Unicode table 3-7).
+  size_t length = 0;
+  unsigned char low = 0x80, high = 0xBF;
+  if (b >= 0xC2 && b <= 0xDF) {
+    length = 2;
+  } else if (b >= 0xE0 && b <= 0xEF) {
+    length = 3;
+    if (b == 0xE0) low = 0xA0;
+    if (b == 0xED) high = 0x9F;
+  } else if (b >= 0xF0 && b <= 0xF4) {
+    length = 4;
+    if (b == 0xF0) low = 0x90;
+    if (b == 0xF4) high = 0x8F;
+  }
+  size_t good = length == 0 ? 0 : 1;
+  while (good > 0 && good < length && i + good < text.size()) {
+    const unsigned char c = s[i + good];
+    const bool fits = good == 1 ? (c >= low && c <= high) : (c >= 0x80 && c <= 0xBF);
+    if (!fits) break;
+    ++good;
+  }
+  return {good, length};
+}
 
 Json ParseExternalJson(std::string_view text, const std::string& what, size_t maxBytes) {
   if (text.size() > maxBytes) throw BadInput(what + " is larger than " + SizeText(maxBytes));

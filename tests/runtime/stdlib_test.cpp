@@ -280,6 +280,11 @@ TEST(StdBacklog, WhatCannotBeReadIsADefectNamingThePathAndWhy) {
   EXPECT_EQ(defect(dir + "/huge.json"),
             "std.backlog: `" + dir + "/huge.json` is larger than 16 MiB")
       << "read no further than the bound";
+  Write(dir + "/numbers.json", R"([{"pkg":"a"},{"pkg":"b","needs":["a",1]}])");
+  EXPECT_EQ(defect(dir + "/numbers.json"),
+            "std.backlog: `" + dir +
+                "/numbers.json` has an item (2) whose `needs` holds a number (1), not an id")
+      << "never an item that waits for ever";
   EXPECT_EQ(defect(""), "std.backlog: `` is a directory, not a file") << "the home itself";
   EXPECT_EQ(DefectOf([&] { jr2rt::StdBacklog(Json::object(), Query({}), PkgOf, dir); }),
             "std.backlog: needs a `path` string");

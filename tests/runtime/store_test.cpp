@@ -81,9 +81,12 @@ std::string Pragma(const std::string& path, const std::string& name) {
 jr2rt::StoredRun Stored(const std::string& status, int64_t revision,
                         const std::string& id = "0123456789ab", int64_t updatedMs = 1,
                         const std::string& workflow = "tickets") {
-  return {id,        workflow,
-          status,    updatedMs,
-          Json{{"id", id}, {"workflow", workflow}, {"status", status}}, revision};
+  return {id,
+          workflow,
+          status,
+          updatedMs,
+          Json{{"id", id}, {"workflow", workflow}, {"status", status}},
+          revision};
 }
 
 // The message of what `open` throws, checked to be one line; "" when it throws nothing.

@@ -72,8 +72,8 @@ struct SourceSpec {
   // Checks a wake payload against the wake event's type (throws std::invalid_argument naming
   // the field, like Machine::checkPayload); null when there is no wake event.
   std::function<void(const Json& payload)> checkWake;
-  int64_t pollEveryMs = 0;                      // 0: no polling
-  int64_t hold = 1000;                          // push: the bound on held items
+  int64_t pollEveryMs = 0;                        // 0: no polling
+  int64_t hold = 1000;                            // push: the bound on held items
   std::function<Json(const Json& answer)> items;  // read: the items of an answer
 };
 

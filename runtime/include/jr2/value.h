@@ -224,9 +224,9 @@ class Path {
  public:
   Path(const char* root) : text_(root) {}  // NOLINT: implicit, so a root reads as a string
   Path(const std::string& root) : text_(root.c_str()) {}  // NOLINT
-  Path field(const char* name) const { return Path(this, Kind::kField, name, nullptr, 0); }
-  Path index(size_t i) const { return Path(this, Kind::kIndex, nullptr, nullptr, i); }
-  Path key(const std::string& k) const { return Path(this, Kind::kKey, nullptr, &k, 0); }
+  Path field(const char* name) const { return {this, Kind::kField, name, nullptr, 0}; }
+  Path index(size_t i) const { return {this, Kind::kIndex, nullptr, nullptr, i}; }
+  Path key(const std::string& k) const { return {this, Kind::kKey, nullptr, &k, 0}; }
   // `input of review.ticket.needs[2]`, `counts["a"]`.
   std::string str() const;
 
@@ -400,6 +400,16 @@ void CheckLiteral(const std::string& value, std::initializer_list<const char*> a
 // The most a caller takes from outside by default: 16 MiB of text, nested 512 levels deep.
 inline constexpr size_t kMaxExternalBytes = size_t{16} << 20;
 inline constexpr int kMaxExternalDepth = 512;
+
+// UTF-8 (RFC 3629) at byte `i` of `text`: the length its lead byte announces (0: not a lead
+// byte; 1: ASCII) and how many bytes from `i` form a well-formed prefix of that character (equal
+// to `length` when the character is whole). One place decides what is well-formed, for the
+// checks of JSON from outside and for ValidUtf8.
+struct Utf8Step {
+  size_t good;
+  size_t length;
+};
+Utf8Step Utf8At(std::string_view text, size_t i);
 
 // Parses JSON that comes from outside the program (`--input`, a `send` payload, an agent
 // script, a request body). Throws BadInput with one line naming `what` ("the input", "the
