@@ -69,7 +69,12 @@ class Walker {
         // From the written transitions, not the IR's: a transition whose target is wrong
         // (E0302) still says which event the author meant to handle.
         for (const ast::Transition& t : s.body->transitions) {
-          if (t.trigger != ast::Transition::Trigger::kEvent) continue;
+          // Only `on EVENT` names an event: `always` and `after` keep the default trigger but
+          // name none, and must not count as an `on` whose event did not resolve.
+          if (t.kind != ast::Transition::Kind::kOn ||
+              t.trigger != ast::Transition::Trigger::kEvent) {
+            continue;
+          }
           if (t.event.resolved) {
             handled_.insert(t.event.resolved);
           } else {
@@ -348,12 +353,43 @@ class Walker {
     }
   }
 
+  // What a transition's trigger hears, resolved once: the event of an `on EVENT`, the invoke of
+  // an `on done` / `on error` (its `as NAME`, or the state's only invoke when there is no `as`),
+  // so that `on done` and `on done as NAME` in a state with one invoke are one trigger.
+  struct Trigger {
+    const ast::Decl* event = nullptr;
+    const ast::Invoke* invoke = nullptr;
+  };
+
+  static Trigger resolveTrigger(const ast::Transition& t, const ast::StateBody& body) {
+    Trigger r;
+    if (t.kind != ast::Transition::Kind::kOn) return r;
+    if (t.trigger == ast::Transition::Trigger::kEvent) {
+      r.event = t.event.resolved;
+      return r;
+    }
+    if (t.invokeName) {
+      for (const ast::Invoke& inv : body.invokes) {
+        if (inv.as && inv.as->text == t.invokeName->text) {
+          r.invoke = &inv;
+          break;
+        }
+      }
+    } else if (body.invokes.size() == 1) {
+      r.invoke = &body.invokes.front();
+    }
+    return r;
+  }
+
   void shadowed(const ir::Machine& m) {
     for (const ir::State& s : m.states) {
       const auto& ts = s.body->transitions;
+      std::vector<Trigger> heard;
+      heard.reserve(ts.size());
+      for (const ast::Transition& t : ts) heard.push_back(resolveTrigger(t, *s.body));
       for (size_t j = 1; j < ts.size(); ++j) {
         for (size_t i = 0; i < j; ++i) {
-          if (ts[i].guard || !sameTrigger(ts[i], ts[j])) continue;
+          if (ts[i].guard || !sameTrigger(ts[i], heard[i], ts[j], heard[j])) continue;
           diags_
               .emit(diag::TransitionShadowed, ts[j].keywordRange, describe(ts[i]),
                     s.path.empty() ? m.decl->name.text : s.path)
@@ -364,7 +400,8 @@ class Walker {
     }
   }
 
-  static bool sameTrigger(const ast::Transition& a, const ast::Transition& b) {
+  static bool sameTrigger(const ast::Transition& a, const Trigger& ha, const ast::Transition& b,
+                          const Trigger& hb) {
     if (a.kind != b.kind) return false;
     switch (a.kind) {
       case ast::Transition::Kind::kAlways:
@@ -374,8 +411,10 @@ class Walker {
       case ast::Transition::Kind::kOn:
         if (a.trigger != b.trigger) return false;
         if (a.trigger == ast::Transition::Trigger::kEvent) {
-          return a.event.resolved != nullptr && a.event.resolved == b.event.resolved;
+          return ha.event != nullptr && ha.event == hb.event;
         }
+        if (ha.invoke != nullptr || hb.invoke != nullptr) return ha.invoke == hb.invoke;
+        // Neither resolves (E0305, or an unknown or ambiguous invoke): compare as written.
         return (a.invokeName ? a.invokeName->text : "") == (b.invokeName ? b.invokeName->text : "");
     }
     return false;
@@ -390,8 +429,11 @@ class Walker {
       case ast::Transition::Kind::kOn:
         break;
     }
-    if (t.trigger == ast::Transition::Trigger::kDone) return "`on done`";
-    if (t.trigger == ast::Transition::Trigger::kError) return "`on error`";
+    if (t.trigger != ast::Transition::Trigger::kEvent) {
+      const char* word = t.trigger == ast::Transition::Trigger::kDone ? "done" : "error";
+      return t.invokeName ? fmt::format("`on {} as {}`", word, t.invokeName->text)
+                          : fmt::format("`on {}`", word);
+    }
     return fmt::format("`on {}`", t.event.str());
   }
 
