@@ -87,6 +87,8 @@ class Actor {
   virtual Json sofar() const { return nullptr; }
   // Checks an event and its payload before delivery (throws BadInput).
   virtual void check(int invokeId, const std::string& event, const Json& payload) const = 0;
+  // Checks an input as start() would read it, changing nothing (throws std::invalid_argument).
+  virtual void checkInput(const Json& input) const = 0;
 
   static std::unique_ptr<Actor> Restore(Run& run, Actor* parent, const Json& snap);
 
@@ -202,8 +204,7 @@ class MachineActor final : public Actor, public MachineHost {
   }
 
   std::string timerState(int id) const override { return m_->timerState(id); }
-  // Checks an input as start() would, changing nothing (throws std::invalid_argument).
-  void checkInput(const Json& input) const { m_->checkInput(input); }
+  void checkInput(const Json& input) const override { m_->checkInput(input); }
   std::string invokeState(int id) const override {
     auto it = children_.find(id);
     return it == children_.end() ? std::string() : it->second.spec.statePath;
@@ -400,6 +401,8 @@ class PoolActor final : public Actor {
     if (!spec_.source.wake.empty()) openWakeGate();
     request();
   }
+
+  void checkInput(const Json& input) const override { spec_.parseInput(input); }
 
   void check(int, const std::string& event, const Json& payload) const override {
     if (event != spec_.source.wake) {
@@ -643,8 +646,14 @@ class PoolActor final : public Actor {
       defect("a worker already finished in this run");
     }
     const int key = nextKey_++;
-    auto worker = std::make_unique<MachineActor>(run_, this, key, Join(prefix_, id), spec_.worker);
-    MachineActor* raw = worker.get();
+    // A worker is a machine, or a Pool (a Pool of Pools: each item runs a Pool of its own).
+    std::unique_ptr<Actor> worker;
+    if (const PoolSpec* inner = run_.registry().pool(spec_.worker)) {
+      worker = std::make_unique<PoolActor>(run_, this, key, Join(prefix_, id), *inner);
+    } else {
+      worker = std::make_unique<MachineActor>(run_, this, key, Join(prefix_, id), spec_.worker);
+    }
+    Actor* raw = worker.get();
     enlist(key, Worker{id, std::move(worker)});
     run_.progress(id + " started");
     try {
@@ -657,9 +666,14 @@ class PoolActor final : public Actor {
         raw->checkInput(workerInput);
       }
       raw->start(workerInput);
-    } catch (const std::invalid_argument& e) {
-      // The item does not fit the worker: a Failure of that item, not of the run. It is
-      // reported as a later step, so this answer still makes exactly one more call.
+    } catch (const std::exception& e) {
+      // The item does not fit the worker (std::invalid_argument, or a worker Pool's BadInput): a
+      // Failure of that item, not of the run. It is reported as a later step, so this answer
+      // still makes exactly one more call. Anything else is a defect, as everywhere.
+      if (dynamic_cast<const std::invalid_argument*>(&e) == nullptr &&
+          dynamic_cast<const BadInput*>(&e) == nullptr) {
+        throw;
+      }
       raw->stop();
       const Failure f(std::string("the item does not fit the worker: ") + e.what());
       later([this, key, f] { childFailed(key, f); });

@@ -636,3 +636,26 @@ TEST_F(Fixture, AFiredDeadlineIsRecordedWithItsStateAndDuration) {
   EXPECT_EQ(again->firedTimers()[0].afterMs, 3600 * 1000);
   EXPECT_EQ(again->status(), RunStatus::kDone);
 }
+
+TEST_F(Fixture, APoolWhoseWorkerIsAPoolRunsOnePoolPerItem) {
+  // The outer Pool claims A; A's own Pool claims x (which ends at once), drains, and settles A.
+  source.answers = {Item("A"), Item("x", "done")};
+  auto run = make("conformance_nest");
+  run->start(Json::object());
+  EXPECT_EQ(run->status(), RunStatus::kDone) << run->reason();
+  const Json inner = {{"status", "drained"}, {"items", {{"x", "x"}}}, {"failures", Json::object()}};
+  EXPECT_EQ(run->output()["items"]["A"], inner);
+  EXPECT_EQ(started(), (std::vector<std::string>{"A", "x"}));
+}
+
+TEST_F(Fixture, AWorkerPoolGatesNestUnderItsItemAndSurviveARestore) {
+  source.answers = {Item("A"), Item("x")};
+  auto run = make("conformance_nest");
+  run->start(Json::object());
+  EXPECT_EQ(GateNames(*run), (std::vector<std::string>{"A.source", "A.x.working", "source"}));
+  auto again = jr2rt::Run::Restore(registry, run->snapshot(), clock);
+  source.attach(*again);
+  again->send("A.x.working", "finish", Json::object());
+  EXPECT_EQ(again->status(), RunStatus::kDone) << again->reason();
+  EXPECT_EQ(again->output()["items"]["A"]["items"]["x"], "x");
+}
