@@ -267,6 +267,14 @@ class Generator {
     return convert(emit(e, scope), want, e->range);
   }
 
+  // `e` as type `t`, then as JSON. A `null` (of an optional type) is `std::nullopt` as a C++
+  // value, which JSON cannot be made from: it is JSON's null here.
+  std::string asJson(const ast::Expr* e, TypePtr t, const Scope& scope) const {
+    if (e->kind == ast::Expr::Kind::kNull || typeOf(e)->kind == K::kNull)
+      return "::jr2rt::Json(nullptr)";
+    return fmt::format("::jr2rt::Json({})", as(e, t, scope));
+  }
+
   Code emit(const ast::Expr* e, const Scope& scope) const {
     const TypePtr t = typeOf(e);
     switch (e->kind) {
@@ -911,8 +919,8 @@ class Generator {
                                    : "kError";
     };
     p.print(
-        "bool $cls$::dispatch(const ::jr2rt::Event& event) {\n  if (isDone()) return false;\n  "
-        "switch (leaf_) {\n",
+        "bool $cls$::dispatch([[maybe_unused]] const ::jr2rt::Event& event) {\n"
+        "  if (isDone()) return false;\n  switch (leaf_) {\n",
         {{"cls", ClassName(*m.decl)}});
     for (const ir::State& leaf : m.states) {
       if (leaf.kind != ir::State::Kind::kAtomic && leaf.kind != ir::State::Kind::kFinal) continue;
@@ -1162,10 +1170,9 @@ class Generator {
     // output().
     p.print("::jr2rt::Json $cls$::output() const {\n", {{"cls", cls}});
     if (d.output && d.outputExpr) {
-      p.print(
-          "  if (!isDone()) return nullptr;\n  // from $from$\n  return ::jr2rt::Json($value$);\n",
-          {{"from", from(d.outputRange)},
-           {"value", as(d.outputExpr.get(), typeOf(d.output.get()), scope)}});
+      p.print("  if (!isDone()) return nullptr;\n  // from $from$\n  return $value$;\n",
+              {{"from", from(d.outputRange)},
+               {"value", asJson(d.outputExpr.get(), typeOf(d.output.get()), scope)}});
     } else {
       p.print("  return nullptr;\n");
     }
@@ -1337,8 +1344,7 @@ class Generator {
           if (prm.name.text == key) want = typeOf(prm.type.get());
         }
       }
-      out += fmt::format("{{{}, ::jr2rt::Json({})}}, ", CppString(key),
-                         as(a.value.get(), want, scope));
+      out += fmt::format("{{{}, {}}}, ", CppString(key), asJson(a.value.get(), want, scope));
     }
     return out + "})";
   }
@@ -1438,8 +1444,8 @@ class Generator {
       const TypePtr t = typeOf(prm.type.get());
       if (prm.defaultValue) {
         p.print(
-            "if (!input.contains($k$) || input[$k$].is_null()) input[$k$] = ::jr2rt::Json($v$);\n",
-            {{"k", CppString(prm.name.text)}, {"v", as(prm.defaultValue.get(), t, Scope{})}});
+            "if (!input.contains($k$) || input[$k$].is_null()) input[$k$] = $v$;\n",
+            {{"k", CppString(prm.name.text)}, {"v", asJson(prm.defaultValue.get(), t, Scope{})}});
       }
       p.print(
           "{ $type$ check{}; ::jr2rt::ReadField(input, $rec$, $k$, check, $req$); }\n",

@@ -369,7 +369,7 @@ void triage_machine_machine::exit(int state) {
   }
 }
 
-bool triage_machine_machine::dispatch(const ::jr2rt::Event& event) {
+bool triage_machine_machine::dispatch([[maybe_unused]] const ::jr2rt::Event& event) {
   if (isDone()) return false;
   switch (leaf_) {
     case 1: {  // investigate

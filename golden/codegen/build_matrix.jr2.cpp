@@ -271,7 +271,7 @@ void build_package_machine::exit(int state) {
   }
 }
 
-bool build_package_machine::dispatch(const ::jr2rt::Event& event) {
+bool build_package_machine::dispatch([[maybe_unused]] const ::jr2rt::Event& event) {
   if (isDone()) return false;
   switch (leaf_) {
     case 2: {  // work.build

@@ -226,7 +226,7 @@ void review_machine::exit(int state) {
   }
 }
 
-bool review_machine::dispatch(const ::jr2rt::Event& event) {
+bool review_machine::dispatch([[maybe_unused]] const ::jr2rt::Event& event) {
   if (isDone()) return false;
   switch (leaf_) {
     case 1: {  // review
