@@ -6,7 +6,9 @@
 #include <fmt/format.h>
 #include <llvm/Support/Casting.h>
 
+#include <cstdint>
 #include <functional>
+#include <optional>
 #include <set>
 
 namespace jr2::walk {
@@ -14,13 +16,51 @@ namespace {
 
 using ir::StateId;
 
-// A constant integer (`3`, `-1`), if the expression is one.
+// A constant integer, if the expression is one: an `int` literal, or unary minus and
+// `+ - * / %` over constants (parentheses leave no node, so `(0)` folds too). An expression that
+// reads a name (`input`, …) is not a constant. Division and remainder truncate, as the runtime's
+// `Div` and `Mod` do. An overflow or a division by zero makes the expression not a constant: the
+// run reports it as a defect when it evaluates the expression, and no check here claims a value.
 std::optional<int64_t> ConstantInt(const ast::Expr* e) {
   if (const auto* i = llvm::dyn_cast_or_null<ast::IntLit>(e)) return i->value;
   if (const auto* u = llvm::dyn_cast_or_null<ast::UnaryExpr>(e); u && u->op == ast::UnaryOp::kNeg) {
-    if (auto v = ConstantInt(u->operand.get())) return -*v;
+    auto v = ConstantInt(u->operand.get());
+    int64_t r = 0;
+    if (v && !__builtin_sub_overflow(int64_t{0}, *v, &r)) return r;
+    return std::nullopt;
   }
-  return std::nullopt;
+  const auto* b = llvm::dyn_cast_or_null<ast::BinaryExpr>(e);
+  if (!b) return std::nullopt;
+  using Op = ast::BinaryOp;
+  if (b->op != Op::kAdd && b->op != Op::kSub && b->op != Op::kMul && b->op != Op::kDiv &&
+      b->op != Op::kMod) {
+    return std::nullopt;
+  }
+  const auto l = ConstantInt(b->lhs.get());
+  if (!l) return std::nullopt;
+  const auto r = ConstantInt(b->rhs.get());
+  if (!r) return std::nullopt;
+  int64_t out = 0;
+  switch (b->op) {
+    case Op::kAdd:
+      if (__builtin_add_overflow(*l, *r, &out)) return std::nullopt;
+      return out;
+    case Op::kSub:
+      if (__builtin_sub_overflow(*l, *r, &out)) return std::nullopt;
+      return out;
+    case Op::kMul:
+      if (__builtin_mul_overflow(*l, *r, &out)) return std::nullopt;
+      return out;
+    case Op::kDiv:
+      if (*r == 0 || (*r == -1 && *l == INT64_MIN)) return std::nullopt;
+      return *l / *r;
+    case Op::kMod:
+      if (*r == 0) return std::nullopt;
+      if (*r == -1) return 0;
+      return *l % *r;
+    default:
+      return std::nullopt;
+  }
 }
 
 class Walker {
