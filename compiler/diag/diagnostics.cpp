@@ -17,6 +17,14 @@ const KindInfo kInfos[] = {
 
 }  // namespace
 
+bool Subject::isPhrase() const {
+  if (text.find('`') != std::string::npos || text == "it") return true;
+  for (const char* article : {"the ", "a ", "an "}) {
+    if (text.rfind(article, 0) == 0) return true;
+  }
+  return false;
+}
+
 const KindInfo& Info(Kind kind) { return kInfos[static_cast<size_t>(kind)]; }
 
 std::vector<Kind> AllKinds() {

@@ -39,6 +39,19 @@ std::vector<Kind> AllKinds();
 // Every distinct code, sorted (`E0001`, `E0100`, …).
 std::vector<std::string> AllCodes();
 
+// An argument that names what a message is about: a bare name (`Ticket`, `ticket.meta`) is put in
+// backticks, while a phrase that already says what it is (`the record`, `an Agent's invoke`,
+// extern `page_team`, a `dispatch` worker) is printed as written, so that no name is quoted twice.
+struct Subject {
+  Subject(std::string t) : text(std::move(t)) {}  // NOLINT(google-explicit-constructor)
+  Subject(const char* t) : text(t) {}             // NOLINT(google-explicit-constructor)
+  std::string text;
+  // True when `text` is a phrase rather than a name: it holds a backtick, or it starts with an
+  // article or is `it`.
+  bool isPhrase() const;
+  std::string str() const { return isPhrase() ? text : "`" + text + "`"; }
+};
+
 // A typed handle on one kind: `Emit(diag::UnknownName, range, a, b, c)` only compiles with the
 // argument types the registry lists.
 template <typename... Args>
@@ -126,3 +139,12 @@ class Diagnostics {
 std::string_view Explanation(std::string_view code);
 
 }  // namespace jr2
+
+template <>
+struct fmt::formatter<jr2::diag::Subject> : fmt::formatter<std::string_view> {
+  template <typename FormatContext>
+  auto format(const jr2::diag::Subject& s, FormatContext& ctx) const {
+    const std::string text = s.str();
+    return fmt::formatter<std::string_view>::format(text, ctx);
+  }
+};

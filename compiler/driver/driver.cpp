@@ -24,8 +24,8 @@ constexpr const char* kUsage = R"(usage: jr2c <command> [options] [files]
 commands:
   check FILE…            check .jr2 files and print diagnostics
   compile FILE… -o DIR [--depfile F]
-                         check, then write DIR/FILE.h and DIR/FILE.cpp for each file
-                         (nothing is written when there is an error)
+                         check, then write DIR/NAME.jr2.h and DIR/NAME.jr2.cpp for
+                         each NAME.jr2 (nothing is written when there is an error)
   workflows FILE…        list the workflows the files declare, one a line
   graph FILE [--machine M] [--format dot|mermaid]
                          draw a machine's statechart (DOT by default; --machine picks one

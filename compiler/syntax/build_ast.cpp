@@ -76,13 +76,25 @@ class Builder {
   }
 
   // A declared name. A reserved word here is the common mistake `state final` / `event done`.
-  ast::Name declName(P::DeclNameContext* c, const char* what) {
+  // `finalState`: the name is a final state's, where `error` means "the machine fails".
+  ast::Name declName(P::DeclNameContext* c, const char* what, bool finalState = false) {
     if (c == nullptr) return {};
     ast::Name name{c->getText(), range(c)};
     if (c->keyword() != nullptr) {
       std::string hint;
-      if (name.text == "done" || name.text == "error") {
-        hint = fmt::format(" (`on {}` is how a state hears its invoked child finish)", name.text);
+      if (finalState && name.text == "error") {
+        // The user wants the machine to fail: that is `fail(…)`, not a state named `error`.
+        diags_
+            .emit(diag::SyntaxKeywordAsName, name.range, name.text, what,
+                  ", such as `failed`; to make the machine fail with a reason, write "
+                  "`fail(\"reason\")` in an `entry { … }` action of a state that is not final")
+            .fix(name.range, "failed");
+        return name;
+      }
+      if (name.text == "done") {
+        hint = " (`on done` is how a state hears its invoked child finish)";
+      } else if (name.text == "error") {
+        hint = " (`on error` is how a state hears its invoked child fail)";
       }
       diags_.emit(diag::SyntaxKeywordAsName, name.range, name.text, what,
                   hint.empty() ? fmt::format(", such as `{}_`", name.text) : hint);
@@ -665,7 +677,9 @@ class Builder {
   std::unique_ptr<ast::State> state(P::StateDeclContext* c) {
     auto s = std::make_unique<ast::State>();
     s->range = range(c);
-    s->name = declName(c->declName(), "a state");
+    bool finalState = false;
+    for (auto* m : c->stateModifier()) finalState = finalState || m->FINAL() != nullptr;
+    s->name = declName(c->declName(), "a state", finalState);
     // Modifiers: `[initial] [parallel | final] state`, each at most once.
     int order = 0;
     for (auto* m : c->stateModifier()) {
