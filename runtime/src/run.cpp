@@ -558,7 +558,6 @@ class PoolActor final : public Actor {
       args_ = std::make_shared<const Json>(spec_.source.args ? spec_.source.args(input_)
                                                              : Json::object());
     }
-    const NextQuery q(active_, settled_, failed_, shared_);
     const std::shared_ptr<const Json> args = args_;
     const std::string& fn = spec_.source.function;
     Run& run = run_;
@@ -572,7 +571,7 @@ class PoolActor final : public Actor {
       });
     };
     if (const NextCall* scripted = run.scripted(fn)) {
-      (*scripted)(q, answer);
+      (*scripted)(query(), answer);
     } else if (fn == "std.backlog" || fn == "std.queue") {
       // One standard Source per Pool, kept across calls so that a call costs what changed.
       if (!stdNext_) {
@@ -583,20 +582,19 @@ class PoolActor final : public Actor {
       }
       // The query is made when the call runs, not when it is queued: a query held in the queue
       // would make every settle before it copy the settled list (copy on write).
-      later([self, args, answer] {
-        const NextQuery now(self->active_, self->settled_, self->failed_, self->shared_);
-        answer(self->stdNext_->next(*args, now));
-      });
-    } else if (const NextFunction* next = run.registry().next(fn)) {
-      const NextFunction* call = next;
+      later([self, args, answer] { answer(self->stdNext_->next(*args, self->query())); });
+    } else if (const NextFunction* call = run.registry().next(fn)) {
       run.offload(
-          [call, args, q] { return (*call)(*args, q); }, answer,
+          [call, args, q = query()] { return (*call)(*args, q); }, answer,
           [](const Failure& f) { throw Defect(std::string("`next` failed: ") + f.reason()); });
     } else {
       throw Defect("source `" + spec_.source.name + "` calls `" + fn +
                    "`, which this runner does not have");
     }
   }
+
+  // What `next` is given (§2.1): the lists and the input, shared with the Pool, never copied.
+  NextQuery query() const { return NextQuery(active_, settled_, failed_, shared_); }
 
   void onAnswer(const Json& answer) {
     inFlight_ = false;

@@ -402,6 +402,7 @@ class Runner {
 
   void report(const Run& run, bool json) {
     const std::string& id = run.id();
+    const Json sofar = run.sofar();  // what a waiting Pool has done; null otherwise
     if (json) {
       Json gates = Json::array();
       for (const auto& g : run.gates()) gates.push_back(GateJson(g));
@@ -411,7 +412,6 @@ class Runner {
                   {"output", run.output()},
                   {"reason", run.reason()},
                   {"gates", gates}};
-      const Json sofar = run.sofar();
       if (!sofar.is_null()) doc["sofar"] = sofar;
       PrintJson(doc);
     }
@@ -438,7 +438,6 @@ class Runner {
                       << e.name << ExamplePayload(e) << "\n";
           }
         }
-        const Json sofar = run.sofar();
         if (!sofar.is_null()) std::cerr << "  so far: " << SofarText(sofar) << "\n";
         const auto underWay = run.nextUnattendedTimer();
         if (const auto due = underWay ? underWay : run.nextTimer()) {
@@ -700,20 +699,15 @@ class Runner {
       std::unique_ptr<Run> run;
       try {
         run = restore(*store, id, clock);
-      } catch (const StoreError& e) {
-        if (a.positional.size() == 1) throw;
-        ++broken;
-        std::cerr << workflow_ << ": " << e.what() << "\n";
-        continue;
-      } catch (const Drifted& e) {
-        if (a.positional.size() == 1) throw;
-        ++broken;
-        std::cerr << workflow_ << ": " << e.what() << "\n";
-        continue;
       } catch (const std::exception& e) {
+        // One run that cannot be read (damaged, drifted, or anything else) is named, and the
+        // others are still listed; `gates RUN` for that run alone is its error.
         if (a.positional.size() == 1) throw;
         ++broken;
-        std::cerr << workflow_ << ": run " << id << " cannot be read: " << Printable(ErrorText(e))
+        const bool named = dynamic_cast<const StoreError*>(&e) != nullptr ||
+                           dynamic_cast<const Drifted*>(&e) != nullptr;
+        std::cerr << workflow_ << ": "
+                  << Printable(named ? e.what() : "run " + id + " cannot be read: " + ErrorText(e))
                   << "\n";
         continue;
       }
