@@ -66,6 +66,7 @@ expect "cancel a waiting run" 0 'was cancelled' -- "$tickets" cancel "$second"
 export JR2_STORE=$tmp/killed.db
 "$tickets" run > /dev/null 2>&1
 killed=$("$tickets" runs | head -n 1 | cut -d' ' -f1)
+kills=0
 step_until() {  # step_until GATE EVENT PAYLOAD: sends killed at growing delays, then one in full
   # A send takes a few milliseconds here but far longer on a slow disk (each commit is an
   # fsync), so the delay grows with each try; whatever the kills left behind, the last send,
@@ -73,6 +74,7 @@ step_until() {  # step_until GATE EVENT PAYLOAD: sends killed at growing delays,
   local gate=$1 event=$2 payload=$3 tries=0 pid
   while [ "$tries" -lt 8 ] && "$tickets" gates "$killed" | grep -q " $gate "; do
     tries=$((tries + 1))
+    kills=$((kills + 1))
     "$tickets" send "$killed" "$gate" "$event" ${payload:+"$payload"} > /dev/null 2>&1 &
     pid=$!
     sleep "$(printf '0.%03d' $((RANDOM % (tries * 4))))"
@@ -96,6 +98,7 @@ step_until T-1.review approve ""
 step_until T-2.review reject '{"reason":"Not now."}'
 step_until T-3.review approve ""
 out=$("$tickets" status "$killed" --json 2>/dev/null)
+echo "SIGKILL: $kills sends killed at random instants; outcomes stored: $(grep -c '"outcome"' <<<"$out") of 3; started twice: $("$tickets" log "$killed" 2>/dev/null | grep -c 'T-3 started' | awk '{print ($1 > 1) ? $1 - 1 : 0}')"
 if grep -q '"status": "deadlocked"' <<<"$out" && [ "$(grep -c '"outcome"' <<<"$out")" -eq 3 ]; then
   passed=$((passed + 1))
 else
