@@ -7,13 +7,41 @@
 #   - <target>: a static library of the generated code and the HOST sources (your `extern`
 #     functions), linked to the jr2 runtime;
 #   - one runner executable per `workflow` the sources declare, named after the workflow.
-# List every `.jr2` file the sources import in SOURCES too: each file's code is generated once.
+# The files the sources import (and what those import) are found at configure time and compiled
+# too, once each, whether or not SOURCES lists them: their generated headers are what the
+# importers' code includes.
 # FLAGS go to `jr2c compile` (for example --Werror). IMPORT_DIRS are added to the dependencies
 # scanned at configure time. NO_RUNNERS makes the library only (for a second use of the same
 # sources, whose runners would clash).
 #
 # Needs: JR2C_EXECUTABLE (the jr2c to run) and the target jr2c::runtime; the package config and
 # the source tree both set them.
+
+# The absolute paths of `files` and of every file they import, transitively, in first-seen order.
+# An import is `import "PATH"` at the start of a line, PATH relative to the importing file (as
+# jr2c resolves it). A file that does not exist is left for jr2c to report (E0102).
+function(_jr2_with_imports out_var)
+  set(result)
+  set(queue ${ARGN})
+  while(queue)
+    list(POP_FRONT queue file)
+    if(file IN_LIST result)
+      continue()
+    endif()
+    list(APPEND result ${file})
+    if(NOT EXISTS ${file})
+      continue()
+    endif()
+    get_filename_component(dir ${file} DIRECTORY)
+    file(STRINGS ${file} lines REGEX "^[ \t]*import[ \t]+\"[^\"]+\"")
+    foreach(line IN LISTS lines)
+      string(REGEX REPLACE "^[ \t]*import[ \t]+\"([^\"]+)\".*" "\\1" imported "${line}")
+      get_filename_component(imported ${imported} ABSOLUTE BASE_DIR ${dir})
+      list(APPEND queue ${imported})
+    endforeach()
+  endwhile()
+  set(${out_var} ${result} PARENT_SCOPE)
+endfunction()
 
 function(jr2_add_workflow target)
   cmake_parse_arguments(ARG "NO_RUNNERS" "" "SOURCES;HOST;IMPORT_DIRS;FLAGS" ${ARGN})
@@ -23,6 +51,22 @@ function(jr2_add_workflow target)
   if(NOT JR2C_EXECUTABLE)
     message(FATAL_ERROR "jr2_add_workflow(${target}): JR2C_EXECUTABLE is not set; use find_package(jr2c)")
   endif()
+  set(listed)
+  foreach(src IN LISTS ARG_SOURCES)
+    get_filename_component(abs ${src} ABSOLUTE)
+    list(APPEND listed ${abs})
+  endforeach()
+  _jr2_with_imports(all_sources ${listed})
+  # Generated files are named after the source's file name: two of one name would overwrite.
+  set(seen_names)
+  foreach(abs IN LISTS all_sources)
+    get_filename_component(name ${abs} NAME)
+    if(name IN_LIST seen_names)
+      message(FATAL_ERROR "jr2_add_workflow(${target}): two sources are named `${name}` (${abs} and another); their generated ${name}.h would clash: rename one")
+    endif()
+    list(APPEND seen_names ${name})
+  endforeach()
+  set(ARG_SOURCES ${all_sources})
   set(out_dir ${CMAKE_CURRENT_BINARY_DIR}/jr2gen/${target})
   file(MAKE_DIRECTORY ${out_dir})
   set(generated)
@@ -67,6 +111,8 @@ function(jr2_add_workflow target)
 
   if(ARG_NO_RUNNERS)
     set(workflows)
+  elseif(NOT workflows)
+    message(WARNING "jr2_add_workflow(${target}): no source declares a `workflow`, so only the library `${target}` is built and no runner; add `workflow NAME = MACHINE` to run one, or pass NO_RUNNERS to say a library is what you want")
   endif()
   foreach(entry IN LISTS workflows)
     string(REPLACE "|" ";" parts "${entry}")

@@ -1,6 +1,7 @@
 #include "compiler/driver/driver.h"
 
 #include <fmt/format.h>
+#include <llvm/Support/Casting.h>
 #include <pthread.h>
 
 #include <algorithm>
@@ -209,15 +210,36 @@ int Graph(const Options& opts, std::ostream& out, std::ostream& err) {
     for (const ir::Machine& m : charts.machines) {
       if (m.decl->range.file == root) mine.push_back(&m);
     }
+    // A Pool is a machine to the language, with no states of its own: drawn as its Source, the
+    // Pool and its worker, when named with --machine.
+    std::vector<const ast::PoolDecl*> pools;
+    for (const auto& d : program.roots.front()->ast->decls) {
+      if (const auto* p = llvm::dyn_cast<ast::PoolDecl>(d.get())) pools.push_back(p);
+    }
     std::string names;
     for (const ir::Machine* m : mine) names += (names.empty() ? "" : ", ") + m->decl->name.text;
-    if (mine.empty()) {
+    for (const ast::PoolDecl* p : pools) {
+      names += (names.empty() ? "pool " : ", pool ") + p->name.text;
+    }
+    if (!opts.machine.empty()) {
+      for (const ast::PoolDecl* p : pools) {
+        if (p->name.text != opts.machine) continue;
+        out << graph::RenderPool(*p, opts.graphFormat);
+        return kExitClean;
+      }
+    }
+    if (mine.empty() && opts.machine.empty() && pools.size() == 1) {
+      out << graph::RenderPool(*pools.front(), opts.graphFormat);
+      return kExitClean;
+    }
+    if (mine.empty() && pools.empty()) {
       err << "jr2c: error: `" << opts.files.front() << "` declares no machine to draw\n";
       return kExitErrors;
     }
     const ir::Machine* chosen = nullptr;
     if (opts.machine.empty()) {
-      if (mine.size() > 1) {
+      // One machine is drawn without --machine (its Pool, if any, is asked for by name).
+      if (mine.size() != 1) {
         err << "jr2c: error: `" << opts.files.front() << "` has several machines; choose one with "
             << "`--machine NAME`: " << names << "\n";
         return kExitUsage;

@@ -761,6 +761,115 @@ class MermaidWriter {
 
 }  // namespace
 
+namespace {
+
+std::string ExprText(const ast::Expr* e) {
+  if (e == nullptr) return {};
+  ExprPrinter p;
+  p.print(e, 0, 0);
+  return p.take();
+}
+
+// The lines of each box of a Pool's picture, shared by both formats.
+struct PoolPicture {
+  std::string name;
+  std::vector<std::string> source;  // empty: no `source:`
+  std::vector<std::string> pool;
+  std::vector<std::string> worker;
+  std::string wake;  // the event the `source` Gate takes, or ""
+};
+
+PoolPicture DescribePool(const ast::PoolDecl& p) {
+  PoolPicture pic;
+  pic.name = p.name.text;
+  if (p.source) {
+    pic.source.push_back("source " + ExprText(p.source.get()));
+    if (const auto* s = llvm::dyn_cast_or_null<ast::SourceDecl>(p.sourceRef.resolved)) {
+      const char* form = s->form == ast::SourceDecl::Form::kNext   ? "next"
+                         : s->form == ast::SourceDecl::Form::kRead ? "read"
+                         : s->form == ast::SourceDecl::Form::kPush ? "push"
+                                                                   : "";
+      if (s->call) {
+        std::string call = s->call->function.str() + "(";
+        for (size_t i = 0; i < s->call->args.size(); ++i) {
+          if (i > 0) call += ", ";
+          call += ExprText(s->call->args[i].value.get());
+        }
+        pic.source.push_back(fmt::format("{}: {})", form, call));
+      } else if (*form != '\0') {
+        pic.source.push_back(form);
+      }
+      if (s->wake) pic.wake = s->wake->str();
+    }
+  }
+  pic.pool.push_back("pool " + p.name.text);
+  pic.pool.push_back("cap " + (p.cap ? ExprText(p.cap.get()) : std::string("(default)")));
+  if (p.itemId) pic.pool.push_back("item_id " + ExprText(p.itemId.get()));
+  if (p.failures == ast::PoolDecl::Failures::kReport) pic.pool.push_back("failures: report");
+  if (const auto* b = llvm::dyn_cast_or_null<ast::BoolLit>(p.standing.get()); b && b->value) {
+    pic.pool.push_back("standing");
+  }
+  pic.worker.push_back((p.worker.dispatch ? "dispatch " : "worker ") + p.worker.target.str());
+  pic.worker.push_back(p.worker.dispatch ? "one run per item" : "one machine per item");
+  return pic;
+}
+
+}  // namespace
+
+std::string RenderPool(const ast::PoolDecl& pool, Format format) {
+  const PoolPicture pic = DescribePool(pool);
+  std::string out;
+  if (format == Format::kDot) {
+    out += fmt::format("// The Pool `{}`, drawn by `jr2c graph`.\n", DotEscape(pic.name));
+    out += fmt::format("digraph {} {{\n", DotQuote(pic.name));
+    out += fmt::format(
+        "  graph [fontname=\"Helvetica\", fontsize=13, label={}, labelloc=t, rankdir=LR];\n",
+        DotQuote("pool " + pic.name));
+    out +=
+        "  node [fontname=\"Helvetica\", fontsize=11, shape=box, style=rounded, "
+        "margin=\"0.12,0.06\"];\n";
+    out += "  edge [fontname=\"Helvetica\", fontsize=9, arrowsize=0.7];\n";
+    if (!pic.source.empty()) {
+      out += fmt::format("  \"source\" [label={}, shape=cylinder, style=solid];\n",
+                         DotLabel(pic.source));
+    }
+    out += fmt::format("  \"pool\" [label={}, style=\"rounded,bold\"];\n", DotLabel(pic.pool));
+    out += fmt::format("  \"worker\" [label={}, peripheries=2];\n", DotLabel(pic.worker));
+    if (!pic.wake.empty()) {
+      out += fmt::format(
+          "  \"gate\" [label={}, style=\"rounded,filled\", fillcolor=\"{}\", color=\"{}\"];\n",
+          DotLabel({"Gate source", "takes " + pic.wake}), kGateFill, kGateLine);
+      out += "  \"gate\" -> \"source\" [label=\"wake\"];\n";
+    }
+    if (!pic.source.empty()) out += "  \"source\" -> \"pool\" [label=\"items\"];\n";
+    out += "  \"pool\" -> \"worker\" [label=\"claim (under cap)\"];\n";
+    out += "  \"worker\" -> \"pool\" [label=\"settled / failed\", style=dashed];\n";
+    out += "}\n";
+    return out;
+  }
+  auto label = [](const std::vector<std::string>& lines) {
+    std::string l;
+    for (size_t i = 0; i < lines.size(); ++i) {
+      if (i > 0) l += "<br/>";
+      l += MermaidEscape(lines[i], Where::kState);
+    }
+    return l;
+  };
+  out += "%% The Pool `" + MermaidEscape(pic.name, Where::kState) + "`, drawn by `jr2c graph`.\n";
+  out += "flowchart LR\n";
+  if (!pic.source.empty()) out += "  source[(\"" + label(pic.source) + "\")]\n";
+  out += "  pool(\"" + label(pic.pool) + "\")\n";
+  out += "  worker[[\"" + label(pic.worker) + "\"]]\n";
+  if (!pic.wake.empty()) {
+    out += "  gate{{\"" + label({"Gate source", "takes " + pic.wake}) + "\"}}\n";
+    out += "  gate -- wake --> source\n";
+  }
+  if (!pic.source.empty()) out += "  source -- items --> pool\n";
+  out += "  pool -- claim (under cap) --> worker\n";
+  out += "  worker -. settled / failed .-> pool\n";
+  return out;
+}
+
 std::string Render(const ir::Machine& machine, Format format) {
   const Model model(machine);
   switch (format) {

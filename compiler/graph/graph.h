@@ -17,4 +17,10 @@ enum class Format { kDot, kMermaid };
 // machine gives byte-identical output.
 std::string Render(const ir::Machine& machine, Format format);
 
+// Renders a Pool, which has no states of its own: its Source (with the call that gives items,
+// and the event that wakes it), the Pool (with `cap`, `item_id`, `failures` and whether it
+// stands) and its worker, each item a worker; the `source` Gate when the Source wakes on an
+// event. Deterministic, like Render.
+std::string RenderPool(const ast::PoolDecl& pool, Format format);
+
 }  // namespace jr2::graph

@@ -689,6 +689,7 @@ class Checker {
       return;
     }
     std::set<std::string> given;
+    std::set<std::string> guessed;  // misspelled as an unknown argument: not "missing" as well
     size_t position = 0;
     for (const auto& a : args) {
       const ast::Param* p = nullptr;
@@ -698,11 +699,20 @@ class Checker {
         }
         if (p == nullptr) {
           std::vector<std::string> names;
-          for (const auto& q : *params) names.push_back(q.name.text);
+          for (const auto& q : *params) {
+            const bool named = std::any_of(args.begin(), args.end(), [&](const ast::Arg& o) {
+              return o.name && o.name->text == q.name.text;
+            });
+            if (!named) names.push_back(q.name.text);
+          }
           const std::string guess = ClosestName(a.name->text, names);
-          diags_.emit(diag::UnknownField, a.name->range, callee, a.name->text,
-                      guess.empty() ? "; it is not one of its parameters"
-                                    : fmt::format("; did you mean `{}`?", guess));
+          auto b = diags_.emit(diag::UnknownParam, a.name->range, callee, a.name->text,
+                               guess.empty() ? "; it is not one of its parameters"
+                                             : fmt::format("; did you mean `{}`?", guess));
+          if (!guess.empty()) {
+            b.fix(a.name->range, guess);
+            guessed.insert(guess);
+          }
           check(a.value.get(), env);
           continue;
         }
@@ -721,7 +731,9 @@ class Checker {
             {typeOf(p->type.get()), fmt::format("the parameter `{}` of {}", p->name.text, callee)});
     }
     for (const auto& p : *params) {
-      if (given.count(p.name.text) != 0 || p.defaultValue) continue;
+      if (given.count(p.name.text) != 0 || guessed.count(p.name.text) != 0 || p.defaultValue) {
+        continue;
+      }
       TypePtr pt = typeOf(p.type.get());
       if (pt->kind == K::kOptional || pt->kind == K::kJson) continue;
       diags_
@@ -836,6 +848,7 @@ class Checker {
   void body(const ast::StateBody& b, const MachineCtx& ctx, const ast::State* state,
             std::vector<const ast::Invoke*>& above) {
     for (const auto& inv : b.invokes) invoke(inv, ctx.env);
+    unnamedChildren(b, state);
     for (const auto& block : b.entry) actions(block, ctx.env);
     for (const auto& block : b.exit) actions(block, ctx.env);
     for (const auto& t : b.transitions) transition(t, b, ctx, state);
@@ -843,6 +856,35 @@ class Checker {
     for (const auto& inv : b.invokes) above.push_back(&inv);
     for (const auto& s : b.states) body(s->body, ctx, s.get(), above);
     above.resize(mark);
+  }
+
+  // Whether an invoke starts a child that completes (a machine, a Pool, a host function, a std
+  // effect): those are kept under their `as` name. A Gate is named by its Gate name and an Agent
+  // by its slot; an unresolved target was reported already.
+  static bool IsChild(const ast::Invoke& inv) {
+    if (inv.kind == ast::Invoke::Kind::kGate) return false;
+    const ast::Decl* d = inv.target.resolved;
+    return d != nullptr && d->kind != ast::Decl::Kind::kAgent;
+  }
+
+  // E0308: the second child of one state without `as` (LANGUAGE.md: "a state with several
+  // invokes names them with `as`"). One unnamed child is fine; its plain `on done` is clear.
+  void unnamedChildren(const ast::StateBody& b, const ast::State* state) {
+    const ast::Invoke* first = nullptr;
+    for (const auto& inv : b.invokes) {
+      if (!IsChild(inv) || inv.as) continue;
+      if (first == nullptr) {
+        first = &inv;
+        continue;
+      }
+      diags_
+          .emit(diag::InvokeUnnamedTwice, inv.target.range,
+                state ? fmt::format("state `{}`", state->name.text) : "the machine root",
+                Named(first->target.resolved),
+                fmt::format("{}{}(…)", inv.kind == ast::Invoke::Kind::kExtern ? "extern " : "",
+                            inv.target.str()))
+          .note(first->target.range, "the first unnamed child is invoked here");
+    }
   }
 
   void invoke(const ast::Invoke& inv, const Env& env) {
@@ -956,6 +998,11 @@ class Checker {
       return nullptr;
     }
     if (owner.invokes.size() > 1) {
+      // Two unnamed children are E0308's one report; a plain `on done` there only echoes it.
+      if (std::count_if(owner.invokes.begin(), owner.invokes.end(),
+                        [](const ast::Invoke& i) { return IsChild(i) && !i.as; }) > 1) {
+        return nullptr;
+      }
       diags_.emit(diag::DoneAmbiguous, t.triggerRange, where, std::to_string(owner.invokes.size()),
                   word);
       return nullptr;

@@ -915,7 +915,17 @@ class Builder {
     if (!d) return nullptr;
     d->params = params(c->paramList());
     d->itemType = typeRef(c->typeRef());
-    if (c->sourceBody() == nullptr) return d;
+    const size_t errorsBefore = diags_.errorCount();
+    // A source with none of `next`, `read` and `push`, said once: not when a misspelled key
+    // (`nxt:`) was reported already, since that is the same mistake.
+    auto formless = [&]() {
+      if (d->form == ast::SourceDecl::Form::kNone && diags_.errorCount() == errorsBefore &&
+          !treeHasErrors_) {
+        diags_.emit(diag::SyntaxNoSourceForm, d->name.range, d->name.text);
+      }
+      return std::move(d);
+    };
+    if (c->sourceBody() == nullptr) return formless();
     const std::string owner = "source `" + d->name.text + "`";
     static constexpr std::initializer_list<const char*> kKeys = {
         "next", "read", "push", "wake", "poll_every", "items", "hold", "hook"};
@@ -1023,7 +1033,7 @@ class Builder {
         d->hold = std::move(v);
       }
     }
-    return d;
+    return formless();
   }
 
   // `a` or `a.b` written as an expression, read back as a name; nullopt (the caller reports it)
@@ -1092,6 +1102,7 @@ class Builder {
   std::unique_ptr<ast::Decl> poolDecl(P::PoolDeclContext* c) {
     auto d = start<ast::PoolDecl>(c, c->declName(), "a pool");
     if (!d) return nullptr;
+    const size_t errorsBefore = diags_.errorCount();
     d->hasParams = c->paramList() != nullptr;
     d->params = params(c->paramList());
     const std::string owner = "pool `" + d->name.text + "`";
@@ -1109,7 +1120,15 @@ class Builder {
         }
       }
     }
-    if (c->poolBody() == nullptr) return d;
+    // A pool with no `source:`, said once: not when a misspelled key or a body read as the
+    // `dispatch` block (SyntaxPoolBodyAsDispatch) was reported already.
+    auto sourceless = [&]() {
+      if (!d->source && diags_.errorCount() == errorsBefore && !treeHasErrors_) {
+        diags_.emit(diag::SyntaxPoolNoSource, d->name.range, d->name.text);
+      }
+      return std::move(d);
+    };
+    if (c->poolBody() == nullptr) return sourceless();
     static constexpr std::initializer_list<const char*> kKeys = {
         "source", "item_id", "cap", "item_input", "failures", "standing"};
     for (auto* e : c->poolBody()->poolEntry()) {
@@ -1151,7 +1170,7 @@ class Builder {
       else
         d->standing = std::move(v);
     }
-    return d;
+    return sourceless();
   }
 
   std::unique_ptr<ast::Decl> workflowDecl(P::WorkflowDeclContext* c) {

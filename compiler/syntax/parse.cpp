@@ -308,8 +308,10 @@ std::vector<std::unique_ptr<antlr4::Token>> FilterTokens(
     bool* swallowed) {
   std::vector<std::unique_ptr<antlr4::Token>> out;
   out.reserve(tokens.size());
+  size_t hashLine = 0;  // the line of a `#` "comment": the rest of it is dropped, said once
   for (auto& token : tokens) {
     auto* t = dynamic_cast<antlr4::CommonToken*>(token.get());
+    if (hashLine != 0 && t->getLine() == hashLine) continue;
     const SourceRange range = RangeOf(file, t);
     const std::string text = t->getText();
     switch (t->getType()) {
@@ -349,7 +351,10 @@ std::vector<std::unique_ptr<antlr4::Token>> FilterTokens(
       case Jr2Lexer::BAD_CHAR: {
         std::string hint;
         if (text == "#") {
+          // Read the rest of the line as the comment the author meant, so its words are not
+          // reported one by one.
           hint = "; comments start with `//`";
+          hashLine = t->getLine();
         } else if (text == "'") {
           hint = "; strings are written in double quotes";
         } else if (text == "&" || text == "|") {
@@ -360,7 +365,8 @@ std::vector<std::unique_ptr<antlr4::Token>> FilterTokens(
         } else {
           hint = "; remove it (names are ASCII letters, digits and `_`)";
         }
-        diags.emit(diag::SyntaxBadChar, range, text, hint);
+        auto d = diags.emit(diag::SyntaxBadChar, range, text, hint);
+        if (text == "#") d.fix(range, "//");
         continue;
       }
       default:
@@ -369,6 +375,162 @@ std::vector<std::unique_ptr<antlr4::Token>> FilterTokens(
     out.push_back(std::move(token));
   }
   return out;
+}
+
+// Two mistakes that would otherwise be reported again at every later token, rewritten in the
+// token stream so that each is one report (the builder or this pass gives it):
+//  - a reserved word that names a parameter or a `var` (`machine handle(entry: Item)`): the
+//    declaration is reported by the builder (SyntaxKeywordAsName); each later use of the word in
+//    an expression of the same declaration (`entry.id`, `title: entry`) is read as the name.
+//  - a Pool of runs that forgot `dispatch` (`pool p of w { input: …, wait: true } { … }`):
+//    reported here, once, with the fix, and read as `of dispatch w { … }`.
+void RecoverTokens(std::vector<std::unique_ptr<antlr4::Token>>& tokens, const SourceFile& file,
+                   Diagnostics& diags) {
+  std::vector<antlr4::CommonToken*> code;  // the default channel, in order
+  for (auto& t : tokens) {
+    if (t->getChannel() == antlr4::Token::DEFAULT_CHANNEL) {
+      code.push_back(dynamic_cast<antlr4::CommonToken*>(t.get()));
+    }
+  }
+  auto type = [&](size_t i) -> size_t {
+    return i < code.size() ? code[i]->getType() : antlr4::Token::EOF;
+  };
+  // A keyword that can stand in an expression (`done`, `event`, `true` …) is left alone: the
+  // parse reads it as what it is.
+  auto expressionWord = [](size_t t) {
+    return t == Jr2Lexer::DONE || t == Jr2Lexer::ERROR_KW || t == Jr2Lexer::EVENT ||
+           t == Jr2Lexer::TRUE_KW || t == Jr2Lexer::FALSE_KW || t == Jr2Lexer::NULL_KW;
+  };
+  auto before = [](size_t t) {  // a token after which an expression starts
+    switch (t) {
+      case Jr2Lexer::COLON:
+      case Jr2Lexer::ASSIGN:
+      case Jr2Lexer::LPAREN:
+      case Jr2Lexer::COMMA:
+      case Jr2Lexer::LBRACK:
+      case Jr2Lexer::EQ:
+      case Jr2Lexer::NEQ:
+      case Jr2Lexer::LE:
+      case Jr2Lexer::GE:
+      case Jr2Lexer::AND:
+      case Jr2Lexer::OR:
+      case Jr2Lexer::COALESCE:
+      case Jr2Lexer::LT:
+      case Jr2Lexer::GT:
+      case Jr2Lexer::PLUS:
+      case Jr2Lexer::MINUS:
+      case Jr2Lexer::STAR:
+      case Jr2Lexer::SLASH:
+      case Jr2Lexer::PERCENT:
+      case Jr2Lexer::BANG:
+      case Jr2Lexer::QUESTION:
+      case Jr2Lexer::OUTPUT:
+      case Jr2Lexer::IF:
+        return true;
+      default:
+        return false;
+    }
+  };
+  auto topLevel = [](size_t t) {
+    return t == Jr2Lexer::MACHINE || t == Jr2Lexer::POOL || t == Jr2Lexer::SOURCE ||
+           t == Jr2Lexer::EXTERN || t == Jr2Lexer::TYPE || t == Jr2Lexer::EVENT ||
+           t == Jr2Lexer::AGENT || t == Jr2Lexer::WORKFLOW || t == Jr2Lexer::IMPORT;
+  };
+  std::set<size_t> renamed;  // keywords that name a parameter or `var` of this declaration
+  int braces = 0;
+  int parens = 0;
+  bool paramList = false;  // inside the parameter list of a declaration
+  std::vector<std::pair<size_t, antlr4::CommonToken*>> inserts;  // (index in `code`, token)
+  for (size_t i = 0; i < code.size(); ++i) {
+    const size_t t = type(i);
+    if (braces == 0 && parens == 0 && topLevel(t)) {
+      renamed.clear();
+      // `machine NAME (` / `pool NAME (` …: a parameter list follows.
+      if (t != Jr2Lexer::EVENT && t != Jr2Lexer::TYPE && type(i + 2) == Jr2Lexer::LPAREN) {
+        paramList = true;
+      }
+      // `pool NAME [(…)] of WORKFLOW { input|wait: … } {`: a Pool of runs without `dispatch`.
+      if (t == Jr2Lexer::POOL) {
+        size_t j = i + 2;
+        if (type(j) == Jr2Lexer::LPAREN) {
+          for (int depth = 0; j < code.size(); ++j) {
+            if (type(j) == Jr2Lexer::LPAREN) ++depth;
+            if (type(j) == Jr2Lexer::RPAREN && --depth == 0) break;
+          }
+          ++j;
+        }
+        if (type(j) == Jr2Lexer::OF && type(j + 1) == Jr2Lexer::IDENT) {
+          const size_t name = j + 1;
+          size_t k = name + 1;
+          while (type(k) == Jr2Lexer::DOT) k += 2;
+          const std::string key = k + 1 < code.size() ? code[k + 1]->getText() : "";
+          if (type(k) == Jr2Lexer::LBRACE && (key == "input" || key == "wait") &&
+              type(k + 2) == Jr2Lexer::COLON) {
+            size_t close = k;
+            for (int depth = 0; close < code.size(); ++close) {
+              if (type(close) == Jr2Lexer::LBRACE) ++depth;
+              if (type(close) == Jr2Lexer::RBRACE && --depth == 0) break;
+            }
+            if (type(close + 1) == Jr2Lexer::LBRACE) {
+              std::string target;
+              for (size_t n = name; n < k; ++n) target += code[n]->getText();
+              const SourceRange at = RangeOf(file, code[name]);
+              diags.emit(diag::SyntaxMissingDispatch, at, target)
+                  .fix(SourceRange::point(file.id(), at.begin), "dispatch ");
+              auto* d = new antlr4::CommonToken(Jr2Lexer::DISPATCH, "dispatch");
+              d->setLine(code[name]->getLine());
+              d->setCharPositionInLine(code[name]->getCharPositionInLine());
+              d->setStartIndex(code[name]->getStartIndex());
+              d->setStopIndex(code[name]->getStartIndex() - 1);
+              inserts.emplace_back(name, d);
+            }
+          }
+        }
+      }
+    }
+    switch (t) {
+      case Jr2Lexer::LBRACE:
+        ++braces;
+        break;
+      case Jr2Lexer::RBRACE:
+        braces = std::max(0, braces - 1);
+        break;
+      case Jr2Lexer::LPAREN:
+        ++parens;
+        break;
+      case Jr2Lexer::RPAREN:
+        parens = std::max(0, parens - 1);
+        if (parens == 0) paramList = false;
+        break;
+      default:
+        break;
+    }
+    if (!IsKeyword(t) || expressionWord(t)) continue;
+    const size_t prev = i > 0 ? type(i - 1) : antlr4::Token::INVALID_TYPE;
+    // The declaration: `(KW:` or `, KW:` in a parameter list, or `var KW`.
+    if ((paramList && parens == 1 && (prev == Jr2Lexer::LPAREN || prev == Jr2Lexer::COMMA) &&
+         type(i + 1) == Jr2Lexer::COLON) ||
+        prev == Jr2Lexer::VAR) {
+      renamed.insert(t);
+      continue;
+    }
+    if (renamed.count(t) == 0) continue;
+    const size_t next = type(i + 1);
+    if (before(prev) || next == Jr2Lexer::DOT || next == Jr2Lexer::LBRACK ||
+        (next == Jr2Lexer::ASSIGN && !paramList)) {
+      code[i]->setType(Jr2Lexer::IDENT);
+    }
+  }
+  // Insert the `dispatch` tokens, last first so the earlier positions stay right.
+  for (auto it = inserts.rbegin(); it != inserts.rend(); ++it) {
+    const antlr4::Token* at = code[it->first];
+    auto pos = std::find_if(tokens.begin(), tokens.end(),
+                            [&](const std::unique_ptr<antlr4::Token>& t) { return t.get() == at; });
+    tokens.insert(pos, std::unique_ptr<antlr4::Token>(it->second));
+  }
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    dynamic_cast<antlr4::CommonToken*>(tokens[i].get())->setTokenIndex(static_cast<ssize_t>(i));
+  }
 }
 
 // Reports unclosed brackets (at the opener, with a fix-it at the end of the file) and refuses
@@ -519,6 +681,7 @@ std::unique_ptr<ast::File> Parse(const SourceFile& file, Diagnostics& diags) {
   lexer.removeErrorListeners();
   bool swallowed = false;
   auto tokens = FilterTokens(lexer.getAllTokens(), file, diags, &swallowed);
+  RecoverTokens(tokens, file, diags);
   bool eofReported = swallowed;
   if (!CheckNesting(tokens, file, diags, swallowed, &eofReported)) {
     auto empty = std::make_unique<ast::File>();

@@ -79,11 +79,13 @@ class Walker {
     for (const ir::Machine& m : charts_.machines) {
       eventNames(m);
       agents(m);
+      gates(m);
       audience(m);
       modes(m);
       shadowed(m);
     }
     unhandledEvents();
+    standingWarnings();
   }
 
  private:
@@ -128,6 +130,25 @@ class Walker {
   // ---- Pools and Sources (E04xx) --------------------------------------------------------------
 
   void pool(const ast::PoolDecl& p) {
+    const size_t errorsBefore = diags_.errorCount();
+    const bool standing = poolRules(p);
+    // Until the runtime runs standing Pools (docs/runtime.md), say so where it is cheap to hear:
+    // only for a Pool that is otherwise right, so the warning never stands beside its errors.
+    if (standing && diags_.errorCount() == errorsBefore) standingPools_.push_back(&p);
+  }
+
+  // W0602, for a program with no error only: beside an error it would say "compiles" of a
+  // program that does not.
+  void standingWarnings() {
+    if (diags_.errorCount() != 0) return;
+    for (const ast::PoolDecl* p : standingPools_) {
+      diags_.emit(diag::StandingNotRunYet, p->standing->range, p->name.text)
+          .note(p->name.range, fmt::format("pool `{}` is declared here", p->name.text));
+    }
+  }
+
+  // The rules of E0400–E0411 for one pool; returns whether it stands.
+  bool poolRules(const ast::PoolDecl& p) {
     const bool runs = p.worker.dispatch;
     bool standing = false;
     SourceRange standingRange;
@@ -199,6 +220,7 @@ class Walker {
     if (auto cap = ConstantInt(p.cap.get()); cap && *cap < 1) {
       diags_.emit(diag::CapNotPositive, p.cap->range, std::to_string(*cap));
     }
+    return standing;
   }
 
   void dispatch(const ast::PoolDecl& p) {
@@ -306,8 +328,9 @@ class Walker {
     return s == 0 ? "the machine root" : fmt::format("state `{}`", m.states[s].path);
   }
 
-  std::string why(const ir::Machine& m, StateId a, StateId b) const {
-    if (a == b) return "one state invokes it twice";
+  std::string why(const ir::Machine& m, StateId a, StateId b,
+                  const char* same = "one state invokes it twice") const {
+    if (a == b) return same;
     if (m.contains(a, b) || m.contains(b, a)) return "one state is inside the other";
     return fmt::format("they are regions of parallel state `{}`", m.states[m.lca(a, b)].path);
   }
@@ -323,6 +346,41 @@ class Walker {
                 std::string(s.id == use.state ? "the Agent's own" : "inside"),
                 m.states[use.state].path, use.invoke->target.str())
           .note(use.invoke->target.range, "the Agent is invoked here");
+    }
+  }
+
+  // ---- Gate names (E0309) ----------------------------------------------------------------------
+
+  // A Gate's name is its authored name or, without one, its state's path (RUNTIME.md §2.8); two
+  // Gates of one name that can be open together could not be told apart by whoever answers.
+  void gates(const ir::Machine& m) {
+    struct GateUse {
+      StateId state;
+      const ast::Invoke* invoke;
+    };
+    std::map<std::string, std::vector<GateUse>> byName;
+    for (const ir::State& s : m.states) {
+      for (const ast::Invoke* inv : s.invokes) {
+        if (inv->kind != ast::Invoke::Kind::kGate) continue;
+        byName[inv->gateName ? inv->gateName->text : s.path].push_back({s.id, inv});
+      }
+    }
+    for (const auto& [name, list] : byName) {
+      for (size_t j = 1; j < list.size(); ++j) {
+        for (size_t i = 0; i < j; ++i) {
+          if (!m.canBeActiveTogether(list[i].state, list[j].state)) continue;
+          const ast::Invoke& here = *list[j].invoke;
+          diags_
+              .emit(diag::GateNameTwice, here.gateName ? here.gateName->range : here.range,
+                    name.empty() ? std::string("(the machine root)") : name,
+                    fmt::format("invoked in {}", where(m, list[i].state)),
+                    why(m, list[i].state, list[j].state, "one state invokes both"))
+              .note(list[i].invoke->gateName ? list[i].invoke->gateName->range
+                                             : list[i].invoke->range,
+                    fmt::format("the other Gate named `{}`", name));
+          break;
+        }
+      }
     }
   }
 
@@ -383,6 +441,12 @@ class Walker {
     // A compound state with no initial child is E0300; what it cannot enter follows from that.
     for (const ir::State& s : m.states) {
       if (s.kind == ir::State::Kind::kCompound && s.initial == ir::kNoState) return;
+    }
+    // A target that did not resolve (E0302) is most likely the way into the state it misspells:
+    // what nothing enters then follows from that one mistake, and is not reported again.
+    // (ir::Build drops such a transition, so a state has fewer than it wrote.)
+    for (const ir::State& s : m.states) {
+      if (s.transitions.size() != s.body->transitions.size()) return;
     }
     const std::vector<bool> entered = m.enterable();
     for (const ir::State& s : m.states) {
@@ -484,7 +548,20 @@ class Walker {
     if (unresolvedEvent_) return;
     // Only the files being checked: a shared file of events imported here may declare events that
     // other programs handle. A second declaration of one name is E0101 already.
+    // A file of declarations only (types, events, agents, externs: no machine, pool or source)
+    // is a vocabulary for the files that import it, and is compiled on its own by
+    // jr2_add_workflow: whether its events are handled is for its importers to say.
+    auto declaresOnly = [](const sema::Module* m) {
+      for (const auto& d : m->ast->decls) {
+        if (d->kind == ast::Decl::Kind::kMachine || d->kind == ast::Decl::Kind::kPool ||
+            d->kind == ast::Decl::Kind::kSource) {
+          return false;
+        }
+      }
+      return true;
+    };
     for (const sema::Module* m : program_.roots) {
+      if (declaresOnly(m)) continue;
       for (const auto& d : m->ast->decls) {
         auto first = m->decls.find(d->name.text);
         if (first != m->decls.end() && first->second != d.get()) continue;
@@ -503,6 +580,7 @@ class Walker {
   std::set<const ast::Decl*> handled_;
   bool unresolvedEvent_ = false;
   std::set<const ir::State*> reportedParallel_;
+  std::vector<const ast::PoolDecl*> standingPools_;
 };
 
 }  // namespace

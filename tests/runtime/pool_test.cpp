@@ -563,10 +563,11 @@ TEST_F(Fixture, GateNamesNestAndAuthoredNamesReplaceThePath) {
 }
 
 TEST_F(Fixture, TwoLiveGatesWithOneNameAreADefect) {
+  source.answers = {Item("A")};
   auto run = make("conformance_twin");
   run->start(Json::object());
   EXPECT_EQ(run->status(), RunStatus::kError);
-  EXPECT_EQ(run->reason(), "two live Gates are named `same`");
+  EXPECT_EQ(run->reason(), "two live Gates are named `inner.A.approval`");
 }
 
 }  // namespace
