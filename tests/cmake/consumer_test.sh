@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The installed package from the outside: `cmake --install` this build, then configure, build and
 # run tests/cmake/consumer against it with find_package(jr2c). Then the depfile: touching the
-# file hello.jr2 imports must make the build regenerate hello's code, and only that.
+# file hello.jr2 imports must make the build regenerate hello's code, and only that. And the
+# docs: README.md and docs/ are installed in share/doc/jr2c, and their links resolve there.
 # Usage: consumer_test.sh BUILD_DIR SOURCE_DIR
 set -euo pipefail
 build=$1
@@ -15,6 +16,15 @@ check() { if "$@"; then passed=$((passed + 1)); else echo "FAIL: $*"; failed=$((
 cmake --install "$build" --prefix "$tmp/prefix" > "$tmp/install.log"
 check test -x "$tmp/prefix/bin/jr2c"
 check test -f "$tmp/prefix/lib/cmake/jr2c/jr2cConfig.cmake"
+# The docs, laid out as in the source tree, each file as it is; a link that works in the tree
+# must work where they are installed, so every relative link must name an installed file (and
+# heading).
+docdir=$tmp/prefix/share/doc/jr2c
+check cmp -s "$src/README.md" "$docdir/README.md"
+for f in "$src"/docs/*.md "$src"/docs/first-workflow/* "$src"/docs/host-functions/*; do
+  check cmp -s "$f" "$docdir/${f#"$src"/}"
+done
+check "$src/tests/cmake/check_doc_links.sh" "$docdir/README.md" "$docdir"/docs/*.md
 cp -r "$src/tests/cmake/consumer" "$tmp/consumer"
 # The consumer builds with the flags this build used: a sanitized runtime (the debug preset)
 # links only into sanitized code.
@@ -26,6 +36,20 @@ check test "$("$tmp/build/check_hello")" = "Hello, Ada"
 # One runner per workflow, each answering --help.
 check "$tmp/build/greet" --help
 check "$tmp/build/listen" --help
+# An import of a declarations-only file works with and without listing it (#9): the runner of
+# the unlisted one runs to its Gate and, answered, ends done.
+check test -x "$tmp/build/vocab_review"
+store="$tmp/vocab.db"
+rc=0
+"$tmp/build/vocab_review" run --store "$store" --input '{"ticket":{"id":"T-1"}}' > "$tmp/vocab.out" 2>&1 || rc=$?
+check test "$rc" -eq 3
+run_id=$("$tmp/build/vocab_review" runs --store "$store" --json | sed -n 's/.*"run": *"\([^"]*\)".*/\1/p' | head -1)
+rc=0
+"$tmp/build/vocab_review" send --store "$store" "$run_id" open approve > "$tmp/vocab.send" 2>&1 || rc=$?
+check test "$rc" -eq 0
+# No source of its own declares a workflow, so jr2_add_workflow says what it built: nothing here
+# (each has one); the configure log has no such warning.
+check test "$(grep -c 'no source declares a' "$tmp/configure.log")" -eq 0
 # The depfile: an imported file that changes rebuilds what imports it.
 sleep 1
 touch "$tmp/consumer/names.jr2"
