@@ -5,6 +5,7 @@
 #include <pthread.h>
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -166,6 +167,22 @@ int Compile(const Options& opts, std::ostream& out, std::ostream& err) {
     if (ec) {
       err << "jr2c: error: cannot create `" << opts.outDir << "`: " << ec.message() << "\n";
       return kExitErrors;
+    }
+    // A file's stem names its generated code (`jr2gen::STEM`, `STEM.jr2.h`), as it names its
+    // declarations for an importer (E0104): it must be an identifier.
+    for (const sema::Module* m : program.roots) {
+      const std::string stem = std::filesystem::path(m->source->name()).stem().string();
+      const bool ident = !stem.empty() &&
+                         (std::isalpha(static_cast<unsigned char>(stem[0])) || stem[0] == '_') &&
+                         std::all_of(stem.begin(), stem.end(), [](char c) {
+                           return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+                         });
+      if (!ident) {
+        err << "jr2c: error: the file stem `" << stem << "` of `" << m->source->name()
+            << "` is not an identifier, so it cannot name its generated code (`jr2gen::" << stem
+            << "`); rename the file (letters, digits and `_`, not starting with a digit)\n";
+        return kExitErrors;
+      }
     }
     // Generate everything first: nothing is written unless all of it could be made.
     std::vector<std::pair<std::string, std::string>> files;
