@@ -1587,7 +1587,10 @@ class Generator {
       if (x.kind == ExternUse::kNext) {
         p.print("registry.addNext($n$, &$i$);\n", {{"n", CppString(x.name)}, {"i", Ident(x.name)}});
       } else {
-        p.print("registry.addHost($n$, &$i$);\n", {{"n", CppString(x.name)}, {"i", Ident(x.name)}});
+        p.print("registry.addHost($n$, &$i$$idem$);\n",
+                {{"n", CppString(x.name)},
+                 {"i", Ident(x.name)},
+                 {"idem", x.decl != nullptr && x.decl->idempotent ? ", /*idempotent=*/true" : ""}});
       }
     }
     for (const ast::Decl* d : decls(ast::Decl::Kind::kWorkflow)) {

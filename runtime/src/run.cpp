@@ -15,6 +15,7 @@
 #include <unordered_set>
 
 #include "jr2/stdlib.h"
+#include "process.h"
 
 namespace jr2rt {
 
@@ -291,6 +292,9 @@ class MachineActor final : public Actor, public MachineHost {
       if (!c.at("actor").is_null()) child.actor = Actor::Restore(run_, this, c.at("actor"));
       children_.emplace(spec.id, std::move(child));
       openIfGate(spec);
+      if (spec.kind == InvokeSpec::Kind::kExtern || spec.kind == InvokeSpec::Kind::kStd) {
+        resumeEffect(spec.id, spec.target, spec.input);
+      }
     }
     for (const auto& t : snap.at("timers")) {
       const int id = t.at("id").get<int>();
@@ -329,6 +333,13 @@ class MachineActor final : public Actor, public MachineHost {
     InvokeSpec spec;
     std::unique_ptr<Actor> actor;
   };
+
+  static bool Idempotent(const Registry& registry, const std::string& target);
+  // Sends out the effect of child `id` (a host function or a std effect).
+  void launchEffect(int id, const std::string& target, const Json& input);
+  // A restored run found child `id`'s effect out with no result: run again when idempotent,
+  // else the child fails `interrupted`.
+  void resumeEffect(int id, const std::string& target, const Json& input);
 
   std::string gateName(const InvokeSpec& spec) const {
     return Join(prefix_, spec.name.empty() ? spec.statePath : spec.name);
@@ -784,37 +795,66 @@ void MachineActor::startInvoke(const InvokeSpec& spec) {
     case InvokeSpec::Kind::kExtern:
     case InvokeSpec::Kind::kStd: {
       children_.emplace(spec.id, std::move(child));
-      const int id = spec.id;
-      const std::string target = spec.target;
-      const Json input = spec.input;
-      MachineActor* self = this;
-      // A cancelled child never runs: the check is made on the strand, before the work goes out.
-      later([self, id, target, input] {
-        if (self->children_.count(id) == 0) return;
-        const Registry& registry = self->run_.registry();
-        std::function<Json()> work;
-        if (target.rfind("std.", 0) == 0) {
-          work = [target, input, home = self->run_.home()] {
-            return StdEffect(target, input, home);
-          };
-        } else {
-          const HostFunction* fn = registry.host(target);
-          if (fn == nullptr) throw Defect("no host function `" + target + "` is registered");
-          work = [call = *fn, input] { return call(input); };
-        }
-        std::weak_ptr<int> alive = self->alive_;
-        self->run_.offload(
-            std::move(work),
-            [self, id, alive](Json out) {
-              if (!alive.expired()) self->childDone(id, out);
-            },
-            [self, id, alive](const Failure& f) {
-              if (!alive.expired()) self->childFailed(id, f);
-            });
-      });
+      launchEffect(spec.id, spec.target, spec.input);
       return;
     }
   }
+}
+
+bool MachineActor::Idempotent(const Registry& registry, const std::string& target) {
+  if (target.rfind("std.", 0) == 0) return target == "std.http_get";  // a read: run it again
+  return registry.hostIdempotent(target);
+}
+
+void MachineActor::launchEffect(int id, const std::string& target, const Json& input) {
+  MachineActor* self = this;
+  // A cancelled child never runs: the check is made on the strand, before the work goes out.
+  later([self, id, target, input] {
+    if (self->children_.count(id) == 0) return;
+    const Registry& registry = self->run_.registry();
+    std::function<Json()> work;
+    if (target.rfind("std.", 0) == 0) {
+      work = [target, input, home = self->run_.home()] { return StdEffect(target, input, home); };
+    } else {
+      const HostFunction* fn = registry.host(target);
+      if (fn == nullptr) throw Defect("no host function `" + target + "` is registered");
+      work = [call = *fn, input] { return call(input); };
+    }
+    std::weak_ptr<int> alive = self->alive_;
+    auto then = [self, id, alive](Json out) {
+      if (!alive.expired()) self->childDone(id, out);
+    };
+    auto failed = [self, id, alive](const Failure& f) {
+      if (!alive.expired()) self->childFailed(id, f);
+    };
+    // At most once (RUNTIME.md §7): a non-idempotent effect goes out only after the commit that
+    // stores this child, so a restore that finds the child without a result knows it may have
+    // run, and does not run it again. A process is awaited on the executor, holding no thread.
+    if (target == "std.command") {
+      self->run_.startCommand(
+          input.contains("spec") ? input["spec"] : input.value("arg0", Json::object()),
+          std::move(then), std::move(failed));
+    } else if (Idempotent(registry, target)) {
+      self->run_.offload(std::move(work), std::move(then), std::move(failed));
+    } else {
+      self->run_.offloadAfterCommit(std::move(work), std::move(then), std::move(failed));
+    }
+  });
+}
+
+void MachineActor::resumeEffect(int id, const std::string& target, const Json& input) {
+  if (Idempotent(run_.registry(), target)) {
+    launchEffect(id, target, input);
+    return;
+  }
+  MachineActor* self = this;
+  later([self, id, target] {
+    self->childFailed(id, Failure("interrupted: the process stopped while " + target + " ran",
+                                  {{"effect", target},
+                                   {"why",
+                                    "it is not idempotent, so it is not run again by "
+                                    "itself; `on error` may retry it on purpose"}}));
+  });
 }
 
 std::unique_ptr<Actor> Actor::Restore(Run& run, Actor* parent, const Json& snap) {
@@ -853,6 +893,7 @@ Run::Run(const Registry& registry, const WorkflowInfo& workflow, std::string id,
 void Run::post(std::function<void()> task) {
   boost::asio::post(exec_->strand, [this, task = std::move(task)] {
     if (ended()) return;
+    ++steps_;
     guard([&] {
       try {
         task();
@@ -892,6 +933,22 @@ void Run::offload(std::function<Json()> work, std::function<void(Json)> then,
 }
 
 Run::~Run() = default;
+
+void Run::checkInput(const Json& input) const {
+  StrictFields strict;
+  try {
+    if (workflow_.pool != nullptr) {
+      workflow_.pool->parseInput(input);
+    } else if (workflow_.machine != nullptr) {
+      workflow_.machine()->checkInput(input);
+    }
+  } catch (const std::invalid_argument& e) {
+    throw BadInput((workflow_.pool != nullptr
+                        ? "the input of pool `" + workflow_.pool->name + "` does not fit: "
+                        : std::string("the input does not fit: ")) +
+                   e.what());
+  }
+}
 
 void Run::start(const Json& input) {
   // What comes from outside is checked strictly first (unknown fields refused, with the path),
@@ -1063,10 +1120,68 @@ void Run::guard(const std::function<void()>& step) {
   }
 }
 
+void Run::startCommand(Json spec, std::function<void(Json)> then,
+                       std::function<void(const Failure&)> failed) {
+  auto go = [this, spec = std::move(spec), then = std::move(then),
+             failed = std::move(failed)]() mutable {
+    auto ok = [this, then](Json out) { post([then, out] { then(out); }); };
+    auto bad = [this, failed](const Failure& f) { post([failed, f] { failed(f); }); };
+    if (!StartCommand(exec_->io, spec, home_, ok, bad)) {
+      // No pidfd on this kernel: the blocking form, on the thread pool.
+      offload(
+          [spec, home = home_] {
+            return StdEffect("std.command", {{"spec", spec}}, home);
+          },
+          std::move(then), std::move(failed));
+    }
+  };
+  if (commit_) {
+    held_.push_back(std::move(go));
+  } else {
+    go();
+  }
+}
+
+void Run::offloadAfterCommit(std::function<Json()> work, std::function<void(Json)> then,
+                             std::function<void(const Failure&)> failed) {
+  if (!commit_) {
+    offload(std::move(work), std::move(then), std::move(failed));
+    return;
+  }
+  held_.push_back(
+      [this, work = std::move(work), then = std::move(then), failed = std::move(failed)]() mutable {
+        offload(std::move(work), std::move(then), std::move(failed));
+      });
+}
+
 void Run::drain() {
-  // Runs the strand until nothing is queued and no host function is out.
-  exec_->io.restart();
-  exec_->io.run();
+  // Runs the strand until nothing is queued and no host function is out, one turn at a time: a
+  // turn runs every handler that is ready, then the run is committed (group commit: one save for
+  // all the steps of the turn), and only then do the effects the turn started go out.
+  // The first turn is always committed: start(), send() and tick() change the run before it.
+  // A turn that ran only the executor's own handlers (a pipe read, a process's end that is not
+  // yet a result) changed nothing, and is not committed.
+  boost::asio::io_context& io = exec_->io;
+  io.restart();
+  bool first = true;
+  for (;;) {
+    io.poll();
+    if ((first || steps_ != committed_) && commit_) {
+      committed_ = steps_;
+      commit_();
+    }
+    first = false;
+    if (!held_.empty()) {
+      std::vector<std::function<void()>> go;
+      go.swap(held_);
+      if (io.stopped()) io.restart();
+      for (auto& start : go) start();
+    }
+    if (io.stopped()) return;
+    // Work is out (a host function, a process): wait for its result, then run the turn it
+    // starts.
+    if (io.run_one() == 0) return;
+  }
 }
 
 void Run::finish(RunStatus status, Json output, std::string reason) {

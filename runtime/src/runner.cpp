@@ -352,11 +352,26 @@ class Runner {
     if (isatty(STDERR_FILENO) != 0 && taken_ > 0) std::cerr << "\r\033[K";
   }
 
-  // Saves the run with its new feed lines, then prints those lines.
+  // Watches the run, arms its Agent script, and saves it as it moves: each turn of its executor
+  // that changed it is stored (with the turn's feed lines) before anything of the turn is
+  // printed or any effect it started goes out (RUNTIME.md §7).
+  void attach(Store& store, Run& run) {
+    watch(run);
+    arm(run);
+    Run* r = &run;
+    run.onCommit([this, &store, r] { checkpoint(store, *r); });
+  }
+
+  // Saves the run with its new feed lines, then prints those lines. A run that did not change
+  // since its last save, with no line to add, is not written again.
   void checkpoint(Store& store, Run& run) {
+    Json snapshot = run.snapshot();
+    std::string text = snapshot.dump(-1, ' ', false, Json::error_handler_t::replace);
+    if (pending_.empty() && text == lastSaved_ && revision_ != 0) return;
     revision_ = store.save({run.id(), run.workflow().name, ToString(run.status()),
-                            SystemClock().nowMs(), run.snapshot(), revision_},
+                            SystemClock().nowMs(), std::move(snapshot), revision_},
                            pending_);
+    lastSaved_ = std::move(text);
     endLiveLine();
     for (const auto& f : pending_) std::cerr << workflow_ << ": " << Printable(f.line) << "\n";
     pending_.clear();
@@ -521,8 +536,7 @@ class Runner {
                     << " was changed by another command during the wait; going on from what it "
                        "stored\n";
           run = restore(store, id, clock);
-          watch(*run);
-          arm(*run);
+          attach(store, *run);
           run->tick();  // a restored run schedules its timers as it is driven
           continue;
         }
@@ -553,13 +567,13 @@ class Runner {
       std::free(cwd);
     }
     run->setHome(home);
-    watch(*run);
-    arm(*run);
-    // A refused input stores nothing, not even a new store file: the store is opened after the
-    // start (nobody else can know the new run's id before it is saved, so the lock waits too).
-    run->start(input);
+    // A refused input stores nothing, not even a new store file: the input is checked before
+    // the store is opened. Then the run is saved from its first step on, as it moves.
+    run->checkInput(input);
     if (!store) store = open(a);
     lock_ = store->lock(run->id(), [] {});
+    attach(*store, *run);
+    run->start(input);
     follow(*store, run, clock, a.follow);
     return finish(*store, *run, a);
   }
@@ -575,7 +589,10 @@ class Runner {
     if (stored.status == "drifted") throw Drifted(DriftText(stored));
     revision_ = stored.revision;
     try {
-      return Run::Restore(registry_, stored.snapshot, clock);
+      auto run = Run::Restore(registry_, stored.snapshot, clock);
+      // What is stored: a turn that changes nothing is not written again.
+      lastSaved_ = run->snapshot().dump(-1, ' ', false, Json::error_handler_t::replace);
+      return run;
     } catch (const std::exception& e) {
       stored.status = "drifted";
       stored.snapshot["status"] = "drifted";
@@ -608,8 +625,7 @@ class Runner {
     if (run->ended())
       throw BadInput("run " + run->id() + " has ended `" + ToString(run->status()) +
                      "`; there is nothing to resume");
-    watch(*run);
-    arm(*run);
+    attach(*store, *run);
     const std::string before = run->snapshot().dump();
     run->tick();
     follow(*store, run, clock, a.follow);
@@ -641,8 +657,7 @@ class Runner {
     auto store = open(a, StoreMode::kReadOnly);
     SystemClock clock;
     auto run = restoreLocked(*store, a.positional[0], clock);
-    watch(*run);
-    arm(*run);
+    attach(*store, *run);
     // Timers that fell due while no process ran fire first. If they changed the run, that is
     // saved even when the send itself is then refused.
     const std::string before = run->snapshot().dump();
@@ -845,7 +860,8 @@ class Runner {
   const Registry& registry_;
   std::string workflow_;
   std::vector<FeedLine> pending_;
-  int64_t revision_ = 0;  // of the run as this command loaded or last saved it
+  int64_t revision_ = 0;   // of the run as this command loaded or last saved it
+  std::string lastSaved_;  // the snapshot as this command loaded or last saved it
   std::string storePath_;
   std::unique_ptr<RunLock> lock_;  // held while this command drives the run
   Json agents_;                    // --agents

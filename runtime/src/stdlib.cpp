@@ -674,13 +674,17 @@ namespace {
   throw Failure(ValidUtf8(reason), std::move(detail));
 }
 
-Json Command(const Json& spec, const std::string& home) {
+}  // namespace
+
+SpawnedCommand SpawnCommand(const Json& spec, const std::string& home) {
+  SpawnedCommand c;
   const auto argv = spec.value("argv", std::vector<std::string>());
   if (argv.empty()) throw Failure("std.command: `argv` is empty");
+  c.program = argv[0];
   const std::string given = spec.value("cwd", std::string("."));
   // A relative directory is the run's home's (RUNTIME.md §7), whatever the process's own is.
   const std::string cwd = ResolveAgainst(home, given);
-  const int64_t timeoutMs = spec.value("timeout", int64_t{300000});
+  c.timeoutMs = spec.value("timeout", int64_t{300000});
   // posix_spawnp, not fork + exec: a forked child of this multi-threaded process may only make
   // async-signal-safe calls, and a malloc there deadlocks when another thread held the
   // allocator's lock at the fork (seen under ASan, where a build_matrix run hung). The pipes are
@@ -701,8 +705,7 @@ Json Command(const Json& spec, const std::string& home) {
   posix_spawn_file_actions_adddup2(&actions, out[1], 1);
   posix_spawn_file_actions_adddup2(&actions, err[1], 2);
   posix_spawn_file_actions_addchdir_np(&actions, cwd.c_str());
-  pid_t pid = -1;
-  const int spawned = posix_spawnp(&pid, av[0], &actions, nullptr, av.data(), environ);
+  const int spawned = posix_spawnp(&c.pid, av[0], &actions, nullptr, av.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
   if (spawned != 0) {
     for (int fd : {out[0], out[1], err[0], err[1]}) close(fd);
@@ -712,10 +715,48 @@ Json Command(const Json& spec, const std::string& home) {
   }
   close(out[1]);
   close(err[1]);
+  c.out = out[0];
+  c.err = err[0];
+  return c;
+}
+
+Json CommandResult(const SpawnedCommand& c, int status, bool timedOut, const std::string& out,
+                   const std::string& err) {
+  const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  // A process may print anything (a Latin-1 compiler message, raw bytes): what is stored is
+  // valid UTF-8, each bad sequence replaced by U+FFFD, and the result says how many were.
+  size_t outReplaced = 0, errReplaced = 0;
+  Json result = {{"exit", code},
+                 {"stdout", ValidUtf8(out, &outReplaced)},
+                 {"stderr", ValidUtf8(err, &errReplaced)}};
+  if (outReplaced + errReplaced > 0) {
+    Json replaced = Json::object();
+    if (outReplaced > 0) replaced["stdout"] = outReplaced;
+    if (errReplaced > 0) replaced["stderr"] = errReplaced;
+    result["replaced"] = std::move(replaced);
+  }
+  if (timedOut)
+    Fail("`" + c.program + "` timed out after " + std::to_string(c.timeoutMs) + " ms", result);
+  if (code != 0) Fail("`" + c.program + "` exited " + std::to_string(code), result);
+  return result;
+}
+
+namespace {
+
+Json Command(const Json& spec, const std::string& home) {
+  return AwaitCommand(SpawnCommand(spec, home));
+}
+
+}  // namespace
+
+// std.command on the calling thread: poll the pipes, then wait for the process (the host's
+// executor awaits processes asynchronously instead: runtime/src/process.cpp).
+Json AwaitCommand(const SpawnedCommand& c) {
+  const pid_t pid = c.pid;
   std::string stdoutText, stderrText;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeoutMs);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(c.timeoutMs);
   bool timedOut = false;
-  pollfd fds[2] = {{out[0], POLLIN, 0}, {err[0], POLLIN, 0}};
+  pollfd fds[2] = {{c.out, POLLIN, 0}, {c.err, POLLIN, 0}};
   int openFds = 2;
   while (openFds > 0) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -739,7 +780,7 @@ Json Command(const Json& spec, const std::string& home) {
         f.fd = -1;
         --openFds;
       } else {
-        (f.fd == out[0] ? stdoutText : stderrText).append(buf, static_cast<size_t>(n));
+        (f.fd == c.out ? stdoutText : stderrText).append(buf, static_cast<size_t>(n));
       }
     }
   }
@@ -759,26 +800,10 @@ Json Command(const Json& spec, const std::string& home) {
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(nap));
   }
-  const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  // A process may print anything (a Latin-1 compiler message, raw bytes): what is stored is
-  // valid UTF-8, each bad sequence replaced by U+FFFD, and the result says how many were.
-  size_t outReplaced = 0, errReplaced = 0;
-  Json result = {{"exit", code},
-                 {"stdout", ValidUtf8(stdoutText, &outReplaced)},
-                 {"stderr", ValidUtf8(stderrText, &errReplaced)}};
-  if (outReplaced + errReplaced > 0) {
-    Json replaced = Json::object();
-    if (outReplaced > 0) replaced["stdout"] = outReplaced;
-    if (errReplaced > 0) replaced["stderr"] = errReplaced;
-    result["replaced"] = std::move(replaced);
-  }
-  if (timedOut)
-    Fail("`" + argv[0] + "` timed out after " + std::to_string(timeoutMs) + " ms", result);
-  if (code != 0) Fail("`" + argv[0] + "` exited " + std::to_string(code), result);
-  return result;
+  return CommandResult(c, status, timedOut, stdoutText, stderrText);
 }
 
-}  // namespace
+namespace {}  // namespace
 
 Json StdEffect(const std::string& name, const Json& args, const std::string& home) {
   if (name == "std.command") {

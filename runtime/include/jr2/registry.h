@@ -6,6 +6,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -103,7 +104,13 @@ class Registry {
   void addWorkflow(WorkflowInfo info) { workflows_.push_back(std::move(info)); }
   void addPool(const PoolSpec* pool) { pools_[pool->name] = pool; }
   void addMachine(const std::string& name, MachineFactory make) { machines_[name] = make; }
-  void addHost(const std::string& name, HostFunction fn) { hosts_[name] = std::move(fn); }
+  // `idempotent`: the `extern` is declared `idempotent`, so a run restored while a call of it
+  // was out calls it again; any other host function runs at most once (RUNTIME.md §7).
+  void addHost(const std::string& name, HostFunction fn, bool idempotent = false) {
+    hosts_[name] = std::move(fn);
+    if (idempotent) idempotentHosts_.insert(name);
+  }
+  bool hostIdempotent(const std::string& name) const { return idempotentHosts_.count(name) != 0; }
   void addNext(const std::string& name, NextFunction fn) { nexts_[name] = std::move(fn); }
 
   const std::vector<WorkflowInfo>& workflows() const { return workflows_; }
@@ -135,6 +142,7 @@ class Registry {
   std::map<std::string, const PoolSpec*> pools_;
   std::map<std::string, MachineFactory> machines_;
   std::map<std::string, HostFunction> hosts_;
+  std::set<std::string> idempotentHosts_;
   std::map<std::string, NextFunction> nexts_;
 };
 

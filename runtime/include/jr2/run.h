@@ -75,6 +75,10 @@ class Run {
   void setHome(std::string home) { home_ = std::move(home); }
   const WorkflowInfo& workflow() const { return workflow_; }
 
+  // Throws BadInput when `input` does not fit the workflow (unknown fields refused, with the
+  // path); changes nothing. start() checks it too: this is for a host that must know before it
+  // stores anything.
+  void checkInput(const Json& input) const;
   // Starts the top machine with `input` and drives the run until nothing more can happen now.
   // Throws BadInput when the input does not fit.
   void start(const Json& input);
@@ -111,6 +115,14 @@ class Run {
 
   // Progress lines (`T-1 started`, `T-1 settled`, …) as the run moves.
   void onProgress(std::function<void(const std::string&)> fn) { progress_ = std::move(fn); }
+  // Saved as it moves (RUNTIME.md §7): `fn` is called at the end of each turn of the run's
+  // executor that changed the run (every handler that was ready, run to completion), and must
+  // store the run (snapshot() and the progress lines of the turn) before it returns. Only then
+  // do the effects that the turn started go out: a non-idempotent effect (`std.command`, an
+  // `extern` not declared idempotent) starts after the commit that records it, so a process
+  // killed at any instant leaves either no trace of it or a stored "started", never a run that
+  // forgot it ran. With no commit hook (tests, benchmarks) effects start at once.
+  void onCommit(std::function<void()> fn) { commit_ = std::move(fn); }
 
   // The whole run as JSON, and a run restored from it in a new process.
   Json snapshot() const;
@@ -138,6 +150,14 @@ class Run {
   // or `failed` with its Failure, back on the strand. Anything else it throws is a defect.
   void offload(std::function<Json()> work, std::function<void(Json)> then,
                std::function<void(const Failure&)> failed);
+  // The same for a non-idempotent effect: held until the end of the turn and the commit that
+  // records its start (onCommit), then offloaded.
+  void offloadAfterCommit(std::function<Json()> work, std::function<void(Json)> then,
+                          std::function<void(const Failure&)> failed);
+  // `std.command` with `spec`, awaited on the executor (a running process holds no thread),
+  // started after the turn's commit; `then` or `failed` later, on the strand.
+  void startCommand(Json spec, std::function<void(Json)> then,
+                    std::function<void(const Failure&)> failed);
   void progress(const std::string& line) {
     if (progress_) progress_(line);
   }
@@ -183,6 +203,10 @@ class Run {
   std::vector<Timer> timers_;
   std::map<std::string, NextCall> scripted_;
   std::function<void(const std::string&)> progress_;
+  std::function<void()> commit_;
+  std::vector<std::function<void()>> held_;  // effects waiting for the turn's commit
+  uint64_t steps_ = 0;                       // handlers run on the strand: what a commit is for
+  uint64_t committed_ = 0;                   // steps_ at the last commit
   RunStatus status_ = RunStatus::kWaiting;
   Json input_;
   Json output_;

@@ -1,6 +1,8 @@
 // The standard library's Sources and effects (RUNTIME.md §5), so samples need no C++.
 #pragma once
 
+#include <sys/types.h>
+
 #include <functional>
 #include <memory>
 #include <string>
@@ -44,6 +46,23 @@ Json StdQueue(const Json& args, const NextQuery& query, ItemIdOf idOf = nullptr)
 // {"stdout": N, "stderr": M}`, only when something was replaced).
 // `std.http_get({ url, timeout })` → the JSON body of a GET.
 Json StdEffect(const std::string& name, const Json& args, const std::string& home = ".");
+
+// std.command in two halves, shared by the blocking form (StdEffect) and the host's executor,
+// which awaits a process asynchronously: the spawn (argv[0] looked up on PATH, `cwd` against
+// `home`, stdout and stderr on close-on-exec pipes; a Failure when it cannot start) and the
+// result of its end (a Failure when it timed out or exited non-zero; text made valid UTF-8).
+struct SpawnedCommand {
+  pid_t pid = -1;
+  int out = -1;  // the read ends of its stdout and stderr
+  int err = -1;
+  std::string program;
+  int64_t timeoutMs = 0;
+};
+SpawnedCommand SpawnCommand(const Json& spec, const std::string& home);
+Json CommandResult(const SpawnedCommand& c, int waitStatus, bool timedOut, const std::string& out,
+                   const std::string& err);
+// The blocking wait: reads both pipes and waits for the end, on the calling thread.
+Json AwaitCommand(const SpawnedCommand& c);
 
 // `std.http_get({ url, timeout })`: GETs an http:// URL (redirects followed, up to 5) and gives
 // its body as JSON. A status other than 2xx, a body that is not JSON, no answer within

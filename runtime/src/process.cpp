@@ -1,0 +1,153 @@
+// std.command on the executor: read both pipes and await the pidfd, then build the result as the
+// blocking form does (jr2/stdlib.h's CommandResult).
+#include "process.h"
+
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/posix/stream_descriptor.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <csignal>
+#include <memory>
+#include <thread>
+
+#include "jr2/stdlib.h"
+
+namespace jr2rt {
+namespace {
+
+namespace asio = boost::asio;
+
+class Process : public std::enable_shared_from_this<Process> {
+ public:
+  Process(asio::io_context& io, SpawnedCommand c, int pidfd, std::function<void(Json)> done,
+          std::function<void(const Failure&)> failed)
+      : c_(std::move(c)),
+        out_(io, c_.out),
+        err_(io, c_.err),
+        pidfd_(io, pidfd),
+        deadline_(io),
+        done_(std::move(done)),
+        failed_(std::move(failed)) {}
+
+  void start() {
+    auto self = shared_from_this();
+    read(out_, outText_, outBuf_);
+    read(err_, errText_, errBuf_);
+    pidfd_.async_wait(asio::posix::stream_descriptor::wait_read,
+                      [self](const boost::system::error_code&) { self->exited(); });
+    deadline_.expires_after(std::chrono::milliseconds(c_.timeoutMs));
+    // At the deadline the process is killed (as the blocking form does) and the pipes are given
+    // up, even when a child of its own still holds one open.
+    deadline_.async_wait([self](const boost::system::error_code& ec) {
+      if (ec) return;
+      self->timedOut_ = true;
+      if (!self->reaped_) kill(self->c_.pid, SIGKILL);
+      boost::system::error_code ignored;
+      self->out_.cancel(ignored);
+      self->err_.cancel(ignored);
+    });
+  }
+
+ private:
+  void read(asio::posix::stream_descriptor& from, std::string& into, std::array<char, 4096>& buf) {
+    auto self = shared_from_this();
+    from.async_read_some(asio::buffer(buf),
+                         [self, &from, &into, &buf](const boost::system::error_code& ec, size_t n) {
+                           if (!ec && n > 0) {
+                             into.append(buf.data(), n);
+                             self->read(from, into, buf);
+                             return;
+                           }
+                           from.close();
+                           self->closed();
+                         });
+  }
+
+  void exited() {
+    int status = 0;
+    // The pidfd is readable once the process has ended: reap it (never blocks then).
+    while (waitpid(c_.pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    status_ = status;
+    reaped_ = true;
+    pidfd_.close();
+    closed();
+  }
+
+  // Called when each pipe reaches its end and when the process ends: the result goes out once
+  // all three have. A process that ended while a child of its own still holds a pipe open is
+  // given until its deadline.
+  void closed() {
+    if (++ended_ < 3) return;
+    deadline_.cancel();
+    try {
+      Json result = CommandResult(c_, status_, timedOut_, outText_, errText_);
+      done_(std::move(result));
+    } catch (const Failure& f) {
+      failed_(f);
+    }
+  }
+
+  SpawnedCommand c_;
+  asio::posix::stream_descriptor out_, err_, pidfd_;
+  asio::steady_timer deadline_;
+  std::function<void(Json)> done_;
+  std::function<void(const Failure&)> failed_;
+  std::array<char, 4096> outBuf_{}, errBuf_{};
+  std::string outText_, errText_;
+  int status_ = 0;
+  int ended_ = 0;
+  bool reaped_ = false;
+  bool timedOut_ = false;
+};
+
+// Whether this kernel gives pidfds (Linux 5.3 and later), asked once.
+bool PidfdsWork() {
+  static const bool works = [] {
+    const int fd = static_cast<int>(syscall(SYS_pidfd_open, getpid(), 0));
+    if (fd < 0) return false;
+    close(fd);
+    return true;
+  }();
+  return works;
+}
+
+}  // namespace
+
+bool StartCommand(asio::io_context& io, const Json& spec, const std::string& home,
+                  std::function<void(Json)> done, std::function<void(const Failure&)> failed) {
+  if (!PidfdsWork()) return false;
+  SpawnedCommand c;
+  try {
+    c = SpawnCommand(spec, home);
+  } catch (const Failure& f) {
+    asio::post(io, [failed, f] { failed(f); });
+    return true;
+  }
+  const int pidfd = static_cast<int>(syscall(SYS_pidfd_open, c.pid, 0));
+  if (pidfd < 0) {
+    // Out of file descriptors, say: the process runs, and is awaited on a thread of its own;
+    // the work guard keeps the executor running until the result is back.
+    auto keep = asio::make_work_guard(io);
+    std::thread([&io, keep, c, done = std::move(done), failed = std::move(failed)]() mutable {
+      try {
+        Json result = AwaitCommand(c);
+        asio::post(io, [done, result] { done(result); });
+      } catch (const Failure& f) {
+        asio::post(io, [failed, f] { failed(f); });
+      }
+      keep.reset();
+    }).detach();
+    return true;
+  }
+  std::make_shared<Process>(io, std::move(c), pidfd, std::move(done), std::move(failed))->start();
+  return true;
+}
+
+}  // namespace jr2rt

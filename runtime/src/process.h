@@ -1,0 +1,23 @@
+// std.command awaited on an executor (#10): the process is spawned, its pipes are read by Asio
+// and its end is awaited through a pidfd, so a running process holds no thread.
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "jr2/value.h"
+
+namespace boost::asio {
+class io_context;
+}  // namespace boost::asio
+
+namespace jr2rt {
+
+// Starts `std.command` with `spec` on `io`. Exactly one of `done` (its result) and `failed` (a
+// Failure: it could not start, it timed out, it exited non-zero) is called later, from a handler
+// of `io`. Returns false, having started nothing, when this kernel cannot await a process
+// (no pidfd): the caller then runs the blocking form on a thread.
+bool StartCommand(boost::asio::io_context& io, const Json& spec, const std::string& home,
+                  std::function<void(Json)> done, std::function<void(const Failure&)> failed);
+
+}  // namespace jr2rt
