@@ -18,6 +18,15 @@ namespace {
 using jr2rt::Json;
 
 // Scripts `next`: items 0…n-1 with `mode`, then nothing.
+jr2rt::StoredRun Stored(const jr2rt::Run& run) {
+  jr2rt::StoredRun r;
+  r.id = "bench";
+  r.workflow = "conformance_jobs";
+  r.status = "waiting";
+  r.snapshot = run.snapshot();
+  return r;
+}
+
 void Script(jr2rt::Run& run, int64_t n, const char* mode, int64_t* next) {
   run.scriptNext(
       "scripted_next", [n, mode, next](const jr2rt::NextQuery&, std::function<void(Json)> answer) {
@@ -44,7 +53,7 @@ void BM_PoolItems(benchmark::State& state) {
     run.onProgress([&](const std::string& line) {
       if (!store || line.size() < 8 || line.compare(line.size() - 8, 8, " settled") != 0) return;
       // "With the store": the run is saved after every item that settles.
-      if (++settled % 1 == 0) db->save({"bench", "conformance_jobs", "waiting", 0, run.snapshot()});
+      if (++settled % 1 == 0) db->save(Stored(run));
     });
     run.start({{"jobs", cap}});
     if (run.status() != jr2rt::RunStatus::kDone) state.SkipWithError("the run did not drain");

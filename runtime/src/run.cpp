@@ -445,6 +445,7 @@ class PoolActor final : public Actor {
     if (it == workers_.end()) return;
     const std::string id = it->second.id;
     items_[id] = output;
+    if (journaled()) run_.journal({{"settled", id}, {"output", output}});
     settle(id, false);
     retire(it);
     run_.progress(id + " settled");
@@ -457,6 +458,7 @@ class PoolActor final : public Actor {
     const std::string id = it->second.id;
     // A worker's Failure ends only its item (§2.5).
     failures_[id] = {{"reason", f.reason()}, {"detail", f.detail()}};
+    if (journaled()) run_.journal({{"failed", id}, {"failure", failures_[id]}});
     settle(id, true);
     retire(it);
     run_.progress(id + " failed: " + f.reason());
@@ -483,10 +485,11 @@ class PoolActor final : public Actor {
             {"input", input_},
             {"cap", cap_},
             {"workers", workers},
-            {"settled", *settled_},
-            {"failed", *failed_},
-            {"items", items_},
-            {"failures", failures_},
+            {"settled", journaled() ? Json::array() : Json(*settled_)},
+            {"failed", journaled() ? Json::array() : Json(*failed_)},
+            {"items", journaled() ? Json::object() : items_},
+            {"failures", journaled() ? Json::object() : failures_},
+            {"journaled", journaled() ? Json(settled_->size()) : Json(nullptr)},
             {"open", lastOpen_},
             {"nextKey", nextKey_},
             {"ended", ended_},
@@ -510,6 +513,7 @@ class PoolActor final : public Actor {
     settledSet_.insert(settled_->begin(), settled_->end());
     items_ = snap.at("items");
     failures_ = snap.at("failures");
+    if (snap.contains("journaled") && !snap.at("journaled").is_null()) readJournal(snap);
     lastOpen_ = snap.at("open").get<int64_t>();
     nextKey_ = snap.at("nextKey").get<int>();
     ended_ = snap.at("ended").get<bool>();
@@ -747,6 +751,36 @@ class PoolActor final : public Actor {
     liveIds_.erase(it->second.id);
     workers_.erase(it);
   }
+
+  // Rebuilds what the Pool settled from the run's stored journal, in the order it settled.
+  void readJournal(const Json& snap) {
+    const std::vector<Json>* journal = run_.restoringJournal();
+    const auto want = snap.at("journaled").get<size_t>();
+    if (journal == nullptr) {
+      throw std::invalid_argument(
+          "the stored run keeps its items in the store's journal, and "
+          "none was given to restore it");
+    }
+    if (journal->size() != want) {
+      throw std::invalid_argument("the stored run settled " + std::to_string(want) +
+                                  " items, and its journal has " + std::to_string(journal->size()));
+    }
+    for (const Json& e : *journal) {
+      if (e.contains("settled")) {
+        const std::string id = e.at("settled").get<std::string>();
+        items_[id] = e.at("output");
+        settle(id, false);
+      } else {
+        const std::string id = e.at("failed").get<std::string>();
+        failures_[id] = e.at("failure");
+        settle(id, true);
+      }
+    }
+  }
+
+  // The top Pool of a run that keeps a journal: its items are stored one entry each, not in
+  // its snapshot.
+  bool journaled() const { return parent() == nullptr && run_.journaling(); }
 
   void settle(const std::string& id, bool failed) {
     auto append = [&](std::shared_ptr<std::vector<std::string>>& list) {
@@ -1280,10 +1314,12 @@ Json Run::snapshot() const {
           {"input", input_},
           {"output", output_},
           {"agentReplies", agentReplies_},
+          {"journal", journaling_},
           {"top", top_ && !ended() ? top_->snapshot() : Json(nullptr)}};
 }
 
-std::unique_ptr<Run> Run::Restore(const Registry& registry, const Json& snap, Clock& clock) {
+std::unique_ptr<Run> Run::Restore(const Registry& registry, const Json& snap, Clock& clock,
+                                  const std::vector<Json>* journal) {
   const std::string wf = snap.at("workflow").get<std::string>();
   const WorkflowInfo* info = registry.workflow(wf);
   if (info == nullptr)
@@ -1296,7 +1332,11 @@ std::unique_ptr<Run> Run::Restore(const Registry& registry, const Json& snap, Cl
   run->home_ = snap.value("home", std::string("."));
   run->output_ = snap.at("output");
   run->agentReplies_ = snap.value("agentReplies", Json::object());
+  // A run restored with its journal goes on keeping one.
+  run->journaling_ = journal != nullptr && snap.value("journal", false);
+  run->restoringJournal_ = journal;
   if (!snap.at("top").is_null()) run->top_ = Actor::Restore(*run, nullptr, snap.at("top"));
+  run->restoringJournal_ = nullptr;
   return run;
 }
 

@@ -367,10 +367,18 @@ class Runner {
   void checkpoint(Store& store, Run& run) {
     Json snapshot = run.snapshot();
     std::string text = snapshot.dump(-1, ' ', false, Json::error_handler_t::replace);
-    if (pending_.empty() && text == lastSaved_ && revision_ != 0) return;
-    revision_ = store.save({run.id(), run.workflow().name, ToString(run.status()),
-                            SystemClock().nowMs(), std::move(snapshot), revision_},
-                           pending_);
+    if (pending_.empty() && !run.journalPending() && text == lastSaved_ && revision_ != 0) return;
+    StoredRun stored;
+    stored.id = run.id();
+    stored.workflow = run.workflow().name;
+    stored.status = ToString(run.status());
+    stored.updatedMs = SystemClock().nowMs();
+    stored.snapshot = std::move(snapshot);
+    stored.revision = revision_;
+    stored.journal = run.takeJournal();
+    stored.journalBefore = journalCount_;
+    revision_ = store.save(stored, pending_);
+    journalCount_ += static_cast<int64_t>(stored.journal.size());
     lastSaved_ = std::move(text);
     endLiveLine();
     for (const auto& f : pending_) std::cerr << workflow_ << ": " << Printable(f.line) << "\n";
@@ -573,6 +581,7 @@ class Runner {
     if (!store) store = open(a);
     lock_ = store->lock(run->id(), [] {});
     attach(*store, *run);
+    run->keepJournal();  // a save writes what changed: the top Pool's items one entry each
     run->start(input);
     follow(*store, run, clock, a.follow);
     return finish(*store, *run, a);
@@ -589,7 +598,8 @@ class Runner {
     if (stored.status == "drifted") throw Drifted(DriftText(stored));
     revision_ = stored.revision;
     try {
-      auto run = Run::Restore(registry_, stored.snapshot, clock);
+      auto run = Run::Restore(registry_, stored.snapshot, clock, &stored.journal);
+      journalCount_ = stored.journalBefore;
       // What is stored: a turn that changes nothing is not written again.
       lastSaved_ = run->snapshot().dump(-1, ' ', false, Json::error_handler_t::replace);
       return run;
@@ -860,8 +870,9 @@ class Runner {
   const Registry& registry_;
   std::string workflow_;
   std::vector<FeedLine> pending_;
-  int64_t revision_ = 0;   // of the run as this command loaded or last saved it
-  std::string lastSaved_;  // the snapshot as this command loaded or last saved it
+  int64_t revision_ = 0;      // of the run as this command loaded or last saved it
+  std::string lastSaved_;     // the snapshot as this command loaded or last saved it
+  int64_t journalCount_ = 0;  // the run's journal entries stored (loaded or saved since)
   std::string storePath_;
   std::unique_ptr<RunLock> lock_;  // held while this command drives the run
   Json agents_;                    // --agents

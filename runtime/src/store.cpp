@@ -37,6 +37,11 @@ const char* const kSchema =
     "CREATE INDEX IF NOT EXISTS runs_summary ON runs (status, updated, id, workflow, rev);"
     "CREATE TABLE IF NOT EXISTS feed ("
     " run TEXT NOT NULL, seq INTEGER NOT NULL, time INTEGER NOT NULL, line TEXT NOT NULL,"
+    " PRIMARY KEY (run, seq)) WITHOUT ROWID;"
+    // A run's journal: what its top Pool settled and failed, one row each, appended with the
+    // step that made it, so that a save writes what changed (RUNTIME.md §7), not every item.
+    "CREATE TABLE IF NOT EXISTS journal ("
+    " run TEXT NOT NULL, seq INTEGER NOT NULL, entry TEXT NOT NULL,"
     " PRIMARY KEY (run, seq)) WITHOUT ROWID;";
 
 std::string Quoted(const std::string& path) { return "`" + path + "`"; }
@@ -131,6 +136,11 @@ class Stmt {
     if (rc == SQLITE_ROW) return true;
     if (rc == SQLITE_DONE) return false;
     db_.fail(rc);
+  }
+  // For another use of the same statement in a loop.
+  void reset() {
+    sqlite3_reset(st_);
+    sqlite3_clear_bindings(st_);
   }
   int type(int i) const { return sqlite3_column_type(st_, i); }
   // A NULL reads "": a summary of a damaged row still lists.
@@ -510,8 +520,9 @@ std::unique_ptr<Db> OpenDb(const std::string& path, StoreMode mode) {
   bool complete = false;
   if (seen == Kind::kOurs) {
     Stmt s(*db,
-           "SELECT count(*) FROM sqlite_master WHERE name IN ('runs', 'runs_summary', 'feed')");
-    complete = s.step() && s.integer(0) == 3;
+           "SELECT count(*) FROM sqlite_master WHERE name IN ('runs', 'runs_summary', 'feed',"
+           " 'journal')");
+    complete = s.step() && s.integer(0) == 4;
   }
   if (!complete) {
     // Looked at again under the write lock: another command may have made or changed the file
@@ -590,6 +601,25 @@ class SqliteStore final : public Store {
         s.step();
       }
     }
+    if (!run.journal.empty()) {
+      int64_t seq = 0;
+      {
+        Stmt s(*db_, "SELECT coalesce(max(seq), 0) FROM journal WHERE run = ?");
+        s.bind(1, run.id);
+        if (s.step()) seq = s.integer(0);
+      }
+      if (seq != run.journalBefore) {
+        throw StoreConflict("run " + run.id + "'s journal has " + std::to_string(seq) +
+                            " entries, and this command had " + std::to_string(run.journalBefore));
+      }
+      Stmt s(*db_, "INSERT INTO journal (run, seq, entry) VALUES (?, ?, ?)");
+      for (const Json& entry : run.journal) {
+        s.bind(1, run.id).bind(2, ++seq).bind(
+            3, entry.dump(-1, ' ', false, Json::error_handler_t::replace));
+        s.step();
+        s.reset();
+      }
+    }
     txn.commit();
     return next;
   }
@@ -635,6 +665,17 @@ class SqliteStore final : public Store {
                       ")");
       }
     }
+    Stmt j(*db_, "SELECT seq, entry FROM journal WHERE run = ? ORDER BY seq");
+    j.bind(1, r.id);
+    while (j.step()) {
+      if (j.type(1) != SQLITE_TEXT) throw damaged("a journal entry is not text");
+      try {
+        r.journal.push_back(Json::parse(j.text(1)));
+      } catch (const Json::exception& e) {
+        throw damaged("a journal entry is not valid JSON (" + ErrorText(e) + ")");
+      }
+    }
+    r.journalBefore = static_cast<int64_t>(r.journal.size());
     return r;
   }
 
@@ -711,6 +752,8 @@ class SqliteStore final : public Store {
       for (const std::string& id : ids) {
         Stmt lines(*db_, "DELETE FROM feed WHERE run = ?");
         lines.bind(1, id).step();
+        Stmt journal(*db_, "DELETE FROM journal WHERE run = ?");
+        journal.bind(1, id).step();
         Stmt row(*db_, "DELETE FROM runs WHERE id = ?");
         row.bind(1, id).step();
       }

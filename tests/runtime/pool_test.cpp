@@ -1,9 +1,11 @@
 // RUNTIME.md §2, rule by rule, on a manual clock. The Source is scripted: each test answers
 // `next` itself, at once or later, and counts the calls.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <deque>
+#include <filesystem>
 #include <fstream>
 
 #include "jr2/run.h"
@@ -660,3 +662,100 @@ TEST_F(Fixture, AWorkerPoolGatesNestUnderItsItemAndSurviveARestore) {
   EXPECT_EQ(again->status(), RunStatus::kDone) << again->reason();
   EXPECT_EQ(again->output()["items"]["A"]["items"]["x"], "x");
 }
+
+namespace {
+
+// Saved as it moves (#10): with a journal, the top Pool's items are entries, not snapshot; a run
+// restored at every step from snapshot + journal loses nothing and starts nothing twice, and
+// the snapshot does not grow with what the run settled.
+TEST_F(Fixture, JournaledRunRestoredAtEveryStepLosesNothingAndItsSnapshotStaysFlat) {
+  for (int i = 0; i < 40; ++i) source.answers.push_back(Item("I" + std::to_string(i)));
+  auto run = make("conformance_jobs");
+  run->keepJournal();
+  run->start(Json::object());
+  std::vector<Json> journal;
+  size_t firstSize = 0, lastSize = 0;
+  for (int i = 0; i < 40; ++i) {
+    const std::string id = "I" + std::to_string(i);
+    for (auto& e : run->takeJournal()) journal.push_back(std::move(e));
+    const std::string saved = run->snapshot().dump();
+    if (i == 2) firstSize = saved.size();
+    lastSize = saved.size();
+    run.reset();
+    run = jr2rt::Run::Restore(registry, Json::parse(saved), clock, &journal);
+    EXPECT_TRUE(run->journaling()) << "a run restored with its journal goes on keeping one";
+    source.attach(*run);
+    run->onProgress([this](const std::string& l) { lines.push_back(l); });
+    run->send(id + ".working", i % 7 == 3 ? "boom" : "finish", Json::object());
+  }
+  std::vector<std::string> want;
+  for (int i = 0; i < 40; ++i) want.push_back("I" + std::to_string(i));
+  EXPECT_EQ(started(), want) << "each item started once, in order";
+  ASSERT_EQ(run->status(), RunStatus::kFailed) << run->reason();
+  EXPECT_EQ(run->output()["items"].size() + run->output()["failures"].size(), 40u);
+  EXPECT_EQ(run->output()["failures"].size(), 6u);
+  // Two live workers and the lists of a Pool that settled 2 vs 39 items: the same order of size
+  // (the item ids are not in the snapshot, only their count).
+  EXPECT_LT(lastSize, firstSize + 64)
+      << "the snapshot grew with the settled items: " << firstSize << " then " << lastSize;
+}
+
+// A snapshot that keeps its items in the journal cannot be restored without it: said, not
+// silently empty.
+TEST_F(Fixture, AJournaledSnapshotWithoutItsJournalIsRefused) {
+  source.answers = {Item("A"), Item("B")};
+  auto run = make("conformance_jobs");
+  run->keepJournal();
+  run->start(Json::object());
+  run->send("A.working", "finish", Json::object());
+  const Json saved = run->snapshot();
+  try {
+    jr2rt::Run::Restore(registry, saved, clock);
+    FAIL() << "restored without its journal";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("journal"), std::string::npos) << e.what();
+  }
+  std::vector<Json> wrong;  // one entry short
+  try {
+    jr2rt::Run::Restore(registry, saved, clock, &wrong);
+    FAIL() << "restored with a journal that does not match";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("settled 1 items, and its journal has 0"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+// The commit hook: each turn is committed before its effects go out, and a run restored with a
+// non-idempotent effect out fails that invoke `interrupted` instead of running it again.
+TEST_F(Fixture, ANonIdempotentEffectOutAtRestoreIsInterruptedNotRunAgain) {
+  const std::string dir = ::testing::TempDir() + "jr2_interrupt_" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
+  const std::string marker = dir + "/ran";
+  std::filesystem::remove(marker);
+  auto run = std::make_unique<jr2rt::Run>(registry, *registry.workflow("conformance_command"), "r2",
+                                          clock);
+  std::vector<Json> commits;
+  bool ranAtFirstCommit = true;
+  run->onCommit([&] {
+    if (commits.empty()) ranAtFirstCommit = std::filesystem::exists(marker);
+    commits.push_back(run->snapshot());
+  });
+  run->start({{"argv", {"sh", "-c", "echo x >> " + marker}}});
+  ASSERT_EQ(run->status(), RunStatus::kDone) << run->reason();
+  EXPECT_FALSE(ranAtFirstCommit) << "the process went out before the turn that started it was "
+                                    "committed";
+  ASSERT_GE(commits.size(), 2u);
+  // The first commit has the child out with no result: restored from it, the invoke fails
+  // `interrupted` and the process does not run again.
+  std::filesystem::remove(marker);
+  auto restored = jr2rt::Run::Restore(registry, commits.front(), clock);
+  restored->tick();
+  EXPECT_EQ(restored->status(), RunStatus::kFailed);
+  EXPECT_NE(restored->reason().find("interrupted: the process stopped while std.command ran"),
+            std::string::npos)
+      << restored->reason();
+  EXPECT_FALSE(std::filesystem::exists(marker)) << "the process ran again after the restore";
+}
+
+}  // namespace

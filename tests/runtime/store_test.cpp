@@ -81,12 +81,14 @@ std::string Pragma(const std::string& path, const std::string& name) {
 jr2rt::StoredRun Stored(const std::string& status, int64_t revision,
                         const std::string& id = "0123456789ab", int64_t updatedMs = 1,
                         const std::string& workflow = "tickets") {
-  return {id,
-          workflow,
-          status,
-          updatedMs,
-          Json{{"id", id}, {"workflow", workflow}, {"status", status}},
-          revision};
+  jr2rt::StoredRun r;
+  r.id = id;
+  r.workflow = workflow;
+  r.status = status;
+  r.updatedMs = updatedMs;
+  r.snapshot = Json{{"id", id}, {"workflow", workflow}, {"status", status}};
+  r.revision = revision;
+  return r;
 }
 
 // The message of what `open` throws, checked to be one line; "" when it throws nothing.
@@ -587,6 +589,37 @@ TEST(StoreLock, ALockReleasedMeanwhileIsTakenBackOnTheFileThatIsThere) {
   ::close(fd);
   sleeper.reset();
   EXPECT_FALSE(fs::exists(file));
+}
+
+}  // namespace
+
+namespace {
+
+// The journal (#10): entries are appended with the save that made them, read back in order, and
+// a save that does not start where the stored journal ends is a conflict that writes nothing.
+TEST(Store, JournalEntriesAppendInOrderAndAStaleStartIsAConflict) {
+  auto store = jr2rt::OpenSqliteStore(FreshDir("journal") + "jr2.db");
+  jr2rt::StoredRun first = Stored("waiting", 0);
+  first.journal = {Json{{"settled", "A"}, {"output", 1}}, Json{{"failed", "B"}}};
+  EXPECT_EQ(store->save(first), 1);
+  jr2rt::StoredRun loaded = store->load("0123");
+  ASSERT_EQ(loaded.journal.size(), 2u);
+  EXPECT_EQ(loaded.journal[0]["settled"], "A");
+  EXPECT_EQ(loaded.journal[1]["failed"], "B");
+  EXPECT_EQ(loaded.journalBefore, 2);
+  jr2rt::StoredRun next = Stored("waiting", 1);
+  next.journal = {Json{{"settled", "C"}, {"output", 3}}};
+  next.journalBefore = 1;  // this command thinks one entry is stored
+  EXPECT_THROW(store->save(next), jr2rt::StoreConflict);
+  EXPECT_EQ(store->load("0123").journal.size(), 2u) << "the refused save wrote nothing";
+  EXPECT_EQ(store->load("0123").revision, 1);
+  next.journalBefore = 2;
+  EXPECT_EQ(store->save(next), 2);
+  EXPECT_EQ(store->load("0123").journal.back()["settled"], "C");
+  // Pruned with its run.
+  EXPECT_EQ(store->save(Stored("done", 2)), 3);
+  EXPECT_EQ(store->prune(INT64_MAX, ""), 1);
+  EXPECT_THROW(store->load("0123"), jr2rt::StoreError);
 }
 
 }  // namespace

@@ -126,7 +126,18 @@ class Run {
 
   // The whole run as JSON, and a run restored from it in a new process.
   Json snapshot() const;
-  static std::unique_ptr<Run> Restore(const Registry& registry, const Json& snapshot, Clock& clock);
+  static std::unique_ptr<Run> Restore(const Registry& registry, const Json& snapshot, Clock& clock,
+                                      const std::vector<Json>* journal = nullptr);
+
+  // A save that writes what changed (RUNTIME.md §7): with keepJournal() (before start()), the
+  // top Pool's settled and failed items are not in snapshot() but in journal entries, one per
+  // item, that takeJournal() hands over once each, to be stored in order with the snapshot of
+  // the same turn. Restore() then takes every entry stored, in order. A snapshot's size no longer
+  // grows with the items a run has settled.
+  void keepJournal() { journaling_ = true; }
+  bool journaling() const { return journaling_; }
+  bool journalPending() const { return !journalNew_.empty(); }
+  std::vector<Json> takeJournal() { return std::move(journalNew_); }
 
   // The scripted Agent harness (RUNTIME.md §5; no model is reachable here): `script` maps an
   // Agent's name to its replies in order, each `{ "event": NAME, "payload": {…} }`. Each time
@@ -158,6 +169,9 @@ class Run {
   // started after the turn's commit; `then` or `failed` later, on the strand.
   void startCommand(Json spec, std::function<void(Json)> then,
                     std::function<void(const Failure&)> failed);
+  void journal(Json entry) { journalNew_.push_back(std::move(entry)); }
+  // While Restore() runs: the stored journal, for the top Pool to read back.
+  const std::vector<Json>* restoringJournal() const { return restoringJournal_; }
   void progress(const std::string& line) {
     if (progress_) progress_(line);
   }
@@ -205,8 +219,11 @@ class Run {
   std::function<void(const std::string&)> progress_;
   std::function<void()> commit_;
   std::vector<std::function<void()>> held_;  // effects waiting for the turn's commit
-  uint64_t steps_ = 0;                       // handlers run on the strand: what a commit is for
-  uint64_t committed_ = 0;                   // steps_ at the last commit
+  bool journaling_ = false;
+  std::vector<Json> journalNew_;
+  const std::vector<Json>* restoringJournal_ = nullptr;
+  uint64_t steps_ = 0;      // handlers run on the strand: what a commit is for
+  uint64_t committed_ = 0;  // steps_ at the last commit
   RunStatus status_ = RunStatus::kWaiting;
   Json input_;
   Json output_;

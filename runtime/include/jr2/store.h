@@ -21,6 +21,10 @@ struct StoredRun {
   Json snapshot;
   // Bumped by each save. 0: a run not loaded from the store (a new one).
   int64_t revision = 0;
+  // The run's journal (Run::takeJournal): load() gives every entry in order; save() appends
+  // the entries given, after the `journalBefore` the command had (else StoreConflict).
+  std::vector<Json> journal;
+  int64_t journalBefore = 0;
 };
 
 // What `runs` shows of a run: its summary columns, never its snapshot.
