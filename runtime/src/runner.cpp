@@ -22,6 +22,7 @@
 #include <thread>
 
 #include "jr2/run.h"
+#include "jr2/saver.h"
 #include "jr2/store.h"
 
 namespace jr2rt {
@@ -338,7 +339,7 @@ class Runner {
       if (ends(" started")) ++taken_;
       if (ends(" settled")) ++settled_;
       if (line.find(" failed: ") != std::string::npos) ++failed_;
-      pending_.push_back({0, SystemClock().nowMs(), line});
+      if (saver_) saver_->addLine(line, SystemClock().nowMs());
       if (tty) {
         std::cerr << "\r\033[K";
         std::cerr << "[" << workflow_ << "] " << taken_ << " taken · "
@@ -352,38 +353,30 @@ class Runner {
     if (isatty(STDERR_FILENO) != 0 && taken_ > 0) std::cerr << "\r\033[K";
   }
 
-  // Watches the run, arms its Agent script, and saves it as it moves: each turn of its executor
-  // that changed it is stored (with the turn's feed lines) before anything of the turn is
-  // printed or any effect it started goes out (RUNTIME.md §7).
-  void attach(Store& store, Run& run) {
-    watch(run);
-    arm(run);
-    Run* r = &run;
-    run.onCommit([this, &store, r] { checkpoint(store, *r); });
+  // The saver of this command's store: it commits the run at the end of each turn, then the
+  // lines saved are printed.
+  RunSaver& saver(Store& store) {
+    if (!saver_) {
+      saver_ = std::make_unique<RunSaver>(store);
+      saver_->onSaved([this](const std::vector<FeedLine>& lines) {
+        endLiveLine();
+        for (const auto& f : lines) std::cerr << workflow_ << ": " << Printable(f.line) << "\n";
+      });
+    }
+    return *saver_;
   }
 
-  // Saves the run with its new feed lines, then prints those lines. A run that did not change
-  // since its last save, with no line to add, is not written again.
-  void checkpoint(Store& store, Run& run) {
-    Json snapshot = run.snapshot();
-    std::string text = snapshot.dump(-1, ' ', false, Json::error_handler_t::replace);
-    if (pending_.empty() && !run.journalPending() && text == lastSaved_ && revision_ != 0) return;
-    StoredRun stored;
-    stored.id = run.id();
-    stored.workflow = run.workflow().name;
-    stored.status = ToString(run.status());
-    stored.updatedMs = SystemClock().nowMs();
-    stored.snapshot = std::move(snapshot);
-    stored.revision = revision_;
-    stored.journal = run.takeJournal();
-    stored.journalBefore = journalCount_;
-    revision_ = store.save(stored, pending_);
-    journalCount_ += static_cast<int64_t>(stored.journal.size());
-    lastSaved_ = std::move(text);
-    endLiveLine();
-    for (const auto& f : pending_) std::cerr << workflow_ << ": " << Printable(f.line) << "\n";
-    pending_.clear();
+  // Watches the run, arms its Agent script, and saves it as it moves: each turn of its executor
+  // that changed it is stored (with the turn's feed lines) before anything of the turn is
+  // printed or any effect it started goes out (RUNTIME.md §7). `fresh`: a run not started yet.
+  void attach(Store& store, Run& run, bool fresh = false) {
+    saver(store).attach(run, fresh);
+    watch(run);
+    arm(run);
   }
+
+  // Saves the run with its new feed lines (if it changed), then prints those lines.
+  void checkpoint(Store& store, Run& run) { saver(store).checkpoint(run); }
 
   // Saves the run, then reports it: nothing is printed about a step before it is stored.
   int finish(Store& store, Run& run, const Args& a) {
@@ -538,7 +531,7 @@ class Runner {
         if (lock_) lock_->take();
         // A `send` or a `cancel` may have changed the run meanwhile: go on from what it stored,
         // never from this process's older copy, which would undo it.
-        if (store.revision(run->id()) != revision_) {
+        if (store.revision(run->id()) != saver(store).revision()) {
           const std::string id = run->id();
           std::cerr << workflow_ << ": run " << id
                     << " was changed by another command during the wait; going on from what it "
@@ -580,8 +573,7 @@ class Runner {
     run->checkInput(input);
     if (!store) store = open(a);
     lock_ = store->lock(run->id(), [] {});
-    attach(*store, *run);
-    run->keepJournal();  // a save writes what changed: the top Pool's items one entry each
+    attach(*store, *run, /*fresh=*/true);  // its top Pool's items go to the journal
     run->start(input);
     follow(*store, run, clock, a.follow);
     return finish(*store, *run, a);
@@ -596,13 +588,8 @@ class Runner {
                      "`, not `" + workflow_ + "`");
     }
     if (stored.status == "drifted") throw Drifted(DriftText(stored));
-    revision_ = stored.revision;
     try {
-      auto run = Run::Restore(registry_, stored.snapshot, clock, &stored.journal);
-      journalCount_ = stored.journalBefore;
-      // What is stored: a turn that changes nothing is not written again.
-      lastSaved_ = run->snapshot().dump(-1, ' ', false, Json::error_handler_t::replace);
-      return run;
+      return saver(store).restore(registry_, stored, clock);
     } catch (const std::exception& e) {
       stored.status = "drifted";
       stored.snapshot["status"] = "drifted";
@@ -797,7 +784,7 @@ class Runner {
     if (run->ended())
       throw BadInput("run " + run->id() + " has already ended `" + ToString(run->status()) + "`");
     run->cancel();
-    pending_.push_back({0, SystemClock().nowMs(), "cancelled"});
+    saver(*store).addLine("cancelled", SystemClock().nowMs());
     finish(*store, *run, a);
     return kExitDone;  // RUNTIME.md §4: the `cancel` that cancelled the run exits 0
   }
@@ -869,10 +856,7 @@ class Runner {
 
   const Registry& registry_;
   std::string workflow_;
-  std::vector<FeedLine> pending_;
-  int64_t revision_ = 0;      // of the run as this command loaded or last saved it
-  std::string lastSaved_;     // the snapshot as this command loaded or last saved it
-  int64_t journalCount_ = 0;  // the run's journal entries stored (loaded or saved since)
+  std::unique_ptr<RunSaver> saver_;  // made with the first store a verb saves to
   std::string storePath_;
   std::unique_ptr<RunLock> lock_;  // held while this command drives the run
   Json agents_;                    // --agents

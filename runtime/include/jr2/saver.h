@@ -1,0 +1,51 @@
+// Saves one run as it moves (RUNTIME.md §7): the commit side of the run host, shared by the
+// runner and the benchmarks. Attached to a Run, it stores the run at the end of each turn that
+// changed it — the snapshot, the turn's feed lines and its journal entries, in one transaction —
+// and only then hands the lines on to be shown.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "jr2/run.h"
+#include "jr2/store.h"
+
+namespace jr2rt {
+
+class RunSaver {
+ public:
+  explicit RunSaver(Store& store) : store_(store) {}
+  RunSaver(const RunSaver&) = delete;
+  RunSaver& operator=(const RunSaver&) = delete;
+
+  // Commits `run` at the end of each of its turns from now on (Run::onCommit). A run that has
+  // not started yet also keeps a journal: its top Pool's items are stored one entry each.
+  void attach(Run& run, bool fresh);
+  // Restores a run loaded from the store, with its journal; this saver then goes on from the
+  // revision and journal it was loaded at. Throws what Run::Restore throws.
+  std::unique_ptr<Run> restore(const Registry& registry, const StoredRun& stored, Clock& clock);
+  // Stores the run, if it changed since it was last stored or loaded or a line or entry waits,
+  // then hands the lines saved to onSaved. Throws StoreConflict when another command saved the
+  // run since (nothing is written).
+  void checkpoint(Run& run);
+  // A feed line of the current turn, stored with the next checkpoint.
+  void addLine(std::string line, int64_t timeMs);
+  void onSaved(std::function<void(const std::vector<FeedLine>&)> fn) { saved_ = std::move(fn); }
+  // The run's revision as this saver last loaded or stored it.
+  int64_t revision() const { return revision_; }
+  // How many saves actually wrote (a turn that changed nothing writes nothing).
+  int64_t saves() const { return saves_; }
+
+ private:
+  Store& store_;
+  std::vector<FeedLine> pending_;
+  std::function<void(const std::vector<FeedLine>&)> saved_;
+  int64_t revision_ = 0;      // of the run as loaded or last saved
+  std::string lastSaved_;     // its snapshot then
+  int64_t journalCount_ = 0;  // journal entries stored
+  int64_t saves_ = 0;
+};
+
+}  // namespace jr2rt
