@@ -4,6 +4,7 @@
 #include "jr2/run.h"
 
 #include <algorithm>
+#include <atomic>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
@@ -11,6 +12,7 @@
 #include <boost/asio/thread_pool.hpp>
 #include <chrono>
 #include <set>
+#include <thread>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -911,10 +913,22 @@ std::unique_ptr<Actor> Actor::Restore(Run& run, Actor* parent, const Json& snap)
 
 // ---- the run --------------------------------------------------------------------------------
 
+namespace {
+std::atomic<int> g_effectThreads{0};  // 0: the default
+}  // namespace
+
+void SetEffectThreads(int threads) { g_effectThreads = threads; }
+
+int EffectThreads() {
+  if (const int set = g_effectThreads.load(); set > 0) return set;
+  return std::max(2, static_cast<int>(std::thread::hardware_concurrency()));
+}
+
 struct Run::Executor {
   boost::asio::io_context io;
   boost::asio::strand<boost::asio::io_context::executor_type> strand = boost::asio::make_strand(io);
-  boost::asio::thread_pool pool{2};
+  int threads = EffectThreads();
+  boost::asio::thread_pool pool{static_cast<size_t>(threads)};
 };
 
 Run::Run(const Registry& registry, const WorkflowInfo& workflow, std::string id, Clock& clock)
@@ -947,6 +961,14 @@ void Run::offload(std::function<Json()> work, std::function<void(Json)> then,
   auto keep =
       std::make_shared<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>>(
           exec_->io.get_executor());
+  // A blocking host function holds a thread while it runs: more of them out than threads wait
+  // for one, and a Pool's cap of such workers is then the thread count. Said once per run.
+  if (++offloaded_ > exec_->threads && !toldThreads_) {
+    toldThreads_ = true;
+    progress("note: " + std::to_string(offloaded_) + " host functions are out and " +
+             std::to_string(exec_->threads) +
+             " threads run them: the others wait for a thread (raise it with --threads)");
+  }
   boost::asio::post(exec_->pool, [this, keep, work = std::move(work), then = std::move(then),
                                   failed = std::move(failed)] {
     std::function<void()> report;
@@ -959,7 +981,8 @@ void Run::offload(std::function<Json()> work, std::function<void(Json)> then,
       const std::string what = ErrorText(e);
       report = [what] { throw Defect(what); };
     }
-    post([keep, report] {
+    post([this, keep, report] {
+      --offloaded_;
       keep->reset();
       report();
     });

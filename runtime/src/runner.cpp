@@ -41,6 +41,7 @@ struct Args {
   bool resumeGiven = false;
   std::string endedBefore;  // prune --ended-before DURATION
   bool inputGiven = false;
+  int threads = 0;            // --threads N: for blocking host functions; 0 the default
   bool endOfOptions = false;  // after `--`, every word is positional
 };
 
@@ -297,6 +298,9 @@ class Runner {
       throw UsageError("`--follow` goes with `run`, `send` and `log`");
     if (a.all && a.verb != "runs") throw UsageError("`--all` goes with `runs`");
     if (a.inputGiven && a.verb != "run") throw UsageError("`--input` goes with `run`");
+    if (a.threads > 0 && a.verb != "run" && a.verb != "send")
+      throw UsageError("`--threads` goes with `run` and `send`");
+    if (a.threads > 0) SetEffectThreads(a.threads);
     if (a.verb == "run") return run(a);
     if (a.verb == "send") return send(a);
     if (a.verb == "status") return status(a);
@@ -902,7 +906,14 @@ Args Parse(int argc, char** argv) {
       a.agents = value("--agents");
     else if (s == "--ended-before")
       a.endedBefore = value("--ended-before");
-    else if (s == "--resume") {
+    else if (s == "--threads") {
+      const std::string v = value("--threads");
+      char* end = nullptr;
+      const long n = std::strtol(v.c_str(), &end, 10);
+      if (v.empty() || *end != '\0' || n < 1 || n > 1024)
+        throw UsageError("`--threads` takes a whole number from 1 to 1024, not `" + v + "`");
+      a.threads = static_cast<int>(n);
+    } else if (s == "--resume") {
       a.resume = value("--resume");
       a.resumeGiven = true;
       if (a.resume.empty()) throw UsageError("`--resume` needs a run id");
@@ -939,6 +950,8 @@ int RunnerMain(const Registry& registry, const char* workflow, int argc, char** 
            "up again\n"
         << "  run, send … --agents FILE                                        answer Agents from "
            "a script\n"
+        << "  run, send … --threads N                                          threads for "
+           "blocking host functions\n"
         << "  send  RUN GATE EVENT [JSON]                                      deliver at a Gate; "
            "drive again\n"
         << "  status RUN [--json]                                              status, output, "

@@ -23,6 +23,9 @@ unchanged() {  # unchanged NAME COMMAND…: the store file is byte-for-byte the 
 
 expect "help" 0 'usage: tickets' -- "$tickets" --help
 expect "no verb is usage" 64 'usage' -- "$tickets"
+expect "--threads 0 is usage" 64 '`--threads` takes a whole number from 1 to 1024, not `0`' -- "$tickets" run --threads 0
+expect "--threads x is usage" 64 'not `x`' -- "$tickets" run --threads x
+expect "--threads goes with run and send" 64 '`--threads` goes with `run` and `send`' -- "$tickets" runs --threads 2
 expect "unknown verb" 64 'unknown verb `frob`' -- "$tickets" frob
 expect "bad input JSON" 65 'the input is not valid JSON' -- "$tickets" run --input '{"backlog_file":'
 expect "input of the wrong type" 65 'backlog_file' -- "$tickets" run --input '{"backlog_file": 5}'

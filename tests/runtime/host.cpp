@@ -5,3 +5,5 @@
 jr2rt::Json jr2gen::pool::scripted_next(const jr2rt::Json&, const jr2rt::NextQuery&) {
   throw jr2rt::Defect("scripted_next is scripted by the tests; run the suite, not this runner");
 }
+
+jr2rt::Json jr2gen::pool::echo_host(const jr2rt::Json& args) { return args.at("value"); }

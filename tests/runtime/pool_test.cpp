@@ -759,3 +759,28 @@ TEST_F(Fixture, ANonIdempotentEffectOutAtRestoreIsInterruptedNotRunAgain) {
 }
 
 }  // namespace
+
+namespace {
+
+// Blocking host functions hold a thread each: with more out than threads, the run says so once
+// (a Pool's cap of such workers is then the thread count), and every one still completes.
+TEST_F(Fixture, MoreHostFunctionsOutThanThreadsIsSaidOnce) {
+  jr2rt::SetEffectThreads(1);
+  source.answers = {Item("A"), Item("B"), Item("C"), Item("D")};
+  auto run = make("conformance_echo");
+  run->start(Json::object());
+  jr2rt::SetEffectThreads(0);
+  ASSERT_EQ(run->status(), RunStatus::kDone) << run->reason();
+  EXPECT_EQ(run->output()["items"].size(), 4u);
+  int notes = 0;
+  for (const auto& l : lines) {
+    if (l.rfind("note: ", 0) == 0) {
+      ++notes;
+      EXPECT_NE(l.find("host functions are out and 1 threads run them"), std::string::npos) << l;
+    }
+  }
+  EXPECT_EQ(notes, 1) << "said once per run";
+  EXPECT_GE(jr2rt::EffectThreads(), 2) << "the default: the cores, at least 2";
+}
+
+}  // namespace

@@ -41,6 +41,12 @@ class ManualClock final : public Clock {
   int64_t now_ = 0;
 };
 
+// The threads that run blocking host functions (`extern`, `std.http_get`, an `extern` `next`)
+// for each Run made from now on: `--threads`; by default the number of cores, at least 2. A
+// process (`std.command`) needs none.
+void SetEffectThreads(int threads);
+int EffectThreads();
+
 enum class RunStatus { kWaiting, kDone, kFailed, kDeadlocked, kError, kCancelled };
 const char* ToString(RunStatus s);
 RunStatus RunStatusFrom(const std::string& s);
@@ -222,6 +228,8 @@ class Run {
   bool journaling_ = false;
   std::vector<Json> journalNew_;
   const std::vector<Json>* restoringJournal_ = nullptr;
+  int offloaded_ = 0;  // host functions out on the thread pool
+  bool toldThreads_ = false;
   uint64_t steps_ = 0;      // handlers run on the strand: what a commit is for
   uint64_t committed_ = 0;  // steps_ at the last commit
   RunStatus status_ = RunStatus::kWaiting;
