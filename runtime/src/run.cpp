@@ -326,7 +326,8 @@ class MachineActor final : public Actor, public MachineHost {
     children_.erase(it);
   }
   void log(const Json& value) override {
-    run_.progress(Join(prefix_, name_) + ": " +
+    run_.emit("log", {{"machine", Join(prefix_, name_)}, {"value", value}},
+              Join(prefix_, name_) + ": " +
                   (value.is_string() ? value.get<std::string>() : value.dump()));
   }
 
@@ -432,7 +433,7 @@ class PoolActor final : public Actor {
 
   // The `source` Gate: the wake event (§2.2: never cancels a call; latches instead).
   void deliver(int, const std::string&, const Json&) override {
-    run_.progress(Join(prefix_, "source") + ": woken");
+    run_.emit("woken", {{"gate", Join(prefix_, "source")}}, Join(prefix_, "source") + ": woken");
     request();
   }
 
@@ -450,7 +451,7 @@ class PoolActor final : public Actor {
     if (journaled()) run_.journal({{"settled", id}, {"output", output}});
     settle(id, false);
     retire(it);
-    run_.progress(id + " settled");
+    run_.emit("settled", {{"item", id}, {"pool", prefix_}}, id + " settled");
     request();
   }
 
@@ -463,7 +464,8 @@ class PoolActor final : public Actor {
     if (journaled()) run_.journal({{"failed", id}, {"failure", failures_[id]}});
     settle(id, true);
     retire(it);
-    run_.progress(id + " failed: " + f.reason());
+    run_.emit("failed", {{"item", id}, {"pool", prefix_}, {"reason", f.reason()}},
+              id + " failed: " + f.reason());
     request();
   }
 
@@ -670,7 +672,7 @@ class PoolActor final : public Actor {
     }
     Actor* raw = worker.get();
     enlist(key, Worker{id, std::move(worker)});
-    run_.progress(id + " started");
+    run_.emit("started", {{"item", id}, {"pool", prefix_}}, id + " started");
     try {
       const Json workerInput = spec_.itemInput(item, input_);
       // A backlog file is written by people for its Pool: its items are read strictly, so a
@@ -965,7 +967,8 @@ void Run::offload(std::function<Json()> work, std::function<void(Json)> then,
   // for one, and a Pool's cap of such workers is then the thread count. Said once per run.
   if (++offloaded_ > exec_->threads && !toldThreads_) {
     toldThreads_ = true;
-    progress("note: " + std::to_string(offloaded_) + " host functions are out and " +
+    emit("note", {{"hostFunctionsOut", offloaded_}, {"threads", exec_->threads}},
+         "note: " + std::to_string(offloaded_) + " host functions are out and " +
              std::to_string(exec_->threads) +
              " threads run them: the others wait for a thread (raise it with --threads)");
   }
@@ -1100,7 +1103,8 @@ void Run::answerAgent(const std::string& gate) {
     const Json& replies = agentScript_[agent];
     const int64_t used = agentReplies_.value(agent, int64_t{0});
     if (!replies.is_array() || used >= static_cast<int64_t>(replies.size())) {
-      progress("agent " + agent + ": the script has no reply " + std::to_string(used + 1) +
+      emit("agent", {{"agent", agent}, {"gate", gate}, {"reply", used + 1}, {"answered", false}},
+           "agent " + agent + ": the script has no reply " + std::to_string(used + 1) +
                "; the Gate " + gate + " waits for an answer");
       return;
     }
@@ -1114,7 +1118,13 @@ void Run::answerAgent(const std::string& gate) {
       throw Defect("the scripted reply " + std::to_string(used + 1) + " of agent `" + agent +
                    "` is refused: " + e.what());
     }
-    progress("agent " + agent + " answered " + event + " at " + gate + " (scripted reply " +
+    emit("agent",
+         {{"agent", agent},
+          {"gate", gate},
+          {"reply", used + 1},
+          {"answered", true},
+          {"event", event}},
+         "agent " + agent + " answered " + event + " at " + gate + " (scripted reply " +
              std::to_string(used + 1) + ")");
   });
 }
@@ -1158,6 +1168,7 @@ Json Run::sofar() const { return top_ && !ended() ? top_->sofar() : Json(nullptr
 
 void Run::timerFired(const std::string& state, int64_t afterMs) {
   fired_.push_back({state, afterMs});
+  emit("timer", {{"state", state}, {"after", afterMs >= 0 ? Json(afterMs) : Json(nullptr)}}, "");
 }
 
 void Run::guard(const std::function<void()>& step) {
@@ -1249,6 +1260,7 @@ void Run::finish(RunStatus status, Json output, std::string reason) {
   if (top_) top_->stop();
   gates_.clear();
   timers_.clear();
+  emit("ended", {{"status", ToString(status_)}, {"reason", reason_}}, "");
 }
 
 std::vector<OpenGate> Run::gates() const {
@@ -1303,13 +1315,20 @@ void Run::openGate(OpenGate gate, Actor* owner, int invokeId) {
   // Two live Gates with one name are a defect, never a silent overwrite (§2.8).
   if (gates_.count(gate.name) != 0) throw Defect("two live Gates are named `" + gate.name + "`");
   const std::string name = gate.name;
-  if (gate.kind != OpenGate::Kind::kSource) progress("Gate " + name + " opened");
+  emit("gate-opened",
+       {{"gate", name},
+        {"kind", gate.kind == OpenGate::Kind::kSource  ? "source"
+                 : gate.kind == OpenGate::Kind::kAgent ? "agent"
+                                                       : "gate"}},
+       gate.kind != OpenGate::Kind::kSource ? "Gate " + name + " opened" : "");
   const bool agent = gate.kind == OpenGate::Kind::kAgent;
   gates_.emplace(name, GateEntry{std::move(gate), owner, invokeId, ++openings_});
   if (agent && !agentScript_.is_null()) answerAgent(name);
 }
 
-void Run::closeGate(const std::string& name) { gates_.erase(name); }
+void Run::closeGate(const std::string& name) {
+  if (gates_.erase(name) != 0) emit("gate-closed", {{"gate", name}}, "");
+}
 
 void Run::schedule(Actor* owner, int timerId, int64_t dueMs) {
   unschedule(owner, timerId);

@@ -335,16 +335,12 @@ class Runner {
   // a terminal, a live line keeps the counts (items taken, live, settled, failed) current.
   void watch(Run& run) {
     const bool tty = isatty(STDERR_FILENO) != 0;
-    run.onProgress([this, tty](const std::string& line) {
-      auto ends = [&](const char* tail) {
-        const size_t n = std::strlen(tail);
-        return line.size() >= n && line.compare(line.size() - n, n, tail) == 0;
-      };
-      if (ends(" started")) ++taken_;
-      if (ends(" settled")) ++settled_;
-      if (line.find(" failed: ") != std::string::npos) ++failed_;
-      if (saver_) saver_->addLine(line, SystemClock().nowMs());
-      if (tty) {
+    run.onEvent([this, tty](const Run::FeedEvent& e) {
+      if (e.kind == "started") ++taken_;
+      if (e.kind == "settled") ++settled_;
+      if (e.kind == "failed") ++failed_;
+      if (saver_) saver_->addEvent(FeedLine(0, SystemClock().nowMs(), e.line, e.kind, e.data));
+      if (tty && !e.line.empty()) {
         std::cerr << "\r\033[K";
         std::cerr << "[" << workflow_ << "] " << taken_ << " taken · "
                   << (taken_ - settled_ - failed_) << " live · " << settled_ << " settled · "
@@ -364,7 +360,9 @@ class Runner {
       saver_ = std::make_unique<RunSaver>(store);
       saver_->onSaved([this](const std::vector<FeedLine>& lines) {
         endLiveLine();
-        for (const auto& f : lines) std::cerr << workflow_ << ": " << Printable(f.line) << "\n";
+        for (const auto& f : lines) {
+          if (!f.line.empty()) std::cerr << workflow_ << ": " << Printable(f.line) << "\n";
+        }
       });
     }
     return *saver_;
@@ -600,7 +598,8 @@ class Runner {
       stored.snapshot["reason"] = ErrorText(e);
       stored.updatedMs = SystemClock().nowMs();
       try {
-        store.save(stored, {{0, stored.updatedMs, "drifted: " + ErrorText(e)}});
+        store.save(stored, {FeedLine(0, stored.updatedMs, "drifted: " + ErrorText(e), "drifted",
+                                     Json{{"reason", ErrorText(e)}})});
       } catch (const StoreConflict&) {
         // Another command changed it meanwhile; it finds the drift itself.
       }
@@ -788,7 +787,7 @@ class Runner {
     if (run->ended())
       throw BadInput("run " + run->id() + " has already ended `" + ToString(run->status()) + "`");
     run->cancel();
-    saver(*store).addLine("cancelled", SystemClock().nowMs());
+    saver(*store).addEvent(FeedLine(0, SystemClock().nowMs(), "cancelled", "cancelled"));
     finish(*store, *run, a);
     return kExitDone;  // RUNTIME.md §4: the `cancel` that cancelled the run exits 0
   }
@@ -808,13 +807,16 @@ class Runner {
     auto show = [&] {
       for (const auto& f : store->feed(id, seq)) {
         seq = f.seq;
+        const Json doc = {{"seq", f.seq},
+                          {"time", f.timeMs},
+                          {"kind", f.kind},
+                          {"data", f.data},
+                          {"line", f.line}};
         if (a.json && !a.follow) {
-          all.push_back({{"seq", f.seq}, {"time", f.timeMs}, {"line", f.line}});
+          all.push_back(doc);
         } else if (a.json) {  // --follow --json: one JSON document per line, as they come
-          std::cout << Json{{"seq", f.seq}, {"time", f.timeMs}, {"line", f.line}}.dump(
-                           -1, ' ', false, Json::error_handler_t::replace)
-                    << std::endl;
-        } else {
+          std::cout << doc.dump(-1, ' ', false, Json::error_handler_t::replace) << std::endl;
+        } else if (!f.line.empty()) {  // the events that are only data are for --json
           std::cout << LocalTime(f.timeMs) << "  " << Printable(f.line) << std::endl;
         }
       }

@@ -19,7 +19,7 @@ std::unique_ptr<Run> RunSaver::restore(const Registry& registry, const StoredRun
 }
 
 void RunSaver::addLine(std::string line, int64_t timeMs) {
-  pending_.push_back({0, timeMs, std::move(line)});
+  pending_.emplace_back(0, timeMs, std::move(line));
 }
 
 void RunSaver::checkpoint(Run& run) {

@@ -37,6 +37,7 @@ const char* const kSchema =
     "CREATE INDEX IF NOT EXISTS runs_summary ON runs (status, updated, id, workflow, rev);"
     "CREATE TABLE IF NOT EXISTS feed ("
     " run TEXT NOT NULL, seq INTEGER NOT NULL, time INTEGER NOT NULL, line TEXT NOT NULL,"
+    " kind TEXT NOT NULL DEFAULT 'line', data TEXT,"
     " PRIMARY KEY (run, seq)) WITHOUT ROWID;"
     // A run's journal: what its top Pool settled and failed, one row each, appended with the
     // step that made it, so that a save writes what changed (RUNTIME.md §7), not every item.
@@ -523,6 +524,10 @@ std::unique_ptr<Db> OpenDb(const std::string& path, StoreMode mode) {
            "SELECT count(*) FROM sqlite_master WHERE name IN ('runs', 'runs_summary', 'feed',"
            " 'journal')");
     complete = s.step() && s.integer(0) == 4;
+    if (complete) {
+      Stmt k(*db, "SELECT 1 FROM pragma_table_info('feed') WHERE name = 'kind'");
+      complete = k.step();  // a store from before typed feed events: its columns are added
+    }
   }
   if (!complete) {
     // Looked at again under the write lock: another command may have made or changed the file
@@ -549,6 +554,17 @@ std::unique_ptr<Db> OpenDb(const std::string& path, StoreMode mode) {
       db->exec("DROP TABLE runs_before_jr2_app_id");
     } else {
       db->exec(kSchema);
+    }
+    {
+      bool hasKind = false;
+      {
+        Stmt k(*db, "SELECT 1 FROM pragma_table_info('feed') WHERE name = 'kind'");
+        hasKind = k.step();
+      }
+      if (!hasKind) {
+        db->exec("ALTER TABLE feed ADD COLUMN kind TEXT NOT NULL DEFAULT 'line'");
+        db->exec("ALTER TABLE feed ADD COLUMN data TEXT");
+      }
     }
     db->exec(("PRAGMA application_id=" + std::to_string(kAppId)).c_str());
     txn.commit();
@@ -596,8 +612,10 @@ class SqliteStore final : public Store {
         if (s.step()) seq = s.integer(0);
       }
       for (const FeedLine& line : feed) {
-        Stmt s(*db_, "INSERT INTO feed (run, seq, time, line) VALUES (?, ?, ?, ?)");
-        s.bind(1, run.id).bind(2, ++seq).bind(3, line.timeMs).bind(4, line.line);
+        Stmt s(*db_,
+               "INSERT INTO feed (run, seq, time, line, kind, data) VALUES (?, ?, ?, ?, ?, ?)");
+        s.bind(1, run.id).bind(2, ++seq).bind(3, line.timeMs).bind(4, line.line).bind(5, line.kind);
+        s.bind(6, line.data.dump(-1, ' ', false, Json::error_handler_t::replace));
         s.step();
       }
     }
@@ -731,10 +749,22 @@ class SqliteStore final : public Store {
   }
 
   std::vector<FeedLine> feed(const std::string& id, int64_t afterSeq) override {
-    Stmt s(*db_, "SELECT seq, time, line FROM feed WHERE run = ? AND seq > ? ORDER BY seq");
+    Stmt s(*db_,
+           "SELECT seq, time, line, kind, data FROM feed WHERE run = ? AND seq > ? ORDER BY seq");
     s.bind(1, id).bind(2, afterSeq);
     std::vector<FeedLine> out;
-    while (s.step()) out.push_back({s.integer(0), s.integer(1), s.text(2)});
+    while (s.step()) {
+      FeedLine f;
+      f.seq = s.integer(0);
+      f.timeMs = s.integer(1);
+      f.line = s.text(2);
+      f.kind = s.text(3);
+      // Data another tool wrote that is not JSON is kept as its text, never a throw.
+      const std::string data = s.text(4);
+      f.data = data.empty() ? Json(nullptr) : Json::parse(data, nullptr, false);
+      if (f.data.is_discarded()) f.data = data;
+      out.push_back(std::move(f));
+    }
     return out;
   }
 

@@ -115,5 +115,12 @@ echo "not a database" > "$tmp/bad.db"
 expect "store is not a database" 65 'run store' -- "$tickets" runs --store "$tmp/bad.db"
 if [ "$(cat "$tmp/bad.db")" = "not a database" ]; then passed=$((passed + 1)); else echo "FAIL: the bad store was changed"; failed=$((failed + 1)); fi
 
+# The feed is typed (#10): `log --json` gives each event's kind and data, the ones a person is
+# not shown (the `source` Gate opening, a Gate closing) included.
+logjson=$("$tickets" log "$run" --json 2>/dev/null)
+for kind in gate-opened started settled gate-closed; do
+  if grep -q "\"kind\": \"$kind\"" <<<"$logjson"; then passed=$((passed + 1)); else echo "FAIL log --json has no $kind event"; failed=$((failed + 1)); fi
+done
+if grep -q '"data": {' <<<"$logjson"; then passed=$((passed + 1)); else echo "FAIL log --json events have no data"; failed=$((failed + 1)); fi
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -623,3 +623,44 @@ TEST(Store, JournalEntriesAppendInOrderAndAStaleStartIsAConflict) {
 }
 
 }  // namespace
+
+namespace {
+
+// Typed feed events (#10): kind and data round-trip; a store whose feed predates kinds gets the
+// columns on open, and its old lines read as kind `line`.
+TEST(Store, FeedEventsKeepTheirKindAndDataAndOldFeedsAreMigrated) {
+  const std::string path = FreshDir("feedkinds") + "jr2.db";
+  {
+    auto store = jr2rt::OpenSqliteStore(path);
+    store->save(Stored("waiting", 0),
+                {jr2rt::FeedLine(0, 1, "T-1 started", "started", Json{{"item", "T-1"}}),
+                 jr2rt::FeedLine(0, 2, "", "gate-closed", Json{{"gate", "T-1.review"}})});
+    const auto feed = store->feed("0123456789ab", 0);
+    ASSERT_EQ(feed.size(), 2u);
+    EXPECT_EQ(feed[0].kind, "started");
+    EXPECT_EQ(feed[0].data, (Json{{"item", "T-1"}}));
+    EXPECT_EQ(feed[1].line, "");
+    EXPECT_EQ(feed[1].data["gate"], "T-1.review");
+  }
+  // A store from before: its feed table has no kind or data.
+  const std::string old = FreshDir("feedold") + "jr2.db";
+  Sql(old,
+      "PRAGMA application_id = 1785868867;"
+      "CREATE TABLE runs (id TEXT PRIMARY KEY, workflow TEXT NOT NULL, status TEXT NOT NULL,"
+      " updated INTEGER NOT NULL, rev INTEGER NOT NULL DEFAULT 1, snapshot TEXT NOT NULL);"
+      "CREATE INDEX runs_summary ON runs (status, updated, id, workflow, rev);"
+      "CREATE TABLE feed (run TEXT NOT NULL, seq INTEGER NOT NULL, time INTEGER NOT NULL,"
+      " line TEXT NOT NULL, PRIMARY KEY (run, seq)) WITHOUT ROWID;"
+      "INSERT INTO runs VALUES ('abcdabcdabcd', 'tickets', 'waiting', 1, 1,"
+      " '{\"id\":\"abcdabcdabcd\",\"workflow\":\"tickets\",\"status\":\"waiting\"}');"
+      "INSERT INTO feed VALUES ('abcdabcdabcd', 1, 5, 'T-1 started');");
+  auto store = jr2rt::OpenSqliteStore(old, jr2rt::StoreMode::kReadOnly);
+  const auto feed = store->feed("abcdabcdabcd", 0);
+  ASSERT_EQ(feed.size(), 1u);
+  EXPECT_EQ(feed[0].kind, "line");
+  EXPECT_EQ(feed[0].line, "T-1 started");
+  EXPECT_TRUE(feed[0].data.is_null());
+  EXPECT_EQ(store->load("abcd").journal.size(), 0u) << "the journal table is made too";
+}
+
+}  // namespace

@@ -121,6 +121,14 @@ class Run {
 
   // Progress lines (`T-1 started`, `T-1 settled`, …) as the run moves.
   void onProgress(std::function<void(const std::string&)> fn) { progress_ = std::move(fn); }
+  // The same, typed (the feed, RUNTIME.md §6): every event with its kind and data, including the
+  // ones that are only data (`gate-closed`, `timer`, `ended`, the `source` Gate opening).
+  struct FeedEvent {
+    std::string kind;
+    Json data;
+    std::string line;  // "" for an event a person is not shown
+  };
+  void onEvent(std::function<void(const FeedEvent&)> fn) { event_ = std::move(fn); }
   // Saved as it moves (RUNTIME.md §7): `fn` is called at the end of each turn of the run's
   // executor that changed the run (every handler that was ready, run to completion), and must
   // store the run (snapshot() and the progress lines of the turn) before it returns. Only then
@@ -178,9 +186,12 @@ class Run {
   void journal(Json entry) { journalNew_.push_back(std::move(entry)); }
   // While Restore() runs: the stored journal, for the top Pool to read back.
   const std::vector<Json>* restoringJournal() const { return restoringJournal_; }
-  void progress(const std::string& line) {
-    if (progress_) progress_(line);
+  // Tells of `kind` with `data` and, when `line` is not "", the line a person reads.
+  void emit(const std::string& kind, Json data, const std::string& line) {
+    if (event_) event_({kind, std::move(data), line});
+    if (progress_ && !line.empty()) progress_(line);
   }
+  void progress(const std::string& line) { emit("line", nullptr, line); }
   void openGate(OpenGate gate, Actor* owner, int invokeId);
   void closeGate(const std::string& name);
   void timerFired(const std::string& state, int64_t afterMs);
@@ -223,6 +234,7 @@ class Run {
   std::vector<Timer> timers_;
   std::map<std::string, NextCall> scripted_;
   std::function<void(const std::string&)> progress_;
+  std::function<void(const FeedEvent&)> event_;
   std::function<void()> commit_;
   std::vector<std::function<void()>> held_;  // effects waiting for the turn's commit
   bool journaling_ = false;

@@ -30,8 +30,9 @@ class RunSaver {
   // then hands the lines saved to onSaved. Throws StoreConflict when another command saved the
   // run since (nothing is written).
   void checkpoint(Run& run);
-  // A feed line of the current turn, stored with the next checkpoint.
+  // A feed line (or typed event) of the current turn, stored with the next checkpoint.
   void addLine(std::string line, int64_t timeMs);
+  void addEvent(FeedLine event) { pending_.push_back(std::move(event)); }
   void onSaved(std::function<void(const std::vector<FeedLine>&)> fn) { saved_ = std::move(fn); }
   // The run's revision as this saver last loaded or stored it.
   int64_t revision() const { return revision_; }

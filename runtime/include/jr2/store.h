@@ -36,11 +36,24 @@ struct RunSummary {
   int64_t revision = 0;
 };
 
-// One line of a run's feed (`log RUN`): a progress line, a `log(...)` line, a Gate opened.
+// One event of a run's feed (`log RUN`; `serve` streams it): what happened, typed — `started`,
+// `settled`, `failed`, `gate-opened`, `gate-closed`, `log`, `timer`, `woken`, `agent`, `note`,
+// `cancelled`, `ended` — with its data, and the line a person reads ("" for an event that is
+// only data, such as `gate-closed`). A store written before kinds reads its lines as `line`.
 struct FeedLine {
+  FeedLine() = default;
+  FeedLine(int64_t seq, int64_t timeMs, std::string line, std::string kind = "line",
+           Json data = nullptr)
+      : seq(seq),
+        timeMs(timeMs),
+        line(std::move(line)),
+        kind(std::move(kind)),
+        data(std::move(data)) {}
   int64_t seq = 0;  // 1, 2, … per run, in the order the lines were saved; 0 before saving
   int64_t timeMs = 0;
   std::string line;
+  std::string kind = "line";
+  Json data = nullptr;
 };
 
 // A store that cannot be opened or read: a clear one-line error (the runner exits 65).
