@@ -1517,6 +1517,36 @@ class Generator {
           "  [[maybe_unused]] const ::jr2rt::Json source_ = $pool$;\n"
           "  return $call$;\n};\n",
           {{"pool", poolArgs}, {"call", callArgs}});
+      // The Source's own arguments, and its hooks (served once `serve` takes deliveries): each
+      // value reads `payload` and the Source's parameters.
+      p.print(
+          "s.source.params = []([[maybe_unused]] const ::jr2rt::Json& input) -> ::jr2rt::Json "
+          "{\n  return $pool$;\n};\n",
+          {{"pool", poolArgs}});
+      for (const ast::Hook& h : src->hooks) {
+        Scope hookScope = params;
+        hookScope.names["payload"] = {"payload", kJson};
+        const char* verdict = h.verdict == ast::Hook::Verdict::kCarry  ? "kCarry"
+                              : h.verdict == ast::Hook::Verdict::kSkip ? "kSkip"
+                                                                       : "kReread";
+        std::string value = "nullptr";
+        if (h.value) {
+          value = h.verdict == ast::Hook::Verdict::kSkip
+                      ? fmt::format("::jr2rt::Json({})",
+                                    as(h.value.get(), info_.types.string(), hookScope))
+                      : fmt::format("::jr2rt::Json({})",
+                                    as(h.value.get(), info_.types.json(), hookScope));
+        }
+        p.print(
+            "s.source.hooks.push_back({$svc$, $key$, ::jr2rt::HookSpec::Verdict::$v$,\n"
+            "    []([[maybe_unused]] const ::jr2rt::Json& payload, [[maybe_unused]] const "
+            "::jr2rt::Json& source_) -> ::jr2rt::Json { return $value$; }});  // from $from$\n",
+            {{"svc", CppString(h.service.text)},
+             {"key", CppString(h.eventKey)},
+             {"v", verdict},
+             {"value", value},
+             {"from", from(h.range)}});
+      }
       if (src->items) {
         Scope answer;
         answer.names["answer"] = {"answer", kJson};

@@ -474,6 +474,15 @@ const ::jr2rt::PoolSpec& alerts_pool_pool() {
       [[maybe_unused]] const ::jr2rt::Json source_ = ::jr2rt::Json::object();
       return ::jr2rt::Json::object();
     };
+    s.source.params = []([[maybe_unused]] const ::jr2rt::Json& input) -> ::jr2rt::Json {
+      return ::jr2rt::Json::object();
+    };
+    s.source.hooks.push_back({"sentry", "issue.created", ::jr2rt::HookSpec::Verdict::kCarry,
+        []([[maybe_unused]] const ::jr2rt::Json& payload, [[maybe_unused]] const ::jr2rt::Json& source_) -> ::jr2rt::Json { return ::jr2rt::Json(::jr2rt::Json::object({{"fingerprint", ::jr2rt::Member(::jr2rt::Member(::jr2rt::Member(payload, "data", "alert_triage.jr2:66:26"), "issue", "alert_triage.jr2:66:31"), "id", "alert_triage.jr2:66:37")}, {"title", ::jr2rt::Member(::jr2rt::Member(::jr2rt::Member(payload, "data", "alert_triage.jr2:67:20"), "issue", "alert_triage.jr2:67:25"), "title", "alert_triage.jr2:67:31")}, {"level", ::jr2rt::Member(::jr2rt::Member(::jr2rt::Member(payload, "data", "alert_triage.jr2:68:20"), "issue", "alert_triage.jr2:68:25"), "level", "alert_triage.jr2:68:31")}, {"culprit", ::jr2rt::Member(::jr2rt::Member(::jr2rt::Member(payload, "data", "alert_triage.jr2:69:22"), "issue", "alert_triage.jr2:69:27"), "culprit", "alert_triage.jr2:69:33")}, {"url", ::jr2rt::Member(::jr2rt::Member(::jr2rt::Member(payload, "data", "alert_triage.jr2:70:18"), "issue", "alert_triage.jr2:70:23"), "web_url", "alert_triage.jr2:70:29")}, })); }});  // from alert_triage.jr2:65
+    s.source.hooks.push_back({"sentry", "issue.resolved", ::jr2rt::HookSpec::Verdict::kSkip,
+        []([[maybe_unused]] const ::jr2rt::Json& payload, [[maybe_unused]] const ::jr2rt::Json& source_) -> ::jr2rt::Json { return ::jr2rt::Json(std::string("resolved alerts start nothing")); }});  // from alert_triage.jr2:72
+    s.source.hooks.push_back({"sentry", "issue.ignored", ::jr2rt::HookSpec::Verdict::kSkip,
+        []([[maybe_unused]] const ::jr2rt::Json& payload, [[maybe_unused]] const ::jr2rt::Json& source_) -> ::jr2rt::Json { return ::jr2rt::Json(std::string("someone already chose to ignore this issue in Sentry")); }});  // from alert_triage.jr2:73
     s.itemId = []([[maybe_unused]] const ::jr2rt::Json& item, [[maybe_unused]] const ::jr2rt::Json& input) {
       return ::jr2rt::FromJson<std::string>(::jr2rt::Member(item, "fingerprint", "alert_triage.jr2:154:17"), "alert_triage.jr2:154:12");  // from alert_triage.jr2:154
     };

@@ -425,6 +425,9 @@ const ::jr2rt::PoolSpec& matrix_pool() {
       [[maybe_unused]] const ::jr2rt::Json source_ = ::jr2rt::Json::object({{"file", ::jr2rt::Json(::jr2rt::FromJson<std::string>(::jr2rt::Member(input, "file", "build_matrix.jr2:103:26"), "build_matrix.jr2:103:20"))}, });
       return ::jr2rt::Json::object({{"path", ::jr2rt::Json(::jr2rt::FromJson<std::string>(::jr2rt::Member(source_, "file", "build_matrix.jr2:33:17"), "build_matrix.jr2:34:21"))}, });
     };
+    s.source.params = []([[maybe_unused]] const ::jr2rt::Json& input) -> ::jr2rt::Json {
+      return ::jr2rt::Json::object({{"file", ::jr2rt::Json(::jr2rt::FromJson<std::string>(::jr2rt::Member(input, "file", "build_matrix.jr2:103:26"), "build_matrix.jr2:103:20"))}, });
+    };
     s.itemId = []([[maybe_unused]] const ::jr2rt::Json& item, [[maybe_unused]] const ::jr2rt::Json& input) {
       return ::jr2rt::FromJson<std::string>(::jr2rt::Member(item, "id", "build_matrix.jr2:104:17"), "build_matrix.jr2:104:12");  // from build_matrix.jr2:104
     };

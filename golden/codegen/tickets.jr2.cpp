@@ -291,6 +291,9 @@ const ::jr2rt::PoolSpec& ticket_pool_pool() {
       [[maybe_unused]] const ::jr2rt::Json source_ = ::jr2rt::Json::object({{"file", ::jr2rt::Json(::jr2rt::FromJson<std::string>(::jr2rt::Member(input, "backlog_file", "tickets.jr2:67:25"), "tickets.jr2:67:19"))}, });
       return ::jr2rt::Json::object({{"path", ::jr2rt::Json(::jr2rt::FromJson<std::string>(::jr2rt::Member(source_, "file", "tickets.jr2:41:16"), "tickets.jr2:42:21"))}, });
     };
+    s.source.params = []([[maybe_unused]] const ::jr2rt::Json& input) -> ::jr2rt::Json {
+      return ::jr2rt::Json::object({{"file", ::jr2rt::Json(::jr2rt::FromJson<std::string>(::jr2rt::Member(input, "backlog_file", "tickets.jr2:67:25"), "tickets.jr2:67:19"))}, });
+    };
     s.itemId = []([[maybe_unused]] const ::jr2rt::Json& item, [[maybe_unused]] const ::jr2rt::Json& input) {
       return ::jr2rt::FromJson<std::string>(::jr2rt::Member(item, "id", "tickets.jr2:68:17"), "tickets.jr2:68:12");  // from tickets.jr2:68
     };

@@ -16,6 +16,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "jr2/source.h"
 #include "jr2/stdlib.h"
 #include "process.h"
 
@@ -589,27 +590,22 @@ class PoolActor final : public Actor {
         if (!alive.expired()) self->onAnswer(a);
       });
     };
-    if (const NextCall* scripted = run.scripted(fn)) {
-      (*scripted)(query(), answer);
-    } else if (fn == "std.backlog" || fn == "std.queue") {
-      // One standard Source per Pool, kept across calls so that a call costs what changed.
-      if (!stdNext_) {
-        const PoolSpec& spec = spec_;
-        const std::shared_ptr<const Json> input = shared_;
-        stdNext_ = MakeStdNext(
-            fn, [&spec, input](const Json& item) { return spec.itemId(item, *input); }, run.home());
+    if (!source_) {
+      // One Source per Pool, kept across calls: a call costs what changed (jr2/source.h).
+      const PoolSpec& spec = spec_;
+      const std::shared_ptr<const Json> input = shared_;
+      source_ = MakeNextSource(
+          run,
+          {fn, [&spec, input](const Json& item) { return spec.itemId(item, *input); }, run.home()});
+      if (!source_) {
+        throw Defect("source `" + spec_.source.name + "` calls `" + fn +
+                     "`, which this runner does not have");
       }
-      // The query is made when the call runs, not when it is queued: a query held in the queue
-      // would make every settle before it copy the settled list (copy on write).
-      later([self, args, answer] { answer(self->stdNext_->next(*args, self->query())); });
-    } else if (const NextFunction* call = run.registry().next(fn)) {
-      run.offload(
-          [call, args, q = query()] { return (*call)(*args, q); }, answer,
-          [](const Failure& f) { throw Defect(std::string("`next` failed: ") + f.reason()); });
-    } else {
-      throw Defect("source `" + spec_.source.name + "` calls `" + fn +
-                   "`, which this runner does not have");
     }
+    // The query is made when the call runs; a Pool that is gone by then is asked nothing.
+    source_->next(
+        run,
+        {args, [self, alive] { return alive.expired() ? NextQuery() : self->query(); }, answer});
   }
 
   // What `next` is given (§2.1): the lists and the input, shared with the Pool, never copied.
@@ -806,7 +802,7 @@ class PoolActor final : public Actor {
   int64_t pollDue_ = 0;
   std::shared_ptr<const Json> shared_;  // input_, shared with every query
   std::shared_ptr<const Json> args_;    // the Source's arguments, made once
-  std::unique_ptr<StdNextSource> stdNext_;
+  std::unique_ptr<NextSource> source_;
 };
 
 void MachineActor::startInvoke(const InvokeSpec& spec) {
@@ -840,8 +836,7 @@ void MachineActor::startInvoke(const InvokeSpec& spec) {
 }
 
 bool MachineActor::Idempotent(const Registry& registry, const std::string& target) {
-  if (target.rfind("std.", 0) == 0) return target == "std.http_get";  // a read: run it again
-  return registry.hostIdempotent(target);
+  return registry.hostIdempotent(target);  // std.http_get, an `extern … idempotent`
 }
 
 void MachineActor::launchEffect(int id, const std::string& target, const Json& input) {
@@ -851,9 +846,7 @@ void MachineActor::launchEffect(int id, const std::string& target, const Json& i
     if (self->children_.count(id) == 0) return;
     const Registry& registry = self->run_.registry();
     std::function<Json()> work;
-    if (target.rfind("std.", 0) == 0) {
-      work = [target, input, home = self->run_.home()] { return StdEffect(target, input, home); };
-    } else {
+    if (!registry.isProcess(target)) {
       const HostFunction* fn = registry.host(target);
       if (fn == nullptr) throw Defect("no host function `" + target + "` is registered");
       work = [call = *fn, input] { return call(input); };
@@ -868,7 +861,7 @@ void MachineActor::launchEffect(int id, const std::string& target, const Json& i
     // At most once (RUNTIME.md §7): a non-idempotent effect goes out only after the commit that
     // stores this child, so a restore that finds the child without a result knows it may have
     // run, and does not run it again. A process is awaited on the executor, holding no thread.
-    if (target == "std.command") {
+    if (registry.isProcess(target)) {
       self->run_.startCommand(
           input.contains("spec") ? input["spec"] : input.value("arg0", Json::object()),
           std::move(then), std::move(failed));

@@ -288,3 +288,36 @@ TEST(Completion, TheBodyExitsLastAndItsTimerIsCancelled) {
 }
 
 }  // namespace
+
+namespace {
+
+// A source's hooks are in its spec (#10), in the order written, each verdict's value computed
+// from the delivery's body: `carry` gives the item, `skip` its reason.
+TEST(GeneratedSources, HooksAreInTheSpecWithTheirValues) {
+  jr2rt::Registry registry;
+  jr2gen::alert_triage::RegisterWorkflows(registry);
+  const jr2rt::PoolSpec* pool = registry.pool("alerts_pool");
+  ASSERT_NE(pool, nullptr);
+  const auto& hooks = pool->source.hooks;
+  ASSERT_EQ(hooks.size(), 3u);
+  EXPECT_EQ(hooks[0].service, "sentry");
+  EXPECT_EQ(hooks[0].eventKey, "issue.created");
+  EXPECT_EQ(hooks[0].verdict, jr2rt::HookSpec::Verdict::kCarry);
+  const Json payload = {{"data",
+                         {{"issue",
+                           {{"id", "F-1"},
+                            {"title", "disk full"},
+                            {"level", "error"},
+                            {"culprit", "db"},
+                            {"web_url", "https://example.invalid/F-1"}}}}}};
+  const Json params = pool->source.params(Json::object());
+  const Json item = hooks[0].value(payload, params);
+  EXPECT_EQ(item["fingerprint"], "F-1");
+  EXPECT_EQ(item["url"], "https://example.invalid/F-1");
+  EXPECT_EQ(hooks[1].verdict, jr2rt::HookSpec::Verdict::kSkip);
+  EXPECT_EQ(hooks[1].value(payload, params), "resolved alerts start nothing");
+  // A body without the field the item reads: the value says which, as a defect names it.
+  EXPECT_THROW(hooks[0].value(Json{{"data", Json::object()}}, params), std::exception);
+}
+
+}  // namespace

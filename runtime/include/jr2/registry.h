@@ -62,6 +62,17 @@ using HostFunction = std::function<Json(const Json& args)>;
 // `{ item, open }` (the concept page's SourceNextResult).
 using NextFunction = std::function<Json(const Json& args, const NextQuery& query)>;
 
+// A `hook SERVICE "EVENT-KEY" => VERDICT` line of a source: what a Hook delivery of that service
+// and event key does. `value` gives the verdict's value (the item of `carry`, the reason of
+// `skip`; null for `reread`) from the delivery's body and the Source's own arguments.
+struct HookSpec {
+  enum class Verdict { kReread, kCarry, kSkip };
+  std::string service;   // `sentry`
+  std::string eventKey;  // `issue.created`
+  Verdict verdict = Verdict::kReread;
+  std::function<Json(const Json& payload, const Json& params)> value;
+};
+
 struct SourceSpec {
   enum class Form { kNext, kRead, kPush };
   std::string name;
@@ -76,6 +87,10 @@ struct SourceSpec {
   int64_t pollEveryMs = 0;                        // 0: no polling
   int64_t hold = 1000;                            // push: the bound on held items
   std::function<Json(const Json& answer)> items;  // read: the items of an answer
+  // The Source's own arguments (its parameters bound from the pool's `source: NAME(…)`), what
+  // a hook's value reads.
+  std::function<Json(const Json& input)> params;
+  std::vector<HookSpec> hooks;  // in the order written
 };
 
 struct PoolSpec {
@@ -99,8 +114,14 @@ struct WorkflowInfo {
   const PoolSpec* pool = nullptr;    // the top machine, when it is a pool
 };
 
+class NextSource;
+struct SourceSite;
+using ItemIdOf = std::function<std::string(const Json& item)>;
+
 class Registry {
  public:
+  // A Registry knows the standard library from the start (RegisterStd, jr2/source.h).
+  Registry();
   void addWorkflow(WorkflowInfo info) { workflows_.push_back(std::move(info)); }
   void addPool(const PoolSpec* pool) { pools_[pool->name] = pool; }
   void addMachine(const std::string& name, MachineFactory make) { machines_[name] = make; }
@@ -111,6 +132,16 @@ class Registry {
     if (idempotent) idempotentHosts_.insert(name);
   }
   bool hostIdempotent(const std::string& name) const { return idempotentHosts_.count(name) != 0; }
+  // A Source function that makes a Source of its own for each Pool (the standard library's).
+  using SourceFactory = std::function<std::unique_ptr<NextSource>(const SourceSite&)>;
+  void addSource(const std::string& name, SourceFactory make) { sources_[name] = std::move(make); }
+  const SourceFactory* source(const std::string& name) const {
+    auto it = sources_.find(name);
+    return it == sources_.end() ? nullptr : &it->second;
+  }
+  // An effect that is a process (`std.command`): awaited on the executor, never on a thread.
+  void addProcess(const std::string& name) { processes_.insert(name); }
+  bool isProcess(const std::string& name) const { return processes_.count(name) != 0; }
   void addNext(const std::string& name, NextFunction fn) { nexts_[name] = std::move(fn); }
 
   const std::vector<WorkflowInfo>& workflows() const { return workflows_; }
@@ -143,6 +174,8 @@ class Registry {
   std::map<std::string, MachineFactory> machines_;
   std::map<std::string, HostFunction> hosts_;
   std::set<std::string> idempotentHosts_;
+  std::map<std::string, SourceFactory> sources_;
+  std::set<std::string> processes_;
   std::map<std::string, NextFunction> nexts_;
 };
 

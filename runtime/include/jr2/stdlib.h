@@ -13,8 +13,6 @@
 
 namespace jr2rt {
 
-// The id of an item as the Pool's own `item_id` gives it (throws when the item has none).
-using ItemIdOf = std::function<std::string(const Json& item)>;
 
 // A standard-library pull Source (`std.backlog`, `std.queue`), one per Pool: it keeps what it
 // worked out at earlier calls, so a call costs what changed since the last one, never a pass

@@ -1,0 +1,82 @@
+// The pull Sources behind jr2/source.h: scripted (tests), the standard library's, and an
+// `extern` `next` function.
+#include <utility>
+
+#include "jr2/run.h"
+#include "jr2/source.h"
+#include "jr2/stdlib.h"
+
+namespace jr2rt {
+namespace {
+
+// Run::scriptNext: the test answers when it chooses.
+class ScriptedSource final : public NextSource {
+ public:
+  explicit ScriptedSource(const NextCall& call) : call_(call) {}
+  void next(Run&, SourceCall call) override { call_(call.query(), std::move(call.answer)); }
+
+ private:
+  const NextCall& call_;
+};
+
+// std.backlog and std.queue: one incremental Source per Pool, answered on the strand.
+class StdSource final : public NextSource {
+ public:
+  explicit StdSource(std::unique_ptr<StdNextSource> std) : std_(std::move(std)) {}
+  void next(Run& run, SourceCall call) override {
+    // Shared with the task: the Pool (and this Source) may be gone when it runs.
+    run.post(
+        [std = std_, call = std::move(call)] { call.answer(std->next(*call.args, call.query())); });
+  }
+
+ private:
+  std::shared_ptr<StdNextSource> std_;
+};
+
+// `next: extern NAME(…)`: the host function runs on the thread pool; its Failure is a defect of
+// the Source (a Pool cannot go on without its next item).
+class ExternSource final : public NextSource {
+ public:
+  explicit ExternSource(const NextFunction& fn) : fn_(fn) {}
+  void next(Run& run, SourceCall call) override {
+    const NextFunction* fn = &fn_;
+    run.offload(
+        [fn, args = call.args, q = call.query()] { return (*fn)(*args, q); },
+        std::move(call.answer),
+        [](const Failure& f) { throw Defect(std::string("`next` failed: ") + f.reason()); });
+  }
+
+ private:
+  const NextFunction& fn_;
+};
+
+}  // namespace
+
+std::unique_ptr<NextSource> MakeNextSource(Run& run, const SourceSite& site) {
+  if (const NextCall* scripted = run.scripted(site.function)) {
+    return std::make_unique<ScriptedSource>(*scripted);
+  }
+  if (const Registry::SourceFactory* make = run.registry().source(site.function)) {
+    if (auto source = (*make)(site)) return source;
+  }
+  if (const NextFunction* fn = run.registry().next(site.function)) {
+    return std::make_unique<ExternSource>(*fn);
+  }
+  return nullptr;
+}
+
+void RegisterStd(Registry& registry) {
+  for (const char* name : {"std.backlog", "std.queue"}) {
+    registry.addSource(name, [](const SourceSite& site) -> std::unique_ptr<NextSource> {
+      return std::make_unique<StdSource>(MakeStdNext(site.function, site.idOf, site.home));
+    });
+  }
+  registry.addHost(
+      "std.http_get", [](const Json& args) { return StdEffect("std.http_get", args); },
+      /*idempotent=*/true);
+  registry.addProcess("std.command");
+}
+
+Registry::Registry() { RegisterStd(*this); }
+
+}  // namespace jr2rt
