@@ -26,8 +26,9 @@ namespace asio = boost::asio;
 class Process : public std::enable_shared_from_this<Process> {
  public:
   Process(asio::io_context& io, SpawnedCommand c, int pidfd, std::function<void(Json)> done,
-          std::function<void(const Failure&)> failed)
-      : c_(std::move(c)),
+          std::function<void(const Failure&)> failed, std::shared_ptr<EffectControl> control)
+      : control_(std::move(control)),
+        c_(std::move(c)),
         out_(io, c_.out),
         err_(io, c_.err),
         pidfd_(io, pidfd),
@@ -76,6 +77,7 @@ class Process : public std::enable_shared_from_this<Process> {
     }
     status_ = status;
     reaped_ = true;
+    if (control_) control_->reaped = true;
     pidfd_.close();
     closed();
   }
@@ -94,6 +96,7 @@ class Process : public std::enable_shared_from_this<Process> {
     }
   }
 
+  std::shared_ptr<EffectControl> control_;
   SpawnedCommand c_;
   asio::posix::stream_descriptor out_, err_, pidfd_;
   asio::steady_timer deadline_;
@@ -121,7 +124,8 @@ bool PidfdsWork() {
 }  // namespace
 
 bool StartCommand(asio::io_context& io, const Json& spec, const std::string& home,
-                  std::function<void(Json)> done, std::function<void(const Failure&)> failed) {
+                  std::function<void(Json)> done, std::function<void(const Failure&)> failed,
+                  std::shared_ptr<EffectControl> control) {
   if (!PidfdsWork()) return false;
   SpawnedCommand c;
   try {
@@ -130,14 +134,17 @@ bool StartCommand(asio::io_context& io, const Json& spec, const std::string& hom
     asio::post(io, [failed, f] { failed(f); });
     return true;
   }
+  if (control) control->pid = c.pid;
   const int pidfd = static_cast<int>(syscall(SYS_pidfd_open, c.pid, 0));
   if (pidfd < 0) {
     // Out of file descriptors, say: the process runs, and is awaited on a thread of its own;
     // the work guard keeps the executor running until the result is back.
     auto keep = asio::make_work_guard(io);
-    std::thread([&io, keep, c, done = std::move(done), failed = std::move(failed)]() mutable {
+    std::thread([&io, keep, c, control, done = std::move(done),
+                 failed = std::move(failed)]() mutable {
       try {
         Json result = AwaitCommand(c);
+        if (control) control->reaped = true;
         asio::post(io, [done, result] { done(result); });
       } catch (const Failure& f) {
         asio::post(io, [failed, f] { failed(f); });
@@ -146,7 +153,9 @@ bool StartCommand(asio::io_context& io, const Json& spec, const std::string& hom
     }).detach();
     return true;
   }
-  std::make_shared<Process>(io, std::move(c), pidfd, std::move(done), std::move(failed))->start();
+  std::make_shared<Process>(io, std::move(c), pidfd, std::move(done), std::move(failed),
+                            std::move(control))
+      ->start();
   return true;
 }
 

@@ -3,8 +3,10 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <string>
 
+#include "jr2/run.h"
 #include "jr2/value.h"
 
 namespace boost::asio {
@@ -17,7 +19,9 @@ namespace jr2rt {
 // Failure: it could not start, it timed out, it exited non-zero) is called later, from a handler
 // of `io`. Returns false, having started nothing, when this kernel cannot await a process
 // (no pidfd): the caller then runs the blocking form on a thread.
+// `control` (may be null) gets the process's pid, and `reaped` once it was waited for.
 bool StartCommand(boost::asio::io_context& io, const Json& spec, const std::string& home,
-                  std::function<void(Json)> done, std::function<void(const Failure&)> failed);
+                  std::function<void(Json)> done, std::function<void(const Failure&)> failed,
+                  std::shared_ptr<EffectControl> control = nullptr);
 
 }  // namespace jr2rt

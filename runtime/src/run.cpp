@@ -11,6 +11,7 @@
 #include <boost/asio/strand.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <chrono>
+#include <csignal>
 #include <set>
 #include <thread>
 #include <unordered_map>
@@ -291,7 +292,7 @@ class MachineActor final : public Actor, public MachineHost {
     ended_ = snap.at("ended").get<bool>();
     for (const auto& c : snap.at("children")) {
       const InvokeSpec spec = SpecFrom(c.at("spec"));
-      Child child{spec, nullptr};
+      Child child{spec, nullptr, nullptr};
       if (!c.at("actor").is_null()) child.actor = Actor::Restore(run_, this, c.at("actor"));
       children_.emplace(spec.id, std::move(child));
       openIfGate(spec);
@@ -336,6 +337,7 @@ class MachineActor final : public Actor, public MachineHost {
   struct Child {
     InvokeSpec spec;
     std::unique_ptr<Actor> actor;
+    std::shared_ptr<EffectControl> effect;  // a host function's or a process's
   };
 
   static bool Idempotent(const Registry& registry, const std::string& target);
@@ -373,6 +375,7 @@ class MachineActor final : public Actor, public MachineHost {
       run_.closeGate(gateName(c.spec));
     }
     if (c.actor) c.actor->stop();
+    if (c.effect) c.effect->cancel();  // held: never starts; a process: killed
   }
 
   void after() {
@@ -806,7 +809,7 @@ class PoolActor final : public Actor {
 };
 
 void MachineActor::startInvoke(const InvokeSpec& spec) {
-  Child child{spec, nullptr};
+  Child child{spec, nullptr, nullptr};
   switch (spec.kind) {
     case InvokeSpec::Kind::kGate:
     case InvokeSpec::Kind::kAgent:
@@ -843,7 +846,10 @@ void MachineActor::launchEffect(int id, const std::string& target, const Json& i
   MachineActor* self = this;
   // A cancelled child never runs: the check is made on the strand, before the work goes out.
   later([self, id, target, input] {
-    if (self->children_.count(id) == 0) return;
+    auto child = self->children_.find(id);
+    if (child == self->children_.end()) return;
+    auto control = std::make_shared<EffectControl>();
+    child->second.effect = control;
     const Registry& registry = self->run_.registry();
     std::function<Json()> work;
     if (!registry.isProcess(target)) {
@@ -864,11 +870,11 @@ void MachineActor::launchEffect(int id, const std::string& target, const Json& i
     if (registry.isProcess(target)) {
       self->run_.startCommand(
           input.contains("spec") ? input["spec"] : input.value("arg0", Json::object()),
-          std::move(then), std::move(failed));
+          std::move(then), std::move(failed), control);
     } else if (Idempotent(registry, target)) {
       self->run_.offload(std::move(work), std::move(then), std::move(failed));
     } else {
-      self->run_.offloadAfterCommit(std::move(work), std::move(then), std::move(failed));
+      self->run_.offloadAfterCommit(std::move(work), std::move(then), std::move(failed), control);
     }
   });
 }
@@ -1181,13 +1187,21 @@ void Run::guard(const std::function<void()>& step) {
   }
 }
 
+void EffectControl::cancel() {
+  cancelled = true;
+  const int p = pid.load();
+  if (p > 0 && !reaped.load()) ::kill(p, SIGKILL);
+}
+
 void Run::startCommand(Json spec, std::function<void(Json)> then,
-                       std::function<void(const Failure&)> failed) {
-  auto go = [this, spec = std::move(spec), then = std::move(then),
-             failed = std::move(failed)]() mutable {
+                       std::function<void(const Failure&)> failed,
+                       std::shared_ptr<EffectControl> control) {
+  auto go = [this, spec = std::move(spec), then = std::move(then), failed = std::move(failed),
+             control]() mutable {
+    if (control && control->cancelled) return;  // its invoke was cancelled before it started
     auto ok = [this, then](Json out) { post([then, out] { then(out); }); };
     auto bad = [this, failed](const Failure& f) { post([failed, f] { failed(f); }); };
-    if (!StartCommand(exec_->io, spec, home_, ok, bad)) {
+    if (!StartCommand(exec_->io, spec, home_, ok, bad, control)) {
       // No pidfd on this kernel: the blocking form, on the thread pool.
       offload(
           [spec, home = home_] {
@@ -1204,15 +1218,17 @@ void Run::startCommand(Json spec, std::function<void(Json)> then,
 }
 
 void Run::offloadAfterCommit(std::function<Json()> work, std::function<void(Json)> then,
-                             std::function<void(const Failure&)> failed) {
+                             std::function<void(const Failure&)> failed,
+                             std::shared_ptr<EffectControl> control) {
   if (!commit_) {
     offload(std::move(work), std::move(then), std::move(failed));
     return;
   }
-  held_.push_back(
-      [this, work = std::move(work), then = std::move(then), failed = std::move(failed)]() mutable {
-        offload(std::move(work), std::move(then), std::move(failed));
-      });
+  held_.push_back([this, work = std::move(work), then = std::move(then), failed = std::move(failed),
+                   control]() mutable {
+    if (control && control->cancelled) return;  // cancelled while it waited for its commit
+    offload(std::move(work), std::move(then), std::move(failed));
+  });
 }
 
 void Run::drain() {

@@ -784,3 +784,19 @@ TEST_F(Fixture, MoreHostFunctionsOutThanThreadsIsSaidOnce) {
 }
 
 }  // namespace
+
+namespace {
+
+// An effect whose invoke is cancelled is stopped (#10): when a defect ends the run, the processes
+// of the other workers are killed, and the run ends at once instead of waiting 30 s for them.
+TEST_F(Fixture, AProcessWhoseInvokeIsCancelledIsKilled) {
+  source.answers = {Item("s1"), Item("s2"), Item("d", "defect"), Item("s3")};
+  auto run = make("conformance_fail_fast");
+  const auto began = std::chrono::steady_clock::now();
+  run->start(Json::object());
+  const auto took = std::chrono::steady_clock::now() - began;
+  EXPECT_EQ(run->status(), RunStatus::kError) << run->reason();
+  EXPECT_LT(took, std::chrono::seconds(10)) << "the run waited for processes it no longer needs";
+}
+
+}  // namespace

@@ -5,6 +5,7 @@
 // starts, settles and statuses. It never sleeps: timers fire when the clock says they are due.
 #pragma once
 
+#include <atomic>
 #include <deque>
 #include <functional>
 #include <map>
@@ -46,6 +47,17 @@ class ManualClock final : public Clock {
 // process (`std.command`) needs none.
 void SetEffectThreads(int threads);
 int EffectThreads();
+
+// What an actor holds of an effect it started, to stop it: set `cancelled` when its invoke is
+// cancelled (the state left, the run cancelled or ended). An effect still held for its commit
+// then never starts; a process that runs is killed (`pid`, until it is reaped).
+struct EffectControl {
+  std::atomic<bool> cancelled{false};
+  std::atomic<int> pid{-1};         // a process's, once spawned
+  std::atomic<bool> reaped{false};  // the process ended and was waited for: its pid may be reused
+  // Stops it: marks it cancelled and kills the process if one runs.
+  void cancel();
+};
 
 enum class RunStatus { kWaiting, kDone, kFailed, kDeadlocked, kError, kCancelled };
 const char* ToString(RunStatus s);
@@ -178,11 +190,13 @@ class Run {
   // The same for a non-idempotent effect: held until the end of the turn and the commit that
   // records its start (onCommit), then offloaded.
   void offloadAfterCommit(std::function<Json()> work, std::function<void(Json)> then,
-                          std::function<void(const Failure&)> failed);
+                          std::function<void(const Failure&)> failed,
+                          std::shared_ptr<EffectControl> control = nullptr);
   // `std.command` with `spec`, awaited on the executor (a running process holds no thread),
   // started after the turn's commit; `then` or `failed` later, on the strand.
   void startCommand(Json spec, std::function<void(Json)> then,
-                    std::function<void(const Failure&)> failed);
+                    std::function<void(const Failure&)> failed,
+                    std::shared_ptr<EffectControl> control);
   void journal(Json entry) { journalNew_.push_back(std::move(entry)); }
   // While Restore() runs: the stored journal, for the top Pool to read back.
   const std::vector<Json>* restoringJournal() const { return restoringJournal_; }
