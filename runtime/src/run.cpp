@@ -1012,21 +1012,7 @@ void Run::checkInput(const Json& input) const {
 void Run::start(const Json& input) {
   // What comes from outside is checked strictly first (unknown fields refused, with the path),
   // before anything starts; the start itself then reads it as usual.
-  {
-    StrictFields strict;
-    try {
-      if (workflow_.pool != nullptr) {
-        workflow_.pool->parseInput(input);
-      } else if (workflow_.machine != nullptr) {
-        workflow_.machine()->checkInput(input);
-      }
-    } catch (const std::invalid_argument& e) {
-      throw BadInput((workflow_.pool != nullptr
-                          ? "the input of pool `" + workflow_.pool->name + "` does not fit: "
-                          : std::string("the input does not fit: ")) +
-                     e.what());
-    }
-  }
+  checkInput(input);
   input_ = input;
   if (workflow_.pool != nullptr) {
     top_ = std::make_unique<PoolActor>(*this, nullptr, 0, "", *workflow_.pool);
