@@ -19,6 +19,7 @@
 
 #include "jr2/source.h"
 #include "jr2/stdlib.h"
+#include "jr2/store.h"
 #include "process.h"
 
 namespace jr2rt {
@@ -521,7 +522,6 @@ class PoolActor final : public Actor {
     settledSet_.insert(settled_->begin(), settled_->end());
     items_ = snap.at("items");
     failures_ = snap.at("failures");
-    if (snap.contains("journaled") && !snap.at("journaled").is_null()) readJournal(snap);
     lastOpen_ = snap.at("open").get<int64_t>();
     nextKey_ = snap.at("nextKey").get<int>();
     ended_ = snap.at("ended").get<bool>();
@@ -529,6 +529,8 @@ class PoolActor final : public Actor {
       Worker worker{w.at("id").get<std::string>(), Actor::Restore(run_, this, w.at("actor"))};
       enlist(w.at("key").get<int>(), std::move(worker));
     }
+    // After the live workers: an entry that settles a live item is damage.
+    if (snap.contains("journaled") && !snap.at("journaled").is_null()) readJournal(snap);
     if (!ended_ && !spec_.source.wake.empty()) openWakeGate();
     // A call that was out when the run was saved is made again (it is never lost).
     if (snap.value("calling", false) && !ended_) later([this] { request(); });
@@ -765,16 +767,34 @@ class PoolActor final : public Actor {
           "none was given to restore it");
     }
     if (journal->size() != want) {
-      throw std::invalid_argument("the stored run settled " + std::to_string(want) +
-                                  " items, and its journal has " + std::to_string(journal->size()));
+      throw StoreDamaged("run " + run_.id() + " is damaged: it settled " + std::to_string(want) +
+                         " items, and its journal has " + std::to_string(journal->size()) +
+                         "; it cannot go on, the other runs are unaffected");
     }
+    // The journal is what the store says was settled: an entry that is not one this runtime
+    // wrote, or an id settled twice or both settled and live, is damage, never taken as is.
+    size_t n = 0;
     for (const Json& e : *journal) {
-      if (e.contains("settled")) {
-        const std::string id = e.at("settled").get<std::string>();
+      ++n;
+      auto damaged = [&](const std::string& why) {
+        return StoreDamaged("run " + run_.id() + "'s journal entry " + std::to_string(n) +
+                            " is damaged: " + why +
+                            "; it cannot go on, the other runs are unaffected");
+      };
+      const bool settled = e.is_object() && e.contains("settled") && e.size() == 2 &&
+                           e.contains("output") && e.at("settled").is_string();
+      const bool failed = e.is_object() && e.contains("failed") && e.size() == 2 &&
+                          e.contains("failure") && e.at("failed").is_string() &&
+                          e.at("failure").is_object() && e.at("failure").contains("reason") &&
+                          e.at("failure").at("reason").is_string();
+      if (!settled && !failed) throw damaged("it is not a settled or failed item");
+      const std::string id = e.at(settled ? "settled" : "failed").get<std::string>();
+      if (settledSet_.count(id) != 0) throw damaged("item " + id + " is settled twice");
+      if (liveIds_.count(id) != 0) throw damaged("item " + id + " is settled and live");
+      if (settled) {
         items_[id] = e.at("output");
         settle(id, false);
       } else {
-        const std::string id = e.at("failed").get<std::string>();
         failures_[id] = e.at("failure");
         settle(id, true);
       }
@@ -1044,10 +1064,14 @@ void Run::send(const std::string& gate, const std::string& event, const Json& pa
   drain();
 }
 
-void Run::accept(const std::string& gate, const std::string& event, const Json& payload) {
+void Run::precheck(const std::string& gate, const std::string& event, const Json& payload) const {
   auto it = gates_.find(gate);
-  if (it == gates_.end()) throw BadInput("no open Gate `" + gate + "`");
-  const GateEntry entry = it->second;
+  if (it == gates_.end()) return;  // it may open when due timers fire: send() says
+  validate(it->second, gate, event, payload);
+}
+
+void Run::validate(const GateEntry& entry, const std::string& gate, const std::string& event,
+                   const Json& payload) const {
   bool accepted = false;
   std::string names;
   for (const auto& e : entry.gate.accepts) {
@@ -1057,10 +1081,15 @@ void Run::accept(const std::string& gate, const std::string& event, const Json& 
   if (!accepted)
     throw BadInput("the Gate `" + gate + "` takes " + (names.empty() ? "no event" : names) +
                    ", not `" + event + "`");
-  {
-    StrictFields strict;  // a payload from outside: a field its event lacks is refused
-    entry.owner->check(entry.invokeId, event, payload);
-  }
+  StrictFields strict;  // a payload from outside: a field its event lacks is refused
+  entry.owner->check(entry.invokeId, event, payload);
+}
+
+void Run::accept(const std::string& gate, const std::string& event, const Json& payload) {
+  auto it = gates_.find(gate);
+  if (it == gates_.end()) throw BadInput("no open Gate `" + gate + "`");
+  const GateEntry entry = it->second;
+  validate(entry, gate, event, payload);
   entry.owner->later(
       [entry, event, payload] { entry.owner->deliver(entry.invokeId, event, payload); });
 }
@@ -1147,6 +1176,7 @@ void Run::cancel() {
   reason_ = "cancelled";
   gates_.clear();
   timers_.clear();
+  emit("ended", {{"status", ToString(status_)}, {"reason", reason_}}, "");
 }
 
 Json Run::sofar() const { return top_ && !ended() ? top_->sofar() : Json(nullptr); }

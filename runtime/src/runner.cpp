@@ -592,6 +592,8 @@ class Runner {
     if (stored.status == "drifted") throw Drifted(DriftText(stored));
     try {
       return saver(store).restore(registry_, stored, clock);
+    } catch (const StoreDamaged&) {
+      throw;  // damage in the store is not drift of the build: said as it is (65), nothing marked
     } catch (const std::exception& e) {
       stored.status = "drifted";
       stored.snapshot["status"] = "drifted";
@@ -657,6 +659,8 @@ class Runner {
     auto store = open(a, StoreMode::kReadOnly);
     SystemClock clock;
     auto run = restoreLocked(*store, a.positional[0], clock);
+    // A refused event or payload at a Gate open now is refused before anything is driven.
+    run->precheck(a.positional[1], a.positional[2], payload);
     attach(*store, *run);
     // Timers that fell due while no process ran fire first. If they changed the run, that is
     // saved even when the send itself is then refused.
@@ -786,6 +790,7 @@ class Runner {
     auto run = restoreLocked(*store, a.positional[0], clock);
     if (run->ended())
       throw BadInput("run " + run->id() + " has already ended `" + ToString(run->status()) + "`");
+    attach(*store, *run);  // its feed gets the `ended` event with the `cancelled` line
     run->cancel();
     saver(*store).addEvent(FeedLine(0, SystemClock().nowMs(), "cancelled", "cancelled"));
     finish(*store, *run, a);
@@ -903,16 +908,18 @@ Args Parse(int argc, char** argv) {
     else if (s == "--all")
       a.all = true;
     else if (s == "--follow")
-      a.follow = true;
+      once(a.follow, "--follow");
     else if (s == "--agents")
       a.agents = value("--agents");
     else if (s == "--ended-before")
       a.endedBefore = value("--ended-before");
     else if (s == "--threads") {
+      if (a.threads != 0) throw UsageError("`--threads` is given twice");
       const std::string v = value("--threads");
       char* end = nullptr;
       const long n = std::strtol(v.c_str(), &end, 10);
-      if (v.empty() || *end != '\0' || n < 1 || n > 1024)
+      if (v.empty() || !std::isdigit(static_cast<unsigned char>(v[0])) || *end != '\0' || n < 1 ||
+          n > 1024)
         throw UsageError("`--threads` takes a whole number from 1 to 1024, not `" + v + "`");
       a.threads = static_cast<int>(n);
     } else if (s == "--resume") {

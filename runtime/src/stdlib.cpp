@@ -694,11 +694,15 @@ SpawnedCommand SpawnCommand(const Json& spec, const std::string& home) {
   for (const auto& a : argv) av.push_back(const_cast<char*>(a.c_str()));
   av.push_back(nullptr);
   int out[2], err[2];
-  if (pipe2(out, O_CLOEXEC) != 0) throw Failure("std.command: cannot make pipes");
+  // Out of file descriptors, say: a Failure of this item that names why (`on error` may retry).
+  if (pipe2(out, O_CLOEXEC) != 0) {
+    Fail("std.command: cannot make pipes for `" + argv[0] + "`: " + std::strerror(errno));
+  }
   if (pipe2(err, O_CLOEXEC) != 0) {
+    const int why = errno;
     close(out[0]);
     close(out[1]);
-    throw Failure("std.command: cannot make pipes");
+    Fail("std.command: cannot make pipes for `" + argv[0] + "`: " + std::strerror(why));
   }
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);

@@ -685,7 +685,14 @@ class SqliteStore final : public Store {
     }
     Stmt j(*db_, "SELECT seq, entry FROM journal WHERE run = ? ORDER BY seq");
     j.bind(1, r.id);
+    int64_t last = 0;
     while (j.step()) {
+      // The entries are numbered 1, 2, … as they were appended: a gap is a row someone removed.
+      if (j.integer(0) != last + 1) {
+        throw damaged("its journal skips from entry " + std::to_string(last) + " to " +
+                      std::to_string(j.integer(0)));
+      }
+      last = j.integer(0);
       if (j.type(1) != SQLITE_TEXT) throw damaged("a journal entry is not text");
       try {
         r.journal.push_back(Json::parse(j.text(1)));

@@ -25,6 +25,9 @@ expect "help" 0 'usage: tickets' -- "$tickets" --help
 expect "no verb is usage" 64 'usage' -- "$tickets"
 expect "--threads 0 is usage" 64 '`--threads` takes a whole number from 1 to 1024, not `0`' -- "$tickets" run --threads 0
 expect "--threads x is usage" 64 'not `x`' -- "$tickets" run --threads x
+expect "--threads twice" 64 '`--threads` is given twice' -- "$tickets" run --threads 2 --threads 3
+expect "--threads +2" 64 'not `\+2`' -- "$tickets" run --threads +2
+expect "--follow twice" 64 '`--follow` is given twice' -- "$tickets" run --follow --follow
 expect "--threads goes with run and send" 64 '`--threads` goes with `run` and `send`' -- "$tickets" runs --threads 2
 expect "unknown verb" 64 'unknown verb `frob`' -- "$tickets" frob
 expect "bad input JSON" 65 'the input is not valid JSON' -- "$tickets" run --input '{"backlog_file":'
@@ -63,6 +66,8 @@ expect "runs --all lists it" 0 "$run  deadlocked" -- "$tickets" runs --all
 "$tickets" run > /dev/null 2>&1
 second=$("$tickets" runs | grep waiting | head -n 1 | cut -d' ' -f1)
 expect "cancel a waiting run" 0 'was cancelled' -- "$tickets" cancel "$second"
+# A cancelled run's feed ends with `ended` too, as every ended run's does (serve waits for it).
+if "$tickets" log "$second" --json 2>/dev/null | grep -q '"kind": "ended"'; then passed=$((passed + 1)); else echo "FAIL a cancelled run's feed has no ended event"; failed=$((failed + 1)); fi
 
 # SIGKILL between and during steps: each command either happened whole or not at all, and the
 # story still ends with the three outcomes, no item lost or started twice.

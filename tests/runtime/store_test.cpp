@@ -664,3 +664,23 @@ TEST(Store, FeedEventsKeepTheirKindAndDataAndOldFeedsAreMigrated) {
 }
 
 }  // namespace
+
+namespace {
+
+// A journal with a row removed is damage, named, not a conflict or a silent shorter journal.
+TEST(Store, AJournalWithAGapIsDamaged) {
+  const std::string path = FreshDir("journalgap") + "jr2.db";
+  auto store = jr2rt::OpenSqliteStore(path);
+  jr2rt::StoredRun first = Stored("waiting", 0);
+  first.journal = {Json{{"settled", "A"}, {"output", 1}}, Json{{"settled", "B"}, {"output", 2}},
+                   Json{{"settled", "C"}, {"output", 3}}};
+  store->save(first);
+  Sql(path, "DELETE FROM journal WHERE seq = 2;");
+  EXPECT_NE(ErrorOf<jr2rt::StoreDamaged>([&] {
+              store->load("0123");
+            }).find("its journal skips from entry 1 to 3"),
+            std::string::npos);
+  EXPECT_THROW(store->load("0123"), jr2rt::StoreDamaged);
+}
+
+}  // namespace

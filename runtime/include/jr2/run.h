@@ -103,6 +103,10 @@ class Run {
   // Delivers `event` with `payload` at an open Gate and drives the run. Throws BadInput, and
   // changes nothing, when the Gate, the event or the payload is refused.
   void send(const std::string& gate, const std::string& event, const Json& payload);
+  // Checks `event` and `payload` at Gate `gate` if it is open now (throws BadInput; changes
+  // nothing), before anything drives the run: a payload refused is refused before the work it
+  // would wait for. A Gate not open now is left for send() to judge.
+  void precheck(const std::string& gate, const std::string& event, const Json& payload) const;
   // Fires every timer that is due by the clock and drives the run.
   void tick();
   // Cancels the run: it ends `cancelled` and its children stop.
@@ -231,6 +235,8 @@ class Run {
   void guard(const std::function<void()>& step);
   // Checks `event` and `payload` at an open Gate (throws BadInput) and schedules the delivery.
   void accept(const std::string& gate, const std::string& event, const Json& payload);
+  void validate(const GateEntry& entry, const std::string& gate, const std::string& event,
+                const Json& payload) const;
   // Delivers the Agent's next scripted reply at its open Gate `gate`, if the script has one.
   void answerAgent(const std::string& gate);
 

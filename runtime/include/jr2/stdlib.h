@@ -13,7 +13,6 @@
 
 namespace jr2rt {
 
-
 // A standard-library pull Source (`std.backlog`, `std.queue`), one per Pool: it keeps what it
 // worked out at earlier calls, so a call costs what changed since the last one, never a pass
 // over every item. It is called on the run's strand only (never from two threads at once). A
