@@ -38,8 +38,8 @@ class Process : public std::enable_shared_from_this<Process> {
 
   void start() {
     auto self = shared_from_this();
-    read(out_, outText_, outBuf_);
-    read(err_, errText_, errBuf_);
+    read(out_, outText_, outBuf_, outDropped_);
+    read(err_, errText_, errBuf_, errDropped_);
     pidfd_.async_wait(asio::posix::stream_descriptor::wait_read,
                       [self](const boost::system::error_code&) { self->exited(); });
     deadline_.expires_after(std::chrono::milliseconds(c_.timeoutMs));
@@ -56,18 +56,19 @@ class Process : public std::enable_shared_from_this<Process> {
   }
 
  private:
-  void read(asio::posix::stream_descriptor& from, std::string& into, std::array<char, 4096>& buf) {
+  void read(asio::posix::stream_descriptor& from, std::string& into, std::array<char, 4096>& buf,
+            size_t& dropped) {
     auto self = shared_from_this();
-    from.async_read_some(asio::buffer(buf),
-                         [self, &from, &into, &buf](const boost::system::error_code& ec, size_t n) {
-                           if (!ec && n > 0) {
-                             into.append(buf.data(), n);
-                             self->read(from, into, buf);
-                             return;
-                           }
-                           from.close();
-                           self->closed();
-                         });
+    from.async_read_some(asio::buffer(buf), [self, &from, &into, &buf, &dropped](
+                                                const boost::system::error_code& ec, size_t n) {
+      if (!ec && n > 0) {
+        KeepOutput(into, buf.data(), n, dropped);
+        self->read(from, into, buf, dropped);
+        return;
+      }
+      from.close();
+      self->closed();
+    });
   }
 
   void exited() {
@@ -89,7 +90,8 @@ class Process : public std::enable_shared_from_this<Process> {
     if (++ended_ < 3) return;
     deadline_.cancel();
     try {
-      Json result = CommandResult(c_, status_, timedOut_, outText_, errText_);
+      Json result =
+          CommandResult(c_, status_, timedOut_, outText_, errText_, outDropped_, errDropped_);
       done_(std::move(result));
     } catch (const Failure& f) {
       failed_(f);
@@ -104,6 +106,7 @@ class Process : public std::enable_shared_from_this<Process> {
   std::function<void(const Failure&)> failed_;
   std::array<char, 4096> outBuf_{}, errBuf_{};
   std::string outText_, errText_;
+  size_t outDropped_ = 0, errDropped_ = 0;
   int status_ = 0;
   int ended_ = 0;
   bool reaped_ = false;

@@ -724,8 +724,28 @@ SpawnedCommand SpawnCommand(const Json& spec, const std::string& home) {
   return c;
 }
 
-Json CommandResult(const SpawnedCommand& c, int status, bool timedOut, const std::string& out,
-                   const std::string& err) {
+void KeepOutput(std::string& into, const char* data, size_t n, size_t& dropped) {
+  into.append(data, n);
+  // Trimmed in halves, not at every append: amortized, each byte is moved at most twice.
+  if (into.size() >= 2 * kCommandOutputKept) {
+    const size_t cut = into.size() - kCommandOutputKept;
+    into.erase(0, cut);
+    dropped += cut;
+  }
+}
+
+Json CommandResult(const SpawnedCommand& c, int status, bool timedOut, const std::string& whole,
+                   const std::string& wholeErr, size_t outDropped, size_t errDropped) {
+  // The last kCommandOutputKept bytes of each.
+  std::string out = whole, err = wholeErr;
+  if (out.size() > kCommandOutputKept) {
+    outDropped += out.size() - kCommandOutputKept;
+    out.erase(0, out.size() - kCommandOutputKept);
+  }
+  if (err.size() > kCommandOutputKept) {
+    errDropped += err.size() - kCommandOutputKept;
+    err.erase(0, err.size() - kCommandOutputKept);
+  }
   const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   // A process may print anything (a Latin-1 compiler message, raw bytes): what is stored is
   // valid UTF-8, each bad sequence replaced by U+FFFD, and the result says how many were.
@@ -738,6 +758,12 @@ Json CommandResult(const SpawnedCommand& c, int status, bool timedOut, const std
     if (outReplaced > 0) replaced["stdout"] = outReplaced;
     if (errReplaced > 0) replaced["stderr"] = errReplaced;
     result["replaced"] = std::move(replaced);
+  }
+  if (outDropped + errDropped > 0) {
+    Json truncated = Json::object();
+    if (outDropped > 0) truncated["stdout"] = outDropped;
+    if (errDropped > 0) truncated["stderr"] = errDropped;
+    result["truncated"] = std::move(truncated);
   }
   if (timedOut)
     Fail("`" + c.program + "` timed out after " + std::to_string(c.timeoutMs) + " ms", result);
@@ -758,6 +784,7 @@ Json Command(const Json& spec, const std::string& home) {
 Json AwaitCommand(const SpawnedCommand& c) {
   const pid_t pid = c.pid;
   std::string stdoutText, stderrText;
+  size_t outDropped = 0, errDropped = 0;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(c.timeoutMs);
   bool timedOut = false;
   pollfd fds[2] = {{c.out, POLLIN, 0}, {c.err, POLLIN, 0}};
@@ -784,7 +811,9 @@ Json AwaitCommand(const SpawnedCommand& c) {
         f.fd = -1;
         --openFds;
       } else {
-        (f.fd == c.out ? stdoutText : stderrText).append(buf, static_cast<size_t>(n));
+        const bool isOut = f.fd == c.out;
+        KeepOutput(isOut ? stdoutText : stderrText, buf, static_cast<size_t>(n),
+                   isOut ? outDropped : errDropped);
       }
     }
   }
@@ -804,7 +833,7 @@ Json AwaitCommand(const SpawnedCommand& c) {
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(nap));
   }
-  return CommandResult(c, status, timedOut, stdoutText, stderrText);
+  return CommandResult(c, status, timedOut, stdoutText, stderrText, outDropped, errDropped);
 }
 
 namespace {}  // namespace

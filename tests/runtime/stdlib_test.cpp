@@ -749,3 +749,32 @@ TEST(StdHttpGet, WhatComesBackIsStoredValidAndNeverTooDeep) {
 }
 
 }  // namespace
+
+namespace {
+
+// A process that prints without end costs bounded memory and store (#10): each output keeps its
+// last MiB (where a build log's error is), and the result says how much went before it.
+TEST(StdCommand, OutputPastAMiBKeepsItsEndAndSaysWhatWasDropped) {
+  const Json r = jr2rt::StdEffect(
+      "std.command",
+      {{"spec",
+        {{"argv",
+          {"sh", "-c", "head -c 3145728 /dev/zero | tr '\\\\0' a; echo END; echo err >&2"}}}}});
+  const std::string out = r["stdout"].get<std::string>();
+  EXPECT_EQ(out.size(), jr2rt::kCommandOutputKept);
+  EXPECT_EQ(out.substr(out.size() - 4), "END\n");
+  EXPECT_EQ(r["truncated"]["stdout"].get<size_t>(), 3145728 + 4 - jr2rt::kCommandOutputKept);
+  EXPECT_FALSE(r["truncated"].contains("stderr"));
+  EXPECT_EQ(r["stderr"], "err\n");
+}
+
+TEST(StdCommand, KeepOutputTrimsInHalvesAndCountsEveryByte) {
+  std::string kept;
+  size_t dropped = 0;
+  const std::string chunk(300000, 'x');
+  for (int i = 0; i < 20; ++i) jr2rt::KeepOutput(kept, chunk.data(), chunk.size(), dropped);
+  EXPECT_LT(kept.size(), 2 * jr2rt::kCommandOutputKept);
+  EXPECT_EQ(kept.size() + dropped, 20u * chunk.size());
+}
+
+}  // namespace

@@ -56,8 +56,16 @@ struct SpawnedCommand {
   int64_t timeoutMs = 0;
 };
 SpawnedCommand SpawnCommand(const Json& spec, const std::string& home);
+// What a run keeps of each of a process's two outputs: the last kCommandOutputKept bytes (a
+// build log's end is where its error is); how many were dropped before them is in the result
+// (`"truncated": {"stdout": N}`). A process that prints without end costs bounded memory and
+// store.
+inline constexpr size_t kCommandOutputKept = size_t{1} << 20;
+// Appends `n` bytes of output to `into`, keeping its last kCommandOutputKept bytes; counts what
+// it drops in `dropped`.
+void KeepOutput(std::string& into, const char* data, size_t n, size_t& dropped);
 Json CommandResult(const SpawnedCommand& c, int waitStatus, bool timedOut, const std::string& out,
-                   const std::string& err);
+                   const std::string& err, size_t outDropped = 0, size_t errDropped = 0);
 // The blocking wait: reads both pipes and waits for the end, on the calling thread.
 Json AwaitCommand(const SpawnedCommand& c);
 
