@@ -651,7 +651,11 @@ class PoolActor final : public Actor {
     }
     // The id rules (§2.4): each broken rule is a defect of the Source.
     auto defect = [&](const std::string& rule) {
-      throw Defect("source `" + spec_.source.name + "` gave the item id `" + id + "`, which " +
+      // The id as text that survives every channel: a NUL would end the message where it stands
+      // (what() is a C string), so it is written `\0`.
+      std::string shown;
+      for (char ch : id) shown += ch == '\0' ? std::string("\\0") : std::string(1, ch);
+      throw Defect("source `" + spec_.source.name + "` gave the item id `" + shown + "`, which " +
                    rule);
     };
     if (id.empty()) defect("is empty");

@@ -323,9 +323,14 @@ class Runner {
   // run as that command left it.
   std::unique_ptr<Run> restoreLocked(Store& store, const std::string& prefix, Clock& clock) {
     const std::string id = store.resolve(prefix);
-    lock_ = store.lock(id, [&] {
-      std::cerr << workflow_ << ": another command is driving run " << id
-                << "; waiting for it to finish\n";
+    lock_ = store.lock(id, [&](const std::string& holder) {
+      std::cerr << workflow_ << ": another command"
+                << (holder.empty() ? std::string() : " (" + holder + ")") << " is driving run "
+                << id << "; waiting for it to finish"
+                << (holder.empty() ? std::string()
+                                   : " (if it is stopped, `kill -CONT " + holder.substr(4) +
+                                         "` lets it go on; Ctrl-C ends this wait)")
+                << "\n";
     });
     return restore(store, id, clock);
   }
@@ -574,7 +579,7 @@ class Runner {
     // the store is opened. Then the run is saved from its first step on, as it moves.
     run->checkInput(input);
     if (!store) store = open(a);
-    lock_ = store->lock(run->id(), [] {});
+    lock_ = store->lock(run->id(), [](const std::string&) {});
     attach(*store, *run, /*fresh=*/true);  // its top Pool's items go to the journal
     run->start(input);
     follow(*store, run, clock, a.follow);

@@ -368,7 +368,8 @@ bool StillAt(int dirFd, const std::string& name, int fd) {
 
 class FileLock final : public RunLock {
  public:
-  FileLock(int dirFd, std::string dir, std::string name, const std::function<void()>& onWait)
+  FileLock(int dirFd, std::string dir, std::string name,
+           const std::function<void(const std::string&)>& onWait)
       : dirFd_(dirFd), dir_(std::move(dir)), name_(std::move(name)) {
     try {
       acquire(&onWait);
@@ -420,7 +421,7 @@ class FileLock final : public RunLock {
   }
 
   // Opens (or makes) the lock file and locks it, until the file locked is the one at the path.
-  void acquire(const std::function<void()>* onWait) {
+  void acquire(const std::function<void(const std::string&)>* onWait) {
     for (;;) {
       fd_ =
           openat(dirFd_, name_.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0600);
@@ -446,7 +447,7 @@ class FileLock final : public RunLock {
           fd_ = -1;
           throw StoreError("cannot lock " + Quoted(path()) + ": " + why);
         }
-        if (onWait != nullptr && *onWait) (*onWait)();
+        if (onWait != nullptr && *onWait) (*onWait)(Holder());
         onWait = nullptr;  // once, however many times the holder's unlink sends us round
         try {
           wait();
@@ -458,11 +459,32 @@ class FileLock final : public RunLock {
       }
       if (StillAt(dirFd_, name_, fd_)) {
         held_ = true;
+        Stamp();
         return;
       }
       ::close(fd_);
       fd_ = -1;
     }
+  }
+
+  // The holder writes its pid into the lock file, so that a waiter can say who it waits for
+  // (a process stopped with Ctrl-Z holds the lock until it goes on or ends).
+  void Stamp() {
+    const std::string pid = std::to_string(::getpid()) + "\n";
+    if (ftruncate(fd_, 0) == 0) {
+      [[maybe_unused]] const ssize_t n = pwrite(fd_, pid.data(), pid.size(), 0);
+    }
+  }
+
+  // "pid 1234" of the holder, as it wrote it; "" when the file says nothing readable.
+  std::string Holder() const {
+    char buf[32] = {};
+    const ssize_t n = pread(fd_, buf, sizeof buf - 1, 0);
+    if (n <= 0) return "";
+    std::string text(buf, static_cast<size_t>(n));
+    while (!text.empty() && text.back() == '\n') text.pop_back();
+    if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos) return "";
+    return "pid " + text;
   }
 
   int dirFd_;
@@ -809,7 +831,7 @@ class SqliteStore final : public Store {
   }
 
   std::unique_ptr<RunLock> lock(const std::string& id,
-                                const std::function<void()>& onWait) override {
+                                const std::function<void(const std::string&)>& onWait) override {
     if (!IsLockName(id)) {
       throw StoreError("`" + id + "` is not a run id that can name a lock file");
     }

@@ -322,6 +322,9 @@ TEST_F(Fixture, EveryIdRuleIsADefectThatNamesTheSourceTheIdAndTheRule) {
       {Item(""), "is empty"},
       {Item("a.b"), "contains `.`"},
       {Item("source"), "is `source`"},
+      // The whole message survives a NUL in the id (it used to end there).
+      {Item(std::string("nul\0byte", 8)),
+       "the item id `nul\\0byte`, which contains a NUL character"},
   };
   for (const auto& [item, rule] : cases) {
     source.answers = {item};

@@ -534,7 +534,7 @@ TEST(StoreLock, AThousandLocksLeaveNoLockFiles) {
   auto store = jr2rt::OpenSqliteStore(path);
   int waits = 0;
   for (int i = 0; i < 1000; ++i) {
-    auto lock = store->lock("run" + std::to_string(i % 10), [&] { ++waits; });
+    auto lock = store->lock("run" + std::to_string(i % 10), [&](const std::string&) { ++waits; });
     if (i % 3 == 0) {
       lock->release();
       lock->take();
@@ -553,9 +553,11 @@ TEST(StoreLock, ASecondLockOnARunWaitsUntilTheFirstIsGone) {
   std::promise<void> waiting;
   std::atomic<bool> acquired{false};
   std::atomic<int> waits{0};
+  std::string holder;
   std::thread second([&] {
     auto store = jr2rt::OpenSqliteStore(path);
-    auto lock = store->lock("0123456789ab", [&] {
+    auto lock = store->lock("0123456789ab", [&](const std::string& who) {
+      holder = who;
       if (waits.fetch_add(1) == 0) waiting.set_value();
     });
     acquired = true;
@@ -563,6 +565,7 @@ TEST(StoreLock, ASecondLockOnARunWaitsUntilTheFirstIsGone) {
   ASSERT_EQ(waiting.get_future().wait_for(std::chrono::seconds(30)), std::future_status::ready)
       << "the second lock told that it waits";
   EXPECT_FALSE(acquired) << "not while the first is held";
+  EXPECT_EQ(holder, "pid " + std::to_string(::getpid())) << "the waiter is told who holds it";
   first.reset();
   second.join();
   EXPECT_TRUE(acquired);
@@ -578,7 +581,7 @@ TEST(StoreLock, ALockReleasedMeanwhileIsTakenBackOnTheFileThatIsThere) {
   sleeper->release();
   bool waited = false;
   // Another command drives the run meanwhile, and removes the lock file when it is done.
-  store->lock("0123456789ab", [&] { waited = true; }).reset();
+  store->lock("0123456789ab", [&](const std::string&) { waited = true; }).reset();
   EXPECT_FALSE(waited);
   EXPECT_FALSE(fs::exists(file));
   sleeper->take();

@@ -119,9 +119,10 @@ class Store {
   // and lock files; gives how many. `workflow` "" means every workflow.
   virtual int64_t prune(int64_t beforeMs, const std::string& workflow) = 0;
   // Takes the drive lock of run `id` (its full id), waiting while another process holds it;
-  // `onWait` is called once before such a wait (to tell the person).
-  virtual std::unique_ptr<RunLock> lock(const std::string& id,
-                                        const std::function<void()>& onWait) = 0;
+  // `onWait` is called once before such a wait (to tell the person), with the holder as it wrote
+  // itself in the lock file ("pid 1234"; "" when unknown).
+  virtual std::unique_ptr<RunLock> lock(
+      const std::string& id, const std::function<void(const std::string& holder)>& onWait) = 0;
 };
 
 enum class StoreMode {
