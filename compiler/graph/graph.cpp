@@ -795,22 +795,22 @@ PoolPicture DescribePool(const ast::PoolDecl& p) {
           if (i > 0) call += ", ";
           call += ExprText(s->call->args[i].value.get());
         }
-        pic.source.push_back(fmt::format("{}: {})", form, call));
+        pic.source.emplace_back(fmt::format("{}: {})", form, call));
       } else if (*form != '\0') {
-        pic.source.push_back(form);
+        pic.source.emplace_back(form);
       }
       if (s->wake) pic.wake = s->wake->str();
     }
   }
-  pic.pool.push_back("pool " + p.name.text);
-  pic.pool.push_back("cap " + (p.cap ? ExprText(p.cap.get()) : std::string("(default)")));
-  if (p.itemId) pic.pool.push_back("item_id " + ExprText(p.itemId.get()));
-  if (p.failures == ast::PoolDecl::Failures::kReport) pic.pool.push_back("failures: report");
+  pic.pool.emplace_back("pool " + p.name.text);
+  pic.pool.emplace_back("cap " + (p.cap ? ExprText(p.cap.get()) : std::string("(default)")));
+  if (p.itemId) pic.pool.emplace_back("item_id " + ExprText(p.itemId.get()));
+  if (p.failures == ast::PoolDecl::Failures::kReport) pic.pool.emplace_back("failures: report");
   if (const auto* b = llvm::dyn_cast_or_null<ast::BoolLit>(p.standing.get()); b && b->value) {
-    pic.pool.push_back("standing");
+    pic.pool.emplace_back("standing");
   }
-  pic.worker.push_back((p.worker.dispatch ? "dispatch " : "worker ") + p.worker.target.str());
-  pic.worker.push_back(p.worker.dispatch ? "one run per item" : "one machine per item");
+  pic.worker.emplace_back((p.worker.dispatch ? "dispatch " : "worker ") + p.worker.target.str());
+  pic.worker.emplace_back(p.worker.dispatch ? "one run per item" : "one machine per item");
   return pic;
 }
 

@@ -140,8 +140,7 @@ class Actor {
     if (parent_ != nullptr) {
       Actor* parent = parent_;
       const int key = key_;
-      const Failure copy = f;
-      parent->later([parent, key, copy] { parent->childFailed(key, copy); });
+      parent->later([parent, key, copy = f] { parent->childFailed(key, copy); });
     } else {
       run_.finish(RunStatus::kFailed, f.detail(), f.reason());
     }
@@ -614,7 +613,7 @@ class PoolActor final : public Actor {
   }
 
   // What `next` is given (§2.1): the lists and the input, shared with the Pool, never copied.
-  NextQuery query() const { return NextQuery(active_, settled_, failed_, shared_); }
+  NextQuery query() const { return {active_, settled_, failed_, shared_}; }
 
   void onAnswer(const Json& answer) {
     inFlight_ = false;
@@ -882,7 +881,7 @@ void MachineActor::launchEffect(int id, const std::string& target, const Json& i
       work = [call = *fn, input] { return call(input); };
     }
     std::weak_ptr<int> alive = self->alive_;
-    auto then = [self, id, alive](Json out) {
+    auto then = [self, id, alive](const Json& out) {
       if (!alive.expired()) self->childDone(id, out);
     };
     auto failed = [self, id, alive](const Failure& f) {
@@ -1215,11 +1214,11 @@ void EffectControl::cancel() {
 
 void Run::startCommand(Json spec, std::function<void(Json)> then,
                        std::function<void(const Failure&)> failed,
-                       std::shared_ptr<EffectControl> control) {
+                       const std::shared_ptr<EffectControl>& control) {
   auto go = [this, spec = std::move(spec), then = std::move(then), failed = std::move(failed),
              control]() mutable {
     if (control && control->cancelled) return;  // its invoke was cancelled before it started
-    auto ok = [this, then](Json out) { post([then, out] { then(out); }); };
+    auto ok = [this, then](const Json& out) { post([then, out] { then(out); }); };
     auto bad = [this, failed](const Failure& f) { post([failed, f] { failed(f); }); };
     if (!StartCommand(exec_->io, spec, home_, ok, bad, control)) {
       // No pidfd on this kernel: the blocking form, on the thread pool.
@@ -1231,7 +1230,7 @@ void Run::startCommand(Json spec, std::function<void(Json)> then,
     }
   };
   if (commit_) {
-    held_.push_back(std::move(go));
+    held_.emplace_back(std::move(go));
   } else {
     go();
   }
@@ -1239,13 +1238,13 @@ void Run::startCommand(Json spec, std::function<void(Json)> then,
 
 void Run::offloadAfterCommit(std::function<Json()> work, std::function<void(Json)> then,
                              std::function<void(const Failure&)> failed,
-                             std::shared_ptr<EffectControl> control) {
+                             const std::shared_ptr<EffectControl>& control) {
   if (!commit_) {
     offload(std::move(work), std::move(then), std::move(failed));
     return;
   }
-  held_.push_back([this, work = std::move(work), then = std::move(then), failed = std::move(failed),
-                   control]() mutable {
+  held_.emplace_back([this, work = std::move(work), then = std::move(then),
+                      failed = std::move(failed), control]() mutable {
     if (control && control->cancelled) return;  // cancelled while it waited for its commit
     offload(std::move(work), std::move(then), std::move(failed));
   });

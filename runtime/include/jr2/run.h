@@ -195,12 +195,12 @@ class Run {
   // records its start (onCommit), then offloaded.
   void offloadAfterCommit(std::function<Json()> work, std::function<void(Json)> then,
                           std::function<void(const Failure&)> failed,
-                          std::shared_ptr<EffectControl> control = nullptr);
+                          const std::shared_ptr<EffectControl>& control = nullptr);
   // `std.command` with `spec`, awaited on the executor (a running process holds no thread),
   // started after the turn's commit; `then` or `failed` later, on the strand.
   void startCommand(Json spec, std::function<void(Json)> then,
                     std::function<void(const Failure&)> failed,
-                    std::shared_ptr<EffectControl> control);
+                    const std::shared_ptr<EffectControl>& control);
   void journal(Json entry) { journalNew_.push_back(std::move(entry)); }
   // While Restore() runs: the stored journal, for the top Pool to read back.
   const std::vector<Json>* restoringJournal() const { return restoringJournal_; }
