@@ -90,8 +90,8 @@ class Process : public std::enable_shared_from_this<Process> {
     if (++ended_ < 3) return;
     deadline_.cancel();
     try {
-      Json result =
-          CommandResult(c_, status_, timedOut_, outText_, errText_, outDropped_, errDropped_);
+      Json result = CommandResult(c_, status_, timedOut_, std::move(outText_), std::move(errText_),
+                                  outDropped_, errDropped_);
       done_(std::move(result));
     } catch (const Failure& f) {
       failed_(f);

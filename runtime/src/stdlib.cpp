@@ -734,10 +734,9 @@ void KeepOutput(std::string& into, const char* data, size_t n, size_t& dropped) 
   }
 }
 
-Json CommandResult(const SpawnedCommand& c, int status, bool timedOut, const std::string& whole,
-                   const std::string& wholeErr, size_t outDropped, size_t errDropped) {
+Json CommandResult(const SpawnedCommand& c, int status, bool timedOut, std::string out,
+                   std::string err, size_t outDropped, size_t errDropped) {
   // The last kCommandOutputKept bytes of each.
-  std::string out = whole, err = wholeErr;
   if (out.size() > kCommandOutputKept) {
     outDropped += out.size() - kCommandOutputKept;
     out.erase(0, out.size() - kCommandOutputKept);
@@ -833,7 +832,8 @@ Json AwaitCommand(const SpawnedCommand& c) {
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(nap));
   }
-  return CommandResult(c, status, timedOut, stdoutText, stderrText, outDropped, errDropped);
+  return CommandResult(c, status, timedOut, std::move(stdoutText), std::move(stderrText),
+                       outDropped, errDropped);
 }
 
 namespace {}  // namespace

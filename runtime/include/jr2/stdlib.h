@@ -64,8 +64,8 @@ inline constexpr size_t kCommandOutputKept = size_t{1} << 20;
 // Appends `n` bytes of output to `into`, keeping its last kCommandOutputKept bytes; counts what
 // it drops in `dropped`.
 void KeepOutput(std::string& into, const char* data, size_t n, size_t& dropped);
-Json CommandResult(const SpawnedCommand& c, int waitStatus, bool timedOut, const std::string& out,
-                   const std::string& err, size_t outDropped = 0, size_t errDropped = 0);
+Json CommandResult(const SpawnedCommand& c, int waitStatus, bool timedOut, std::string out,
+                   std::string err, size_t outDropped = 0, size_t errDropped = 0);
 // The blocking wait: reads both pipes and waits for the end, on the calling thread.
 Json AwaitCommand(const SpawnedCommand& c);
 
