@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/strand.hpp>
@@ -17,6 +16,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "engine.h"
 #include "jr2/source.h"
 #include "jr2/stdlib.h"
 #include "jr2/store.h"
@@ -948,23 +948,26 @@ int EffectThreads() {
   return std::max(2, static_cast<int>(std::thread::hardware_concurrency()));
 }
 
-struct Run::Executor {
-  boost::asio::io_context io;
-  boost::asio::strand<boost::asio::io_context::executor_type> strand = boost::asio::make_strand(io);
-  int threads = EffectThreads();
-  boost::asio::thread_pool pool{static_cast<size_t>(threads)};
+struct Run::Strand {
+  explicit Strand(boost::asio::io_context& io) : strand(boost::asio::make_strand(io)) {}
+  boost::asio::strand<boost::asio::io_context::executor_type> strand;
 };
 
-Run::Run(const Registry& registry, const WorkflowInfo& workflow, std::string id, Clock& clock)
+Run::Run(const Registry& registry, const WorkflowInfo& workflow, std::string id, Clock& clock,
+         std::shared_ptr<Engine> engine)
     : registry_(registry),
       workflow_(workflow),
       id_(std::move(id)),
       clock_(clock),
-      exec_(std::make_unique<Executor>()) {}
+      engine_(engine ? std::move(engine) : std::make_shared<Engine>()),
+      strand_(std::make_unique<Strand>(engine_->io())) {
+  engine_->add(this);
+}
 
 void Run::post(std::function<void()> task) {
-  boost::asio::post(exec_->strand, [this, task = std::move(task)] {
-    if (ended()) return;
+  std::weak_ptr<int> life = life_;
+  boost::asio::post(strand_->strand, [this, life, task = std::move(task)] {
+    if (life.expired() || ended()) return;
     ++steps_;
     guard([&] {
       try {
@@ -979,23 +982,35 @@ void Run::post(std::function<void()> task) {
   });
 }
 
+// A result from outside the strand (the thread pool, a process's end): taken on the engine's
+// thread, where runs are made and destroyed, so a run destroyed meanwhile is never touched; the
+// effect is counted back in either way.
+namespace {
+void Back(Engine& engine, const std::weak_ptr<int>& life, Run* run, std::function<void()> task) {
+  boost::asio::post(engine.io(), [&engine, life, run, task = std::move(task)] {
+    engine.effectBack();
+    if (!life.expired()) run->post(task);
+  });
+}
+}  // namespace
+
 void Run::offload(std::function<Json()> work, std::function<void(Json)> then,
                   std::function<void(const Failure&)> failed) {
-  // The work guard keeps drain()'s io_context running until the result is back on the strand.
-  auto keep =
-      std::make_shared<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>>(
-          exec_->io.get_executor());
   // A blocking host function holds a thread while it runs: more of them out than threads wait
   // for one, and a Pool's cap of such workers is then the thread count. Said once per run.
-  if (++offloaded_ > exec_->threads && !toldThreads_) {
+  const int threads = engine_->threads();
+  if (++offloaded_ > threads && !toldThreads_) {
     toldThreads_ = true;
-    emit("note", {{"hostFunctionsOut", offloaded_}, {"threads", exec_->threads}},
+    emit("note", {{"hostFunctionsOut", offloaded_}, {"threads", threads}},
          "note: " + std::to_string(offloaded_) + " host functions are out and " +
-             std::to_string(exec_->threads) +
+             std::to_string(threads) +
              " threads run them: the others wait for a thread (raise it with --threads)");
   }
-  boost::asio::post(exec_->pool, [this, keep, work = std::move(work), then = std::move(then),
-                                  failed = std::move(failed)] {
+  engine_->effectOut();
+  Engine& engine = *engine_;
+  std::weak_ptr<int> life = life_;
+  boost::asio::post(engine.pool(), [this, &engine, life, work = std::move(work),
+                                    then = std::move(then), failed = std::move(failed)] {
     std::function<void()> report;
     try {
       Json out = work();
@@ -1006,15 +1021,25 @@ void Run::offload(std::function<Json()> work, std::function<void(Json)> then,
       const std::string what = ErrorText(e);
       report = [what] { throw Defect(what); };
     }
-    post([this, keep, report] {
+    Back(engine, life, this, [this, report] {
       --offloaded_;
-      keep->reset();
       report();
     });
   });
 }
 
-Run::~Run() = default;
+Run::~Run() {
+  event_ = nullptr;  // a run torn down tells nobody: its host may be gone already
+  progress_ = nullptr;
+  commit_ = nullptr;
+  // Work of this run still out (a host function on the pool) comes back to a run that is gone:
+  // Back() sees `life_` expired and drops it. A running process is killed with its actor.
+  if (top_ && !ended()) top_->stop();
+  life_.reset();
+  engine_->remove(this);
+  top_.reset();
+  strand_.reset();  // before the engine: a strand is a service of the engine's io_context
+}
 
 void Run::checkInput(const Json& input) const {
   StrictFields strict;
@@ -1050,6 +1075,7 @@ void Run::start(const Json& input) {
   } catch (const std::invalid_argument& e) {
     throw BadInput(std::string("the input does not fit: ") + e.what());
   }
+  dirty_ = true;
   drain();
 }
 
@@ -1064,6 +1090,7 @@ void Run::send(const std::string& gate, const std::string& event, const Json& pa
                    (open.empty() ? "" : "; its open Gates are " + open));
   }
   accept(gate, event, payload);
+  dirty_ = true;
   drain();
 }
 
@@ -1148,6 +1175,12 @@ void Run::answerAgent(const std::string& gate) {
 
 void Run::tick() {
   if (ended()) return;
+  if (fireDue()) dirty_ = true;
+  drain();
+}
+
+bool Run::fireDue() {
+  if (ended()) return false;
   const int64_t now = clock_.nowMs();
   std::vector<Timer> due;
   for (const Timer& t : timers_) {
@@ -1161,7 +1194,7 @@ void Run::tick() {
     const int id = t.id;
     owner->later([owner, id] { owner->timer(id); });
   }
-  drain();
+  return !due.empty();
 }
 
 void Run::cancel() {
@@ -1173,6 +1206,7 @@ void Run::cancel() {
     done.erase("open");
     done["status"] = "cancelled";
   }
+  dirty_ = true;
   if (top_) top_->stop();
   status_ = RunStatus::kCancelled;
   output_ = std::move(done);
@@ -1218,10 +1252,18 @@ void Run::startCommand(Json spec, std::function<void(Json)> then,
   auto go = [this, spec = std::move(spec), then = std::move(then), failed = std::move(failed),
              control]() mutable {
     if (control && control->cancelled) return;  // its invoke was cancelled before it started
-    auto ok = [this, then](const Json& out) { post([then, out] { then(out); }); };
-    auto bad = [this, failed](const Failure& f) { post([failed, f] { failed(f); }); };
-    if (!StartCommand(exec_->io, spec, home_, ok, bad, control)) {
+    Engine& engine = *engine_;
+    std::weak_ptr<int> life = life_;
+    auto ok = [this, &engine, life, then](const Json& out) {
+      Back(engine, life, this, [then, out] { then(out); });
+    };
+    auto bad = [this, &engine, life, failed](const Failure& f) {
+      Back(engine, life, this, [failed, f] { failed(f); });
+    };
+    engine.effectOut();
+    if (!StartCommand(engine.io(), spec, home_, ok, bad, control)) {
       // No pidfd on this kernel: the blocking form, on the thread pool.
+      engine.effectBack();
       offload(
           [spec, home = home_] {
             return StdEffect("std.command", {{"spec", spec}}, home);
@@ -1229,7 +1271,7 @@ void Run::startCommand(Json spec, std::function<void(Json)> then,
           std::move(then), std::move(failed));
     }
   };
-  if (commit_) {
+  if (commits()) {
     held_.emplace_back(std::move(go));
   } else {
     go();
@@ -1239,7 +1281,7 @@ void Run::startCommand(Json spec, std::function<void(Json)> then,
 void Run::offloadAfterCommit(std::function<Json()> work, std::function<void(Json)> then,
                              std::function<void(const Failure&)> failed,
                              const std::shared_ptr<EffectControl>& control) {
-  if (!commit_) {
+  if (!commits()) {
     offload(std::move(work), std::move(then), std::move(failed));
     return;
   }
@@ -1250,34 +1292,13 @@ void Run::offloadAfterCommit(std::function<Json()> work, std::function<void(Json
   });
 }
 
+bool Run::commits() const { return commit_ != nullptr || engine_->grouped(); }
+
 void Run::drain() {
-  // Runs the strand until nothing is queued and no host function is out, one turn at a time: a
-  // turn runs every handler that is ready, then the run is committed (group commit: one save for
-  // all the steps of the turn), and only then do the effects the turn started go out.
-  // The first turn is always committed: start(), send() and tick() change the run before it.
-  // A turn that ran only the executor's own handlers (a pipe read, a process's end that is not
-  // yet a result) changed nothing, and is not committed.
-  boost::asio::io_context& io = exec_->io;
-  io.restart();
-  bool first = true;
-  for (;;) {
-    io.poll();
-    if ((first || steps_ != committed_) && commit_) {
-      committed_ = steps_;
-      commit_();
-    }
-    first = false;
-    if (!held_.empty()) {
-      std::vector<std::function<void()>> go;
-      go.swap(held_);
-      if (io.stopped()) io.restart();
-      for (auto& start : go) start();
-    }
-    if (io.stopped()) return;
-    // Work is out (a host function, a process): wait for its result, then run the turn it
-    // starts.
-    if (io.run_one() == 0) return;
-  }
+  // The engine runs turns until nothing is ready and no effect is out (engine.cpp): each turn
+  // runs every ready handler, commits what changed (group commit), and only then lets the
+  // effects the turn started go out.
+  engine_->drive();
 }
 
 void Run::finish(RunStatus status, Json output, std::string reason) {
@@ -1389,13 +1410,15 @@ Json Run::snapshot() const {
 }
 
 std::unique_ptr<Run> Run::Restore(const Registry& registry, const Json& snap, Clock& clock,
-                                  const std::vector<Json>* journal) {
+                                  const std::vector<Json>* journal,
+                                  std::shared_ptr<Engine> engine) {
   const std::string wf = snap.at("workflow").get<std::string>();
   const WorkflowInfo* info = registry.workflow(wf);
   if (info == nullptr)
     throw std::invalid_argument("the stored run is of workflow `" + wf +
                                 "`, which this runner lacks");
-  auto run = std::make_unique<Run>(registry, *info, snap.at("id").get<std::string>(), clock);
+  auto run = std::make_unique<Run>(registry, *info, snap.at("id").get<std::string>(), clock,
+                                   std::move(engine));
   run->status_ = RunStatusFrom(snap.at("status").get<std::string>());
   run->reason_ = snap.at("reason").get<std::string>();
   run->input_ = snap.at("input");

@@ -25,11 +25,15 @@ class Clock {
  public:
   virtual ~Clock() = default;
   virtual int64_t nowMs() const = 0;
+  // True for the wall clock: an executor then fires a run's timers on time by itself. A manual
+  // clock's timers fire only at tick().
+  virtual bool real() const { return false; }
 };
 
 class SystemClock final : public Clock {
  public:
   int64_t nowMs() const override;
+  bool real() const override { return true; }
 };
 
 class ManualClock final : public Clock {
@@ -77,10 +81,14 @@ using NextCall =
     std::function<void(const NextQuery& query, std::function<void(Json answer)> answer)>;
 
 class Actor;
+class Engine;
 
 class Run {
  public:
-  Run(const Registry& registry, const WorkflowInfo& workflow, std::string id, Clock& clock);
+  // A run on `engine` (the executor a RunHost shares among its runs), or, without one, on an
+  // engine of its own (tests, benchmarks: each Run alone).
+  Run(const Registry& registry, const WorkflowInfo& workflow, std::string id, Clock& clock,
+      std::shared_ptr<Engine> engine = nullptr);
   ~Run();
   Run(const Run&) = delete;
   Run& operator=(const Run&) = delete;
@@ -109,6 +117,9 @@ class Run {
   void precheck(const std::string& gate, const std::string& event, const Json& payload) const;
   // Fires every timer that is due by the clock and drives the run.
   void tick();
+  // Fires every timer that is due by the clock, without driving: true when one fired. The
+  // engine calls it for a run on a real clock while work is out.
+  bool fireDue();
   // Cancels the run: it ends `cancelled` and its children stop.
   void cancel();
 
@@ -157,7 +168,8 @@ class Run {
   // The whole run as JSON, and a run restored from it in a new process.
   Json snapshot() const;
   static std::unique_ptr<Run> Restore(const Registry& registry, const Json& snapshot, Clock& clock,
-                                      const std::vector<Json>* journal = nullptr);
+                                      const std::vector<Json>* journal = nullptr,
+                                      std::shared_ptr<Engine> engine = nullptr);
 
   // A save that writes what changed (RUNTIME.md §7): with keepJournal() (before start()), the
   // top Pool's settled and failed items are not in snapshot() but in journal entries, one per
@@ -232,6 +244,9 @@ class Run {
     int64_t due;
   };
   void drain();
+  // Whether this run's effects wait for a commit: it has a commit hook, or its engine commits
+  // its turns as a group.
+  bool commits() const;
   void guard(const std::function<void()>& step);
   // Checks `event` and `payload` at an open Gate (throws BadInput) and schedules the delivery.
   void accept(const std::string& gate, const std::string& event, const Json& payload);
@@ -246,10 +261,14 @@ class Run {
   std::string home_ = ".";
   Clock& clock_;
   std::unique_ptr<Actor> top_;
-  // The strand, the io_context that runs it, and the thread pool (Boost.Asio, kept out of this
-  // header so that only run.cpp pays for its includes).
-  struct Executor;
-  std::unique_ptr<Executor> exec_;
+  // The engine this run is driven on, and the run's strand on it (Boost.Asio, kept out of this
+  // header so that only the runtime's sources pay for its includes). Handlers that come back
+  // from outside the strand (a host function's result, a process's end) check `life_` first: a
+  // run destroyed meanwhile is never touched.
+  std::shared_ptr<Engine> engine_;
+  struct Strand;
+  std::unique_ptr<Strand> strand_;
+  std::shared_ptr<int> life_ = std::make_shared<int>(0);
   std::map<std::string, GateEntry> gates_;
   std::vector<Timer> timers_;
   std::map<std::string, NextCall> scripted_;
@@ -264,6 +283,7 @@ class Run {
   bool toldThreads_ = false;
   uint64_t steps_ = 0;      // handlers run on the strand: what a commit is for
   uint64_t committed_ = 0;  // steps_ at the last commit
+  bool dirty_ = false;      // changed from outside the strand (start, send, a timer): commit
   RunStatus status_ = RunStatus::kWaiting;
   Json input_;
   Json output_;
@@ -273,6 +293,7 @@ class Run {
   uint64_t openings_ = 0;
   std::vector<FiredTimer> fired_;
   friend class Actor;
+  friend class Engine;
 };
 
 }  // namespace jr2rt

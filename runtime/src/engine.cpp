@@ -1,0 +1,121 @@
+#include "engine.h"
+
+#include <algorithm>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/post.hpp>
+#include <chrono>
+
+#include "jr2/run.h"
+
+namespace jr2rt {
+
+Engine::Engine(int threads)
+    : threads_(threads > 0 ? threads : EffectThreads()), pool_(static_cast<size_t>(threads_)) {}
+
+Engine::~Engine() {
+  // Host functions still running finish first; what they post back is dropped with io_.
+  pool_.join();
+}
+
+void Engine::add(Run* run) { runs_.push_back(run); }
+
+void Engine::remove(Run* run) {
+  runs_.erase(std::remove(runs_.begin(), runs_.end(), run), runs_.end());
+}
+
+void Engine::interrupt() {
+  boost::asio::post(io_, [] {});
+}
+
+bool Engine::endTurn() {
+  std::vector<Run*> changed;
+  for (Run* r : runs_) {
+    if (r->dirty_ || r->steps_ != r->committed_) {
+      r->dirty_ = false;
+      r->committed_ = r->steps_;
+      changed.push_back(r);
+    }
+  }
+  if (!changed.empty()) {
+    if (turn_) {
+      turn_(changed);  // one transaction for every run the turn changed
+    } else {
+      for (Run* r : changed) {
+        if (r->commit_) r->commit_();
+      }
+    }
+  }
+  // Only now, the turn stored, do the effects it started go out.
+  bool released = false;
+  for (size_t i = 0; i < runs_.size(); ++i) {
+    Run* r = runs_[i];
+    if (r->held_.empty()) continue;
+    std::vector<std::function<void()>> go;
+    go.swap(r->held_);
+    for (auto& start : go) start();
+    released = true;
+  }
+  return released;
+}
+
+bool Engine::fireDue() {
+  bool fired = false;
+  for (size_t i = 0; i < runs_.size(); ++i) {
+    Run* r = runs_[i];
+    if (r->clock().real() && r->fireDue()) {
+      r->dirty_ = true;
+      fired = true;
+    }
+  }
+  return fired;
+}
+
+std::optional<int64_t> Engine::nextDue() const {
+  std::optional<int64_t> best;
+  for (Run* r : runs_) {
+    if (!r->clock().real() || r->ended()) continue;
+    if (const auto due = r->nextTimer()) {
+      const int64_t wait = *due - r->clock().nowMs();
+      if (!best || wait < *best) best = wait;
+    }
+  }
+  return best;
+}
+
+uint64_t Engine::drive(const std::function<bool()>& stop, int64_t wakeEvery,
+                       const std::function<void()>& wake) {
+  using Steady = std::chrono::steady_clock;
+  uint64_t turns = 0;
+  auto lastWake = Steady::now();
+  for (;;) {
+    if (io_.stopped()) io_.restart();
+    io_.poll();
+    ++turns;
+    const bool released = endTurn();
+    if (stop && stop()) return turns;
+    if (released || fireDue()) continue;
+    if (out_.load() == 0) return turns;
+    // Work is out (a host function, a process): wait for its result, the next timer of a run on
+    // a real clock, or the host's wake, whichever comes first.
+    std::optional<int64_t> waitMs = nextDue();
+    if (wakeEvery > 0) {
+      const int64_t sinceWake =
+          std::chrono::duration_cast<std::chrono::milliseconds>(Steady::now() - lastWake).count();
+      const int64_t untilWake = std::max<int64_t>(0, wakeEvery - sinceWake);
+      waitMs = waitMs ? std::min(*waitMs, untilWake) : untilWake;
+    }
+    auto work = boost::asio::make_work_guard(io_);
+    if (waitMs) {
+      io_.run_one_for(std::chrono::milliseconds(std::max<int64_t>(0, *waitMs)));
+    } else {
+      io_.run_one();
+    }
+    work.reset();
+    if (wake && wakeEvery > 0 && Steady::now() - lastWake >= std::chrono::milliseconds(wakeEvery)) {
+      lastWake = Steady::now();
+      wake();
+    }
+  }
+}
+
+}  // namespace jr2rt

@@ -1,0 +1,76 @@
+// The executor that runs are driven on (RUNTIME.md §1, §7): one io_context, one strand per run,
+// one thread pool for blocking host functions, shared by every run made on it. A turn runs every
+// handler that is ready (of every run), then commits the runs the turn changed (in one group
+// commit when a host set one), and only then releases the effects those steps started. While
+// work is out, the timers of runs on a real clock fire on time. Private to the runtime: run.cpp
+// and host.cpp include it, and they alone pay for Boost.Asio's headers.
+#pragma once
+
+#include <atomic>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <functional>
+#include <optional>
+#include <vector>
+
+namespace jr2rt {
+
+class Run;
+
+class Engine {
+ public:
+  // `threads`: for blocking host functions; 0 takes EffectThreads().
+  explicit Engine(int threads = 0);
+  ~Engine();
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  boost::asio::io_context& io() { return io_; }
+  boost::asio::thread_pool& pool() { return pool_; }
+  int threads() const { return threads_; }
+
+  // The runs made on this engine (Run's constructor and destructor call these).
+  void add(Run* run);
+  void remove(Run* run);
+  const std::vector<Run*>& runs() const { return runs_; }
+
+  // Effects out (host functions on the pool, processes awaited): while there is one, a drive
+  // waits for it. Counted on the strand side: up when the effect goes out, down in the handler
+  // that takes its result.
+  void effectOut() { ++out_; }
+  void effectBack() { --out_; }
+  int out() const { return out_.load(); }
+
+  // Group commit: when set, the end of each turn calls `fn` once with every run the turn
+  // changed (to store them in one transaction), instead of each run's own onCommit.
+  void onTurn(std::function<void(const std::vector<Run*>&)> fn) { turn_ = std::move(fn); }
+  bool grouped() const { return turn_ != nullptr; }
+
+  // Runs turns until nothing is ready and no effect is out, or `stop()` returns true after a
+  // turn. Timers of runs on a real clock that fall due meanwhile fire on time. With
+  // `wakeEvery` > 0, `wake()` is called at least that often (in ms) while a drive waits (a host
+  // reads its inbox there). Gives the number of turns run.
+  uint64_t drive(const std::function<bool()>& stop = nullptr, int64_t wakeEvery = 0,
+                 const std::function<void()>& wake = nullptr);
+
+  // Interrupts a drive from any thread (a signal handler's flag is read after the next turn).
+  void interrupt();
+
+ private:
+  // Commits the runs that changed; releases their held effects. True when one was released.
+  bool endTurn();
+  // Fires the due timers of runs on a real clock. True when one fired.
+  bool fireDue();
+  // The earliest timer of a run on a real clock, if any.
+  std::optional<int64_t> nextDue() const;
+
+  boost::asio::io_context io_;
+  int threads_;
+  boost::asio::thread_pool pool_;
+  std::vector<Run*> runs_;
+  std::atomic<int> out_{0};
+  std::function<void(const std::vector<Run*>&)> turn_;
+};
+
+}  // namespace jr2rt
