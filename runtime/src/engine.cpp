@@ -9,12 +9,16 @@
 
 namespace jr2rt {
 
-Engine::Engine(int threads)
-    : threads_(threads > 0 ? threads : EffectThreads()), pool_(static_cast<size_t>(threads_)) {}
+Engine::Engine(int threads) : threads_(threads > 0 ? threads : EffectThreads()) {}
 
 Engine::~Engine() {
   // Host functions still running finish first; what they post back is dropped with io_.
-  pool_.join();
+  if (pool_) pool_->join();
+}
+
+boost::asio::thread_pool& Engine::pool() {
+  if (!pool_) pool_ = std::make_unique<boost::asio::thread_pool>(static_cast<size_t>(threads_));
+  return *pool_;
 }
 
 void Engine::add(Run* run) { runs_.push_back(run); }
@@ -23,11 +27,7 @@ void Engine::remove(Run* run) {
   runs_.erase(std::remove(runs_.begin(), runs_.end(), run), runs_.end());
 }
 
-void Engine::interrupt() {
-  boost::asio::post(io_, [] {});
-}
-
-bool Engine::endTurn() {
+void Engine::commitTurn() {
   std::vector<Run*> changed;
   for (Run* r : runs_) {
     if (r->dirty_ || r->steps_ != r->committed_) {
@@ -45,6 +45,9 @@ bool Engine::endTurn() {
       }
     }
   }
+}
+
+bool Engine::releaseHeld() {
   // Only now, the turn stored, do the effects it started go out.
   bool released = false;
   for (size_t i = 0; i < runs_.size(); ++i) {
@@ -82,28 +85,20 @@ std::optional<int64_t> Engine::nextDue() const {
   return best;
 }
 
-uint64_t Engine::drive(const std::function<bool()>& stop, int64_t wakeEvery,
-                       const std::function<void()>& wake) {
-  using Steady = std::chrono::steady_clock;
+uint64_t Engine::drive() {
   uint64_t turns = 0;
-  auto lastWake = Steady::now();
   for (;;) {
     if (io_.stopped()) io_.restart();
     io_.poll();
     ++turns;
-    const bool released = endTurn();
-    if (stop && stop()) return turns;
-    if (released || fireDue()) continue;
+    commitTurn();
+    if (stop_ && stop_()) return turns;
+    if (releaseHeld() || fireDue()) continue;
     if (out_.load() == 0) return turns;
     // Work is out (a host function, a process): wait for its result, the next timer of a run on
-    // a real clock, or the host's wake, whichever comes first.
+    // a real clock, or the next look at stop_, whichever comes first.
     std::optional<int64_t> waitMs = nextDue();
-    if (wakeEvery > 0) {
-      const int64_t sinceWake =
-          std::chrono::duration_cast<std::chrono::milliseconds>(Steady::now() - lastWake).count();
-      const int64_t untilWake = std::max<int64_t>(0, wakeEvery - sinceWake);
-      waitMs = waitMs ? std::min(*waitMs, untilWake) : untilWake;
-    }
+    if (stop_ && stopEvery_ > 0) waitMs = waitMs ? std::min(*waitMs, stopEvery_) : stopEvery_;
     auto work = boost::asio::make_work_guard(io_);
     if (waitMs) {
       io_.run_one_for(std::chrono::milliseconds(std::max<int64_t>(0, *waitMs)));
@@ -111,10 +106,6 @@ uint64_t Engine::drive(const std::function<bool()>& stop, int64_t wakeEvery,
       io_.run_one();
     }
     work.reset();
-    if (wake && wakeEvery > 0 && Steady::now() - lastWake >= std::chrono::milliseconds(wakeEvery)) {
-      lastWake = Steady::now();
-      wake();
-    }
   }
 }
 

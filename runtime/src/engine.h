@@ -11,6 +11,7 @@
 #include <boost/asio/strand.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -27,7 +28,8 @@ class Engine {
   Engine& operator=(const Engine&) = delete;
 
   boost::asio::io_context& io() { return io_; }
-  boost::asio::thread_pool& pool() { return pool_; }
+  // Made at its first use: a host that only reads runs starts no thread.
+  boost::asio::thread_pool& pool();
   int threads() const { return threads_; }
 
   // The runs made on this engine (Run's constructor and destructor call these).
@@ -47,19 +49,22 @@ class Engine {
   void onTurn(std::function<void(const std::vector<Run*>&)> fn) { turn_ = std::move(fn); }
   bool grouped() const { return turn_ != nullptr; }
 
-  // Runs turns until nothing is ready and no effect is out, or `stop()` returns true after a
-  // turn. Timers of runs on a real clock that fall due meanwhile fire on time. With
-  // `wakeEvery` > 0, `wake()` is called at least that often (in ms) while a drive waits (a host
-  // reads its inbox there). Gives the number of turns run.
-  uint64_t drive(const std::function<bool()>& stop = nullptr, int64_t wakeEvery = 0,
-                 const std::function<void()>& wake = nullptr);
+  // Every drive ends early when `stop()` is true after a turn's commit (before the effects it
+  // started go out); while effects are out, it is asked at least every `everyMs`.
+  void stopWhen(std::function<bool()> stop, int64_t everyMs) {
+    stop_ = std::move(stop);
+    stopEvery_ = everyMs;
+  }
 
-  // Interrupts a drive from any thread (a signal handler's flag is read after the next turn).
-  void interrupt();
+  // Runs turns until nothing is ready and no effect is out, or stopWhen's test is true. Timers
+  // of runs on a real clock that fall due meanwhile fire on time. Gives the number of turns.
+  uint64_t drive();
 
  private:
-  // Commits the runs that changed; releases their held effects. True when one was released.
-  bool endTurn();
+  // Commits the runs that changed (one group commit when onTurn set one).
+  void commitTurn();
+  // Releases the effects the committed turn started. True when one was released.
+  bool releaseHeld();
   // Fires the due timers of runs on a real clock. True when one fired.
   bool fireDue();
   // The earliest timer of a run on a real clock, if any.
@@ -67,10 +72,12 @@ class Engine {
 
   boost::asio::io_context io_;
   int threads_;
-  boost::asio::thread_pool pool_;
+  std::unique_ptr<boost::asio::thread_pool> pool_;
   std::vector<Run*> runs_;
   std::atomic<int> out_{0};
   std::function<void(const std::vector<Run*>&)> turn_;
+  std::function<bool()> stop_;
+  int64_t stopEvery_ = 0;
 };
 
 }  // namespace jr2rt

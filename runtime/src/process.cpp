@@ -48,7 +48,7 @@ class Process : public std::enable_shared_from_this<Process> {
     deadline_.async_wait([self](const boost::system::error_code& ec) {
       if (ec) return;
       self->timedOut_ = true;
-      if (!self->reaped_) kill(self->c_.pid, SIGKILL);
+      if (!self->reaped_) KillCommand(self->c_.pid);
       boost::system::error_code ignored;
       self->out_.cancel(ignored);
       self->err_.cancel(ignored);

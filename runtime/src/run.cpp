@@ -1041,21 +1041,23 @@ Run::~Run() {
   strand_.reset();  // before the engine: a strand is a service of the engine's io_context
 }
 
-void Run::checkInput(const Json& input) const {
+void CheckInput(const WorkflowInfo& workflow, const Json& input) {
   StrictFields strict;
   try {
-    if (workflow_.pool != nullptr) {
-      workflow_.pool->parseInput(input);
-    } else if (workflow_.machine != nullptr) {
-      workflow_.machine()->checkInput(input);
+    if (workflow.pool != nullptr) {
+      workflow.pool->parseInput(input);
+    } else if (workflow.machine != nullptr) {
+      workflow.machine()->checkInput(input);
     }
   } catch (const std::invalid_argument& e) {
-    throw BadInput((workflow_.pool != nullptr
-                        ? "the input of pool `" + workflow_.pool->name + "` does not fit: "
+    throw BadInput((workflow.pool != nullptr
+                        ? "the input of pool `" + workflow.pool->name + "` does not fit: "
                         : std::string("the input does not fit: ")) +
                    e.what());
   }
 }
+
+void Run::checkInput(const Json& input) const { CheckInput(workflow_, input); }
 
 void Run::start(const Json& input) {
   // What comes from outside is checked strictly first (unknown fields refused, with the path),
@@ -1243,12 +1245,13 @@ void Run::guard(const std::function<void()>& step) {
 void EffectControl::cancel() {
   cancelled = true;
   const int p = pid.load();
-  if (p > 0 && !reaped.load()) ::kill(p, SIGKILL);
+  if (p > 0 && !reaped.load()) KillCommand(p);
 }
 
 void Run::startCommand(Json spec, std::function<void(Json)> then,
                        std::function<void(const Failure&)> failed,
                        const std::shared_ptr<EffectControl>& control) {
+  track(control);
   auto go = [this, spec = std::move(spec), then = std::move(then), failed = std::move(failed),
              control]() mutable {
     if (control && control->cancelled) return;  // its invoke was cancelled before it started
@@ -1285,11 +1288,36 @@ void Run::offloadAfterCommit(std::function<Json()> work, std::function<void(Json
     offload(std::move(work), std::move(then), std::move(failed));
     return;
   }
+  track(control);
   held_.emplace_back([this, work = std::move(work), then = std::move(then),
                       failed = std::move(failed), control]() mutable {
     if (control && control->cancelled) return;  // cancelled while it waited for its commit
     offload(std::move(work), std::move(then), std::move(failed));
   });
+}
+
+int Run::stopEffects() {
+  int killed = 0;
+  for (auto& weak : effects_) {
+    if (auto control = weak.lock()) {
+      if (control->pid.load() > 0 && !control->reaped.load()) ++killed;
+      control->cancel();
+    }
+  }
+  effects_.clear();
+  held_.clear();
+  return killed;
+}
+
+void Run::track(const std::shared_ptr<EffectControl>& control) {
+  if (!control) return;
+  if (effects_.size() >= 64) {  // now and then, forget the ones that are gone
+    effects_.erase(
+        std::remove_if(effects_.begin(), effects_.end(),
+                       [](const std::weak_ptr<EffectControl>& w) { return w.expired(); }),
+        effects_.end());
+  }
+  effects_.push_back(control);
 }
 
 bool Run::commits() const { return commit_ != nullptr || engine_->grouped(); }

@@ -17,12 +17,11 @@
 #include <ctime>
 #include <fstream>
 #include <iostream>
-#include <random>
 #include <sstream>
 #include <thread>
 
+#include "jr2/host.h"
 #include "jr2/run.h"
-#include "jr2/saver.h"
 #include "jr2/store.h"
 
 namespace jr2rt {
@@ -55,21 +54,6 @@ Json ReadInput(const std::string& value) {
   if (value.empty()) return Json::object();
   if (value[0] == '@') return ReadExternalJsonFile(value.substr(1), "the input file");
   return ParseExternalJson(value, "the input");
-}
-
-// A wait for a person to read: "250 ms", "30 s", "1 min 30 s", "2 h 5 min", "3 d 4 h".
-std::string DurationText(int64_t ms) {
-  if (ms < 1000) return std::to_string(ms) + " ms";
-  const int64_t s = (ms + 500) / 1000;  // to the nearest second: 3,599.9 s reads "1 h"
-  auto two = [](int64_t big, const char* bigUnit, int64_t small, const char* smallUnit) {
-    std::string out = std::to_string(big) + " " + bigUnit;
-    if (small != 0) out += " " + std::to_string(small) + " " + smallUnit;
-    return out;
-  };
-  if (s < 60) return std::to_string(s) + " s";
-  if (s < 3600) return two(s / 60, "min", s % 60, "s");
-  if (s < 86400) return two(s / 3600, "h", s % 3600 / 60, "min");
-  return two(s / 86400, "d", s % 86400 / 3600, "h");
 }
 
 // "2026-11-30 06:20:11", in local time.
@@ -114,18 +98,6 @@ Json ReadAgentScript(const std::string& path) {
   return script;
 }
 
-std::string NewRunId() {
-  std::random_device rd;
-  std::mt19937_64 gen(
-      (static_cast<uint64_t>(rd()) << 32) ^ rd() ^
-      static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()));
-  static const char* hex = "0123456789abcdef";
-  std::string id;
-  uint64_t v = gen();
-  for (int i = 0; i < 12; ++i, v >>= 4) id += hex[v & 15];
-  return id;
-}
-
 std::string StorePath(const Args& a) {
   if (!a.store.empty()) return a.store;
   if (const char* env = std::getenv("JR2_STORE"); env != nullptr && *env != '\0') return env;
@@ -148,52 +120,6 @@ int ExitCodeOf(RunStatus s) {
       return kExitCancelled;
   }
   return kExitError;
-}
-
-// Text from outside (ids, Gate names, reasons, `log(...)` lines) as it may reach a terminal: each
-// control character (C0, DEL, C1) is shown escaped (`\n`, `\x1b`), so no text can move the
-// cursor, recolour the screen or forge a line of its own.
-std::string Printable(const std::string& text) {
-  std::string out;
-  out.reserve(text.size());
-  for (size_t i = 0; i < text.size(); ++i) {
-    const auto c = static_cast<unsigned char>(text[i]);
-    char buf[8];
-    if (c == '\n') {
-      out += "\\n";
-    } else if (c == '\t') {
-      out += "\\t";
-    } else if (c == '\r') {
-      out += "\\r";
-    } else if (c < 0x20 || c == 0x7f) {
-      std::snprintf(buf, sizeof buf, "\\x%02x", c);
-      out += buf;
-    } else if (c == 0xe2 && i + 2 < text.size() &&
-               ((text[i + 1] == '\x80' && (static_cast<unsigned char>(text[i + 2]) == 0xa8 ||
-                                           static_cast<unsigned char>(text[i + 2]) == 0xa9 ||
-                                           (static_cast<unsigned char>(text[i + 2]) >= 0xaa &&
-                                            static_cast<unsigned char>(text[i + 2]) <= 0xae))) ||
-                (text[i + 1] == '\x81' && static_cast<unsigned char>(text[i + 2]) >= 0xa6 &&
-                 static_cast<unsigned char>(text[i + 2]) <= 0xa9))) {
-      // U+2028/2029 (line and paragraph separators) and the bidirectional controls
-      // (U+202A–202E, U+2066–2069): they can break or reorder what a person reads.
-      const unsigned cp = 0x2000u + ((static_cast<unsigned char>(text[i + 1]) & 0x3fu) << 6) +
-                          (static_cast<unsigned char>(text[i + 2]) & 0x3fu);
-      std::snprintf(buf, sizeof buf, "\\u%04x", cp);
-      out += buf;
-      i += 2;
-    } else if (c == 0xc2 && i + 1 < text.size() &&
-               static_cast<unsigned char>(text[i + 1]) >= 0x80 &&
-               static_cast<unsigned char>(text[i + 1]) <= 0x9f) {
-      // A C1 control (U+0080–U+009F): some terminals take U+009B as an escape sequence.
-      std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned char>(text[i + 1]));
-      out += buf;
-      ++i;
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  return out;
 }
 
 // One word of a command line for a POSIX shell, to be pasted: plain when it is made only of
@@ -269,22 +195,10 @@ std::string ExamplePayload(const EventSpec& e) {
   return j.empty() ? "" : " " + ShellQuote(j.dump());
 }
 
-// A run that no longer fits this build of the runner (a state renamed, a parameter without a
-// default added): it is marked `drifted` in the store, and the command exits 4.
-class Drifted : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
-
 class Runner {
  public:
   Runner(const Registry& registry, const char* workflow)
       : registry_(registry), workflow_(workflow) {}
-
-  // The scripted Agent harness, when --agents gave one: in every run this command drives.
-  void arm(Run& run) {
-    if (!agents_.is_null()) run.scriptAgents(agents_);
-  }
 
   int main(const Args& a) {
     if (!a.agents.empty() && a.verb != "run" && a.verb != "send")
@@ -300,7 +214,6 @@ class Runner {
     if (a.inputGiven && a.verb != "run") throw UsageError("`--input` goes with `run`");
     if (a.threads > 0 && a.verb != "run" && a.verb != "send")
       throw UsageError("`--threads` goes with `run` and `send`");
-    if (a.threads > 0) SetEffectThreads(a.threads);
     if (a.verb == "run") return run(a);
     if (a.verb == "send") return send(a);
     if (a.verb == "status") return status(a);
@@ -319,32 +232,18 @@ class Runner {
     return OpenSqliteStore(storePath_, mode);
   }
 
-  // Takes the run's drive lock (waiting for another command to finish with it), then loads the
-  // run as that command left it.
-  std::unique_ptr<Run> restoreLocked(Store& store, const std::string& prefix, Clock& clock) {
-    const std::string id = store.resolve(prefix);
-    lock_ = store.lock(id, [&](const std::string& holder) {
-      std::cerr << workflow_ << ": another command"
-                << (holder.empty() ? std::string() : " (" + holder + ")") << " is driving run "
-                << id << "; waiting for it to finish"
-                << (holder.empty() ? std::string()
-                                   : " (if it is stopped, `kill -CONT " + holder.substr(4) +
-                                         "` lets it go on; Ctrl-C ends this wait)")
-                << "\n";
-    });
-    return restore(store, id, clock);
-  }
-
-  // Progress lines are held until the step they tell of is saved (RUNTIME.md §1: nothing is
-  // visible outside before it is stored), then printed to stderr and kept in the run's feed. On
-  // a terminal, a live line keeps the counts (items taken, live, settled, failed) current.
-  void watch(Run& run) {
+  // The run host this command drives its run on, with the front end's side of it: progress
+  // lines are printed once the step they tell of is stored (RUNTIME.md §1: nothing is visible
+  // outside before it is stored), and kept in the run's feed; on a terminal, a live line keeps
+  // the counts (items taken, live, settled, failed) current.
+  std::unique_ptr<RunHost> host(Store& store, Clock& clock, const Args& a) {
+    auto host = std::make_unique<RunHost>(registry_, store, clock, a.threads);
+    if (!agents_.is_null()) host->scriptAgents(agents_);
     const bool tty = isatty(STDERR_FILENO) != 0;
-    run.onEvent([this, tty](const Run::FeedEvent& e) {
+    host->onEvent([this, tty](const std::string&, const Run::FeedEvent& e) {
       if (e.kind == "started") ++taken_;
       if (e.kind == "settled") ++settled_;
       if (e.kind == "failed") ++failed_;
-      if (saver_) saver_->addEvent(FeedLine(0, SystemClock().nowMs(), e.line, e.kind, e.data));
       if (tty && !e.line.empty()) {
         std::cerr << "\r\033[K";
         std::cerr << "[" << workflow_ << "] " << taken_ << " taken · "
@@ -352,44 +251,55 @@ class Runner {
                   << failed_ << " failed" << std::flush;
       }
     });
+    host->onSaved([this](const std::string&, const std::vector<FeedLine>& lines) {
+      endLiveLine();
+      for (const auto& f : lines) {
+        if (!f.line.empty()) std::cerr << workflow_ << ": " << Printable(f.line) << "\n";
+      }
+    });
+    host->onNote([this](const std::string& note) {
+      endLiveLine();
+      std::cerr << workflow_ << ": " << Printable(note) << "\n";
+    });
+    return host;
   }
 
   void endLiveLine() {
     if (isatty(STDERR_FILENO) != 0 && taken_ > 0) std::cerr << "\r\033[K";
   }
 
-  // The saver of this command's store: it commits the run at the end of each turn, then the
-  // lines saved are printed.
-  RunSaver& saver(Store& store) {
-    if (!saver_) {
-      saver_ = std::make_unique<RunSaver>(store);
-      saver_->onSaved([this](const std::vector<FeedLine>& lines) {
-        endLiveLine();
-        for (const auto& f : lines) {
-          if (!f.line.empty()) std::cerr << workflow_ << ": " << Printable(f.line) << "\n";
-        }
-      });
+  // From here on, SIGINT and SIGTERM stop the host at the end of its turn: what it did is
+  // stored, the processes its run started are killed (a restore finds them `interrupted`), and
+  // the command exits 128 + the signal.
+  static void CatchStops() {
+    struct sigaction sa {};
+    sa.sa_handler = [](int sig) { RunHost::Interrupt(sig); };
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, nullptr);
+    sigaction(SIGTERM, &sa, nullptr);
+  }
+
+  // Runs `verb` on `host`; a stop by signal is said here, with the run to take up again, and
+  // the process ends at once (a host function still running on a thread is not waited for).
+  int drive(RunHost& host, const std::string& id, const std::function<int()>& verb) {
+    try {
+      return verb();
+    } catch (const HostInterrupted& e) {
+      endLiveLine();
+      std::cerr << workflow_ << ": " << e.what();
+      if (!id.empty() || !host.ids().empty()) {
+        const std::string run = id.empty() ? host.ids().front() : id;
+        std::cerr << "; run " << run << " is stored as of its last step";
+        if (host.stoppedEffects() > 0)
+          std::cerr << ", and the " << host.stoppedEffects() << " process"
+                    << (host.stoppedEffects() == 1 ? " it ran was" : "es it ran were")
+                    << " stopped (they read `interrupted` when it goes on)";
+        std::cerr << "; `" << workflow_ << " run --resume " << run << "` takes it up again";
+      }
+      std::cerr << "\n" << std::flush;
+      std::fflush(stdout);
+      std::_Exit(128 + RunHost::Interrupted());
     }
-    return *saver_;
-  }
-
-  // Watches the run, arms its Agent script, and saves it as it moves: each turn of its executor
-  // that changed it is stored (with the turn's feed lines) before anything of the turn is
-  // printed or any effect it started goes out (RUNTIME.md §7). `fresh`: a run not started yet.
-  void attach(Store& store, Run& run, bool fresh = false) {
-    saver(store).attach(run, fresh);
-    watch(run);
-    arm(run);
-  }
-
-  // Saves the run with its new feed lines (if it changed), then prints those lines.
-  void checkpoint(Store& store, Run& run) { saver(store).checkpoint(run); }
-
-  // Saves the run, then reports it: nothing is printed about a step before it is stored.
-  int finish(Store& store, Run& run, const Args& a) {
-    checkpoint(store, run);
-    report(run, a.json);
-    return ExitCodeOf(run.status());
   }
 
   static Json GateJson(const OpenGate& g) {
@@ -423,7 +333,8 @@ class Runner {
     return out;
   }
 
-  void report(const Run& run, bool json) {
+  // Prints what the run is now; gives the exit code of its status.
+  int report(const Run& run, bool json) {
     const std::string& id = run.id();
     const Json sofar = run.sofar();  // what a waiting Pool has done; null otherwise
     if (json) {
@@ -508,49 +419,7 @@ class Runner {
         if (!json && !run.output().is_null()) PrintJson(run.output());
         break;
     }
-  }
-
-  // Drives the run through its timers: while it has a timer of work under way (an actor that
-  // holds no Gate, such as a retry's cool-down), or every timer with --follow, until it ends or
-  // only Gates remain. Until such a timer fires the run waits for nobody, and a process that
-  // exited would leave it stuck. `run` and `run --resume` call this; `send` only with --follow,
-  // so a person answering a Gate is never kept waiting for somebody else's work.
-  void follow(Store& store, std::unique_ptr<Run>& run, Clock& clock, bool all) {
-    bool told = false;
-    while (!run->ended()) {
-      // While the process stays, every timer fires on time, deadlines and polls included.
-      const auto next = all || run->nextUnattendedTimer() ? run->nextTimer() : std::nullopt;
-      if (!next) return;
-      checkpoint(store, *run);  // what happened so far is stored and shown before the wait
-      const int64_t wait = *next - clock.nowMs();
-      if (wait > 0) {
-        if (!told) {
-          std::cerr << workflow_ << ": run " << run->id() << " has a timer due in "
-                    << DurationText(wait)
-                    << (all ? "; waiting for it (--follow)"
-                            : " for work under way; waiting for it (Ctrl-C stops the wait, and `" +
-                                  workflow_ + " run --resume " + run->id() + "` takes it up again)")
-                    << "\n";
-          told = true;
-        }
-        if (lock_) lock_->release();  // others may drive the run while this one sleeps
-        std::this_thread::sleep_for(std::chrono::milliseconds(wait));
-        if (lock_) lock_->take();
-        // A `send` or a `cancel` may have changed the run meanwhile: go on from what it stored,
-        // never from this process's older copy, which would undo it.
-        if (store.revision(run->id()) != saver(store).revision()) {
-          const std::string id = run->id();
-          std::cerr << workflow_ << ": run " << id
-                    << " was changed by another command during the wait; going on from what it "
-                       "stored\n";
-          run = restore(store, id, clock);
-          attach(store, *run);
-          run->tick();  // a restored run schedules its timers as it is driven
-          continue;
-        }
-      }
-      run->tick();
-    }
+    return ExitCodeOf(run.status());
   }
 
   int run(const Args& a) {
@@ -560,65 +429,30 @@ class Runner {
     const WorkflowInfo* wf = registry_.workflow(workflow_);
     const Json input = ReadInput(a.input);
     // A store that exists is checked (a foreign file refused) before anything starts; a new one
-    // is made only once the input has been taken.
+    // is made only once the input has been taken: a refused input stores nothing, not even a
+    // new store file.
     std::unique_ptr<Store> store;
     try {
       store = open(a, StoreMode::kReadOnly);
     } catch (const StoreMissing&) {
     }
-    SystemClock clock;
-    auto run = std::make_unique<Run>(registry_, *wf, NewRunId(), clock);
+    CheckInput(*wf, input);
+    if (!store) store = open(a);
     // The run's home: relative paths it reads resolve against the directory it started in.
     std::string home = ".";
     if (char* cwd = getcwd(nullptr, 0)) {
       home = cwd;
       std::free(cwd);
     }
-    run->setHome(home);
-    // A refused input stores nothing, not even a new store file: the input is checked before
-    // the store is opened. Then the run is saved from its first step on, as it moves.
-    run->checkInput(input);
-    if (!store) store = open(a);
-    lock_ = store->lock(run->id(), [](const std::string&) {});
-    attach(*store, *run, /*fresh=*/true);  // its top Pool's items go to the journal
-    run->start(input);
-    follow(*store, run, clock, a.follow);
-    return finish(*store, *run, a);
-  }
-
-  // Restores a stored run. A snapshot that no longer fits this build marks the run `drifted`
-  // (with the reason), so that `runs` says so and no verb trips on it again.
-  std::unique_ptr<Run> restore(Store& store, const std::string& prefix, Clock& clock) {
-    StoredRun stored = store.load(prefix);
-    if (stored.workflow != workflow_) {
-      throw BadInput("run " + stored.id + " is a run of `" + Printable(stored.workflow) +
-                     "`, not `" + workflow_ + "`");
-    }
-    if (stored.status == "drifted") throw Drifted(DriftText(stored));
-    try {
-      return saver(store).restore(registry_, stored, clock);
-    } catch (const StoreDamaged&) {
-      throw;  // damage in the store is not drift of the build: said as it is (65), nothing marked
-    } catch (const std::exception& e) {
-      stored.status = "drifted";
-      stored.snapshot["status"] = "drifted";
-      stored.snapshot["reason"] = ErrorText(e);
-      stored.updatedMs = SystemClock().nowMs();
-      try {
-        store.save(stored, {FeedLine(0, stored.updatedMs, "drifted: " + ErrorText(e), "drifted",
-                                     Json{{"reason", ErrorText(e)}})});
-      } catch (const StoreConflict&) {
-        // Another command changed it meanwhile; it finds the drift itself.
-      }
-      throw Drifted(DriftText(stored));
-    }
-  }
-
-  std::string DriftText(const StoredRun& stored) const {
-    return "run " + stored.id + " no longer fits this build of `" + workflow_ + "`: " +
-           Printable(stored.snapshot.value("reason", std::string("it cannot be restored"))) +
-           ". It is marked `drifted`; the other runs are not affected. Finish it with the runner "
-           "built from the .jr2 that started it, or start a new run";
+    SystemClock clock;
+    auto host = this->host(*store, clock, a);
+    CatchStops();
+    std::string id;
+    return drive(*host, id, [&] {
+      id = host->start(workflow_, input, home);
+      host->follow(id, a.follow);
+      return report(host->run(id), a.json);
+    });
   }
 
   // run --resume RUN: takes a saved run up again: fires the timers that fell due while no
@@ -628,26 +462,17 @@ class Runner {
       throw UsageError("`run --resume` goes on with the run's own input; remove --input");
     auto store = open(a, StoreMode::kReadOnly);
     SystemClock clock;
-    auto run = restoreLocked(*store, a.resume, clock);
-    if (run->ended())
-      throw BadInput("run " + run->id() + " has ended `" + ToString(run->status()) +
+    auto host = this->host(*store, clock, a);
+    const std::string id = host->take(a.resume, workflow_);
+    if (host->run(id).ended())
+      throw BadInput("run " + id + " has ended `" + ToString(host->run(id).status()) +
                      "`; there is nothing to resume");
-    attach(*store, *run);
-    run->tick();
-    follow(*store, run, clock, a.follow);
-    // Nothing was due: the saver writes nothing, and the stored run stays as it is.
-    return finish(*store, *run, a);
-  }
-
-  // What fired during this command before the answer was delivered, for a person to read.
-  static std::string FiredText(const Run& run) {
-    const auto& fired = run.firedTimers();
-    if (fired.empty()) return "the run moved on by itself before this answer";
-    const auto& last = fired.back();
-    std::string what = "the deadline";
-    if (last.afterMs >= 0) what += " `after " + DurationText(last.afterMs) + "`";
-    if (!last.state.empty()) what += " in `" + Printable(last.state) + "`";
-    return what + " fired before this answer";
+    CatchStops();
+    return drive(*host, id, [&] {
+      host->tick(id);  // nothing due: nothing is written, and the stored run stays as it is
+      host->follow(id, a.follow);
+      return report(host->run(id), a.json);
+    });
   }
 
   int send(const Args& a) {
@@ -659,36 +484,22 @@ class Runner {
                              : Json::object();
     auto store = open(a, StoreMode::kReadOnly);
     SystemClock clock;
-    auto run = restoreLocked(*store, a.positional[0], clock);
-    // A refused event or payload at a Gate open now is refused before anything is driven.
-    run->precheck(a.positional[1], a.positional[2], payload);
-    attach(*store, *run);
-    // Timers that fell due while no process ran fire first. If they changed the run, that is
-    // saved even when the send itself is then refused.
-    const bool wasEnded = run->ended();
-    run->tick();
-    if (!wasEnded && run->ended()) {
-      checkpoint(*store, *run);
-      throw BadInput(FiredText(*run) + "; the run ended `" + ToString(run->status()) +
-                     "`, and the answer was not delivered");
-    }
-    try {
-      run->send(a.positional[1], a.positional[2], payload);
-    } catch (const BadInput&) {
-      checkpoint(*store, *run);  // what the due timers did, if anything (the saver skips no change)
-      throw;
-    }
-    if (a.follow) follow(*store, run, clock, true);
-    return finish(*store, *run, a);
+    auto host = this->host(*store, clock, a);
+    const std::string id = host->take(a.positional[0], workflow_);
+    CatchStops();
+    return drive(*host, id, [&] {
+      host->send(id, a.positional[1], a.positional[2], payload);
+      if (a.follow) host->follow(id, true);
+      return report(host->run(id), a.json);
+    });
   }
 
   int status(const Args& a) {
     if (a.positional.size() != 1) throw UsageError("`status` takes RUN");
     auto store = open(a, StoreMode::kReadOnly);
     SystemClock clock;
-    auto run = restore(*store, a.positional[0], clock);
-    report(*run, a.json);
-    return ExitCodeOf(run->status());
+    RunHost host(registry_, *store, clock);
+    return report(*host.peek(a.positional[0], workflow_), a.json);
   }
 
   int gates(const Args& a) {
@@ -704,6 +515,7 @@ class Runner {
       return kExitDone;
     }
     SystemClock clock;
+    RunHost host(registry_, *store, clock);
     std::vector<std::string> ids;
     if (a.positional.size() == 1) {
       ids.push_back(store->resolve(a.positional[0]));
@@ -717,14 +529,14 @@ class Runner {
     for (const auto& id : ids) {
       std::unique_ptr<Run> run;
       try {
-        run = restore(*store, id, clock);
+        run = host.peek(id, workflow_);
       } catch (const std::exception& e) {
         // One run that cannot be read (damaged, drifted, or anything else) is named, and the
         // others are still listed; `gates RUN` for that run alone is its error.
         if (a.positional.size() == 1) throw;
         ++broken;
         const bool named = dynamic_cast<const StoreError*>(&e) != nullptr ||
-                           dynamic_cast<const Drifted*>(&e) != nullptr;
+                           dynamic_cast<const RunDrifted*>(&e) != nullptr;
         std::cerr << workflow_ << ": "
                   << Printable(named ? e.what() : "run " + id + " cannot be read: " + ErrorText(e))
                   << "\n";
@@ -787,13 +599,11 @@ class Runner {
     if (a.positional.size() != 1) throw UsageError("`cancel` takes RUN");
     auto store = open(a, StoreMode::kReadOnly);
     SystemClock clock;
-    auto run = restoreLocked(*store, a.positional[0], clock);
-    if (run->ended())
-      throw BadInput("run " + run->id() + " has already ended `" + ToString(run->status()) + "`");
-    attach(*store, *run);  // its feed gets the `ended` event with the `cancelled` line
-    run->cancel();
-    saver(*store).addEvent(FeedLine(0, SystemClock().nowMs(), "cancelled", "cancelled"));
-    finish(*store, *run, a);
+    auto host = this->host(*store, clock, a);
+    // Stored with its `cancelled` and `ended` events, by this command or by the one that drives
+    // the run now (asked through the store).
+    const std::string id = host->cancelStored(a.positional[0], workflow_);
+    report(*host->peek(id, workflow_), a.json);
     return kExitDone;  // RUNTIME.md §4: the `cancel` that cancelled the run exits 0
   }
 
@@ -867,10 +677,8 @@ class Runner {
 
   const Registry& registry_;
   std::string workflow_;
-  std::unique_ptr<RunSaver> saver_;  // made with the first store a verb saves to
   std::string storePath_;
-  std::unique_ptr<RunLock> lock_;  // held while this command drives the run
-  Json agents_;                    // --agents
+  Json agents_;  // --agents
   int taken_ = 0;
   int settled_ = 0;
   int failed_ = 0;
@@ -991,7 +799,7 @@ int RunnerMain(const Registry& registry, const char* workflow, int argc, char** 
   } catch (const StoreError& e) {
     std::cerr << workflow << ": error: " << Printable(e.what()) << "\n";
     return kExitBadInput;
-  } catch (const Drifted& e) {
+  } catch (const RunDrifted& e) {
     std::cerr << workflow << ": error: " << Printable(e.what()) << "\n";
     return kExitError;
   } catch (const std::exception& e) {

@@ -9,8 +9,8 @@ void RunSaver::attach(Run& run, bool fresh) {
 }
 
 std::unique_ptr<Run> RunSaver::restore(const Registry& registry, const StoredRun& stored,
-                                       Clock& clock) {
-  auto run = Run::Restore(registry, stored.snapshot, clock, &stored.journal);
+                                       Clock& clock, std::shared_ptr<Engine> engine) {
+  auto run = Run::Restore(registry, stored.snapshot, clock, &stored.journal, std::move(engine));
   revision_ = stored.revision;
   journalCount_ = stored.journalBefore;
   // What is stored: a turn that changes nothing is not written again.
@@ -23,10 +23,16 @@ void RunSaver::addLine(std::string line, int64_t timeMs) {
 }
 
 void RunSaver::checkpoint(Run& run) {
+  if (auto save = prepare(run)) committed(store_.save(save->run, save->feed), *save);
+}
+
+std::optional<Store::Save> RunSaver::prepare(Run& run) {
   Json snapshot = run.snapshot();
   std::string text = snapshot.dump(-1, ' ', false, Json::error_handler_t::replace);
-  if (pending_.empty() && !run.journalPending() && text == lastSaved_ && revision_ != 0) return;
-  StoredRun stored;
+  if (pending_.empty() && !run.journalPending() && text == lastSaved_ && revision_ != 0)
+    return std::nullopt;
+  Store::Save save;
+  StoredRun& stored = save.run;
   stored.id = run.id();
   stored.workflow = run.workflow().name;
   stored.status = ToString(run.status());
@@ -35,13 +41,17 @@ void RunSaver::checkpoint(Run& run) {
   stored.revision = revision_;
   stored.journal = run.takeJournal();
   stored.journalBefore = journalCount_;
-  revision_ = store_.save(stored, pending_);
+  save.feed.swap(pending_);
+  preparing_ = std::move(text);
+  return save;
+}
+
+void RunSaver::committed(int64_t revision, Store::Save& save) {
+  revision_ = revision;
   ++saves_;
-  journalCount_ += static_cast<int64_t>(stored.journal.size());
-  lastSaved_ = std::move(text);
-  std::vector<FeedLine> lines;
-  lines.swap(pending_);
-  if (saved_) saved_(lines);
+  journalCount_ += static_cast<int64_t>(save.run.journal.size());
+  lastSaved_ = std::move(preparing_);
+  if (saved_) saved_(save.feed);
 }
 
 }  // namespace jr2rt

@@ -709,7 +709,15 @@ SpawnedCommand SpawnCommand(const Json& spec, const std::string& home) {
   posix_spawn_file_actions_adddup2(&actions, out[1], 1);
   posix_spawn_file_actions_adddup2(&actions, err[1], 2);
   posix_spawn_file_actions_addchdir_np(&actions, cwd.c_str());
-  const int spawned = posix_spawnp(&c.pid, av[0], &actions, nullptr, av.data(), environ);
+  // Its own process group: a kill (a timeout, a cancel, the host stopping) reaches the processes
+  // it started too (`sh -c "…; sleep 30"`), and none of them is left running, or holding its
+  // pipes open, after it.
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setpgroup(&attr, 0);
+  const int spawned = posix_spawnp(&c.pid, av[0], &actions, &attr, av.data(), environ);
+  posix_spawnattr_destroy(&attr);
   posix_spawn_file_actions_destroy(&actions);
   if (spawned != 0) {
     for (int fd : {out[0], out[1], err[0], err[1]}) close(fd);
@@ -722,6 +730,11 @@ SpawnedCommand SpawnCommand(const Json& spec, const std::string& home) {
   c.out = out[0];
   c.err = err[0];
   return c;
+}
+
+void KillCommand(int pid) {
+  if (pid <= 0) return;
+  if (::kill(-pid, SIGKILL) != 0) ::kill(pid, SIGKILL);
 }
 
 void KeepOutput(std::string& into, const char* data, size_t n, size_t& dropped) {
@@ -794,7 +807,7 @@ Json AwaitCommand(const SpawnedCommand& c) {
                           .count();
     if (left <= 0) {
       timedOut = true;
-      kill(pid, SIGKILL);
+      KillCommand(pid);
       break;
     }
     if (poll(fds, 2, static_cast<int>(std::min<int64_t>(left, 1000))) < 0) {
@@ -828,7 +841,7 @@ Json AwaitCommand(const SpawnedCommand& c) {
     if (done < 0) continue;
     if (!timedOut && std::chrono::steady_clock::now() >= deadline) {
       timedOut = true;
-      kill(pid, SIGKILL);
+      KillCommand(pid);
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(nap));
   }

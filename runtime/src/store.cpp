@@ -43,7 +43,12 @@ const char* const kSchema =
     // step that made it, so that a save writes what changed (RUNTIME.md §7), not every item.
     "CREATE TABLE IF NOT EXISTS journal ("
     " run TEXT NOT NULL, seq INTEGER NOT NULL, entry TEXT NOT NULL,"
-    " PRIMARY KEY (run, seq)) WITHOUT ROWID;";
+    " PRIMARY KEY (run, seq)) WITHOUT ROWID;"
+    // The inbox: what a command asks of the host that drives a run (a `cancel` while `run`
+    // waits for a process), and that host's answer.
+    "CREATE TABLE IF NOT EXISTS requests ("
+    " seq INTEGER PRIMARY KEY AUTOINCREMENT, run TEXT NOT NULL, verb TEXT NOT NULL,"
+    " body TEXT NOT NULL, taken INTEGER NOT NULL DEFAULT 0, answer TEXT);";
 
 std::string Quoted(const std::string& path) { return "`" + path + "`"; }
 
@@ -447,7 +452,15 @@ class FileLock final : public RunLock {
           fd_ = -1;
           throw StoreError("cannot lock " + Quoted(path()) + ": " + why);
         }
-        if (onWait != nullptr && *onWait) (*onWait)(Holder());
+        if (onWait != nullptr && *onWait) {
+          try {
+            (*onWait)(Holder());  // it may throw: a command that asks the holder instead
+          } catch (...) {
+            ::close(fd_);
+            fd_ = -1;
+            throw;
+          }
+        }
         onWait = nullptr;  // once, however many times the holder's unlink sends us round
         try {
           wait();
@@ -610,6 +623,23 @@ class SqliteStore final : public Store {
 
   int64_t save(const StoredRun& run, const std::vector<FeedLine>& feed) override {
     Txn txn(*db_, "BEGIN IMMEDIATE");
+    const int64_t next = write(run, feed);
+    txn.commit();
+    return next;
+  }
+
+  std::vector<int64_t> saveAll(const std::vector<Save>& batch) override {
+    std::vector<int64_t> out;
+    if (batch.empty()) return out;
+    Txn txn(*db_, "BEGIN IMMEDIATE");
+    out.reserve(batch.size());
+    for (const Save& s : batch) out.push_back(write(s.run, s.feed));
+    txn.commit();
+    return out;
+  }
+
+  // One run's save, inside the caller's transaction.
+  int64_t write(const StoredRun& run, const std::vector<FeedLine>& feed) {
     const int64_t stored = revision(run.id);
     if (run.revision != 0 && stored != run.revision) {
       throw StoreConflict("run " + run.id + " was changed by another command (revision " +
@@ -660,7 +690,6 @@ class SqliteStore final : public Store {
         s.reset();
       }
     }
-    txn.commit();
     return next;
   }
 
@@ -769,6 +798,58 @@ class SqliteStore final : public Store {
     std::vector<RunSummary> out;
     while (s.step()) out.push_back({s.text(0), s.text(1), s.text(2), s.integer(3), s.integer(4)});
     return out;
+  }
+
+  int64_t ask(const std::string& id, const std::string& verb, const Json& body) override {
+    Stmt s(*db_, "INSERT INTO requests (run, verb, body) VALUES (?, ?, ?)");
+    s.bind(1, id).bind(2, verb).bind(3, body.dump(-1, ' ', false, Json::error_handler_t::replace));
+    s.step();
+    return sqlite3_last_insert_rowid(db_->handle());
+  }
+
+  std::vector<Request> asked() override {
+    std::vector<Request> out;
+    Stmt s(*db_, "SELECT seq, run, verb, body FROM requests WHERE taken = 0 ORDER BY seq");
+    while (s.step()) {
+      Request r;
+      r.seq = s.integer(0);
+      r.run = s.text(1);
+      r.verb = s.text(2);
+      r.body = Json::parse(s.text(3), nullptr, false);
+      out.push_back(std::move(r));
+    }
+    return out;
+  }
+
+  bool takeRequest(int64_t seq) override {
+    Stmt s(*db_, "UPDATE requests SET taken = 1 WHERE seq = ? AND taken = 0");
+    s.bind(1, seq);
+    s.step();
+    return sqlite3_changes(db_->handle()) == 1;
+  }
+
+  void answer(int64_t seq, const Json& answer) override {
+    Stmt s(*db_, "UPDATE requests SET answer = ? WHERE seq = ?");
+    s.bind(1, answer.dump(-1, ' ', false, Json::error_handler_t::replace)).bind(2, seq);
+    s.step();
+  }
+
+  std::optional<Json> answerOf(int64_t seq) override {
+    Stmt s(*db_, "SELECT answer FROM requests WHERE seq = ? AND answer IS NOT NULL");
+    s.bind(1, seq);
+    if (!s.step()) return std::nullopt;
+    Json a = Json::parse(s.text(0), nullptr, false);
+    Stmt d(*db_, "DELETE FROM requests WHERE seq = ?");
+    d.bind(1, seq);
+    d.step();
+    return a;
+  }
+
+  bool withdraw(int64_t seq) override {
+    Stmt s(*db_, "DELETE FROM requests WHERE seq = ? AND taken = 0");
+    s.bind(1, seq);
+    s.step();
+    return sqlite3_changes(db_->handle()) == 1;
   }
 
   int64_t revision(const std::string& id) override {

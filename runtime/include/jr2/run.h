@@ -83,6 +83,10 @@ using NextCall =
 class Actor;
 class Engine;
 
+// Throws BadInput when `input` does not fit `workflow` (unknown fields refused, with the path);
+// for a host that must know before it stores anything, or makes a store.
+void CheckInput(const WorkflowInfo& workflow, const Json& input);
+
 class Run {
  public:
   // A run on `engine` (the executor a RunHost shares among its runs), or, without one, on an
@@ -122,6 +126,11 @@ class Run {
   bool fireDue();
   // Cancels the run: it ends `cancelled` and its children stop.
   void cancel();
+  // Stops every effect of the run that is out or held, without recording anything: a process
+  // is killed, a held effect never starts. For a host that is itself stopping (SIGINT,
+  // SIGTERM): the run stays as it was last stored, and a restore finds those effects started
+  // without a result (`interrupted`), or not started at all. Gives how many processes it killed.
+  int stopEffects();
 
   RunStatus status() const { return status_; }
   bool ended() const { return status_ != RunStatus::kWaiting; }
@@ -247,6 +256,7 @@ class Run {
   // Whether this run's effects wait for a commit: it has a commit hook, or its engine commits
   // its turns as a group.
   bool commits() const;
+  void track(const std::shared_ptr<EffectControl>& control);
   void guard(const std::function<void()>& step);
   // Checks `event` and `payload` at an open Gate (throws BadInput) and schedules the delivery.
   void accept(const std::string& gate, const std::string& event, const Json& payload);
@@ -275,7 +285,8 @@ class Run {
   std::function<void(const std::string&)> progress_;
   std::function<void(const FeedEvent&)> event_;
   std::function<void()> commit_;
-  std::vector<std::function<void()>> held_;  // effects waiting for the turn's commit
+  std::vector<std::function<void()>> held_;            // effects waiting for the turn's commit
+  std::vector<std::weak_ptr<EffectControl>> effects_;  // of the effects started, for stopEffects()
   bool journaling_ = false;
   std::vector<Json> journalNew_;
   const std::vector<Json>* restoringJournal_ = nullptr;

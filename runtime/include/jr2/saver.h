@@ -6,6 +6,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,11 +26,17 @@ class RunSaver {
   void attach(Run& run, bool fresh);
   // Restores a run loaded from the store, with its journal; this saver then goes on from the
   // revision and journal it was loaded at. Throws what Run::Restore throws.
-  std::unique_ptr<Run> restore(const Registry& registry, const StoredRun& stored, Clock& clock);
+  std::unique_ptr<Run> restore(const Registry& registry, const StoredRun& stored, Clock& clock,
+                               std::shared_ptr<Engine> engine = nullptr);
   // Stores the run, if it changed since it was last stored or loaded or a line or entry waits,
   // then hands the lines saved to onSaved. Throws StoreConflict when another command saved the
   // run since (nothing is written).
   void checkpoint(Run& run);
+  // The two halves of checkpoint(), for a host that stores several runs in one transaction
+  // (group commit): prepare() gives what to store, if anything changed; committed() takes the
+  // revision the store gave it and hands the lines on.
+  std::optional<Store::Save> prepare(Run& run);
+  void committed(int64_t revision, Store::Save& save);
   // A feed line (or typed event) of the current turn, stored with the next checkpoint.
   void addLine(std::string line, int64_t timeMs);
   void addEvent(FeedLine event) { pending_.push_back(std::move(event)); }
@@ -45,6 +52,7 @@ class RunSaver {
   std::function<void(const std::vector<FeedLine>&)> saved_;
   int64_t revision_ = 0;      // of the run as loaded or last saved
   std::string lastSaved_;     // its snapshot then
+  std::string preparing_;     // the snapshot prepare() gave, until committed()
   int64_t journalCount_ = 0;  // journal entries stored
   int64_t saves_ = 0;
 };

@@ -56,6 +56,9 @@ struct SpawnedCommand {
   int64_t timeoutMs = 0;
 };
 SpawnedCommand SpawnCommand(const Json& spec, const std::string& home);
+// Kills a spawned command with SIGKILL: its process group (each command is the leader of its
+// own), so the processes it started die with it.
+void KillCommand(int pid);
 // What a run keeps of each of a process's two outputs: the last kCommandOutputKept bytes (a
 // build log's end is where its error is); how many were dropped before them is in the result
 // (`"truncated": {"stdout": N}`). A process that prints without end costs bounded memory and

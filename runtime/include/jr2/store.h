@@ -102,6 +102,13 @@ class Store {
   // new run, a benchmark).
   virtual int64_t save(const StoredRun& run, const std::vector<FeedLine>& feed) = 0;
   int64_t save(const StoredRun& run) { return save(run, {}); }
+  // Group commit (RUNTIME.md §7): saves several runs, each with its feed lines, in one
+  // transaction, and gives their new revisions in order. A conflict on one writes none.
+  struct Save {
+    StoredRun run;
+    std::vector<FeedLine> feed;
+  };
+  virtual std::vector<int64_t> saveAll(const std::vector<Save>& batch) = 0;
   // The run whose id starts with `prefix` (4 characters or more). Throws StoreError when none
   // match, and when several do (the message lists them); StoreDamaged when its row cannot be
   // read.
@@ -121,8 +128,27 @@ class Store {
   // Takes the drive lock of run `id` (its full id), waiting while another process holds it;
   // `onWait` is called once before such a wait (to tell the person), with the holder as it wrote
   // itself in the lock file ("pid 1234"; "" when unknown).
+  // `onWait` may throw to give up instead of waiting (the lock is then not taken).
   virtual std::unique_ptr<RunLock> lock(
       const std::string& id, const std::function<void(const std::string& holder)>& onWait) = 0;
+
+  // The inbox: a command asks the host that holds run `id`'s lock to do `verb` (`cancel`), and
+  // waits for its answer. ask() gives the request's number; the host reads asked() (requests no
+  // host has taken), takes one with takeRequest() (false: another took it, or it was withdrawn)
+  // and answers it; answerOf() gives the answer once there is one (and forgets the request);
+  // withdraw() takes back a request no host has taken (false: one took it — wait for its answer).
+  struct Request {
+    int64_t seq = 0;
+    std::string run;
+    std::string verb;
+    Json body;
+  };
+  virtual int64_t ask(const std::string& id, const std::string& verb, const Json& body) = 0;
+  virtual std::vector<Request> asked() = 0;
+  virtual bool takeRequest(int64_t seq) = 0;
+  virtual void answer(int64_t seq, const Json& answer) = 0;
+  virtual std::optional<Json> answerOf(int64_t seq) = 0;
+  virtual bool withdraw(int64_t seq) = 0;
 };
 
 enum class StoreMode {

@@ -1,0 +1,151 @@
+// The run host (RUNTIME.md §1, §6, §7): the one way anything drives runs. It hosts runs on one
+// engine (one executor, a strand per run, one thread pool for blocking host functions, timers
+// that fire on time), takes each run's drive lock in the store, stores every turn of its runs
+// in one transaction (group commit) before anything of that turn is told or started, and
+// offers the verbs as calls that take and give data. The runner's command line is a front end
+// over it (arguments and printing only); `serve` will be another.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "jr2/registry.h"
+#include "jr2/run.h"
+#include "jr2/saver.h"
+#include "jr2/store.h"
+
+namespace jr2rt {
+
+class Engine;
+
+// A stored run that no longer fits this build (a state renamed, a parameter without a default
+// added): the host marks it `drifted` in the store, so no verb trips on it again.
+class RunDrifted : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// What a host call was given back instead of finishing: SIGINT or SIGTERM reached the host.
+class HostInterrupted : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+class RunHost {
+ public:
+  // `threads`: for blocking host functions (`--threads`); 0 the default (the cores, at least 2).
+  RunHost(const Registry& registry, Store& store, Clock& clock, int threads = 0);
+  ~RunHost();
+  RunHost(const RunHost&) = delete;
+  RunHost& operator=(const RunHost&) = delete;
+
+  // ---- what the host tells -------------------------------------------------------------------
+  // After each commit: the feed events stored for run `id` in it, in order (what a front end
+  // prints or streams: nothing of a step is told before it is stored).
+  void onSaved(std::function<void(const std::string& id, const std::vector<FeedLine>&)> fn) {
+    saved_ = std::move(fn);
+  }
+  // As it happens, before it is stored (for counts on a live line, never for what is told).
+  void onEvent(std::function<void(const std::string& id, const Run::FeedEvent&)> fn) {
+    event_ = std::move(fn);
+  }
+  // Notes for a person: a wait for another command's lock, a timer waited for, a run changed by
+  // another command during a wait.
+  void onNote(std::function<void(const std::string& note)> fn) { note_ = std::move(fn); }
+  // The scripted Agent harness (Run::scriptAgents), for every run this host drives.
+  void scriptAgents(Json script) { agents_ = std::move(script); }
+
+  // ---- the verbs -----------------------------------------------------------------------------
+  // Starts a run of `workflow` with `input` and drives it until nothing more can happen now.
+  // The input is checked before anything is stored (BadInput). `home`: its working directory.
+  // Gives the run's id.
+  std::string start(const std::string& workflow, const Json& input, const std::string& home);
+  // Takes the stored run `prefix` of `workflow` up to drive it: its drive lock (waiting for
+  // another command that drives it: onNote says so), then the run as it was stored.
+  // Throws StoreError (unknown, damaged), BadInput (another workflow's run), RunDrifted.
+  std::string take(const std::string& prefix, const std::string& workflow);
+  // Loads a stored run to read it, without its lock and without driving it.
+  std::unique_ptr<Run> peek(const std::string& prefix, const std::string& workflow);
+
+  // The run `id` that this host drives (start or take), and the ids of all it drives.
+  Run& run(const std::string& id);
+  std::vector<std::string> ids() const;
+  // Delivers `event` with `payload` at Gate `gate` of run `id`. A payload refused at a Gate open
+  // now is refused before anything moves; then the timers that fell due fire first (and are
+  // stored even when the answer is then refused, with BadInput saying what fired); then the
+  // event is delivered and the run driven.
+  void send(const std::string& id, const std::string& gate, const std::string& event,
+            const Json& payload);
+  // Cancels run `id` (BadInput if it has ended): it ends `cancelled`, its effects stop, and the
+  // cancel is stored with its `cancelled` and `ended` events.
+  void cancel(const std::string& id);
+  // Cancels the stored run `prefix` of `workflow`, whoever drives it: when another command
+  // holds its lock (a `run` waiting for a process), the cancel is asked of that command through
+  // the store's inbox, and it cancels the run at the end of its current turn; if it does not
+  // answer within `patienceMs`, this waits for its lock as any verb does. Gives the run's id.
+  std::string cancelStored(const std::string& prefix, const std::string& workflow,
+                           int64_t patienceMs = 10000);
+  // Fires run `id`'s timers that are due and drives it.
+  void tick(const std::string& id);
+  // Waits for run `id`'s timers and drives it on as they fire: the timers of work under way
+  // (an actor that holds no Gate, a retry's cool-down), or every timer with `all`, until it
+  // ends or only Gates remain. While it sleeps it gives up the run's lock; a run changed by
+  // another command meanwhile is taken up again from what that command stored.
+  void follow(const std::string& id, bool all);
+
+  // ---- stopping ------------------------------------------------------------------------------
+  // Async-signal-safe: asks every host of this process to stop (a SIGINT or SIGTERM handler
+  // calls it). A host call under way then stops at the end of the current turn — everything
+  // stored so far stays stored — kills the processes its runs started (a restore finds them
+  // `interrupted`), and throws HostInterrupted.
+  static void Interrupt(int signal);
+  static int Interrupted();  // the signal, or 0
+  // How many processes the interrupt killed.
+  int stoppedEffects() const { return stoppedEffects_; }
+
+ private:
+  struct Hosted {
+    std::unique_ptr<Run> run;
+    std::unique_ptr<RunSaver> saver;
+    std::unique_ptr<RunLock> lock;
+  };
+  Hosted& hosted(const std::string& id);
+  void attach(Hosted& h, bool fresh);
+  std::unique_ptr<Run> restore(const StoredRun& stored, RunSaver* saver);
+  // Drives the engine until it is quiet; then throws HostInterrupted if a signal came.
+  void drive();
+  void stopForSignal();
+  // Answers the requests in the store's inbox for the runs this host drives (at most every
+  // 200 ms: the engine asks after each turn).
+  void serveInbox();
+  void commit(const std::vector<Run*>& runs);
+  void note(const std::string& text) {
+    if (note_) note_(text);
+  }
+
+  const Registry& registry_;
+  Store& store_;
+  Clock& clock_;
+  std::shared_ptr<Engine> engine_;
+  std::map<std::string, Hosted> runs_;
+  std::function<void(const std::string&, const std::vector<FeedLine>&)> saved_;
+  std::function<void(const std::string&, const Run::FeedEvent&)> event_;
+  std::function<void(const std::string&)> note_;
+  Json agents_;
+  int stoppedEffects_ = 0;
+  int64_t inboxCheckedMs_ = 0;  // steady ms
+};
+
+// Text from outside (ids, Gate names, reasons, `log(...)` lines) as it may reach a terminal:
+// each control character is shown escaped (`\n`, `\x1b`), so no text can move the cursor,
+// recolour the screen or forge a line of its own.
+std::string Printable(const std::string& text);
+
+// A wait for a person to read: "250 ms", "30 s", "1 min 30 s", "2 h 5 min", "3 d 4 h".
+std::string DurationText(int64_t ms);
+
+}  // namespace jr2rt

@@ -1,0 +1,421 @@
+#include "jr2/host.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <random>
+#include <thread>
+
+#include "engine.h"
+
+namespace jr2rt {
+namespace {
+
+volatile std::sig_atomic_t g_signal = 0;  // the signal that asked the hosts to stop
+
+std::string NewRunId() {
+  std::random_device rd;
+  std::mt19937_64 gen(
+      (static_cast<uint64_t>(rd()) << 32) ^ rd() ^
+      static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()));
+  static const char* hex = "0123456789abcdef";
+  std::string id;
+  uint64_t v = gen();
+  for (int i = 0; i < 12; ++i, v >>= 4) id += hex[v & 15];
+  return id;
+}
+
+// What fired during this call before the answer was delivered, for a person to read.
+std::string FiredText(const Run& run) {
+  const auto& fired = run.firedTimers();
+  if (fired.empty()) return "the run moved on by itself before this answer";
+  const auto& last = fired.back();
+  std::string what = "the deadline";
+  if (last.afterMs >= 0) what += " `after " + DurationText(last.afterMs) + "`";
+  if (!last.state.empty()) what += " in `" + Printable(last.state) + "`";
+  return what + " fired before this answer";
+}
+
+}  // namespace
+
+std::string DurationText(int64_t ms) {
+  if (ms < 1000) return std::to_string(ms) + " ms";
+  const int64_t s = (ms + 500) / 1000;  // to the nearest second: 3,599.9 s reads "1 h"
+  auto two = [](int64_t big, const char* bigUnit, int64_t small, const char* smallUnit) {
+    std::string out = std::to_string(big) + " " + bigUnit;
+    if (small != 0) out += " " + std::to_string(small) + " " + smallUnit;
+    return out;
+  };
+  if (s < 60) return std::to_string(s) + " s";
+  if (s < 3600) return two(s / 60, "min", s % 60, "s");
+  if (s < 86400) return two(s / 3600, "h", s % 3600 / 60, "min");
+  return two(s / 86400, "d", s % 86400 / 3600, "h");
+}
+
+std::string Printable(const std::string& text) {
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size(); ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    char buf[8];
+    if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else if (c < 0x20 || c == 0x7f) {
+      std::snprintf(buf, sizeof buf, "\\x%02x", c);
+      out += buf;
+    } else if (c == 0xe2 && i + 2 < text.size() &&
+               ((text[i + 1] == '\x80' && (static_cast<unsigned char>(text[i + 2]) == 0xa8 ||
+                                           static_cast<unsigned char>(text[i + 2]) == 0xa9 ||
+                                           (static_cast<unsigned char>(text[i + 2]) >= 0xaa &&
+                                            static_cast<unsigned char>(text[i + 2]) <= 0xae))) ||
+                (text[i + 1] == '\x81' && static_cast<unsigned char>(text[i + 2]) >= 0xa6 &&
+                 static_cast<unsigned char>(text[i + 2]) <= 0xa9))) {
+      // U+2028/2029 (line and paragraph separators) and the bidirectional controls
+      // (U+202A–202E, U+2066–2069): they can break or reorder what a person reads.
+      const unsigned cp = 0x2000u + ((static_cast<unsigned char>(text[i + 1]) & 0x3fu) << 6) +
+                          (static_cast<unsigned char>(text[i + 2]) & 0x3fu);
+      std::snprintf(buf, sizeof buf, "\\u%04x", cp);
+      out += buf;
+      i += 2;
+    } else if (c == 0xc2 && i + 1 < text.size() &&
+               static_cast<unsigned char>(text[i + 1]) >= 0x80 &&
+               static_cast<unsigned char>(text[i + 1]) <= 0x9f) {
+      // A C1 control (U+0080–U+009F): some terminals take U+009B as an escape sequence.
+      std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned char>(text[i + 1]));
+      out += buf;
+      ++i;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out;
+}
+
+void RunHost::Interrupt(int signal) { g_signal = signal; }
+
+int RunHost::Interrupted() { return g_signal; }
+
+RunHost::RunHost(const Registry& registry, Store& store, Clock& clock, int threads)
+    : registry_(registry),
+      store_(store),
+      clock_(clock),
+      engine_(std::make_shared<Engine>(threads)) {
+  engine_->onTurn([this](const std::vector<Run*>& runs) { commit(runs); });
+  // A signal stops every drive at the end of the turn under way; while processes run, the
+  // engine looks every 100 ms.
+  engine_->stopWhen(
+      [this] {
+        if (g_signal != 0) return true;
+        serveInbox();
+        return false;
+      },
+      100);
+}
+
+RunHost::~RunHost() {
+  // The runs go before the engine they live on.
+  runs_.clear();
+}
+
+RunHost::Hosted& RunHost::hosted(const std::string& id) {
+  auto it = runs_.find(id);
+  if (it == runs_.end()) throw BadInput("run " + id + " is not driven by this host");
+  return it->second;
+}
+
+Run& RunHost::run(const std::string& id) { return *hosted(id).run; }
+
+std::vector<std::string> RunHost::ids() const {
+  std::vector<std::string> out;
+  for (const auto& [id, h] : runs_) out.push_back(id);
+  return out;
+}
+
+void RunHost::attach(Hosted& h, bool fresh) {
+  Run& run = *h.run;
+  if (fresh) run.keepJournal();  // its top Pool's items go to the journal, one entry each
+  const std::string id = run.id();
+  RunSaver* saver = h.saver.get();
+  saver->onSaved([this, id](const std::vector<FeedLine>& lines) {
+    if (saved_) saved_(id, lines);
+  });
+  run.onEvent([this, id, saver](const Run::FeedEvent& e) {
+    saver->addEvent(FeedLine(0, SystemClock().nowMs(), e.line, e.kind, e.data));
+    if (event_) event_(id, e);
+  });
+  if (!agents_.is_null()) run.scriptAgents(agents_);
+}
+
+void RunHost::commit(const std::vector<Run*>& runs) {
+  // Group commit (RUNTIME.md §7): every run the turn changed, in one transaction; only then is
+  // anything of the turn told (onSaved) or started (the engine releases the held effects).
+  std::vector<Store::Save> batch;
+  std::vector<RunSaver*> savers;
+  for (Run* r : runs) {
+    auto it = runs_.find(r->id());
+    if (it == runs_.end() || it->second.run.get() != r) continue;
+    if (auto save = it->second.saver->prepare(*r)) {
+      batch.push_back(std::move(*save));
+      savers.push_back(it->second.saver.get());
+    }
+  }
+  if (batch.empty()) return;
+  const std::vector<int64_t> revisions = store_.saveAll(batch);
+  for (size_t i = 0; i < batch.size(); ++i) savers[i]->committed(revisions[i], batch[i]);
+}
+
+void RunHost::drive() {
+  engine_->drive();
+  if (g_signal != 0) stopForSignal();
+}
+
+void RunHost::stopForSignal() {
+  // What is stored stays; nothing more is: the processes the runs started are killed (a restore
+  // finds them `interrupted`), held effects never start.
+  for (auto& [id, h] : runs_) stoppedEffects_ += h.run->stopEffects();
+  throw HostInterrupted(std::string("stopped by ") + (g_signal == SIGTERM ? "SIGTERM"
+                                                      : g_signal == SIGINT
+                                                          ? "SIGINT"
+                                                          : "signal " + std::to_string(g_signal)));
+}
+
+std::string RunHost::start(const std::string& workflow, const Json& input,
+                           const std::string& home) {
+  const WorkflowInfo* wf = registry_.workflow(workflow);
+  if (wf == nullptr) throw BadInput("there is no workflow `" + Printable(workflow) + "` here");
+  CheckInput(*wf, input);  // a refused input stores nothing
+  const std::string id = NewRunId();
+  Hosted h;
+  h.lock = store_.lock(id, [](const std::string&) {});
+  h.saver = std::make_unique<RunSaver>(store_);
+  h.run = std::make_unique<Run>(registry_, *wf, id, clock_, engine_);
+  h.run->setHome(home);
+  Hosted& ref = runs_[id] = std::move(h);
+  attach(ref, /*fresh=*/true);
+  ref.run->start(input);  // saved from its first turn on, as it moves
+  if (g_signal != 0) stopForSignal();
+  return id;
+}
+
+std::unique_ptr<Run> RunHost::restore(const StoredRun& stored, RunSaver* saver) {
+  if (stored.status == "drifted") {
+    throw RunDrifted(
+        "run " + stored.id + " no longer fits this build of `" + Printable(stored.workflow) +
+        "`: " + Printable(stored.snapshot.value("reason", std::string("it cannot be restored"))) +
+        ". It is marked `drifted`; the other runs are not affected. Finish it with the runner "
+        "built from the .jr2 that started it, or start a new run");
+  }
+  try {
+    if (saver != nullptr) return saver->restore(registry_, stored, clock_, engine_);
+    return Run::Restore(registry_, stored.snapshot, clock_, &stored.journal);
+  } catch (const StoreDamaged&) {
+    throw;  // damage in the store is not drift of the build: said as it is, nothing marked
+  } catch (const std::exception& e) {
+    // A snapshot that no longer fits this build: marked `drifted` with the reason, so that
+    // `runs` says so and no verb trips on it again.
+    StoredRun marked = stored;
+    marked.journal.clear();
+    marked.status = "drifted";
+    marked.snapshot["status"] = "drifted";
+    marked.snapshot["reason"] = ErrorText(e);
+    marked.updatedMs = SystemClock().nowMs();
+    try {
+      store_.save(marked, {FeedLine(0, marked.updatedMs, "drifted: " + ErrorText(e), "drifted",
+                                    Json{{"reason", ErrorText(e)}})});
+    } catch (const StoreConflict&) {
+      // Another command changed it meanwhile; it finds the drift itself.
+    }
+    return restore(marked, saver);  // throws RunDrifted
+  }
+}
+
+std::string RunHost::take(const std::string& prefix, const std::string& workflow) {
+  const std::string id = store_.resolve(prefix);
+  if (runs_.count(id) != 0) return id;
+  auto lock = store_.lock(id, [&](const std::string& holder) {
+    note("another command" + (holder.empty() ? std::string() : " (" + holder + ")") +
+         " is driving run " + id + "; waiting for it to finish" +
+         (holder.empty() ? std::string()
+                         : " (if it is stopped, `kill -CONT " + holder.substr(4) +
+                               "` lets it go on; Ctrl-C ends this wait)"));
+  });
+  const StoredRun stored = store_.load(id);
+  if (stored.workflow != workflow) {
+    throw BadInput("run " + stored.id + " is a run of `" + Printable(stored.workflow) + "`, not `" +
+                   Printable(workflow) + "`");
+  }
+  Hosted h;
+  h.saver = std::make_unique<RunSaver>(store_);
+  h.run = restore(stored, h.saver.get());
+  h.lock = std::move(lock);
+  Hosted& ref = runs_[id] = std::move(h);
+  attach(ref, /*fresh=*/false);
+  return id;
+}
+
+std::unique_ptr<Run> RunHost::peek(const std::string& prefix, const std::string& workflow) {
+  const StoredRun stored = store_.load(prefix);
+  if (stored.workflow != workflow) {
+    throw BadInput("run " + stored.id + " is a run of `" + Printable(stored.workflow) + "`, not `" +
+                   Printable(workflow) + "`");
+  }
+  return restore(stored, nullptr);
+}
+
+void RunHost::send(const std::string& id, const std::string& gate, const std::string& event,
+                   const Json& payload) {
+  Run& run = *hosted(id).run;
+  // A refused event or payload at a Gate open now is refused before anything is driven.
+  run.precheck(gate, event, payload);
+  // Timers that fell due while no process ran fire first. If they changed the run, that is
+  // stored even when the answer itself is then refused.
+  const bool wasEnded = run.ended();
+  run.tick();
+  if (g_signal != 0) stopForSignal();
+  if (!wasEnded && run.ended()) {
+    throw BadInput(FiredText(run) + "; the run ended `" + ToString(run.status()) +
+                   "`, and the answer was not delivered");
+  }
+  run.send(gate, event, payload);
+  if (g_signal != 0) stopForSignal();
+}
+
+void RunHost::cancel(const std::string& id) {
+  Hosted& h = hosted(id);
+  Run& run = *h.run;
+  if (run.ended())
+    throw BadInput("run " + id + " has already ended `" + ToString(run.status()) + "`");
+  run.cancel();  // its children stop: processes killed, held effects never start
+  h.saver->addEvent(FeedLine(0, SystemClock().nowMs(), "cancelled", "cancelled"));
+  commit({&run});
+  // The processes killed end now: awaited (and reaped) here; the run, ended, takes no result.
+  engine_->drive();
+}
+
+void RunHost::serveInbox() {
+  const int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          std::chrono::steady_clock::now().time_since_epoch())
+                          .count();
+  if (now - inboxCheckedMs_ < 200) return;
+  inboxCheckedMs_ = now;
+  for (const auto& request : store_.asked()) {
+    auto it = runs_.find(request.run);
+    if (it == runs_.end() || !store_.takeRequest(request.seq)) continue;
+    Hosted& h = it->second;
+    Run& run = *h.run;
+    Json answer;
+    if (request.verb != "cancel") {
+      answer = {{"error", "this host does not take `" + request.verb + "` from the inbox"}};
+    } else if (run.ended()) {
+      answer = {
+          {"error", "run " + run.id() + " has already ended `" + ToString(run.status()) + "`"}};
+    } else {
+      run.cancel();  // its children stop: processes killed, held effects never start
+      h.saver->addEvent(FeedLine(0, SystemClock().nowMs(), "cancelled", "cancelled"));
+      commit({&run});
+      answer = {{"status", ToString(run.status())}};
+      note("run " + run.id() + " was cancelled by another command");
+    }
+    store_.answer(request.seq, answer);
+  }
+}
+
+namespace {
+struct LockBusy {
+  std::string holder;
+};
+}  // namespace
+
+std::string RunHost::cancelStored(const std::string& prefix, const std::string& workflow,
+                                  int64_t patienceMs) {
+  const std::string id = store_.resolve(prefix);
+  if (runs_.count(id) == 0) {
+    try {
+      auto lock = store_.lock(id, [](const std::string& holder) { throw LockBusy{holder}; });
+      lock.reset();  // free: taken again below, as every verb takes it
+    } catch (const LockBusy& busy) {
+      // Another command drives the run: it is asked, through the store, to cancel it.
+      const int64_t seq = store_.ask(id, "cancel", Json::object());
+      note("run " + id + " is driven by another command" +
+           (busy.holder.empty() ? std::string() : " (" + busy.holder + ")") +
+           "; asking it to cancel the run");
+      const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(patienceMs);
+      for (;;) {
+        if (auto answer = store_.answerOf(seq)) {
+          if (answer->contains("error"))
+            throw BadInput(answer->value("error", std::string("the cancel was refused")));
+          return id;
+        }
+        if (std::chrono::steady_clock::now() >= until && store_.withdraw(seq)) {
+          note("it did not answer in " + DurationText(patienceMs) + "; waiting for its lock");
+          break;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      }
+    }
+  }
+  take(id, workflow);
+  cancel(id);
+  return id;
+}
+
+void RunHost::tick(const std::string& id) {
+  hosted(id).run->tick();
+  if (g_signal != 0) stopForSignal();
+}
+
+void RunHost::follow(const std::string& id, bool all) {
+  bool told = false;
+  for (;;) {
+    Hosted* h = &hosted(id);
+    Run* run = h->run.get();
+    if (run->ended()) return;
+    // While the host stays, every timer fires on time, deadlines and polls included.
+    const auto next = all || run->nextUnattendedTimer() ? run->nextTimer() : std::nullopt;
+    if (!next) return;
+    const int64_t wait = *next - clock_.nowMs();
+    if (wait > 0) {
+      if (!clock_.real()) return;  // a manual clock moves only when its owner says
+      if (!told) {
+        note("run " + id + " has a timer due in " + DurationText(wait) +
+             (all ? "; waiting for it (--follow)"
+                  : " for work under way; waiting for it (Ctrl-C stops the wait, and `run "
+                    "--resume " +
+                        id + "` takes it up again)"));
+        told = true;
+      }
+      h->lock->release();  // others may drive the run while this host sleeps
+      const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(wait);
+      while (std::chrono::steady_clock::now() < until) {
+        if (g_signal != 0) stopForSignal();
+        std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(
+            until - std::chrono::steady_clock::now(), std::chrono::milliseconds(100)));
+      }
+      h->lock->take();
+      // A `send` or a `cancel` may have changed the run meanwhile: go on from what it stored,
+      // never from this host's older copy, which would undo it.
+      if (store_.revision(id) != h->saver->revision()) {
+        note("run " + id +
+             " was changed by another command during the wait; going on from what it stored");
+        auto lock = std::move(h->lock);
+        runs_.erase(id);
+        Hosted again;
+        again.saver = std::make_unique<RunSaver>(store_);
+        again.run = restore(store_.load(id), again.saver.get());
+        again.lock = std::move(lock);
+        Hosted& ref = runs_[id] = std::move(again);
+        attach(ref, /*fresh=*/false);
+      }
+    }
+    hosted(id).run->tick();  // a restored run schedules its timers as it is driven
+    if (g_signal != 0) stopForSignal();
+  }
+}
+
+}  // namespace jr2rt
