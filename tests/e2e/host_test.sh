@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# The run host's stops (#10), through the real runner: a `cancel` from another command reaches a
+# `run` that waits for its processes (through the store's inbox), and SIGTERM or SIGINT stop a
+# `run` at the end of its turn — exit 128 + the signal, every process it started killed (with the
+# processes they started: each command is its own process group), the run stored, and a
+# `run --resume` that finds each cut process `interrupted`, never run again.
+# Usage: host_test.sh RUNNER   (conformance_torture)
+set -u
+runner=$(realpath "$1")
+tmp=$(mktemp -d)
+trap 'pkill -KILL -f "^sleep 30\.12[0-9]$" 2>/dev/null; rm -rf "$tmp"' EXIT
+cd "$tmp" || exit 1
+passed=0
+failed=0
+pass() { passed=$((passed + 1)); }
+fail() { echo "FAIL $*"; failed=$((failed + 1)); }
+export JR2_STORE="$tmp/store.db"
+
+python3 -c "import json; print(json.dumps([{'id': 't%02d' % i} for i in range(8)]))" > tasks.json
+
+# Starts a run of 8 items whose processes each sleep NAP (a value no other test uses, so that
+# its sleeps can be counted), in the background; waits until all 8 have started.
+start_run() {
+  local nap=$1 log=$2
+  : > "$log"
+  "$runner" run --input "{\"tasks\":\"tasks.json\",\"log\":\"$tmp/$log\",\"nap\":\"$nap\"}" \
+    > "$log.out" 2> "$log.err" &
+  pid=$!
+  for _ in $(seq 1 200); do
+    [ "$(wc -l < "$log")" -ge 8 ] && break
+    sleep 0.05
+  done
+  id=$("$runner" runs --json 2>/dev/null | python3 -c 'import json,sys; r=json.load(sys.stdin); print(r[-1]["run"] if r else "")')
+}
+
+sleeps() { pgrep -c -f "^sleep $1\$" || true; }
+
+# Waits up to 10 s for process $1 to end; sets rc to its exit code, or "hung" (in this shell:
+# `wait` takes only a child of its own).
+wait_exit() {
+  rc=hung
+  for _ in $(seq 1 200); do
+    if ! kill -0 "$1" 2>/dev/null; then
+      wait "$1"
+      rc=$?
+      return
+    fi
+    sleep 0.05
+  done
+}
+
+# 1. cancel while `run` waits for 8 processes of 30 s.
+start_run 30.121 cancel.log
+before=$(sleeps 30.121)
+t0=$(date +%s%N)
+"$runner" cancel "$id" > cancel.out 2> cancel.err
+crc=$?
+wait_exit "$pid"
+rrc=$rc
+ms=$((($(date +%s%N) - t0) / 1000000))
+after=$(sleeps 30.121)
+echo "cancel: $before processes before, $after after; cancel exit $crc, run exit $rrc, ${ms} ms"
+[ "$before" -eq 8 ] && pass || fail "8 processes should run before the cancel ($before)"
+[ "$crc" -eq 0 ] && pass || fail "cancel exits $crc: $(cat cancel.err)"
+[ "$rrc" = 5 ] && pass || fail "the cancelled run should exit 5 (cancelled), not $rrc"
+[ "$after" -eq 0 ] && pass || fail "$after processes of the cancelled run are left running"
+[ "$ms" -lt 5000 ] && pass || fail "the cancel took $ms ms"
+grep -q "asking it to cancel" cancel.err && pass || fail "the cancel does not say it asked: $(cat cancel.err)"
+[ "$("$runner" status "$id" --json 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)["status"])')" = cancelled ] \
+  && pass || fail "the run is not stored cancelled"
+
+# 2. and 3. SIGTERM and SIGINT while `run` waits for 8 processes.
+for sig in TERM INT; do
+  nap=30.122
+  [ "$sig" = INT ] && nap=30.123
+  start_run "$nap" "$sig.log"
+  before=$(sleeps "$nap")
+  kill -"$sig" "$pid"
+  wait_exit "$pid"
+  sleep 0.2
+  after=$(sleeps "$nap")
+  want=143
+  [ "$sig" = INT ] && want=130
+  "$runner" run --resume "$id" --json > "$sig.json" 2> "$sig.resume.err"
+  counts=$(python3 - "$sig.json" "$sig.log" <<'PY'
+import collections, json, sys
+out = json.load(open(sys.argv[1]))["output"]
+ran = collections.Counter(l.strip() for l in open(sys.argv[2]) if l.strip())
+interrupted = [i for i, f in out["failures"].items() if f["reason"].startswith("interrupted")]
+print(len(interrupted), len(out["items"]), max(ran.values()) if ran else 0)
+PY
+)
+  read -r interrupted settled most <<< "$counts"
+  echo "SIG$sig: $before processes before, $after after; exit $rc; resumed: $interrupted interrupted, $settled settled, most runs of one item $most"
+  [ "$rc" = "$want" ] && pass || fail "SIG$sig: exit $rc, not $want"
+  [ "$after" -eq 0 ] && pass || fail "SIG$sig: $after processes left running"
+  grep -q "stopped by SIG$sig" "$sig.log.err" && grep -q "run --resume $id" "$sig.log.err" \
+    && pass || fail "SIG$sig: the stop is not told: $(tail -1 "$sig.log.err")"
+  [ "$interrupted" -eq 8 ] && [ "$most" -eq 1 ] && pass \
+    || fail "SIG$sig: $interrupted of 8 interrupted, an item ran $most times"
+done
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

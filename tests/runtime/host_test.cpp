@@ -1,0 +1,205 @@
+// The run host (RUNTIME.md §7, issue #10): group commit, the engine's turns, a stop by signal.
+// Nothing here sleeps: workers finish at once, Sources are scripted, and a signal is asked for
+// before the call it stops.
+#include "jr2/host.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+
+#include "engine.h"
+#include "jr2/run.h"
+#include "jr2/store.h"
+#include "pool.jr2.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using jr2rt::Json;
+using jr2rt::RunStatus;
+
+std::string FreshDir(const std::string& name) {
+  const fs::path dir =
+      fs::path(testing::TempDir()) / ("jr2-host-" + name + "-" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir.string() + "/";
+}
+
+// The SQLite store, counting its transactions that write.
+class CountingStore final : public jr2rt::Store {
+ public:
+  explicit CountingStore(const std::string& path) : inner_(jr2rt::OpenSqliteStore(path)) {}
+  int64_t commits = 0;
+  int64_t runsSaved = 0;
+  size_t largestBatch = 0;
+
+  int64_t save(const jr2rt::StoredRun& run, const std::vector<jr2rt::FeedLine>& feed) override {
+    ++commits;
+    ++runsSaved;
+    return inner_->save(run, feed);
+  }
+  std::vector<int64_t> saveAll(const std::vector<Save>& batch) override {
+    ++commits;
+    runsSaved += static_cast<int64_t>(batch.size());
+    largestBatch = std::max(largestBatch, batch.size());
+    return inner_->saveAll(batch);
+  }
+  jr2rt::StoredRun load(const std::string& prefix) override { return inner_->load(prefix); }
+  std::string resolve(const std::string& prefix) override { return inner_->resolve(prefix); }
+  std::vector<jr2rt::RunSummary> list(bool all) override { return inner_->list(all); }
+  int64_t revision(const std::string& id) override { return inner_->revision(id); }
+  std::vector<jr2rt::FeedLine> feed(const std::string& id, int64_t after) override {
+    return inner_->feed(id, after);
+  }
+  int64_t prune(int64_t before, const std::string& wf) override {
+    return inner_->prune(before, wf);
+  }
+  std::unique_ptr<jr2rt::RunLock> lock(
+      const std::string& id, const std::function<void(const std::string&)>& onWait) override {
+    return inner_->lock(id, onWait);
+  }
+  int64_t ask(const std::string& id, const std::string& verb, const Json& body) override {
+    return inner_->ask(id, verb, body);
+  }
+  std::vector<Request> asked() override { return inner_->asked(); }
+  bool takeRequest(int64_t seq) override { return inner_->takeRequest(seq); }
+  void answer(int64_t seq, const Json& a) override { inner_->answer(seq, a); }
+  std::optional<Json> answerOf(int64_t seq) override { return inner_->answerOf(seq); }
+  bool withdraw(int64_t seq) override { return inner_->withdraw(seq); }
+
+ private:
+  std::unique_ptr<jr2rt::Store> inner_;
+};
+
+std::string Tasks(const std::string& dir, int n) {
+  Json tasks = Json::array();
+  char id[16];
+  for (int i = 0; i < n; ++i) {
+    std::snprintf(id, sizeof id, "t%05d", i);
+    tasks.push_back({{"id", id}});
+  }
+  const std::string path = dir + "tasks.json";
+  std::ofstream(path) << tasks.dump();
+  return path;
+}
+
+struct Host : testing::Test {
+  jr2rt::Registry registry;
+  jr2rt::SystemClock clock;
+  Host() { jr2gen::pool::RegisterWorkflows(registry); }
+  ~Host() override { jr2rt::RunHost::Interrupt(0); }
+};
+
+TEST_F(Host, WorkersThatFinishAtOnceCostAFractionOfACommitEach) {
+  const std::string dir = FreshDir("group");
+  const int kItems = 2000;
+  CountingStore store(dir + "store.db");
+  std::string id;
+  {
+    jr2rt::RunHost host(registry, store, clock);
+    id = host.start("conformance_instant", {{"tasks", Tasks(dir, kItems)}, {"jobs", 8}}, dir);
+    ASSERT_EQ(host.run(id).status(), RunStatus::kDone) << host.run(id).reason();
+  }
+  const double perItem = static_cast<double>(store.commits) / kItems;
+  std::cout << "[ host ] " << kItems << " items at cap 8: " << store.commits << " commits, "
+            << perItem << " per settled item\n";
+  EXPECT_LE(perItem, 0.25);
+  // Every item is stored, once, in the journal; the feed tells each settle.
+  const jr2rt::StoredRun stored = store.load(id);
+  EXPECT_EQ(stored.status, "done");
+  EXPECT_EQ(stored.snapshot["output"]["items"].size(), static_cast<size_t>(kItems));
+  int64_t settled = 0;
+  for (const auto& f : store.feed(id, 0)) settled += f.kind == "settled" ? 1 : 0;
+  EXPECT_EQ(settled, kItems);
+}
+
+TEST_F(Host, OneTurnThatMovesTwoRunsIsOneCommitOfBoth) {
+  // Two runs on one engine, each waiting for its Source; both answers arrive before the next
+  // turn: that turn commits both runs at once.
+  auto engine = std::make_shared<jr2rt::Engine>(2);
+  std::vector<std::vector<jr2rt::Run*>> turns;
+  engine->onTurn([&](const std::vector<jr2rt::Run*>& runs) { turns.push_back(runs); });
+  jr2rt::ManualClock manual;
+  std::vector<std::function<void(Json)>> pending;
+  auto make = [&](const std::string& id) {
+    auto run = std::make_unique<jr2rt::Run>(registry, *registry.workflow("conformance_jobs"), id,
+                                            manual, engine);
+    run->scriptNext("scripted_next", [&](const jr2rt::NextQuery&, std::function<void(Json)> a) {
+      pending.push_back(std::move(a));
+    });
+    return run;
+  };
+  auto a = make("a");
+  auto b = make("b");
+  a->start(Json::object());
+  b->start(Json::object());
+  ASSERT_EQ(pending.size(), 2u);
+  turns.clear();
+  for (auto& answer : pending) answer({{"item", {{"id", "X"}, {"mode", "wait"}}}, {"open", 0}});
+  engine->drive();
+  ASSERT_FALSE(turns.empty());
+  EXPECT_EQ(turns.front().size(), 2u) << "both runs moved in one turn: one commit for both";
+  EXPECT_EQ(turns.size(), 1u);
+  EXPECT_EQ(a->gates().size(), b->gates().size());
+}
+
+TEST_F(Host, ASignalStopsAtTheTurnAndTheEffectsItHeldReadInterrupted) {
+  // SIGTERM arrives before the first turn ends: the turn is committed (its workers and their
+  // effects recorded as started), nothing more is, and no process starts. A new host finds each
+  // effect started without a result: `interrupted`, never run again.
+  const std::string dir = FreshDir("signal");
+  const std::string log = dir + "log.txt";
+  auto store = jr2rt::OpenSqliteStore(dir + "store.db");
+  const Json input = {{"tasks", Tasks(dir, 3)}, {"log", log}, {"nap", "30"}};
+  std::string id;
+  {
+    jr2rt::RunHost host(registry, *store, clock);
+    jr2rt::RunHost::Interrupt(SIGTERM);
+    EXPECT_THROW(host.start("conformance_torture", input, dir), jr2rt::HostInterrupted);
+    EXPECT_EQ(host.stoppedEffects(), 0) << "the effects were held for the commit: none started";
+    ASSERT_EQ(store->list(false).size(), 1u) << "the run is stored, waiting";
+    id = store->list(false).front().id;
+  }
+  jr2rt::RunHost::Interrupt(0);
+  jr2rt::RunHost again(registry, *store, clock);
+  again.take(id, "conformance_torture");
+  again.tick(id);
+  jr2rt::Run& run = again.run(id);
+  ASSERT_TRUE(run.ended()) << run.reason();
+  const Json& failures = run.output()["failures"];
+  EXPECT_EQ(failures.size(), 3u);
+  for (const auto& [item, f] : failures.items()) {
+    EXPECT_EQ(f["reason"], "interrupted: the process stopped while std.command ran") << item;
+  }
+  EXPECT_FALSE(fs::exists(log) && fs::file_size(log) > 0) << "no process ran";
+}
+
+TEST_F(Host, AStoredRunThatNoLongerFitsIsMarkedDriftedOnce) {
+  const std::string dir = FreshDir("drift");
+  auto store = jr2rt::OpenSqliteStore(dir + "store.db");
+  jr2rt::StoredRun bad;
+  bad.id = "abcdef123456";
+  bad.workflow = "conformance_instant";
+  bad.status = "waiting";
+  bad.snapshot = {{"version", 1},
+                  {"id", bad.id},
+                  {"workflow", bad.workflow},
+                  {"status", "waiting"},
+                  {"reason", ""},
+                  {"input", Json::object()},
+                  {"output", nullptr},
+                  {"top", {{"kind", "no such actor"}}}};
+  store->save(bad);
+  jr2rt::RunHost host(registry, *store, clock);
+  EXPECT_THROW(host.take("abcd", "conformance_instant"), jr2rt::RunDrifted);
+  EXPECT_EQ(store->load("abcd").status, "drifted");
+  EXPECT_THROW(host.peek("abcd", "conformance_instant"), jr2rt::RunDrifted);
+  EXPECT_THROW(host.peek("abcd", "conformance_torture"), jr2rt::BadInput)
+      << "another workflow's run is refused, not restored";
+}
+
+}  // namespace
