@@ -299,6 +299,19 @@ void RunHost::cancel(const std::string& id) {
 }
 
 void RunHost::serveInbox() {
+  // The answers to deliveries queued before the turn just committed: that turn ran them.
+  if (!answersDue_.empty()) {
+    std::vector<std::pair<int64_t, std::string>> due;
+    due.swap(answersDue_);
+    for (const auto& [seq, id] : due) {
+      auto it = runs_.find(id);
+      if (it == runs_.end()) continue;
+      Run& run = *it->second.run;
+      Json gates = Json::array();
+      for (const auto& g : run.gates()) gates.push_back(g.name);
+      store_.answer(seq, {{"status", ToString(run.status())}, {"gates", gates}});
+    }
+  }
   const int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
                           std::chrono::steady_clock::now().time_since_epoch())
                           .count();
@@ -309,20 +322,30 @@ void RunHost::serveInbox() {
     if (it == runs_.end() || !store_.takeRequest(request.seq)) continue;
     Hosted& h = it->second;
     Run& run = *h.run;
-    Json answer;
-    if (request.verb != "cancel") {
-      answer = {{"error", "this host does not take `" + request.verb + "` from the inbox"}};
-    } else if (run.ended()) {
-      answer = {
-          {"error", "run " + run.id() + " has already ended `" + ToString(run.status()) + "`"}};
-    } else {
-      run.cancel();  // its children stop: processes killed, held effects never start
-      h.saver->addEvent(FeedLine(0, SystemClock().nowMs(), "cancelled", "cancelled"));
-      commit({&run});
-      answer = {{"status", ToString(run.status())}};
-      note("run " + run.id() + " was cancelled by another command");
+    const Json& body = request.body;
+    try {
+      if (request.verb == "cancel") {
+        if (run.ended())
+          throw BadInput("run " + run.id() + " has already ended `" + ToString(run.status()) + "`");
+        run.cancel();  // its children stop: processes killed, held effects never start
+        h.saver->addEvent(FeedLine(0, SystemClock().nowMs(), "cancelled", "cancelled"));
+        commit({&run});
+        note("run " + run.id() + " was cancelled by another command");
+        store_.answer(request.seq, {{"status", ToString(run.status())}});
+      } else if (request.verb == "send" && body.is_object() && body.contains("gate") &&
+                 body["gate"].is_string() && body.contains("event") && body["event"].is_string() &&
+                 body.contains("payload")) {
+        const std::string gate = body["gate"].get<std::string>();
+        const std::string event = body["event"].get<std::string>();
+        run.deliver(gate, event, body["payload"]);  // checked here; delivered at the next turn
+        note("another command answered " + event + " at " + gate + " of run " + run.id());
+        answersDue_.emplace_back(request.seq, run.id());
+      } else {
+        throw BadInput("the request `" + request.verb + "` is not one a host takes");
+      }
+    } catch (const BadInput& e) {
+      store_.answer(request.seq, {{"error", e.what()}});
     }
-    store_.answer(request.seq, answer);
   }
 }
 
@@ -332,37 +355,56 @@ struct LockBusy {
 };
 }  // namespace
 
-std::string RunHost::cancelStored(const std::string& prefix, const std::string& workflow,
-                                  int64_t patienceMs) {
-  const std::string id = store_.resolve(prefix);
-  if (runs_.count(id) == 0) {
-    try {
-      auto lock = store_.lock(id, [](const std::string& holder) { throw LockBusy{holder}; });
-      lock.reset();  // free: taken again below, as every verb takes it
-    } catch (const LockBusy& busy) {
-      // Another command drives the run: it is asked, through the store, to cancel it.
-      const int64_t seq = store_.ask(id, "cancel", Json::object());
-      note("run " + id + " is driven by another command" +
-           (busy.holder.empty() ? std::string() : " (" + busy.holder + ")") +
-           "; asking it to cancel the run");
-      const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(patienceMs);
-      for (;;) {
-        if (auto answer = store_.answerOf(seq)) {
-          if (answer->contains("error"))
-            throw BadInput(answer->value("error", std::string("the cancel was refused")));
-          return id;
-        }
-        if (std::chrono::steady_clock::now() >= until && store_.withdraw(seq)) {
-          note("it did not answer in " + DurationText(patienceMs) + "; waiting for its lock");
-          break;
-        }
-        std::this_thread::sleep_for(std::chrono::milliseconds(50));
-      }
+bool RunHost::lockFree(const std::string& id, std::string* holder) {
+  if (runs_.count(id) != 0) return true;
+  try {
+    auto lock = store_.lock(id, [](const std::string& h) { throw LockBusy{h}; });
+    return true;  // free: released here, and taken again as every verb takes it
+  } catch (const LockBusy& busy) {
+    *holder = busy.holder;
+    return false;
+  }
+}
+
+std::optional<Json> RunHost::askHolder(const std::string& id, const std::string& holder,
+                                       const std::string& verb, const Json& body,
+                                       int64_t patienceMs) {
+  const int64_t seq = store_.ask(id, verb, body);
+  note("run " + id + " is driven by another command" +
+       (holder.empty() ? std::string() : " (" + holder + ")") + "; handing it the " + verb);
+  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(patienceMs);
+  for (;;) {
+    if (auto answer = store_.answerOf(seq)) {
+      if (answer->contains("error"))
+        throw BadInput(answer->value("error", "the " + verb + " was refused"));
+      return answer;
     }
+    if (std::chrono::steady_clock::now() >= until && store_.withdraw(seq)) {
+      note("it did not answer in " + DurationText(patienceMs) + "; waiting for its lock");
+      return std::nullopt;
+    }
+    if (g_signal != 0) {
+      if (store_.withdraw(seq)) stopForSignal();  // else it was taken: wait for the answer
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+}
+
+std::pair<std::string, bool> RunHost::takeOrHand(const std::string& prefix,
+                                                 const std::string& workflow,
+                                                 const std::string& verb, const Json& body,
+                                                 int64_t patienceMs) {
+  const std::string id = store_.resolve(prefix);
+  std::string holder;
+  if (!lockFree(id, &holder)) {
+    if (const StoredRun stored = store_.load(id); stored.workflow != workflow) {
+      throw BadInput("run " + stored.id + " is a run of `" + Printable(stored.workflow) +
+                     "`, not `" + Printable(workflow) + "`");
+    }
+    if (askHolder(id, holder, verb, body, patienceMs)) return {id, false};
   }
   take(id, workflow);
-  cancel(id);
-  return id;
+  return {id, true};
 }
 
 void RunHost::tick(const std::string& id) {

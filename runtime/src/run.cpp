@@ -1082,6 +1082,11 @@ void Run::start(const Json& input) {
 }
 
 void Run::send(const std::string& gate, const std::string& event, const Json& payload) {
+  deliver(gate, event, payload);
+  drain();
+}
+
+void Run::deliver(const std::string& gate, const std::string& event, const Json& payload) {
   if (ended())
     throw BadInput("run " + id_ + " has ended `" + ToString(status_) + "`; it takes no events");
   auto it = gates_.find(gate);
@@ -1093,7 +1098,6 @@ void Run::send(const std::string& gate, const std::string& event, const Json& pa
   }
   accept(gate, event, payload);
   dirty_ = true;
-  drain();
 }
 
 void Run::precheck(const std::string& gate, const std::string& event, const Json& payload) const {

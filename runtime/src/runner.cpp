@@ -485,9 +485,17 @@ class Runner {
     auto store = open(a, StoreMode::kReadOnly);
     SystemClock clock;
     auto host = this->host(*store, clock, a);
-    const std::string id = host->take(a.positional[0], workflow_);
+    // When another command drives the run (a `run` waiting for its processes), the answer is
+    // handed to it; it delivers it at its next turn and answers once that step is stored.
+    const auto [id, taken] = host->takeOrHand(
+        a.positional[0], workflow_, "send",
+        {{"gate", a.positional[1]}, {"event", a.positional[2]}, {"payload", payload}});
+    if (!taken) {
+      std::cerr << workflow_ << ": the command that drives run " << id << " took the answer\n";
+      return report(*host->peek(id, workflow_), a.json);
+    }
     CatchStops();
-    return drive(*host, id, [&] {
+    return drive(*host, id, [&, id = id] {
       host->send(id, a.positional[1], a.positional[2], payload);
       if (a.follow) host->follow(id, true);
       return report(host->run(id), a.json);
@@ -602,7 +610,8 @@ class Runner {
     auto host = this->host(*store, clock, a);
     // Stored with its `cancelled` and `ended` events, by this command or by the one that drives
     // the run now (asked through the store).
-    const std::string id = host->cancelStored(a.positional[0], workflow_);
+    const auto [id, taken] = host->takeOrHand(a.positional[0], workflow_, "cancel", Json::object());
+    if (taken) host->cancel(id);
     report(*host->peek(id, workflow_), a.json);
     return kExitDone;  // RUNTIME.md §4: the `cancel` that cancelled the run exits 0
   }

@@ -65,11 +65,27 @@ echo "cancel: $before processes before, $after after; cancel exit $crc, run exit
 [ "$rrc" = 5 ] && pass || fail "the cancelled run should exit 5 (cancelled), not $rrc"
 [ "$after" -eq 0 ] && pass || fail "$after processes of the cancelled run are left running"
 [ "$ms" -lt 5000 ] && pass || fail "the cancel took $ms ms"
-grep -q "asking it to cancel" cancel.err && pass || fail "the cancel does not say it asked: $(cat cancel.err)"
+grep -q "handing it the cancel" cancel.err && pass || fail "the cancel does not say it asked: $(cat cancel.err)"
 [ "$("$runner" status "$id" --json 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)["status"])')" = cancelled ] \
   && pass || fail "the run is not stored cancelled"
 
-# 2. and 3. SIGTERM and SIGINT while `run` waits for 8 processes.
+# 2. send while `run` waits for its processes: the answer is handed to it, delivered at its next
+# turn, and answered once stored; a refused answer is refused (65) and changes nothing.
+start_run 2.5 send.log
+python3 -c "import json; print(json.dumps([{'id': 't%02d' % i} for i in range(10)]))" > tasks.json
+"$runner" send "$id" source nope > /dev/null 2> bad.err
+bad=$?
+"$runner" send "$id" source more > /dev/null 2> send.err
+src=$?
+wait_exit "$pid"
+settled=$("$runner" status "$id" --json 2>/dev/null | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["output"]["items"]))')
+echo "send: refused answer exit $bad, answer exit $src, run exit $rc, $settled settled"
+[ "$bad" -eq 65 ] && grep -q "takes more, not \`nope\`" bad.err && pass || fail "a refused answer: exit $bad, $(cat bad.err)"
+[ "$src" -eq 3 ] && grep -q "took the answer" send.err && pass || fail "the answer handed over: exit $src, $(cat send.err)"
+[ "$rc" = 0 ] && [ "$settled" = 10 ] && pass || fail "the run should end done with 10 settled: exit $rc, $settled"
+python3 -c "import json; print(json.dumps([{'id': 't%02d' % i} for i in range(8)]))" > tasks.json
+
+# 3. and 4. SIGTERM and SIGINT while `run` waits for 8 processes.
 for sig in TERM INT; do
   nap=30.122
   [ "$sig" = INT ] && nap=30.123

@@ -10,6 +10,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -80,15 +81,20 @@ class RunHost {
   // event is delivered and the run driven.
   void send(const std::string& id, const std::string& gate, const std::string& event,
             const Json& payload);
+
   // Cancels run `id` (BadInput if it has ended): it ends `cancelled`, its effects stop, and the
   // cancel is stored with its `cancelled` and `ended` events.
   void cancel(const std::string& id);
-  // Cancels the stored run `prefix` of `workflow`, whoever drives it: when another command
-  // holds its lock (a `run` waiting for a process), the cancel is asked of that command through
-  // the store's inbox, and it cancels the run at the end of its current turn; if it does not
-  // answer within `patienceMs`, this waits for its lock as any verb does. Gives the run's id.
-  std::string cancelStored(const std::string& prefix, const std::string& workflow,
-                           int64_t patienceMs = 10000);
+  // Takes the stored run `prefix` of `workflow` up to do `verb` (`send`, `cancel`) with `body`
+  // (`send`: `{gate, event, payload}`) — or, when another command drives it now (a `run`
+  // waiting for its processes), hands the verb to that command through the store's inbox: it
+  // does it at the end of its current turn and answers once the step is stored. Gives the run's
+  // id and true when this host took the run (the caller then does the verb itself), false when
+  // the other command did it. One that does not answer within `patienceMs` is waited for as
+  // any lock is. BadInput: the other command refused the verb (the message is its).
+  std::pair<std::string, bool> takeOrHand(const std::string& prefix, const std::string& workflow,
+                                          const std::string& verb, const Json& body,
+                                          int64_t patienceMs = 10000);
   // Fires run `id`'s timers that are due and drives it.
   void tick(const std::string& id);
   // Waits for run `id`'s timers and drives it on as they fire: the timers of work under way
@@ -138,6 +144,15 @@ class RunHost {
   Json agents_;
   int stoppedEffects_ = 0;
   int64_t inboxCheckedMs_ = 0;  // steady ms
+  // Requests whose step was queued (an answer delivered): answered after the turn that stores
+  // it, with the run's status and Gates then.
+  std::vector<std::pair<int64_t, std::string>> answersDue_;
+  // Asks the holder of run `id`'s lock for `verb` with `body` through the inbox; gives its
+  // answer, or nothing when it did not answer within `patienceMs` (the request withdrawn).
+  std::optional<Json> askHolder(const std::string& id, const std::string& holder,
+                                const std::string& verb, const Json& body, int64_t patienceMs);
+  // Whether run `id`'s lock is free now (taken and let go at once); if not, who holds it.
+  bool lockFree(const std::string& id, std::string* holder);
 };
 
 // Text from outside (ids, Gate names, reasons, `log(...)` lines) as it may reach a terminal:

@@ -115,6 +115,9 @@ class Run {
   // Delivers `event` with `payload` at an open Gate and drives the run. Throws BadInput, and
   // changes nothing, when the Gate, the event or the payload is refused.
   void send(const std::string& gate, const std::string& event, const Json& payload);
+  // The same as send(), without driving: the event is checked and its delivery queued for the
+  // next turn of an engine that is being driven already (a host answering its inbox).
+  void deliver(const std::string& gate, const std::string& event, const Json& payload);
   // Checks `event` and `payload` at Gate `gate` if it is open now (throws BadInput; changes
   // nothing), before anything drives the run: a payload refused is refused before the work it
   // would wait for. A Gate not open now is left for send() to judge.
