@@ -67,13 +67,15 @@ if [ "$code" -eq 0 ]; then ok; else fail "the waiting run process exited $code, 
 if grep -q 'going on from what it stored' "$tmp/both.log"; then ok; else fail "the run process did not reload"; cat "$tmp/both.log"; fi
 expect "the answer and the nap both count" 0 'ended done' -- "$nap_and_ask" status "$napping"
 
-# One command drives a run at a time: a send waits while another command holds the run's lock.
+# One command drives a run at a time: a send is handed to the command that holds the run's lock;
+# a holder that does not answer within 3 s (here a bare flock, not a runner: it reads no inbox)
+# is waited for.
 lockfile="$JR2_STORE.locks/$killed"
-flock "$lockfile" sleep 2 &
+flock "$lockfile" sleep 5 &
 holder=$!
 for _ in $(seq 100); do flock -n "$lockfile" true || break; sleep 0.05; done
 start=$(date +%s%N)
-expect "a send waits for the command that drives the run" 0 'another command is driving run' -- "$napper" send "$killed" asking finish
+expect "a send waits for a holder that does not answer" 0 'did not answer in 3 s; waiting for its lock' -- "$napper" send "$killed" asking finish
 waited_ms=$(( ($(date +%s%N) - start) / 1000000 ))
 wait "$holder"
 if [ "$waited_ms" -ge 1000 ]; then ok; else fail "the send did not wait for the lock ($waited_ms ms)"; fi

@@ -94,7 +94,7 @@ class RunHost {
   // any lock is. BadInput: the other command refused the verb (the message is its).
   std::pair<std::string, bool> takeOrHand(const std::string& prefix, const std::string& workflow,
                                           const std::string& verb, const Json& body,
-                                          int64_t patienceMs = 10000);
+                                          int64_t patienceMs = 3000);
   // Fires run `id`'s timers that are due and drives it.
   void tick(const std::string& id);
   // Waits for run `id`'s timers and drives it on as they fire: the timers of work under way
