@@ -150,7 +150,7 @@ triage_machine_machine::triage_machine_machine()
     : ::jr2rt::Statechart(k_triage_machine_states, 4, k_triage_machine_transitions, 7) {}
 
 void triage_machine_machine::readInput(const ::jr2rt::Json& input, [[maybe_unused]] Context& ctx) {
-  if (!input.is_object()) throw std::invalid_argument("the input of `triage_machine` must be an object");
+  if (!input.is_object()) throw ::jr2rt::SchemaError("input", "the input of `triage_machine` must be an object");
   ::jr2rt::CheckFields(input, "input of triage_machine", {"alert"});
   ::jr2rt::ReadField(input, "input of triage_machine", "alert", ctx.alert, true);
 }
@@ -245,7 +245,7 @@ void triage_machine_machine::restore(::jr2rt::MachineHost& host, const ::jr2rt::
   if (context.contains("alert")) {
     ::jr2rt::ReadField(context, "context", "alert", ctx_.alert, false);
   } else {
-    throw std::invalid_argument("the saved run of `triage_machine` has no value for the parameter `alert`, which has no default; it was saved by a version of the machine without it: give the parameter a default to restore it");
+    throw ::jr2rt::NoLongerFits("the saved run of `triage_machine` has no value for the parameter `alert`, which has no default; it was saved by a version of the machine without it: give the parameter a default to restore it");
   }
   if (context.contains("proposal")) {
     ::jr2rt::ReadField(context, "context", "proposal", ctx_.proposal, false);
@@ -462,7 +462,7 @@ const ::jr2rt::PoolSpec& alerts_pool_pool() {
     s.standing = true;
     s.reportFailures = false;
     s.parseInput = [](const ::jr2rt::Json& given) {
-      if (!given.is_null() && !given.is_object()) throw std::invalid_argument("the input of `alerts_pool` must be an object");
+      if (!given.is_null() && !given.is_object()) throw ::jr2rt::SchemaError("input", "the input of `alerts_pool` must be an object");
       ::jr2rt::Json input = given.is_null() ? ::jr2rt::Json::object() : given;
       ::jr2rt::CheckFields(input, "input of alerts_pool", {});
       return input;

@@ -83,7 +83,7 @@ build_package_machine::build_package_machine()
     : ::jr2rt::Statechart(k_build_package_states, 7, k_build_package_transitions, 7) {}
 
 void build_package_machine::readInput(const ::jr2rt::Json& input, [[maybe_unused]] Context& ctx) {
-  if (!input.is_object()) throw std::invalid_argument("the input of `build_package` must be an object");
+  if (!input.is_object()) throw ::jr2rt::SchemaError("input", "the input of `build_package` must be an object");
   ::jr2rt::CheckFields(input, "input of build_package", {"package", "profile", "retries"});
   ::jr2rt::ReadField(input, "input of build_package", "package", ctx.package, true);
   ctx.profile = std::string("Release");
@@ -148,7 +148,7 @@ void build_package_machine::restore(::jr2rt::MachineHost& host, const ::jr2rt::J
   if (context.contains("package")) {
     ::jr2rt::ReadField(context, "context", "package", ctx_.package, false);
   } else {
-    throw std::invalid_argument("the saved run of `build_package` has no value for the parameter `package`, which has no default; it was saved by a version of the machine without it: give the parameter a default to restore it");
+    throw ::jr2rt::NoLongerFits("the saved run of `build_package` has no value for the parameter `package`, which has no default; it was saved by a version of the machine without it: give the parameter a default to restore it");
   }
   if (context.contains("profile")) {
     ::jr2rt::ReadField(context, "context", "profile", ctx_.profile, false);
@@ -399,7 +399,7 @@ const ::jr2rt::PoolSpec& matrix_pool() {
     s.reportFailures = true;
     s.makeWorker = &Make_build_package;
     s.parseInput = [](const ::jr2rt::Json& given) {
-      if (!given.is_null() && !given.is_object()) throw std::invalid_argument("the input of `matrix` must be an object");
+      if (!given.is_null() && !given.is_object()) throw ::jr2rt::SchemaError("input", "the input of `matrix` must be an object");
       ::jr2rt::Json input = given.is_null() ? ::jr2rt::Json::object() : given;
       ::jr2rt::CheckFields(input, "input of matrix", {"jobs", "profile", "retries", "file"});
       if (!input.contains("jobs") || input["jobs"].is_null()) input["jobs"] = ::jr2rt::Json(int64_t{4});

@@ -99,7 +99,7 @@ review_machine::review_machine()
     : ::jr2rt::Statechart(k_review_states, 3, k_review_transitions, 2) {}
 
 void review_machine::readInput(const ::jr2rt::Json& input, [[maybe_unused]] Context& ctx) {
-  if (!input.is_object()) throw std::invalid_argument("the input of `review` must be an object");
+  if (!input.is_object()) throw ::jr2rt::SchemaError("input", "the input of `review` must be an object");
   ::jr2rt::CheckFields(input, "input of review", {"ticket"});
   ::jr2rt::ReadField(input, "input of review", "ticket", ctx.ticket, true);
 }
@@ -167,7 +167,7 @@ void review_machine::restore(::jr2rt::MachineHost& host, const ::jr2rt::Json& sn
   if (context.contains("ticket")) {
     ::jr2rt::ReadField(context, "context", "ticket", ctx_.ticket, false);
   } else {
-    throw std::invalid_argument("the saved run of `review` has no value for the parameter `ticket`, which has no default; it was saved by a version of the machine without it: give the parameter a default to restore it");
+    throw ::jr2rt::NoLongerFits("the saved run of `review` has no value for the parameter `ticket`, which has no default; it was saved by a version of the machine without it: give the parameter a default to restore it");
   }
   if (context.contains("outcome")) {
     ::jr2rt::ReadField(context, "context", "outcome", ctx_.outcome, false);
@@ -272,7 +272,7 @@ const ::jr2rt::PoolSpec& ticket_pool_pool() {
     s.reportFailures = false;
     s.makeWorker = &Make_review;
     s.parseInput = [](const ::jr2rt::Json& given) {
-      if (!given.is_null() && !given.is_object()) throw std::invalid_argument("the input of `ticket_pool` must be an object");
+      if (!given.is_null() && !given.is_object()) throw ::jr2rt::SchemaError("input", "the input of `ticket_pool` must be an object");
       ::jr2rt::Json input = given.is_null() ? ::jr2rt::Json::object() : given;
       ::jr2rt::CheckFields(input, "input of ticket_pool", {"backlog_file"});
       if (!input.contains("backlog_file") || input["backlog_file"].is_null()) input["backlog_file"] = ::jr2rt::Json(std::string("samples/backlog.json"));

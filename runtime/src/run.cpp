@@ -53,7 +53,7 @@ RunStatus RunStatusFrom(const std::string& s) {
                       RunStatus::kDeadlocked, RunStatus::kError, RunStatus::kCancelled}) {
     if (s == ToString(r)) return r;
   }
-  throw std::invalid_argument("unknown run status `" + s + "`");
+  throw NoLongerFits("unknown run status `" + s + "`");
 }
 
 namespace {
@@ -93,7 +93,7 @@ class Actor {
   virtual Json sofar() const { return nullptr; }
   // Checks an event and its payload before delivery (throws BadInput).
   virtual void check(int invokeId, const std::string& event, const Json& payload) const = 0;
-  // Checks an input as start() would read it, changing nothing (throws std::invalid_argument).
+  // Checks an input as start() would read it, changing nothing (throws SchemaError).
   virtual void checkInput(const Json& input) const = 0;
 
   static std::unique_ptr<Actor> Restore(Run& run, Actor* parent, const Json& snap);
@@ -406,7 +406,7 @@ class PoolActor final : public Actor {
     }
     try {
       input_ = spec_.parseInput(given);
-    } catch (const std::invalid_argument& e) {
+    } catch (const SchemaError& e) {
       throw BadInput(std::string("the input of pool `") + spec_.name +
                      "` does not fit: " + e.what());
     }
@@ -430,7 +430,7 @@ class PoolActor final : public Actor {
     if (!spec_.source.checkWake) return;
     try {
       spec_.source.checkWake(payload.is_null() ? Json::object() : payload);
-    } catch (const std::invalid_argument& e) {
+    } catch (const SchemaError& e) {
       throw BadInput("the payload of `" + event + "` does not fit: " + e.what());
     }
   }
@@ -688,10 +688,10 @@ class PoolActor final : public Actor {
       }
       raw->start(workerInput);
     } catch (const std::exception& e) {
-      // The item does not fit the worker (std::invalid_argument, or a worker Pool's BadInput): a
+      // The item does not fit the worker (a SchemaError, or a worker Pool's BadInput): a
       // Failure of that item, not of the run. It is reported as a later step, so this answer
       // still makes exactly one more call. Anything else is a defect, as everywhere.
-      if (dynamic_cast<const std::invalid_argument*>(&e) == nullptr &&
+      if (dynamic_cast<const SchemaError*>(&e) == nullptr &&
           dynamic_cast<const BadInput*>(&e) == nullptr) {
         throw;
       }
@@ -765,7 +765,7 @@ class PoolActor final : public Actor {
     const std::vector<Json>* journal = run_.restoringJournal();
     const auto want = snap.at("journaled").get<size_t>();
     if (journal == nullptr) {
-      throw std::invalid_argument(
+      throw NoLongerFits(
           "the stored run keeps its items in the store's journal, and "
           "none was given to restore it");
     }
@@ -925,7 +925,7 @@ std::unique_ptr<Actor> Actor::Restore(Run& run, Actor* parent, const Json& snap)
   if (kind == "pool") {
     const PoolSpec* spec = run.registry().pool(name);
     if (spec == nullptr)
-      throw std::invalid_argument("the stored run names a pool `" + name + "` this runner lacks");
+      throw NoLongerFits("the stored run names a pool `" + name + "` this runner lacks");
     auto a = std::make_unique<PoolActor>(run, parent, key, prefix, *spec);
     a->restoreFrom(snap);
     return a;
@@ -969,16 +969,7 @@ void Run::post(std::function<void()> task) {
   boost::asio::post(strand_->strand, [this, life, task = std::move(task)] {
     if (life.expired() || ended()) return;
     ++steps_;
-    guard([&] {
-      try {
-        task();
-      } catch (const std::invalid_argument& e) {
-        // Bad input is refused before a command reaches the strand; inside it, it is a defect.
-        throw Defect(e.what());
-      } catch (const BadInput& e) {
-        throw Defect(e.what());  // e.g. a nested Pool's `cap` below 1: the run's error
-      }
-    });
+    guard(task, Origin::kStep);
   });
 }
 
@@ -1049,7 +1040,7 @@ void CheckInput(const WorkflowInfo& workflow, const Json& input) {
     } else if (workflow.machine != nullptr) {
       workflow.machine()->checkInput(input);
     }
-  } catch (const std::invalid_argument& e) {
+  } catch (const SchemaError& e) {
     throw BadInput((workflow.pool != nullptr
                         ? "the input of pool `" + workflow.pool->name + "` does not fit: "
                         : std::string("the input does not fit: ")) +
@@ -1073,8 +1064,8 @@ void Run::start(const Json& input) {
     top_ = std::make_unique<MachineActor>(*this, nullptr, 0, "", name);
   }
   try {
-    guard([&] { top_->start(input); });
-  } catch (const std::invalid_argument& e) {
+    guard([&] { top_->start(input); }, Origin::kCommand);
+  } catch (const SchemaError& e) {
     throw BadInput(std::string("the input does not fit: ") + e.what());
   }
   dirty_ = true;
@@ -1229,13 +1220,20 @@ void Run::timerFired(const std::string& state, int64_t afterMs) {
   emit("timer", {{"state", state}, {"after", afterMs >= 0 ? Json(afterMs) : Json(nullptr)}}, "");
 }
 
-void Run::guard(const std::function<void()>& step) {
+void Run::guard(const std::function<void()>& step, Origin origin) {
+  // The one place a step's exception is classified (RUNTIME.md §2.5). A SchemaError or a
+  // BadInput is the caller's when the value came from the command (its input: refused, 65/400)
+  // and a defect of the run when a step made it (a nested Pool's `cap` below 1, a value that
+  // does not fit its type). A Pool's item that does not fit its worker is classified where the
+  // item is read (PoolActor: that item's Failure).
   try {
     step();
-  } catch (const BadInput&) {
-    throw;
-  } catch (const std::invalid_argument&) {
-    throw;
+  } catch (const SchemaError& e) {
+    if (origin == Origin::kCommand) throw;
+    finish(RunStatus::kError, nullptr, e.what());
+  } catch (const BadInput& e) {
+    if (origin == Origin::kCommand) throw;
+    finish(RunStatus::kError, nullptr, e.what());
   } catch (const Defect& d) {
     finish(RunStatus::kError, nullptr, d.what());
   } catch (const Failure& f) {
@@ -1447,8 +1445,7 @@ std::unique_ptr<Run> Run::Restore(const Registry& registry, const Json& snap, Cl
   const std::string wf = snap.at("workflow").get<std::string>();
   const WorkflowInfo* info = registry.workflow(wf);
   if (info == nullptr)
-    throw std::invalid_argument("the stored run is of workflow `" + wf +
-                                "`, which this runner lacks");
+    throw NoLongerFits("the stored run is of workflow `" + wf + "`, which this runner lacks");
   auto run = std::make_unique<Run>(registry, *info, snap.at("id").get<std::string>(), clock,
                                    std::move(engine));
   run->status_ = RunStatusFrom(snap.at("status").get<std::string>());

@@ -110,7 +110,7 @@ void Statechart::setActive(MachineHost& host, const std::vector<std::string>& pa
         found = true;
       }
     }
-    if (!found) throw std::invalid_argument("the snapshot names no state `" + p + "` of " + name());
+    if (!found) throw NoLongerFits("the snapshot names no state `" + p + "` of " + name());
   }
   done_ = done;
 }

@@ -104,7 +104,7 @@ std::string FieldId(const Json& item) {
     auto it = item.find("id");
     if (it != item.end() && it->is_string()) return it->get<std::string>();
   }
-  throw std::invalid_argument("it has no string `id` field");
+  throw SchemaError("id", "it has no string `id` field");
 }
 
 // Every item's id as `idOf` gives it, in order: a Defect for an item it cannot get one from, or

@@ -139,7 +139,7 @@ void CheckFields(const Json& j, const Path& path, std::initializer_list<const ch
       message += close.empty() ? "; its fields are " : " Its fields are ";
       for (size_t i = 0; i < names.size(); ++i) message += (i == 0 ? "" : ", ") + names[i];
     }
-    throw std::invalid_argument(message);
+    throw SchemaError(path.str(), message);
   }
 }
 
@@ -151,7 +151,7 @@ void CheckRecord(const Json& j, const Path& path, std::initializer_list<const ch
 // ---- typed values from JSON -------------------------------------------------------------------
 
 void detail::WrongKind(const Json& j, const Path& path, const char* want) {
-  throw std::invalid_argument("`" + path.str() + "` must be " + want + ", not " + KindOf(j));
+  throw SchemaError(path.str(), "`" + path.str() + "` must be " + want + ", not " + KindOf(j));
 }
 
 void ReadValue(const Json& j, int64_t& out, const Path& path) {
@@ -179,18 +179,18 @@ void ReadValue(const Json& j, int64_t& out, const Path& path) {
         return;
       }
       if (std::isfinite(d) && std::trunc(d) == d && std::fabs(d) <= 0x1p63) {
-        throw std::invalid_argument("`" + path.str() + "` must be a whole number " + kIntRange +
-                                    ", not " + j.dump() +
-                                    " (from 2^53 on, write a whole number without a fraction "
-                                    "or an exponent)");
+        throw SchemaError(path.str(), "`" + path.str() + "` must be a whole number " + kIntRange +
+                                          ", not " + j.dump() +
+                                          " (from 2^53 on, write a whole number without a fraction "
+                                          "or an exponent)");
       }
       break;
     }
     default:
       detail::WrongKind(j, path, "a whole number");
   }
-  throw std::invalid_argument("`" + path.str() + "` must be a whole number " + kIntRange +
-                              ", not " + j.dump());
+  throw SchemaError(
+      path.str(), "`" + path.str() + "` must be a whole number " + kIntRange + ", not " + j.dump());
 }
 
 void ReadValue(const Json& j, double& out, const Path& path) {
@@ -298,8 +298,8 @@ void CheckLiteral(const std::string& value, std::initializer_list<const char*> a
     if (!list.empty()) list += ", ";
     list += std::string("\"") + a + "\"";
   }
-  throw std::invalid_argument("`" + where.str() + "` is \"" + value + "\", but it must be one of " +
-                              list);
+  throw SchemaError(where.str(),
+                    "`" + where.str() + "` is \"" + value + "\", but it must be one of " + list);
 }
 
 // ---- JSON from outside -------------------------------------------------------------------------

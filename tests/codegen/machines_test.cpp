@@ -67,7 +67,7 @@ TEST(TicketsReview, RefusesABadInputAndABadPayload) {
   try {
     m->start(host, {{"ticket", {{"id", "T-1"}}}});
     FAIL() << "a ticket without a title must be refused";
-  } catch (const std::invalid_argument& e) {
+  } catch (const jr2rt::SchemaError& e) {
     EXPECT_NE(std::string(e.what()).find("`input of review.ticket` needs the field `title`"),
               std::string::npos)
         << e.what();
@@ -191,7 +191,7 @@ TEST(BuildMatrix, RestoreFillsFieldsAnOlderSnapshotLacks) {
   try {
     restored->restore(other, snap);
     FAIL() << "a required parameter with no default cannot be restored";
-  } catch (const std::invalid_argument& e) {
+  } catch (const jr2rt::NoLongerFits& e) {
     EXPECT_NE(std::string(e.what()).find("no value for the parameter `package`"), std::string::npos)
         << e.what();
   }
@@ -212,7 +212,7 @@ TEST(Registration, RegistersWorkflowsPoolsAndMachines) {
   EXPECT_EQ(wf->pool->itemId(kTicket, input), "T-1");
   EXPECT_EQ(wf->pool->cap(input), 2);
   EXPECT_EQ(wf->pool->itemInput(kTicket, input), (Json{{"ticket", kTicket}}));
-  EXPECT_THROW(wf->pool->parseInput(Json{{"backlog_file", 5}}), std::invalid_argument);
+  EXPECT_THROW(wf->pool->parseInput(Json{{"backlog_file", 5}}), jr2rt::SchemaError);
   EXPECT_NE(r.machine("review"), nullptr);
 }
 

@@ -88,7 +88,7 @@ TEST(NullDefaults, APoolsNullDefaultsAreJsonNull) {
                          {"note", nullptr},
                          {"prior", nullptr}}));
   EXPECT_EQ(wf->pool->parseInput(Json{{"reviewRounds", 4}})["reviewRounds"], 4);
-  EXPECT_THROW(wf->pool->parseInput(Json{{"reviewRounds", "four"}}), std::invalid_argument);
+  EXPECT_THROW(wf->pool->parseInput(Json{{"reviewRounds", "four"}}), jr2rt::SchemaError);
 }
 
 TEST(NoTransitions, AMachineWithNoTransitionsIsDoneAtOnce) {

@@ -12,11 +12,11 @@ namespace {
 
 using jr2rt::Json;
 
-// What `fn` throws as std::invalid_argument, or "nothing thrown".
+// What `fn` throws as a SchemaError, or "nothing thrown".
 std::string Refusal(const std::function<void()>& fn) {
   try {
     fn();
-  } catch (const std::invalid_argument& e) {
+  } catch (const jr2rt::SchemaError& e) {
     return e.what();
   }
   return "nothing thrown";

@@ -716,7 +716,7 @@ TEST_F(Fixture, AJournaledSnapshotWithoutItsJournalIsRefused) {
   try {
     jr2rt::Run::Restore(registry, saved, clock);
     FAIL() << "restored without its journal";
-  } catch (const std::invalid_argument& e) {
+  } catch (const jr2rt::NoLongerFits& e) {
     EXPECT_NE(std::string(e.what()).find("journal"), std::string::npos) << e.what();
   }
   // A journal that does not match is damage in the store (65), not drift of the build: each

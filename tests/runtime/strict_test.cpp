@@ -18,13 +18,13 @@ namespace {
 
 using jr2rt::Json;
 
-// The message of the BadInput (or std::invalid_argument) that `fn` throws, or "nothing thrown".
+// The message of the BadInput (or SchemaError) that `fn` throws, or "nothing thrown".
 std::string Refusal(const std::function<void()>& fn) {
   try {
     fn();
   } catch (const jr2rt::BadInput& e) {
     return e.what();
-  } catch (const std::invalid_argument& e) {
+  } catch (const jr2rt::SchemaError& e) {
     return e.what();
   }
   return "nothing thrown";

@@ -81,7 +81,7 @@ struct SourceSpec {
   std::function<Json(const Json& input)> args;  // the call's arguments from the pool's input
   std::string wake;                             // the wake event's name; "" when none
   EventSpec wakeSpec;  // the wake event as the `source` Gate lists it (fields, description)
-  // Checks a wake payload against the wake event's type (throws std::invalid_argument naming
+  // Checks a wake payload against the wake event's type (throws SchemaError naming
   // the field, like Machine::checkPayload); null when there is no wake event.
   std::function<void(const Json& payload)> checkWake;
   int64_t pollEveryMs = 0;                        // 0: no polling

@@ -260,7 +260,9 @@ class Run {
   // its turns as a group.
   bool commits() const;
   void track(const std::shared_ptr<EffectControl>& control);
-  void guard(const std::function<void()>& step);
+  // Where a step's work came from, which decides what a SchemaError or BadInput it throws means.
+  enum class Origin { kCommand, kStep };
+  void guard(const std::function<void()>& step, Origin origin);
   // Checks `event` and `payload` at an open Gate (throws BadInput) and schedules the delivery.
   void accept(const std::string& gate, const std::string& event, const Json& payload);
   void validate(const GateEntry& entry, const std::string& gate, const std::string& event,

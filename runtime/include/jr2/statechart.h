@@ -74,7 +74,7 @@ class Machine {
   // and enters the initial configuration.
   virtual void start(MachineHost& host, const Json& input) = 0;
   // Reads `input` exactly as start() does (the same checks, messages and defaults) into a scratch
-  // context, and throws std::invalid_argument where start() would; it changes nothing and needs
+  // context, and throws SchemaError where start() would; it changes nothing and needs
   // no host. The runtime calls it under a StrictFields scope before start(), so a run's input
   // with a field no parameter (or record) has is refused before anything begins.
   virtual void checkInput(const Json& input) const = 0;
@@ -85,7 +85,7 @@ class Machine {
   virtual int eventId(std::string_view name) const = 0;
   // The events the machine handles, in id order.
   virtual std::vector<EventSpec> eventSpecs() const = 0;
-  // Checks an event's payload against its fields; throws std::invalid_argument naming the field.
+  // Checks an event's payload against its fields; throws SchemaError naming the field.
   virtual void checkPayload(int eventId, const Json& payload) const = 0;
   virtual bool isDone() const = 0;
   // The output, once done (null for a machine without one).

@@ -51,6 +51,29 @@ class BadInput : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// A value from outside that does not fit its type: what the generated readers (`read_json`,
+// parseInput, a payload's check) throw, with the path of the field it is about ("input of
+// review.ticket"). What it means depends on where the value came from, and that is decided once
+// at each boundary (RUNTIME.md §2.5, docs/runtime.md): a command's input or payload is refused
+// (BadInput: exit 65, HTTP 400); a Pool's item is that item's Failure; a value made inside a step
+// is a Defect of the run.
+class SchemaError : public std::runtime_error {
+ public:
+  SchemaError(std::string path, const std::string& message)
+      : std::runtime_error(message), path_(std::move(path)) {}
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+// A stored run that no longer fits this build: a state renamed, a parameter without a default
+// added, a Pool or workflow this runner lacks. The host marks the run `drifted`.
+class NoLongerFits : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 // A `duration`: milliseconds. In JSON it is an integer number of milliseconds.
 struct Duration {
   int64_t ms = 0;
@@ -269,7 +292,7 @@ class LenientFields {
 // Under StrictFields: refuses a key of `j` (an object) that is not one of `fields`, naming the
 // path and the closest field: "`input of review.ticket` has no field `chek`; did you mean
 // `check`? Its fields are id, title, needs". Outside the scope it does nothing. Throws
-// std::invalid_argument.
+// SchemaError.
 void CheckFields(const Json& j, const Path& path, std::initializer_list<const char*> fields);
 // A record's JSON: an object ("`PATH` must be an object, not a list"), and CheckFields.
 void CheckRecord(const Json& j, const Path& path, std::initializer_list<const char*> fields);
@@ -282,7 +305,7 @@ std::string ClosestName(const std::string& word, const std::vector<std::string>&
 // messages.
 std::string KindOf(const Json& j);
 
-// ReadValue(j, out, path): `j` as the C++ type of `out`, or std::invalid_argument naming `path`.
+// ReadValue(j, out, path): `j` as the C++ type of `out`, or SchemaError naming `path`.
 // Records are read by the generated `read_json(j, v, path)` of their namespace (found by ADL).
 void ReadValue(const Json& j, int64_t& out, const Path& path);
 void ReadValue(const Json& j, double& out, const Path& path);
@@ -352,7 +375,7 @@ void ReadValue(const Json& j, T& out, const Path& path) {
     try {
       out = j.get<T>();
     } catch (const nlohmann::json::exception& e) {
-      throw std::invalid_argument("`" + path.str() + "` " + ErrorText(e));
+      throw SchemaError(path.str(), "`" + path.str() + "` " + ErrorText(e));
     }
   }
 }
@@ -384,7 +407,7 @@ void ReadField(const Json& j, const Path& record, const char* field, T& out, boo
   auto it = j.find(field);
   if (it == j.end() || it->is_null()) {
     if (required) {
-      throw std::invalid_argument("`" + record.str() + "` needs the field `" + field + "`");
+      throw SchemaError(record.str(), "`" + record.str() + "` needs the field `" + field + "`");
     }
     return;
   }
