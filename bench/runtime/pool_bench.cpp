@@ -4,10 +4,13 @@
 #include <benchmark/benchmark.h>
 #include <malloc.h>
 
+#include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 
+#include "jr2/host.h"
 #include "jr2/run.h"
 #include "jr2/saver.h"
 #include "jr2/stdlib.h"
@@ -84,6 +87,99 @@ BENCHMARK(BM_PoolItems)
     ->Args({10000, 64, 1})
     ->Args({2000, 8, 2})
     ->Unit(benchmark::kMillisecond);
+
+// The same through the real run host (RunHost, as `run` drives it) with the SQLite store: a Pool
+// of N items from a backlog file whose workers finish at once, at cap C (range 2 = 1), against
+// the same Pool on a Run with no store (range 2 = 0). `commits/item`: the store's revisions per
+// settled item (each revision is one transaction, one fsync).
+void BM_HostItems(benchmark::State& state) {
+  jr2rt::Registry registry;
+  jr2gen::pool::RegisterWorkflows(registry);
+  const int64_t n = state.range(0);
+  const int64_t cap = state.range(1);
+  const bool durable = state.range(2) == 1;
+  const std::string dir = "/tmp/jr2_host_bench/";
+  std::filesystem::create_directories(dir);
+  {
+    Json items = Json::array();
+    for (int64_t i = 0; i < n; ++i) items.push_back({{"id", "t" + std::to_string(i)}});
+    std::ofstream(dir + "tasks.json") << items.dump();
+  }
+  const Json input = {{"tasks", dir + "tasks.json"}, {"jobs", cap}};
+  int64_t commits = 0;
+  for (auto _ : state) {
+    jr2rt::SystemClock clock;
+    if (durable) {
+      state.PauseTiming();
+      for (const char* suffix : {"", "-wal", "-shm"}) std::remove((dir + "s.db" + suffix).c_str());
+      auto store = jr2rt::OpenSqliteStore(dir + "s.db");
+      state.ResumeTiming();
+      jr2rt::RunHost host(registry, *store, clock);
+      const std::string id = host.start("conformance_instant", input, dir);
+      if (host.run(id).status() != jr2rt::RunStatus::kDone)
+        state.SkipWithError("the run did not drain");
+      commits += store->revision(id);
+    } else {
+      jr2rt::Run run(registry, *registry.workflow("conformance_instant"), "bench", clock);
+      run.setHome(dir);
+      run.start(input);
+      if (run.status() != jr2rt::RunStatus::kDone) state.SkipWithError("the run did not drain");
+    }
+  }
+  state.SetItemsProcessed(state.iterations() * n);
+  if (durable) {
+    state.counters["commits/item"] =
+        static_cast<double>(commits) / static_cast<double>(state.iterations() * n);
+  }
+}
+BENCHMARK(BM_HostItems)
+    ->Args({10000, 8, 0})
+    ->Args({10000, 8, 1})
+    ->Args({10000, 64, 0})
+    ->Args({10000, 64, 1})
+    ->Unit(benchmark::kMillisecond);
+
+// A save stays flat as a run settles items (RUNTIME.md §7): N items settled one per step (cap
+// 1, each worker answered at its Gate), each step one commit through RunSaver. The counters
+// compare the first 1,000 steps with the last 1,000 before the run ends (the last step, which
+// ends it, writes the whole output once): time and snapshot bytes per step.
+void BM_FlatSaves(benchmark::State& state) {
+  jr2rt::Registry registry;
+  jr2gen::pool::RegisterWorkflows(registry);
+  const int64_t n = state.range(0);
+  const std::string path = "/tmp/jr2_flat_bench.db";
+  for (auto _ : state) {
+    for (const char* suffix : {"", "-wal", "-shm"}) std::remove((path + suffix).c_str());
+    auto db = jr2rt::OpenSqliteStore(path);
+    jr2rt::ManualClock clock;
+    jr2rt::Run run(registry, *registry.workflow("conformance_jobs"), "bench", clock);
+    int64_t next = 0;
+    Script(run, n, "wait", &next);
+    jr2rt::RunSaver saver(*db);
+    saver.attach(run, /*fresh=*/true);
+    run.start({{"jobs", 1}});
+    using Clock = std::chrono::steady_clock;
+    double firstMs = 0, lastMs = 0;
+    size_t firstBytes = 0, lastBytes = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      const auto t0 = Clock::now();
+      run.send("i" + std::to_string(i) + ".working", "finish", Json::object());
+      const double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+      if (i < 1000) firstMs += ms;
+      if (i >= n - 1001 && i < n - 1) lastMs += ms;
+      if (i == 999) firstBytes = run.snapshot().dump().size();
+      if (i == n - 2) lastBytes = run.snapshot().dump().size();
+    }
+    if (run.status() != jr2rt::RunStatus::kDone) state.SkipWithError("the run did not drain");
+    state.counters["first_1000_ms"] = firstMs;
+    state.counters["last_1000_ms"] = lastMs;
+    state.counters["last/first"] = lastMs / firstMs;
+    state.counters["snapshot_bytes_first"] = static_cast<double>(firstBytes);
+    state.counters["snapshot_bytes_last"] = static_cast<double>(lastBytes);
+  }
+  state.SetItemsProcessed(state.iterations() * n);
+}
+BENCHMARK(BM_FlatSaves)->Arg(100000)->Iterations(1)->Unit(benchmark::kMillisecond);
 
 // Starting N workers that each park at a Gate (cap N): what a Pool with a cap in the thousands
 // pays to fill its slots. Each call of `next` is given every live id, so this was quadratic

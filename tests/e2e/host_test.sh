@@ -8,7 +8,7 @@
 set -u
 runner=$(realpath "$1")
 tmp=$(mktemp -d)
-trap 'pkill -KILL -f "^sleep 30\.12[0-9]$" 2>/dev/null; rm -rf "$tmp"' EXIT
+trap 'pkill -KILL -f "^sleep (30\.12[0-9]|3\.127)$" 2>/dev/null; rm -rf "$tmp"' EXIT
 cd "$tmp" || exit 1
 passed=0
 failed=0
@@ -115,6 +115,19 @@ PY
   [ "$interrupted" -eq 8 ] && [ "$most" -eq 1 ] && pass \
     || fail "SIG$sig: $interrupted of 8 interrupted, an item ran $most times"
 done
+
+# 5. A timer fires on time while a process is out: the 1 s deadline beside a 3 s process ends
+# the run at 1 s (not when the process would have ended), and the process is killed.
+napper="$(dirname "$runner")/conformance_nap_process"
+t0=$(date +%s%N)
+"$napper" run > nap.out 2> nap.err
+nrc=$?
+ms=$((($(date +%s%N) - t0) / 1000000))
+left=$(sleeps 3.127)
+echo "a 1 s deadline beside a 3 s process: exit $nrc after $ms ms, $left processes left"
+[ "$nrc" -eq 0 ] && [ "$ms" -ge 900 ] && [ "$ms" -lt 2500 ] && pass \
+  || fail "the deadline did not fire on time: exit $nrc after $ms ms"
+[ "$left" -eq 0 ] && pass || fail "the process cut short is left running"
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
