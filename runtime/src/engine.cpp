@@ -50,8 +50,7 @@ void Engine::commitTurn() {
 bool Engine::releaseHeld() {
   // Only now, the turn stored, do the effects it started go out.
   bool released = false;
-  for (size_t i = 0; i < runs_.size(); ++i) {
-    Run* r = runs_[i];
+  for (Run* r : runs_) {
     if (r->held_.empty()) continue;
     std::vector<std::function<void()>> go;
     go.swap(r->held_);
@@ -63,8 +62,7 @@ bool Engine::releaseHeld() {
 
 bool Engine::fireDue() {
   bool fired = false;
-  for (size_t i = 0; i < runs_.size(); ++i) {
-    Run* r = runs_[i];
+  for (Run* r : runs_) {
     if (r->clock().real() && r->fireDue()) {
       r->dirty_ = true;
       fired = true;
@@ -94,6 +92,10 @@ uint64_t Engine::drive() {
     commitTurn();
     if (stop_ && stop_()) return turns;
     if (releaseHeld() || fireDue()) continue;
+    if (again_) {
+      again_ = false;
+      continue;
+    }
     if (out_.load() == 0) return turns;
     // Work is out (a host function, a process): wait for its result, the next timer of a run on
     // a real clock, or the next look at stop_, whichever comes first.

@@ -56,6 +56,10 @@ class Engine {
     stopEvery_ = everyMs;
   }
 
+  // Asks for one more turn after the current one even when no effect is out: the stop test
+  // queued a step (a delivery a host took from its inbox).
+  void again() { again_ = true; }
+
   // Runs turns until nothing is ready and no effect is out, or stopWhen's test is true. Timers
   // of runs on a real clock that fall due meanwhile fire on time. Gives the number of turns.
   uint64_t drive();
@@ -78,6 +82,7 @@ class Engine {
   std::function<void(const std::vector<Run*>&)> turn_;
   std::function<bool()> stop_;
   int64_t stopEvery_ = 0;
+  bool again_ = false;
 };
 
 }  // namespace jr2rt

@@ -111,6 +111,8 @@ RunHost::RunHost(const Registry& registry, Store& store, Clock& clock, int threa
   // engine looks every 100 ms.
   engine_->stopWhen(
       [this] {
+        // The answers to deliveries that the turn just committed go out first, stop or not.
+        answerDue();
         if (g_signal != 0) return true;
         serveInbox();
         return false;
@@ -190,7 +192,7 @@ std::string RunHost::start(const std::string& workflow, const Json& input,
   const WorkflowInfo* wf = registry_.workflow(workflow);
   if (wf == nullptr) throw BadInput("there is no workflow `" + Printable(workflow) + "` here");
   CheckInput(*wf, input);  // a refused input stores nothing
-  const std::string id = NewRunId();
+  std::string id = NewRunId();
   Hosted h;
   h.lock = store_.lock(id, [](const std::string&) {});
   h.saver = std::make_unique<RunSaver>(store_);
@@ -236,7 +238,7 @@ std::unique_ptr<Run> RunHost::restore(const StoredRun& stored, RunSaver* saver) 
 }
 
 std::string RunHost::take(const std::string& prefix, const std::string& workflow) {
-  const std::string id = store_.resolve(prefix);
+  std::string id = store_.resolve(prefix);
   if (runs_.count(id) != 0) return id;
   auto lock = store_.lock(id, [&](const std::string& holder) {
     note("another command" + (holder.empty() ? std::string() : " (" + holder + ")") +
@@ -298,20 +300,21 @@ void RunHost::cancel(const std::string& id) {
   engine_->drive();
 }
 
-void RunHost::serveInbox() {
-  // The answers to deliveries queued before the turn just committed: that turn ran them.
-  if (!answersDue_.empty()) {
-    std::vector<std::pair<int64_t, std::string>> due;
-    due.swap(answersDue_);
-    for (const auto& [seq, id] : due) {
-      auto it = runs_.find(id);
-      if (it == runs_.end()) continue;
-      Run& run = *it->second.run;
-      Json gates = Json::array();
-      for (const auto& g : run.gates()) gates.push_back(g.name);
-      store_.answer(seq, {{"status", ToString(run.status())}, {"gates", gates}});
-    }
+void RunHost::answerDue() {
+  if (answersDue_.empty()) return;
+  std::vector<std::pair<int64_t, std::string>> due;
+  due.swap(answersDue_);
+  for (const auto& [seq, id] : due) {
+    auto it = runs_.find(id);
+    if (it == runs_.end()) continue;
+    Run& run = *it->second.run;
+    Json gates = Json::array();
+    for (const auto& g : run.gates()) gates.push_back(g.name);
+    store_.answer(seq, {{"status", ToString(run.status())}, {"gates", gates}});
   }
+}
+
+void RunHost::serveInbox() {
   const int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
                           std::chrono::steady_clock::now().time_since_epoch())
                           .count();
@@ -332,14 +335,32 @@ void RunHost::serveInbox() {
         commit({&run});
         note("run " + run.id() + " was cancelled by another command");
         store_.answer(request.seq, {{"status", ToString(run.status())}});
-      } else if (request.verb == "send" && body.is_object() && body.contains("gate") &&
-                 body["gate"].is_string() && body.contains("event") && body["event"].is_string() &&
-                 body.contains("payload")) {
+        // Answers handed over before the cancel, in this pass, were never delivered: said so.
+        for (auto due = answersDue_.begin(); due != answersDue_.end();) {
+          if (due->second != run.id()) {
+            ++due;
+            continue;
+          }
+          store_.answer(due->first,
+                        {{"error", "run " + run.id() +
+                                       " was cancelled by another command before this answer "
+                                       "was delivered"}});
+          due = answersDue_.erase(due);
+        }
+      } else if (request.verb == "send") {
+        if (!body.is_object() || !body.contains("gate") || !body["gate"].is_string() ||
+            !body.contains("event") || !body["event"].is_string() || !body.contains("payload"))
+          throw BadInput("the request `send` must be {gate, event, payload}");
         const std::string gate = body["gate"].get<std::string>();
         const std::string event = body["event"].get<std::string>();
         run.deliver(gate, event, body["payload"]);  // checked here; delivered at the next turn
-        note("another command answered " + event + " at " + gate + " of run " + run.id());
+        std::string told = "another command answered ";
+        told += event;
+        told += " at " + gate;
+        told += " of run " + run.id();
+        note(told);
         answersDue_.emplace_back(request.seq, run.id());
+        engine_->again();  // the delivery is a step of the next turn, even with nothing out
       } else {
         throw BadInput("the request `" + request.verb + "` is not one a host takes");
       }
@@ -368,23 +389,36 @@ bool RunHost::lockFree(const std::string& id, std::string* holder) {
 
 std::optional<Json> RunHost::askHolder(const std::string& id, const std::string& holder,
                                        const std::string& verb, const Json& body,
-                                       int64_t patienceMs) {
+                                       int64_t patienceMs, bool told) {
   const int64_t seq = store_.ask(id, verb, body);
-  note("run " + id + " is driven by another command" +
-       (holder.empty() ? std::string() : " (" + holder + ")") + "; handing it the " + verb);
-  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(patienceMs);
+  if (!told) {
+    note("run " + id + " is driven by another command" +
+         (holder.empty() ? std::string() : " (" + holder + ")") + "; handing it the " + verb);
+  }
+  const auto start = std::chrono::steady_clock::now();
+  auto lastLook = start;
   for (;;) {
     if (auto answer = store_.answerOf(seq)) {
       if (answer->contains("error"))
         throw BadInput(answer->value("error", "the " + verb + " was refused"));
       return answer;
     }
-    if (std::chrono::steady_clock::now() >= until && store_.withdraw(seq)) {
-      note("it did not answer in " + DurationText(patienceMs) + "; waiting for its lock");
-      return std::nullopt;
+    const auto now = std::chrono::steady_clock::now();
+    if (g_signal != 0 && store_.withdraw(seq)) stopForSignal();  // taken: its answer comes
+    if (now - start >= std::chrono::milliseconds(patienceMs) && store_.withdraw(seq)) {
+      return std::nullopt;  // nobody took it: not done, and never done later
     }
-    if (g_signal != 0) {
-      if (store_.withdraw(seq)) stopForSignal();  // else it was taken: wait for the answer
+    // Taken and not answered: the holder is doing it, unless it stopped meanwhile (its lock is
+    // free): then nobody will answer, and whether the verb was done is in the run's feed.
+    if (now - lastLook >= std::chrono::seconds(1)) {
+      lastLook = now;
+      std::string who;
+      if (store_.taken(seq) && lockFree(id, &who)) {
+        store_.withdraw(seq);
+        throw std::runtime_error("the command that drove run " + id + " took the " + verb +
+                                 " and stopped before it answered; `log " + id +
+                                 "` shows whether it was done");
+      }
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
@@ -394,14 +428,25 @@ std::pair<std::string, bool> RunHost::takeOrHand(const std::string& prefix,
                                                  const std::string& workflow,
                                                  const std::string& verb, const Json& body,
                                                  int64_t patienceMs) {
-  const std::string id = store_.resolve(prefix);
+  std::string id = store_.resolve(prefix);
+  bool told = false;
   std::string holder;
-  if (!lockFree(id, &holder)) {
-    if (const StoredRun stored = store_.load(id); stored.workflow != workflow) {
-      throw BadInput("run " + stored.id + " is a run of `" + Printable(stored.workflow) +
-                     "`, not `" + Printable(workflow) + "`");
+  // Handed over for as long as a command holds the run's lock; taken here once it is free. A
+  // holder that does not answer (stopped, or not a runner) is asked again after each patience:
+  // a runner stopped with SIGSTOP and let go on gets the verb then.
+  while (!lockFree(id, &holder)) {
+    if (!told) {
+      if (const StoredRun stored = store_.load(id); stored.workflow != workflow) {
+        throw BadInput("run " + stored.id + " is a run of `" + Printable(stored.workflow) +
+                       "`, not `" + Printable(workflow) + "`");
+      }
     }
-    if (askHolder(id, holder, verb, body, patienceMs)) return {id, false};
+    if (askHolder(id, holder, verb, body, patienceMs, told)) return {id, false};
+    if (!told) {
+      note("it did not answer in " + DurationText(patienceMs) +
+           "; waiting for it (its lock, or its answer: the " + verb + " is asked again)");
+    }
+    told = true;
   }
   take(id, workflow);
   return {id, true};

@@ -19,6 +19,7 @@
 #include <iostream>
 #include <sstream>
 #include <thread>
+#include <tuple>
 
 #include "jr2/host.h"
 #include "jr2/run.h"
@@ -458,7 +459,7 @@ class Runner {
   // run --resume RUN: takes a saved run up again: fires the timers that fell due while no
   // process ran, and waits for the ones of work under way (all of them with --follow).
   int resume(const Args& a) {
-    if (!a.input.empty())
+    if (a.inputGiven)
       throw UsageError("`run --resume` goes on with the run's own input; remove --input");
     auto store = open(a, StoreMode::kReadOnly);
     SystemClock clock;
@@ -485,17 +486,20 @@ class Runner {
     auto store = open(a, StoreMode::kReadOnly);
     SystemClock clock;
     auto host = this->host(*store, clock, a);
-    // When another command drives the run (a `run` waiting for its processes), the answer is
-    // handed to it; it delivers it at its next turn and answers once that step is stored.
-    const auto [id, taken] = host->takeOrHand(
-        a.positional[0], workflow_, "send",
-        {{"gate", a.positional[1]}, {"event", a.positional[2]}, {"payload", payload}});
-    if (!taken) {
-      std::cerr << workflow_ << ": the command that drives run " << id << " took the answer\n";
-      return report(*host->peek(id, workflow_), a.json);
-    }
+    // Ctrl-C from here on: a hand-over not yet taken is withdrawn (it never happens later).
     CatchStops();
-    return drive(*host, id, [&, id = id] {
+    std::string id;
+    return drive(*host, id, [&] {
+      // When another command drives the run (a `run` waiting for its processes), the answer is
+      // handed to it; it delivers it at its next turn and answers once that step is stored.
+      bool taken = false;
+      std::tie(id, taken) = host->takeOrHand(
+          a.positional[0], workflow_, "send",
+          {{"gate", a.positional[1]}, {"event", a.positional[2]}, {"payload", payload}});
+      if (!taken) {
+        std::cerr << workflow_ << ": the command that drives run " << id << " took the answer\n";
+        return report(*host->peek(id, workflow_), a.json);
+      }
       host->send(id, a.positional[1], a.positional[2], payload);
       if (a.follow) host->follow(id, true);
       return report(host->run(id), a.json);
@@ -610,10 +614,15 @@ class Runner {
     auto host = this->host(*store, clock, a);
     // Stored with its `cancelled` and `ended` events, by this command or by the one that drives
     // the run now (asked through the store).
-    const auto [id, taken] = host->takeOrHand(a.positional[0], workflow_, "cancel", Json::object());
-    if (taken) host->cancel(id);
-    report(*host->peek(id, workflow_), a.json);
-    return kExitDone;  // RUNTIME.md §4: the `cancel` that cancelled the run exits 0
+    CatchStops();  // Ctrl-C: a hand-over not yet taken is withdrawn
+    std::string id;
+    return drive(*host, id, [&] {
+      bool taken = false;
+      std::tie(id, taken) = host->takeOrHand(a.positional[0], workflow_, "cancel", Json::object());
+      if (taken) host->cancel(id);
+      report(*host->peek(id, workflow_), a.json);
+      return kExitDone;  // RUNTIME.md §4: the `cancel` that cancelled the run exits 0
+    });
   }
 
   // log RUN [--follow]: the run's feed as it was saved, each line with its local time; with

@@ -835,14 +835,27 @@ class SqliteStore final : public Store {
   }
 
   std::optional<Json> answerOf(int64_t seq) override {
-    Stmt s(*db_, "SELECT answer FROM requests WHERE seq = ? AND answer IS NOT NULL");
-    s.bind(1, seq);
-    if (!s.step()) return std::nullopt;
-    Json a = Json::parse(s.text(0), nullptr, false);
+    // One write transaction, taken at once (it waits for another writer within the busy
+    // timeout): a read turned into a write inside it would fail at once under WAL instead.
+    Txn txn(*db_, "BEGIN IMMEDIATE");
+    std::optional<Json> out;
+    {
+      Stmt s(*db_, "SELECT answer FROM requests WHERE seq = ? AND answer IS NOT NULL");
+      s.bind(1, seq);
+      if (!s.step()) return std::nullopt;
+      out = Json::parse(s.text(0), nullptr, false);
+    }
     Stmt d(*db_, "DELETE FROM requests WHERE seq = ?");
     d.bind(1, seq);
     d.step();
-    return a;
+    txn.commit();
+    return out;
+  }
+
+  bool taken(int64_t seq) override {
+    Stmt s(*db_, "SELECT taken FROM requests WHERE seq = ?");
+    s.bind(1, seq);
+    return s.step() && s.integer(0) != 0;
   }
 
   bool withdraw(int64_t seq) override {
@@ -897,6 +910,10 @@ class SqliteStore final : public Store {
         Stmt row(*db_, "DELETE FROM runs WHERE id = ?");
         row.bind(1, id).step();
       }
+      // The inbox keeps nothing for long: requests of runs that are gone, and answers whose
+      // asker stopped before it read them.
+      db_->exec(
+          "DELETE FROM requests WHERE answer IS NOT NULL OR run NOT IN (SELECT id FROM runs)");
       txn.commit();
     }
     // The lock files go after the commit: a lock file without a run is harmless, the reverse is

@@ -62,6 +62,24 @@ TEST(StrictFields, NestedRecordsNameTheirPath) {
             "fields are name, passed");
 }
 
+TEST(StrictFields, ASchemaErrorCarriesThePathOfTheFieldItIsAbout) {
+  jr2rt::StrictFields strict;
+  auto m = jr2gen::strict::Make_reviewer();
+  const Json checks = {{{"name", "a"}, {"passed", true}}, {{"name", "b"}, {"pased", true}}};
+  try {
+    m->checkInput({{"review", With(kReview, "/checks"_json_pointer, checks)}});
+    FAIL() << "a misspelled field must be refused";
+  } catch (const jr2rt::SchemaError& e) {
+    EXPECT_EQ(e.path(), "input of reviewer.review.checks[1]");
+  }
+  try {
+    m->checkInput({{"review", With(kReview, "/rounds"_json_pointer, "two")}});
+    FAIL() << "a string where a number goes must be refused";
+  } catch (const jr2rt::SchemaError& e) {
+    EXPECT_EQ(e.path(), "input of reviewer.review.rounds");
+  }
+}
+
 TEST(StrictFields, OutsideTheScopeExtraFieldsAreIgnored) {
   const Json extra = {{"review", With(kReview, "/chek"_json_pointer, 1)}, {"rouns", 2}};
   EXPECT_FALSE(jr2rt::StrictFields::active());

@@ -85,6 +85,26 @@ echo "send: refused answer exit $bad, answer exit $src, run exit $rc, $settled s
 [ "$rc" = 0 ] && [ "$settled" = 10 ] && pass || fail "the run should end done with 10 settled: exit $rc, $settled"
 python3 -c "import json; print(json.dumps([{'id': 't%02d' % i} for i in range(8)]))" > tasks.json
 
+# 2b. Many clients at once: 12 sends and 2 cancels against one `run` that waits for processes.
+# Each gets its own answer (3 for a send taken, 5 or 65 for one that came after the cancel, 0
+# for the cancel that cancelled, 65 for the one after it), none fails on the store being busy,
+# and the inbox is left empty.
+start_run 30.124 many.log
+for i in $(seq 1 12); do "$runner" send "$id" source more > /dev/null 2> "many.send.$i.err" & done
+sleep 0.5
+for i in 1 2; do "$runner" cancel "$id" > /dev/null 2> "many.cancel.$i.err" & done
+wait_exit "$pid"
+wait
+busy=$(cat many.*.err | grep -c "busy" || true)
+hung=$(pgrep -c -f "$runner (send|cancel) $id" || true)
+left=$(python3 -c "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute('select count(*) from requests').fetchone()[0])" "$JR2_STORE")
+after=$(sleeps 30.124)
+echo "12 sends and 2 cancels at once: run exit $rc, busy errors $busy, clients left $hung, inbox rows left $left, processes left $after"
+[ "$rc" = 5 ] && pass || fail "the run should end cancelled (5), not $rc"
+[ "$busy" -eq 0 ] && pass || fail "$busy clients failed on a busy store: $(cat many.*.err | grep busy | head -2)"
+[ "$left" -eq 0 ] && pass || fail "$left requests left in the inbox"
+[ "$after" -eq 0 ] && pass || fail "$after processes left"
+
 # 3. and 4. SIGTERM and SIGINT while `run` waits for 8 processes.
 for sig in TERM INT; do
   nap=30.122

@@ -75,7 +75,7 @@ flock "$lockfile" sleep 5 &
 holder=$!
 for _ in $(seq 100); do flock -n "$lockfile" true || break; sleep 0.05; done
 start=$(date +%s%N)
-expect "a send waits for a holder that does not answer" 0 'did not answer in 3 s; waiting for its lock' -- "$napper" send "$killed" asking finish
+expect "a send waits for a holder that does not answer" 0 'did not answer in 3 s; waiting for it' -- "$napper" send "$killed" asking finish
 waited_ms=$(( ($(date +%s%N) - start) / 1000000 ))
 wait "$holder"
 if [ "$waited_ms" -ge 1000 ]; then ok; else fail "the send did not wait for the lock ($waited_ms ms)"; fi

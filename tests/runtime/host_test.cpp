@@ -70,6 +70,7 @@ class CountingStore final : public jr2rt::Store {
   void answer(int64_t seq, const Json& a) override { inner_->answer(seq, a); }
   std::optional<Json> answerOf(int64_t seq) override { return inner_->answerOf(seq); }
   bool withdraw(int64_t seq) override { return inner_->withdraw(seq); }
+  bool taken(int64_t seq) override { return inner_->taken(seq); }
 
  private:
   std::unique_ptr<jr2rt::Store> inner_;

@@ -149,8 +149,12 @@ class RunHost {
   std::vector<std::pair<int64_t, std::string>> answersDue_;
   // Asks the holder of run `id`'s lock for `verb` with `body` through the inbox; gives its
   // answer, or nothing when it did not answer within `patienceMs` (the request withdrawn).
+  // `told`: the person was told already that the run is handed over.
   std::optional<Json> askHolder(const std::string& id, const std::string& holder,
-                                const std::string& verb, const Json& body, int64_t patienceMs);
+                                const std::string& verb, const Json& body, int64_t patienceMs,
+                                bool told);
+  // Writes the answers of answersDue_ (after the turn that stored their steps).
+  void answerDue();
   // Whether run `id`'s lock is free now (taken and let go at once); if not, who holds it.
   bool lockFree(const std::string& id, std::string* holder);
 };

@@ -149,6 +149,8 @@ class Store {
   virtual void answer(int64_t seq, const Json& answer) = 0;
   virtual std::optional<Json> answerOf(int64_t seq) = 0;
   virtual bool withdraw(int64_t seq) = 0;
+  // Whether a host has taken request `seq` (and not answered it yet, or the asker not read it).
+  virtual bool taken(int64_t seq) = 0;
 };
 
 enum class StoreMode {
