@@ -452,6 +452,38 @@ std::pair<std::string, bool> RunHost::takeOrHand(const std::string& prefix,
   return {id, true};
 }
 
+std::string RunHost::resolve(const std::string& prefix, const std::string& workflow) {
+  std::string id = store_.resolve(prefix);
+  if (const auto r = store_.summary(id); r && r->workflow != workflow) {
+    throw BadInput("run " + id + " is a run of `" + Printable(r->workflow) + "`, not `" +
+                   Printable(workflow) + "`");
+  }
+  return id;
+}
+
+std::vector<RunSummary> RunHost::runs(bool ended, const std::string& workflow) {
+  std::vector<RunSummary> out;
+  for (auto& r : store_.list(ended)) {
+    if (workflow.empty() || r.workflow == workflow) out.push_back(std::move(r));
+  }
+  return out;
+}
+
+std::vector<FeedLine> RunHost::feed(const std::string& id, int64_t afterSeq) {
+  return store_.feed(id, afterSeq);
+}
+
+int64_t RunHost::revision(const std::string& id) { return store_.revision(id); }
+
+std::string RunHost::storedStatus(const std::string& id) {
+  const auto r = store_.summary(id);
+  return r ? r->status : std::string();
+}
+
+int64_t RunHost::prune(int64_t beforeMs, const std::string& workflow) {
+  return store_.prune(beforeMs, workflow);
+}
+
 void RunHost::tick(const std::string& id) {
   hosted(id).run->tick();
   if (g_signal != 0) stopForSignal();

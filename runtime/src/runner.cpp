@@ -530,11 +530,9 @@ class Runner {
     RunHost host(registry_, *store, clock);
     std::vector<std::string> ids;
     if (a.positional.size() == 1) {
-      ids.push_back(store->resolve(a.positional[0]));
+      ids.push_back(host.resolve(a.positional[0], workflow_));
     } else {
-      for (const auto& r : store->list(false)) {
-        if (r.workflow == workflow_) ids.push_back(r.id);
-      }
+      for (const auto& r : host.runs(false, workflow_)) ids.push_back(r.id);
     }
     Json all = Json::array();
     int broken = 0;
@@ -575,9 +573,8 @@ class Runner {
     std::vector<RunSummary> found;
     try {
       auto store = open(a, StoreMode::kReadOnly);
-      for (auto& r : store->list(a.all)) {
-        if (r.workflow == workflow_) found.push_back(std::move(r));
-      }
+      SystemClock clock;
+      found = RunHost(registry_, *store, clock).runs(a.all, workflow_);
     } catch (const StoreMissing&) {
       // No store yet: no runs, and nothing is created by looking.
     }
@@ -630,15 +627,13 @@ class Runner {
   int log(const Args& a) {
     if (a.positional.size() != 1) throw UsageError("`log` takes RUN");
     auto store = open(a, StoreMode::kReadOnly);
-    const std::string id = store->resolve(a.positional[0]);
-    if (const StoredRun stored = store->load(id); stored.workflow != workflow_) {
-      throw BadInput("run " + id + " is a run of `" + Printable(stored.workflow) + "`, not `" +
-                     workflow_ + "`");
-    }
+    SystemClock clock;
+    RunHost host(registry_, *store, clock);
+    const std::string id = host.resolve(a.positional[0], workflow_);
     int64_t seq = 0;
     Json all = Json::array();
     auto show = [&] {
-      for (const auto& f : store->feed(id, seq)) {
+      for (const auto& f : host.feed(id, seq)) {
         seq = f.seq;
         const Json doc = {{"seq", f.seq},
                           {"time", f.timeMs},
@@ -658,11 +653,11 @@ class Runner {
     if (a.follow) {
       int64_t rev = -1;
       for (;;) {
-        const int64_t now = store->revision(id);
+        const int64_t now = host.revision(id);
         if (now != rev) {
           rev = now;
           show();
-          if (const std::string status = store->load(id).status; status != "waiting") {
+          if (const std::string status = host.storedStatus(id); status != "waiting") {
             std::cerr << workflow_ << ": run " << id << " ended " << status << "\n";
             break;
           }
@@ -684,7 +679,8 @@ class Runner {
     const int64_t before = SystemClock().nowMs() - age;
     try {
       auto store = open(a, StoreMode::kReadOnly);
-      pruned = store->prune(before, workflow_);
+      SystemClock clock;
+      pruned = RunHost(registry_, *store, clock).prune(before, workflow_);
     } catch (const StoreMissing&) {
     }
     if (a.json) PrintJson({{"pruned", pruned}, {"endedBefore", before}});

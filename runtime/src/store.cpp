@@ -865,6 +865,19 @@ class SqliteStore final : public Store {
     return sqlite3_changes(db_->handle()) == 1;
   }
 
+  std::optional<RunSummary> summary(const std::string& id) override {
+    Stmt s(*db_, "SELECT id, workflow, status, updated, rev FROM runs WHERE id = ?");
+    s.bind(1, id);
+    if (!s.step()) return std::nullopt;
+    RunSummary r;
+    r.id = s.text(0);
+    r.workflow = s.text(1);
+    r.status = s.text(2);
+    r.updatedMs = s.integer(3);
+    r.revision = s.integer(4);
+    return r;
+  }
+
   int64_t revision(const std::string& id) override {
     Stmt s(*db_, "SELECT rev FROM runs WHERE id = ?");
     s.bind(1, id);

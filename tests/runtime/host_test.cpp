@@ -52,6 +52,9 @@ class CountingStore final : public jr2rt::Store {
   std::string resolve(const std::string& prefix) override { return inner_->resolve(prefix); }
   std::vector<jr2rt::RunSummary> list(bool all) override { return inner_->list(all); }
   int64_t revision(const std::string& id) override { return inner_->revision(id); }
+  std::optional<jr2rt::RunSummary> summary(const std::string& id) override {
+    return inner_->summary(id);
+  }
   std::vector<jr2rt::FeedLine> feed(const std::string& id, int64_t after) override {
     return inner_->feed(id, after);
   }

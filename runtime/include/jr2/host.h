@@ -103,6 +103,18 @@ class RunHost {
   // another command meanwhile is taken up again from what that command stored.
   void follow(const std::string& id, bool all);
 
+  // ---- reading the store ---------------------------------------------------------------------
+  // The full id of the stored run `prefix`, a run of `workflow` (BadInput for another's).
+  std::string resolve(const std::string& prefix, const std::string& workflow);
+  // The runs of `workflow` (every workflow for ""): the waiting ones, or all with `ended`.
+  std::vector<RunSummary> runs(bool ended, const std::string& workflow);
+  // Run `id`'s feed after line `afterSeq`; its stored revision and status (to follow it).
+  std::vector<FeedLine> feed(const std::string& id, int64_t afterSeq);
+  int64_t revision(const std::string& id);
+  std::string storedStatus(const std::string& id);
+  // Deletes the runs of `workflow` that ended before `beforeMs`; gives how many.
+  int64_t prune(int64_t beforeMs, const std::string& workflow);
+
   // ---- stopping ------------------------------------------------------------------------------
   // Async-signal-safe: asks every host of this process to stop (a SIGINT or SIGTERM handler
   // calls it). A host call under way then stops at the end of the current turn — everything

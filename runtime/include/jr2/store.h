@@ -118,6 +118,8 @@ class Store {
   virtual std::string resolve(const std::string& prefix) = 0;
   // Summaries, oldest change first: the waiting runs, or every run with `includeEnded`.
   virtual std::vector<RunSummary> list(bool includeEnded) = 0;
+  // Run `id`'s summary (its full id), without reading its snapshot; nothing when there is none.
+  virtual std::optional<RunSummary> summary(const std::string& id) = 0;
   // The stored revision of run `id` (its full id), without reading its snapshot; 0 when none.
   virtual int64_t revision(const std::string& id) = 0;
   // The feed of run `id` after line `afterSeq`, in order.
