@@ -17,6 +17,7 @@
 #include <unordered_set>
 
 #include "engine.h"
+#include "jr2/host.h"
 #include "jr2/source.h"
 #include "jr2/stdlib.h"
 #include "jr2/store.h"
@@ -59,6 +60,29 @@ RunStatus RunStatusFrom(const std::string& s) {
 namespace {
 std::string Join(const std::string& prefix, const std::string& name) {
   return prefix.empty() ? name : prefix + "." + name;
+}
+
+// What is wrong with an item id (§2.4), or "": a Pool starts no worker under such an id.
+std::string IdProblem(const std::string& id) {
+  if (id.empty()) return "is empty";
+  // A NUL cannot be passed in a command's arguments: that item's Gates could never be answered.
+  if (id.find('\0') != std::string::npos) return "contains a NUL character";
+  if (id.find('.') != std::string::npos) return "contains `.` (ids name Gates: `<id>.<state>`)";
+  if (id == "source") return "is `source`, the name of the Pool's own Gate";
+  return "";
+}
+
+// A stable fingerprint of a text (64-bit FNV-1a, hex): what a run keeps of an item it skipped.
+std::string Fingerprint(const std::string& text) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : text) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  static const char* hex = "0123456789abcdef";
+  std::string out(16, '0');
+  for (int i = 15; i >= 0; --i, h >>= 4) out[static_cast<size_t>(i)] = hex[h & 15];
+  return out;
 }
 }  // namespace
 
@@ -397,11 +421,11 @@ class PoolActor final : public Actor {
       : Actor(run, parent, key, std::move(prefix)), spec_(spec) {}
 
   void start(const Json& given) override {
-    if (spec_.dispatch || spec_.standing || spec_.source.form != SourceSpec::Form::kNext) {
+    if (spec_.dispatch || spec_.standing || spec_.source.form == SourceSpec::Form::kPush) {
       throw Defect("pool `" + spec_.name + "` is " +
                    (spec_.dispatch   ? "a Pool of runs"
                     : spec_.standing ? "a standing Pool"
-                                     : "a Pool over a read or push Source") +
+                                     : "a Pool over a push Source") +
                    ", which this runtime does not run yet (docs/runtime.md says what it runs)");
     }
     try {
@@ -502,6 +526,7 @@ class PoolActor final : public Actor {
             {"nextKey", nextKey_},
             {"ended", ended_},
             {"calling", inFlight_ || latch_},
+            {"skipped", Json(std::vector<std::string>(skipped_.begin(), skipped_.end()))},
             {"pollDue", pollArmed_ ? Json(pollDue_) : Json(nullptr)}};
   }
 
@@ -522,6 +547,9 @@ class PoolActor final : public Actor {
     items_ = snap.at("items");
     failures_ = snap.at("failures");
     lastOpen_ = snap.at("open").get<int64_t>();
+    if (snap.contains("skipped")) {
+      for (const auto& k : snap.at("skipped")) skipped_.insert(k.get<std::string>());
+    }
     nextKey_ = snap.at("nextKey").get<int>();
     ended_ = snap.at("ended").get<bool>();
     for (const auto& w : snap.at("workers")) {
@@ -560,7 +588,8 @@ class PoolActor final : public Actor {
     wakeOpen_ = true;
   }
 
-  // Calls `next` unless a call is in flight (then latch, §2.2) or `cap` workers run (§2.3).
+  // Calls `next` (or reads) unless a call is in flight (then latch, §2.2) or `cap` workers run
+  // (§2.3).
   void request() {
     if (ended_) return;
     if (inFlight_) {
@@ -568,6 +597,7 @@ class PoolActor final : public Actor {
       return;
     }
     if (static_cast<int64_t>(workers_.size()) >= cap_) return;
+    if (spec_.source.form == SourceSpec::Form::kRead) return read();
     // The Pool polls only while it waits: a call going out ends that wait.
     if (pollArmed_) {
       run_.unschedule(this, 0);
@@ -610,6 +640,115 @@ class PoolActor final : public Actor {
     source_->next(
         run,
         {args, [self, alive] { return alive.expired() ? NextQuery() : self->query(); }, answer});
+  }
+
+  // A read Source (ADR-0017 0.7.0, RUNTIME.md §3): the set is read again, whole, through an
+  // idempotent effect, and one read claims every free slot. A settle, a wake (or a hook's
+  // `reread`) during a read sets the latch: one more read after it.
+  void read() {
+    if (pollArmed_) {
+      run_.unschedule(this, 0);
+      pollArmed_ = false;
+    }
+    inFlight_ = true;
+    latch_ = false;
+    if (!args_) {
+      args_ = std::make_shared<const Json>(spec_.source.args ? spec_.source.args(input_)
+                                                             : Json::object());
+    }
+    const std::string& fn = spec_.source.function;
+    PoolActor* self = this;
+    std::weak_ptr<int> alive = alive_;
+    // Both come back on the strand; a Pool gone by then is told nothing.
+    auto answer = [self, alive](const Json& a) {
+      if (!alive.expired()) self->onRead(a);
+    };
+    auto failed = [self, alive](const Failure& f) {
+      if (!alive.expired()) self->onReadFailed(f);
+    };
+    if (const ReadCall* scripted = run_.scriptedRead(fn)) {
+      Run& run = run_;
+      (*scripted)(
+          *args_, [&run, answer](Json a) { run.post([answer, a] { answer(a); }); },
+          [&run, failed](const Failure& f) { run.post([failed, f] { failed(f); }); });
+      return;
+    }
+    const HostFunction* host = run_.registry().host(fn);
+    if (host == nullptr) {
+      throw Defect("source `" + spec_.source.name + "` reads with `" + fn +
+                   "`, which this runner does not have");
+    }
+    run_.offload([host, args = args_] { return (*host)(*args); }, answer, failed);
+  }
+
+  void onRead(const Json& answer) {
+    inFlight_ = false;
+    if (ended_) return;
+    Json items;
+    try {
+      items = spec_.source.items ? spec_.source.items(answer) : answer;
+    } catch (const std::exception& e) {
+      return onReadFailed(Failure(std::string("its answer has no items: ") + ErrorText(e)));
+    }
+    if (!items.is_array()) {
+      return onReadFailed(Failure("its items are " + KindOf(items) + ", not a list"));
+    }
+    // Known ids are dropped before a claim; an item with no usable id gets no worker and a
+    // `skipped` mark, once in the run's life; every free slot is claimed from this one read.
+    std::unordered_set<std::string> seen;
+    for (const Json& item : items) {
+      if (static_cast<int64_t>(workers_.size()) >= cap_) break;
+      std::string id;
+      try {
+        id = spec_.itemId(item, input_);
+      } catch (const std::exception& e) {
+        skip(item, "its id cannot be read: " + ErrorText(e));
+        continue;
+      }
+      if (const std::string why = IdProblem(id); !why.empty()) {
+        skip(item, "its id `" + Printable(id) + "` " + why);
+        continue;
+      }
+      if (liveIds_.count(id) != 0 || settledSet_.count(id) != 0 || !seen.insert(id).second) {
+        continue;
+      }
+      claim(item);
+    }
+    if (latch_) {
+      latch_ = false;
+      return request();
+    }
+    if (workers_.empty()) return end();
+    armPoll();
+  }
+
+  void onReadFailed(const Failure& f) {
+    inFlight_ = false;
+    if (ended_) return;
+    run_.emit("read-failed", {{"pool", prefix_}, {"reason", f.reason()}},
+              "source `" + spec_.source.name + "`: the read failed: " + f.reason() +
+                  "; it gave no items");
+    if (latch_) {
+      latch_ = false;
+      return request();
+    }
+    if (spec_.source.pollEveryMs > 0) return armPoll();  // the next poll reads again
+    if (workers_.empty() && spec_.source.wake.empty()) {
+      // Nothing would ever read again: the Pool cannot go on.
+      return fail(Failure("the read of source `" + spec_.source.name + "` failed (" + f.reason() +
+                          ") and it has no poll_every or wake to read again"));
+    }
+  }
+
+  // A `skipped` mark on the feed, once per item in the run's life (a read at each poll finds
+  // it again).
+  void skip(const Json& item, const std::string& why) {
+    const std::string key = Fingerprint(item.dump(-1, ' ', false, Json::error_handler_t::replace));
+    if (!skipped_.insert(key).second) return;
+    std::string shown = item.dump(-1, ' ', false, Json::error_handler_t::replace);
+    if (shown.size() > 120) shown = shown.substr(0, 117) + "...";
+    run_.emit("skipped", {{"pool", prefix_}, {"item", item}, {"reason", why}},
+              "source `" + spec_.source.name + "` skipped an item: " + why + ": " + shown);
   }
 
   // What `next` is given (§2.1): the lists and the input, shared with the Pool, never copied.
@@ -657,11 +796,7 @@ class PoolActor final : public Actor {
       throw Defect("source `" + spec_.source.name + "` gave the item id `" + shown + "`, which " +
                    rule);
     };
-    if (id.empty()) defect("is empty");
-    // A NUL cannot be passed in a command's arguments: that item's Gates could never be answered.
-    if (id.find('\0') != std::string::npos) defect("contains a NUL character");
-    if (id.find('.') != std::string::npos) defect("contains `.` (ids name Gates: `<id>.<state>`)");
-    if (id == "source") defect("is `source`, the name of the Pool's own Gate");
+    if (const std::string why = IdProblem(id); !why.empty()) defect(why);
     if (liveIds_.count(id) != 0) defect("a live worker holds");
     if (settledSet_.count(id) != 0) {
       defect("a worker already finished in this run");
@@ -822,6 +957,7 @@ class PoolActor final : public Actor {
   int64_t lastOpen_ = 0;
   int nextKey_ = 0;
   bool inFlight_ = false;
+  std::set<std::string> skipped_;  // the items a read skipped, by fingerprint: marked once
   bool latch_ = false;
   bool wakeOpen_ = false;
   bool pollArmed_ = false;

@@ -7,3 +7,7 @@ jr2rt::Json jr2gen::pool::scripted_next(const jr2rt::Json&, const jr2rt::NextQue
 }
 
 jr2rt::Json jr2gen::pool::echo_host(const jr2rt::Json& args) { return args.at("value"); }
+
+jr2rt::Json jr2gen::pool::scripted_read(const jr2rt::Json&) {
+  throw jr2rt::Defect("scripted_read is scripted by the tests; run the suite, not this runner");
+}

@@ -205,4 +205,35 @@ TEST(HttpGet, AMachineInvokesItAndSeesTheBodyOrTheFailure) {
   }
 }
 
+// A read Source whose read is `std.http_get`: the set is read whole, every free slot is claimed
+// from one read, and a read that finds only known ids with nothing live drains the Pool. A
+// failed read (404) gives no items; with nothing that would read again, the Pool fails.
+TEST(HttpGet, AReadSourceReadsTheSetOverHttp) {
+  S server(Answers{
+      {"/items", S::Response("200 OK", "application/json",
+                             R"({"items":[{"id":"A","mode":"done"},{"id":"B","mode":"done"},)"
+                             R"({"id":"C","mode":"done"}]})")}});
+  jr2rt::Registry registry;
+  jr2gen::pool::RegisterWorkflows(registry);
+  jr2rt::ManualClock clock;
+  {
+    jr2rt::Run run(registry, *registry.workflow("conformance_http_read"), "r1", clock);
+    run.start({{"url", server.url("/items")}});
+    ASSERT_EQ(run.status(), jr2rt::RunStatus::kDone) << run.reason();
+    EXPECT_EQ(run.output()["items"].size(), 3u);
+    EXPECT_EQ(run.output()["status"], "drained");
+  }
+  {
+    jr2rt::Run run(registry, *registry.workflow("conformance_http_read"), "r2", clock);
+    std::vector<std::string> failedReads;
+    run.onEvent([&](const jr2rt::Run::FeedEvent& e) {
+      if (e.kind == "read-failed") failedReads.push_back(e.line);
+    });
+    run.start({{"url", server.url("/missing")}});
+    EXPECT_EQ(run.status(), jr2rt::RunStatus::kFailed);
+    ASSERT_EQ(failedReads.size(), 1u);
+    EXPECT_NE(failedReads[0].find("answered 404 Not Found"), std::string::npos) << failedReads[0];
+  }
+}
+
 }  // namespace

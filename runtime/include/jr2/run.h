@@ -83,6 +83,11 @@ using NextCall =
 class Actor;
 class Engine;
 
+// A read Source's `read`, answered later: tests script it (Run::scriptRead). `answer` takes the
+// read's result; `failed` a Failure (a failed read gives no items).
+using ReadCall = std::function<void(const Json& args, std::function<void(Json)> answer,
+                                    std::function<void(const Failure&)> failed)>;
+
 // Throws BadInput when `input` does not fit `workflow` (unknown fields refused, with the path);
 // for a host that must know before it stores anything, or makes a store.
 void CheckInput(const WorkflowInfo& workflow, const Json& input);
@@ -206,6 +211,15 @@ class Run {
     scripted_[function] = std::move(call);
   }
 
+  // For tests: replaces how a read Source's `read` function is called.
+  void scriptRead(const std::string& function, ReadCall call) {
+    scriptedReads_[function] = std::move(call);
+  }
+  const ReadCall* scriptedRead(const std::string& function) const {
+    auto it = scriptedReads_.find(function);
+    return it == scriptedReads_.end() ? nullptr : &it->second;
+  }
+
   // ---- used by the actors --------------------------------------------------------------------
   const Registry& registry() const { return registry_; }
   Clock& clock() { return clock_; }
@@ -287,6 +301,7 @@ class Run {
   std::map<std::string, GateEntry> gates_;
   std::vector<Timer> timers_;
   std::map<std::string, NextCall> scripted_;
+  std::map<std::string, ReadCall> scriptedReads_;
   std::function<void(const std::string&)> progress_;
   std::function<void(const FeedEvent&)> event_;
   std::function<void()> commit_;
