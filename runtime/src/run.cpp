@@ -642,6 +642,47 @@ class PoolActor final : public Actor {
         {args, [self, alive] { return alive.expired() ? NextQuery() : self->query(); }, answer});
   }
 
+ public:
+  // A hook delivery for this Pool's Source (ADR-0017 0.7.0): its verdict, decided now from the
+  // Source's hook lines alone; a `reread` is a step of the Pool's, posted.
+  Json hook(const std::string& service, const std::string& key, const Json& payload) {
+    auto skipped = [](const std::string& reason) {
+      return Json{{"verdict", "skipped"}, {"reason", reason}};
+    };
+    if (ended_) return skipped("pool `" + spec_.name + "` has ended");
+    for (const HookSpec& h : spec_.source.hooks) {
+      if (h.service != service || h.eventKey != key) continue;
+      switch (h.verdict) {
+        case HookSpec::Verdict::kReread: {
+          if (spec_.source.form == SourceSpec::Form::kPush)
+            return skipped("`reread` is for pull and read Sources, and `" + spec_.source.name +
+                           "` is a push Source");
+          run_.emit(
+              "reread", {{"pool", prefix_}, {"hook", service}, {"event", key}},
+              "source `" + spec_.source.name + "`: hook " + service + " " + key + ": read again");
+          later([this] { request(); });  // during a call, the latch: one more after it
+          return {{"verdict", "reread"}, {"reason", ""}};
+        }
+        case HookSpec::Verdict::kSkip: {
+          try {
+            const Json params = spec_.source.params ? spec_.source.params(input_) : Json::object();
+            const Json reason = h.value ? h.value(payload, params) : Json("");
+            return skipped(reason.is_string() ? reason.get<std::string>() : reason.dump());
+          } catch (const std::exception& e) {
+            return skipped("the hook's `skip` failed: " + ErrorText(e));  // a throw is a skip
+          }
+        }
+        case HookSpec::Verdict::kCarry:
+          return skipped("`carry` is for push Sources, and `" + spec_.source.name + "` is a " +
+                         (spec_.source.form == SourceSpec::Form::kRead ? "read" : "pull") +
+                         " Source");
+      }
+    }
+    return skipped("source `" + spec_.source.name + "` has no hook for " + service + " `" + key +
+                   "`");
+  }
+
+ private:
   // A read Source (ADR-0017 0.7.0, RUNTIME.md §3): the set is read again, whole, through an
   // idempotent effect, and one read claims every free slot. A settle, a wake (or a hook's
   // `reread`) during a read sets the latch: one more read after it.
@@ -1304,6 +1345,19 @@ void Run::answerAgent(const std::string& gate) {
          "agent " + agent + " answered " + event + " at " + gate + " (scripted reply " +
              std::to_string(used + 1) + ")");
   });
+}
+
+Json Run::hook(const std::string& service, const std::string& eventKey, const Json& payload) {
+  auto* pool = dynamic_cast<PoolActor*>(top_.get());
+  if (ended() || pool == nullptr) {
+    return {{"verdict", "skipped"},
+            {"reason", ended() ? "run " + id_ + " has ended `" + ToString(status_) + "`"
+                               : "run " + id_ + " is not a Pool over a Source"}};
+  }
+  Json verdict = pool->hook(service, eventKey, payload);
+  dirty_ = true;
+  drain();
+  return verdict;
 }
 
 void Run::tick() {

@@ -192,4 +192,31 @@ TEST_F(Reads, AReadThatFindsNothingNewWithNothingLiveDrainsThePool) {
   EXPECT_EQ(reads, 2);
 }
 
+// Hooks on a read Source: `reread` reads again now (and latches one more read during one), a
+// `skip` line gives its reason, an event with no line is skipped saying so.
+TEST_F(Reads, AHookRereadReadsAgainAndASkipSaysWhy) {
+  defer = true;
+  auto run = make("conformance_read");
+  run->start({{"jobs", 3}});
+  answer(*run, Items({"A"}));
+  ASSERT_EQ(reads, 1);
+  EXPECT_EQ(run->hook("forge", "issues.labeled", Json::object()),
+            (Json{{"verdict", "reread"}, {"reason", ""}}));
+  EXPECT_EQ(reads, 2) << "a free slot and no read out: the reread reads now";
+  EXPECT_EQ(run->hook("forge", "issues.labeled", Json::object())["verdict"], "reread");
+  EXPECT_EQ(reads, 2) << "a read is out: the reread latches";
+  answer(*run, Items({"A", "B"}));
+  EXPECT_EQ(reads, 3) << "one more read after it";
+  answer(*run, Items({"A", "B", "C"}));
+  EXPECT_EQ(started(), (std::vector<std::string>{"A", "B", "C"}));
+  EXPECT_EQ(count("reread"), 2);
+  EXPECT_EQ(run->hook("forge", "issues.closed", {{"action", "closed"}}),
+            (Json{{"verdict", "skipped"}, {"reason", "closed issues start nothing"}}));
+  EXPECT_EQ(run->hook("forge", "push", Json::object()),
+            (Json{{"verdict", "skipped"},
+                  {"reason", "source `read_items` has no hook for forge `push`"}}));
+  EXPECT_EQ(run->hook("sentry", "issues.labeled", Json::object())["verdict"], "skipped");
+  EXPECT_EQ(reads, 3) << "a skip reads nothing";
+}
+
 }  // namespace

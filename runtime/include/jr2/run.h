@@ -127,6 +127,12 @@ class Run {
   // nothing), before anything drives the run: a payload refused is refused before the work it
   // would wait for. A Gate not open now is left for send() to judge.
   void precheck(const std::string& gate, const std::string& event, const Json& payload) const;
+  // A hook delivery (`POST /hooks/NAME`, RUNTIME.md §6) to this run's top Pool, whose Source
+  // maps (`service`, `eventKey`) to a verdict: `reread` (a pull or read Source calls `next` or
+  // reads again now; during a call it latches one more), or `skipped` with its reason (a `skip`
+  // line, no line for that event, a verdict the Source's form cannot take). Gives
+  // `{verdict, reason}` and drives the run.
+  Json hook(const std::string& service, const std::string& eventKey, const Json& payload);
   // Fires every timer that is due by the clock and drives the run.
   void tick();
   // Fires every timer that is due by the clock, without driving: true when one fired. The
