@@ -152,6 +152,7 @@ void RunHost::attach(Hosted& h, bool fresh) {
     if (event_) event_(id, e);
   });
   if (!agents_.is_null()) run.scriptAgents(agents_);
+  for (const auto& [function, call] : reads_) run.scriptRead(function, call);
 }
 
 void RunHost::commit(const std::vector<Run*>& runs) {
@@ -482,6 +483,29 @@ std::string RunHost::storedStatus(const std::string& id) {
 
 int64_t RunHost::prune(int64_t beforeMs, const std::string& workflow) {
   return store_.prune(beforeMs, workflow);
+}
+
+Json RunHost::deliverHook(const std::string& hook, const std::string& eventKey,
+                          const std::string& delivery, const Json& payload) {
+  if (!delivery.empty()) {
+    if (auto first = store_.hookAnswer(hook, delivery)) return *first;  // changes nothing
+  }
+  Json runs = Json::array();
+  std::string verdict = "skipped";
+  std::string reason;
+  for (const auto& id : ids()) {
+    Json v = run(id).hook(hook, eventKey, payload);  // drives: a reread's read goes out
+    if (g_signal != 0) stopForSignal();
+    if (v["verdict"] == "reread") verdict = "reread";
+    if (reason.empty() && v["verdict"] == "skipped") reason = v.value("reason", "");
+    v["run"] = id;
+    runs.push_back(std::move(v));
+  }
+  if (runs.empty()) reason = "no run is waiting for hook " + hook;
+  Json answer = {
+      {"verdict", verdict}, {"reason", verdict == "reread" ? "" : reason}, {"runs", runs}};
+  if (!delivery.empty()) store_.logHook(hook, delivery, SystemClock().nowMs(), eventKey, answer);
+  return answer;
 }
 
 void RunHost::tick(const std::string& id) {

@@ -48,7 +48,12 @@ const char* const kSchema =
     // waits for a process), and that host's answer.
     "CREATE TABLE IF NOT EXISTS requests ("
     " seq INTEGER PRIMARY KEY AUTOINCREMENT, run TEXT NOT NULL, verb TEXT NOT NULL,"
-    " body TEXT NOT NULL, taken INTEGER NOT NULL DEFAULT 0, answer TEXT);";
+    " body TEXT NOT NULL, taken INTEGER NOT NULL DEFAULT 0, answer TEXT);"
+    // The hook log: each delivery by its id, with the answer it got (a delivery sent again gets
+    // its first answer).
+    "CREATE TABLE IF NOT EXISTS hooks ("
+    " hook TEXT NOT NULL, delivery TEXT NOT NULL, time INTEGER NOT NULL, event TEXT NOT NULL,"
+    " answer TEXT NOT NULL, PRIMARY KEY (hook, delivery)) WITHOUT ROWID;";
 
 std::string Quoted(const std::string& path) { return "`" + path + "`"; }
 
@@ -849,6 +854,38 @@ class SqliteStore final : public Store {
     d.bind(1, seq);
     d.step();
     txn.commit();
+    return out;
+  }
+
+  std::optional<Json> hookAnswer(const std::string& hook, const std::string& delivery) override {
+    Stmt s(*db_, "SELECT answer FROM hooks WHERE hook = ? AND delivery = ?");
+    s.bind(1, hook).bind(2, delivery);
+    if (!s.step()) return std::nullopt;
+    return Json::parse(s.text(0), nullptr, false);
+  }
+
+  void logHook(const std::string& hook, const std::string& delivery, int64_t timeMs,
+               const std::string& event, const Json& answer) override {
+    Stmt s(*db_,
+           "INSERT INTO hooks (hook, delivery, time, event, answer) VALUES (?, ?, ?, ?, ?) "
+           "ON CONFLICT DO NOTHING");
+    s.bind(1, hook).bind(2, delivery).bind(3, timeMs).bind(4, event);
+    s.bind(5, answer.dump(-1, ' ', false, Json::error_handler_t::replace));
+    s.step();
+  }
+
+  std::vector<Json> hookLog(const std::string& hook, int64_t limit) override {
+    Stmt s(*db_,
+           "SELECT delivery, time, event, answer FROM hooks WHERE hook = ? "
+           "ORDER BY time DESC, delivery LIMIT ?");
+    s.bind(1, hook).bind(2, limit);
+    std::vector<Json> out;
+    while (s.step()) {
+      out.push_back({{"delivery", s.text(0)},
+                     {"time", s.integer(1)},
+                     {"event", s.text(2)},
+                     {"answer", Json::parse(s.text(3), nullptr, false)}});
+    }
     return out;
   }
 

@@ -9,6 +9,7 @@
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 #include "engine.h"
 #include "jr2/run.h"
@@ -74,6 +75,16 @@ class CountingStore final : public jr2rt::Store {
   std::optional<Json> answerOf(int64_t seq) override { return inner_->answerOf(seq); }
   bool withdraw(int64_t seq) override { return inner_->withdraw(seq); }
   bool taken(int64_t seq) override { return inner_->taken(seq); }
+  std::optional<Json> hookAnswer(const std::string& hook, const std::string& d) override {
+    return inner_->hookAnswer(hook, d);
+  }
+  void logHook(const std::string& hook, const std::string& d, int64_t t, const std::string& e,
+               const Json& a) override {
+    inner_->logHook(hook, d, t, e, a);
+  }
+  std::vector<Json> hookLog(const std::string& hook, int64_t limit) override {
+    return inner_->hookLog(hook, limit);
+  }
 
  private:
   std::unique_ptr<jr2rt::Store> inner_;
@@ -204,6 +215,42 @@ TEST_F(Host, AStoredRunThatNoLongerFitsIsMarkedDriftedOnce) {
   EXPECT_THROW(host.peek("abcd", "conformance_instant"), jr2rt::RunDrifted);
   EXPECT_THROW(host.peek("abcd", "conformance_torture"), jr2rt::BadInput)
       << "another workflow's run is refused, not restored";
+}
+
+// A hook delivery through the host: its verdict from the run's Source, logged by delivery id; the
+// same delivery again gets its first answer and reads nothing.
+TEST_F(Host, AHookDeliveryIsAnsweredOnceByItsIdAndLogged) {
+  const std::string dir = FreshDir("hook");
+  auto store = jr2rt::OpenSqliteStore(dir + "store.db");
+  jr2rt::ManualClock manual;
+  jr2rt::RunHost host(registry, *store, manual);
+  int reads = 0;
+  host.scriptRead("scripted_read", [&](const Json&, std::function<void(Json)> answer,
+                                       std::function<void(const jr2rt::Failure&)>) {
+    ++reads;
+    answer({{"items", Json::array({{{"id", "A"}, {"mode", "wait"}}})}});
+  });
+  const std::string id = host.start("conformance_read", {{"jobs", 2}}, dir);
+  ASSERT_EQ(reads, 1);
+  const Json first = host.deliverHook("forge", "issues.labeled", "d-1", Json::object());
+  EXPECT_EQ(first["verdict"], "reread");
+  EXPECT_EQ(first["runs"][0]["run"], id);
+  EXPECT_EQ(reads, 2);
+  EXPECT_EQ(host.deliverHook("forge", "issues.labeled", "d-1", Json::object()), first)
+      << "the same delivery gets its first answer";
+  EXPECT_EQ(reads, 2) << "and changes nothing";
+  const Json skipped = host.deliverHook("forge", "issues.closed", "d-2", Json::object());
+  EXPECT_EQ(skipped["verdict"], "skipped");
+  EXPECT_EQ(skipped["reason"], "closed issues start nothing");
+  std::map<std::string, std::string> logged;  // delivery -> verdict
+  for (const Json& entry : store->hookLog("forge", 10)) {
+    logged[entry["delivery"].get<std::string>()] = entry["answer"]["verdict"].get<std::string>();
+  }
+  EXPECT_EQ(logged, (std::map<std::string, std::string>{{"d-1", "reread"}, {"d-2", "skipped"}}));
+  // A run's feed tells the reread; a skip is the hook log's alone.
+  int rereads = 0;
+  for (const auto& f : store->feed(id, 0)) rereads += f.kind == "reread" ? 1 : 0;
+  EXPECT_EQ(rereads, 1);
 }
 
 }  // namespace

@@ -59,6 +59,11 @@ class RunHost {
   void onNote(std::function<void(const std::string& note)> fn) { note_ = std::move(fn); }
   // The scripted Agent harness (Run::scriptAgents), for every run this host drives.
   void scriptAgents(Json script) { agents_ = std::move(script); }
+  // For tests: how a read Source's `read` function is called (Run::scriptRead), in every run this
+  // host drives from now on.
+  void scriptRead(const std::string& function, ReadCall call) {
+    reads_[function] = std::move(call);
+  }
 
   // ---- the verbs -----------------------------------------------------------------------------
   // Starts a run of `workflow` with `input` and drives it until nothing more can happen now.
@@ -95,6 +100,13 @@ class RunHost {
   std::pair<std::string, bool> takeOrHand(const std::string& prefix, const std::string& workflow,
                                           const std::string& verb, const Json& body,
                                           int64_t patienceMs = 3000);
+  // A hook delivery (`POST /hooks/HOOK`): event `eventKey`, id `delivery` ("" when it has none),
+  // body `payload`, to every run this host drives (Run::hook), and the answer: `{verdict,
+  // reason, runs: [{run, verdict, reason}]}`, `reread` when a run reads again, else `skipped`
+  // with the first reason. The answer is kept in the hook log; a delivery id already logged gets
+  // its first answer and changes nothing.
+  Json deliverHook(const std::string& hook, const std::string& eventKey,
+                   const std::string& delivery, const Json& payload);
   // Fires run `id`'s timers that are due and drives it.
   void tick(const std::string& id);
   // Waits for run `id`'s timers and drives it on as they fire: the timers of work under way
@@ -154,6 +166,7 @@ class RunHost {
   std::function<void(const std::string&, const Run::FeedEvent&)> event_;
   std::function<void(const std::string&)> note_;
   Json agents_;
+  std::map<std::string, ReadCall> reads_;
   int stoppedEffects_ = 0;
   int64_t inboxCheckedMs_ = 0;  // steady ms
   // Requests whose step was queued (an answer delivered): answered after the turn that stores

@@ -152,6 +152,14 @@ class Store {
   virtual void answer(int64_t seq, const Json& answer) = 0;
   virtual std::optional<Json> answerOf(int64_t seq) = 0;
   virtual bool withdraw(int64_t seq) = 0;
+  // The hook log (`GET /hooks/NAME`): each delivery of hook `hook` with its id, its event and
+  // the answer it got. hookAnswer() gives the first answer to a delivery id already logged (a
+  // delivery sent again gets it, and changes nothing); logHook() keeps the first of two.
+  virtual std::optional<Json> hookAnswer(const std::string& hook, const std::string& delivery) = 0;
+  virtual void logHook(const std::string& hook, const std::string& delivery, int64_t timeMs,
+                       const std::string& event, const Json& answer) = 0;
+  // The newest `limit` deliveries of `hook`, newest first: `{delivery, time, event, answer}`.
+  virtual std::vector<Json> hookLog(const std::string& hook, int64_t limit) = 0;
   // Whether a host has taken request `seq` (and not answered it yet, or the asker not read it).
   virtual bool taken(int64_t seq) = 0;
 };
