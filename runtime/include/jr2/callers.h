@@ -1,0 +1,74 @@
+// Callers and their scopes (RUNTIME.md §6, ADR-0014): who may do what over `serve`'s HTTP. The
+// callers file holds only the SHA-256 of each token; a request's bearer token is hashed and
+// compared with every caller's in constant time. `serve` also writes an instance token, with
+// every scope, to `<store>.token` (mode 0600).
+#pragma once
+
+#include <map>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "jr2/value.h"
+
+namespace jr2rt {
+
+enum class Scope { kStart, kRead, kAnswer, kCancel };
+const char* ToString(Scope s);
+
+struct Caller {
+  std::string name;
+  std::string tokenSha256;  // 64 lowercase hex digits
+  // Workflow name (or `*`, every workflow) to the scopes the caller has there.
+  std::map<std::string, std::set<Scope>> scopes;
+  // For `answer`: the Gates it may answer (`*` matches any run of characters, `*.review`); empty:
+  // every Gate.
+  std::vector<std::string> gates;
+  bool instance = false;  // the instance token: every scope on every workflow
+};
+
+// A hook's verifier: the environment variable that holds its HMAC secret.
+struct HookConfig {
+  std::string secretEnv;
+};
+
+class Callers {
+ public:
+  // The callers file's JSON: `{ "callers": [ {name, token_sha256, scopes, gates?} ], "hooks":
+  // { NAME: { "secret_env": VAR } } }`. Throws BadInput naming the field and the fix (`where`
+  // names the file); an unknown field is refused with the closest name.
+  static Callers Parse(const Json& doc, const std::string& where);
+  static Callers Load(const std::string& path);
+
+  // Adds the instance token (every scope, every workflow).
+  void addInstance(const std::string& token);
+
+  enum class Decision { kAllowed, kUnauthorized, kForbidden };
+  // May the bearer of `token` use `scope` on `workflow` (and, for `answer` by a caller limited
+  // to some Gates, Gate `gate`)? 401 without a known token, 403 without the scope.
+  Decision authorize(std::string_view token, const std::string& workflow, Scope scope,
+                     const std::string& gate = "") const;
+  // The caller whose token is `token`, or null. Every caller's hash is compared, equal or not.
+  const Caller* identify(std::string_view token) const;
+  // Whether `caller` may answer Gate `gate` (its `gates` patterns; none: every Gate).
+  static bool MayAnswerGate(const Caller& caller, const std::string& gate);
+
+  const std::vector<Caller>& callers() const { return callers_; }
+  const std::map<std::string, HookConfig>& hooks() const { return hooks_; }
+
+ private:
+  std::vector<Caller> callers_;
+  std::map<std::string, HookConfig> hooks_;
+};
+
+// `*` as any run of characters (none included); every other character as itself.
+bool GlobMatches(std::string_view pattern, std::string_view text);
+
+// The instance token of the store at `storePath`: read from `<storePath>.token`, or made (32
+// random bytes, hex) and written there with mode 0600 when the file does not exist. A token file
+// that is a symbolic link, not a plain file, readable by others, or not a token is refused
+// (StoreError-like BadInput), never followed or overwritten.
+std::string InstanceToken(const std::string& storePath);
+
+}  // namespace jr2rt
