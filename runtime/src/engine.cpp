@@ -111,4 +111,24 @@ uint64_t Engine::drive() {
   }
 }
 
+void Engine::serve() {
+  for (;;) {
+    if (io_.stopped()) io_.restart();
+    io_.poll();
+    commitTurn();
+    if (stop_ && stop_()) return;
+    if (releaseHeld() || fireDue()) continue;
+    if (again_) {
+      again_ = false;
+      continue;
+    }
+    std::optional<int64_t> waitMs = nextDue();
+    const int64_t every = stopEvery_ > 0 ? stopEvery_ : 100;
+    waitMs = waitMs ? std::min(*waitMs, every) : every;
+    auto work = boost::asio::make_work_guard(io_);
+    io_.run_one_for(std::chrono::milliseconds(std::max<int64_t>(0, *waitMs)));
+    work.reset();
+  }
+}
+
 }  // namespace jr2rt

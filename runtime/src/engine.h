@@ -63,6 +63,10 @@ class Engine {
   // Runs turns until nothing is ready and no effect is out, or stopWhen's test is true. Timers
   // of runs on a real clock that fall due meanwhile fire on time. Gives the number of turns.
   uint64_t drive();
+  // Runs turns for as long as stopWhen's test is false, waiting between them for whatever comes
+  // (an effect's result, a timer on the wall clock, a handler such as an HTTP connection's),
+  // and asking the test at least every stopWhen period: `serve`.
+  void serve();
 
  private:
   // Commits the runs that changed (one group commit when onTurn set one).

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -508,23 +509,63 @@ Json RunHost::deliverHook(const std::string& hook, const std::string& eventKey,
   return answer;
 }
 
+int RunHost::takeLive(const std::vector<std::string>& workflows) {
+  int taken = 0;
+  for (const auto& summary : store_.list(false)) {
+    if (runs_.count(summary.id) != 0) continue;
+    if (std::find(workflows.begin(), workflows.end(), summary.workflow) == workflows.end())
+      continue;
+    std::string holder;
+    if (!lockFree(summary.id, &holder)) continue;  // another command drives it: later
+    try {
+      take(summary.id, summary.workflow);
+      run(summary.id).tick();  // the timers that fell due while nobody hosted it
+      ++taken;
+    } catch (const std::exception& e) {
+      // One run that cannot be taken (damaged, drifted) is told once and left; the others go on.
+      runs_.erase(summary.id);
+      if (refused_.insert(summary.id).second)
+        note("run " + summary.id + " is not hosted: " + ErrorText(e));
+    }
+  }
+  return taken;
+}
+
+void RunHost::serve(const std::function<void()>& every) {
+  auto last = std::chrono::steady_clock::now();
+  engine_->stopWhen(
+      [this, &every, &last] {
+        answerDue();
+        if (g_signal != 0) return true;
+        serveInbox();
+        if (every && std::chrono::steady_clock::now() - last >= std::chrono::seconds(1)) {
+          last = std::chrono::steady_clock::now();
+          every();
+        }
+        return false;
+      },
+      100);
+  engine_->serve();
+  for (auto& [id, h] : runs_) stoppedEffects_ += h.run->stopEffects();
+}
+
 void RunHost::tick(const std::string& id) {
   hosted(id).run->tick();
   if (g_signal != 0) stopForSignal();
 }
 
-void RunHost::follow(const std::string& id, bool all) {
+bool RunHost::follow(const std::string& id, bool all) {
   bool told = false;
   for (;;) {
     Hosted* h = &hosted(id);
     Run* run = h->run.get();
-    if (run->ended()) return;
+    if (run->ended()) return true;
     // While the host stays, every timer fires on time, deadlines and polls included.
     const auto next = all || run->nextUnattendedTimer() ? run->nextTimer() : std::nullopt;
-    if (!next) return;
+    if (!next) return true;
     const int64_t wait = *next - clock_.nowMs();
     if (wait > 0) {
-      if (!clock_.real()) return;  // a manual clock moves only when its owner says
+      if (!clock_.real()) return true;  // a manual clock moves only when its owner says
       if (!told) {
         note("run " + id + " has a timer due in " + DurationText(wait) +
              (all ? "; waiting for it (--follow)"
@@ -540,7 +581,13 @@ void RunHost::follow(const std::string& id, bool all) {
         std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(
             until - std::chrono::steady_clock::now(), std::chrono::milliseconds(100)));
       }
-      h->lock->take();
+      if (!h->lock->tryTake()) {
+        // Another command took the run over during the wait (`serve`): it goes on there.
+        note("run " + id + " is driven by another command now; it goes on there");
+        h->lock.reset();
+        runs_.erase(id);
+        return false;
+      }
       // A `send` or a `cancel` may have changed the run meanwhile: go on from what it stored,
       // never from this host's older copy, which would undo it.
       if (store_.revision(id) != h->saver->revision()) {

@@ -24,6 +24,7 @@
 #include "jr2/host.h"
 #include "jr2/run.h"
 #include "jr2/store.h"
+#include "serve.h"
 
 namespace jr2rt {
 namespace {
@@ -40,6 +41,7 @@ struct Args {
   std::string agents;  // --agents FILE: the scripted Agent harness
   bool resumeGiven = false;
   std::string endedBefore;  // prune --ended-before DURATION
+  std::string listen;       // serve --listen HOST:PORT
   bool inputGiven = false;
   int threads = 0;            // --threads N: for blocking host functions; 0 the default
   bool endOfOptions = false;  // after `--`, every word is positional
@@ -212,6 +214,7 @@ class Runner {
     if (a.follow && a.verb != "run" && a.verb != "send" && a.verb != "log")
       throw UsageError("`--follow` goes with `run`, `send` and `log`");
     if (a.all && a.verb != "runs") throw UsageError("`--all` goes with `runs`");
+    if (!a.listen.empty() && a.verb != "serve") throw UsageError("`--listen` goes with `serve`");
     if (a.inputGiven && a.verb != "run") throw UsageError("`--input` goes with `run`");
     if (a.threads > 0 && a.verb != "run" && a.verb != "send")
       throw UsageError("`--threads` goes with `run` and `send`");
@@ -223,8 +226,10 @@ class Runner {
     if (a.verb == "cancel") return cancel(a);
     if (a.verb == "log") return log(a);
     if (a.verb == "prune") return prune(a);
+    if (a.verb == "serve") return serve(a);
     throw UsageError("unknown verb `" + Printable(a.verb) +
-                     "`; the verbs are run, send, status, gates, runs, cancel, log and prune");
+                     "`; the verbs are run, send, status, gates, runs, cancel, log, prune and "
+                     "serve");
   }
 
  private:
@@ -451,7 +456,7 @@ class Runner {
     std::string id;
     return drive(*host, id, [&] {
       id = host->start(workflow_, input, home);
-      host->follow(id, a.follow);
+      if (!host->follow(id, a.follow)) return report(*host->peek(id, workflow_), a.json);
       return report(host->run(id), a.json);
     });
   }
@@ -471,7 +476,7 @@ class Runner {
     CatchStops();
     return drive(*host, id, [&] {
       host->tick(id);  // nothing due: nothing is written, and the stored run stays as it is
-      host->follow(id, a.follow);
+      if (!host->follow(id, a.follow)) return report(*host->peek(id, workflow_), a.json);
       return report(host->run(id), a.json);
     });
   }
@@ -501,7 +506,7 @@ class Runner {
         return report(*host->peek(id, workflow_), a.json);
       }
       host->send(id, a.positional[1], a.positional[2], payload);
-      if (a.follow) host->follow(id, true);
+      if (a.follow && !host->follow(id, true)) return report(*host->peek(id, workflow_), a.json);
       return report(host->run(id), a.json);
     });
   }
@@ -669,6 +674,22 @@ class Runner {
     return kExitDone;
   }
 
+  // serve [--listen HOST:PORT]: hosts every waiting run of this runner's workflows until SIGTERM
+  // or Ctrl-C (RUNTIME.md §6).
+  int serve(const Args& a) {
+    if (!a.positional.empty()) throw UsageError("`serve` takes no run; it hosts every waiting one");
+    ServeOptions options;
+    if (!a.listen.empty()) options.listen = a.listen;
+    for (const auto& w : registry_.workflows()) options.workflows.push_back(w.name);
+    auto store = open(a);
+    SystemClock clock;
+    auto host = this->host(*store, clock, a);
+    CatchStops();
+    return Serve(*host, options, [this](const std::string& line) {
+      std::cerr << workflow_ << ": " << Printable(line) << "\n" << std::flush;
+    });
+  }
+
   // prune --ended-before DURATION: deletes this workflow's runs that ended longer ago than that.
   int prune(const Args& a) {
     if (!a.positional.empty()) throw UsageError("`prune` takes no run; give --ended-before");
@@ -735,6 +756,8 @@ Args Parse(int argc, char** argv) {
       a.agents = value("--agents");
     else if (s == "--ended-before")
       a.endedBefore = value("--ended-before");
+    else if (s == "--listen")
+      a.listen = value("--listen");
     else if (s == "--threads") {
       if (a.threads != 0) throw UsageError("`--threads` is given twice");
       const std::string v = value("--threads");
@@ -795,6 +818,8 @@ int RunnerMain(const Registry& registry, const char* workflow, int argc, char** 
         << "  log   RUN [--follow]                                             the run's feed\n"
         << "  prune --ended-before DURATION                                    delete runs that "
            "ended before\n"
+        << "  serve [--listen HOST:PORT]                                       host every waiting "
+           "run, over HTTP\n"
         << "Every verb that prints takes --json.\n\n"
         << "The store is ./jr2.db, or --store PATH, or $JR2_STORE. A run prefix of 4+ characters\n"
         << "addresses a run. Exit codes: done 0, failed 1, deadlocked 2, waiting 3, error 4,\n"

@@ -406,6 +406,35 @@ class FileLock final : public RunLock {
     held_ = false;
   }
 
+  bool tryTake() override {
+    if (held_) return true;
+    if (fd_ >= 0) {
+      if (flock(fd_, LOCK_EX | LOCK_NB) != 0) return false;
+      if (StillAt(dirFd_, name_, fd_)) {
+        held_ = true;
+        return true;
+      }
+      // The file was replaced meanwhile (its holder unlinked it): nobody holds that one; the
+      // new one is tried, without waiting either.
+      flock(fd_, LOCK_UN);
+      ::close(fd_);
+      fd_ = -1;
+    }
+    const int fd =
+        openat(dirFd_, name_.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0600);
+    if (fd < 0) return false;
+    struct stat st {};
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || flock(fd, LOCK_EX | LOCK_NB) != 0 ||
+        !StillAt(dirFd_, name_, fd)) {
+      ::close(fd);
+      return false;
+    }
+    fd_ = fd;
+    held_ = true;
+    Stamp();
+    return true;
+  }
+
   void take() override {
     if (held_) return;
     if (fd_ >= 0) {

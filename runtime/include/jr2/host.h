@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -112,8 +113,9 @@ class RunHost {
   // Waits for run `id`'s timers and drives it on as they fire: the timers of work under way
   // (an actor that holds no Gate, a retry's cool-down), or every timer with `all`, until it
   // ends or only Gates remain. While it sleeps it gives up the run's lock; a run changed by
-  // another command meanwhile is taken up again from what that command stored.
-  void follow(const std::string& id, bool all);
+  // another command meanwhile is taken up again from what that command stored. False when,
+  // during a wait, another command (`serve`) took the run over: this host no longer drives it.
+  bool follow(const std::string& id, bool all);
 
   // ---- reading the store ---------------------------------------------------------------------
   // The full id of the stored run `prefix`, a run of `workflow` (BadInput for another's).
@@ -126,6 +128,18 @@ class RunHost {
   std::string storedStatus(const std::string& id);
   // Deletes the runs of `workflow` that ended before `beforeMs`; gives how many.
   int64_t prune(int64_t beforeMs, const std::string& workflow);
+
+  // ---- serving -------------------------------------------------------------------------------
+  // Takes up every waiting run of `workflows` that no other command drives now (a run whose lock
+  // is held is left for later); gives how many it took this time.
+  int takeLive(const std::vector<std::string>& workflows);
+  // Drives every run it hosts for as long as no signal comes: timers fire on time, the inbox is
+  // answered, `every()` is called about every second (to take up new runs, say). On SIGTERM or
+  // SIGINT it returns after the turn under way is committed, the processes its runs started
+  // killed (they read `interrupted` when a host takes the runs up again).
+  void serve(const std::function<void()>& every);
+  // The engine, for a front end that puts its own handlers on it (serve's HTTP).
+  Engine& engine() { return *engine_; }
 
   // ---- stopping ------------------------------------------------------------------------------
   // Async-signal-safe: asks every host of this process to stop (a SIGINT or SIGTERM handler
@@ -167,6 +181,7 @@ class RunHost {
   std::function<void(const std::string&)> note_;
   Json agents_;
   std::map<std::string, ReadCall> reads_;
+  std::set<std::string> refused_;  // runs takeLive could not take, told once
   int stoppedEffects_ = 0;
   int64_t inboxCheckedMs_ = 0;  // steady ms
   // Requests whose step was queued (an answer delivered): answered after the turn that stores

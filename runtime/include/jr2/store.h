@@ -91,6 +91,8 @@ class RunLock {
   virtual ~RunLock() = default;
   virtual void release() = 0;
   virtual void take() = 0;
+  // take() without waiting: false when another process holds the lock now.
+  virtual bool tryTake() = 0;
 };
 
 class Store {

@@ -1,0 +1,22 @@
+// `<runner> serve` (RUNTIME.md §6), behind the runner's command line. Private to the runner.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "jr2/host.h"
+
+namespace jr2rt {
+
+struct ServeOptions {
+  std::string listen = "127.0.0.1:8470";
+  std::vector<std::string> workflows;  // the workflows whose runs it hosts
+};
+
+// Serves until SIGTERM or SIGINT (RunHost::Interrupt), then exits 0. `say` prints a line for a
+// person. Throws BadInput for a `--listen` it cannot use.
+int Serve(RunHost& host, const ServeOptions& options,
+          const std::function<void(const std::string&)>& say);
+
+}  // namespace jr2rt
