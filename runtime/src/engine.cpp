@@ -83,7 +83,11 @@ std::optional<int64_t> Engine::nextDue() const {
   return best;
 }
 
-uint64_t Engine::drive() {
+uint64_t Engine::drive() { return turns(/*forever=*/false); }
+
+void Engine::serve() { turns(/*forever=*/true); }
+
+uint64_t Engine::turns(bool forever) {
   uint64_t turns = 0;
   for (;;) {
     if (io_.stopped()) io_.restart();
@@ -96,37 +100,18 @@ uint64_t Engine::drive() {
       again_ = false;
       continue;
     }
-    if (out_.load() == 0) return turns;
-    // Work is out (a host function, a process): wait for its result, the next timer of a run on
-    // a real clock, or the next look at stop_, whichever comes first.
+    if (!forever && out_.load() == 0) return turns;
+    // Wait for an effect's result, the next timer of a run on a real clock, or the next look at
+    // stop_, whichever comes first (serving, at least every stopEvery_, 100 ms by default).
     std::optional<int64_t> waitMs = nextDue();
-    if (stop_ && stopEvery_ > 0) waitMs = waitMs ? std::min(*waitMs, stopEvery_) : stopEvery_;
+    const int64_t every = stopEvery_ > 0 ? stopEvery_ : (forever ? 100 : 0);
+    if ((stop_ || forever) && every > 0) waitMs = waitMs ? std::min(*waitMs, every) : every;
     auto work = boost::asio::make_work_guard(io_);
     if (waitMs) {
       io_.run_one_for(std::chrono::milliseconds(std::max<int64_t>(0, *waitMs)));
     } else {
       io_.run_one();
     }
-    work.reset();
-  }
-}
-
-void Engine::serve() {
-  for (;;) {
-    if (io_.stopped()) io_.restart();
-    io_.poll();
-    commitTurn();
-    if (stop_ && stop_()) return;
-    if (releaseHeld() || fireDue()) continue;
-    if (again_) {
-      again_ = false;
-      continue;
-    }
-    std::optional<int64_t> waitMs = nextDue();
-    const int64_t every = stopEvery_ > 0 ? stopEvery_ : 100;
-    waitMs = waitMs ? std::min(*waitMs, every) : every;
-    auto work = boost::asio::make_work_guard(io_);
-    io_.run_one_for(std::chrono::milliseconds(std::max<int64_t>(0, *waitMs)));
     work.reset();
   }
 }

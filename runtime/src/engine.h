@@ -69,6 +69,8 @@ class Engine {
   void serve();
 
  private:
+  // The turn loop of drive() (until quiet) and serve() (until stopped).
+  uint64_t turns(bool forever);
   // Commits the runs that changed (one group commit when onTurn set one).
   void commitTurn();
   // Releases the effects the committed turn started. True when one was released.

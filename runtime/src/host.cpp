@@ -39,6 +39,14 @@ std::string FiredText(const Run& run) {
   return what + " fired before this answer";
 }
 
+// Refuses another workflow's run: a runner drives the runs of its own workflows only.
+void CheckWorkflow(const std::string& id, const std::string& actual, const std::string& wanted) {
+  if (actual != wanted) {
+    throw BadInput("run " + id + " is a run of `" + Printable(actual) + "`, not `" +
+                   Printable(wanted) + "`");
+  }
+}
+
 }  // namespace
 
 std::string DurationText(int64_t ms) {
@@ -250,25 +258,24 @@ std::string RunHost::take(const std::string& prefix, const std::string& workflow
                                "` lets it go on; Ctrl-C ends this wait)"));
   });
   const StoredRun stored = store_.load(id);
-  if (stored.workflow != workflow) {
-    throw BadInput("run " + stored.id + " is a run of `" + Printable(stored.workflow) + "`, not `" +
-                   Printable(workflow) + "`");
-  }
+  CheckWorkflow(id, stored.workflow, workflow);
+  adopt(stored, std::move(lock));
+  return id;
+}
+
+RunHost::Hosted& RunHost::adopt(const StoredRun& stored, std::unique_ptr<RunLock> lock) {
   Hosted h;
   h.saver = std::make_unique<RunSaver>(store_);
   h.run = restore(stored, h.saver.get());
   h.lock = std::move(lock);
-  Hosted& ref = runs_[id] = std::move(h);
+  Hosted& ref = runs_[stored.id] = std::move(h);
   attach(ref, /*fresh=*/false);
-  return id;
+  return ref;
 }
 
 std::unique_ptr<Run> RunHost::peek(const std::string& prefix, const std::string& workflow) {
   const StoredRun stored = store_.load(prefix);
-  if (stored.workflow != workflow) {
-    throw BadInput("run " + stored.id + " is a run of `" + Printable(stored.workflow) + "`, not `" +
-                   Printable(workflow) + "`");
-  }
+  CheckWorkflow(stored.id, stored.workflow, workflow);
   return restore(stored, nullptr);
 }
 
@@ -295,11 +302,15 @@ void RunHost::cancel(const std::string& id) {
   Run& run = *h.run;
   if (run.ended())
     throw BadInput("run " + id + " has already ended `" + ToString(run.status()) + "`");
-  run.cancel();  // its children stop: processes killed, held effects never start
-  h.saver->addEvent(FeedLine(0, SystemClock().nowMs(), "cancelled", "cancelled"));
-  commit({&run});
+  cancelNow(h);
   // The processes killed end now: awaited (and reaped) here; the run, ended, takes no result.
   engine_->drive();
+}
+
+void RunHost::cancelNow(Hosted& h) {
+  h.run->cancel();  // its children stop: processes killed, held effects never start
+  h.saver->addEvent(FeedLine(0, SystemClock().nowMs(), "cancelled", "cancelled"));
+  commit({h.run.get()});
 }
 
 void RunHost::answerDue() {
@@ -332,9 +343,7 @@ void RunHost::serveInbox() {
       if (request.verb == "cancel") {
         if (run.ended())
           throw BadInput("run " + run.id() + " has already ended `" + ToString(run.status()) + "`");
-        run.cancel();  // its children stop: processes killed, held effects never start
-        h.saver->addEvent(FeedLine(0, SystemClock().nowMs(), "cancelled", "cancelled"));
-        commit({&run});
+        cancelNow(h);
         note("run " + run.id() + " was cancelled by another command");
         store_.answer(request.seq, {{"status", ToString(run.status())}});
         // Answers handed over before the cancel, in this pass, were never delivered: said so.
@@ -430,19 +439,13 @@ std::pair<std::string, bool> RunHost::takeOrHand(const std::string& prefix,
                                                  const std::string& workflow,
                                                  const std::string& verb, const Json& body,
                                                  int64_t patienceMs) {
-  std::string id = store_.resolve(prefix);
+  std::string id = resolve(prefix, workflow);  // another workflow's run is refused first
   bool told = false;
   std::string holder;
   // Handed over for as long as a command holds the run's lock; taken here once it is free. A
   // holder that does not answer (stopped, or not a runner) is asked again after each patience:
   // a runner stopped with SIGSTOP and let go on gets the verb then.
   while (!lockFree(id, &holder)) {
-    if (!told) {
-      if (const StoredRun stored = store_.load(id); stored.workflow != workflow) {
-        throw BadInput("run " + stored.id + " is a run of `" + Printable(stored.workflow) +
-                       "`, not `" + Printable(workflow) + "`");
-      }
-    }
     if (askHolder(id, holder, verb, body, patienceMs, told)) return {id, false};
     if (!told) {
       note("it did not answer in " + DurationText(patienceMs) +
@@ -456,10 +459,7 @@ std::pair<std::string, bool> RunHost::takeOrHand(const std::string& prefix,
 
 std::string RunHost::resolve(const std::string& prefix, const std::string& workflow) {
   std::string id = store_.resolve(prefix);
-  if (const auto r = store_.summary(id); r && r->workflow != workflow) {
-    throw BadInput("run " + id + " is a run of `" + Printable(r->workflow) + "`, not `" +
-                   Printable(workflow) + "`");
-  }
+  if (const auto r = store_.summary(id)) CheckWorkflow(id, r->workflow, workflow);
   return id;
 }
 
@@ -595,12 +595,7 @@ bool RunHost::follow(const std::string& id, bool all) {
              " was changed by another command during the wait; going on from what it stored");
         auto lock = std::move(h->lock);
         runs_.erase(id);
-        Hosted again;
-        again.saver = std::make_unique<RunSaver>(store_);
-        again.run = restore(store_.load(id), again.saver.get());
-        again.lock = std::move(lock);
-        Hosted& ref = runs_[id] = std::move(again);
-        attach(ref, /*fresh=*/false);
+        adopt(store_.load(id), std::move(lock));
       }
     }
     hosted(id).run->tick();  // a restored run schedules its timers as it is driven

@@ -6,14 +6,14 @@
 # `run --resume` that finds each cut process `interrupted`, never run again.
 # Usage: host_test.sh RUNNER   (conformance_torture)
 set -u
+lib="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/lib.sh"
 runner=$(realpath "$1")
 tmp=$(mktemp -d)
 trap 'pkill -KILL -f "^sleep (30\.12[0-9]|3\.127)$" 2>/dev/null; rm -rf "$tmp"' EXIT
+. "$lib"  # ok, fail
 cd "$tmp" || exit 1
 passed=0
 failed=0
-pass() { passed=$((passed + 1)); }
-fail() { echo "FAIL $*"; failed=$((failed + 1)); }
 export JR2_STORE="$tmp/store.db"
 
 python3 -c "import json; print(json.dumps([{'id': 't%02d' % i} for i in range(8)]))" > tasks.json
@@ -60,14 +60,14 @@ rrc=$rc
 ms=$((($(date +%s%N) - t0) / 1000000))
 after=$(sleeps 30.121)
 echo "cancel: $before processes before, $after after; cancel exit $crc, run exit $rrc, ${ms} ms"
-[ "$before" -eq 8 ] && pass || fail "8 processes should run before the cancel ($before)"
-[ "$crc" -eq 0 ] && pass || fail "cancel exits $crc: $(cat cancel.err)"
-[ "$rrc" = 5 ] && pass || fail "the cancelled run should exit 5 (cancelled), not $rrc"
-[ "$after" -eq 0 ] && pass || fail "$after processes of the cancelled run are left running"
-[ "$ms" -lt 5000 ] && pass || fail "the cancel took $ms ms"
-grep -q "handing it the cancel" cancel.err && pass || fail "the cancel does not say it asked: $(cat cancel.err)"
+[ "$before" -eq 8 ] && ok || fail "8 processes should run before the cancel ($before)"
+[ "$crc" -eq 0 ] && ok || fail "cancel exits $crc: $(cat cancel.err)"
+[ "$rrc" = 5 ] && ok || fail "the cancelled run should exit 5 (cancelled), not $rrc"
+[ "$after" -eq 0 ] && ok || fail "$after processes of the cancelled run are left running"
+[ "$ms" -lt 5000 ] && ok || fail "the cancel took $ms ms"
+grep -q "handing it the cancel" cancel.err && ok || fail "the cancel does not say it asked: $(cat cancel.err)"
 [ "$("$runner" status "$id" --json 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)["status"])')" = cancelled ] \
-  && pass || fail "the run is not stored cancelled"
+  && ok || fail "the run is not stored cancelled"
 
 # 2. send while `run` waits for its processes: the answer is handed to it, delivered at its next
 # turn, and answered once stored; a refused answer is refused (65) and changes nothing.
@@ -80,9 +80,9 @@ src=$?
 wait_exit "$pid"
 settled=$("$runner" status "$id" --json 2>/dev/null | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["output"]["items"]))')
 echo "send: refused answer exit $bad, answer exit $src, run exit $rc, $settled settled"
-[ "$bad" -eq 65 ] && grep -q "takes more, not \`nope\`" bad.err && pass || fail "a refused answer: exit $bad, $(cat bad.err)"
-[ "$src" -eq 3 ] && grep -q "took the answer" send.err && pass || fail "the answer handed over: exit $src, $(cat send.err)"
-[ "$rc" = 0 ] && [ "$settled" = 10 ] && pass || fail "the run should end done with 10 settled: exit $rc, $settled"
+[ "$bad" -eq 65 ] && grep -q "takes more, not \`nope\`" bad.err && ok || fail "a refused answer: exit $bad, $(cat bad.err)"
+[ "$src" -eq 3 ] && grep -q "took the answer" send.err && ok || fail "the answer handed over: exit $src, $(cat send.err)"
+[ "$rc" = 0 ] && [ "$settled" = 10 ] && ok || fail "the run should end done with 10 settled: exit $rc, $settled"
 python3 -c "import json; print(json.dumps([{'id': 't%02d' % i} for i in range(8)]))" > tasks.json
 
 # 2b. Many clients at once: 12 sends and 2 cancels against one `run` that waits for processes.
@@ -100,10 +100,10 @@ hung=$(pgrep -c -f "$runner (send|cancel) $id" || true)
 left=$(python3 -c "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute('select count(*) from requests').fetchone()[0])" "$JR2_STORE")
 after=$(sleeps 30.124)
 echo "12 sends and 2 cancels at once: run exit $rc, busy errors $busy, clients left $hung, inbox rows left $left, processes left $after"
-[ "$rc" = 5 ] && pass || fail "the run should end cancelled (5), not $rc"
-[ "$busy" -eq 0 ] && pass || fail "$busy clients failed on a busy store: $(cat many.*.err | grep busy | head -2)"
-[ "$left" -eq 0 ] && pass || fail "$left requests left in the inbox"
-[ "$after" -eq 0 ] && pass || fail "$after processes left"
+[ "$rc" = 5 ] && ok || fail "the run should end cancelled (5), not $rc"
+[ "$busy" -eq 0 ] && ok || fail "$busy clients failed on a busy store: $(cat many.*.err | grep busy | head -2)"
+[ "$left" -eq 0 ] && ok || fail "$left requests left in the inbox"
+[ "$after" -eq 0 ] && ok || fail "$after processes left"
 
 # 3. and 4. SIGTERM and SIGINT while `run` waits for 8 processes.
 for sig in TERM INT; do
@@ -128,11 +128,11 @@ PY
 )
   read -r interrupted settled most <<< "$counts"
   echo "SIG$sig: $before processes before, $after after; exit $rc; resumed: $interrupted interrupted, $settled settled, most runs of one item $most"
-  [ "$rc" = "$want" ] && pass || fail "SIG$sig: exit $rc, not $want"
-  [ "$after" -eq 0 ] && pass || fail "SIG$sig: $after processes left running"
+  [ "$rc" = "$want" ] && ok || fail "SIG$sig: exit $rc, not $want"
+  [ "$after" -eq 0 ] && ok || fail "SIG$sig: $after processes left running"
   grep -q "stopped by SIG$sig" "$sig.log.err" && grep -q "run --resume $id" "$sig.log.err" \
-    && pass || fail "SIG$sig: the stop is not told: $(tail -1 "$sig.log.err")"
-  [ "$interrupted" -eq 8 ] && [ "$most" -eq 1 ] && pass \
+    && ok || fail "SIG$sig: the stop is not told: $(tail -1 "$sig.log.err")"
+  [ "$interrupted" -eq 8 ] && [ "$most" -eq 1 ] && ok \
     || fail "SIG$sig: $interrupted of 8 interrupted, an item ran $most times"
 done
 
@@ -145,9 +145,9 @@ nrc=$?
 ms=$((($(date +%s%N) - t0) / 1000000))
 left=$(sleeps 3.127)
 echo "a 1 s deadline beside a 3 s process: exit $nrc after $ms ms, $left processes left"
-[ "$nrc" -eq 0 ] && [ "$ms" -ge 900 ] && [ "$ms" -lt 2500 ] && pass \
+[ "$nrc" -eq 0 ] && [ "$ms" -ge 900 ] && [ "$ms" -lt 2500 ] && ok \
   || fail "the deadline did not fire on time: exit $nrc after $ms ms"
-[ "$left" -eq 0 ] && pass || fail "the process cut short is left running"
+[ "$left" -eq 0 ] && ok || fail "the process cut short is left running"
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

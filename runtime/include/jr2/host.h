@@ -158,6 +158,10 @@ class RunHost {
     std::unique_ptr<RunLock> lock;
   };
   Hosted& hosted(const std::string& id);
+  // Hosts a run taken from the store, with its lock: its saver, the run restored, attached.
+  Hosted& adopt(const StoredRun& stored, std::unique_ptr<RunLock> lock);
+  // Cancels a hosted run and stores it with its `cancelled` and `ended` events.
+  void cancelNow(Hosted& h);
   void attach(Hosted& h, bool fresh);
   std::unique_ptr<Run> restore(const StoredRun& stored, RunSaver* saver);
   // Drives the engine until it is quiet; then throws HostInterrupted if a signal came.
