@@ -193,19 +193,34 @@ Callers::Decision Callers::authorize(std::string_view token, const std::string& 
                                      Scope scope, const std::string& gate) const {
   const Caller* c = identify(token);
   if (c == nullptr) return Decision::kUnauthorized;
-  if (c->instance) return Decision::kAllowed;
+  return Allows(*c, workflow, scope, gate) ? Decision::kAllowed : Decision::kForbidden;
+}
+
+bool Callers::Allows(const Caller& c, const std::string& workflow, Scope scope,
+                     const std::string& gate) {
+  if (c.instance) return true;
   bool has = false;
   for (const char* key : {workflow.c_str(), "*"}) {
-    auto it = c->scopes.find(key);
-    if (it != c->scopes.end() && it->second.count(scope) != 0) has = true;
+    auto it = c.scopes.find(key);
+    if (it != c.scopes.end() && it->second.count(scope) != 0) has = true;
   }
-  if (!has) return Decision::kForbidden;
-  if (scope == Scope::kAnswer && !gate.empty() && !MayAnswerGate(*c, gate))
-    return Decision::kForbidden;
-  return Decision::kAllowed;
+  if (!has) return false;
+  return scope != Scope::kAnswer || gate.empty() || MayAnswerGate(c, gate);
+}
+
+bool Callers::HasAnywhere(const Caller& c, Scope scope) {
+  if (c.instance) return true;
+  for (const auto& [workflow, scopes] : c.scopes) {
+    if (scopes.count(scope) != 0) return true;
+  }
+  return false;
 }
 
 std::string InstanceToken(const std::string& storePath) {
+  return InstanceToken(storePath, /*make=*/true);
+}
+
+std::string InstanceToken(const std::string& storePath, bool make) {
   const std::string path = storePath + ".token";
   const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
   if (fd >= 0) {
@@ -234,6 +249,11 @@ std::string InstanceToken(const std::string& storePath) {
     throw BadInput("the instance token `" + path + "` is a symbolic link; remove it");
   if (errno != ENOENT)
     throw BadInput("cannot read the instance token `" + path + "`: " + std::strerror(errno));
+  if (!make) {
+    throw BadInput("there is no instance token `" + path +
+                   "`: set JR2_TOKEN to a Caller's token, or give the --store that serve uses "
+                   "(serve writes `<store>.token` when it starts)");
+  }
   std::random_device rd;
   static const char* hex = "0123456789abcdef";
   std::string token;
@@ -245,7 +265,7 @@ std::string InstanceToken(const std::string& storePath) {
   const int out =
       ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0600);
   if (out < 0) {
-    if (errno == EEXIST) return InstanceToken(storePath);  // another serve made it meanwhile
+    if (errno == EEXIST) return InstanceToken(storePath, false);  // another serve made it meanwhile
     throw BadInput("cannot write the instance token `" + path + "`: " + std::strerror(errno));
   }
   const std::string line = token + "\n";

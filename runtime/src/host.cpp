@@ -6,6 +6,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <ctime>
 #include <random>
 #include <thread>
 
@@ -106,6 +107,15 @@ std::string Printable(const std::string& text) {
   return out;
 }
 
+std::string LocalTime(int64_t ms) {
+  const auto t = static_cast<std::time_t>(ms / 1000);
+  std::tm local{};
+  localtime_r(&t, &local);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%d %H:%M:%S", &local);
+  return text;
+}
+
 void RunHost::Interrupt(int signal) { g_signal = signal; }
 
 int RunHost::Interrupted() { return g_signal; }
@@ -199,6 +209,13 @@ void RunHost::stopForSignal() {
 
 std::string RunHost::start(const std::string& workflow, const Json& input,
                            const std::string& home) {
+  std::string id = begin(workflow, input, home);
+  drive();  // saved from its first turn on, as it moves
+  return id;
+}
+
+std::string RunHost::begin(const std::string& workflow, const Json& input,
+                           const std::string& home) {
   const WorkflowInfo* wf = registry_.workflow(workflow);
   if (wf == nullptr) throw BadInput("there is no workflow `" + Printable(workflow) + "` here");
   CheckInput(*wf, input);  // a refused input stores nothing
@@ -210,8 +227,12 @@ std::string RunHost::start(const std::string& workflow, const Json& input,
   h.run->setHome(home);
   Hosted& ref = runs_[id] = std::move(h);
   attach(ref, /*fresh=*/true);
-  ref.run->start(input);  // saved from its first turn on, as it moves
-  if (g_signal != 0) stopForSignal();
+  try {
+    ref.run->begin(input);
+  } catch (...) {
+    runs_.erase(id);  // refused before its first turn: nothing of it was stored
+    throw;
+  }
   return id;
 }
 
@@ -463,6 +484,17 @@ std::string RunHost::resolve(const std::string& prefix, const std::string& workf
   return id;
 }
 
+RunSummary RunHost::summary(const std::string& prefix) {
+  const std::string id = store_.resolve(prefix);
+  auto r = store_.summary(id);
+  if (!r) throw StoreError("there is no run `" + Printable(prefix) + "` in the store");
+  return *r;
+}
+
+std::vector<Json> RunHost::hookLog(const std::string& hook, int64_t limit) {
+  return store_.hookLog(hook, limit);
+}
+
 std::vector<RunSummary> RunHost::runs(bool ended, const std::string& workflow) {
   std::vector<RunSummary> out;
   for (auto& r : store_.list(ended)) {
@@ -487,25 +519,48 @@ int64_t RunHost::prune(int64_t beforeMs, const std::string& workflow) {
 }
 
 Json RunHost::deliverHook(const std::string& hook, const std::string& eventKey,
-                          const std::string& delivery, const Json& payload) {
+                          const std::string& delivery, const Json& payload, bool drive) {
   if (!delivery.empty()) {
-    if (auto first = store_.hookAnswer(hook, delivery)) return *first;  // changes nothing
+    // Answered already (stored, or answered in this turn and stored with it): the same answer,
+    // and nothing changes.
+    if (auto it = hookAnswers_.find({hook, delivery}); it != hookAnswers_.end()) return it->second;
+    if (auto first = store_.hookAnswer(hook, delivery)) return *first;
   }
   Json runs = Json::array();
   std::string verdict = "skipped";
   std::string reason;
   for (const auto& id : ids()) {
-    Json v = run(id).hook(hook, eventKey, payload);  // drives: a reread's read goes out
-    if (g_signal != 0) stopForSignal();
+    Run& r = run(id);
+    if (!r.hears(hook)) continue;  // a machine, an ended run, a Source with no such hook
+    Json v = r.hook(hook, eventKey, payload, drive);  // a reread's read goes out
+    if (drive && g_signal != 0) stopForSignal();
     if (v["verdict"] == "reread") verdict = "reread";
     if (reason.empty() && v["verdict"] == "skipped") reason = v.value("reason", "");
     v["run"] = id;
     runs.push_back(std::move(v));
   }
-  if (runs.empty()) reason = "no run is waiting for hook " + hook;
+  if (runs.empty()) reason = "no run waits for hook " + hook;
   Json answer = {
       {"verdict", verdict}, {"reason", verdict == "reread" ? "" : reason}, {"runs", runs}};
-  if (!delivery.empty()) store_.logHook(hook, delivery, SystemClock().nowMs(), eventKey, answer);
+  if (delivery.empty()) return answer;
+  Store::HookEntry entry{hook, delivery, SystemClock().nowMs(), eventKey, answer};
+  if (drive) {
+    store_.logHooks({entry});  // after the drive that stored its reread
+    return answer;
+  }
+  // Logged after the commit of the turn that stores what it did (serve answers after it too): a
+  // delivery id is never answered from the log for a reread that a kill lost. The deliveries of
+  // one turn are logged in one transaction.
+  if (hookLogDue_.empty()) {
+    afterCommit([this] {
+      std::vector<Store::HookEntry> due;
+      due.swap(hookLogDue_);
+      store_.logHooks(due);
+      hookAnswers_.clear();
+    });
+  }
+  hookAnswers_[{hook, delivery}] = answer;
+  hookLogDue_.push_back(std::move(entry));
   return answer;
 }
 
@@ -519,7 +574,9 @@ int RunHost::takeLive(const std::vector<std::string>& workflows) {
     if (!lockFree(summary.id, &holder)) continue;  // another command drives it: later
     try {
       take(summary.id, summary.workflow);
-      run(summary.id).tick();  // the timers that fell due while nobody hosted it
+      // The timers that fell due while nobody hosted it fire at the engine's next turn (it is
+      // being driven: this is serve's).
+      engine_->again();
       ++taken;
     } catch (const std::exception& e) {
       // One run that cannot be taken (damaged, drifted) is told once and left; the others go on.
@@ -531,13 +588,65 @@ int RunHost::takeLive(const std::vector<std::string>& workflows) {
   return taken;
 }
 
+void RunHost::queue(std::function<void()> action) {
+  actions_.push_back(std::move(action));
+  engine_->again();
+}
+
+void RunHost::afterCommit(std::function<void()> fn) {
+  afterCommit_.push_back(std::move(fn));
+  engine_->again();
+}
+
+bool RunHost::host(const std::string& id, std::string* holder) {
+  if (runs_.count(id) != 0) return true;
+  if (!lockFree(id, holder)) return false;
+  const auto summary = store_.summary(id);
+  if (!summary) throw StoreError("there is no run " + id + " in the store");
+  take(id, summary->workflow);
+  engine_->again();  // its due timers fire at the next turn
+  return true;
+}
+
+int RunHost::releaseEnded() {
+  int released = 0;
+  for (auto it = runs_.begin(); it != runs_.end();) {
+    if (!it->second.run->ended()) {
+      ++it;
+      continue;
+    }
+    if (endedSeen_.insert(it->first).second) {
+      ++it;
+      continue;
+    }
+    endedSeen_.erase(it->first);
+    it = runs_.erase(it);  // its lock goes with it
+    ++released;
+  }
+  return released;
+}
+
+void RunHost::cancelHosted(const std::string& id) {
+  Hosted& h = hosted(id);
+  if (h.run->ended())
+    throw BadInput("run " + id + " has already ended `" + ToString(h.run->status()) + "`");
+  cancelNow(h);
+}
+
 void RunHost::serve(const std::function<void()>& every) {
   auto last = std::chrono::steady_clock::now();
   engine_->stopWhen(
       [this, &every, &last] {
         answerDue();
+        // The answers to what the handlers changed before this commit, then their new requests.
+        std::vector<std::function<void()>> due;
+        due.swap(afterCommit_);
+        for (auto& fn : due) fn();
         if (g_signal != 0) return true;
         serveInbox();
+        std::vector<std::function<void()>> actions;
+        actions.swap(actions_);
+        for (auto& action : actions) action();
         if (every && std::chrono::steady_clock::now() - last >= std::chrono::seconds(1)) {
           last = std::chrono::steady_clock::now();
           every();

@@ -5,13 +5,18 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
+#include <boost/beast/http/buffer_body.hpp>
 #include <boost/beast/http/empty_body.hpp>
+#include <boost/beast/http/parser.hpp>
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/string_body.hpp>
 #include <boost/beast/http/write.hpp>
 #include <chrono>
+#include <functional>
 #include <string>
+#include <vector>
 
+#include "http_client.h"
 #include "jr2/stdlib.h"
 
 namespace jr2rt {
@@ -61,16 +66,24 @@ struct Answer {
   std::string body;
 };
 
-// One GET, asynchronous under one deadline for the whole exchange (name lookup, connect, send,
-// answer): Beast's stream timeouts apply only to asynchronous operations.
-Answer Get(const Url& url, std::chrono::milliseconds timeout) {
+// One exchange, asynchronous under one deadline for the whole of it (name lookup, connect,
+// send, answer): Beast's stream timeouts apply only to asynchronous operations.
+Answer Exchange(const Url& url, http::verb method, const std::string& body,
+                const std::vector<std::pair<std::string, std::string>>& headers,
+                std::chrono::milliseconds timeout) {
   boost::asio::io_context io;
   tcp::resolver resolver(io);
   beast::tcp_stream stream(io);
-  http::request<http::empty_body> request{http::verb::get, url.target, 11};
+  http::request<http::string_body> request{method, url.target, 11};
   request.set(http::field::host, url.port == "80" ? url.host : url.host + ":" + url.port);
   request.set(http::field::user_agent, "jr2-runtime/" + std::to_string(kRuntimeVersion));
   request.set(http::field::accept, "application/json");
+  for (const auto& [name, value] : headers) request.set(name, value);
+  if (method != http::verb::get) {
+    request.set(http::field::content_type, "application/json");
+    request.body() = body;
+    request.prepare_payload();
+  }
   beast::flat_buffer buffer;
   http::response_parser<http::string_body> parser;
   parser.body_limit(std::uint64_t{64} * 1024 * 1024);
@@ -119,6 +132,10 @@ Answer Get(const Url& url, std::chrono::milliseconds timeout) {
   return out;
 }
 
+Answer Get(const Url& url, std::chrono::milliseconds timeout) {
+  return Exchange(url, http::verb::get, "", {}, timeout);
+}
+
 // A redirect's target, absolute or relative to the URL it came from.
 std::string Resolve(const std::string& from, const std::string& location) {
   if (location.rfind("http://", 0) == 0 || location.rfind("https://", 0) == 0) return location;
@@ -155,6 +172,61 @@ Json ParseBody(const std::string& text) {
 }
 
 }  // namespace
+
+HttpReply HttpCall(const std::string& method, const std::string& url, const std::string& body,
+                   const std::vector<std::pair<std::string, std::string>>& headers,
+                   int64_t timeoutMs) {
+  const http::verb verb = http::string_to_verb(method);
+  if (verb == http::verb::unknown) throw Failure("no HTTP method `" + method + "`");
+  const Answer a =
+      Exchange(ParseUrl(url), verb, body, headers, std::chrono::milliseconds(timeoutMs));
+  return {a.status, a.body};
+}
+
+HttpReply HttpStream(const std::string& url,
+                     const std::vector<std::pair<std::string, std::string>>& headers,
+                     const std::function<bool(const std::string&)>& chunk) {
+  const Url u = ParseUrl(url);
+  boost::asio::io_context io;
+  tcp::resolver resolver(io);
+  beast::tcp_stream stream(io);
+  beast::error_code ec;
+  const auto found = resolver.resolve(u.host, u.port, ec);
+  if (ec) throw Failure("cannot resolve `" + u.host + "`: " + ec.message());
+  stream.connect(found, ec);
+  if (ec) throw Failure("cannot connect to " + u.host + ":" + u.port + ": " + ec.message());
+  http::request<http::empty_body> request{http::verb::get, u.target, 11};
+  request.set(http::field::host, u.port == "80" ? u.host : u.host + ":" + u.port);
+  request.set(http::field::user_agent, "jr2-runtime/" + std::to_string(kRuntimeVersion));
+  request.set(http::field::accept, "text/event-stream");
+  for (const auto& [name, value] : headers) request.set(name, value);
+  http::write(stream, request, ec);
+  if (ec) throw Failure("cannot send the request: " + ec.message());
+  beast::flat_buffer buffer;
+  http::response_parser<http::buffer_body> parser;
+  parser.body_limit(boost::none);
+  http::read_header(stream, buffer, parser, ec);
+  if (ec) throw Failure("cannot read the answer: " + ec.message());
+  HttpReply reply{parser.get().result_int(), {}};
+  char buf[8192];
+  while (!parser.is_done()) {
+    parser.get().body().data = buf;
+    parser.get().body().size = sizeof buf;
+    http::read(stream, buffer, parser, ec);
+    if (ec == http::error::need_buffer) ec = {};
+    if (ec == http::error::end_of_stream || ec == boost::asio::error::eof) break;
+    if (ec) throw Failure("the stream broke off: " + ec.message());
+    const std::string piece(buf, sizeof buf - parser.get().body().size);
+    if (reply.status != 200) {
+      reply.body += piece;  // an error's JSON, kept whole
+    } else if (!piece.empty() && !chunk(piece)) {
+      break;
+    }
+  }
+  beast::error_code ignored;
+  stream.socket().shutdown(tcp::socket::shutdown_both, ignored);
+  return reply;
+}
 
 Json HttpGet(const Json& request) {
   if (!request.is_object() || !request.contains("url") || !request["url"].is_string())

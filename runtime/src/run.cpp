@@ -115,6 +115,9 @@ class Actor {
   // What the actor has done so far, for `status` and a cancel: a Pool's settled items, its
   // failures and live workers; null for a machine.
   virtual Json sofar() const { return nullptr; }
+  // Where the actor is, for the observation (Run::observe): `{kind, value, children}`, never
+  // its context, input or output.
+  virtual Json observe() const = 0;
   // Checks an event and its payload before delivery (throws BadInput).
   virtual void check(int invokeId, const std::string& event, const Json& payload) const = 0;
   // Checks an input as start() would read it, changing nothing (throws SchemaError).
@@ -292,6 +295,28 @@ class MachineActor final : public Actor, public MachineHost {
     children_.clear();
     for (int t : timers_) run_.unschedule(this, t);
     timers_.clear();
+  }
+
+  Json observe() const override {
+    Json children = Json::array();
+    for (const auto& [id, c] : children_) {
+      Json child;
+      if (c.actor) {
+        child = c.actor->observe();
+      } else {
+        child = {{"kind", c.spec.kind == InvokeSpec::Kind::kGate    ? "gate"
+                          : c.spec.kind == InvokeSpec::Kind::kAgent ? "agent"
+                                                                    : "effect"},
+                 {"value", Json::array()},
+                 {"children", Json::array()}};
+      }
+      child["id"] =
+          c.spec.kind == InvokeSpec::Kind::kGate || c.spec.kind == InvokeSpec::Kind::kAgent
+              ? gateName(c.spec)
+              : Join(prefix_, c.spec.name.empty() ? c.spec.target : c.spec.name);
+      children.push_back(std::move(child));
+    }
+    return {{"kind", "machine"}, {"value", m_->activeStates()}, {"children", children}};
   }
 
   Json snapshot() const override {
@@ -530,6 +555,16 @@ class PoolActor final : public Actor {
             {"pollDue", pollArmed_ ? Json(pollDue_) : Json(nullptr)}};
   }
 
+  Json observe() const override {
+    Json children = Json::array();
+    for (const auto& [key, w] : workers_) {
+      Json child = w.actor->observe();
+      child["id"] = w.id;
+      children.push_back(std::move(child));
+    }
+    return {{"kind", "pool"}, {"value", Json::array()}, {"children", children}};
+  }
+
   Json sofar() const override {
     Json live = Json::array();
     for (const auto& id : *active_) live.push_back(id);
@@ -645,6 +680,14 @@ class PoolActor final : public Actor {
  public:
   // A hook delivery for this Pool's Source (ADR-0017 0.7.0): its verdict, decided now from the
   // Source's hook lines alone; a `reread` is a step of the Pool's, posted.
+  // Whether the Pool's Source has a `hook SERVICE …` line.
+  bool hears(const std::string& service) const {
+    for (const HookSpec& h : spec_.source.hooks) {
+      if (h.service == service) return true;
+    }
+    return false;
+  }
+
   Json hook(const std::string& service, const std::string& key, const Json& payload) {
     auto skipped = [](const std::string& reason) {
       return Json{{"verdict", "skipped"}, {"reason", reason}};
@@ -1228,6 +1271,11 @@ void CheckInput(const WorkflowInfo& workflow, const Json& input) {
 void Run::checkInput(const Json& input) const { CheckInput(workflow_, input); }
 
 void Run::start(const Json& input) {
+  begin(input);
+  drain();
+}
+
+void Run::begin(const Json& input) {
   // What comes from outside is checked strictly first (unknown fields refused, with the path),
   // before anything starts; the start itself then reads it as usual.
   checkInput(input);
@@ -1246,7 +1294,6 @@ void Run::start(const Json& input) {
     throw BadInput(std::string("the input does not fit: ") + e.what());
   }
   dirty_ = true;
-  drain();
 }
 
 void Run::send(const std::string& gate, const std::string& event, const Json& payload) {
@@ -1258,10 +1305,13 @@ void Run::deliver(const std::string& gate, const std::string& event, const Json&
   if (ended())
     throw BadInput("run " + id_ + " has ended `" + ToString(status_) + "`; it takes no events");
   auto it = gates_.find(gate);
-  if (it == gates_.end()) {
+  if (it == gates_.end() || it->second.answered) {
     std::string open;
-    for (const auto& [name, g] : gates_) open += (open.empty() ? "" : ", ") + name;
+    for (const auto& [name, g] : gates_) {
+      if (!g.answered) open += (open.empty() ? "" : ", ") + name;
+    }
     throw BadInput("run " + id_ + " has no open Gate `" + gate + "`" +
+                   (it != gates_.end() ? " (another answer to it is being delivered)" : "") +
                    (open.empty() ? "" : "; its open Gates are " + open));
   }
   accept(gate, event, payload);
@@ -1291,11 +1341,20 @@ void Run::validate(const GateEntry& entry, const std::string& gate, const std::s
 
 void Run::accept(const std::string& gate, const std::string& event, const Json& payload) {
   auto it = gates_.find(gate);
-  if (it == gates_.end()) throw BadInput("no open Gate `" + gate + "`");
+  if (it == gates_.end() || it->second.answered) throw BadInput("no open Gate `" + gate + "`");
   const GateEntry entry = it->second;
   validate(entry, gate, event, payload);
-  entry.owner->later(
-      [entry, event, payload] { entry.owner->deliver(entry.invokeId, event, payload); });
+  // Taken now: a second answer before the next turn delivers this one finds the Gate answered
+  // (two clients answering one Gate between two turns: one wins, the other is refused). A
+  // Source's wake Gate takes any number of wakes.
+  it->second.answered = entry.gate.kind != OpenGate::Kind::kSource;
+  const uint64_t opening = entry.opening;
+  entry.owner->later([this, gate, opening, entry, event, payload] {
+    entry.owner->deliver(entry.invokeId, event, payload);
+    // A Gate the event left open (a transition that stays in the state) takes answers again.
+    auto again = gates_.find(gate);
+    if (again != gates_.end() && again->second.opening == opening) again->second.answered = false;
+  });
 }
 
 void Run::scriptAgents(Json script) {
@@ -1347,7 +1406,13 @@ void Run::answerAgent(const std::string& gate) {
   });
 }
 
-Json Run::hook(const std::string& service, const std::string& eventKey, const Json& payload) {
+bool Run::hears(const std::string& service) const {
+  const auto* pool = dynamic_cast<const PoolActor*>(top_.get());
+  return !ended() && pool != nullptr && pool->hears(service);
+}
+
+Json Run::hook(const std::string& service, const std::string& eventKey, const Json& payload,
+               bool drive) {
   auto* pool = dynamic_cast<PoolActor*>(top_.get());
   if (ended() || pool == nullptr) {
     return {{"verdict", "skipped"},
@@ -1356,7 +1421,7 @@ Json Run::hook(const std::string& service, const std::string& eventKey, const Js
   }
   Json verdict = pool->hook(service, eventKey, payload);
   dirty_ = true;
-  drain();
+  if (drive) drain();
   return verdict;
 }
 
@@ -1401,6 +1466,20 @@ void Run::cancel() {
   gates_.clear();
   timers_.clear();
   emit("ended", {{"status", ToString(status_)}, {"reason", reason_}}, "");
+}
+
+Json Run::observe() const {
+  Json out = top_ ? top_->observe() : Json{{"value", Json::array()}, {"children", Json::array()}};
+  out.erase("kind");
+  // An ended run is nowhere in its machine any more: its last configuration is not shown.
+  if (ended()) {
+    out["value"] = Json::array();
+    out["children"] = Json::array();
+  }
+  out["runId"] = id_;
+  out["workflow"] = workflow_.name;
+  out["status"] = ToString(status_);
+  return out;
 }
 
 Json Run::sofar() const { return top_ && !ended() ? top_->sofar() : Json(nullptr); }
@@ -1534,7 +1613,9 @@ void Run::finish(RunStatus status, Json output, std::string reason) {
 
 std::vector<OpenGate> Run::gates() const {
   std::vector<OpenGate> out;
-  for (const auto& [name, g] : gates_) out.push_back(g.gate);
+  for (const auto& [name, g] : gates_) {
+    if (!g.answered) out.push_back(g.gate);  // an answer is on its way to it
+  }
   return out;
 }
 

@@ -21,9 +21,11 @@
 #include <thread>
 #include <tuple>
 
+#include "jr2/callers.h"
 #include "jr2/host.h"
 #include "jr2/run.h"
 #include "jr2/store.h"
+#include "remote.h"
 #include "serve.h"
 
 namespace jr2rt {
@@ -42,6 +44,8 @@ struct Args {
   bool resumeGiven = false;
   std::string endedBefore;  // prune --ended-before DURATION
   std::string listen;       // serve --listen HOST:PORT
+  std::string callers;      // serve --callers FILE
+  std::string server;       // --server URL: the verb goes to a serve
   bool inputGiven = false;
   int threads = 0;            // --threads N: for blocking host functions; 0 the default
   bool endOfOptions = false;  // after `--`, every word is positional
@@ -57,16 +61,6 @@ Json ReadInput(const std::string& value) {
   if (value.empty()) return Json::object();
   if (value[0] == '@') return ReadExternalJsonFile(value.substr(1), "the input file");
   return ParseExternalJson(value, "the input");
-}
-
-// "2026-11-30 06:20:11", in local time.
-std::string LocalTime(int64_t ms) {
-  const auto t = static_cast<std::time_t>(ms / 1000);
-  std::tm local{};
-  localtime_r(&t, &local);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%d %H:%M:%S", &local);
-  return text;
 }
 
 // --agents FILE: `{ "AGENT": [ { "event": NAME, "payload": {…} }, … ], … }`.
@@ -105,24 +99,6 @@ std::string StorePath(const Args& a) {
   if (!a.store.empty()) return a.store;
   if (const char* env = std::getenv("JR2_STORE"); env != nullptr && *env != '\0') return env;
   return "jr2.db";
-}
-
-int ExitCodeOf(RunStatus s) {
-  switch (s) {
-    case RunStatus::kDone:
-      return kExitDone;
-    case RunStatus::kFailed:
-      return kExitFailed;
-    case RunStatus::kDeadlocked:
-      return kExitDeadlocked;
-    case RunStatus::kWaiting:
-      return kExitWaiting;
-    case RunStatus::kError:
-      return kExitError;
-    case RunStatus::kCancelled:
-      return kExitCancelled;
-  }
-  return kExitError;
 }
 
 // One word of a command line for a POSIX shell, to be pasted: plain when it is made only of
@@ -215,9 +191,11 @@ class Runner {
       throw UsageError("`--follow` goes with `run`, `send` and `log`");
     if (a.all && a.verb != "runs") throw UsageError("`--all` goes with `runs`");
     if (!a.listen.empty() && a.verb != "serve") throw UsageError("`--listen` goes with `serve`");
+    if (!a.callers.empty() && a.verb != "serve") throw UsageError("`--callers` goes with `serve`");
     if (a.inputGiven && a.verb != "run") throw UsageError("`--input` goes with `run`");
     if (a.threads > 0 && a.verb != "run" && a.verb != "send")
       throw UsageError("`--threads` goes with `run` and `send`");
+    if (!a.server.empty()) return remote(a);
     if (a.verb == "run") return run(a);
     if (a.verb == "send") return send(a);
     if (a.verb == "status") return status(a);
@@ -674,6 +652,35 @@ class Runner {
     return kExitDone;
   }
 
+  // --server URL: the verb goes to that serve over HTTP (RUNTIME.md §6), with the token of
+  // $JR2_TOKEN or else the instance token beside the store (`<store>.token`).
+  int remote(const Args& a) {
+    if (a.verb == "serve" || a.verb == "prune")
+      throw UsageError("`--server` goes with run, send, status, gates, runs, cancel and log; `" +
+                       a.verb + "` works on the store itself");
+    if (!a.agents.empty() || a.threads > 0 || a.resumeGiven)
+      throw UsageError(
+          "with `--server` the serve drives the runs: --agents, --threads and "
+          "--resume are the serve's business");
+    RemoteCall call;
+    call.server = a.server;
+    if (const char* env = std::getenv("JR2_TOKEN"); env != nullptr && *env != '\0') {
+      call.token = env;
+    } else {
+      call.token = InstanceToken(StorePath(a), /*make=*/false);
+    }
+    call.workflow = workflow_;
+    call.verb = a.verb;
+    call.positional = a.positional;
+    call.input = ReadInput(a.input);
+    call.json = a.json;
+    call.all = a.all;
+    call.follow = a.follow;
+    return Remote(call, [this](const std::string& line) {
+      std::cerr << workflow_ << ": " << Printable(line) << "\n";
+    });
+  }
+
   // serve [--listen HOST:PORT]: hosts every waiting run of this runner's workflows until SIGTERM
   // or Ctrl-C (RUNTIME.md §6).
   int serve(const Args& a) {
@@ -681,7 +688,13 @@ class Runner {
     ServeOptions options;
     if (!a.listen.empty()) options.listen = a.listen;
     for (const auto& w : registry_.workflows()) options.workflows.push_back(w.name);
+    options.callersFile = a.callers;
     auto store = open(a);
+    options.storePath = storePath_;
+    if (char* cwd = getcwd(nullptr, 0)) {
+      options.home = cwd;
+      std::free(cwd);
+    }
     SystemClock clock;
     auto host = this->host(*store, clock, a);
     CatchStops();
@@ -758,6 +771,10 @@ Args Parse(int argc, char** argv) {
       a.endedBefore = value("--ended-before");
     else if (s == "--listen")
       a.listen = value("--listen");
+    else if (s == "--callers")
+      a.callers = value("--callers");
+    else if (s == "--server")
+      a.server = value("--server");
     else if (s == "--threads") {
       if (a.threads != 0) throw UsageError("`--threads` is given twice");
       const std::string v = value("--threads");
@@ -782,6 +799,24 @@ Args Parse(int argc, char** argv) {
 }
 
 }  // namespace
+
+int ExitCodeOf(RunStatus s) {
+  switch (s) {
+    case RunStatus::kDone:
+      return kExitDone;
+    case RunStatus::kFailed:
+      return kExitFailed;
+    case RunStatus::kDeadlocked:
+      return kExitDeadlocked;
+    case RunStatus::kWaiting:
+      return kExitWaiting;
+    case RunStatus::kError:
+      return kExitError;
+    case RunStatus::kCancelled:
+      return kExitCancelled;
+  }
+  return kExitError;
+}
 
 int RunnerMain(const Registry& registry, const char* workflow, int argc, char** argv) {
   const WorkflowInfo* wf = registry.workflow(workflow);
@@ -818,8 +853,11 @@ int RunnerMain(const Registry& registry, const char* workflow, int argc, char** 
         << "  log   RUN [--follow]                                             the run's feed\n"
         << "  prune --ended-before DURATION                                    delete runs that "
            "ended before\n"
-        << "  serve [--listen HOST:PORT]                                       host every waiting "
+        << "  serve [--listen HOST:PORT] [--callers FILE]                      host every waiting "
            "run, over HTTP\n"
+        << "  run, send, status, gates, runs, cancel, log … --server URL        the same, sent to "
+           "a "
+           "serve\n"
         << "Every verb that prints takes --json.\n\n"
         << "The store is ./jr2.db, or --store PATH, or $JR2_STORE. A run prefix of 4+ characters\n"
         << "addresses a run. Exit codes: done 0, failed 1, deadlocked 2, waiting 3, error 4,\n"

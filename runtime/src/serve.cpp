@@ -1,10 +1,18 @@
-// `<runner> serve` (RUNTIME.md §6): one process hosts every live run of its workflows on the run
-// host's engine, fires their timers on time, answers the CLI's verbs through the store's inbox,
-// and answers HTTP (Boost.Beast) on loopback. This first cut answers `GET /healthz`; the other
-// routes of §6 come with the rest of issue #11.
+// `<runner> serve` (RUNTIME.md §6, docs/serve.md): one process hosts every live run of its
+// workflows on the run host's engine, fires their timers on time, answers the CLI's verbs through
+// the store's inbox, and answers HTTP (Boost.Beast) with the routes of §6: the open band (the
+// observation), the guarded band (a Caller's scope per route), hooks (their HMAC) and the hook
+// log (the instance token).
+//
+// Every handler runs on the engine's thread. A request is routed between two turns (RunHost::
+// queue), after the commit of the turn before: what it reads is what is stored, and what it
+// changes is a step of the next turn, whose commit comes before its answer (RunHost::
+// afterCommit). Nothing here drives the engine.
 #include "serve.h"
 
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http/parser.hpp>
@@ -13,8 +21,11 @@
 #include <boost/beast/http/write.hpp>
 #include <chrono>
 #include <memory>
+#include <optional>
 
 #include "engine.h"
+#include "jr2/auth.h"
+#include "jr2/callers.h"
 
 namespace jr2rt {
 namespace {
@@ -24,57 +35,705 @@ namespace http = boost::beast::http;
 using tcp = boost::asio::ip::tcp;
 
 constexpr size_t kBodyLimit = 1 << 20;  // RUNTIME.md §6: a body over 1 MiB is 413
+constexpr int kMaxConnections = 1024;
+constexpr int64_t kHookLogLimit = 1000;
+
+// A refusal with its HTTP status: `{"error": message}`.
+struct HttpError {
+  unsigned status;
+  std::string message;
+  int retryAfter = 0;  // seconds, for a 503 that will pass
+};
+
+// Beast's string_view (Boost's) as the standard one.
+std::string_view SV(beast::string_view v) { return {v.data(), v.size()}; }
+
+std::string Dump(const Json& j) { return j.dump(-1, ' ', false, Json::error_handler_t::replace); }
+
+// `%2E` and the like; a `%` that is not followed by two hex digits is refused.
+std::string PercentDecode(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] != '%') {
+      out += text[i];
+      continue;
+    }
+    auto hex = [](char c) -> int {
+      if (c >= '0' && c <= '9') return c - '0';
+      if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+      if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+      return -1;
+    };
+    const int hi = i + 2 < text.size() ? hex(text[i + 1]) : -1;
+    const int lo = i + 2 < text.size() ? hex(text[i + 2]) : -1;
+    if (hi < 0 || lo < 0)
+      throw HttpError{400, "the path has a `%` that is not followed by two hex digits"};
+    out += static_cast<char>(hi * 16 + lo);
+    i += 2;
+  }
+  return out;
+}
+
+class Server;
 
 // One connection: one request read within 10 s (a client that never finishes is cut off, not a
-// stuck server), one JSON answer, then closed.
+// stuck server), then one JSON answer, or an event stream for as long as the run waits.
 class Session : public std::enable_shared_from_this<Session> {
  public:
-  explicit Session(tcp::socket socket) : stream_(std::move(socket)) {}
+  Session(tcp::socket socket, Server& server, std::shared_ptr<int> count);
+  ~Session();
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
 
-  void start() {
-    parser_.body_limit(kBodyLimit);
-    parser_.header_limit(16 * 1024);
-    stream_.expires_after(std::chrono::seconds(10));
-    http::async_read(stream_, buffer_, parser_,
-                     [self = shared_from_this()](beast::error_code ec, size_t) { self->read(ec); });
-  }
+  void start(bool over);
+  const http::request<http::string_body>& request() const { return parser_.get(); }
 
- private:
-  void read(beast::error_code ec) {
-    if (ec == http::error::body_limit) return answer(413, {{"error", "the body is over 1 MiB"}});
-    if (ec) return;  // a timeout, a closed connection, a request that is not HTTP: cut off
-    const auto& req = parser_.get();
-    const std::string target(req.target());
-    if (req.method() == http::verb::get && target == "/healthz") {
-      return answer(200, {{"ok", true}});
-    }
-    answer(404, {{"error", "no route " + std::string(req.method_string()) + " " +
-                               Printable(target.substr(0, 200)) + " on this serve"}});
-  }
-
-  void answer(unsigned status, const Json& body) {
+  void answer(unsigned status, const Json& body, int retryAfter = 0) {
     res_.version(11);
     res_.result(status);
     res_.set(http::field::content_type, "application/json");
     res_.set(http::field::connection, "close");
-    res_.body() = body.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n";
+    res_.set(http::field::cache_control, "no-store");
+    if (retryAfter > 0) res_.set(http::field::retry_after, std::to_string(retryAfter));
+    res_.body() = Dump(body) + "\n";
     res_.prepare_payload();
     stream_.expires_after(std::chrono::seconds(10));
-    http::async_write(stream_, res_, [self = shared_from_this()](beast::error_code, size_t) {
-      beast::error_code ignored;
-      self->stream_.socket().shutdown(tcp::socket::shutdown_both, ignored);
-    });
+    http::async_write(stream_, res_,
+                      [self = shared_from_this()](beast::error_code, size_t) { self->close(); });
+  }
+  void refuse(const HttpError& e) { answer(e.status, {{"error", e.message}}, e.retryAfter); }
+
+  // Turns the connection into an event stream: `pump` is asked for what to send every 200 ms
+  // (and at once); it gives the text, and true when the stream ends after it.
+  using Pump = std::function<std::pair<std::string, bool>()>;
+  void stream(Pump pump);
+
+ private:
+  void read(beast::error_code ec);
+  void tick();
+  void send(const std::string& text, bool last);
+  void close() {
+    beast::error_code ignored;
+    stream_.socket().shutdown(tcp::socket::shutdown_both, ignored);
+    stream_.socket().close(ignored);
+    if (timer_) timer_->cancel();
   }
 
+  Server& server_;              // used by handlers only: they never run once serve has returned
+  std::shared_ptr<int> count_;  // the open connections
   beast::tcp_stream stream_;
   beast::flat_buffer buffer_;
   http::request_parser<http::string_body> parser_;
   http::response<http::string_body> res_;
+  // An event stream's state.
+  Pump pump_;
+  std::unique_ptr<boost::asio::steady_timer> timer_;
+  std::string out_;
+  bool writing_ = false;
+  bool ending_ = false;
+  std::chrono::steady_clock::time_point lastWrite_;
 };
+
+class Server {
+ public:
+  Server(RunHost& host, const ServeOptions& options, Callers callers,
+         std::map<std::string, std::string> secrets)
+      : host_(host),
+        options_(options),
+        callers_(std::move(callers)),
+        secrets_(std::move(secrets)) {}
+
+  RunHost& host() { return host_; }
+  const std::shared_ptr<int>& connections() const { return connections_; }
+
+  // Routes a request that has arrived whole (between two turns).
+  void route(const std::shared_ptr<Session>& s) {
+    try {
+      dispatch(s);
+    } catch (const HttpError& e) {
+      s->refuse(e);
+    } catch (const RunDrifted& e) {
+      s->refuse({409, e.what()});
+    } catch (const StoreDamaged& e) {
+      s->refuse({500, e.what()});
+    } catch (const StoreError& e) {
+      s->refuse({404, e.what()});
+    } catch (const BadInput& e) {
+      s->refuse({400, e.what()});
+    } catch (const std::exception& e) {
+      s->refuse({500, "serve could not answer: " + ErrorText(e)});
+    }
+  }
+
+ private:
+  struct Target {
+    std::vector<std::string> segs;
+    std::map<std::string, std::string> query;
+  };
+
+  static Target Parse(std::string_view target) {
+    Target t;
+    std::string_view path = target;
+    if (const auto q = target.find('?'); q != std::string_view::npos) {
+      path = target.substr(0, q);
+      std::string_view rest = target.substr(q + 1);
+      while (!rest.empty()) {
+        const auto amp = rest.find('&');
+        std::string_view pair = rest.substr(0, amp);
+        const auto eq = pair.find('=');
+        t.query[PercentDecode(pair.substr(0, eq))] =
+            eq == std::string_view::npos ? "" : PercentDecode(pair.substr(eq + 1));
+        if (amp == std::string_view::npos) break;
+        rest = rest.substr(amp + 1);
+      }
+    }
+    if (path.empty() || path[0] != '/') throw HttpError{400, "the request target is not a path"};
+    path.remove_prefix(1);
+    while (!path.empty()) {
+      const auto slash = path.find('/');
+      t.segs.push_back(PercentDecode(path.substr(0, slash)));
+      if (slash == std::string_view::npos) break;
+      path = path.substr(slash + 1);
+    }
+    return t;
+  }
+
+  void dispatch(const std::shared_ptr<Session>& s) {
+    const auto& req = s->request();
+    const Target t = Parse(SV(req.target()));
+    const auto& seg = t.segs;
+    const http::verb m = req.method();
+    auto is = [&](std::initializer_list<const char*> shape) {
+      if (shape.size() != seg.size()) return false;
+      size_t i = 0;
+      for (const char* part : shape) {
+        if (part[0] != ':' && seg[i] != part) return false;
+        ++i;
+      }
+      return true;
+    };
+    auto only = [&](http::verb allowed) {
+      if (m != allowed)
+        throw HttpError{405, std::string(SV(req.method_string()).substr(0, 20)) +
+                                 " is not taken by " +
+                                 Printable(std::string(SV(req.target())).substr(0, 200)) +
+                                 "; it takes " + std::string(SV(http::to_string(allowed)))};
+    };
+    if (is({"healthz"})) {
+      only(http::verb::get);
+      return s->answer(200, {{"ok", true}});
+    }
+    if (is({"workflows", ":name", "runs"})) {
+      if (m == http::verb::post) return startRun(s, seg[1]);
+      only(http::verb::get);
+      return observeRuns(s, seg[1]);
+    }
+    if (is({"workflows", ":name", "runs", ":id", "events"})) {
+      only(http::verb::get);
+      return events(s, seg[3], seg[1], t);
+    }
+    if (is({"runs"})) {
+      only(http::verb::get);
+      return listRuns(s);
+    }
+    if (is({"runs", ":id"})) {
+      only(http::verb::get);
+      return showRun(s, seg[1]);
+    }
+    if (is({"runs", ":id", "events"})) {
+      if (m == http::verb::post) return cancelRun(s, seg[1]);
+      only(http::verb::get);
+      return events(s, seg[1], "", t);
+    }
+    if (is({"runs", ":id", "gates", ":gate", "events"})) {
+      only(http::verb::post);
+      return answerGate(s, seg[1], seg[3]);
+    }
+    if (is({"gates"})) {
+      only(http::verb::get);
+      return listGates(s);
+    }
+    if (is({"hooks", ":name"})) {
+      if (m == http::verb::post) return hook(s, seg[1]);
+      only(http::verb::get);
+      return hookLog(s, seg[1]);
+    }
+    throw HttpError{404, "no route " + std::string(SV(req.method_string()).substr(0, 20)) + " " +
+                             Printable(std::string(SV(req.target())).substr(0, 200)) +
+                             " on this serve (docs/serve.md lists them)"};
+  }
+
+  // ---- who asks ------------------------------------------------------------------------------
+  const Caller& caller(const std::shared_ptr<Session>& s) const {
+    const auto& req = s->request();
+    const auto it = req.find(http::field::authorization);
+    if (it == req.end())
+      throw HttpError{401,
+                      "this route needs `Authorization: Bearer <token>` (a Caller's token, "
+                      "or the instance token in the store's `.token` file)"};
+    std::string_view value = SV(it->value());
+    constexpr std::string_view kBearer = "Bearer ";
+    if (value.substr(0, kBearer.size()) != kBearer)
+      throw HttpError{401, "the Authorization header must be `Bearer <token>`"};
+    const Caller* c = callers_.identify(value.substr(kBearer.size()));
+    if (c == nullptr) throw HttpError{401, "the token is not one of this serve's Callers"};
+    return *c;
+  }
+
+  static void Require(const Caller& c, const std::string& workflow, Scope scope,
+                      const std::string& gate = "") {
+    if (Callers::Allows(c, workflow, scope, gate)) return;
+    std::string what = "Caller `" + Printable(c.name) + "` has no `" + ToString(scope) +
+                       "` scope on workflow `" + Printable(workflow) + "`";
+    if (!gate.empty() && Callers::Allows(c, workflow, scope))
+      what = "Caller `" + Printable(c.name) + "` may not answer Gate `" + Printable(gate) +
+             "` (its `gates` do not match it)";
+    throw HttpError{403, what};
+  }
+
+  void knownWorkflow(const std::string& name) const {
+    for (const auto& w : options_.workflows) {
+      if (w == name) return;
+    }
+    throw HttpError{404, "this serve hosts no workflow `" + Printable(name.substr(0, 200)) + "`"};
+  }
+
+  // ---- what is told --------------------------------------------------------------------------
+  static Json GateView(const OpenGate& g) {
+    Json accepts = Json::array();
+    for (const auto& e : g.accepts) accepts.push_back(e.name);
+    return {{"gate", g.name}, {"meta", g.meta}, {"accepts", accepts}};
+  }
+  // The Gates of `run` that `c` may answer (every one for a caller whose `answer` names none).
+  static Json GatesFor(const Run& run, const Caller* c) {
+    Json out = Json::array();
+    for (const auto& g : run.gates()) {
+      if (c == nullptr || Callers::Allows(*c, run.workflow().name, Scope::kAnswer, g.name))
+        out.push_back(GateView(g));
+    }
+    return out;
+  }
+
+  // Reads run `id` (full) as it is stored: the hosted run (stored as of the last commit), or
+  // the store's.
+  template <typename Fn>
+  auto withRun(const RunSummary& r, Fn fn) {
+    if (host_.hosts(r.id)) return fn(static_cast<const Run&>(host_.run(r.id)));
+    const std::unique_ptr<Run> run = host_.peek(r.id, r.workflow);
+    return fn(static_cast<const Run&>(*run));
+  }
+
+  // A run this serve may change now: hosted, or taken up at once; 409 when it has ended, 503
+  // while another command drives it.
+  Run& changeable(const RunSummary& r) {
+    if (r.status != "waiting" && !host_.hosts(r.id))
+      throw HttpError{409, "run " + r.id + " has ended `" + r.status + "`"};
+    std::string holder;
+    if (!host_.host(r.id, &holder)) {
+      throw HttpError{503,
+                      "run " + r.id + " is driven by another command" +
+                          (holder.empty() ? std::string() : " (" + holder + ")") +
+                          " now; serve takes it up when that command lets it go: try again",
+                      1};
+    }
+    Run& run = host_.run(r.id);
+    if (run.ended())
+      throw HttpError{409, "run " + r.id + " has ended `" + ToString(run.status()) + "`"};
+    return run;
+  }
+
+  // The request's body: a JSON object whose fields are among `fields`.
+  static Json Body(const std::shared_ptr<Session>& s, std::initializer_list<const char*> fields) {
+    const std::string& text = s->request().body();
+    if (text.empty()) return Json::object();
+    Json body = ParseExternalJson(text, "the request body");
+    if (!body.is_object()) throw HttpError{400, "the request body must be a JSON object"};
+    for (const auto& [key, value] : body.items()) {
+      bool known = false;
+      std::string names;
+      for (const char* f : fields) {
+        known = known || key == f;
+        names += std::string(names.empty() ? "`" : ", `") + f + "`";
+      }
+      if (!known)
+        throw HttpError{400, "the request body has no field `" + Printable(key.substr(0, 100)) +
+                                 "`; it takes " + names};
+    }
+    return body;
+  }
+
+  // ---- the open band -------------------------------------------------------------------------
+  void observeRuns(const std::shared_ptr<Session>& s, const std::string& workflow) {
+    knownWorkflow(workflow);
+    Json out = Json::array();
+    auto all = host_.runs(true, workflow);
+    for (auto it = all.rbegin(); it != all.rend(); ++it) {
+      try {
+        out.push_back(withRun(*it, [](const Run& run) { return run.observe(); }));
+      } catch (const std::exception&) {
+        // A run that cannot be read (drifted, damaged) is still named, where it is unknown.
+        out.push_back({{"runId", it->id},
+                       {"workflow", it->workflow},
+                       {"status", it->status},
+                       {"value", Json::array()},
+                       {"children", Json::array()}});
+      }
+    }
+    s->answer(200, out);
+  }
+
+  // The feed as server-sent events: the whole lines (`read`), or only their kinds with the
+  // observation (the open band, `workflow` given).
+  void events(const std::shared_ptr<Session>& s, const std::string& prefix,
+              const std::string& workflow, const Target& t) {
+    const bool open = !workflow.empty();
+    if (open) knownWorkflow(workflow);
+    const Caller* c = open ? nullptr : &caller(s);
+    const RunSummary r = host_.summary(prefix);
+    if (open && r.workflow != workflow)
+      throw HttpError{404, "run " + r.id + " is not a run of `" + Printable(workflow) + "`"};
+    if (c != nullptr) Require(*c, r.workflow, Scope::kRead);
+    int64_t after = 0;
+    std::string from;
+    if (const auto it = s->request().find("Last-Event-ID"); it != s->request().end()) {
+      from = std::string(SV(it->value()));
+    } else if (const auto q = t.query.find("after"); q != t.query.end()) {
+      from = q->second;
+    }
+    if (!from.empty()) {
+      char* end = nullptr;
+      after = std::strtoll(from.c_str(), &end, 10);
+      if (*end != '\0' || after < 0)
+        throw HttpError{400, "Last-Event-ID must be a feed line's number, not `" +
+                                 Printable(from.substr(0, 40)) + "`"};
+    }
+    // `?follow=false`: the lines stored so far, then the stream ends (`log RUN --server`).
+    const auto followQ = t.query.find("follow");
+    const bool follow = followQ == t.query.end() || followQ->second != "false";
+    const std::string id = r.id;
+    auto cursor = std::make_shared<int64_t>(after);
+    auto lastBeat =
+        std::make_shared<std::chrono::steady_clock::time_point>(std::chrono::steady_clock::now());
+    RunHost& host = host_;
+    s->stream([&host, id, cursor, open, follow, lastBeat, this]() -> std::pair<std::string, bool> {
+      std::string text;
+      const auto lines = host.feed(id, *cursor);
+      Json observation;
+      if (open && !lines.empty()) {
+        try {
+          observation = withRun(host.summary(id), [](const Run& run) { return run.observe(); });
+        } catch (const std::exception&) {
+          observation = nullptr;
+        }
+      }
+      bool ended = false;
+      for (const auto& f : lines) {
+        *cursor = f.seq;
+        Json data = {{"seq", f.seq}, {"kind", f.kind}, {"time", f.timeMs}};
+        if (open) {
+          data["observation"] = observation;
+        } else {
+          data["data"] = f.data;
+          data["line"] = f.line;
+        }
+        text += "id: " + std::to_string(f.seq) + "\nevent: " + f.kind + "\ndata: " + Dump(data) +
+                "\n\n";
+        if (f.kind == "ended") ended = true;
+      }
+      if (!ended && lines.empty() && host.storedStatus(id) != "waiting") ended = true;
+      if (!follow) ended = true;
+      const auto now = std::chrono::steady_clock::now();
+      if (text.empty() && now - *lastBeat >= std::chrono::seconds(15)) text = ":\n\n";
+      if (!text.empty()) *lastBeat = now;
+      return {text, ended};
+    });
+  }
+
+  // ---- the guarded band ----------------------------------------------------------------------
+  void startRun(const std::shared_ptr<Session>& s, const std::string& workflow) {
+    const Caller& c = caller(s);
+    knownWorkflow(workflow);
+    Require(c, workflow, Scope::kStart);
+    const Json body = Body(s, {"input"});
+    const Json input = body.contains("input") ? body["input"] : Json::object();
+    if (!input.is_object()) throw HttpError{400, "`input` must be a JSON object"};
+    const std::string id = host_.begin(workflow, input, options_.home);
+    const Caller* who = &c;
+    host_.afterCommit([this, s, id, who] {
+      if (!host_.hosts(id)) return s->refuse({500, "run " + id + " was not kept"});
+      const Run& run = host_.run(id);
+      s->answer(201,
+                {{"runId", id},
+                 {"status", ToString(run.status())},
+                 {"gates",
+                  GatesFor(run, Callers::Allows(*who, run.workflow().name, Scope::kRead) ? nullptr
+                                                                                         : who)}});
+    });
+  }
+
+  void listRuns(const std::shared_ptr<Session>& s) {
+    const Caller& c = caller(s);
+    if (!Callers::HasAnywhere(c, Scope::kRead))
+      throw HttpError{403,
+                      "Caller `" + Printable(c.name) + "` has no `read` scope on any workflow"};
+    Json out = Json::array();
+    auto all = host_.runs(true, "");
+    for (auto it = all.rbegin(); it != all.rend(); ++it) {
+      if (!Callers::Allows(c, it->workflow, Scope::kRead)) continue;
+      out.push_back({{"runId", it->id},
+                     {"workflow", it->workflow},
+                     {"status", it->status},
+                     {"updated", it->updatedMs}});
+    }
+    s->answer(200, out);
+  }
+
+  void showRun(const std::shared_ptr<Session>& s, const std::string& prefix) {
+    const Caller& c = caller(s);
+    const RunSummary r = host_.summary(prefix);
+    const bool read = Callers::Allows(c, r.workflow, Scope::kRead);
+    if (!read) Require(c, r.workflow, Scope::kAnswer);  // 403 with neither
+    s->answer(200, withRun(r, [&](const Run& run) {
+                if (!read) {
+                  Json view = run.observe();
+                  view["gates"] = GatesFor(run, &c);
+                  return view;
+                }
+                Json items = nullptr;
+                Json failures = nullptr;
+                const Json sofar = run.sofar();
+                const Json& from = sofar.is_object() ? sofar : run.output();
+                if (run.workflow().pool != nullptr && from.is_object()) {
+                  items = from.value("items", Json(nullptr));
+                  failures = from.value("failures", Json(nullptr));
+                }
+                return Json{{"runId", run.id()},
+                            {"workflow", run.workflow().name},
+                            {"status", ToString(run.status())},
+                            {"output", run.output()},
+                            {"reason", run.reason()},
+                            {"items", items},
+                            {"failures", failures},
+                            {"gates", GatesFor(run, nullptr)}};
+              }));
+  }
+
+  void answerGate(const std::shared_ptr<Session>& s, const std::string& prefix,
+                  const std::string& gate) {
+    const Caller& c = caller(s);
+    const RunSummary r = host_.summary(prefix);
+    Require(c, r.workflow, Scope::kAnswer, gate);
+    const Json body = Body(s, {"event", "payload"});
+    if (!body.contains("event") || !body["event"].is_string())
+      throw HttpError{400, "the request body needs `event`: the name of the event to deliver"};
+    const Json payload = body.contains("payload") ? body["payload"] : Json::object();
+    Run& run = changeable(r);
+    bool open = false;
+    std::string names;
+    for (const auto& g : run.gates()) {
+      open = open || g.name == gate;
+      names += (names.empty() ? "" : ", ") + g.name;
+    }
+    if (!open)
+      throw HttpError{404, "run " + r.id + " has no open Gate `" + Printable(gate.substr(0, 200)) +
+                               "`" +
+                               (names.empty() ? "" : "; its open Gates are " + Printable(names))};
+    run.deliver(gate, body["event"].get<std::string>(), payload);  // BadInput: 400, nothing moved
+    const std::string id = r.id;
+    const Caller* who = &c;
+    host_.afterCommit([this, s, id, who] {
+      if (!host_.hosts(id)) return s->refuse({500, "run " + id + " is no longer hosted"});
+      const Run& now = host_.run(id);
+      if (now.status() == RunStatus::kCancelled)
+        return s->refuse({409, "run " + id + " was cancelled before this answer was delivered"});
+      s->answer(200, {{"status", ToString(now.status())}, {"gates", GatesFor(now, who)}});
+    });
+  }
+
+  void listGates(const std::shared_ptr<Session>& s) {
+    const Caller& c = caller(s);
+    if (!Callers::HasAnywhere(c, Scope::kAnswer))
+      throw HttpError{403,
+                      "Caller `" + Printable(c.name) + "` has no `answer` scope on any workflow"};
+    Json out = Json::array();
+    for (const auto& r : host_.runs(false, "")) {
+      if (!Callers::Allows(c, r.workflow, Scope::kAnswer)) continue;
+      try {
+        withRun(r, [&](const Run& run) {
+          for (const auto& g : GatesFor(run, &c)) {
+            Json entry = g;
+            entry["runId"] = run.id();
+            entry["workflow"] = run.workflow().name;
+            out.push_back(std::move(entry));
+          }
+          return 0;
+        });
+      } catch (const std::exception&) {
+        // A run that cannot be read has no Gate anybody can answer; the others are listed.
+      }
+    }
+    s->answer(200, out);
+  }
+
+  void cancelRun(const std::shared_ptr<Session>& s, const std::string& prefix) {
+    const Caller& c = caller(s);
+    const RunSummary r = host_.summary(prefix);
+    Require(c, r.workflow, Scope::kCancel);
+    const Json body = Body(s, {"type"});
+    if (!body.contains("type") || body["type"] != "CANCEL")
+      throw HttpError{400, "this route takes {\"type\":\"CANCEL\"}"};
+    changeable(r);
+    host_.cancelHosted(r.id);  // stored at once
+    s->answer(200, {{"status", ToString(host_.run(r.id).status())}});
+  }
+
+  // ---- hooks ---------------------------------------------------------------------------------
+  void hook(const std::shared_ptr<Session>& s, const std::string& name) {
+    const auto secret = secrets_.find(name);
+    if (secret == secrets_.end())
+      throw HttpError{404, "this serve has no hook `" + Printable(name.substr(0, 100)) +
+                               "` (the callers file's `hooks` names them)"};
+    const auto& req = s->request();
+    const auto sig = req.find("X-Hub-Signature-256");
+    if (sig == req.end())
+      throw HttpError{401, "a delivery to hook `" + Printable(name) +
+                               "` needs `X-Hub-Signature-256: sha256=<HMAC-SHA256 of the body>`"};
+    if (!VerifyHubSignature(SV(sig->value()), secret->second, req.body()))
+      throw HttpError{401, "the signature of this delivery to hook `" + Printable(name) +
+                               "` does not match its secret"};
+    Json payload =
+        req.body().empty() ? Json::object() : ParseExternalJson(req.body(), "the delivery's body");
+    std::string key;
+    if (const auto e = req.find("X-Jr2-Event"); e != req.end()) {
+      key = std::string(SV(e->value()));
+    } else if (const auto g = req.find("X-GitHub-Event"); g != req.end()) {
+      key = std::string(SV(g->value()));
+      if (payload.is_object() && payload.contains("action") && payload["action"].is_string())
+        key += "." + payload["action"].get<std::string>();
+    } else {
+      throw HttpError{400,
+                      "a delivery needs its event key: `X-Jr2-Event`, or `X-GitHub-Event` "
+                      "(with the body's `action`)"};
+    }
+    std::string delivery;
+    if (const auto d = req.find("X-Jr2-Delivery"); d != req.end()) {
+      delivery = std::string(SV(d->value()));
+    } else if (const auto gd = req.find("X-GitHub-Delivery"); gd != req.end()) {
+      delivery = std::string(SV(gd->value()));
+    }
+    if (delivery.size() > 200 || key.size() > 200)
+      throw HttpError{400, "a delivery id or event key is at most 200 characters"};
+    const Json verdict = host_.deliverHook(name, key, delivery, payload, /*drive=*/false);
+    host_.afterCommit([s, verdict] { s->answer(200, verdict); });
+  }
+
+  void hookLog(const std::shared_ptr<Session>& s, const std::string& name) {
+    const Caller& c = caller(s);
+    if (!c.instance)
+      throw HttpError{403,
+                      "the hook log is the instance token's alone (it can hold a "
+                      "delivery's fields)"};
+    if (secrets_.count(name) == 0)
+      throw HttpError{404, "this serve has no hook `" + Printable(name.substr(0, 100)) + "`"};
+    s->answer(200, host_.hookLog(name, kHookLogLimit));
+  }
+
+  RunHost& host_;
+  const ServeOptions& options_;
+  Callers callers_;
+  std::map<std::string, std::string> secrets_;
+  std::shared_ptr<int> connections_ = std::make_shared<int>(0);
+};
+
+Session::Session(tcp::socket socket, Server& server, std::shared_ptr<int> count)
+    : server_(server), count_(std::move(count)), stream_(std::move(socket)) {
+  ++*count_;
+}
+
+Session::~Session() { --*count_; }
+
+void Session::start(bool over) {
+  if (over) {
+    // More connections than a serve keeps open: refused at once, read or not.
+    answer(503,
+           {{"error",
+             "serve has " + std::to_string(kMaxConnections) + " connections open; try again"}},
+           1);
+    return;
+  }
+  parser_.body_limit(kBodyLimit);
+  parser_.header_limit(16 * 1024);
+  stream_.expires_after(std::chrono::seconds(10));
+  http::async_read(stream_, buffer_, parser_,
+                   [self = shared_from_this()](beast::error_code ec, size_t) { self->read(ec); });
+}
+
+void Session::read(beast::error_code ec) {
+  if (ec == http::error::body_limit) return answer(413, {{"error", "the body is over 1 MiB"}});
+  if (ec == http::error::header_limit)
+    return answer(431, {{"error", "the request's headers are over 16 KiB"}});
+  if (ec == beast::error::timeout)
+    return answer(408, {{"error", "the request did not arrive whole within 10 s"}});
+  if (ec) {
+    if (ec == http::error::end_of_stream || ec == http::error::partial_message ||
+        ec.category() != http::make_error_code(http::error::bad_target).category())
+      return close();  // the client went away
+    return answer(400, {{"error", "this is not an HTTP/1.1 request: " + ec.message()}});
+  }
+  stream_.expires_never();  // routed between two turns: not the client's time any more
+  auto self = shared_from_this();
+  server_.host().queue([self] { self->server_.route(self); });
+}
+
+void Session::stream(Pump pump) {
+  pump_ = std::move(pump);
+  timer_ = std::make_unique<boost::asio::steady_timer>(stream_.get_executor());
+  send(
+      "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-store\r\n"
+      "Connection: close\r\n\r\n",
+      false);
+  tick();
+}
+
+void Session::tick() {
+  // What the feed has now, read between two turns (what is stored).
+  auto self = shared_from_this();
+  server_.host().queue([self] {
+    if (!self->stream_.socket().is_open()) return;
+    auto [text, last] = self->pump_();
+    if (!text.empty() || last) self->send(text, last);
+    if (last) return;
+    self->timer_->expires_after(std::chrono::milliseconds(200));
+    self->timer_->async_wait([self](beast::error_code ec) {
+      if (!ec) self->tick();
+    });
+  });
+}
+
+void Session::send(const std::string& text, bool last) {
+  out_ += text;
+  ending_ = ending_ || last;
+  if (writing_) return;
+  if (out_.empty()) {
+    if (ending_) close();
+    return;
+  }
+  writing_ = true;
+  auto chunk = std::make_shared<std::string>(std::move(out_));
+  out_.clear();
+  boost::asio::async_write(stream_.socket(), boost::asio::buffer(*chunk),
+                           [self = shared_from_this(), chunk](beast::error_code ec, size_t) {
+                             self->writing_ = false;
+                             if (ec) return self->close();  // the client went away
+                             self->send("", false);
+                           });
+}
 
 class Listener {
  public:
-  Listener(boost::asio::io_context& io, const tcp::endpoint& at) : acceptor_(io) {
+  Listener(boost::asio::io_context& io, const tcp::endpoint& at, Server& server)
+      : acceptor_(io), server_(server) {
     acceptor_.open(at.protocol());
     acceptor_.set_option(boost::asio::socket_base::reuse_address(true));
     acceptor_.bind(at);
@@ -91,11 +750,15 @@ class Listener {
   void accept() {
     acceptor_.async_accept([this](beast::error_code ec, tcp::socket socket) {
       if (ec == boost::asio::error::operation_aborted) return;
-      if (!ec) std::make_shared<Session>(std::move(socket))->start();
+      if (!ec) {
+        const bool over = *server_.connections() >= kMaxConnections;
+        std::make_shared<Session>(std::move(socket), server_, server_.connections())->start(over);
+      }
       accept();
     });
   }
   tcp::acceptor acceptor_;
+  Server& server_;
 };
 
 }  // namespace
@@ -117,18 +780,36 @@ int Serve(RunHost& host, const ServeOptions& options,
     throw BadInput("`--listen` takes HOST:PORT with an IP address, such as 127.0.0.1:8470, not `" +
                    Printable(options.listen) + "`");
   }
+  // The Callers: the file's, and the instance token (every scope), made on first start.
+  Callers callers;
+  if (!options.callersFile.empty()) callers = Callers::Load(options.callersFile);
+  callers.addInstance(InstanceToken(options.storePath));
+  // Each hook's secret, from its variable: a hook that could verify nothing is refused now.
+  std::map<std::string, std::string> secrets;
+  for (const auto& [name, config] : callers.hooks()) {
+    const char* value = std::getenv(config.secretEnv.c_str());
+    if (value == nullptr || *value == '\0') {
+      throw BadInput("hook `" + Printable(name) + "` takes its secret from $" +
+                     Printable(config.secretEnv) +
+                     ", which is not set; set it (the secret the "
+                     "forge signs with) and start serve again");
+    }
+    secrets[name] = value;
+  }
+  Server server(host, options, std::move(callers), std::move(secrets));
   std::unique_ptr<Listener> listener;
   try {
-    listener = std::make_unique<Listener>(host.engine().io(),
-                                          tcp::endpoint(address, static_cast<uint16_t>(port)));
+    listener = std::make_unique<Listener>(
+        host.engine().io(), tcp::endpoint(address, static_cast<uint16_t>(port)), server);
   } catch (const boost::system::system_error& e) {
     throw BadInput("cannot listen on " + options.listen + ": " + e.code().message());
   }
   const int taken = host.takeLive(options.workflows);
   say("serving " + std::to_string(taken) + " waiting run" + (taken == 1 ? "" : "s") +
       " on http://" + hostPart + ":" + std::to_string(listener->port()) +
-      " (SIGTERM or Ctrl-C stops it)");
+      " (the instance token is in " + options.storePath + ".token; SIGTERM or Ctrl-C stops it)");
   host.serve([&] {
+    host.releaseEnded();
     if (const int more = host.takeLive(options.workflows); more > 0) {
       say("took up " + std::to_string(more) + " more run" + (more == 1 ? "" : "s"));
     }

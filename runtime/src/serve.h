@@ -12,6 +12,9 @@ namespace jr2rt {
 struct ServeOptions {
   std::string listen = "127.0.0.1:8470";
   std::vector<std::string> workflows;  // the workflows whose runs it hosts
+  std::string callersFile;             // --callers: "" for the instance token alone
+  std::string storePath;               // the instance token is `<storePath>.token`
+  std::string home;                    // the home of the runs started over HTTP
 };
 
 // Serves until SIGTERM or SIGINT (RunHost::Interrupt), then exits 0. `say` prints a line for a

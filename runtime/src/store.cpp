@@ -53,7 +53,8 @@ const char* const kSchema =
     // its first answer).
     "CREATE TABLE IF NOT EXISTS hooks ("
     " hook TEXT NOT NULL, delivery TEXT NOT NULL, time INTEGER NOT NULL, event TEXT NOT NULL,"
-    " answer TEXT NOT NULL, PRIMARY KEY (hook, delivery)) WITHOUT ROWID;";
+    " answer TEXT NOT NULL, seq INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (hook, delivery))"
+    " WITHOUT ROWID;";
 
 std::string Quoted(const std::string& path) { return "`" + path + "`"; }
 
@@ -597,6 +598,10 @@ std::unique_ptr<Db> OpenDb(const std::string& path, StoreMode mode) {
       Stmt k(*db, "SELECT 1 FROM pragma_table_info('feed') WHERE name = 'kind'");
       complete = k.step();  // a store from before typed feed events: its columns are added
     }
+    if (complete) {
+      Stmt h(*db, "SELECT 1 FROM sqlite_master WHERE name = 'hooks_by_seq'");
+      complete = h.step();  // a store from before the hook log's order: its column is added
+    }
   }
   if (!complete) {
     // Looked at again under the write lock: another command may have made or changed the file
@@ -634,6 +639,10 @@ std::unique_ptr<Db> OpenDb(const std::string& path, StoreMode mode) {
         db->exec("ALTER TABLE feed ADD COLUMN kind TEXT NOT NULL DEFAULT 'line'");
         db->exec("ALTER TABLE feed ADD COLUMN data TEXT");
       }
+      // The hook log's order of arrival (a store from before it: its deliveries keep seq 0).
+      Stmt h(*db, "SELECT 1 FROM pragma_table_info('hooks') WHERE name = 'seq'");
+      if (!h.step()) db->exec("ALTER TABLE hooks ADD COLUMN seq INTEGER NOT NULL DEFAULT 0");
+      db->exec("CREATE INDEX IF NOT EXISTS hooks_by_seq ON hooks (hook, seq)");
     }
     db->exec(("PRAGMA application_id=" + std::to_string(kAppId)).c_str());
     txn.commit();
@@ -893,20 +902,25 @@ class SqliteStore final : public Store {
     return Json::parse(s.text(0), nullptr, false);
   }
 
-  void logHook(const std::string& hook, const std::string& delivery, int64_t timeMs,
-               const std::string& event, const Json& answer) override {
-    Stmt s(*db_,
-           "INSERT INTO hooks (hook, delivery, time, event, answer) VALUES (?, ?, ?, ?, ?) "
-           "ON CONFLICT DO NOTHING");
-    s.bind(1, hook).bind(2, delivery).bind(3, timeMs).bind(4, event);
-    s.bind(5, answer.dump(-1, ' ', false, Json::error_handler_t::replace));
-    s.step();
+  void logHooks(const std::vector<HookEntry>& entries) override {
+    if (entries.empty()) return;
+    Txn txn(*db_, "BEGIN IMMEDIATE");
+    for (const HookEntry& e : entries) {
+      Stmt s(*db_,
+             "INSERT INTO hooks (hook, delivery, time, event, answer, seq) VALUES (?, ?, ?, ?, ?,"
+             " (SELECT coalesce(max(seq), 0) + 1 FROM hooks WHERE hook = ?1)) "
+             "ON CONFLICT DO NOTHING");
+      s.bind(1, e.hook).bind(2, e.delivery).bind(3, e.timeMs).bind(4, e.event);
+      s.bind(5, e.answer.dump(-1, ' ', false, Json::error_handler_t::replace));
+      s.step();
+    }
+    txn.commit();
   }
 
   std::vector<Json> hookLog(const std::string& hook, int64_t limit) override {
     Stmt s(*db_,
            "SELECT delivery, time, event, answer FROM hooks WHERE hook = ? "
-           "ORDER BY time DESC, delivery LIMIT ?");
+           "ORDER BY seq DESC, time DESC LIMIT ?");
     s.bind(1, hook).bind(2, limit);
     std::vector<Json> out;
     while (s.step()) {

@@ -6,15 +6,18 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 
 #include "engine.h"
 #include "jr2/run.h"
 #include "jr2/store.h"
 #include "pool.jr2.h"
+#include "serve.jr2.h"
 
 namespace {
 
@@ -78,10 +81,7 @@ class CountingStore final : public jr2rt::Store {
   std::optional<Json> hookAnswer(const std::string& hook, const std::string& d) override {
     return inner_->hookAnswer(hook, d);
   }
-  void logHook(const std::string& hook, const std::string& d, int64_t t, const std::string& e,
-               const Json& a) override {
-    inner_->logHook(hook, d, t, e, a);
-  }
+  void logHooks(const std::vector<HookEntry>& entries) override { inner_->logHooks(entries); }
   std::vector<Json> hookLog(const std::string& hook, int64_t limit) override {
     return inner_->hookLog(hook, limit);
   }
@@ -105,7 +105,10 @@ std::string Tasks(const std::string& dir, int n) {
 struct Host : testing::Test {
   jr2rt::Registry registry;
   jr2rt::SystemClock clock;
-  Host() { jr2gen::pool::RegisterWorkflows(registry); }
+  Host() {
+    jr2gen::pool::RegisterWorkflows(registry);
+    jr2gen::serve::RegisterWorkflows(registry);
+  }
   ~Host() override { jr2rt::RunHost::Interrupt(0); }
 };
 
@@ -251,6 +254,120 @@ TEST_F(Host, AHookDeliveryIsAnsweredOnceByItsIdAndLogged) {
   int rereads = 0;
   for (const auto& f : store->feed(id, 0)) rereads += f.kind == "reread" ? 1 : 0;
   EXPECT_EQ(rereads, 1);
+}
+
+// ADR-0014: the observation is where a run is, never what it holds. A secret planted in the
+// input, kept in the context and printed by a `log(...)` line is in none of it; a Pool of Pools
+// shows its workers by item id, each with its states.
+TEST_F(Host, TheObservationNeverHoldsTheContextAtAnyDepth) {
+  const std::string dir = FreshDir("observe");
+  auto store = jr2rt::OpenSqliteStore(dir + "store.db");
+  jr2rt::RunHost host(registry, *store, clock);
+  const std::string secret = "PLANTED-7f3a9c";
+  const std::string id =
+      host.start("conformance_secret", {{"note", {{"deep", {{"secret", secret}}}}}}, dir);
+  const Json seen = host.run(id).observe();
+  const std::string text = seen.dump();
+  EXPECT_EQ(text.find(secret), std::string::npos) << text;
+  EXPECT_EQ(seen["runId"], id);
+  EXPECT_EQ(seen["status"], "waiting");
+  EXPECT_NE(std::find(seen["value"].begin(), seen["value"].end(), "both.left.asking"),
+            seen["value"].end())
+      << text;
+  ASSERT_EQ(seen["children"].size(), 2u) << text;
+  EXPECT_EQ(seen["children"][0]["kind"], "gate");
+  EXPECT_EQ(seen["children"][0]["id"], "approval");
+  EXPECT_FALSE(seen["children"][0].contains("meta")) << "a Gate's meta is not observation";
+  EXPECT_EQ(Json(seen.items().begin().key()), "children");
+  std::set<std::string> keys;
+  for (const auto& [key, value] : seen.items()) keys.insert(key);
+  EXPECT_EQ(keys, (std::set<std::string>{"runId", "workflow", "status", "value", "children"}));
+  // The run's feed does carry it (a `log(...)` line): the guarded feed is where it may be read.
+  bool logged = false;
+  for (const auto& f : store->feed(id, 0))
+    logged = logged || f.line.find(secret) != std::string::npos;
+  EXPECT_TRUE(logged);
+
+  // A Pool whose workers are Pools: each level's children by item id.
+  auto run =
+      std::make_unique<jr2rt::Run>(registry, *registry.workflow("conformance_nest"), "nest", clock);
+  int asked = 0;
+  run->scriptNext("scripted_next", [&](const jr2rt::NextQuery&, std::function<void(Json)> a) {
+    if (asked++ < 2) {
+      a({{"item", {{"id", "I" + std::to_string(asked)}, {"mode", "wait"}}}, {"open", 0}});
+    } else {
+      a({{"item", nullptr}, {"open", 0}});
+    }
+  });
+  run->start(Json::object());
+  const Json nest = run->observe();
+  ASSERT_FALSE(nest["children"].empty()) << nest.dump();
+  EXPECT_EQ(nest["children"][0]["kind"], "pool");
+  EXPECT_EQ(nest["children"][0]["id"], "I1");
+  ASSERT_FALSE(nest["children"][0]["children"].empty()) << nest.dump();
+  EXPECT_EQ(nest["children"][0]["children"][0]["kind"], "machine");
+  EXPECT_FALSE(nest["children"][0]["children"][0]["value"].empty()) << nest.dump();
+}
+
+// Two answers to one Gate before the turn that delivers the first (two clients of serve): the
+// second is refused, and the Gate is not listed as open meanwhile; a Source's wake Gate takes
+// any number of wakes.
+TEST_F(Host, ASecondAnswerToAGateBeforeItsTurnIsRefused) {
+  const std::string dir = FreshDir("twice");
+  auto store = jr2rt::OpenSqliteStore(dir + "store.db");
+  jr2rt::RunHost host(registry, *store, clock);
+  const std::string id =
+      host.start("conformance_secret", {{"note", {{"deep", {{"secret", "s"}}}}}}, dir);
+  jr2rt::Run& run = host.run(id);
+  run.deliver("approval", "rate", {{"score", 1}});
+  EXPECT_EQ(run.gates().size(), 1u) << "the answered Gate is not open any more";
+  try {
+    run.deliver("approval", "rate", {{"score", 2}});
+    ADD_FAILURE() << "a second answer must be refused";
+  } catch (const jr2rt::BadInput& e) {
+    EXPECT_NE(std::string(e.what()).find("being delivered"), std::string::npos) << e.what();
+  }
+  host.tick(id);
+  run.send("both.x.review", "accept", Json::object());
+  ASSERT_EQ(run.status(), RunStatus::kDone);
+  EXPECT_EQ(run.output(), "s");
+}
+
+// serve's handlers (RunHost::queue, afterCommit): a change made between two turns is a step of
+// the next turn, and its answer comes only once that turn is stored.
+TEST_F(Host, AQueuedChangeIsAnsweredAfterTheCommitThatStoresIt) {
+  const std::string dir = FreshDir("queue");
+  auto store = jr2rt::OpenSqliteStore(dir + "store.db");
+  jr2rt::RunHost host(registry, *store, clock);
+  std::string id;
+  int64_t revisionWhenAnswered = -1;
+  std::string statusWhenAnswered;
+  std::string refused;
+  host.queue([&] {
+    try {
+      host.begin("conformance_secret", {{"nope", 1}}, dir);
+    } catch (const jr2rt::BadInput& e) {
+      refused = e.what();
+    }
+    id = host.begin("conformance_secret", {{"note", {{"deep", {{"secret", "s"}}}}}}, dir);
+    EXPECT_EQ(store->revision(id), 0) << "not stored before its turn";
+    host.afterCommit([&] {
+      revisionWhenAnswered = store->revision(id);
+      statusWhenAnswered = store->summary(id)->status;
+      // The answer of a Gate delivered now comes after the next commit, the run then done.
+      host.run(id).deliver("approval", "rate", {{"score", 1}});
+      host.run(id).deliver("both.x.review", "accept", Json::object());
+      host.afterCommit([&] {
+        statusWhenAnswered = store->summary(id)->status;
+        jr2rt::RunHost::Interrupt(SIGTERM);  // serve() returns after this turn
+      });
+    });
+  });
+  host.serve(nullptr);
+  EXPECT_NE(refused.find("nope"), std::string::npos) << refused;
+  EXPECT_GT(revisionWhenAnswered, 0) << "the start was stored before it was answered";
+  EXPECT_EQ(statusWhenAnswered, "done");
+  EXPECT_EQ(store->list(true).size(), 1u) << "the refused input stored nothing";
 }
 
 }  // namespace

@@ -132,6 +132,44 @@ TEST(Store, ASaveFromAStaleRevisionIsAConflictAndWritesNothing) {
   EXPECT_EQ(store->list(true).front().revision, 3);
 }
 
+// ---- The hook log --------------------------------------------------------------------------
+
+// Newest first by arrival, even for deliveries logged in one millisecond (one turn's are logged
+// in one transaction); an id logged twice keeps its first answer; a store made before the log
+// had its order gets the column, its old deliveries after the new ones.
+TEST(Store, TheHookLogIsNewestFirstByArrivalAndKeepsTheFirstAnswer) {
+  const std::string path = FreshDir("hooklog") + "jr2.db";
+  {
+    auto store = jr2rt::OpenSqliteStore(path);
+    store->save(Stored("waiting", 0));
+  }
+  {
+    // The hooks table as the previous release made it: no `seq`, no index.
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    const char* old =
+        "DROP INDEX hooks_by_seq; DROP TABLE hooks;"
+        "CREATE TABLE hooks (hook TEXT NOT NULL, delivery TEXT NOT NULL, time INTEGER NOT NULL,"
+        " event TEXT NOT NULL, answer TEXT NOT NULL, PRIMARY KEY (hook, delivery)) WITHOUT ROWID;"
+        "INSERT INTO hooks VALUES ('forge', 'old', 5, 'ping', '{\"verdict\":\"reread\"}');";
+    ASSERT_EQ(sqlite3_exec(db, old, nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
+    sqlite3_close(db);
+  }
+  auto store = jr2rt::OpenSqliteStore(path);
+  const Json reread = {{"verdict", "reread"}};
+  store->logHooks({{"forge", "d-1", 1000, "ping", reread},
+                   {"forge", "d-2", 1000, "ping", reread},
+                   {"other", "d-1", 1000, "ping", reread}});
+  store->logHooks({{"forge", "d-3", 1000, "ping", reread},
+                   {"forge", "d-1", 1000, "ping", {{"verdict", "skipped"}}}});
+  std::vector<std::string> order;
+  for (const Json& e : store->hookLog("forge", 10)) order.push_back(e["delivery"]);
+  EXPECT_EQ(order, (std::vector<std::string>{"d-3", "d-2", "d-1", "old"}));
+  EXPECT_EQ(store->hookAnswer("forge", "d-1").value(), reread) << "the first answer is kept";
+  EXPECT_EQ(store->hookLog("other", 10).size(), 1u);
+  EXPECT_EQ(store->hookLog("forge", 2).size(), 2u);
+}
+
 // ---- The file is ours or refused -----------------------------------------------------------
 
 TEST(Store, ANewStoreCarriesTheJr2ApplicationIdAndUsesWal) {

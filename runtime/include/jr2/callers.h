@@ -53,6 +53,12 @@ class Callers {
   const Caller* identify(std::string_view token) const;
   // Whether `caller` may answer Gate `gate` (its `gates` patterns; none: every Gate).
   static bool MayAnswerGate(const Caller& caller, const std::string& gate);
+  // authorize()'s decision for a caller already identified: `scope` on `workflow` (and, for
+  // `answer` with a `gate`, that Gate).
+  static bool Allows(const Caller& caller, const std::string& workflow, Scope scope,
+                     const std::string& gate = "");
+  // Whether `caller` has `scope` on some workflow (`GET /runs` refuses only one with none).
+  static bool HasAnywhere(const Caller& caller, Scope scope);
 
   const std::vector<Caller>& callers() const { return callers_; }
   const std::map<std::string, HookConfig>& hooks() const { return hooks_; }
@@ -70,5 +76,7 @@ bool GlobMatches(std::string_view pattern, std::string_view text);
 // that is a symbolic link, not a plain file, readable by others, or not a token is refused
 // (StoreError-like BadInput), never followed or overwritten.
 std::string InstanceToken(const std::string& storePath);
+// The same, with `make` false: read only (the CLI's `--server`); BadInput when there is none.
+std::string InstanceToken(const std::string& storePath, bool make);
 
 }  // namespace jr2rt

@@ -106,8 +106,10 @@ class RunHost {
   // reason, runs: [{run, verdict, reason}]}`, `reread` when a run reads again, else `skipped`
   // with the first reason. The answer is kept in the hook log; a delivery id already logged gets
   // its first answer and changes nothing.
+  // With `drive` false the runs are not driven here (`serve`: their reads go out at the engine's
+  // next turn).
   Json deliverHook(const std::string& hook, const std::string& eventKey,
-                   const std::string& delivery, const Json& payload);
+                   const std::string& delivery, const Json& payload, bool drive = true);
   // Fires run `id`'s timers that are due and drives it.
   void tick(const std::string& id);
   // Waits for run `id`'s timers and drives it on as they fire: the timers of work under way
@@ -120,6 +122,10 @@ class RunHost {
   // ---- reading the store ---------------------------------------------------------------------
   // The full id of the stored run `prefix`, a run of `workflow` (BadInput for another's).
   std::string resolve(const std::string& prefix, const std::string& workflow);
+  // The summary of the stored run `prefix` (StoreError when there is none).
+  RunSummary summary(const std::string& prefix);
+  // The newest `limit` deliveries of hook `hook` (`{delivery, time, event, answer}`).
+  std::vector<Json> hookLog(const std::string& hook, int64_t limit);
   // The runs of `workflow` (every workflow for ""): the waiting ones, or all with `ended`.
   std::vector<RunSummary> runs(bool ended, const std::string& workflow);
   // Run `id`'s feed after line `afterSeq`; its stored revision and status (to follow it).
@@ -140,6 +146,30 @@ class RunHost {
   void serve(const std::function<void()>& every);
   // The engine, for a front end that puts its own handlers on it (serve's HTTP).
   Engine& engine() { return *engine_; }
+
+  // ---- serving: calls for handlers on the engine (serve's HTTP) -------------------------------
+  // None of these drives the engine (a handler runs inside one of its turns): each change is a
+  // step of the next turn, and is stored by that turn's commit.
+  //
+  // Runs `action` after the commit of the turn under way (beside the inbox's requests): what it
+  // reads of a run is what is stored, and what it changes is the next turn's.
+  void queue(std::function<void()> action);
+  // Calls `fn` once the next turn is committed: the answer to a change that `action` made.
+  void afterCommit(std::function<void()> fn);
+  // Starts a run of `workflow` without driving it (BadInput when the input is refused, and
+  // nothing is kept). Gives its id.
+  std::string begin(const std::string& workflow, const Json& input, const std::string& home);
+  // Whether this host drives run `id`.
+  bool hosts(const std::string& id) const { return runs_.count(id) != 0; }
+  // Takes up the stored waiting run `id` now, if no other command drives it; else false, with
+  // the holder of its lock (`pid N`) in `holder`.
+  bool host(const std::string& id, std::string* holder);
+  // Lets go of the runs that had ended at the previous call already (their answers are out by
+  // then): a long-lived host keeps only the live runs. Gives how many.
+  int releaseEnded();
+  // Cancels run `id` that this host drives, without driving: stored at once with its
+  // `cancelled` and `ended` events (BadInput if it has ended).
+  void cancelHosted(const std::string& id);
 
   // ---- stopping ------------------------------------------------------------------------------
   // Async-signal-safe: asks every host of this process to stop (a SIGINT or SIGTERM handler
@@ -185,7 +215,8 @@ class RunHost {
   std::function<void(const std::string&)> note_;
   Json agents_;
   std::map<std::string, ReadCall> reads_;
-  std::set<std::string> refused_;  // runs takeLive could not take, told once
+  std::set<std::string> refused_;    // runs takeLive could not take, told once
+  std::set<std::string> endedSeen_;  // ended runs that releaseEnded() lets go at its next call
   int stoppedEffects_ = 0;
   int64_t inboxCheckedMs_ = 0;  // steady ms
   // Requests whose step was queued (an answer delivered): answered after the turn that stores
@@ -199,6 +230,12 @@ class RunHost {
                                 bool told);
   // Writes the answers of answersDue_ (after the turn that stored their steps).
   void answerDue();
+  // serve's handlers: what queue() and afterCommit() were given.
+  std::vector<std::function<void()>> actions_;
+  std::vector<std::function<void()>> afterCommit_;
+  // Hook deliveries answered and not logged yet (logged after the turn's commit), by (hook, id).
+  std::vector<Store::HookEntry> hookLogDue_;
+  std::map<std::pair<std::string, std::string>, Json> hookAnswers_;
   // Whether run `id`'s lock is free now (taken and let go at once); if not, who holds it.
   bool lockFree(const std::string& id, std::string* holder);
 };
@@ -207,6 +244,9 @@ class RunHost {
 // each control character is shown escaped (`\n`, `\x1b`), so no text can move the cursor,
 // recolour the screen or forge a line of its own.
 std::string Printable(const std::string& text);
+
+// A time on the wall clock (ms) as a person reads it here: `2026-11-30 18:04:27`, local time.
+std::string LocalTime(int64_t ms);
 
 // A wait for a person to read: "250 ms", "30 s", "1 min 30 s", "2 h 5 min", "3 d 4 h".
 std::string DurationText(int64_t ms);

@@ -117,6 +117,9 @@ class Run {
   // Starts the top machine with `input` and drives the run until nothing more can happen now.
   // Throws BadInput when the input does not fit.
   void start(const Json& input);
+  // The same as start(), without driving: for a host whose engine is being driven already
+  // (`serve` answering a request); the steps go on at the engine's next turn.
+  void begin(const Json& input);
   // Delivers `event` with `payload` at an open Gate and drives the run. Throws BadInput, and
   // changes nothing, when the Gate, the event or the payload is refused.
   void send(const std::string& gate, const std::string& event, const Json& payload);
@@ -131,8 +134,13 @@ class Run {
   // maps (`service`, `eventKey`) to a verdict: `reread` (a pull or read Source calls `next` or
   // reads again now; during a call it latches one more), or `skipped` with its reason (a `skip`
   // line, no line for that event, a verdict the Source's form cannot take). Gives
-  // `{verdict, reason}` and drives the run.
-  Json hook(const std::string& service, const std::string& eventKey, const Json& payload);
+  // `{verdict, reason}` and drives the run (with `drive` false, the read goes out at the
+  // engine's next turn: for a host whose engine is being driven already).
+  Json hook(const std::string& service, const std::string& eventKey, const Json& payload,
+            bool drive = true);
+  // Whether a delivery to hook `service` reaches this run: it waits, and its top Pool's Source
+  // has a `hook SERVICE …` line.
+  bool hears(const std::string& service) const;
   // Fires every timer that is due by the clock and drives the run.
   void tick();
   // Fires every timer that is due by the clock, without driving: true when one fired. The
@@ -161,6 +169,12 @@ class Run {
   };
   const std::vector<FiredTimer>& firedTimers() const { return fired_; }
   std::vector<OpenGate> gates() const;
+  // The observation (ADR-0014, RUNTIME.md §6): `{runId, workflow, status, value, children}`,
+  // where the run is and nothing else — `value` the active state paths of the top machine (`[]`
+  // for a Pool), `children` its live children (`{id, kind, value, children}`: invoked machines
+  // and Pools, Gates, Agents and effects by name; a Pool's workers by item id). Never the
+  // context, the input, the output, a Gate's meta or a payload.
+  Json observe() const;
   // The earliest pending timer, if any (ms on the run's clock).
   std::optional<int64_t> nextTimer() const;
   // The earliest timer with no open Gate inside the state that started it (its subtree, and the
@@ -268,7 +282,8 @@ class Run {
     OpenGate gate;
     Actor* owner;
     int invokeId;
-    uint64_t opening = 0;  // which opening of the Gate (a name can close and open again)
+    uint64_t opening = 0;   // which opening of the Gate (a name can close and open again)
+    bool answered = false;  // an answer accepted, delivered at the next turn
   };
   struct Timer {
     Actor* owner;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "jr2/registry.h"
+#include "jr2/run.h"
 
 namespace jr2rt {
 
@@ -15,6 +16,9 @@ inline constexpr int kExitError = 4;
 inline constexpr int kExitCancelled = 5;  // a run that ended `cancelled`
 inline constexpr int kExitUsage = 64;
 inline constexpr int kExitBadInput = 65;
+
+// The exit code that reports a run's status (RUNTIME.md §4).
+int ExitCodeOf(RunStatus s);
 
 int RunnerMain(const Registry& registry, const char* workflow, int argc, char** argv);
 

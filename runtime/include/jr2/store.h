@@ -156,10 +156,17 @@ class Store {
   virtual bool withdraw(int64_t seq) = 0;
   // The hook log (`GET /hooks/NAME`): each delivery of hook `hook` with its id, its event and
   // the answer it got. hookAnswer() gives the first answer to a delivery id already logged (a
-  // delivery sent again gets it, and changes nothing); logHook() keeps the first of two.
+  // delivery sent again gets it, and changes nothing); logHooks() writes deliveries in one
+  // transaction, in order, and keeps the first of two with one id.
+  struct HookEntry {
+    std::string hook;
+    std::string delivery;
+    int64_t timeMs = 0;
+    std::string event;
+    Json answer;
+  };
   virtual std::optional<Json> hookAnswer(const std::string& hook, const std::string& delivery) = 0;
-  virtual void logHook(const std::string& hook, const std::string& delivery, int64_t timeMs,
-                       const std::string& event, const Json& answer) = 0;
+  virtual void logHooks(const std::vector<HookEntry>& entries) = 0;
   // The newest `limit` deliveries of `hook`, newest first: `{delivery, time, event, answer}`.
   virtual std::vector<Json> hookLog(const std::string& hook, int64_t limit) = 0;
   // Whether a host has taken request `seq` (and not answered it yet, or the asker not read it).

@@ -1,0 +1,32 @@
+// The runtime's HTTP client beside `std.http_get` (http.cpp, where Beast's client lives): what the
+// runner's `--server URL` speaks to a `serve`. Private to the runtime and the runner.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace jr2rt {
+
+struct HttpReply {
+  unsigned status = 0;
+  std::string body;
+};
+
+// One request (`GET`, `POST`, …) to `url` (`http://HOST:PORT/PATH`) with a JSON `body` (none for
+// GET) and extra `headers`, under one deadline for the whole exchange. Throws Failure when it
+// cannot connect, send or read in time.
+HttpReply HttpCall(const std::string& method, const std::string& url, const std::string& body,
+                   const std::vector<std::pair<std::string, std::string>>& headers,
+                   int64_t timeoutMs);
+
+// A GET whose body is a stream (server-sent events): each piece of the body, as it comes, goes to
+// `chunk`, until the server ends it or `chunk` gives false. A status other than 200 gives its
+// whole body in the reply instead.
+HttpReply HttpStream(const std::string& url,
+                     const std::vector<std::pair<std::string, std::string>>& headers,
+                     const std::function<bool(const std::string&)>& chunk);
+
+}  // namespace jr2rt
