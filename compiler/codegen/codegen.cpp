@@ -1641,6 +1641,16 @@ class Generator {
                {"pool", pool},
                {"from", from(w->name.range)}});
     }
+    // The module's text, hashed: a runner's assembly is the hash of its modules' (a standing
+    // Pool's run is handed over to a new run at a new build, RUNTIME.md §3).
+    uint64_t hash = 1469598103934665603ULL;  // FNV-1a, 64 bits
+    for (const char ch : module_.source->text()) {
+      hash ^= static_cast<unsigned char>(ch);
+      hash *= 1099511628211ULL;
+    }
+    p.print(
+        "registry.addModule($file$, $hash$);\n",
+        {{"file", CppString(FileName(file_))}, {"hash", CppString(fmt::format("{:016x}", hash))}});
     p.outdent();
     p.print("}\n");
   }

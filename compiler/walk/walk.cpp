@@ -85,7 +85,6 @@ class Walker {
       shadowed(m);
     }
     unhandledEvents();
-    standingWarnings();
   }
 
  private:
@@ -129,23 +128,7 @@ class Walker {
 
   // ---- Pools and Sources (E04xx) --------------------------------------------------------------
 
-  void pool(const ast::PoolDecl& p) {
-    const size_t errorsBefore = diags_.errorCount();
-    const bool standing = poolRules(p);
-    // Until the runtime runs standing Pools (docs/runtime.md), say so where it is cheap to hear:
-    // only for a Pool that is otherwise right, so the warning never stands beside its errors.
-    if (standing && diags_.errorCount() == errorsBefore) standingPools_.push_back(&p);
-  }
-
-  // W0602, for a program with no error only: beside an error it would say "compiles" of a
-  // program that does not.
-  void standingWarnings() {
-    if (diags_.errorCount() != 0) return;
-    for (const ast::PoolDecl* p : standingPools_) {
-      diags_.emit(diag::StandingNotRunYet, p->standing->range, p->name.text)
-          .note(p->name.range, fmt::format("pool `{}` is declared here", p->name.text));
-    }
-  }
+  void pool(const ast::PoolDecl& p) { poolRules(p); }
 
   // The rules of E0400–E0411 for one pool; returns whether it stands.
   bool poolRules(const ast::PoolDecl& p) {
@@ -580,7 +563,6 @@ class Walker {
   std::set<const ast::Decl*> handled_;
   bool unresolvedEvent_ = false;
   std::set<const ir::State*> reportedParallel_;
-  std::vector<const ast::PoolDecl*> standingPools_;
 };
 
 }  // namespace

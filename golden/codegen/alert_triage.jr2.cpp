@@ -502,6 +502,7 @@ void RegisterWorkflows([[maybe_unused]] ::jr2rt::Registry& registry) {
   registry.addPool(&alerts_pool_pool());
   registry.addWorkflow({"triage", "alert_triage.jr2", &Make_triage_machine, nullptr});  // from alert_triage.jr2:148
   registry.addWorkflow({"alerts", "alert_triage.jr2", nullptr, &alerts_pool_pool()});  // from alert_triage.jr2:159
+  registry.addModule("alert_triage.jr2", "8bdabaca7211aef5");
 }
 
 }  // namespace jr2gen::alert_triage

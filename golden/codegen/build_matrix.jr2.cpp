@@ -446,6 +446,7 @@ void RegisterWorkflows([[maybe_unused]] ::jr2rt::Registry& registry) {
   registry.addMachine("build_package", &Make_build_package);
   registry.addPool(&matrix_pool());
   registry.addWorkflow({"build_matrix", "build_matrix.jr2", nullptr, &matrix_pool()});  // from build_matrix.jr2:110
+  registry.addModule("build_matrix.jr2", "e05a2d9fce7cc619");
 }
 
 }  // namespace jr2gen::build_matrix

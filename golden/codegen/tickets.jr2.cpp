@@ -312,6 +312,7 @@ void RegisterWorkflows([[maybe_unused]] ::jr2rt::Registry& registry) {
   registry.addMachine("review", &Make_review);
   registry.addPool(&ticket_pool_pool());
   registry.addWorkflow({"tickets", "tickets.jr2", nullptr, &ticket_pool_pool()});  // from tickets.jr2:73
+  registry.addModule("tickets.jr2", "eb81939562e228b9");
 }
 
 }  // namespace jr2gen::tickets

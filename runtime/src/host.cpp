@@ -172,6 +172,9 @@ void RunHost::attach(Hosted& h, bool fresh) {
   });
   if (!agents_.is_null()) run.scriptAgents(agents_);
   for (const auto& [function, call] : reads_) run.scriptRead(function, call);
+  run.setDispatcher(this);
+  if (run.dispatchedBy().is_object())
+    keys_[{run.workflow().name, run.dispatchedBy().value("key", "")}] = id;
 }
 
 void RunHost::commit(const std::vector<Run*>& runs) {
@@ -190,6 +193,7 @@ void RunHost::commit(const std::vector<Run*>& runs) {
   if (batch.empty()) return;
   const std::vector<int64_t> revisions = store_.saveAll(batch);
   for (size_t i = 0; i < batch.size(); ++i) savers[i]->committed(revisions[i], batch[i]);
+  tellEnded(batch);
 }
 
 void RunHost::drive() {
@@ -216,6 +220,11 @@ std::string RunHost::start(const std::string& workflow, const Json& input,
 
 std::string RunHost::begin(const std::string& workflow, const Json& input,
                            const std::string& home) {
+  return beginRun(workflow, input, home, nullptr);
+}
+
+std::string RunHost::beginRun(const std::string& workflow, const Json& input,
+                              const std::string& home, const Json& by, const Json& carried) {
   const WorkflowInfo* wf = registry_.workflow(workflow);
   if (wf == nullptr) throw BadInput("there is no workflow `" + Printable(workflow) + "` here");
   CheckInput(*wf, input);  // a refused input stores nothing
@@ -225,6 +234,8 @@ std::string RunHost::begin(const std::string& workflow, const Json& input,
   h.saver = std::make_unique<RunSaver>(store_);
   h.run = std::make_unique<Run>(registry_, *wf, id, clock_, engine_);
   h.run->setHome(home);
+  if (!by.is_null()) h.run->setDispatchedBy(by);
+  if (!carried.is_null()) h.run->setCarried(carried);
   Hosted& ref = runs_[id] = std::move(h);
   attach(ref, /*fresh=*/true);
   try {
@@ -234,6 +245,166 @@ std::string RunHost::begin(const std::string& workflow, const Json& input,
     throw;
   }
   return id;
+}
+
+Dispatched RunHost::dispatch(const std::string& workflow, const std::string& key, const Json& input,
+                             const Json& by) {
+  const WorkflowInfo* wf = registry_.workflow(workflow);
+  if (wf == nullptr)
+    throw BadInput("this runner has no workflow `" + Printable(workflow) + "` to dispatch to");
+  if (wf->pool != nullptr && wf->pool->standing)
+    throw BadInput("`" + workflow +
+                   "` is a standing Pool: serve keeps its one run, and a "
+                   "dispatch to it is refused");
+  if (auto found = find(workflow, key)) {
+    found->existing = true;
+    return *found;
+  }
+  std::string home = ".";
+  if (auto parent = runs_.find(by.value("run", "")); parent != runs_.end())
+    home = parent->second.run->home();
+  const std::string id = beginRun(workflow, input, home, by);
+  keys_[{workflow, key}] = id;
+  Dispatched out;
+  out.run = id;
+  return out;
+}
+
+std::optional<Dispatched> RunHost::find(const std::string& workflow, const std::string& key) {
+  std::string id;
+  if (auto it = keys_.find({workflow, key}); it != keys_.end()) {
+    id = it->second;
+  } else if (auto stored = store_.byKey(workflow, key)) {
+    id = stored->id;
+  } else {
+    return std::nullopt;
+  }
+  Dispatched out;
+  out.run = id;
+  if (auto hosted = runs_.find(id); hosted != runs_.end()) {
+    const Run& r = *hosted->second.run;
+    out.status = ToString(r.status());
+    out.output = r.output();
+    out.reason = r.reason();
+    return out;
+  }
+  const auto summary = store_.summary(id);
+  if (!summary) return std::nullopt;  // pruned meanwhile
+  out.status = summary->status;
+  if (out.status == "waiting") {
+    // Hosted from now on where it can be, so that its end is heard here.
+    std::string holder;
+    try {
+      host(id, &holder);
+    } catch (const std::exception& e) {
+      note("run " + id + " is not hosted: " + ErrorText(e));
+    }
+  } else {
+    try {
+      const StoredRun stored = store_.load(id);
+      out.output = stored.snapshot.value("output", Json(nullptr));
+      out.reason = stored.snapshot.value("reason", "");
+    } catch (const std::exception&) {
+      // Its end is known; what it gave is not readable: the item settles without it.
+    }
+  }
+  return out;
+}
+
+void RunHost::tellEnded(const std::vector<Store::Save>& batch) {
+  for (const Store::Save& save : batch) {
+    const StoredRun& r = save.run;
+    if (r.status == "waiting" || r.key.empty()) continue;
+    // Every run whose `dispatch` worker waits for it: the one that started it, and any other
+    // Pool that found it under its key. One that is not hosted finds the end when it is restored.
+    const Json output = r.snapshot.value("output", Json(nullptr));
+    const std::string reason = r.snapshot.value("reason", "");
+    for (auto& [id, h] : runs_) h.run->dispatchedEnded(r.id, r.status, output, reason);
+  }
+}
+
+std::vector<std::string> RunHost::standUp(const std::vector<std::string>& workflows) {
+  std::vector<std::string> started;
+  const int64_t now = SystemClock().nowMs();
+  for (const auto& name : workflows) {
+    const WorkflowInfo* wf = registry_.workflow(name);
+    if (wf == nullptr || wf->pool == nullptr || !wf->pool->standing) continue;
+    bool live = false;
+    for (const auto& [id, h] : runs_)
+      live = live || (h.run->workflow().name == name && !h.run->ended());
+    // Its runs, newest first: a live one, or how the last ones ended.
+    std::vector<RunSummary> mine;
+    for (auto& r : store_.list(true)) {
+      if (r.workflow != name) continue;
+      live = live || r.status == "waiting";
+      mine.push_back(std::move(r));
+    }
+    if (live) {
+      standing_.erase(name);
+      continue;
+    }
+    std::stable_sort(mine.begin(), mine.end(), [](const RunSummary& a, const RunSummary& b) {
+      return a.updatedMs > b.updatedMs;
+    });
+    // A cancel is a pause; three runs in a row that ended `error` (or `failed`) are a pause; after
+    // one or two, a back-off of 1 s, then 4 s, before the next run.
+    int streak = 0;
+    while (streak < static_cast<int>(mine.size()) &&
+           (mine[streak].status == "error" || mine[streak].status == "failed"))
+      ++streak;
+    std::string paused;
+    if (!mine.empty() && mine.front().status == "cancelled") {
+      paused = "its run " + mine.front().id + " was cancelled";
+    } else if (streak >= 3) {
+      paused = "its last " + std::to_string(streak) + " runs ended " + mine.front().status +
+               " in a row (the newest: " + mine.front().id + ")";
+    }
+    if (!paused.empty()) {
+      if (standing_[name].state != "paused")
+        note("standing Pool `" + name + "` is paused: " + paused.append("; it is not started again"));
+      standing_[name] = {"paused", 0, paused};
+      continue;
+    }
+    if (streak > 0) {
+      const int64_t at = mine.front().updatedMs + (streak == 1 ? 1000 : 4000);
+      if (now < at) {
+        if (standing_[name].state != "backoff")
+          note("standing Pool `" + name + "`: its run " + mine.front().id + " ended " +
+               mine.front().status + "; the next starts in " + DurationText(at - now));
+        standing_[name] = {"backoff", at,
+                           "its run " + mine.front().id + " ended " + mine.front().status};
+        continue;
+      }
+    }
+    standing_.erase(name);
+    try {
+      std::string home = ".";
+      if (char* cwd = getcwd(nullptr, 0)) {
+        home = cwd;
+        std::free(cwd);
+      }
+      // After an error (or a drift), the new run takes what the last one held.
+      Json carried = nullptr;
+      if (!mine.empty()) {
+        try {
+          carried = Run::CarryOf(store_.load(mine.front().id).snapshot);
+        } catch (const std::exception& e) {
+          note("standing Pool `" + name + "`: what run " + mine.front().id +
+               " held cannot be read (" + ErrorText(e) + "); the new run starts without it");
+        }
+      }
+      const std::string id = beginRun(name, Json::object(), home, nullptr, carried);
+      started.push_back(id);
+      std::string told = "standing Pool `" + name + "`: run " + id + " started";
+      if (!carried.is_null()) told += ", taking over from run " + mine.front().id;
+      note(told);
+    } catch (const std::exception& e) {
+      standing_[name] = {"paused", 0, "it cannot start: " + ErrorText(e)};
+      if (refused_.insert("standing:" + name).second)
+        note("standing Pool `" + name + "` cannot start: " + ErrorText(e));
+    }
+  }
+  return started;
 }
 
 std::unique_ptr<Run> RunHost::restore(const StoredRun& stored, RunSaver* saver) {
@@ -519,30 +690,89 @@ int64_t RunHost::prune(int64_t beforeMs, const std::string& workflow) {
 }
 
 Json RunHost::deliverHook(const std::string& hook, const std::string& eventKey,
-                          const std::string& delivery, const Json& payload, bool drive) {
+                          const std::string& delivery, const Json& payload, bool drive,
+                          bool retried) {
   if (!delivery.empty()) {
     // Answered already (stored, or answered in this turn and stored with it): the same answer,
     // and nothing changes.
     if (auto it = hookAnswers_.find({hook, delivery}); it != hookAnswers_.end()) return it->second;
     if (auto first = store_.hookAnswer(hook, delivery)) return *first;
   }
+  // The answer is the strongest of the runs' verdicts: held, existing, reread, hold-full,
+  // skipped (with the first reason), naming the item and the run when one does.
+  auto rank = [](const std::string& v) {
+    return v == "held" ? 4 : v == "existing" ? 3 : v == "reread" ? 2 : v == "hold-full" ? 1 : 0;
+  };
   Json runs = Json::array();
-  std::string verdict = "skipped";
-  std::string reason;
+  Json best = {{"verdict", "skipped"}, {"reason", ""}};
   for (const auto& id : ids()) {
     Run& r = run(id);
     if (!r.hears(hook)) continue;  // a machine, an ended run, a Source with no such hook
     Json v = r.hook(hook, eventKey, payload, drive);  // a reread's read goes out
     if (drive && g_signal != 0) stopForSignal();
-    if (v["verdict"] == "reread") verdict = "reread";
-    if (reason.empty() && v["verdict"] == "skipped") reason = v.value("reason", "");
-    v["run"] = id;
+    v["run"] = v.contains("run") ? v["run"] : Json(id);
+    v["pool"] = id;
+    const std::string verdict = v.value("verdict", "skipped");
+    if (rank(verdict) > rank(best["verdict"]) ||
+        (verdict == "skipped" && best["reason"] == "" && best["verdict"] == "skipped"))
+      best = v;
     runs.push_back(std::move(v));
   }
-  if (runs.empty()) reason = "no run waits for hook " + hook;
+  if (runs.empty() && !retried) {
+    // No run hosted here hears it. A run that another command drives holds it (503, sent again
+    // later); a standing Pool with no live run is started now and hears it, or says why not
+    // (paused, in its back-off: 503). Never a `skipped` that the log would keep for good.
+    std::vector<std::string> standing;
+    for (const WorkflowInfo& wf : registry_.workflows()) {
+      if (wf.pool == nullptr) continue;
+      bool hearsIt = false;
+      for (const HookSpec& h : wf.pool->source.hooks) hearsIt = hearsIt || h.service == hook;
+      if (!hearsIt) continue;
+      for (const auto& r : store_.list(false)) {
+        if (r.workflow != wf.name || runs_.count(r.id) != 0) continue;
+        std::string holder;
+        try {
+          if (host(r.id, &holder)) continue;  // free: hosted here from now on
+        } catch (const std::exception& e) {
+          note("run " + r.id + " is not hosted: " + ErrorText(e));
+          continue;
+        }
+        return {{"verdict", "busy"},
+                {"reason", "run " + r.id + " of " + wf.name + " is driven by another command" +
+                               (holder.empty() ? std::string() : " (" + holder + ")") +
+                               "; send it again"},
+                {"retryAfter", 1},
+                {"runs", Json::array()}};
+      }
+      if (wf.pool->standing) standing.push_back(wf.name);
+    }
+    if (!standing.empty()) standUp(standing);
+    bool heard = false;
+    for (const auto& id : ids()) heard = heard || run(id).hears(hook);
+    if (heard) return deliverHook(hook, eventKey, delivery, payload, drive, /*retried=*/true);
+    for (const auto& name : standing) {
+      auto st = standing_.find(name);
+      if (st == standing_.end()) continue;
+      Json out = {
+          {"verdict", st->second.state == "paused" ? "paused" : "backoff"},
+          {"reason", "standing Pool `" + name + "` " +
+                         (st->second.state == "paused" ? "is paused: " : "is in its back-off: ") +
+                         st->second.why},
+          {"runs", Json::array()}};
+      if (st->second.state == "backoff")
+        out["retryAfter"] =
+            std::max<int64_t>(1, (st->second.retryAtMs - SystemClock().nowMs() + 999) / 1000);
+      return out;  // not logged: a resend is heard
+    }
+  }
   Json answer = {
-      {"verdict", verdict}, {"reason", verdict == "reread" ? "" : reason}, {"runs", runs}};
-  if (delivery.empty()) return answer;
+      {"verdict", best["verdict"]}, {"reason", best.value("reason", "")}, {"runs", runs}};
+  if (runs.empty()) answer["reason"] = "no run waits for hook " + hook;
+  for (const char* key : {"item", "run"}) {
+    if (best.contains(key) && answer["verdict"] != "skipped") answer[key] = best[key];
+  }
+  // Above `hold`, the delivery is not kept: a resend is heard (HTTP 429).
+  if (delivery.empty() || answer["verdict"] == "hold-full") return answer;
   Store::HookEntry entry{hook, delivery, SystemClock().nowMs(), eventKey, answer};
   if (drive) {
     store_.logHooks({entry});  // after the drive that stored its reread
@@ -624,6 +854,69 @@ int RunHost::releaseEnded() {
     ++released;
   }
   return released;
+}
+
+std::vector<std::string> RunHost::handOverDue() {
+  std::vector<std::pair<std::string, std::string>> due;  // run, why
+  const std::string assembly = registry_.assembly();
+  for (const auto& [id, h] : runs_) {
+    const Run& r = *h.run;
+    if (r.ended() || r.workflow().pool == nullptr || !r.workflow().pool->standing) continue;
+    if (!assembly.empty() && !r.assembly().empty() && r.assembly() != assembly) {
+      due.emplace_back(id, "a new build of its workflows");
+    } else if (r.atBound()) {
+      due.emplace_back(id, "at its bound: 500 items or a day");
+    }
+  }
+  std::vector<std::string> started;
+  started.reserve(due.size());
+  for (const auto& [id, why] : due) started.push_back(handOver(id, why));
+  return started;
+}
+
+std::string RunHost::handOver(const std::string& id, const std::string& why) {
+  Hosted& old = hosted(id);
+  Run& run = *old.run;
+  const std::string next =
+      beginRun(run.workflow().name, run.input(), run.home(), nullptr, run.handOverState());
+  hosted(id).run->handOver(next, why);  // both are stored by the next commit, in one transaction
+  note("standing Pool `" + hosted(id).run->workflow().name + "`: run " + id +
+       " handed over to run " + next + " (" + why + ")");
+  return next;
+}
+
+std::string RunHost::resume(const std::string& workflow, bool dropHeld) {
+  const WorkflowInfo* wf = registry_.workflow(workflow);
+  if (wf == nullptr || wf->pool == nullptr || !wf->pool->standing)
+    throw BadInput("`" + Printable(workflow) + "` is not a standing Pool");
+  std::vector<RunSummary> mine;
+  for (auto& r : store_.list(true)) {
+    if (r.workflow != workflow) continue;
+    if (r.status == "waiting")
+      throw BadInput("standing Pool `" + workflow + "` is live: run " + r.id +
+                     "; there is nothing to resume");
+    mine.push_back(std::move(r));
+  }
+  if (mine.empty())
+    throw BadInput("standing Pool `" + workflow + "` has never run: `serve` starts it");
+  if (auto st = standing_.find(workflow); st != standing_.end() && st->second.state == "backoff")
+    throw BadInput("standing Pool `" + workflow + "` waits out a back-off (" + st->second.why +
+                   "); it starts by itself");
+  std::stable_sort(mine.begin(), mine.end(), [](const RunSummary& a, const RunSummary& b) {
+    return a.updatedMs > b.updatedMs;
+  });
+  Json carried = Run::CarryOf(store_.load(mine.front().id).snapshot);
+  if (dropHeld && carried.is_object()) carried["held"] = Json::array();
+  std::string home = ".";
+  if (char* cwd = getcwd(nullptr, 0)) {
+    home = cwd;
+    std::free(cwd);
+  }
+  std::string id = beginRun(workflow, Json::object(), home, nullptr, carried);
+  standing_.erase(workflow);
+  note("standing Pool `" + workflow + "` resumed: run " + id + " takes over from run " +
+       mine.front().id + (dropHeld ? " (its held items dropped)" : ""));
+  return id;
 }
 
 void RunHost::cancelHosted(const std::string& id) {

@@ -440,19 +440,112 @@ class MachineActor final : public Actor, public MachineHost {
 };
 
 // A Pool of child Machines over a Source (ADR-0017, RUNTIME.md §2).
+// A `dispatch` worker of a Pool of runs (RUNTIME.md §3): its item is a run of another workflow,
+// keyed by the item's id, started (or found under its key) through the host's door. It holds
+// no state of the run's: it waits for the host to say that the run ended. A cancel of the Pool
+// never cancels the run.
+class DispatchActor final : public Actor {
+ public:
+  DispatchActor(Run& run, Actor* parent, int key, std::string prefix, std::string workflow,
+                std::string item, std::string pool)
+      : Actor(run, parent, key, std::move(prefix)),
+        workflow_(std::move(workflow)),
+        item_(std::move(item)),
+        pool_(std::move(pool)) {}
+
+  void start(const Json& input) override {
+    Dispatcher* door = run_.dispatcher();
+    if (door == nullptr) {
+      return refuse("dispatch-error",
+                    "nothing here starts runs of `" + workflow_ +
+                        "`: a Pool of runs runs under a run host (`serve`, or the runner)");
+    }
+    Dispatched got;
+    try {
+      got = door->dispatch(workflow_, item_, input,
+                           {{"run", run_.id()}, {"pool", pool_}, {"key", item_}});
+    } catch (const BadInput& e) {
+      return refuse("start-refused", e.what());
+    } catch (const Failure& f) {
+      return refuse("dispatch-error", f.reason());
+    } catch (const std::runtime_error& e) {
+      return refuse("dispatch-error", ErrorText(e));
+    }
+    run_id_ = got.run;
+    run_.emit("dispatched",
+              {{"item", item_}, {"pool", pool_}, {"run", run_id_}, {"existing", got.existing}},
+              item_ + ": run " + run_id_ + " of " + workflow_ +
+                  (got.existing ? " holds its key already" : " started"));
+    follow(got);
+  }
+
+  // The host says the run ended.
+  void ended(const std::string& status, const Json& output, const std::string& reason) {
+    run_.unawait(run_id_);
+    if (status == "done") return complete(output);
+    fail(Failure("run " + run_id_ + " of " + workflow_ + " ended " + status +
+                     (reason.empty() ? "" : ": " + reason),
+                 {{"run", run_id_}, {"status", status}, {"mark", "settled"}}));
+  }
+
+  void deliver(int, const std::string&, const Json&) override {}
+  void timer(int) override {}
+  void childDone(int, const Json&) override {}
+  void childFailed(int, const Failure&) override {}
+  void stop() override {
+    if (!run_id_.empty()) run_.unawait(run_id_);
+  }
+  void check(int, const std::string& event, const Json&) const override {
+    throw BadInput("the worker of item " + item_ + " is a run of its own; it takes no `" + event +
+                   "` here");
+  }
+  void checkInput(const Json&) const override {}  // the callee's door checks it
+
+  Json snapshot() const override {
+    return {{"kind", "dispatch"}, {"key", key_},   {"prefix", prefix_}, {"name", workflow_},
+            {"item", item_},      {"pool", pool_}, {"run", run_id_}};
+  }
+  void restoreFrom(const Json& snap) {
+    run_id_ = snap.value("run", "");
+    if (run_id_.empty()) return;
+    // Where the run is now (it may have ended while nobody hosted this one).
+    run_.await(run_id_, this);
+    later([this] {
+      Dispatcher* door = run_.dispatcher();
+      if (door == nullptr) return;
+      if (auto got = door->find(workflow_, item_); got && got->run == run_id_) follow(*got);
+    });
+  }
+  Json observe() const override {
+    return {{"kind", "run"}, {"value", Json::array()}, {"children", Json::array()}};
+  }
+  const std::string& runId() const { return run_id_; }
+
+ private:
+  void follow(const Dispatched& got) {
+    if (got.status == "waiting") {
+      run_.await(run_id_, this);
+      return;
+    }
+    const Dispatched copy = got;
+    later([this, copy] { ended(copy.status, copy.output, copy.reason); });
+  }
+  void refuse(const std::string& mark, const std::string& why) {
+    fail(Failure(mark + ": " + why, {{"run", nullptr}, {"status", nullptr}, {"mark", mark}}));
+  }
+
+  std::string workflow_;
+  std::string item_;
+  std::string pool_;
+  std::string run_id_;
+};
+
 class PoolActor final : public Actor {
  public:
   PoolActor(Run& run, Actor* parent, int key, std::string prefix, const PoolSpec& spec)
       : Actor(run, parent, key, std::move(prefix)), spec_(spec) {}
 
   void start(const Json& given) override {
-    if (spec_.dispatch || spec_.standing || spec_.source.form == SourceSpec::Form::kPush) {
-      throw Defect("pool `" + spec_.name + "` is " +
-                   (spec_.dispatch   ? "a Pool of runs"
-                    : spec_.standing ? "a standing Pool"
-                                     : "a Pool over a push Source") +
-                   ", which this runtime does not run yet (docs/runtime.md says what it runs)");
-    }
     try {
       input_ = spec_.parseInput(given);
     } catch (const SchemaError& e) {
@@ -466,11 +559,67 @@ class PoolActor final : public Actor {
                      " for this input, and a Pool needs at least 1");
     }
     if (!spec_.source.wake.empty()) openWakeGate();
+    startedMs_ = run_.clock().nowMs();
+    if (spec_.standing && run_.carried().is_object()) takeOver(run_.carried());
     request();
   }
 
   void checkInput(const Json& input) const override { spec_.parseInput(input); }
 
+  // ---- hand-over (a standing Pool, RUNTIME.md §3) --------------------------------------------
+  // What a new run takes of this one: the held items, in order, and the active keys (each live
+  // `dispatch` worker's item and run).
+  Json handOverState() const {
+    Json keys = Json::array();
+    for (const auto& [k, w] : workers_) {
+      if (const auto* d = dynamic_cast<const DispatchActor*>(w.actor.get()))
+        keys.push_back({{"item", w.id}, {"run", d->runId()}});
+    }
+    return {{"held", Json(std::vector<Json>(held_.begin(), held_.end()))}, {"keys", keys}};
+  }
+  // Items this run took itself (a carried key is not one), and when it started: at 500 items or
+  // a day, it is handed over.
+  bool atBound(int64_t nowMs) const {
+    return taken_ >= kHandOverItems || nowMs - startedMs_ >= kHandOverMs;
+  }
+  static constexpr int64_t kHandOverItems = 500;
+  static constexpr int64_t kHandOverMs = 24LL * 60 * 60 * 1000;
+
+ private:
+  // Takes what the run before handed over: each active key again (it finds its run: the wait
+  // follows it, and `cap` counts it), then the held items, parsed by this build's item id (one
+  // that does not parse is dropped with a `carry-refused` mark).
+  void takeOver(const Json& carried) {
+    for (const auto& k : carried.value("keys", Json::array())) {
+      const std::string id = k.value("item", "");
+      const std::string runId = k.value("run", "");
+      if (id.empty() || runId.empty() || liveIds_.count(id) != 0) continue;
+      const int key = nextKey_++;
+      auto worker = std::make_unique<DispatchActor>(run_, this, key, Join(prefix_, id),
+                                                    spec_.worker, id, prefix_);
+      DispatchActor* raw = worker.get();
+      enlist(key, Worker{id, std::move(worker)});
+      raw->restoreFrom({{"run", runId}});
+    }
+    for (const auto& item : carried.value("held", Json::array())) {
+      std::string id;
+      try {
+        id = spec_.itemId(item, input_);
+      } catch (const std::exception& e) {
+        run_.emit("carry-refused", {{"pool", prefix_}, {"item", item}, {"reason", ErrorText(e)}},
+                  "a held item was dropped at the hand-over: " + ErrorText(e));
+        continue;
+      }
+      if (heldIds_.count(id) != 0 || liveIds_.count(id) != 0) continue;
+      held_.push_back(item);
+      heldIds_.insert(id);
+    }
+    run_.emit("taken-over", {{"pool", prefix_}, {"held", held_.size()}, {"keys", workers_.size()}},
+              "took over " + std::to_string(held_.size()) + " held items and " +
+                  std::to_string(workers_.size()) + " live runs");
+  }
+
+ public:
   void check(int, const std::string& event, const Json& payload) const override {
     if (event != spec_.source.wake) {
       throw BadInput("the Gate `" + Join(prefix_, "source") + "` takes only `" + spec_.source.wake +
@@ -504,7 +653,13 @@ class PoolActor final : public Actor {
     if (journaled()) run_.journal({{"settled", id}, {"output", output}});
     settle(id, false);
     retire(it);
-    run_.emit("settled", {{"item", id}, {"pool", prefix_}}, id + " settled");
+    if (spec_.dispatch) {
+      run_.emit("settled", {{"item", id}, {"pool", prefix_}, {"status", "done"}},
+                id + " settled: its run ended done");
+    } else {
+      run_.emit("settled", {{"item", id}, {"pool", prefix_}}, id + " settled");
+    }
+    if (spec_.standing) forgetOutput(id);
     request();
   }
 
@@ -517,9 +672,30 @@ class PoolActor final : public Actor {
     if (journaled()) run_.journal({{"failed", id}, {"failure", failures_[id]}});
     settle(id, true);
     retire(it);
-    run_.emit("failed", {{"item", id}, {"pool", prefix_}, {"reason", f.reason()}},
-              id + " failed: " + f.reason());
+    if (spec_.dispatch) {
+      // A Pool of runs: the run's end (or a start refused) fails the item, never the Pool.
+      const std::string mark =
+          f.detail().is_object() ? f.detail().value("mark", "settled") : std::string("settled");
+      run_.emit(mark,
+                {{"item", id},
+                 {"pool", prefix_},
+                 {"status", f.detail().is_object() ? f.detail().value("status", Json(nullptr))
+                                                   : Json(nullptr)},
+                 {"reason", f.reason()}},
+                id + " " + (mark == "settled" ? "settled" : mark) + ": " + f.reason());
+    } else {
+      run_.emit("failed", {{"item", id}, {"pool", prefix_}, {"reason", f.reason()}},
+                id + " failed: " + f.reason());
+    }
+    if (spec_.standing) forgetOutput(id);
     request();
+  }
+
+  // A standing Pool has no output: what an item gave is on the feed, and only its id is kept
+  // (known for the rest of the run, so a poison item never loops).
+  void forgetOutput(const std::string& id) {
+    items_.erase(id);
+    failures_.erase(id);
   }
 
   void stop() override {
@@ -552,6 +728,9 @@ class PoolActor final : public Actor {
             {"ended", ended_},
             {"calling", inFlight_ || latch_},
             {"skipped", Json(std::vector<std::string>(skipped_.begin(), skipped_.end()))},
+            {"held", Json(std::vector<Json>(held_.begin(), held_.end()))},
+            {"taken", taken_},
+            {"startedMs", startedMs_},
             {"pollDue", pollArmed_ ? Json(pollDue_) : Json(nullptr)}};
   }
 
@@ -587,12 +766,25 @@ class PoolActor final : public Actor {
     }
     nextKey_ = snap.at("nextKey").get<int>();
     ended_ = snap.at("ended").get<bool>();
+    taken_ = snap.value("taken", int64_t{0});
+    startedMs_ = snap.value("startedMs", int64_t{0});
+    if (snap.contains("held")) {
+      for (const auto& item : snap.at("held")) {
+        held_.push_back(item);
+        heldIds_.insert(spec_.itemId(item, input_));
+      }
+    }
     for (const auto& w : snap.at("workers")) {
       Worker worker{w.at("id").get<std::string>(), Actor::Restore(run_, this, w.at("actor"))};
       enlist(w.at("key").get<int>(), std::move(worker));
     }
     // After the live workers: an entry that settles a live item is damage.
     if (snap.contains("journaled") && !snap.at("journaled").is_null()) readJournal(snap);
+    if (spec_.standing) {
+      // A standing Pool keeps no output (forgetOutput): only the ids, known for its run's life.
+      items_ = Json::object();
+      failures_ = Json::object();
+    }
     if (!ended_ && !spec_.source.wake.empty()) openWakeGate();
     // A call that was out when the run was saved is made again (it is never lost).
     if (snap.value("calling", false) && !ended_) later([this] { request(); });
@@ -633,6 +825,7 @@ class PoolActor final : public Actor {
     }
     if (static_cast<int64_t>(workers_.size()) >= cap_) return;
     if (spec_.source.form == SourceSpec::Form::kRead) return read();
+    if (spec_.source.form == SourceSpec::Form::kPush) return claimHeld();
     // The Pool polls only while it waits: a call going out ends that wait.
     if (pollArmed_) {
       run_.unschedule(this, 0);
@@ -716,6 +909,7 @@ class PoolActor final : public Actor {
           }
         }
         case HookSpec::Verdict::kCarry:
+          if (spec_.source.form == SourceSpec::Form::kPush) return carry(h, service, key, payload);
           return skipped("`carry` is for push Sources, and `" + spec_.source.name + "` is a " +
                          (spec_.source.form == SourceSpec::Form::kRead ? "read" : "pull") +
                          " Source");
@@ -864,6 +1058,74 @@ class PoolActor final : public Actor {
     armPoll();  // waiting: workers live, nothing ready
   }
 
+  // A push Source: the held items, in arrival order, while a slot is free.
+  void claimHeld() {
+    while (!held_.empty() && static_cast<int64_t>(workers_.size()) < cap_) {
+      Json item = std::move(held_.front());
+      held_.pop_front();
+      heldIds_.erase(spec_.itemId(item, input_));
+      claim(item);
+    }
+    if (workers_.empty() && held_.empty()) end();
+  }
+
+  // `hook … => carry EXPR` (ADR-0017 0.7.0): the item is held in the run until a slot claims
+  // it. The key check comes first: `existing` when a held item, a live worker or a run of the
+  // callee holds the key; above `hold`, `hold-full` (the delivery is not logged: a resend is
+  // heard).
+  Json carry(const HookSpec& h, const std::string& service, const std::string& key,
+             const Json& payload) {
+    auto answer = [](const std::string& verdict, const std::string& reason, Json more) {
+      Json out = {{"verdict", verdict}, {"reason", reason}};
+      for (auto& [k, v] : more.items()) out[k] = v;
+      return out;
+    };
+    Json item;
+    std::string id;
+    try {
+      const Json params = spec_.source.params ? spec_.source.params(input_) : Json::object();
+      item = h.value ? h.value(payload, params) : payload;
+      id = spec_.itemId(item, input_);
+    } catch (const std::exception& e) {
+      return answer("skipped", "the delivery carries no item: " + ErrorText(e), Json::object());
+    }
+    if (const std::string why = IdProblem(id); !why.empty())
+      return answer("skipped", "its item id `" + Printable(id) + "` " + why, Json::object());
+    if (heldIds_.count(id) != 0)
+      return answer("existing", "item " + id + " is held already", {{"item", id}});
+    if (auto live = liveIds_.find(id); live != liveIds_.end()) {
+      const auto* d = dynamic_cast<const DispatchActor*>(workers_.at(live->second).actor.get());
+      return answer("existing", "item " + id + " has a live worker",
+                    {{"item", id}, {"run", d != nullptr ? Json(d->runId()) : Json(nullptr)}});
+    }
+    if (spec_.dispatch && run_.dispatcher() != nullptr) {
+      if (auto got = run_.dispatcher()->find(spec_.worker, id)) {
+        return answer("existing", "run " + got->run + " of " + spec_.worker + " holds key " + id,
+                      {{"item", id}, {"run", got->run}, {"status", got->status}});
+      }
+    }
+    if (settledSet_.count(id) != 0) {
+      return answer("skipped",
+                    "item " + id +
+                        " ended in this run with no run of its own; it is "
+                        "not taken again",
+                    {{"item", id}});
+    }
+    if (static_cast<int64_t>(held_.size()) >= spec_.source.hold) {
+      return answer("hold-full",
+                    "pool `" + spec_.name + "` holds " + std::to_string(held_.size()) +
+                        " items, its `hold`; send it again later",
+                    {{"item", id}});
+    }
+    held_.push_back(item);
+    heldIds_.insert(id);
+    run_.emit("held", {{"pool", prefix_}, {"item", id}, {"hook", service}, {"event", key}},
+              "source `" + spec_.source.name + "`: hook " + service + " " + key + ": item " + id +
+                  " held (" + std::to_string(held_.size()) + " held)");
+    later([this] { request(); });
+    return answer("held", "", {{"item", id}});
+  }
+
   void claim(const Json& item) {
     std::string id;
     try {
@@ -886,9 +1148,13 @@ class PoolActor final : public Actor {
       defect("a worker already finished in this run");
     }
     const int key = nextKey_++;
+    ++taken_;
     // A worker is a machine, or a Pool (a Pool of Pools: each item runs a Pool of its own).
     std::unique_ptr<Actor> worker;
-    if (const PoolSpec* inner = run_.registry().pool(spec_.worker)) {
+    if (spec_.dispatch) {
+      worker = std::make_unique<DispatchActor>(run_, this, key, Join(prefix_, id), spec_.worker, id,
+                                               spec_.name);
+    } else if (const PoolSpec* inner = run_.registry().pool(spec_.worker)) {
       worker = std::make_unique<PoolActor>(run_, this, key, Join(prefix_, id), *inner);
     } else {
       worker = std::make_unique<MachineActor>(run_, this, key, Join(prefix_, id), spec_.worker);
@@ -927,8 +1193,10 @@ class PoolActor final : public Actor {
     run_.schedule(this, 0, pollDue_);
   }
 
-  // No live worker and no item: drained or deadlocked (§2.6).
+  // No live worker and no item: drained or deadlocked (§2.6); a standing Pool parks instead,
+  // until a delivery, a wake or its poll.
   void end() {
+    if (spec_.standing) return armPoll();
     const bool deadlocked = lastOpen_ > 0;
     const Json output = {{"status", deadlocked ? "deadlocked" : "drained"},
                          {"items", items_},
@@ -1042,6 +1310,10 @@ class PoolActor final : public Actor {
   int nextKey_ = 0;
   bool inFlight_ = false;
   std::set<std::string> skipped_;  // the items a read skipped, by fingerprint: marked once
+  std::deque<Json> held_;          // a push Source's items, in arrival order, until claimed
+  std::unordered_set<std::string> heldIds_;
+  int64_t taken_ = 0;      // items this run took itself (a standing Pool's bound)
+  int64_t startedMs_ = 0;  // when it started (its bound of a day)
   bool latch_ = false;
   bool wakeOpen_ = false;
   bool pollArmed_ = false;
@@ -1142,6 +1414,12 @@ std::unique_ptr<Actor> Actor::Restore(Run& run, Actor* parent, const Json& snap)
   const int key = snap.at("key").get<int>();
   const std::string prefix = snap.at("prefix").get<std::string>();
   const std::string name = snap.at("name").get<std::string>();
+  if (kind == "dispatch") {
+    auto a = std::make_unique<DispatchActor>(run, parent, key, prefix, name, snap.value("item", ""),
+                                             snap.value("pool", ""));
+    a->restoreFrom(snap);
+    return a;
+  }
   if (kind == "pool") {
     const PoolSpec* spec = run.registry().pool(name);
     if (spec == nullptr)
@@ -1276,6 +1554,7 @@ void Run::start(const Json& input) {
 }
 
 void Run::begin(const Json& input) {
+  assembly_ = registry_.assembly();
   // What comes from outside is checked strictly first (unknown fields refused, with the path),
   // before anything starts; the start itself then reads it as usual.
   checkInput(input);
@@ -1453,6 +1732,7 @@ void Run::cancel() {
   if (ended()) return;
   // What was done before the cancel is kept: a Pool's settled items and failures stay in the
   // output, with the workers that were live when it was cancelled.
+  if (handOverCarry_.is_null()) handOverCarry_ = handOverState();  // a standing run's, for a resume
   Json done = top_ ? top_->sofar() : Json(nullptr);
   if (done.is_object()) {
     done.erase("open");
@@ -1602,6 +1882,7 @@ void Run::drain() {
 
 void Run::finish(RunStatus status, Json output, std::string reason) {
   if (ended()) return;
+  if (handOverCarry_.is_null()) handOverCarry_ = handOverState();  // a standing run's, for the next
   status_ = status;
   output_ = std::move(output);
   reason_ = std::move(reason);
@@ -1707,7 +1988,60 @@ Json Run::snapshot() const {
           {"output", output_},
           {"agentReplies", agentReplies_},
           {"journal", journaling_},
-          {"top", top_ && !ended() ? top_->snapshot() : Json(nullptr)}};
+          {"top", top_ && !ended() ? top_->snapshot() : Json(nullptr)},
+          {"dispatchedBy", dispatchedBy_},
+          {"assembly", assembly_},
+          // A standing run that ended keeps what a new run takes of it (held items, live keys).
+          {"carry", ended() && workflow_.pool != nullptr && workflow_.pool->standing
+                        ? (handOverCarry_.is_null() ? Json(nullptr) : handOverCarry_)
+                        : Json(nullptr)}};
+}
+
+Json Run::CarryOf(const Json& snapshot) {
+  if (snapshot.contains("carry") && !snapshot["carry"].is_null()) return snapshot["carry"];
+  const Json top = snapshot.value("top", Json(nullptr));
+  if (!top.is_object() || top.value("kind", "") != "pool") return nullptr;
+  Json keys = Json::array();
+  for (const auto& w : top.value("workers", Json::array())) {
+    const Json actor = w.value("actor", Json::object());
+    if (actor.value("kind", "") == "dispatch")
+      keys.push_back({{"item", w.value("id", "")}, {"run", actor.value("run", "")}});
+  }
+  return {{"held", top.value("held", Json::array())}, {"keys", keys}};
+}
+
+Json Run::handOverState() const {
+  const auto* pool = dynamic_cast<const PoolActor*>(top_.get());
+  if (pool == nullptr || workflow_.pool == nullptr || !workflow_.pool->standing) return nullptr;
+  return pool->handOverState();
+}
+
+bool Run::atBound() const {
+  const auto* pool = dynamic_cast<const PoolActor*>(top_.get());
+  return !ended() && pool != nullptr && workflow_.pool != nullptr && workflow_.pool->standing &&
+         pool->atBound(clock_.nowMs());
+}
+
+void Run::handOver(const std::string& to, const std::string& why) {
+  if (ended()) return;
+  emit("handed-over", {{"to", to}, {"why", why}}, "handed over to run " + to + " (" + why + ")");
+  finish(RunStatus::kDone, Json{{"handedOverTo", to}}, "handed over to run " + to + ": " + why);
+  dirty_ = true;
+}
+
+void Run::dispatchedEnded(const std::string& id, const std::string& status, const Json& output,
+                          const std::string& reason) {
+  auto it = awaited_.find(id);
+  if (it == awaited_.end()) return;
+  auto* worker = dynamic_cast<DispatchActor*>(it->second);
+  if (worker == nullptr) return;
+  worker->later([worker, status, output, reason] { worker->ended(status, output, reason); });
+}
+
+std::vector<std::string> Run::awaited() const {
+  std::vector<std::string> out;
+  for (const auto& [id, worker] : awaited_) out.push_back(id);
+  return out;
 }
 
 std::unique_ptr<Run> Run::Restore(const Registry& registry, const Json& snap, Clock& clock,
@@ -1725,6 +2059,9 @@ std::unique_ptr<Run> Run::Restore(const Registry& registry, const Json& snap, Cl
   run->home_ = snap.value("home", std::string("."));
   run->output_ = snap.at("output");
   run->agentReplies_ = snap.value("agentReplies", Json::object());
+  run->dispatchedBy_ = snap.value("dispatchedBy", Json(nullptr));
+  run->handOverCarry_ = snap.value("carry", Json(nullptr));
+  run->assembly_ = snap.value("assembly", "");
   // A run restored with its journal goes on keeping one.
   run->journaling_ = journal != nullptr && snap.value("journal", false);
   run->restoringJournal_ = journal;

@@ -46,6 +46,7 @@ struct Args {
   std::string listen;       // serve --listen HOST:PORT
   std::string callers;      // serve --callers FILE
   std::string server;       // --server URL: the verb goes to a serve
+  bool dropHeld = false;    // run --drop-held: resume a standing Pool without its held items
   bool inputGiven = false;
   int threads = 0;            // --threads N: for blocking host functions; 0 the default
   bool endOfOptions = false;  // after `--`, every word is positional
@@ -193,6 +194,8 @@ class Runner {
     if (!a.listen.empty() && a.verb != "serve") throw UsageError("`--listen` goes with `serve`");
     if (!a.callers.empty() && a.verb != "serve") throw UsageError("`--callers` goes with `serve`");
     if (a.inputGiven && a.verb != "run") throw UsageError("`--input` goes with `run`");
+    if (a.dropHeld && a.verb != "run")
+      throw UsageError("`--drop-held` goes with `run` (of a paused standing Pool)");
     if (a.threads > 0 && a.verb != "run" && a.verb != "send")
       throw UsageError("`--threads` goes with `run` and `send`");
     if (!a.server.empty()) return remote(a);
@@ -411,6 +414,7 @@ class Runner {
       throw UsageError("`run` takes no positional arguments; give the input with --input");
     if (!a.resume.empty()) return resume(a);
     const WorkflowInfo* wf = registry_.workflow(workflow_);
+    if (wf->pool != nullptr && wf->pool->standing) return resumeStanding(a);
     const Json input = ReadInput(a.input);
     // A store that exists is checked (a foreign file refused) before anything starts; a new one
     // is made only once the input has been taken: a refused input stores nothing, not even a
@@ -435,6 +439,31 @@ class Runner {
     return drive(*host, id, [&] {
       id = host->start(workflow_, input, home);
       if (!host->follow(id, a.follow)) return report(*host->peek(id, workflow_), a.json);
+      return report(host->run(id), a.json);
+    });
+  }
+
+  // run of a standing Pool: nobody starts one (`serve` does); a paused one is resumed: a new run
+  // takes the held items (none with --drop-held) and the live keys of the last.
+  int resumeStanding(const Args& a) {
+    if (a.inputGiven)
+      throw UsageError("a standing Pool takes no --input: `serve` starts it with its defaults");
+    std::unique_ptr<Store> store;
+    try {
+      store = open(a, StoreMode::kReadOnly);
+    } catch (const StoreMissing&) {
+      throw BadInput("`" + workflow_ + "` is a standing Pool: nobody starts it; `" + workflow_ +
+                     " serve` starts its one run and keeps it live");
+    }
+    SystemClock clock;
+    auto host = this->host(*store, clock, a);
+    CatchStops();
+    std::string id;
+    return drive(*host, id, [&] {
+      id = host->resume(workflow_, a.dropHeld);
+      host->tick(id);
+      std::cerr << workflow_ << ": a running `serve` takes run " << id
+                << " up within a second; until one runs, it waits\n";
       return report(host->run(id), a.json);
     });
   }
@@ -775,6 +804,8 @@ Args Parse(int argc, char** argv) {
       a.callers = value("--callers");
     else if (s == "--server")
       a.server = value("--server");
+    else if (s == "--drop-held")
+      a.dropHeld = true;
     else if (s == "--threads") {
       if (a.threads != 0) throw UsageError("`--threads` is given twice");
       const std::string v = value("--threads");

@@ -41,6 +41,7 @@ std::optional<Store::Save> RunSaver::prepare(Run& run) {
   stored.revision = revision_;
   stored.journal = run.takeJournal();
   stored.journalBefore = journalCount_;
+  if (run.dispatchedBy().is_object()) stored.key = run.dispatchedBy().value("key", "");
   save.feed.swap(pending_);
   preparing_ = std::move(text);
   return save;

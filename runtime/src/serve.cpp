@@ -225,7 +225,7 @@ class Server {
       return s->answer(200, {{"ok", true}});
     }
     if (is({"workflows", ":name", "runs"})) {
-      if (m == http::verb::post) return startRun(s, seg[1]);
+      if (m == http::verb::post) return startRun(s, seg[1], t);
       only(http::verb::get);
       return observeRuns(s, seg[1]);
     }
@@ -451,11 +451,25 @@ class Server {
   }
 
   // ---- the guarded band ----------------------------------------------------------------------
-  void startRun(const std::shared_ptr<Session>& s, const std::string& workflow) {
+  void startRun(const std::shared_ptr<Session>& s, const std::string& workflow, const Target& t) {
     const Caller& c = caller(s);
     knownWorkflow(workflow);
     Require(c, workflow, Scope::kStart);
     const Json body = Body(s, {"input"});
+    if (const WorkflowInfo* wf = host_.registry().workflow(workflow);
+        wf != nullptr && wf->pool != nullptr && wf->pool->standing) {
+      // Nobody starts a standing Pool; a paused one is resumed (`?drop-held=true`: without its
+      // held items). Live, never run, or in its back-off: 409.
+      const auto drop = t.query.find("drop-held");
+      std::string id;
+      try {
+        id = host_.resume(workflow, drop != t.query.end() && drop->second == "true");
+      } catch (const BadInput& e) {
+        throw HttpError{409, e.what()};
+      }
+      host_.afterCommit([s, id] { s->answer(201, {{"runId", id}, {"resumed", true}}); });
+      return;
+    }
     const Json input = body.contains("input") ? body["input"] : Json::object();
     if (!input.is_object()) throw HttpError{400, "`input` must be a JSON object"};
     const std::string id = host_.begin(workflow, input, options_.home);
@@ -625,7 +639,14 @@ class Server {
     if (delivery.size() > 200 || key.size() > 200)
       throw HttpError{400, "a delivery id or event key is at most 200 characters"};
     const Json verdict = host_.deliverHook(name, key, delivery, payload, /*drive=*/false);
-    host_.afterCommit([s, verdict] { s->answer(200, verdict); });
+    // Above the Pool's `hold`: 429, and the delivery is not kept (a resend is heard).
+    host_.afterCommit([s, verdict] {
+      const std::string v = verdict.value("verdict", "");
+      if (v == "paused" || v == "backoff" || v == "busy")
+        return s->answer(503, verdict, static_cast<int>(verdict.value("retryAfter", int64_t{0})));
+      if (v == "hold-full") return s->answer(429, verdict, 1);
+      s->answer(200, verdict);
+    });
   }
 
   void hookLog(const std::shared_ptr<Session>& s, const std::string& name) {
@@ -804,12 +825,18 @@ int Serve(RunHost& host, const ServeOptions& options,
   } catch (const boost::system::system_error& e) {
     throw BadInput("cannot listen on " + options.listen + ": " + e.code().message());
   }
-  const int taken = host.takeLive(options.workflows);
+  int taken = host.takeLive(options.workflows);
+  // A standing run of an older build is handed over to one of this build (its held items and
+  // live keys go with it); a standing workflow with no live run gets one.
+  taken += static_cast<int>(host.handOverDue().size());
+  taken += static_cast<int>(host.standUp(options.workflows).size());
   say("serving " + std::to_string(taken) + " waiting run" + (taken == 1 ? "" : "s") +
       " on http://" + hostPart + ":" + std::to_string(listener->port()) +
       " (the instance token is in " + options.storePath + ".token; SIGTERM or Ctrl-C stops it)");
   host.serve([&] {
     host.releaseEnded();
+    host.handOverDue();
+    host.standUp(options.workflows);
     if (const int more = host.takeLive(options.workflows); more > 0) {
       say("took up " + std::to_string(more) + " more run" + (more == 1 ? "" : "s"));
     }

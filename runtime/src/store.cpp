@@ -599,8 +599,11 @@ std::unique_ptr<Db> OpenDb(const std::string& path, StoreMode mode) {
       complete = k.step();  // a store from before typed feed events: its columns are added
     }
     if (complete) {
-      Stmt h(*db, "SELECT 1 FROM sqlite_master WHERE name = 'hooks_by_seq'");
-      complete = h.step();  // a store from before the hook log's order: its column is added
+      // A store from before the hook log's order or the keys of dispatched runs: their columns
+      // are added.
+      Stmt h(*db,
+             "SELECT count(*) FROM sqlite_master WHERE name IN ('hooks_by_seq', 'runs_by_key')");
+      complete = h.step() && h.integer(0) == 2;
     }
   }
   if (!complete) {
@@ -643,6 +646,12 @@ std::unique_ptr<Db> OpenDb(const std::string& path, StoreMode mode) {
       Stmt h(*db, "SELECT 1 FROM pragma_table_info('hooks') WHERE name = 'seq'");
       if (!h.step()) db->exec("ALTER TABLE hooks ADD COLUMN seq INTEGER NOT NULL DEFAULT 0");
       db->exec("CREATE INDEX IF NOT EXISTS hooks_by_seq ON hooks (hook, seq)");
+      // A dispatched run's key, per callee workflow (RUNTIME.md §3): every Pool that gives the
+      // same key for that workflow finds the same run while its row lives.
+      Stmt k(*db, "SELECT 1 FROM pragma_table_info('runs') WHERE name = 'dkey'");
+      if (!k.step()) db->exec("ALTER TABLE runs ADD COLUMN dkey TEXT");
+      db->exec(
+          "CREATE INDEX IF NOT EXISTS runs_by_key ON runs (workflow, dkey) WHERE dkey IS NOT NULL");
     }
     db->exec(("PRAGMA application_id=" + std::to_string(kAppId)).c_str());
     txn.commit();
@@ -692,11 +701,13 @@ class SqliteStore final : public Store {
     const int64_t next = stored + 1;
     {
       Stmt s(*db_,
-             "INSERT INTO runs (id, workflow, status, updated, rev, snapshot) "
-             "VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT (id) DO UPDATE SET "
-             "workflow = ?2, status = ?3, updated = ?4, rev = ?5, snapshot = ?6");
+             "INSERT INTO runs (id, workflow, status, updated, rev, snapshot, dkey) "
+             "VALUES (?1, ?2, ?3, ?4, ?5, ?6, nullif(?7, '')) ON CONFLICT (id) DO UPDATE SET "
+             "workflow = ?2, status = ?3, updated = ?4, rev = ?5, snapshot = ?6, "
+             "dkey = nullif(?7, '')");
       s.bind(1, run.id).bind(2, run.workflow).bind(3, run.status).bind(4, run.updatedMs);
       s.bind(5, next).bind(6, run.snapshot.dump(-1, ' ', false, Json::error_handler_t::replace));
+      s.bind(7, run.key);
       s.step();
     }
     if (!feed.empty()) {
@@ -893,6 +904,15 @@ class SqliteStore final : public Store {
     d.step();
     txn.commit();
     return out;
+  }
+
+  std::optional<RunSummary> byKey(const std::string& workflow, const std::string& key) override {
+    Stmt s(*db_,
+           "SELECT id, workflow, status, updated, rev FROM runs WHERE workflow = ? AND dkey = ? "
+           "ORDER BY updated DESC LIMIT 1");
+    s.bind(1, workflow).bind(2, key);
+    if (!s.step()) return std::nullopt;
+    return RunSummary{s.text(0), s.text(1), s.text(2), s.integer(3), s.integer(4)};
   }
 
   std::optional<Json> hookAnswer(const std::string& hook, const std::string& delivery) override {

@@ -13,10 +13,14 @@ source "$(dirname "$0")/lib.sh"
 
 cd "$src" || exit 1
 
-# The samples check clean but for W0602 on alert_triage's standing Pool (it warns until the
-# runtime runs standing Pools), and nothing else.
-expect "samples check clean" 0 '^0 errors, 1 warning$' -- "$jr2c" check samples/*.jr2
-expect "samples: the one warning is W0602" 0 'alert_triage.jr2:[0-9]+:[0-9]+: warning\[W0602\]' -- "$jr2c" check samples/*.jr2
+# The samples check clean: no error, no warning (W0602, which warned that standing Pools did not
+# run, is retired).
+expect "samples check clean" 0 '' -- "$jr2c" check samples/*.jr2
+if "$jr2c" check samples/*.jr2 2>&1 | grep -qE 'warning|error'; then
+  echo "FAIL samples: a warning or an error"; failed=$((failed + 1))
+else
+  passed=$((passed + 1))
+fi
 expect "help" 0 'usage: jr2c' -- "$jr2c" --help
 expect "version" 0 '^jr2c [0-9]+\.[0-9]+\.[0-9]+$' -- "$jr2c" --version
 expect "no args is usage" 2 'usage' -- "$jr2c"

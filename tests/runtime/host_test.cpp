@@ -18,6 +18,7 @@
 #include "jr2/store.h"
 #include "pool.jr2.h"
 #include "serve.jr2.h"
+#include "standing.jr2.h"
 
 namespace {
 
@@ -82,6 +83,9 @@ class CountingStore final : public jr2rt::Store {
     return inner_->hookAnswer(hook, d);
   }
   void logHooks(const std::vector<HookEntry>& entries) override { inner_->logHooks(entries); }
+  std::optional<jr2rt::RunSummary> byKey(const std::string& w, const std::string& k) override {
+    return inner_->byKey(w, k);
+  }
   std::vector<Json> hookLog(const std::string& hook, int64_t limit) override {
     return inner_->hookLog(hook, limit);
   }
@@ -108,6 +112,7 @@ struct Host : testing::Test {
   Host() {
     jr2gen::pool::RegisterWorkflows(registry);
     jr2gen::serve::RegisterWorkflows(registry);
+    jr2gen::standing::RegisterWorkflows(registry);
   }
   ~Host() override { jr2rt::RunHost::Interrupt(0); }
 };
@@ -331,6 +336,209 @@ TEST_F(Host, ASecondAnswerToAGateBeforeItsTurnIsRefused) {
   run.send("both.x.review", "accept", Json::object());
   ASSERT_EQ(run.status(), RunStatus::kDone);
   EXPECT_EQ(run.output(), "s");
+}
+
+// A standing Pool of runs over a push Source (RUNTIME.md §3, #12): a carried item is held, then
+// becomes a run of the callee keyed by the item's id. The key is one run per callee workflow,
+// whichever Pool gives it; the run's end settles its item; the held items and the active keys
+// survive a restore.
+TEST_F(Host, AStandingPoolOfRunsHoldsDispatchesOneRunPerKeyAndSettles) {
+  const std::string dir = FreshDir("standing");
+  auto store = jr2rt::OpenSqliteStore(dir + "store.db");
+  auto alert = [](const std::string& id, const std::string& level) {
+    return Json{{"alert", {{"id", id}, {"level", level}}}};
+  };
+  std::string alerts;
+  std::string pager;
+  std::string a1;
+  {
+    jr2rt::RunHost host(registry, *store, clock);
+    const auto started = host.standUp({"conformance_alerts", "conformance_pager"});
+    ASSERT_EQ(started.size(), 2u);
+    alerts = started[0];
+    pager = started[1];
+    host.tick(alerts);
+    EXPECT_EQ(host.standUp({"conformance_alerts", "conformance_pager"}).size(), 0u)
+        << "one live run of each, never a second";
+
+    EXPECT_EQ(host.deliverHook("monitor", "alert.raised", "d1", alert("A1", "warn"))["verdict"],
+              "held");
+    const Json again = host.deliverHook("monitor", "alert.raised", "d2", alert("A1", "warn"));
+    EXPECT_EQ(again["verdict"], "existing") << again.dump();
+    a1 = again.value("run", "");
+    ASSERT_FALSE(a1.empty()) << again.dump();
+    EXPECT_EQ(store->byKey("conformance_alert_run", "A1")->id, a1);
+    // The other Pool gives the same key for the same workflow: that run holds it (`existing`,
+    // naming it), and the Pool holds nothing.
+    const Json paged = host.deliverHook("pager", "page", "p1", alert("A1", "warn"));
+    EXPECT_EQ(paged["verdict"], "existing") << paged.dump();
+    EXPECT_EQ(paged.value("run", ""), a1);
+    // cap 2, hold 3: two live runs, three held, then `hold-full`, which is not logged.
+    for (const char* id : {"A2", "A3", "A4", "A5"})
+      EXPECT_EQ(host.deliverHook("monitor", "alert.raised", std::string("d-") + id,
+                                 alert(id, "warn"))["verdict"],
+                "held");
+    EXPECT_EQ(host.deliverHook("monitor", "alert.raised", "d-A6", alert("A6", "warn"))["verdict"],
+              "hold-full");
+    EXPECT_FALSE(store->hookAnswer("monitor", "d-A6").has_value()) << "a resend is heard";
+    EXPECT_EQ(store->hookAnswer("monitor", "d-A2").value()["verdict"], "held");
+    int live = 0;
+    for (const auto& r : store->list(false)) live += r.workflow == "conformance_alert_run";
+    EXPECT_EQ(live, 2) << "cap 2 counts the live runs this Pool dispatched";
+  }
+  // A new host (a restart): the held items and the live keys are where they were.
+  jr2rt::RunHost host(registry, *store, clock);
+  EXPECT_EQ(host.takeLive({"conformance_alerts", "conformance_pager", "conformance_alert_run"}), 4);
+  host.tick(alerts);
+  EXPECT_EQ(host.standUp({"conformance_alerts", "conformance_pager"}).size(), 0u);
+  host.send(a1, "review", "close", Json::object());
+  host.tick(alerts);
+  host.tick(pager);
+  std::map<std::string, int> settled;  // pool run -> settled marks of A1
+  for (const std::string& pool : {alerts, pager}) {
+    for (const auto& f : store->feed(pool, 0)) {
+      if (f.kind == "settled" && f.data.value("item", "") == "A1") ++settled[pool];
+    }
+  }
+  EXPECT_EQ(settled[alerts], 1) << "the Pool that started it hears its end, after a restore";
+  EXPECT_EQ(settled[pager], 0) << "the other never held it";
+  // A1's slot went to the oldest held item, A3 (A2 was live already).
+  EXPECT_TRUE(store->byKey("conformance_alert_run", "A3").has_value());
+  EXPECT_FALSE(store->byKey("conformance_alert_run", "A5").has_value()) << "still held";
+  // Every callee run holds a key of its own: none started twice.
+  std::map<std::string, int> perKey;
+  for (const auto& r : store->list(true)) {
+    if (r.workflow != "conformance_alert_run") continue;
+    ++perKey[store->load(r.id).snapshot["dispatchedBy"].value("key", "")];
+  }
+  for (const auto& [key, n] : perKey) EXPECT_EQ(n, 1) << key;
+  EXPECT_EQ(perKey.size(), 3u);  // A1, A2, A3
+}
+
+// A hand-over (RUNTIME.md §3): the new run takes the held items in order and the live keys (the
+// runs it waits for), the old one ends `done` naming it; nothing is lost, nothing starts twice.
+// At its bound (500 items it took) a standing run is handed over; a cancel is a pause, and a
+// resume takes the held items (or drops them).
+TEST_F(Host, AStandingRunIsHandedOverPausedAndResumedWithItsHeldItemsAndKeys) {
+  const std::string dir = FreshDir("handover");
+  auto store = jr2rt::OpenSqliteStore(dir + "store.db");
+  jr2rt::RunHost host(registry, *store, clock);
+  auto alert = [](const std::string& id, const std::string& level) {
+    return Json{{"alert", {{"id", id}, {"level", level}}}};
+  };
+  const std::string first = host.standUp({"conformance_alerts"}).at(0);
+  host.tick(first);
+  for (const char* id : {"A1", "A2", "A3", "A4", "A5"}) {
+    ASSERT_EQ(host.deliverHook("monitor", "alert.raised", std::string("d-") + id,
+                               alert(id, "warn"))["verdict"],
+              "held");
+  }
+  const std::string second = host.handOver(first, "a test");
+  host.tick(second);
+  EXPECT_EQ(host.run(first).status(), RunStatus::kDone);
+  EXPECT_EQ(host.run(first).output()["handedOverTo"], second);
+  const Json top = store->load(second).snapshot["top"];
+  std::vector<std::string> held;
+  for (const auto& item : top["held"]) held.push_back(item["id"]);
+  EXPECT_EQ(held, (std::vector<std::string>{"A3", "A4", "A5"}));
+  ASSERT_EQ(top["workers"].size(), 2u) << "the live keys, each waiting for its run";
+  const std::string a1 = store->byKey("conformance_alert_run", "A1")->id;
+  host.send(a1, "review", "close", Json::object());
+  host.tick(second);
+  int settledA1 = 0;
+  for (const auto& f : store->feed(second, 0))
+    settledA1 += f.kind == "settled" && f.data.value("item", "") == "A1";
+  EXPECT_EQ(settledA1, 1) << "the new run hears the end of a run the old one started";
+  EXPECT_TRUE(store->byKey("conformance_alert_run", "A3").has_value()) << "and claims in order";
+  EXPECT_EQ(host.deliverHook("monitor", "alert.raised", "again-A2", alert("A2", "warn"))["verdict"],
+            "existing");
+
+  // A cancel is a pause: nothing starts it again, a delivery is `paused`; a resume takes over.
+  host.cancel(second);
+  EXPECT_TRUE(host.standUp({"conformance_alerts"}).empty());
+  EXPECT_EQ(host.deliverHook("monitor", "alert.raised", "d-P", alert("P1", "warn"))["verdict"],
+            "paused");
+  EXPECT_FALSE(store->hookAnswer("monitor", "d-P").has_value()) << "not logged: a resend is heard";
+  const std::string third = host.resume("conformance_alerts", /*dropHeld=*/false);
+  host.tick(third);
+  std::vector<std::string> after;
+  const Json thirdTop = store->load(third).snapshot["top"];
+  for (const auto& item : thirdTop["held"]) after.push_back(item["id"]);
+  EXPECT_EQ(after, (std::vector<std::string>{"A4", "A5"}))
+      << "A2 and A3 run (the live keys), A4 and A5 still held";
+  try {
+    host.resume("conformance_alerts", false);
+    ADD_FAILURE() << "a live standing Pool is not resumed";
+  } catch (const jr2rt::BadInput& e) {
+    EXPECT_NE(std::string(e.what()).find("is live"), std::string::npos) << e.what();
+  }
+  host.cancel(third);
+  const std::string fourth = host.resume("conformance_alerts", /*dropHeld=*/true);
+  host.tick(fourth);
+  const Json fourthTop = store->load(fourth).snapshot["top"];
+  EXPECT_TRUE(fourthTop["held"].empty()) << "--drop-held";
+  EXPECT_EQ(fourthTop["workers"].size(), 2u) << "the live keys stay";
+
+  // At its bound: 500 items it took itself (each a `broken` alert whose run fails at once), once
+  // the live keys it took over are done.
+  for (const char* key : {"A2", "A3"})
+    host.send(store->byKey("conformance_alert_run", key)->id, "review", "close", Json::object());
+  host.tick(fourth);
+  std::map<std::string, int> verdicts;
+  for (int i = 0; i < 500; ++i) {
+    const std::string id = "B" + std::to_string(i);
+    ++verdicts[host.deliverHook("monitor", "alert.raised", "d-" + id, alert(id, "broken"))
+                   .value("verdict", "")];
+    host.tick(fourth);
+  }
+  EXPECT_EQ(verdicts["held"], 500) << Json(verdicts).dump();
+  const auto handed = host.handOverDue();
+  ASSERT_EQ(handed.size(), 1u);
+  host.tick(handed[0]);
+  EXPECT_EQ(host.run(fourth).status(), RunStatus::kDone);
+  EXPECT_EQ(host.run(handed[0]).status(), RunStatus::kWaiting);
+  // One run per key, across four hand-overs and two resumes.
+  std::map<std::string, int> perKey;
+  for (const auto& r : store->list(true)) {
+    if (r.workflow == "conformance_alert_run")
+      ++perKey[store->load(r.id).snapshot["dispatchedBy"].value("key", "")];
+  }
+  for (const auto& [key, n] : perKey) EXPECT_EQ(n, 1) << key;
+  std::cout << "[ host ] " << perKey.size() << " callee runs, one per key; standing runs: " << first
+            << " -> " << second << " -> " << third << " -> " << fourth << " -> " << handed[0]
+            << "\n";
+}
+
+// A new build (another assembly: the modules' text changed) hands a standing run over to a run
+// of this build, with what it held; the same build does not.
+TEST_F(Host, ANewBuildHandsAStandingRunOver) {
+  const std::string dir = FreshDir("assembly");
+  auto store = jr2rt::OpenSqliteStore(dir + "store.db");
+  std::string first;
+  {
+    jr2rt::RunHost host(registry, *store, clock);
+    first = host.standUp({"conformance_alerts"}).at(0);
+    host.tick(first);
+    host.deliverHook("monitor", "alert.raised", "d1", {{"alert", {{"id", "A1"}, {"level", "w"}}}});
+    host.tick(first);
+    EXPECT_TRUE(host.handOverDue().empty()) << "the same build";
+  }
+  jr2rt::Registry rebuilt;
+  jr2gen::pool::RegisterWorkflows(rebuilt);
+  jr2gen::serve::RegisterWorkflows(rebuilt);
+  jr2gen::standing::RegisterWorkflows(rebuilt);
+  rebuilt.addModule("standing.jr2", "0000000000000001");  // its text changed
+  ASSERT_NE(rebuilt.assembly(), registry.assembly());
+  jr2rt::RunHost host(rebuilt, *store, clock);
+  host.takeLive({"conformance_alerts", "conformance_alert_run"});
+  const auto handed = host.handOverDue();
+  ASSERT_EQ(handed.size(), 1u);
+  host.tick(handed[0]);
+  EXPECT_EQ(store->summary(first)->status, "done");
+  const Json top = store->load(handed[0]).snapshot["top"];
+  ASSERT_EQ(top["workers"].size(), 1u) << "the live key A1 goes with it";
+  EXPECT_EQ(top["workers"][0]["id"], "A1");
+  EXPECT_TRUE(host.handOverDue().empty()) << "the new run is of this build";
 }
 
 // serve's handlers (RunHost::queue, afterCommit): a change made between two turns is a step of

@@ -37,11 +37,11 @@ class HostInterrupted : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-class RunHost {
+class RunHost : private Dispatcher {
  public:
   // `threads`: for blocking host functions (`--threads`); 0 the default (the cores, at least 2).
   RunHost(const Registry& registry, Store& store, Clock& clock, int threads = 0);
-  ~RunHost();
+  ~RunHost() override;
   RunHost(const RunHost&) = delete;
   RunHost& operator=(const RunHost&) = delete;
 
@@ -109,7 +109,8 @@ class RunHost {
   // With `drive` false the runs are not driven here (`serve`: their reads go out at the engine's
   // next turn).
   Json deliverHook(const std::string& hook, const std::string& eventKey,
-                   const std::string& delivery, const Json& payload, bool drive = true);
+                   const std::string& delivery, const Json& payload, bool drive = true,
+                   bool retried = false);
   // Fires run `id`'s timers that are due and drives it.
   void tick(const std::string& id);
   // Waits for run `id`'s timers and drives it on as they fire: the timers of work under way
@@ -144,6 +145,7 @@ class RunHost {
   // SIGINT it returns after the turn under way is committed, the processes its runs started
   // killed (they read `interrupted` when a host takes the runs up again).
   void serve(const std::function<void()>& every);
+  const Registry& registry() const { return registry_; }
   // The engine, for a front end that puts its own handlers on it (serve's HTTP).
   Engine& engine() { return *engine_; }
 
@@ -167,6 +169,20 @@ class RunHost {
   // Lets go of the runs that had ended at the previous call already (their answers are out by
   // then): a long-lived host keeps only the live runs. Gives how many.
   int releaseEnded();
+  // Starts the standing Pools of `workflows` (RUNTIME.md §3): one live run of each, started now
+  // when none waits and its newest run was not cancelled (a cancel of a standing run is a
+  // pause). Gives the ids started.
+  std::vector<std::string> standUp(const std::vector<std::string>& workflows);
+  // Hands each standing run this host drives that is at its bound (500 items it took, or a
+  // day) over to a new run: the new run's start and the old run's end are stored by one commit.
+  // Gives the new ids.
+  std::vector<std::string> handOverDue();
+  // Hands standing run `id` over to a new run now (`why`); gives the new run's id.
+  std::string handOver(const std::string& id, const std::string& why);
+  // Resumes the standing workflow `workflow` after a pause (a cancel, three errors in a row): a
+  // new run takes the held items (none with `dropHeld`) and the live keys of its newest run.
+  // BadInput when it is live, or waits out a back-off. Gives the new run's id.
+  std::string resume(const std::string& workflow, bool dropHeld);
   // Cancels run `id` that this host drives, without driving: stored at once with its
   // `cancelled` and `ended` events (BadInput if it has ended).
   void cancelHosted(const std::string& id);
@@ -205,6 +221,16 @@ class RunHost {
     if (note_) note_(text);
   }
 
+  // The door of the runs' `dispatch` workers (Dispatcher): a run per key per workflow.
+  Dispatched dispatch(const std::string& workflow, const std::string& key, const Json& input,
+                      const Json& by) override;
+  std::optional<Dispatched> find(const std::string& workflow, const std::string& key) override;
+  // Starts a run (not driven); `by`: the Pool of runs that dispatched it, or null.
+  std::string beginRun(const std::string& workflow, const Json& input, const std::string& home,
+                       const Json& by, const Json& carried = nullptr);
+  // After a commit: tells the dispatching runs of the runs that ended in it.
+  void tellEnded(const std::vector<Store::Save>& batch);
+
   const Registry& registry_;
   Store& store_;
   Clock& clock_;
@@ -215,8 +241,17 @@ class RunHost {
   std::function<void(const std::string&)> note_;
   Json agents_;
   std::map<std::string, ReadCall> reads_;
-  std::set<std::string> refused_;    // runs takeLive could not take, told once
-  std::set<std::string> endedSeen_;  // ended runs that releaseEnded() lets go at its next call
+  std::set<std::string> refused_;  // runs takeLive could not take, told once
+  std::set<std::string> endedSeen_;
+  std::map<std::pair<std::string, std::string>, std::string> keys_;  // (workflow, key) -> run
+  // The standing workflows with no live run: paused, or in a back-off until `retryAtMs`.
+  struct Standing {
+    std::string state;
+    int64_t retryAtMs = 0;
+    std::string why;
+  };
+  std::map<std::string, Standing>
+      standing_;  // ended runs that releaseEnded() lets go at its next call
   int stoppedEffects_ = 0;
   int64_t inboxCheckedMs_ = 0;  // steady ms
   // Requests whose step was queued (an answer delivered): answered after the turn that stores

@@ -144,6 +144,11 @@ class Registry {
   bool isProcess(const std::string& name) const { return processes_.count(name) != 0; }
   void addNext(const std::string& name, NextFunction fn) { nexts_[name] = std::move(fn); }
 
+  // A module of the program and the hash of its text (the generated code registers it).
+  void addModule(const std::string& file, const std::string& hash) { modules_[file] = hash; }
+  // The runner's assembly: one hash of every module it was built from ("" when none says).
+  std::string assembly() const;
+
   const std::vector<WorkflowInfo>& workflows() const { return workflows_; }
   const WorkflowInfo* workflow(const std::string& name) const {
     for (const auto& w : workflows_) {
@@ -177,6 +182,7 @@ class Registry {
   std::map<std::string, SourceFactory> sources_;
   std::set<std::string> processes_;
   std::map<std::string, NextFunction> nexts_;
+  std::map<std::string, std::string> modules_;
 };
 
 }  // namespace jr2rt

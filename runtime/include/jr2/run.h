@@ -88,6 +88,28 @@ class Engine;
 using ReadCall = std::function<void(const Json& args, std::function<void(Json)> answer,
                                     std::function<void(const Failure&)> failed)>;
 
+// A Pool of runs' door to its host (RUNTIME.md §3, ADR-0017): a `dispatch` worker asks it to
+// start the run of a workflow for an item, or to find the run that holds the item's key.
+struct Dispatched {
+  std::string run;                 // the run that holds the key
+  std::string status = "waiting";  // its status now: `waiting`, or how it ended
+  Json output;                     // once it ended
+  std::string reason;
+  bool existing = false;  // found under the key, not started now
+};
+class Dispatcher {
+ public:
+  virtual ~Dispatcher() = default;
+  // Starts a run of `workflow` with `input`, keyed `key` and marked `by` (`{run, pool, key}`),
+  // or finds the run that holds the key for that workflow. BadInput: the callee's input refuses
+  // the item (`start-refused`); anything else thrown is a `dispatch-error`. The host tells the
+  // dispatching run when the run ends (Run::dispatchedEnded).
+  virtual Dispatched dispatch(const std::string& workflow, const std::string& key,
+                              const Json& input, const Json& by) = 0;
+  // The run that holds `key` for `workflow`, if any, as it is now.
+  virtual std::optional<Dispatched> find(const std::string& workflow, const std::string& key) = 0;
+};
+
 // Throws BadInput when `input` does not fit `workflow` (unknown fields refused, with the path);
 // for a host that must know before it stores anything, or makes a store.
 void CheckInput(const WorkflowInfo& workflow, const Json& input);
@@ -109,6 +131,9 @@ class Run {
   const std::string& home() const { return home_; }
   void setHome(std::string home) { home_ = std::move(home); }
   const WorkflowInfo& workflow() const { return workflow_; }
+  const Json& input() const { return input_; }
+  // The assembly of the build that started it (Registry::assembly()).
+  const std::string& assembly() const { return assembly_; }
 
   // Throws BadInput when `input` does not fit the workflow (unknown fields refused, with the
   // path); changes nothing. start() checks it too: this is for a host that must know before it
@@ -240,7 +265,44 @@ class Run {
     return it == scriptedReads_.end() ? nullptr : &it->second;
   }
 
+  // ---- Pools of runs ---------------------------------------------------------------------------
+  // The host's door for this run's `dispatch` workers (none: a Pool of runs cannot start).
+  void setDispatcher(Dispatcher* dispatcher) { dispatcher_ = dispatcher; }
+  Dispatcher* dispatcher() const { return dispatcher_; }
+  // A run that a Pool of runs started: `{run, pool, key}` (set before begin(); stored with it).
+  void setDispatchedBy(Json by) { dispatchedBy_ = std::move(by); }
+  const Json& dispatchedBy() const { return dispatchedBy_; }
+  // The host tells this run that run `id`, which one of its `dispatch` workers waits for,
+  // ended `status`: that worker's item settles (done) or fails (any other end), at its next
+  // step.
+  void dispatchedEnded(const std::string& id, const std::string& status, const Json& output,
+                       const std::string& reason);
+  // The runs this run's `dispatch` workers wait for (for a host that restores runs).
+  std::vector<std::string> awaited() const;
+
+  // ---- a standing Pool's hand-over
+  // --------------------------------------------------------------- What a new run takes of this
+  // one (`{held, keys}`: the held items in order, the live keys with their runs); null unless this
+  // is a standing Pool. An ended standing run keeps it in its record (`carry`), so a run after an
+  // error or a pause takes it from there.
+  Json handOverState() const;
+  // Whether this standing run is at its bound (500 items it took itself, or a day).
+  bool atBound() const;
+  // Ends this standing run `done`, handed over to run `to` (`why`): its output
+  // `{handedOverTo}`. Its `dispatch` runs go on; the new run takes them.
+  void handOver(const std::string& to, const std::string& why);
+  // What a new standing run takes over (set before begin()).
+  void setCarried(Json carried) { carried_ = std::move(carried); }
+  const Json& carried() const { return carried_; }
+  // What an ended standing run keeps for the next (handOverState() when it ended).
+  const Json& carry() const { return handOverCarry_; }
+  // The same, read from a stored run's snapshot: its `carry` once it ended, or, for a run that
+  // was live (a drifted one), its top Pool's held items and live keys.
+  static Json CarryOf(const Json& snapshot);
+
   // ---- used by the actors --------------------------------------------------------------------
+  void await(const std::string& id, Actor* worker) { awaited_[id] = worker; }
+  void unawait(const std::string& id) { awaited_.erase(id); }
   const Registry& registry() const { return registry_; }
   Clock& clock() { return clock_; }
   // Runs `task` on the run's strand (one at a time, in the order posted).
@@ -344,6 +406,13 @@ class Run {
   Json agentReplies_ = Json::object();  // replies used, by Agent name; stored with the run
   uint64_t openings_ = 0;
   std::vector<FiredTimer> fired_;
+  Dispatcher* dispatcher_ = nullptr;
+  Json dispatchedBy_;                      // null unless a Pool of runs started this run
+  std::string assembly_;                   // of the build that started it
+  Json carried_;                           // what this standing run took over at its start
+  Json handOverCarry_;                     // what it leaves for the next, once it ended
+  std::map<std::string, Actor*> awaited_;  // dispatched run id -> the worker that waits
+
   friend class Actor;
   friend class Engine;
 };

@@ -25,6 +25,8 @@ struct StoredRun {
   // the entries given, after the `journalBefore` the command had (else StoreConflict).
   std::vector<Json> journal;
   int64_t journalBefore = 0;
+  // A run a Pool of runs dispatched: its key, unique per workflow while its row lives ("" none).
+  std::string key;
 };
 
 // What `runs` shows of a run: its summary columns, never its snapshot.
@@ -165,6 +167,9 @@ class Store {
     std::string event;
     Json answer;
   };
+  // The run of `workflow` that a dispatch keyed `key` (the newest, if ever two), while its row
+  // lives: live, or ended and not pruned.
+  virtual std::optional<RunSummary> byKey(const std::string& workflow, const std::string& key) = 0;
   virtual std::optional<Json> hookAnswer(const std::string& hook, const std::string& delivery) = 0;
   virtual void logHooks(const std::vector<HookEntry>& entries) = 0;
   // The newest `limit` deliveries of `hook`, newest first: `{delivery, time, event, answer}`.

@@ -1,5 +1,6 @@
 // The pull Sources behind jr2/source.h: scripted (tests), the standard library's, and an
 // `extern` `next` function.
+#include <cstdio>
 #include <utility>
 
 #include "jr2/run.h"
@@ -78,5 +79,19 @@ void RegisterStd(Registry& registry) {
 }
 
 Registry::Registry() { RegisterStd(*this); }
+
+std::string Registry::assembly() const {
+  if (modules_.empty()) return "";
+  uint64_t hash = 1469598103934665603ULL;  // FNV-1a over `file:hash;`, in file order
+  for (const auto& [file, h] : modules_) {
+    for (const char ch : file + ":" + h + ";") {
+      hash ^= static_cast<unsigned char>(ch);
+      hash *= 1099511628211ULL;
+    }
+  }
+  char out[17];
+  std::snprintf(out, sizeof out, "%016llx", static_cast<unsigned long long>(hash));
+  return out;
+}
 
 }  // namespace jr2rt
