@@ -107,6 +107,36 @@ std::string Printable(const std::string& text) {
   return out;
 }
 
+std::string StandingChain(const WorkflowInfo& wf) {
+  if (wf.pool == nullptr || !wf.pool->standing) return "";
+  std::set<std::string> services;
+  for (const HookSpec& h : wf.pool->source.hooks) services.insert(h.service);
+  std::string from;
+  for (const auto& s : services) from += (from.empty() ? "" : ", ") + s;
+  return (from.empty() ? std::string("(no hook)") : from) + " → " + wf.name + " → " +
+         wf.pool->worker;
+}
+
+std::vector<std::string> StandingNotes(const Registry& registry,
+                                       const std::vector<std::string>& workflows) {
+  std::vector<std::string> out;
+  std::map<std::string, std::vector<std::string>> byCallee;
+  for (const auto& name : workflows) {
+    const WorkflowInfo* wf = registry.workflow(name);
+    if (wf == nullptr || wf->pool == nullptr || !wf->pool->standing) continue;
+    out.push_back("standing: " + StandingChain(*wf));
+    byCallee[wf->pool->worker].push_back(name);
+  }
+  for (const auto& [callee, pools] : byCallee) {
+    if (pools.size() < 2) continue;
+    std::string names;
+    for (const auto& p : pools) names += (names.empty() ? "`" : "`, `") + p;
+    out.push_back("warning: the standing Pools " + names + "` all dispatch to `" + callee +
+                  "`: a key is one run of `" + callee + "`, whichever of them gives it first");
+  }
+  return out;
+}
+
 std::string LocalTime(int64_t ms) {
   const auto t = static_cast<std::time_t>(ms / 1000);
   std::tm local{};
@@ -361,7 +391,8 @@ std::vector<std::string> RunHost::standUp(const std::vector<std::string>& workfl
     }
     if (!paused.empty()) {
       if (standing_[name].state != "paused")
-        note("standing Pool `" + name + "` is paused: " + paused.append("; it is not started again"));
+        note("standing Pool `" + name +
+             "` is paused: " + paused.append("; it is not started again"));
       standing_[name] = {"paused", 0, paused};
       continue;
     }

@@ -360,6 +360,11 @@ class Runner {
           }
         }
         if (!sofar.is_null()) std::cerr << "  so far: " << SofarText(sofar) << "\n";
+        if (const std::string chain = StandingChain(run.workflow()); !chain.empty()) {
+          const Json state = run.handOverState();
+          std::cerr << "  standing: " << chain << "; " << state["held"].size() << " held, "
+                    << state["keys"].size() << " live runs\n";
+        }
         const auto underWay = run.nextUnattendedTimer();
         if (const auto due = underWay ? underWay : run.nextTimer()) {
           const int64_t wait = *due - SystemClock().nowMs();
@@ -397,6 +402,15 @@ class Runner {
                   << "\n";
         break;
       case RunStatus::kCancelled:
+        if (const std::string chain = StandingChain(run.workflow()); !chain.empty()) {
+          const Json& carry = run.carry();
+          std::cerr << workflow_ << ": run " << id << " was cancelled: standing Pool " << chain
+                    << " is paused, holding " << (carry.is_object() ? carry["held"].size() : 0)
+                    << " items and " << (carry.is_object() ? carry["keys"].size() : 0)
+                    << " live runs; `" << workflow_ << " run` resumes it (`--drop-held` without "
+                    << "the held items)\n";
+          break;
+        }
         std::cerr << workflow_ << ": run " << id << " was cancelled";
         if (run.output().is_object()) {
           std::cerr << "; what it had done is kept: " << run.output()["items"].size()

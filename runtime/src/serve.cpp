@@ -825,6 +825,7 @@ int Serve(RunHost& host, const ServeOptions& options,
   } catch (const boost::system::system_error& e) {
     throw BadInput("cannot listen on " + options.listen + ": " + e.code().message());
   }
+  for (const auto& line : StandingNotes(host.registry(), options.workflows)) say(line);
   int taken = host.takeLive(options.workflows);
   // A standing run of an older build is handed over to one of this build (its held items and
   // live keys go with it); a standing workflow with no live run gets one.

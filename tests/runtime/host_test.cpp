@@ -541,6 +541,27 @@ TEST_F(Host, ANewBuildHandsAStandingRunOver) {
   EXPECT_TRUE(host.handOverDue().empty()) << "the new run is of this build";
 }
 
+// `prune` never deletes what a paused standing Pool holds for its resume.
+TEST_F(Host, PruneKeepsWhatAPausedStandingPoolHolds) {
+  const std::string dir = FreshDir("prune-standing");
+  auto store = jr2rt::OpenSqliteStore(dir + "store.db");
+  jr2rt::RunHost host(registry, *store, clock);
+  const std::string first = host.standUp({"conformance_alerts"}).at(0);
+  host.tick(first);
+  for (const char* id : {"A1", "A2", "A3"})
+    host.deliverHook("monitor", "alert.raised", id, {{"alert", {{"id", id}, {"level", "w"}}}});
+  host.tick(first);
+  host.cancel(first);
+  EXPECT_EQ(host.prune(clock.nowMs() + 60000, "conformance_alerts"), 0);
+  const std::string second = host.resume("conformance_alerts", false);
+  host.tick(second);
+  const Json top = store->load(second).snapshot["top"];
+  EXPECT_EQ(top["workers"].size(), 2u);
+  EXPECT_EQ(top["held"].size(), 1u);
+  host.cancel(second);
+  EXPECT_EQ(host.prune(clock.nowMs() + 60000, "conformance_alerts"), 1) << "the older one goes";
+}
+
 // serve's handlers (RunHost::queue, afterCommit): a change made between two turns is a step of
 // the next turn, and its answer comes only once that turn is stored.
 TEST_F(Host, AQueuedChangeIsAnsweredAfterTheCommitThatStoresIt) {

@@ -280,6 +280,14 @@ class RunHost : private Dispatcher {
 // recolour the screen or forge a line of its own.
 std::string Printable(const std::string& text);
 
+// A standing Pool's chain, from its hooks to the workflow its runs are of: `sentry → alerts →
+// triage` ("" for a workflow that does not stand).
+std::string StandingChain(const WorkflowInfo& workflow);
+// What `serve` says of the standing Pools of `workflows` when it starts: each chain, and a
+// warning for two that dispatch to one workflow.
+std::vector<std::string> StandingNotes(const Registry& registry,
+                                       const std::vector<std::string>& workflows);
+
 // A time on the wall clock (ms) as a person reads it here: `2026-11-30 18:04:27`, local time.
 std::string LocalTime(int64_t ms);
 
