@@ -362,6 +362,11 @@ std::vector<std::string> RunHost::standUp(const std::vector<std::string>& workfl
     bool live = false;
     for (const auto& [id, h] : runs_)
       live = live || (h.run->workflow().name == name && !h.run->ended());
+    if (live) {
+      // Hosted here and live: nothing to read from the store (this runs every second).
+      standing_.erase(name);
+      continue;
+    }
     // Its runs, newest first: a live one, or how the last ones ended.
     std::vector<RunSummary> mine;
     for (auto& r : store_.list(true)) {

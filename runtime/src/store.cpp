@@ -1011,12 +1011,12 @@ class SqliteStore final : public Store {
       {
         // Never the newest run of a standing workflow that ended holding items or keys (its
         // `carry`): a paused Pool keeps them for its resume, however long it is paused.
-        Stmt s(
-            *db_,
-            "SELECT id FROM runs WHERE status <> 'waiting' AND updated < ?1"
-            " AND (?2 = '' OR workflow = ?2)"
-            " AND NOT (json_extract(snapshot, '$.carry') IS NOT NULL"
-            "  AND updated = (SELECT max(updated) FROM runs r WHERE r.workflow = runs.workflow))");
+        Stmt s(*db_,
+               "SELECT id FROM runs WHERE status <> 'waiting' AND updated < ?1"
+               " AND (?2 = '' OR workflow = ?2)"
+               " AND NOT (json_extract(snapshot, '$.carry') IS NOT NULL"
+               "  AND id = (SELECT r.id FROM runs r WHERE r.workflow = runs.workflow"
+               "   ORDER BY r.updated DESC, r.rowid DESC LIMIT 1))");
         s.bind(1, beforeMs).bind(2, workflow);
         while (s.step()) ids.push_back(s.text(0));
       }
