@@ -50,6 +50,17 @@ void CheckWorkflow(const std::string& id, const std::string& actual, const std::
 
 }  // namespace
 
+std::string CurrentDirectory() {
+  std::string home = ".";
+  if (char* cwd = getcwd(nullptr, 0)) {
+    home = cwd;
+    std::free(cwd);
+  }
+  return home;
+}
+
+namespace {}  // namespace
+
 std::string DurationText(int64_t ms) {
   if (ms < 1000) return std::to_string(ms) + " ms";
   const int64_t s = (ms + 500) / 1000;  // to the nearest second: 3,599.9 s reads "1 h"
@@ -353,6 +364,17 @@ void RunHost::tellEnded(const std::vector<Store::Save>& batch) {
   }
 }
 
+std::vector<RunSummary> RunHost::newestFirst(const std::string& workflow) {
+  std::vector<RunSummary> mine;
+  for (auto& r : store_.list(true)) {
+    if (r.workflow == workflow) mine.push_back(std::move(r));
+  }
+  std::stable_sort(mine.begin(), mine.end(), [](const RunSummary& a, const RunSummary& b) {
+    return a.updatedMs > b.updatedMs;
+  });
+  return mine;
+}
+
 std::vector<std::string> RunHost::standUp(const std::vector<std::string>& workflows) {
   std::vector<std::string> started;
   const int64_t now = SystemClock().nowMs();
@@ -368,19 +390,12 @@ std::vector<std::string> RunHost::standUp(const std::vector<std::string>& workfl
       continue;
     }
     // Its runs, newest first: a live one, or how the last ones ended.
-    std::vector<RunSummary> mine;
-    for (auto& r : store_.list(true)) {
-      if (r.workflow != name) continue;
-      live = live || r.status == "waiting";
-      mine.push_back(std::move(r));
-    }
+    const std::vector<RunSummary> mine = newestFirst(name);
+    for (const auto& r : mine) live = live || r.status == "waiting";
     if (live) {
       standing_.erase(name);
       continue;
     }
-    std::stable_sort(mine.begin(), mine.end(), [](const RunSummary& a, const RunSummary& b) {
-      return a.updatedMs > b.updatedMs;
-    });
     // A cancel is a pause; three runs in a row that ended `error` (or `failed`) are a pause; after
     // one or two, a back-off of 1 s, then 4 s, before the next run.
     int streak = 0;
@@ -414,11 +429,6 @@ std::vector<std::string> RunHost::standUp(const std::vector<std::string>& workfl
     }
     standing_.erase(name);
     try {
-      std::string home = ".";
-      if (char* cwd = getcwd(nullptr, 0)) {
-        home = cwd;
-        std::free(cwd);
-      }
       // After an error (or a drift), the new run takes what the last one held.
       Json carried = nullptr;
       if (!mine.empty()) {
@@ -429,7 +439,7 @@ std::vector<std::string> RunHost::standUp(const std::vector<std::string>& workfl
                " held cannot be read (" + ErrorText(e) + "); the new run starts without it");
         }
       }
-      const std::string id = beginRun(name, Json::object(), home, nullptr, carried);
+      const std::string id = beginRun(name, Json::object(), CurrentDirectory(), nullptr, carried);
       started.push_back(id);
       std::string told = "standing Pool `" + name + "`: run " + id + " started";
       if (!carried.is_null()) told += ", taking over from run " + mine.front().id;
@@ -759,12 +769,13 @@ Json RunHost::deliverHook(const std::string& hook, const std::string& eventKey,
     // later); a standing Pool with no live run is started now and hears it, or says why not
     // (paused, in its back-off: 503). Never a `skipped` that the log would keep for good.
     std::vector<std::string> standing;
+    const std::vector<RunSummary> waiting = store_.list(false);  // read once per delivery
     for (const WorkflowInfo& wf : registry_.workflows()) {
       if (wf.pool == nullptr) continue;
       bool hearsIt = false;
       for (const HookSpec& h : wf.pool->source.hooks) hearsIt = hearsIt || h.service == hook;
       if (!hearsIt) continue;
-      for (const auto& r : store_.list(false)) {
+      for (const auto& r : waiting) {
         if (r.workflow != wf.name || runs_.count(r.id) != 0) continue;
         std::string holder;
         try {
@@ -925,30 +936,20 @@ std::string RunHost::resume(const std::string& workflow, bool dropHeld) {
   const WorkflowInfo* wf = registry_.workflow(workflow);
   if (wf == nullptr || wf->pool == nullptr || !wf->pool->standing)
     throw BadInput("`" + Printable(workflow) + "` is not a standing Pool");
-  std::vector<RunSummary> mine;
-  for (auto& r : store_.list(true)) {
-    if (r.workflow != workflow) continue;
+  const std::vector<RunSummary> mine = newestFirst(workflow);
+  for (const auto& r : mine) {
     if (r.status == "waiting")
       throw BadInput("standing Pool `" + workflow + "` is live: run " + r.id +
                      "; there is nothing to resume");
-    mine.push_back(std::move(r));
   }
   if (mine.empty())
     throw BadInput("standing Pool `" + workflow + "` has never run: `serve` starts it");
   if (auto st = standing_.find(workflow); st != standing_.end() && st->second.state == "backoff")
     throw BadInput("standing Pool `" + workflow + "` waits out a back-off (" + st->second.why +
                    "); it starts by itself");
-  std::stable_sort(mine.begin(), mine.end(), [](const RunSummary& a, const RunSummary& b) {
-    return a.updatedMs > b.updatedMs;
-  });
   Json carried = Run::CarryOf(store_.load(mine.front().id).snapshot);
   if (dropHeld && carried.is_object()) carried["held"] = Json::array();
-  std::string home = ".";
-  if (char* cwd = getcwd(nullptr, 0)) {
-    home = cwd;
-    std::free(cwd);
-  }
-  std::string id = beginRun(workflow, Json::object(), home, nullptr, carried);
+  std::string id = beginRun(workflow, Json::object(), CurrentDirectory(), nullptr, carried);
   standing_.erase(workflow);
   note("standing Pool `" + workflow + "` resumed: run " + id + " takes over from run " +
        mine.front().id + (dropHeld ? " (its held items dropped)" : ""));

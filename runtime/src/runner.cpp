@@ -441,11 +441,7 @@ class Runner {
     CheckInput(*wf, input);
     if (!store) store = open(a);
     // The run's home: relative paths it reads resolve against the directory it started in.
-    std::string home = ".";
-    if (char* cwd = getcwd(nullptr, 0)) {
-      home = cwd;
-      std::free(cwd);
-    }
+    const std::string home = CurrentDirectory();
     SystemClock clock;
     auto host = this->host(*store, clock, a);
     CatchStops();
@@ -734,10 +730,7 @@ class Runner {
     options.callersFile = a.callers;
     auto store = open(a);
     options.storePath = storePath_;
-    if (char* cwd = getcwd(nullptr, 0)) {
-      options.home = cwd;
-      std::free(cwd);
-    }
+    options.home = CurrentDirectory();
     SystemClock clock;
     auto host = this->host(*store, clock, a);
     CatchStops();

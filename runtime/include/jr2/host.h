@@ -228,6 +228,8 @@ class RunHost : private Dispatcher {
   // Starts a run (not driven); `by`: the Pool of runs that dispatched it, or null.
   std::string beginRun(const std::string& workflow, const Json& input, const std::string& home,
                        const Json& by, const Json& carried = nullptr);
+  // The stored runs of `workflow`, the newest change first (a standing Pool's last runs).
+  std::vector<RunSummary> newestFirst(const std::string& workflow);
   // After a commit: tells the dispatching runs of the runs that ended in it.
   void tellEnded(const std::vector<Store::Save>& batch);
 
@@ -287,6 +289,9 @@ std::string StandingChain(const WorkflowInfo& workflow);
 // warning for two that dispatch to one workflow.
 std::vector<std::string> StandingNotes(const Registry& registry,
                                        const std::vector<std::string>& workflows);
+
+// The working directory: the home of a run started here ("." when it cannot be read).
+std::string CurrentDirectory();
 
 // A time on the wall clock (ms) as a person reads it here: `2026-11-30 18:04:27`, local time.
 std::string LocalTime(int64_t ms);
