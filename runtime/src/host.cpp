@@ -17,6 +17,44 @@ namespace {
 
 volatile std::sig_atomic_t g_signal = 0;  // the signal that asked the hosts to stop
 
+// ---- the one rule that counts a standing run (RUNTIME.md §3, ADR-0017 at 0.7.0) -------------
+// After the n-th counted run in a row, the next run starts after 1 s, 4 s, then 16 s; the run
+// counted after three hand-overs from counted runs pauses the Pool.
+constexpr int64_t kPauseAfter = 3;
+int64_t BackoffMs(int64_t streak) {
+  constexpr int64_t kSteps[] = {1000, 4000, 16000};
+  return kSteps[std::clamp<int64_t>(streak, 1, 3) - 1];
+}
+
+// The head of `workflow` once its standing run `id` ended `status` (`st`: the run's standing()).
+// A run counts when it ended `error` or `failed`, or at its bound, and no item it took got a
+// run; a run in which one did starts the count again. A cancel is a pause and counts nothing.
+Store::Head EndedHead(const std::string& workflow, const std::string& id, const std::string& status,
+                      const Json& st, int64_t nowMs) {
+  Store::Head h;
+  h.workflow = workflow;
+  h.run = id;
+  h.startedMs = st.value("startedMs", int64_t{0});
+  h.streak = st.value("streak", int64_t{0});
+  h.endedMs = nowMs;
+  if (status == "cancelled") {
+    h.ended = h.paused = "cancelled";
+    h.why = "its run " + id + " was cancelled";
+    return h;
+  }
+  const bool bound = st.value("bound", false);  // endAtBound: it took items, none got a run
+  h.ended = bound ? "bound" : status;
+  if (status != "error" && status != "failed" && !bound) return h;  // not an end that counts
+  h.streak = st.value("ran", int64_t{0}) > 0 ? 0 : h.streak + 1;
+  if (h.streak > kPauseAfter) {
+    h.paused = bound ? "bound" : "errors";
+    h.why = "its last " + std::to_string(h.streak) + " runs in a row " +
+            (bound ? "took their bound" : "ended error or failed") +
+            " and no item they took got a run (the newest: " + id + ", " + h.ended + ")";
+  }
+  return h;
+}
+
 std::string NewRunId() {
   std::random_device rd;
   std::mt19937_64 gen(
@@ -142,8 +180,10 @@ std::vector<std::string> StandingNotes(const Registry& registry,
     if (pools.size() < 2) continue;
     std::string names;
     for (const auto& p : pools) names += (names.empty() ? "`" : "`, `") + p;
-    out.push_back("warning: the standing Pools " + names + "` all dispatch to `" + callee +
-                  "`: a key is one run of `" + callee + "`, whichever of them gives it first");
+    std::string warning = "warning: the standing Pools " + names;
+    warning.append("` all dispatch to `").append(callee).append("`: a key is one run of `");
+    warning.append(callee).append("`, whichever of them gives it first");
+    out.push_back(std::move(warning));
   }
   return out;
 }
@@ -222,18 +262,22 @@ void RunHost::commit(const std::vector<Run*>& runs) {
   // Group commit (RUNTIME.md §7): every run the turn changed, in one transaction; only then is
   // anything of the turn told (onSaved) or started (the engine releases the held effects).
   std::vector<Store::Save> batch;
-  std::vector<RunSaver*> savers;
+  std::vector<Hosted*> saved;
   for (Run* r : runs) {
     auto it = runs_.find(r->id());
     if (it == runs_.end() || it->second.run.get() != r) continue;
     if (auto save = it->second.saver->prepare(*r)) {
+      save->head = headOf(it->second);  // a standing run's start or end: its head, with it
       batch.push_back(std::move(*save));
-      savers.push_back(it->second.saver.get());
+      saved.push_back(&it->second);
     }
   }
   if (batch.empty()) return;
   const std::vector<int64_t> revisions = store_.saveAll(batch);
-  for (size_t i = 0; i < batch.size(); ++i) savers[i]->committed(revisions[i], batch[i]);
+  for (size_t i = 0; i < batch.size(); ++i) {
+    saved[i]->saver->committed(revisions[i], batch[i]);
+    if (batch[i].head) saved[i]->head = batch[i].head->ended.empty() ? 1 : 2;
+  }
   tellEnded(batch);
 }
 
@@ -364,6 +408,83 @@ void RunHost::tellEnded(const std::vector<Store::Save>& batch) {
   }
 }
 
+std::optional<Store::Head> RunHost::headOf(const Hosted& h) const {
+  const Run& run = *h.run;
+  const Json st = run.standing();
+  if (st.is_null()) return std::nullopt;  // not a standing Pool's run
+  if (!run.ended()) {
+    if (h.head >= 1) return std::nullopt;  // written when it started (or was taken up)
+    Store::Head head;
+    head.workflow = run.workflow().name;
+    head.run = run.id();
+    head.startedMs = st.value("startedMs", int64_t{0});
+    head.streak = st.value("streak", int64_t{0});
+    return head;
+  }
+  // Handed over: the new run's head is written by the same commit.
+  if (h.head >= 2 || (run.output().is_object() && run.output().contains("handedOverTo")))
+    return std::nullopt;
+  return EndedHead(run.workflow().name, run.id(), ToString(run.status()), st, clock_.nowMs());
+}
+
+std::optional<Store::Head> RunHost::currentHead(const std::string& workflow) {
+  std::optional<Store::Head> head = store_.head(workflow);
+  if (!head) {
+    // A store from before the heads: the newest run stands for it, if any.
+    const std::vector<RunSummary> mine = newestFirst(workflow);
+    if (mine.empty()) return std::nullopt;
+    Store::Head newest;
+    newest.workflow = workflow;
+    newest.run = mine.front().id;
+    head = std::move(newest);
+  }
+  if (!head->ended.empty()) return head;
+  const auto row = store_.summary(head->run);
+  if (!row) return std::nullopt;  // its row is gone: nothing to take over
+  if (row->status == "waiting") return head;
+  // Ended with no head written for its end (outside a host, or a store edited by hand): the end
+  // is read from its row, by the same rule.
+  Json st = nullptr;
+  try {
+    const StoredRun stored = store_.load(head->run);
+    st = stored.snapshot.value("standing", Json(nullptr));
+    if (!st.is_object()) st = stored.snapshot.value("top", Json(nullptr));
+  } catch (const std::exception&) {
+  }
+  if (!st.is_object()) st = Json{{"streak", head->streak}, {"startedMs", head->startedMs}};
+  return EndedHead(workflow, head->run, row->status, st, row->updatedMs);
+}
+
+Json RunHost::standingState(const std::string& workflow) {
+  const WorkflowInfo* wf = registry_.workflow(workflow);
+  if (wf == nullptr || wf->pool == nullptr || !wf->pool->standing) return nullptr;
+  const std::optional<Store::Head> head = currentHead(workflow);
+  if (!head) return {{"workflow", workflow}, {"state", "new"}};
+  Json out = {{"workflow", workflow},
+              {"run", head->run},
+              {"startedMs", head->startedMs},
+              {"streak", head->streak}};
+  Json carry = nullptr;
+  try {
+    carry = Run::CarryOf(store_.load(head->run).snapshot);
+  } catch (const std::exception&) {
+  }
+  out["held"] = carry.is_object() ? carry.value("held", Json::array()).size() : 0;
+  out["keys"] = carry.is_object() ? carry.value("keys", Json::array()).size() : 0;
+  if (head->ended.empty()) {
+    out["state"] = "live";
+  } else if (!head->paused.empty()) {
+    out["state"] = "paused";
+    out["paused"] = head->paused;
+    out["why"] = head->why;
+  } else {
+    out["state"] = "waiting";  // ended; the next run starts after its back-off
+    out["ended"] = head->ended;
+    out["retryAtMs"] = head->endedMs + BackoffMs(head->streak);
+  }
+  return out;
+}
+
 std::vector<RunSummary> RunHost::newestFirst(const std::string& workflow) {
   std::vector<RunSummary> mine;
   for (auto& r : store_.list(true)) {
@@ -377,7 +498,7 @@ std::vector<RunSummary> RunHost::newestFirst(const std::string& workflow) {
 
 std::vector<std::string> RunHost::standUp(const std::vector<std::string>& workflows) {
   std::vector<std::string> started;
-  const int64_t now = SystemClock().nowMs();
+  const int64_t now = clock_.nowMs();
   for (const auto& name : workflows) {
     const WorkflowInfo* wf = registry_.workflow(name);
     if (wf == nullptr || wf->pool == nullptr || !wf->pool->standing) continue;
@@ -389,60 +510,58 @@ std::vector<std::string> RunHost::standUp(const std::vector<std::string>& workfl
       standing_.erase(name);
       continue;
     }
-    // Its runs, newest first: a live one, or how the last ones ended.
-    const std::vector<RunSummary> mine = newestFirst(name);
-    for (const auto& r : mine) live = live || r.status == "waiting";
-    if (live) {
+    // Its head: live elsewhere (another command drives it, or a restore takes it up), paused,
+    // in its back-off, or due to start.
+    const std::optional<Store::Head> head = currentHead(name);
+    if (head && head->ended.empty()) {
       standing_.erase(name);
       continue;
     }
-    // A cancel is a pause; three runs in a row that ended `error` (or `failed`) are a pause; after
-    // one or two, a back-off of 1 s, then 4 s, before the next run.
-    int streak = 0;
-    while (streak < static_cast<int>(mine.size()) &&
-           (mine[streak].status == "error" || mine[streak].status == "failed"))
-      ++streak;
-    std::string paused;
-    if (!mine.empty() && mine.front().status == "cancelled") {
-      paused = "its run " + mine.front().id + " was cancelled";
-    } else if (streak >= 3) {
-      paused = "its last " + std::to_string(streak) + " runs ended " + mine.front().status +
-               " in a row (the newest: " + mine.front().id + ")";
-    }
-    if (!paused.empty()) {
-      if (standing_[name].state != "paused")
-        note("standing Pool `" + name +
-             "` is paused: " + paused.append("; it is not started again"));
-      standing_[name] = {"paused", 0, paused};
+    if (head && !head->paused.empty()) {
+      if (standing_[name].state != "paused") {
+        std::string told = "standing Pool `" + name + "` is paused (";
+        told.append(head->paused)
+            .append("): ")
+            .append(head->why)
+            .append("; it is not started again");
+        note(told);
+      }
+      standing_[name] = {"paused", 0, head->why};
       continue;
     }
-    if (streak > 0) {
-      const int64_t at = mine.front().updatedMs + (streak == 1 ? 1000 : 4000);
+    if (head) {
+      const int64_t at = head->endedMs + BackoffMs(head->streak);
       if (now < at) {
-        if (standing_[name].state != "backoff")
-          note("standing Pool `" + name + "`: its run " + mine.front().id + " ended " +
-               mine.front().status + "; the next starts in " + DurationText(at - now));
-        standing_[name] = {"backoff", at,
-                           "its run " + mine.front().id + " ended " + mine.front().status};
+        std::string why = "its run " + head->run;
+        why.append(" ended ").append(head->ended);
+        if (standing_[name].state != "backoff") {
+          std::string told = "standing Pool `" + name + "`: ";
+          told.append(why).append("; the next starts in ").append(DurationText(at - now));
+          note(told);
+        }
+        standing_[name] = {"backoff", at, why};
         continue;
       }
     }
     standing_.erase(name);
     try {
-      // After an error (or a drift), the new run takes what the last one held.
+      // After an error (or a drift), the new run takes what the last one held, and its count.
       Json carried = nullptr;
-      if (!mine.empty()) {
+      if (head) {
         try {
-          carried = Run::CarryOf(store_.load(mine.front().id).snapshot);
+          carried = Run::CarryOf(store_.load(head->run).snapshot);
         } catch (const std::exception& e) {
-          note("standing Pool `" + name + "`: what run " + mine.front().id +
-               " held cannot be read (" + ErrorText(e) + "); the new run starts without it");
+          note("standing Pool `" + name + "`: what run " + head->run + " held cannot be read (" +
+               ErrorText(e) + "); the new run starts without it");
         }
+        if (!carried.is_object()) carried = Json::object();
+        carried["streak"] = head->streak;
       }
       const std::string id = beginRun(name, Json::object(), CurrentDirectory(), nullptr, carried);
       started.push_back(id);
-      std::string told = "standing Pool `" + name + "`: run " + id + " started";
-      if (!carried.is_null()) told += ", taking over from run " + mine.front().id;
+      std::string told = "standing Pool `" + name + "`: run ";
+      told.append(id).append(" started");
+      if (head) told += ", taking over from run " + head->run;
       note(told);
     } catch (const std::exception& e) {
       standing_[name] = {"paused", 0, "it cannot start: " + ErrorText(e)};
@@ -664,9 +783,10 @@ std::optional<Json> RunHost::askHolder(const std::string& id, const std::string&
       std::string who;
       if (store_.taken(seq) && lockFree(id, &who)) {
         store_.withdraw(seq);
-        throw std::runtime_error("the command that drove run " + id + " took the " + verb +
-                                 " and stopped before it answered; `log " + id +
-                                 "` shows whether it was done");
+        std::string what = "the command that drove run " + id;
+        what.append(" took the ").append(verb).append(" and stopped before it answered; `log ");
+        what.append(id).append("` shows whether it was done");
+        throw std::runtime_error(what);
       }
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
@@ -808,7 +928,7 @@ Json RunHost::deliverHook(const std::string& hook, const std::string& eventKey,
           {"runs", Json::array()}};
       if (st->second.state == "backoff")
         out["retryAfter"] =
-            std::max<int64_t>(1, (st->second.retryAtMs - SystemClock().nowMs() + 999) / 1000);
+            std::max<int64_t>(1, (st->second.retryAtMs - clock_.nowMs() + 999) / 1000);
       return out;  // not logged: a resend is heard
     }
   }
@@ -904,7 +1024,7 @@ int RunHost::releaseEnded() {
 }
 
 std::vector<std::string> RunHost::handOverDue() {
-  std::vector<std::pair<std::string, std::string>> due;  // run, why
+  std::vector<std::pair<std::string, std::string>> due, bound;  // run, why
   const std::string assembly = registry_.assembly();
   for (const auto& [id, h] : runs_) {
     const Run& r = *h.run;
@@ -912,8 +1032,27 @@ std::vector<std::string> RunHost::handOverDue() {
     if (!assembly.empty() && !r.assembly().empty() && r.assembly() != assembly) {
       due.emplace_back(id, "a new build of its workflows");
     } else if (r.atBound()) {
-      due.emplace_back(id, "at its bound: 500 items or a day");
+      const Json st = r.standing();
+      const std::string why = st.value("taken", int64_t{0}) >= kStandingBoundItems
+                                  ? std::to_string(kStandingBoundItems) + " items taken"
+                                  : "a day old";
+      // A run in which an item it took got a run (or that took none: a quiet day) is handed
+      // over at once; one whose items all got none ends, and the next starts after a back-off
+      // (it counts: a backlog its callee refuses would otherwise hand over without end).
+      if (st.value("ran", int64_t{0}) > 0 || st.value("taken", int64_t{0}) == 0) {
+        due.emplace_back(id, "at its bound: " + why);
+      } else {
+        bound.emplace_back(id, why);
+      }
     }
+  }
+  for (const auto& [id, why] : bound) {
+    hosted(id).run->endAtBound(why);
+    commit({hosted(id).run.get()});  // stored now, with its head: no other step may come
+    std::string told = "standing Pool `" + hosted(id).run->workflow().name;
+    told.append("`: run ").append(id).append(" ended at its bound (").append(why);
+    told.append(") with no item that got a run; the next starts after a back-off");
+    note(told);
   }
   std::vector<std::string> started;
   started.reserve(due.size());
@@ -924,8 +1063,11 @@ std::vector<std::string> RunHost::handOverDue() {
 std::string RunHost::handOver(const std::string& id, const std::string& why) {
   Hosted& old = hosted(id);
   Run& run = *old.run;
-  const std::string next =
-      beginRun(run.workflow().name, run.input(), run.home(), nullptr, run.handOverState());
+  // The count goes on, unless an item this run took got a run.
+  Json carried = run.handOverState();
+  const Json st = run.standing();
+  carried["streak"] = st.value("ran", int64_t{0}) > 0 ? 0 : st.value("streak", int64_t{0});
+  std::string next = beginRun(run.workflow().name, run.input(), run.home(), nullptr, carried);
   hosted(id).run->handOver(next, why);  // both are stored by the next commit, in one transaction
   note("standing Pool `" + hosted(id).run->workflow().name + "`: run " + id +
        " handed over to run " + next + " (" + why + ")");
@@ -936,23 +1078,22 @@ std::string RunHost::resume(const std::string& workflow, bool dropHeld) {
   const WorkflowInfo* wf = registry_.workflow(workflow);
   if (wf == nullptr || wf->pool == nullptr || !wf->pool->standing)
     throw BadInput("`" + Printable(workflow) + "` is not a standing Pool");
-  const std::vector<RunSummary> mine = newestFirst(workflow);
-  for (const auto& r : mine) {
-    if (r.status == "waiting")
-      throw BadInput("standing Pool `" + workflow + "` is live: run " + r.id +
-                     "; there is nothing to resume");
-  }
-  if (mine.empty())
-    throw BadInput("standing Pool `" + workflow + "` has never run: `serve` starts it");
-  if (auto st = standing_.find(workflow); st != standing_.end() && st->second.state == "backoff")
-    throw BadInput("standing Pool `" + workflow + "` waits out a back-off (" + st->second.why +
-                   "); it starts by itself");
-  Json carried = Run::CarryOf(store_.load(mine.front().id).snapshot);
-  if (dropHeld && carried.is_object()) carried["held"] = Json::array();
+  const std::optional<Store::Head> head = currentHead(workflow);
+  if (!head) throw BadInput("standing Pool `" + workflow + "` has never run: `serve` starts it");
+  if (head->ended.empty())
+    throw BadInput("standing Pool `" + workflow + "` is live: run " + head->run +
+                   "; there is nothing to resume");
+  if (head->paused.empty() && clock_.nowMs() < head->endedMs + BackoffMs(head->streak))
+    throw BadInput("standing Pool `" + workflow + "` waits out a back-off (its run " + head->run +
+                   " ended " + head->ended + "); it starts by itself");
+  Json carried = Run::CarryOf(store_.load(head->run).snapshot);
+  if (!carried.is_object()) carried = Json::object();
+  if (dropHeld) carried["held"] = Json::array();
+  carried["streak"] = 0;  // a person resumed it: the count starts again
   std::string id = beginRun(workflow, Json::object(), CurrentDirectory(), nullptr, carried);
   standing_.erase(workflow);
-  note("standing Pool `" + workflow + "` resumed: run " + id + " takes over from run " +
-       mine.front().id + (dropHeld ? " (its held items dropped)" : ""));
+  note("standing Pool `" + workflow + "` resumed: run " + id + " takes over from run " + head->run +
+       (dropHeld ? " (its held items dropped)" : ""));
   return id;
 }
 

@@ -125,6 +125,10 @@ class Actor {
 
   static std::unique_ptr<Actor> Restore(Run& run, Actor* parent, const Json& snap);
 
+  // A `dispatch` worker of this Pool got a run for an item the Pool took (started it, or found
+  // it under its key): a standing Pool's hand-over counts on it (RUNTIME.md §3).
+  virtual void itemGotRun() {}
+
   const Actor* parent() const { return parent_; }
   int key() const { return key_; }
   // The path of the state that started timer `id` or invoke `id` ("" for the actor as a whole:
@@ -472,6 +476,7 @@ class DispatchActor final : public Actor {
       return refuse("dispatch-error", ErrorText(e));
     }
     run_id_ = got.run;
+    if (parent_ != nullptr) parent_->itemGotRun();
     run_.emit("dispatched",
               {{"item", item_}, {"pool", pool_}, {"run", run_id_}, {"existing", got.existing}},
               item_ + ": run " + run_id_ + " of " + workflow_ +
@@ -560,7 +565,10 @@ class PoolActor final : public Actor {
     }
     if (!spec_.source.wake.empty()) openWakeGate();
     startedMs_ = run_.clock().nowMs();
-    if (spec_.standing && run_.carried().is_object()) takeOver(run_.carried());
+    if (spec_.standing && run_.carried().is_object()) {
+      streak_ = run_.carried().value("streak", int64_t{0});
+      takeOver(run_.carried());
+    }
     request();
   }
 
@@ -580,10 +588,14 @@ class PoolActor final : public Actor {
   // Items this run took itself (a carried key is not one), and when it started: at 500 items or
   // a day, it is handed over.
   bool atBound(int64_t nowMs) const {
-    return taken_ >= kHandOverItems || nowMs - startedMs_ >= kHandOverMs;
+    return taken_ >= kStandingBoundItems || nowMs - startedMs_ >= kStandingBoundMs;
   }
-  static constexpr int64_t kHandOverItems = 500;
-  static constexpr int64_t kHandOverMs = 24LL * 60 * 60 * 1000;
+  // For the head of its standing workflow: when it started, the counted runs in a row before it
+  // (`streak`), the items it took and how many of those got a run (`ran`).
+  Json standing() const {
+    return {{"startedMs", startedMs_}, {"streak", streak_}, {"taken", taken_}, {"ran", ran_}};
+  }
+  void itemGotRun() override { ++ran_; }
 
  private:
   // Takes what the run before handed over: each active key again (it finds its run: the wait
@@ -730,6 +742,8 @@ class PoolActor final : public Actor {
             {"skipped", Json(std::vector<std::string>(skipped_.begin(), skipped_.end()))},
             {"held", Json(std::vector<Json>(held_.begin(), held_.end()))},
             {"taken", taken_},
+            {"ran", ran_},
+            {"streak", streak_},
             {"startedMs", startedMs_},
             {"pollDue", pollArmed_ ? Json(pollDue_) : Json(nullptr)}};
   }
@@ -767,6 +781,8 @@ class PoolActor final : public Actor {
     nextKey_ = snap.at("nextKey").get<int>();
     ended_ = snap.at("ended").get<bool>();
     taken_ = snap.value("taken", int64_t{0});
+    ran_ = snap.value("ran", int64_t{0});
+    streak_ = snap.value("streak", int64_t{0});
     startedMs_ = snap.value("startedMs", int64_t{0});
     if (snap.contains("held")) {
       for (const auto& item : snap.at("held")) {
@@ -1313,6 +1329,8 @@ class PoolActor final : public Actor {
   std::deque<Json> held_;          // a push Source's items, in arrival order, until claimed
   std::unordered_set<std::string> heldIds_;
   int64_t taken_ = 0;      // items this run took itself (a standing Pool's bound)
+  int64_t ran_ = 0;        // of those, the ones that got a run (a `dispatch` Pool)
+  int64_t streak_ = 0;     // counted runs in a row before this standing run (its head's)
   int64_t startedMs_ = 0;  // when it started (its bound of a day)
   bool latch_ = false;
   bool wakeOpen_ = false;
@@ -1733,6 +1751,7 @@ void Run::cancel() {
   // What was done before the cancel is kept: a Pool's settled items and failures stay in the
   // output, with the workers that were live when it was cancelled.
   if (handOverCarry_.is_null()) handOverCarry_ = handOverState();  // a standing run's, for a resume
+  if (standingEnd_.is_null()) standingEnd_ = standing();
   Json done = top_ ? top_->sofar() : Json(nullptr);
   if (done.is_object()) {
     done.erase("open");
@@ -1883,6 +1902,7 @@ void Run::drain() {
 void Run::finish(RunStatus status, Json output, std::string reason) {
   if (ended()) return;
   if (handOverCarry_.is_null()) handOverCarry_ = handOverState();  // a standing run's, for the next
+  if (standingEnd_.is_null()) standingEnd_ = standing();
   status_ = status;
   output_ = std::move(output);
   reason_ = std::move(reason);
@@ -1994,7 +2014,8 @@ Json Run::snapshot() const {
           // A standing run that ended keeps what a new run takes of it (held items, live keys).
           {"carry", ended() && workflow_.pool != nullptr && workflow_.pool->standing
                         ? (handOverCarry_.is_null() ? Json(nullptr) : handOverCarry_)
-                        : Json(nullptr)}};
+                        : Json(nullptr)},
+          {"standing", ended() ? standingEnd_ : Json(nullptr)}};
 }
 
 Json Run::CarryOf(const Json& snapshot) {
@@ -2020,6 +2041,25 @@ bool Run::atBound() const {
   const auto* pool = dynamic_cast<const PoolActor*>(top_.get());
   return !ended() && pool != nullptr && workflow_.pool != nullptr && workflow_.pool->standing &&
          pool->atBound(clock_.nowMs());
+}
+
+Json Run::standing() const {
+  if (workflow_.pool == nullptr || !workflow_.pool->standing) return nullptr;
+  const auto* pool = dynamic_cast<const PoolActor*>(top_.get());
+  if (ended() || pool == nullptr) return standingEnd_;
+  return pool->standing();
+}
+
+void Run::endAtBound(const std::string& why) {
+  if (ended()) return;
+  standingEnd_ = standing();
+  standingEnd_["bound"] = true;
+  emit("bound", {{"why", why}}, "at its bound (" + why + "), and no item it took got a run");
+  finish(RunStatus::kDone, nullptr,
+         "at its bound (" + why +
+             "), and no item it took got a run: the next run starts after "
+             "a back-off");
+  dirty_ = true;
 }
 
 void Run::handOver(const std::string& to, const std::string& why) {
@@ -2061,6 +2101,7 @@ std::unique_ptr<Run> Run::Restore(const Registry& registry, const Json& snap, Cl
   run->agentReplies_ = snap.value("agentReplies", Json::object());
   run->dispatchedBy_ = snap.value("dispatchedBy", Json(nullptr));
   run->handOverCarry_ = snap.value("carry", Json(nullptr));
+  run->standingEnd_ = snap.value("standing", Json(nullptr));
   run->assembly_ = snap.value("assembly", "");
   // A run restored with its journal goes on keeping one.
   run->journaling_ = journal != nullptr && snap.value("journal", false);

@@ -181,8 +181,8 @@ class Runner {
       : registry_(registry), workflow_(workflow) {}
 
   int main(const Args& a) {
-    if (!a.agents.empty() && a.verb != "run" && a.verb != "send")
-      throw UsageError("`--agents` goes with `run` and `send`");
+    if (!a.agents.empty() && a.verb != "run" && a.verb != "send" && a.verb != "serve")
+      throw UsageError("`--agents` goes with `run`, `send` and `serve`");
     agents_ = ReadAgentScript(a.agents);
     if (a.resumeGiven && a.verb != "run")
       throw UsageError("`--resume` goes with `run`: `" + workflow_ + " run --resume RUN`");
@@ -320,8 +320,28 @@ class Runner {
     return out;
   }
 
+  // The head of a standing workflow (RunHost::standingState) in one line.
+  std::string StandingText(const Json& st) const {
+    const std::string name = "standing Pool `" + workflow_ + "`";
+    const std::string state = st.value("state", "");
+    const auto n = [&](const char* key) { return std::to_string(st.value(key, int64_t{0})); };
+    const std::string holds = n("held") + " held items and " + n("keys") + " live runs";
+    const std::string count = n("streak") + " counted runs in a row";
+    if (state == "new") return name + " has never run: `" + workflow_ + " serve` starts it";
+    if (state == "live")
+      return name + ": its live run is " + st.value("run", "") + ", since " +
+             LocalTime(st.value("startedMs", int64_t{0})) + ", with " + holds;
+    if (state == "paused")
+      return name + " is paused (" + st.value("paused", "") +
+             "): " + Printable(st.value("why", "")) + "; it keeps " + holds + "; `" + workflow_ +
+             " run` resumes it (`--drop-held` without the held items)";
+    return name + ": its run " + st.value("run", "") + " ended " + st.value("ended", "") + " (" +
+           count + "); a running `serve` starts the next at " +
+           LocalTime(st.value("retryAtMs", int64_t{0})) + ", with " + holds;
+  }
+
   // Prints what the run is now; gives the exit code of its status.
-  int report(const Run& run, bool json) {
+  int report(const Run& run, bool json, const Json& standing = nullptr) {
     const std::string& id = run.id();
     const Json sofar = run.sofar();  // what a waiting Pool has done; null otherwise
     if (json) {
@@ -334,8 +354,10 @@ class Runner {
                   {"reason", run.reason()},
                   {"gates", gates}};
       if (!sofar.is_null()) doc["sofar"] = sofar;
+      if (!standing.is_null()) doc["standing"] = standing;
       PrintJson(doc);
     }
+
     switch (run.status()) {
       case RunStatus::kWaiting: {
         const auto gates = run.gates();
@@ -420,6 +442,11 @@ class Runner {
         if (!json && !run.output().is_null()) PrintJson(run.output());
         break;
     }
+    // The head of its standing workflow, unless the lines above said it (this run's cancel).
+    const bool itsHead = standing.is_object() && standing.value("run", "") == id;
+    if (standing.is_object() && !(itsHead && standing.value("state", "") == "live") &&
+        !(itsHead && standing.value("paused", "") == "cancelled"))
+      std::cerr << StandingText(standing) << "\n";
     return ExitCodeOf(run.status());
   }
 
@@ -533,7 +560,8 @@ class Runner {
     auto store = open(a, StoreMode::kReadOnly);
     SystemClock clock;
     RunHost host(registry_, *store, clock);
-    return report(*host.peek(a.positional[0], workflow_), a.json);
+    const auto run = host.peek(a.positional[0], workflow_);
+    return report(*run, a.json, host.standingState(run->workflow().name));
   }
 
   int gates(const Args& a) {
@@ -875,7 +903,7 @@ int RunnerMain(const Registry& registry, const char* workflow, int argc, char** 
            "it ends or waits\n"
         << "  run   --resume RUN [--follow]                                    take a saved run "
            "up again\n"
-        << "  run, send … --agents FILE                                        answer Agents from "
+        << "  run, send, serve … --agents FILE                                 answer Agents from "
            "a script\n"
         << "  run, send … --threads N                                          threads for "
            "blocking host functions\n"

@@ -54,7 +54,13 @@ const char* const kSchema =
     "CREATE TABLE IF NOT EXISTS hooks ("
     " hook TEXT NOT NULL, delivery TEXT NOT NULL, time INTEGER NOT NULL, event TEXT NOT NULL,"
     " answer TEXT NOT NULL, seq INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (hook, delivery))"
-    " WITHOUT ROWID;";
+    " WITHOUT ROWID;"
+    // The head of each standing workflow (Store::Head), written with the run it names.
+    "CREATE TABLE IF NOT EXISTS heads ("
+    " workflow TEXT PRIMARY KEY, run TEXT NOT NULL, started INTEGER NOT NULL,"
+    " streak INTEGER NOT NULL DEFAULT 0, ended TEXT NOT NULL DEFAULT '',"
+    " ended_at INTEGER NOT NULL DEFAULT 0, paused TEXT NOT NULL DEFAULT '',"
+    " why TEXT NOT NULL DEFAULT '') WITHOUT ROWID;";
 
 std::string Quoted(const std::string& path) { return "`" + path + "`"; }
 
@@ -602,8 +608,9 @@ std::unique_ptr<Db> OpenDb(const std::string& path, StoreMode mode) {
       // A store from before the hook log's order or the keys of dispatched runs: their columns
       // are added.
       Stmt h(*db,
-             "SELECT count(*) FROM sqlite_master WHERE name IN ('hooks_by_seq', 'runs_by_key')");
-      complete = h.step() && h.integer(0) == 2;
+             "SELECT count(*) FROM sqlite_master WHERE name IN ('hooks_by_seq', 'runs_by_key',"
+             " 'heads')");
+      complete = h.step() && h.integer(0) == 3;
     }
   }
   if (!complete) {
@@ -686,7 +693,48 @@ class SqliteStore final : public Store {
     Txn txn(*db_, "BEGIN IMMEDIATE");
     out.reserve(batch.size());
     for (const Save& s : batch) out.push_back(write(s.run, s.feed));
+    for (const Save& s : batch) {
+      if (s.head) writeHead(*s.head);
+    }
     txn.commit();
+    return out;
+  }
+
+  void writeHead(const Head& h) {
+    Stmt s(
+        *db_,
+        "INSERT INTO heads (workflow, run, started, streak, ended, ended_at, paused, why)"
+        " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT (workflow) DO UPDATE SET"
+        " run = ?2, started = ?3, streak = ?4, ended = ?5, ended_at = ?6, paused = ?7, why = ?8");
+    s.bind(1, h.workflow).bind(2, h.run).bind(3, h.startedMs).bind(4, h.streak);
+    s.bind(5, h.ended).bind(6, h.endedMs).bind(7, h.paused).bind(8, h.why);
+    s.step();
+  }
+
+  std::optional<Head> head(const std::string& workflow) override {
+    for (auto& h : readHeads(workflow)) return std::move(h);
+    return std::nullopt;
+  }
+  std::vector<Head> heads() override { return readHeads(""); }
+
+  std::vector<Head> readHeads(const std::string& workflow) {
+    std::vector<Head> out;
+    Stmt s(*db_,
+           "SELECT workflow, run, started, streak, ended, ended_at, paused, why FROM heads"
+           " WHERE ?1 = '' OR workflow = ?1 ORDER BY workflow");
+    s.bind(1, workflow);
+    while (s.step()) {
+      Head h;
+      h.workflow = s.text(0);
+      h.run = s.text(1);
+      h.startedMs = s.integer(2);
+      h.streak = s.integer(3);
+      h.ended = s.text(4);
+      h.endedMs = s.integer(5);
+      h.paused = s.text(6);
+      h.why = s.text(7);
+      out.push_back(std::move(h));
+    }
     return out;
   }
 
@@ -1009,14 +1057,11 @@ class SqliteStore final : public Store {
     {
       Txn txn(*db_, "BEGIN IMMEDIATE");
       {
-        // Never the newest run of a standing workflow that ended holding items or keys (its
-        // `carry`): a paused Pool keeps them for its resume, however long it is paused.
+        // Never the run a standing workflow's head names: a paused Pool keeps what it holds (the
+        // run's `carry`) for its resume, however long it is paused.
         Stmt s(*db_,
                "SELECT id FROM runs WHERE status <> 'waiting' AND updated < ?1"
-               " AND (?2 = '' OR workflow = ?2)"
-               " AND NOT (json_extract(snapshot, '$.carry') IS NOT NULL"
-               "  AND id = (SELECT r.id FROM runs r WHERE r.workflow = runs.workflow"
-               "   ORDER BY r.updated DESC, r.rowid DESC LIMIT 1))");
+               " AND (?2 = '' OR workflow = ?2) AND id NOT IN (SELECT run FROM heads)");
         s.bind(1, beforeMs).bind(2, workflow);
         while (s.step()) ids.push_back(s.text(0));
       }

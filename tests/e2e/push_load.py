@@ -9,8 +9,13 @@ Phases (each on its own store and port):
   load    DELIVERIES signed deliveries (unique item ids, unique delivery ids) from CLIENTS threads;
           a 429 `hold-full` is sent again with the SAME delivery id after ~Retry-After/10.
   fault   the same, and serve is SIGKILLed once ~40 % of the items were answered 200, then started
-          again on the same store and port; clients resend the same delivery id after a
+          again on the same store and port, and SIGKILLed again right after the next hand-over
+          (the store shows a new standing run) and started again; clients resend the same delivery id after a
           connection error (and after a 429 / 503).
+  full    min(DELIVERIES, 1000) deliveries to `conformance_slow_load` (hook `slow`, cap 16, hold
+          40), whose item runs wait at their Gate `hold_open` until a releaser thread answers
+          `finish` (at most 4 every 40 ms): the hold stays full, most deliveries are first
+          answered 429 `hold-full` and resent, and each item still runs exactly once.
 What must hold, per phase: every delivery is eventually answered 200 (held, or existing after a
 resend whose first answer was cut off by the kill); every item so answered ends with exactly one
 callee run, `done` (runs counted per key `dkey` in the store, read read-only): none lost, none
@@ -18,7 +23,7 @@ twice, no strays; a delivery id sent again gets its first answer; one standing r
 Each check prints `PASS: …` or `FAIL: …`; figures are printed as `load: …` / `fault: …` lines.
 
 Usage: push_load.py RUNNER_DIR WORKDIR [DELIVERIES] [PHASE…]
-  (DELIVERIES 10000; phases load fault, both by default; PUSH_LOAD_PHASE_TIMEOUT (60 s) bounds
+  (DELIVERIES 10000; phases load fault full, all by default; PUSH_LOAD_PHASE_TIMEOUT (60 s) bounds
   the sending of a phase, PUSH_LOAD_SETTLE (20 s) the wait for the runs to end after it)
 """
 import hashlib
@@ -118,7 +123,8 @@ class Serve:
         self.port = free_port()
         self.callers = os.path.join(work, "callers.json")
         with open(self.callers, "w") as f:
-            json.dump({"callers": [], "hooks": {"bench": {"secret_env": "BENCH_SECRET"}}}, f)
+            json.dump({"callers": [], "hooks": {"bench": {"secret_env": "BENCH_SECRET"},
+                                                "slow": {"secret_env": "BENCH_SECRET"}}}, f)
         self.proc = None
         self.starts = 0
         self.token = None
@@ -175,10 +181,13 @@ class Serve:
             raise ConnError("GET /runs %s %s" % (st, str(j)[:200]))
         return [r for r in j if r.get("workflow") == workflow]
 
-    def deliver(self, item_id, delivery):
+    def deliver(self, item_id, delivery, hook="bench"):
         body = json.dumps({"id": item_id}).encode()
         h = {"X-Jr2-Event": "item.new", "X-Hub-Signature-256": sign(body), "X-Jr2-Delivery": delivery}
-        return request(self.port, "POST", "/hooks/bench", body, h)
+        return request(self.port, "POST", "/hooks/" + hook, body, h)
+
+    def auth(self):
+        return {"Authorization": "Bearer " + self.token}
 
     def db_rows(self, sql, args=()):
         c = sqlite3.connect("file:%s?mode=ro" % self.store, uri=True, timeout=10)
@@ -195,8 +204,14 @@ class Serve:
 
 
 class Phase:
-    def __init__(self, name, runner, work, n, fault):
-        self.name, self.n, self.fault = name, n, fault
+    def __init__(self, name, runner, work, n, fault, full=False):
+        self.name, self.n, self.fault, self.full = name, n, fault, full
+        # The `full` phase: items whose runs stay live until released, and a hold of 40.
+        self.pool_wf, self.callee_wf, self.hook, self.hold = (
+            ("conformance_slow_load", "conformance_slow_item", "slow", 40) if full
+            else (POOL_WF, CALLEE_WF, "bench", 1000))
+        self.released = 0
+        self.releasing = True
         self.s = Serve(runner, work)
         self.ids = ["%s%06d" % (name[0], i) for i in range(n)]
         self.lock = threading.Lock()
@@ -219,7 +234,7 @@ class Phase:
         t0 = time.monotonic()
         while time.monotonic() < self.deadline:
             try:
-                st, hdr, j, dt = self.s.deliver(iid, delivery)
+                st, hdr, j, dt = self.s.deliver(iid, delivery, self.hook)
             except ConnError:
                 with self.lock:
                     self.conn_err += 1
@@ -266,15 +281,35 @@ class Phase:
         while self.sampling:
             try:
                 for (snap,) in self.s.db_rows("select snapshot from runs where workflow=? and status='waiting'",
-                                              (POOL_WF,)):
+                                              (self.pool_wf,)):
                     h = ((json.loads(snap) or {}).get("top") or {}).get("held") or []
                     self.most_held = max(self.most_held, len(h))
             except (sqlite3.Error, ValueError):
                 pass
             time.sleep(0.2)
 
+    def releaser(self):
+        """The `full` phase: answers `finish` at the open Gates of the item runs, at most 4 every
+        40 ms, until told to stop: the slots free slowly, so the hold stays full."""
+        while self.releasing:
+            try:
+                st, _, gates, _ = request(self.s.port, "GET", "/gates", None, self.s.auth())
+                todo = [g["runId"] for g in (gates if st == 200 and isinstance(gates, list) else [])
+                        if g.get("workflow") == self.callee_wf and g.get("gate") == "hold_open"][:4]
+                for rid in todo:
+                    body = json.dumps({"event": "finish", "payload": {}}).encode()
+                    st, _, _, _ = request(self.s.port, "POST", "/runs/%s/gates/hold_open/events" % rid, body,
+                                          dict(self.s.auth(), **{"Content-Type": "application/json"}))
+                    if st == 200:
+                        with self.lock:
+                            self.released += 1
+            except (ConnError, OSError, ValueError):
+                pass
+            time.sleep(0.04)
+
     def run(self):
-        print("--- %s (%d deliveries, %d clients, cap %d)" % (self.name, self.n, CLIENTS, CAP), flush=True)
+        print("--- %s (%d deliveries, %d clients, cap %d, hold %d)" % (self.name, self.n, CLIENTS, CAP, self.hold),
+              flush=True)
         if not check(self.s.start(), "%s: serve starts" % self.name, self.s.err_text()):
             return
         try:
@@ -284,7 +319,7 @@ class Phase:
 
     def _run(self):
         s, name = self.s, self.name
-        pools = s.runs(POOL_WF)
+        pools = s.runs(self.pool_wf)
         check(len(pools) == 1 and pools[0]["status"] == "waiting", "%s: one waiting standing run" % name, pools)
         t0 = time.monotonic()
         self.deadline = t0 + PHASE_TIMEOUT
@@ -293,6 +328,10 @@ class Phase:
             t.start()
         smp = threading.Thread(target=self.sampler, daemon=True)
         smp.start()
+        rel = None
+        if self.full:
+            rel = threading.Thread(target=self.releaser, daemon=True)
+            rel.start()
         kill_info = None
         if self.fault:
             kill_at = int(self.n * KILL_AT)
@@ -307,6 +346,24 @@ class Phase:
             check(started, "fault: serve starts again after the SIGKILL", s.err_text())
             print("fault: SIGKILL after %d of %d items answered (%.1f %%, %.1f s in); down %.2f s" %
                   (before, self.n, 100.0 * before / self.n, down - t0, kill_info[2]), flush=True)
+            # Again at a hand-over: as soon as the store shows a new standing run (the commit that
+            # ends one run and starts the next), SIGKILL, and start again.
+            def pool_runs():
+                try:
+                    return len(s.db_rows("select id from runs where workflow=?", (self.pool_wf,)))
+                except sqlite3.Error:
+                    return -1
+            base = pool_runs()
+            while time.monotonic() < self.deadline and len(self.answers) < self.n and pool_runs() <= base:
+                time.sleep(0.001)
+            if pool_runs() > base:
+                s.kill()
+                at = len(self.answers)
+                time.sleep(0.2)
+                check(s.start(), "fault: serve starts again after the SIGKILL at a hand-over", s.err_text())
+                print("fault: SIGKILL right after hand-over %d (%d items answered)" % (base, at), flush=True)
+            else:
+                check(False, "fault: a hand-over came to kill serve at", "no new standing run")
         for t in threads:
             t.join(max(0.1, self.deadline - time.monotonic() + 1))
         sending = time.monotonic() - t0
@@ -318,12 +375,12 @@ class Phase:
         def quiet():
             try:
                 live_pools = s.db_rows("select id from runs where workflow=? and status not in "
-                                       "('done','failed','error','cancelled')", (POOL_WF,))
+                                       "('done','failed','error','cancelled')", (self.pool_wf,))
                 if len(live_pools) != 1:
                     return False
                 held = s.held(live_pools[0][0])
                 live = s.db_rows("select count(*) from runs where workflow=? and status not in "
-                                 "('done','failed','error','cancelled')", (CALLEE_WF,))[0][0]
+                                 "('done','failed','error','cancelled')", (self.callee_wf,))[0][0]
             except sqlite3.Error:
                 return False
             return not held and live == 0
@@ -332,10 +389,13 @@ class Phase:
             time.sleep(0.1)
         settle = time.monotonic() - t1
         wall = time.monotonic() - t0
+        self.releasing = False
+        if rel:
+            rel.join(5)
 
         # A standing run is handed over to a new one at its bound (500 items it took itself):
         # one waiting at the end, every other ended `done`, handed over.
-        pools2 = s.db_rows("select id, status, snapshot from runs where workflow=?", (POOL_WF,))
+        pools2 = s.db_rows("select id, status, snapshot from runs where workflow=?", (self.pool_wf,))
         waiting = [r[0] for r in pools2 if r[1] == "waiting"]
         ended = [(r[0], r[1]) for r in pools2 if r[1] != "waiting"]
         not_handed = [(rid, st) for rid, st, snap in pools2 if st != "waiting" and
@@ -344,7 +404,7 @@ class Phase:
         check(len(waiting) == 1, "%s: one standing run waiting at the end" % name, pools2 and
               [(r[0], r[1]) for r in pools2])
         check(not not_handed, "%s: every other standing run ended done, handed over" % name, not_handed[:5])
-        rows = s.db_rows("select id, status, dkey from runs where workflow=?", (CALLEE_WF,))
+        rows = s.db_rows("select id, status, dkey from runs where workflow=?", (self.callee_wf,))
         per = {}
         bad_status = []
         for rid, status, key in rows:
@@ -379,8 +439,14 @@ class Phase:
                 with open(os.path.join(self.s.work, "latencies.json"), "w") as f:
                     json.dump([(w, d) for _, d, w in ordered], f)
             print("%s: by tenths of the answers: %s" % (name, "; ".join(parts)), flush=True)
-        print("%s: most items held at once (sampled every 0.2 s): %d of hold 1000" % (name, self.most_held),
+        print("%s: most items held at once (sampled every 0.2 s): %d of hold %d" % (name, self.most_held, self.hold),
               flush=True)
+        check(self.most_held <= self.hold, "%s: never more held than `hold`" % name, self.most_held)
+        if self.full:
+            print("full: %d item runs released by answering `finish`" % self.released, flush=True)
+            check(self.most_held == self.hold and self.r429 >= self.n // 4,
+                  "full: the hold filled (%d held), and 429 hold-full answered deliveries past it" % self.hold,
+                  "most held %d; %d 429s for %d deliveries" % (self.most_held, self.r429, self.n))
         print("%s: 429s %d (without Retry-After 1 / hold-full: %d), 503s %d, connection errors %d; "
               "callee runs %d (not done %d); runs per key max %d; lost %d; twice %d; strays %d; "
               "settled %.1f s after sending; wall %.1f s" %
@@ -410,7 +476,7 @@ class Phase:
         for iid in sample:
             dl, v, _ = self.answers[iid]
             try:
-                st, _, j, _ = s.deliver(iid, dl)
+                st, _, j, _ = s.deliver(iid, dl, self.hook)
             except ConnError as e:
                 diff.append((dl, str(e)))
                 continue
@@ -418,7 +484,7 @@ class Phase:
                 diff.append((dl, v, st, j))
         check(not diff, "%s: 30 delivery ids sent again get their first answers" % name, diff[:5])
         time.sleep(0.3)
-        n2 = s.db_rows("select count(*) from runs where workflow=?", (CALLEE_WF,))[0][0]
+        n2 = s.db_rows("select count(*) from runs where workflow=?", (self.callee_wf,))[0][0]
         check(n2 == len(rows), "%s: those resends started no run" % name, "%d -> %d" % (len(rows), n2))
 
 
@@ -428,14 +494,15 @@ def main():
         return 64
     rdir, work = sys.argv[1], sys.argv[2]
     n = int(sys.argv[3]) if len(sys.argv) > 3 else 10000
-    phases = sys.argv[4:] or ["load", "fault"]
+    phases = sys.argv[4:] or ["load", "fault", "full"]
     runner = os.path.join(rdir, POOL_WF)
     for name in phases:
         w = os.path.join(work, name)
         os.makedirs(w, exist_ok=True)
         t = time.monotonic()
         try:
-            Phase(name, runner, w, n, name == "fault").run()
+            Phase(name, runner, w, min(n, 1000) if name == "full" else n, name == "fault",
+                  full=name == "full").run()
         except Exception:
             import traceback
             check(False, "%s: the phase ran to its end" % name, traceback.format_exc())

@@ -73,6 +73,8 @@ class CountingStore final : public jr2rt::Store {
   int64_t ask(const std::string& id, const std::string& verb, const Json& body) override {
     return inner_->ask(id, verb, body);
   }
+  std::optional<Head> head(const std::string& wf) override { return inner_->head(wf); }
+  std::vector<Head> heads() override { return inner_->heads(); }
   std::vector<Request> asked() override { return inner_->asked(); }
   bool takeRequest(int64_t seq) override { return inner_->takeRequest(seq); }
   void answer(int64_t seq, const Json& a) override { inner_->answer(seq, a); }
@@ -560,6 +562,139 @@ TEST_F(Host, PruneKeepsWhatAPausedStandingPoolHolds) {
   EXPECT_EQ(top["held"].size(), 1u);
   host.cancel(second);
   EXPECT_EQ(host.prune(clock.nowMs() + 60000, "conformance_alerts"), 1) << "the older one goes";
+}
+
+// The head of a standing workflow (RUNTIME.md §3), on the manual clock: a run that ends `error`
+// and in which no item it took got a run counts; after the n-th counted run in a row the next
+// starts after 1 s, 4 s, then 16 s, and the fourth pauses the Pool (`errors`). A resume starts
+// the count again; a run in which an item got a run ends the count (back-off 1 s, no pause).
+TEST_F(Host, TheHeadCountsRunsBacksOffOneFourSixteenSecondsAndPausesAtTheFourth) {
+  const std::string dir = FreshDir("head");
+  auto store = jr2rt::OpenSqliteStore(dir + "store.db");
+  jr2rt::ManualClock manual;
+  manual.set(1'000'000);
+  jr2rt::RunHost host(registry, *store, manual);
+  const std::vector<std::string> alerts = {"conformance_alerts"};
+  auto failNow = [&](const std::string& id) {  // a defect of the run: it ends `error`
+    host.run(id).post([] { throw jr2rt::Defect("a planted defect"); });
+    host.tick(id);
+    ASSERT_EQ(host.run(id).status(), RunStatus::kError) << host.run(id).reason();
+  };
+  EXPECT_EQ(host.standingState("conformance_alerts")["state"], "new");
+  std::string run = host.standUp(alerts).at(0);
+  host.tick(run);
+  auto head = store->head("conformance_alerts");
+  ASSERT_TRUE(head.has_value());
+  EXPECT_EQ(head->run, run);
+  EXPECT_EQ(head->startedMs, 1'000'000);
+  EXPECT_EQ(head->streak, 0);
+  EXPECT_EQ(head->ended, "");
+  EXPECT_EQ(host.standingState("conformance_alerts")["state"], "live");
+
+  std::vector<int64_t> waited;
+  for (int64_t expect : {1000, 4000, 16000}) {
+    failNow(run);
+    head = store->head("conformance_alerts");
+    EXPECT_EQ(head->run, run) << "written by the commit that ended it";
+    EXPECT_EQ(head->ended, "error");
+    EXPECT_EQ(head->paused, "");
+    const Json bo = host.deliverHook("monitor", "alert.raised", "", {{"alert", {{"id", "X"}}}});
+    EXPECT_EQ(bo["verdict"], "backoff") << bo.dump();
+    EXPECT_EQ(bo["retryAfter"], expect / 1000) << bo.dump();
+    manual.advance(expect - 1);
+    EXPECT_TRUE(host.standUp(alerts).empty()) << "still in its back-off of " << expect << " ms";
+    manual.advance(1);
+    const auto next = host.standUp(alerts);
+    ASSERT_EQ(next.size(), 1u) << "after " << expect << " ms";
+    waited.push_back(expect);
+    run = next[0];
+    host.tick(run);
+    EXPECT_EQ(store->head("conformance_alerts")->streak, static_cast<int64_t>(waited.size()));
+  }
+  failNow(run);  // the fourth counted run in a row: paused
+  head = store->head("conformance_alerts");
+  EXPECT_EQ(head->streak, 4);
+  EXPECT_EQ(head->paused, "errors");
+  EXPECT_NE(head->why.find("ended error or failed"), std::string::npos) << head->why;
+  manual.advance(3'600'000);
+  EXPECT_TRUE(host.standUp(alerts).empty()) << "a paused Pool is not started again";
+  EXPECT_EQ(host.deliverHook("monitor", "alert.raised", "", {{"alert", {{"id", "Y"}}}})["verdict"],
+            "paused");
+  const Json state = host.standingState("conformance_alerts");
+  EXPECT_EQ(state["state"], "paused");
+  EXPECT_EQ(state["paused"], "errors");
+  EXPECT_EQ(host.prune(jr2rt::SystemClock().nowMs() + 60'000, "conformance_alerts"), 3)
+      << "the three ended before it go; the run the head names stays";
+  EXPECT_TRUE(store->summary(run).has_value());
+
+  // A resume starts the count again; a run in which an item got a run ends `error` uncounted.
+  run = host.resume("conformance_alerts", false);
+  host.tick(run);
+  EXPECT_EQ(store->head("conformance_alerts")->streak, 0);
+  EXPECT_EQ(host.deliverHook("monitor", "alert.raised", "d-A1",
+                             {{"alert", {{"id", "A1"}, {"level", "warn"}}}})["verdict"],
+            "held");
+  host.tick(run);
+  ASSERT_TRUE(store->byKey("conformance_alert_run", "A1").has_value());
+  failNow(run);
+  head = store->head("conformance_alerts");
+  EXPECT_EQ(head->streak, 0) << "an item it took got a run";
+  EXPECT_EQ(head->paused, "");
+  manual.advance(1000);
+  const auto after = host.standUp(alerts);
+  ASSERT_EQ(after.size(), 1u) << "after 1 s";
+  host.tick(after[0]);
+  const Json top = store->load(after[0]).snapshot["top"];
+  ASSERT_EQ(top["workers"].size(), 1u) << "it takes the live key A1 over";
+  std::cout << "[ host ] back-offs " << Json(waited).dump() << " ms, paused at the 4th\n";
+}
+
+// At its bound, a standing run whose items all got no run (each refused at the callee's door)
+// ends `done` with no hand-over and counts: the next starts after the back-off, taking what it
+// held. A run in which none was taken (a quiet day) is handed over at once, counting nothing.
+TEST_F(Host, ABoundWithNoItemThatGotARunCountsAndAQuietDayDoesNot) {
+  const std::string dir = FreshDir("bound");
+  auto store = jr2rt::OpenSqliteStore(dir + "store.db");
+  jr2rt::ManualClock manual;
+  manual.set(5'000'000);
+  jr2rt::RunHost host(registry, *store, manual);
+  const std::vector<std::string> refused = {"conformance_refused"};
+  std::string run = host.standUp(refused).at(0);
+  host.tick(run);
+  // A quiet day: handed over at once, the count as it was.
+  manual.advance(jr2rt::kStandingBoundMs);
+  auto handed = host.handOverDue();
+  ASSERT_EQ(handed.size(), 1u);
+  EXPECT_EQ(host.run(run).output()["handedOverTo"], handed[0]);
+  run = handed[0];
+  host.tick(run);
+  EXPECT_EQ(store->head("conformance_refused")->streak, 0);
+  // 500 items, each refused at the door (a dispatch to a standing Pool): none gets a run.
+  int held = 0;
+  for (int i = 0; i < 500; ++i) {
+    const std::string id = "R" + std::to_string(i);
+    held += host.deliverHook("refuser", "alert.raised", "d-" + id,
+                             {{"alert", {{"id", id}, {"level", "warn"}}}})["verdict"] == "held";
+    host.tick(run);
+  }
+  EXPECT_EQ(held, 500);
+  int refusedMarks = 0;
+  for (const auto& f : store->feed(run, 0))
+    refusedMarks += f.kind == "failed" || f.line.find("start-refused") != std::string::npos;
+  EXPECT_GE(refusedMarks, 500) << "each item refused at the callee's door";
+  EXPECT_TRUE(host.handOverDue().empty()) << "no hand-over: it ends";
+  EXPECT_EQ(host.run(run).status(), RunStatus::kDone);
+  EXPECT_FALSE(host.run(run).output().is_object()) << "no handedOverTo";
+  auto head = store->head("conformance_refused");
+  EXPECT_EQ(head->ended, "bound");
+  EXPECT_EQ(head->streak, 1);
+  EXPECT_TRUE(host.standUp(refused).empty()) << "a back-off of 1 s first";
+  manual.advance(1000);
+  const auto next = host.standUp(refused);
+  ASSERT_EQ(next.size(), 1u);
+  host.tick(next[0]);
+  EXPECT_EQ(store->head("conformance_refused")->streak, 1) << "the count goes on";
+  EXPECT_EQ(host.standingState("conformance_refused")["state"], "live");
 }
 
 // serve's handlers (RunHost::queue, afterCommit): a change made between two turns is a step of

@@ -179,10 +179,16 @@ class RunHost : private Dispatcher {
   std::vector<std::string> handOverDue();
   // Hands standing run `id` over to a new run now (`why`); gives the new run's id.
   std::string handOver(const std::string& id, const std::string& why);
-  // Resumes the standing workflow `workflow` after a pause (a cancel, three errors in a row): a
-  // new run takes the held items (none with `dropHeld`) and the live keys of its newest run.
-  // BadInput when it is live, or waits out a back-off. Gives the new run's id.
+  // Resumes the standing workflow `workflow` after a pause (a cancel, or a fourth counted run in
+  // a row): a new run takes the held items (none with `dropHeld`) and the live keys of the run
+  // its head names, and the count starts again. BadInput when it is live, or waits out a
+  // back-off. Gives the new run's id.
   std::string resume(const std::string& workflow, bool dropHeld);
+  // Standing workflow `workflow` as a person sees it (RUNTIME.md §3): `{workflow, state, run,
+  // startedMs, streak, held, keys}` with `state` `live`, `paused` (with `paused` and `why`),
+  // `waiting` (its run ended; the next starts at `retryAtMs`) or `new` (it never ran); null for
+  // a workflow that does not stand.
+  Json standingState(const std::string& workflow);
   // Cancels run `id` that this host drives, without driving: stored at once with its
   // `cancelled` and `ended` events (BadInput if it has ended).
   void cancelHosted(const std::string& id);
@@ -202,6 +208,7 @@ class RunHost : private Dispatcher {
     std::unique_ptr<Run> run;
     std::unique_ptr<RunSaver> saver;
     std::unique_ptr<RunLock> lock;
+    int head = 0;  // a standing run's head as this host wrote it: 0 not yet, 1 its start, 2 its end
   };
   Hosted& hosted(const std::string& id);
   // Hosts a run taken from the store, with its lock: its saver, the run restored, attached.
@@ -228,6 +235,13 @@ class RunHost : private Dispatcher {
   // Starts a run (not driven); `by`: the Pool of runs that dispatched it, or null.
   std::string beginRun(const std::string& workflow, const Json& input, const std::string& home,
                        const Json& by, const Json& carried = nullptr);
+  // The head to store with this save of a standing run: at its start (or when taken up), and at
+  // its end, by the one rule that counts runs (none when it was handed over: the new run's is).
+  std::optional<Store::Head> headOf(const Hosted& h) const;
+  // The head of standing workflow `workflow` as it is now: the stored one, with the end of its
+  // run read from the run's row when that run ended with no head written; nothing when it never
+  // ran.
+  std::optional<Store::Head> currentHead(const std::string& workflow);
   // The stored runs of `workflow`, the newest change first (a standing Pool's last runs).
   std::vector<RunSummary> newestFirst(const std::string& workflow);
   // After a commit: tells the dispatching runs of the runs that ended in it.

@@ -114,6 +114,10 @@ class Dispatcher {
 // for a host that must know before it stores anything, or makes a store.
 void CheckInput(const WorkflowInfo& workflow, const Json& input);
 
+// A standing run's bound (RUNTIME.md §3): 500 items it took itself, or a day.
+inline constexpr int64_t kStandingBoundItems = 500;
+inline constexpr int64_t kStandingBoundMs = 24LL * 60 * 60 * 1000;
+
 class Run {
  public:
   // A run on `engine` (the executor a RunHost shares among its runs), or, without one, on an
@@ -291,6 +295,12 @@ class Run {
   // Ends this standing run `done`, handed over to run `to` (`why`): its output
   // `{handedOverTo}`. Its `dispatch` runs go on; the new run takes them.
   void handOver(const std::string& to, const std::string& why);
+  // Ends this standing run `done` at its bound when no item it took got a run (RUNTIME.md §3):
+  // no `handedOverTo`; its head counts it, and the next run starts after a back-off.
+  void endAtBound(const std::string& why);
+  // A standing run's `{startedMs, streak, taken, ran}` (and `bound: true` when it ended at its
+  // bound), kept in its record once it ended; null for any other run.
+  Json standing() const;
   // What a new standing run takes over (set before begin()).
   void setCarried(Json carried) { carried_ = std::move(carried); }
   const Json& carried() const { return carried_; }
@@ -410,6 +420,7 @@ class Run {
   Json dispatchedBy_;                      // null unless a Pool of runs started this run
   std::string assembly_;                   // of the build that started it
   Json carried_;                           // what this standing run took over at its start
+  Json standingEnd_;                       // standing() as it was when the run ended
   Json handOverCarry_;                     // what it leaves for the next, once it ended
   std::map<std::string, Actor*> awaited_;  // dispatched run id -> the worker that waits
 

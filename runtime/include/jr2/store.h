@@ -109,9 +109,25 @@ class Store {
   int64_t save(const StoredRun& run) { return save(run, {}); }
   // Group commit (RUNTIME.md §7): saves several runs, each with its feed lines, in one
   // transaction, and gives their new revisions in order. A conflict on one writes none.
+  // The head of a standing workflow (RUNTIME.md §3): its newest run, when that run started, how
+  // many counted runs in a row ended (`streak`), how the run ended (`ended`: "" while it is live,
+  // else `error`, `failed`, `bound` or `cancelled`, at `endedMs`) and why the Pool is paused
+  // (`paused`: "" when it is not, else `errors`, `bound` or `cancelled`; `why` says it in a
+  // sentence). Written in the transaction that saves the run it names.
+  struct Head {
+    std::string workflow;
+    std::string run;
+    int64_t startedMs = 0;
+    int64_t streak = 0;
+    std::string ended;
+    int64_t endedMs = 0;
+    std::string paused;
+    std::string why;
+  };
   struct Save {
     StoredRun run;
     std::vector<FeedLine> feed;
+    std::optional<Head> head;  // written after the run, in the same transaction
   };
   virtual std::vector<int64_t> saveAll(const std::vector<Save>& batch) = 0;
   // The run whose id starts with `prefix` (4 characters or more). Throws StoreError when none
@@ -130,7 +146,8 @@ class Store {
   // The feed of run `id` after line `afterSeq`, in order.
   virtual std::vector<FeedLine> feed(const std::string& id, int64_t afterSeq) = 0;
   // Deletes the runs that ended (any status but `waiting`) before `beforeMs`, with their feeds
-  // and lock files; gives how many. `workflow` "" means every workflow.
+  // and lock files; gives how many. `workflow` "" means every workflow. Never the run a head
+  // names: a paused standing Pool keeps what it holds for as long as it is paused.
   virtual int64_t prune(int64_t beforeMs, const std::string& workflow) = 0;
   // Takes the drive lock of run `id` (its full id), waiting while another process holds it;
   // `onWait` is called once before such a wait (to tell the person), with the holder as it wrote
@@ -174,6 +191,9 @@ class Store {
   virtual void logHooks(const std::vector<HookEntry>& entries) = 0;
   // The newest `limit` deliveries of `hook`, newest first: `{delivery, time, event, answer}`.
   virtual std::vector<Json> hookLog(const std::string& hook, int64_t limit) = 0;
+  // The head of standing workflow `workflow`, if it ever had a run; every head.
+  virtual std::optional<Head> head(const std::string& workflow) = 0;
+  virtual std::vector<Head> heads() = 0;
   // Whether a host has taken request `seq` (and not answered it yet, or the asker not read it).
   virtual bool taken(int64_t seq) = 0;
 };
