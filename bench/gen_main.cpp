@@ -25,7 +25,8 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  const std::string text = jr2::bench::GenerateJr2(static_cast<int>(lines), static_cast<unsigned>(seed));
+  const std::string text =
+      jr2::bench::GenerateJr2(static_cast<int>(lines), static_cast<unsigned>(seed));
   std::fwrite(text.data(), 1, text.size(), stdout);
   return std::fflush(stdout) == 0 ? 0 : 1;
 }

@@ -89,12 +89,13 @@ constexpr const char* kNullopt = "std::nullopt_t";
 class Generator {
  public:
   Generator(const sema::Program& program, const sema::Module& module, const ir::Program& charts,
-            const std::string& version)
-      : program_(program),
+            std::string version, const Options& options)
+      : options_(options),
+        program_(program),
         module_(module),
         charts_(charts),
         info_(*program.typeInfo),
-        version_(version),
+        version_(std::move(version)),
         file_(module.source->name()),
         ns_("jr2gen::" + module.stem) {}
 
@@ -716,7 +717,8 @@ class Generator {
   // A machine with no parallel state and no `always` has exactly one active leaf, and each
   // (leaf, transition) has a static exit and entry sequence: such a machine gets a generated
   // dispatch() that is a switch over its leaf, and the table engine is not used for events.
-  static bool FastPath(const ir::Machine& m) {
+  bool fastPathFor(const ir::Machine& m) const {
+    if (!options_.fastPath) return false;
     for (const ir::State& s : m.states) {
       if (s.kind == ir::State::Kind::kParallel) return false;
       for (const ir::Transition& t : s.transitions) {
@@ -765,7 +767,7 @@ class Generator {
         "void enter(int state) override;\n"
         "void exit(int state) override;\n");
     p.outdent();
-    if (FastPath(m)) {
+    if (fastPathFor(m)) {
       p.print(
           " public:\n  // The generated fast path: a switch over the active leaf (see the .cpp).\n"
           "  bool dispatch(const ::jr2rt::Event& event) override;\n\n");
@@ -777,8 +779,8 @@ class Generator {
         "  Context ctx_;\n$leaf$};\n\nstd::unique_ptr<::jr2rt::Machine> "
         "Make_$name$();\n",
         {{"name", Ident(d.name.text)},
-         {"leaf",
-          std::string(FastPath(m) ? "  int leaf_ = -1;  // the one active atomic or final state\n"
+         {"leaf", std::string(fastPathFor(m)
+                                  ? "  int leaf_ = -1;  // the one active atomic or final state\n"
                                   : "")}});
   }
 
@@ -920,7 +922,13 @@ class Generator {
     };
     p.print(
         "bool $cls$::dispatch([[maybe_unused]] const ::jr2rt::Event& event) {\n"
-        "  if (isDone()) return false;\n  switch (leaf_) {\n",
+        "  if (isDone()) return false;\n"
+        "  if (!::jr2rt::FastPath()) {  // JR2_NO_FAST_PATH: the table engine takes the step\n"
+        "    const bool moved = Statechart::dispatch(event);\n"
+        "    leaf_ = activeLeaf();\n"
+        "    return moved;\n"
+        "  }\n"
+        "  switch (leaf_) {\n",
         {{"cls", ClassName(*m.decl)}});
     for (const ir::State& leaf : m.states) {
       if (leaf.kind != ir::State::Kind::kAtomic && leaf.kind != ir::State::Kind::kFinal) continue;
@@ -942,27 +950,20 @@ class Generator {
             p.print("        return true;\n      }\n");
             continue;
           }
-          int domain = 0;
-          for (int q = m.states[t.source].parent; q != -1; q = m.states[q].parent) {
-            if (q == 0 || (q != t.target && m.contains(q, t.target))) {
-              domain = q;
-              break;
-            }
-          }
-          // Only states with entry or exit code are called; the others are only marked.
-          for (int x = leaf.id; x != domain && x != -1; x = m.states[x].parent) {
-            p.print(HasExitCode(m.states[x])
+          // The transition's sets as the lowering computed them (the tables hold the same): from
+          // this leaf, the active states of its exit set are the leaf's chain below the domain,
+          // exited deepest first; its entry set is entered in document order. Only states with
+          // entry or exit code are called; the others are only marked.
+          for (auto x = t.exits.rbegin(); x != t.exits.rend(); ++x) {
+            if (!m.contains(*x, leaf.id)) continue;
+            p.print(HasExitCode(m.states[*x])
                         ? "        exit($x$);\n        markActive($x$, false);\n"
                         : "        markActive($x$, false);\n",
-                    {{"x", std::to_string(x)}});
+                    {{"x", std::to_string(*x)}});
           }
           if (!t.ast->actions.empty())
             p.print("        act($i$, event);\n", {{"i", std::to_string(i)}});
-          std::vector<int> down;
-          for (int x = t.target; x != domain && x != -1; x = m.states[x].parent)
-            down.insert(down.begin(), x);
-          for (int x = m.states[t.target].initial; x != ir::kNoState; x = m.states[x].initial)
-            down.push_back(x);
+          const std::vector<ir::StateId>& down = t.entries;
           for (int x : down) {
             p.print(HasEntryCode(m.states[x])
                         ? "        markActive($x$, true);\n        enter($x$);\n"
@@ -1002,6 +1003,28 @@ class Generator {
                        fields);
   }
 
+  // A transition's row in the table: its trigger and the id it matches (the event's, the
+  // timer's of an `after`, the invoke's of an `on done`/`on error`; -1 for `always`).
+  std::pair<std::string, int> trigger(const ir::Machine& m, const Ids& id,
+                                      const std::vector<const ast::Decl*>& events,
+                                      const ir::Transition& t) const {
+    const ast::Transition& a = *t.ast;
+    if (a.kind == ast::Transition::Kind::kAfter) return {"kAfter", id.timers.at(&a)};
+    if (a.kind != ast::Transition::Kind::kOn) return {"kAlways", -1};
+    if (a.trigger == ast::Transition::Trigger::kEvent) {
+      return {"kOn", static_cast<int>(std::find(events.begin(), events.end(), a.event.resolved) -
+                                      events.begin())};
+    }
+    const ir::State& src = m.states[t.source];
+    const ast::Invoke* inv = nullptr;
+    for (const ast::Invoke* x : src.invokes) {
+      if (a.invokeName ? (x->as && x->as->text == a.invokeName->text) : true) inv = x;
+      if (inv) break;
+    }
+    return {a.trigger == ast::Transition::Trigger::kDone ? "kDone" : "kError",
+            inv ? id.invokes.at(inv) : -1};
+  }
+
   void machineSource(const ir::Machine& m) {
     Printer& p = c_;
     const auto& d = *m.decl;
@@ -1011,78 +1034,102 @@ class Generator {
     // Tables.
     p.print("\n// ---- machine $name$ (from $from$) ----\n\nnamespace {\n\n",
             {{"name", d.name.text}, {"from", from(d.name.range)}});
-    p.print("const ::jr2rt::StateInfo k_$name$_states[] = {\n", {{"name", Ident(d.name.text)}});
+    std::vector<const ir::Transition*> ts;
+    std::vector<int> firstOf(m.states.size(), 0);  // each state's first transition
+    for (const ir::State& s : m.states) {
+      firstOf[static_cast<size_t>(s.id)] = static_cast<int>(ts.size());
+      for (const ir::Transition& t : s.transitions) ts.push_back(&t);
+    }
+    std::vector<std::pair<std::string, int>> triggers;  // (table trigger, id) per transition
+    triggers.reserve(ts.size());
+    for (const ir::Transition* t : ts) triggers.push_back(trigger(m, id, events, *t));
+    // The sets the transitions' exits and entries are runs of (sema's lowering computed them,
+    // ir::Transition): one table, each distinct run once. The initial configuration first.
+    std::vector<int> sets;
+    std::map<std::vector<int>, int> runAt;
+    auto runOf = [&](const std::vector<ir::StateId>& run) {
+      if (run.empty()) return 0;
+      auto [it, fresh] = runAt.emplace(run, static_cast<int>(sets.size()));
+      if (fresh) sets.insert(sets.end(), run.begin(), run.end());
+      return it->second;
+    };
+    const int initialAt = runOf(m.initial);
+    const std::string name = Ident(d.name.text);
+    p.print(
+        "// Its states (path, parent, kind, initial, depth, transitions: first, count).\n"
+        "const ::jr2rt::StateInfo k_$name$_states[] = {\n",
+        {{"name", name}});
     for (const ir::State& s : m.states) {
       const char* kind = s.kind == ir::State::Kind::kAtomic     ? "kAtomic"
                          : s.kind == ir::State::Kind::kCompound ? "kCompound"
                          : s.kind == ir::State::Kind::kParallel ? "kParallel"
                                                                 : "kFinal";
       p.print(
-          "    {$path$, $parent$, ::jr2rt::StateInfo::$kind$, $initial$, $depth$},  // "
-          "$id$$from$\n",
+          "    {$path$, $parent$, ::jr2rt::StateInfo::$kind$, $initial$, $depth$, $first$, $n$},"
+          "  // $id$$from$\n",
           {{"path", CppString(s.path)},
            {"parent", std::to_string(s.parent)},
            {"kind", kind},
            {"initial", std::to_string(s.initial)},
            {"depth", std::to_string(s.depth)},
+           {"first", std::to_string(firstOf[static_cast<size_t>(s.id)])},
+           {"n", std::to_string(s.transitions.size())},
            {"id", std::to_string(s.id)},
-           {"from", s.ast ? " from " + from(s.ast->name.range) : ""}});
+           {"from", s.ast ? " " + from(s.ast->name.range) : ""}});
     }
     p.print("};\n\n");
-    std::vector<const ir::Transition*> ts;
-    for (const ir::State& s : m.states) {
-      for (const ir::Transition& t : s.transitions) ts.push_back(&t);
+    std::vector<std::pair<int, int>> exitRuns, entryRuns;  // (first, count) per transition
+    for (const ir::Transition* t : ts) {
+      exitRuns.emplace_back(runOf(t->exits), static_cast<int>(t->exits.size()));
+      entryRuns.emplace_back(runOf(t->entries), static_cast<int>(t->entries.size()));
     }
-    p.print("const ::jr2rt::TransitionInfo k_$name$_transitions[] = {\n",
-            {{"name", Ident(d.name.text)}});
-    std::vector<std::pair<std::string, int>> triggers;  // (table trigger, id) per transition
+    p.print(
+        "// The exit and entry sets of its transitions, and its initial configuration.\n"
+        "const int k_$name$_sets[] = {",
+        {{"name", name}});
+    for (size_t i = 0; i < sets.size(); ++i) {
+      p.print(i % 20 == 0 ? "\n    $x$," : " $x$,", {{"x", std::to_string(sets[i])}});
+    }
+    p.print(sets.empty() ? "0};\n\n" : "\n};\n\n");
+    p.print(
+        "// Its transitions (source, trigger, id, target, guarded, domain, exits: first, count,\n"
+        "// entries: first, count).\n"
+        "const ::jr2rt::TransitionInfo k_$name$_transitions[] = {\n",
+        {{"name", name}});
+    bool hasAlways = false;
     for (size_t i = 0; i < ts.size(); ++i) {
-      const ast::Transition& a = *ts[i]->ast;
-      std::string trigger = "kAlways";
-      int tid = -1;
-      if (a.kind == ast::Transition::Kind::kAfter) {
-        trigger = "kAfter";
-        tid = id.timers.at(&a);
-      } else if (a.kind == ast::Transition::Kind::kOn) {
-        if (a.trigger == ast::Transition::Trigger::kEvent) {
-          trigger = "kOn";
-          tid = static_cast<int>(std::find(events.begin(), events.end(), a.event.resolved) -
-                                 events.begin());
-        } else {
-          trigger = a.trigger == ast::Transition::Trigger::kDone ? "kDone" : "kError";
-          const ir::State& src = m.states[ts[i]->source];
-          const ast::Invoke* inv = nullptr;
-          for (const ast::Invoke* x : src.invokes) {
-            if (a.invokeName ? (x->as && x->as->text == a.invokeName->text) : true) inv = x;
-            if (inv) break;
-          }
-          tid = inv ? id.invokes.at(inv) : -1;
-        }
-      }
-      triggers.emplace_back(trigger, tid);
+      const ir::Transition& t = *ts[i];
+      hasAlways = hasAlways || triggers[i].first == "kAlways";
       p.print(
-          "    {$source$, ::jr2rt::TransitionInfo::$trigger$, $id$, $target$, $guarded$},  // $i$ "
-          "from $from$\n",
-          {{"source", std::to_string(ts[i]->source)},
-           {"trigger", trigger},
-           {"id", std::to_string(tid)},
-           {"target", std::to_string(ts[i]->target)},
-           {"guarded", a.guard ? "true" : "false"},
+          "    {$source$, ::jr2rt::TransitionInfo::$trigger$, $id$, $target$, $guarded$, $domain$, "
+          "$xf$, $xn$, $ef$, $en$},  // $i$ $from$\n",
+          {{"source", std::to_string(t.source)},
+           {"trigger", triggers[i].first},
+           {"id", std::to_string(triggers[i].second)},
+           {"target", std::to_string(t.target)},
+           {"guarded", t.ast->guard ? "true" : "false"},
+           {"domain", std::to_string(t.domain)},
+           {"xf", std::to_string(exitRuns[i].first)},
+           {"xn", std::to_string(exitRuns[i].second)},
+           {"ef", std::to_string(entryRuns[i].first)},
+           {"en", std::to_string(entryRuns[i].second)},
            {"i", std::to_string(i)},
-           {"from", from(a.range)}});
+           {"from", from(t.ast->range)}});
     }
     if (ts.empty())
-      p.print(
-          "    {0, ::jr2rt::TransitionInfo::kAlways, -1, -1, true},  // none (never enabled)\n");
-    p.print("};\n\n}  // namespace\n\n");
-
+      p.print("    {0, ::jr2rt::TransitionInfo::kAlways, -1, -1, true, 0, 0, 0, 0, 0},  // none\n");
     p.print(
-        "$cls$::$cls$()\n    : ::jr2rt::Statechart(k_$name$_states, $ns$, k_$name$_transitions, "
-        "$nt$) {}\n\n",
+        "};\n\nconst ::jr2rt::MachineTables k_$name$_tables = {\n"
+        "    k_$name$_states, $ns$, k_$name$_transitions, $nt$, k_$name$_sets, $if$, $in$, "
+        "$always$};"
+        "\n\n}  // namespace\n\n$cls$::$cls$() : ::jr2rt::Statechart(k_$name$_tables) {}\n\n",
         {{"cls", cls},
-         {"name", Ident(d.name.text)},
+         {"name", name},
          {"ns", std::to_string(m.states.size())},
-         {"nt", std::to_string(ts.size())}});
+         {"nt", std::to_string(ts.size())},
+         {"if", std::to_string(initialAt)},
+         {"in", std::to_string(m.initial.size())},
+         {"always", hasAlways ? "true" : "false"}});
 
     // readInput(), checkInput() and start(): the input and the parameters' defaults (the same
     // code for both), then the vars and the initial configuration.
@@ -1136,7 +1183,7 @@ class Generator {
                {"name", Ident(v.name.text)},
                {"value", as(v.init.get(), typeOf(v.type.get()), paramsOnly)}});
     }
-    p.print(FastPath(m) ? "begin(host);\nleaf_ = activeLeaf();\n" : "begin(host);\n");
+    p.print(fastPathFor(m) ? "begin(host);\nleaf_ = activeLeaf();\n" : "begin(host);\n");
     p.outdent();
     p.print("}\n\n");
 
@@ -1239,7 +1286,7 @@ class Generator {
     p.print(
         "  setActive(host, snapshot.at(\"active\").get<std::vector<std::string>>(), "
         "snapshot.at(\"done\").get<bool>());\n$leaf$}\n\n",
-        {{"leaf", std::string(FastPath(m) ? "  leaf_ = activeLeaf();\n" : "")}});
+        {{"leaf", std::string(fastPathFor(m) ? "  leaf_ = activeLeaf();\n" : "")}});
 
     // guard() and act().
     p.print(
@@ -1316,7 +1363,7 @@ class Generator {
       });
     }
     p.print("    default:\n      break;\n  }\n}\n\n");
-    if (FastPath(m)) fastDispatch(p, m, ts, triggers);
+    if (fastPathFor(m)) fastDispatch(p, m, ts, triggers);
     p.print(
         "std::unique_ptr<::jr2rt::Machine> Make_$name$() { return std::make_unique<$cls$>(); }\n",
         {{"name", Ident(d.name.text)}, {"cls", cls}});
@@ -1668,6 +1715,7 @@ class Generator {
     p.print("\n}  // namespace $ns$\n", {{"ns", ns_}});
   }
 
+  Options options_;
   const sema::Program& program_;
   const sema::Module& module_;
   const ir::Program& charts_;
@@ -1682,8 +1730,8 @@ class Generator {
 }  // namespace
 
 Output Generate(const sema::Program& program, const sema::Module& module, const ir::Program& charts,
-                const std::string& version) {
-  return Generator(program, module, charts, version).run();
+                const std::string& version, const Options& options) {
+  return Generator(program, module, charts, version, options).run();
 }
 
 }  // namespace jr2::codegen

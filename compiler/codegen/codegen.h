@@ -16,9 +16,15 @@ struct Output {
   std::string source;
 };
 
+struct Options {
+  // A generated fast path for each machine that can have one (no parallel state, no eventless
+  // transition); `jr2c compile --no-fast-path` turns it off, and the table engine runs them all.
+  bool fastPath = true;
+};
+
 // Phase entry: the C++ of one checked module. Deterministic: the same program gives
 // byte-identical output. `version` is jr2c's, for the banner.
 Output Generate(const sema::Program& program, const sema::Module& module, const ir::Program& charts,
-                const std::string& version);
+                const std::string& version, const Options& options = {});
 
 }  // namespace jr2::codegen

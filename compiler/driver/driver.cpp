@@ -25,9 +25,10 @@ constexpr const char* kUsage = R"(usage: jr2c <command> [options] [files]
 
 commands:
   check FILE…            check .jr2 files and print diagnostics
-  compile FILE… -o DIR [--depfile F]
+  compile FILE… -o DIR [--depfile F] [--no-fast-path]
                          check, then write DIR/NAME.jr2.h and DIR/NAME.jr2.cpp for
-                         each NAME.jr2 (nothing is written when there is an error)
+                         each NAME.jr2 (nothing is written when there is an error);
+                         --no-fast-path: every machine runs on the table engine alone
   workflows FILE…        list the workflows the files declare, one a line
   graph FILE [--machine M] [--format dot|mermaid]
                          draw a machine's statechart (DOT by default; --machine picks one
@@ -54,6 +55,7 @@ struct Options {
   graph::Format graphFormat = graph::Format::kDot;
   DiagFormat format = DiagFormat::kText;
   bool werror = false;
+  bool fastPath = true;  // compile: --no-fast-path turns it off
 };
 
 // Runs `fn` on a thread with an 8 GiB stack: ANTLR's recursive descent over an 8 MiB file of
@@ -188,7 +190,9 @@ int Compile(const Options& opts, std::ostream& out, std::ostream& err) {
     std::vector<std::pair<std::string, std::string>> files;
     std::vector<std::string> outputs;
     for (const sema::Module* m : program.roots) {
-      const codegen::Output o = codegen::Generate(program, *m, charts, Version());
+      codegen::Options generate;
+      generate.fastPath = opts.fastPath;
+      const codegen::Output o = codegen::Generate(program, *m, charts, Version(), generate);
       const auto dir = std::filesystem::path(opts.outDir);
       files.emplace_back((dir / o.headerName).string(), o.header);
       files.emplace_back((dir / o.sourceName).string(), o.source);
@@ -349,6 +353,8 @@ int Run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
     }
     if (a == "--Werror") {
       opts.werror = true;
+    } else if (a == "--no-fast-path") {
+      opts.fastPath = false;
     } else if (a == "--machine") {
       if (i + 1 >= args.size()) return Usage(err, "`--machine` needs a machine's name");
       opts.machine = args[++i];

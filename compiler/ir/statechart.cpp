@@ -98,9 +98,64 @@ class Builder {
         alwaysLoop(m_.states[i], tr);
       }
     }
+    lowerSets();
   }
 
  private:
+  // Marks `s` and its default descendants: a compound state's initial child, every region of a
+  // parallel one.
+  void addDefault(StateId s, std::vector<bool>& into) const {
+    into[s] = true;
+    const State& st = m_.states[s];
+    if (st.kind == State::Kind::kParallel) {
+      for (StateId c : st.children) addDefault(c, into);
+    } else if (st.initial != kNoState) {
+      addDefault(st.initial, into);
+    }
+  }
+
+  // Each transition's domain, exit and entry sets, and the initial configuration (see
+  // Transition): computed once, here, for the tables and the fast path alike.
+  void lowerSets() {
+    const auto n = static_cast<StateId>(m_.states.size());
+    auto inside = [&](StateId s, StateId a) { return s != a && m_.contains(a, s); };
+    std::vector<bool> start(m_.states.size(), false);
+    addDefault(0, start);
+    for (StateId x = 0; x < n; ++x) {
+      if (start[x]) m_.initial.push_back(x);
+    }
+    for (State& s : m_.states) {
+      for (Transition& t : s.transitions) {
+        if (t.target == kNoState) continue;
+        for (StateId p = m_.states[t.source].parent; p != kNoState; p = m_.states[p].parent) {
+          if (m_.states[p].kind == State::Kind::kParallel) continue;
+          if (p == 0 || inside(t.target, p)) {
+            t.domain = p;
+            break;
+          }
+        }
+        for (StateId x = 0; x < n; ++x) {
+          if (inside(x, t.domain)) t.exits.push_back(x);
+        }
+        std::vector<bool> enter(m_.states.size(), false);
+        addDefault(t.target, enter);
+        for (StateId a = m_.states[t.target].parent; a != t.domain && a != kNoState;
+             a = m_.states[a].parent) {
+          enter[a] = true;
+          if (m_.states[a].kind != State::Kind::kParallel) continue;
+          for (StateId c : m_.states[a].children) {
+            bool entered = false;
+            for (StateId x = 0; x < n && !entered; ++x) entered = enter[x] && m_.contains(c, x);
+            if (!entered) addDefault(c, enter);
+          }
+        }
+        for (StateId x = 0; x < n; ++x) {
+          if (enter[x]) t.entries.push_back(x);
+        }
+      }
+    }
+  }
+
   void addChildren(StateId parent, const ast::StateBody& body) {
     for (const ast::Invoke& inv : body.invokes) m_.states[parent].invokes.push_back(&inv);
     for (const auto& child : body.states) {

@@ -19,6 +19,15 @@ struct Transition {
   const ast::Transition* ast = nullptr;
   StateId source = kNoState;
   StateId target = kNoState;  // kNoState: a targetless transition (it stays)
+  // What taking it does, decided here once (the runtime's tables and the generated fast path
+  // both read it; docs/semantics.md): its domain, the nearest proper ancestor of the source that
+  // is not parallel and strictly contains the target (the root at the latest); the states it may
+  // exit, the domain's descendants; and the states it enters, the target with its default
+  // descendants, its ancestors below the domain and the other regions of any parallel one among
+  // those. Both in document order (state id order). Empty for a targetless transition.
+  StateId domain = 0;
+  std::vector<StateId> exits;
+  std::vector<StateId> entries;
 };
 
 struct State {
@@ -39,7 +48,8 @@ struct State {
 
 struct Machine {
   const ast::MachineDecl* decl = nullptr;
-  std::vector<State> states;  // states[0] is the root; parents come before children
+  std::vector<State> states;     // states[0] is the root; document (pre-)order
+  std::vector<StateId> initial;  // the initial configuration: the root's default descendants
 
   const State& root() const { return states[0]; }
   // Whether `a` is `b` or one of its ancestors.

@@ -127,27 +127,37 @@ void read_json(const ::jr2rt::Json& j, [[maybe_unused]] rethink_event& v, const 
 
 namespace {
 
+// Its states (path, parent, kind, initial, depth, transitions: first, count).
 const ::jr2rt::StateInfo k_triage_machine_states[] = {
-    {"", -1, ::jr2rt::StateInfo::kCompound, 1, 0},  // 0
-    {"investigate", 0, ::jr2rt::StateInfo::kAtomic, -1, 1},  // 1 from alert_triage.jr2:85
-    {"review", 0, ::jr2rt::StateInfo::kAtomic, -1, 1},  // 2 from alert_triage.jr2:114
-    {"decided", 0, ::jr2rt::StateInfo::kFinal, -1, 1},  // 3 from alert_triage.jr2:143
+    {"", -1, ::jr2rt::StateInfo::kCompound, 1, 0, 0, 0},  // 0
+    {"investigate", 0, ::jr2rt::StateInfo::kAtomic, -1, 1, 0, 3},  // 1 alert_triage.jr2:85
+    {"review", 0, ::jr2rt::StateInfo::kAtomic, -1, 1, 3, 4},  // 2 alert_triage.jr2:114
+    {"decided", 0, ::jr2rt::StateInfo::kFinal, -1, 1, 7, 0},  // 3 alert_triage.jr2:143
 };
 
-const ::jr2rt::TransitionInfo k_triage_machine_transitions[] = {
-    {1, ::jr2rt::TransitionInfo::kOn, 3, 2, false},  // 0 from alert_triage.jr2:92
-    {1, ::jr2rt::TransitionInfo::kOn, 0, 2, false},  // 1 from alert_triage.jr2:102
-    {1, ::jr2rt::TransitionInfo::kAfter, 0, 2, false},  // 2 from alert_triage.jr2:107
-    {2, ::jr2rt::TransitionInfo::kOn, 1, 3, true},  // 3 from alert_triage.jr2:116
-    {2, ::jr2rt::TransitionInfo::kOn, 2, 3, false},  // 4 from alert_triage.jr2:119
-    {2, ::jr2rt::TransitionInfo::kOn, 4, 1, false},  // 5 from alert_triage.jr2:128
-    {2, ::jr2rt::TransitionInfo::kAfter, 1, 3, false},  // 6 from alert_triage.jr2:132
+// The exit and entry sets of its transitions, and its initial configuration.
+const int k_triage_machine_sets[] = {
+    0, 1, 1, 2, 3, 2, 3, 1,
 };
+
+// Its transitions (source, trigger, id, target, guarded, domain, exits: first, count,
+// entries: first, count).
+const ::jr2rt::TransitionInfo k_triage_machine_transitions[] = {
+    {1, ::jr2rt::TransitionInfo::kOn, 3, 2, false, 0, 2, 3, 5, 1},  // 0 alert_triage.jr2:92
+    {1, ::jr2rt::TransitionInfo::kOn, 0, 2, false, 0, 2, 3, 5, 1},  // 1 alert_triage.jr2:102
+    {1, ::jr2rt::TransitionInfo::kAfter, 0, 2, false, 0, 2, 3, 5, 1},  // 2 alert_triage.jr2:107
+    {2, ::jr2rt::TransitionInfo::kOn, 1, 3, true, 0, 2, 3, 6, 1},  // 3 alert_triage.jr2:116
+    {2, ::jr2rt::TransitionInfo::kOn, 2, 3, false, 0, 2, 3, 6, 1},  // 4 alert_triage.jr2:119
+    {2, ::jr2rt::TransitionInfo::kOn, 4, 1, false, 0, 2, 3, 7, 1},  // 5 alert_triage.jr2:128
+    {2, ::jr2rt::TransitionInfo::kAfter, 1, 3, false, 0, 2, 3, 6, 1},  // 6 alert_triage.jr2:132
+};
+
+const ::jr2rt::MachineTables k_triage_machine_tables = {
+    k_triage_machine_states, 4, k_triage_machine_transitions, 7, k_triage_machine_sets, 0, 2, false};
 
 }  // namespace
 
-triage_machine_machine::triage_machine_machine()
-    : ::jr2rt::Statechart(k_triage_machine_states, 4, k_triage_machine_transitions, 7) {}
+triage_machine_machine::triage_machine_machine() : ::jr2rt::Statechart(k_triage_machine_tables) {}
 
 void triage_machine_machine::readInput(const ::jr2rt::Json& input, [[maybe_unused]] Context& ctx) {
   if (!input.is_object()) throw ::jr2rt::SchemaError("input", "the input of `triage_machine` must be an object");
@@ -371,6 +381,11 @@ void triage_machine_machine::exit(int state) {
 
 bool triage_machine_machine::dispatch([[maybe_unused]] const ::jr2rt::Event& event) {
   if (isDone()) return false;
+  if (!::jr2rt::FastPath()) {  // JR2_NO_FAST_PATH: the table engine takes the step
+    const bool moved = Statechart::dispatch(event);
+    leaf_ = activeLeaf();
+    return moved;
+  }
   switch (leaf_) {
     case 1: {  // investigate
       if (event.kind == ::jr2rt::Event::Kind::kExternal && event.id == 3) {  // from alert_triage.jr2:92

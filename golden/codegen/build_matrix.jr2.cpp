@@ -57,30 +57,40 @@ void read_json(const ::jr2rt::Json& j, [[maybe_unused]] packages_changed_event& 
 
 namespace {
 
+// Its states (path, parent, kind, initial, depth, transitions: first, count).
 const ::jr2rt::StateInfo k_build_package_states[] = {
-    {"", -1, ::jr2rt::StateInfo::kCompound, 1, 0},  // 0
-    {"work", 0, ::jr2rt::StateInfo::kCompound, 2, 1},  // 1 from build_matrix.jr2:45
-    {"work.build", 1, ::jr2rt::StateInfo::kAtomic, -1, 2},  // 2 from build_matrix.jr2:46
-    {"work.cool_down", 1, ::jr2rt::StateInfo::kAtomic, -1, 2},  // 3 from build_matrix.jr2:65
-    {"work.test", 1, ::jr2rt::StateInfo::kAtomic, -1, 2},  // 4 from build_matrix.jr2:69
-    {"passed", 0, ::jr2rt::StateInfo::kFinal, -1, 1},  // 5 from build_matrix.jr2:88
-    {"failed", 0, ::jr2rt::StateInfo::kFinal, -1, 1},  // 6 from build_matrix.jr2:89
+    {"", -1, ::jr2rt::StateInfo::kCompound, 1, 0, 0, 0},  // 0
+    {"work", 0, ::jr2rt::StateInfo::kCompound, 2, 1, 0, 1},  // 1 build_matrix.jr2:45
+    {"work.build", 1, ::jr2rt::StateInfo::kAtomic, -1, 2, 1, 3},  // 2 build_matrix.jr2:46
+    {"work.cool_down", 1, ::jr2rt::StateInfo::kAtomic, -1, 2, 4, 1},  // 3 build_matrix.jr2:65
+    {"work.test", 1, ::jr2rt::StateInfo::kAtomic, -1, 2, 5, 2},  // 4 build_matrix.jr2:69
+    {"passed", 0, ::jr2rt::StateInfo::kFinal, -1, 1, 7, 0},  // 5 build_matrix.jr2:88
+    {"failed", 0, ::jr2rt::StateInfo::kFinal, -1, 1, 7, 0},  // 6 build_matrix.jr2:89
 };
 
-const ::jr2rt::TransitionInfo k_build_package_transitions[] = {
-    {1, ::jr2rt::TransitionInfo::kAfter, 0, 6, false},  // 0 from build_matrix.jr2:83
-    {2, ::jr2rt::TransitionInfo::kDone, 0, 4, false},  // 1 from build_matrix.jr2:55
-    {2, ::jr2rt::TransitionInfo::kError, 0, 3, true},  // 2 from build_matrix.jr2:57
-    {2, ::jr2rt::TransitionInfo::kError, 0, 6, false},  // 3 from build_matrix.jr2:60
-    {3, ::jr2rt::TransitionInfo::kAfter, 1, 2, false},  // 4 from build_matrix.jr2:66
-    {4, ::jr2rt::TransitionInfo::kDone, 1, 5, false},  // 5 from build_matrix.jr2:75
-    {4, ::jr2rt::TransitionInfo::kError, 1, 6, false},  // 6 from build_matrix.jr2:78
+// The exit and entry sets of its transitions, and its initial configuration.
+const int k_build_package_sets[] = {
+    0, 1, 2, 1, 2, 3, 4, 5, 6, 6, 2, 3, 4, 4, 3, 2, 5,
 };
+
+// Its transitions (source, trigger, id, target, guarded, domain, exits: first, count,
+// entries: first, count).
+const ::jr2rt::TransitionInfo k_build_package_transitions[] = {
+    {1, ::jr2rt::TransitionInfo::kAfter, 0, 6, false, 0, 3, 6, 9, 1},  // 0 build_matrix.jr2:83
+    {2, ::jr2rt::TransitionInfo::kDone, 0, 4, false, 1, 10, 3, 13, 1},  // 1 build_matrix.jr2:55
+    {2, ::jr2rt::TransitionInfo::kError, 0, 3, true, 1, 10, 3, 14, 1},  // 2 build_matrix.jr2:57
+    {2, ::jr2rt::TransitionInfo::kError, 0, 6, false, 0, 3, 6, 9, 1},  // 3 build_matrix.jr2:60
+    {3, ::jr2rt::TransitionInfo::kAfter, 1, 2, false, 1, 10, 3, 15, 1},  // 4 build_matrix.jr2:66
+    {4, ::jr2rt::TransitionInfo::kDone, 1, 5, false, 0, 3, 6, 16, 1},  // 5 build_matrix.jr2:75
+    {4, ::jr2rt::TransitionInfo::kError, 1, 6, false, 0, 3, 6, 9, 1},  // 6 build_matrix.jr2:78
+};
+
+const ::jr2rt::MachineTables k_build_package_tables = {
+    k_build_package_states, 7, k_build_package_transitions, 7, k_build_package_sets, 0, 3, false};
 
 }  // namespace
 
-build_package_machine::build_package_machine()
-    : ::jr2rt::Statechart(k_build_package_states, 7, k_build_package_transitions, 7) {}
+build_package_machine::build_package_machine() : ::jr2rt::Statechart(k_build_package_tables) {}
 
 void build_package_machine::readInput(const ::jr2rt::Json& input, [[maybe_unused]] Context& ctx) {
   if (!input.is_object()) throw ::jr2rt::SchemaError("input", "the input of `build_package` must be an object");
@@ -273,6 +283,11 @@ void build_package_machine::exit(int state) {
 
 bool build_package_machine::dispatch([[maybe_unused]] const ::jr2rt::Event& event) {
   if (isDone()) return false;
+  if (!::jr2rt::FastPath()) {  // JR2_NO_FAST_PATH: the table engine takes the step
+    const bool moved = Statechart::dispatch(event);
+    leaf_ = activeLeaf();
+    return moved;
+  }
   switch (leaf_) {
     case 2: {  // work.build
       if (event.kind == ::jr2rt::Event::Kind::kDone && event.id == 0) {  // from build_matrix.jr2:55

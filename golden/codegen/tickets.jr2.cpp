@@ -82,21 +82,31 @@ void read_json(const ::jr2rt::Json& j, [[maybe_unused]] reject_event& v, const :
 
 namespace {
 
+// Its states (path, parent, kind, initial, depth, transitions: first, count).
 const ::jr2rt::StateInfo k_review_states[] = {
-    {"", -1, ::jr2rt::StateInfo::kCompound, 1, 0},  // 0
-    {"review", 0, ::jr2rt::StateInfo::kAtomic, -1, 1},  // 1 from tickets.jr2:50
-    {"decided", 0, ::jr2rt::StateInfo::kFinal, -1, 1},  // 2 from tickets.jr2:59
+    {"", -1, ::jr2rt::StateInfo::kCompound, 1, 0, 0, 0},  // 0
+    {"review", 0, ::jr2rt::StateInfo::kAtomic, -1, 1, 0, 2},  // 1 tickets.jr2:50
+    {"decided", 0, ::jr2rt::StateInfo::kFinal, -1, 1, 2, 0},  // 2 tickets.jr2:59
 };
 
-const ::jr2rt::TransitionInfo k_review_transitions[] = {
-    {1, ::jr2rt::TransitionInfo::kOn, 0, 2, false},  // 0 from tickets.jr2:52
-    {1, ::jr2rt::TransitionInfo::kOn, 1, 2, false},  // 1 from tickets.jr2:55
+// The exit and entry sets of its transitions, and its initial configuration.
+const int k_review_sets[] = {
+    0, 1, 1, 2, 2,
 };
+
+// Its transitions (source, trigger, id, target, guarded, domain, exits: first, count,
+// entries: first, count).
+const ::jr2rt::TransitionInfo k_review_transitions[] = {
+    {1, ::jr2rt::TransitionInfo::kOn, 0, 2, false, 0, 2, 2, 4, 1},  // 0 tickets.jr2:52
+    {1, ::jr2rt::TransitionInfo::kOn, 1, 2, false, 0, 2, 2, 4, 1},  // 1 tickets.jr2:55
+};
+
+const ::jr2rt::MachineTables k_review_tables = {
+    k_review_states, 3, k_review_transitions, 2, k_review_sets, 0, 2, false};
 
 }  // namespace
 
-review_machine::review_machine()
-    : ::jr2rt::Statechart(k_review_states, 3, k_review_transitions, 2) {}
+review_machine::review_machine() : ::jr2rt::Statechart(k_review_tables) {}
 
 void review_machine::readInput(const ::jr2rt::Json& input, [[maybe_unused]] Context& ctx) {
   if (!input.is_object()) throw ::jr2rt::SchemaError("input", "the input of `review` must be an object");
@@ -228,6 +238,11 @@ void review_machine::exit(int state) {
 
 bool review_machine::dispatch([[maybe_unused]] const ::jr2rt::Event& event) {
   if (isDone()) return false;
+  if (!::jr2rt::FastPath()) {  // JR2_NO_FAST_PATH: the table engine takes the step
+    const bool moved = Statechart::dispatch(event);
+    leaf_ = activeLeaf();
+    return moved;
+  }
   switch (leaf_) {
     case 1: {  // review
       if (event.kind == ::jr2rt::Event::Kind::kExternal && event.id == 0) {  // from tickets.jr2:52

@@ -11,8 +11,12 @@
 #include <boost/asio/thread_pool.hpp>
 #include <chrono>
 #include <csignal>
+#include <map>
+#include <mutex>
 #include <set>
 #include <thread>
+#include <tuple>
+#include <typeindex>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -197,6 +201,31 @@ std::vector<EventSpec> Accepted(const std::vector<EventSpec>& all, bool agent) {
     if (ok) out.push_back(e);
   }
   return out;
+}
+
+// The events a Gate that machine `m` opens in state `statePath` takes: those a transition of
+// that state or an ancestor handles (an event handled in another state would be taken and do
+// nothing), for its audience. The same for every instance of the machine's class, so computed
+// once per (class, state, audience) and shared: a parked worker holds a pointer.
+std::shared_ptr<const std::vector<EventSpec>> AcceptedAt(const Machine& m,
+                                                         const std::string& statePath, bool agent) {
+  using Key = std::tuple<std::type_index, std::string, bool>;
+  static std::mutex mutex;
+  static std::map<Key, std::shared_ptr<const std::vector<EventSpec>>> cache;
+  Key key{std::type_index(typeid(m)), statePath, agent};
+  {
+    const std::lock_guard<std::mutex> lock(mutex);
+    if (auto it = cache.find(key); it != cache.end()) return it->second;
+  }
+  const std::vector<EventSpec> all = m.eventSpecs();
+  std::vector<EventSpec> handled;
+  for (int id : m.eventsHandledAt(statePath)) {
+    if (id >= 0 && id < static_cast<int>(all.size()))
+      handled.push_back(all[static_cast<size_t>(id)]);
+  }
+  auto accepts = std::make_shared<const std::vector<EventSpec>>(Accepted(handled, agent));
+  const std::lock_guard<std::mutex> lock(mutex);
+  return cache.emplace(std::move(key), std::move(accepts)).first->second;
 }
 
 Json SpecJson(const InvokeSpec& s) {
@@ -410,17 +439,10 @@ class MachineActor final : public Actor, public MachineHost {
     g.name = gateName(spec);
     g.kind = spec.kind == InvokeSpec::Kind::kAgent ? OpenGate::Kind::kAgent : OpenGate::Kind::kGate;
     g.meta = spec.input;
-    // Only the events that a transition of the invoking state or an ancestor handles: an event
-    // handled in another state would be taken and do nothing.
-    const std::vector<EventSpec> all = m_->eventSpecs();
-    std::vector<EventSpec> handled;
-    for (int id : m_->eventsHandledAt(spec.statePath)) {
-      if (id >= 0 && id < static_cast<int>(all.size()))
-        handled.push_back(all[static_cast<size_t>(id)]);
-    }
-    g.accepts = Accepted(handled, spec.kind == InvokeSpec::Kind::kAgent);
     if (spec.kind == InvokeSpec::Kind::kAgent) g.agent = spec.target;
-    run_.openGate(std::move(g), this, spec.id);
+    run_.openGate(std::move(g),
+                  AcceptedAt(*m_, spec.statePath, spec.kind == InvokeSpec::Kind::kAgent), this,
+                  spec.id);
   }
 
   void closeChild(Child& c) {
@@ -826,8 +848,7 @@ class PoolActor final : public Actor {
       wake.name = spec_.source.wake;
       wake.audience = EventSpec::Audience::kExternal;
     }
-    g.accepts = {wake};
-    run_.openGate(std::move(g), this, -1);
+    run_.openGate(std::move(g), std::make_shared<const std::vector<EventSpec>>(1, wake), this, -1);
     wakeOpen_ = true;
   }
 
@@ -1625,7 +1646,7 @@ void Run::validate(const GateEntry& entry, const std::string& gate, const std::s
                    const Json& payload) const {
   bool accepted = false;
   std::string names;
-  for (const auto& e : entry.gate.accepts) {
+  for (const auto& e : *entry.accepts) {
     names += (names.empty() ? "" : ", ") + e.name;
     if (e.name == event) accepted = true;
   }
@@ -1915,7 +1936,9 @@ void Run::finish(RunStatus status, Json output, std::string reason) {
 std::vector<OpenGate> Run::gates() const {
   std::vector<OpenGate> out;
   for (const auto& [name, g] : gates_) {
-    if (!g.answered) out.push_back(g.gate);  // an answer is on its way to it
+    if (g.answered) continue;  // an answer is on its way to it
+    out.push_back(g.gate);
+    out.back().accepts = *g.accepts;
   }
   return out;
 }
@@ -1962,7 +1985,8 @@ std::optional<int64_t> Run::nextTimer() const {
   return best;
 }
 
-void Run::openGate(OpenGate gate, Actor* owner, int invokeId) {
+void Run::openGate(OpenGate gate, std::shared_ptr<const std::vector<EventSpec>> accepts,
+                   Actor* owner, int invokeId) {
   // Two live Gates with one name are a defect, never a silent overwrite (§2.8).
   if (gates_.count(gate.name) != 0) throw Defect("two live Gates are named `" + gate.name + "`");
   const std::string name = gate.name;
@@ -1973,7 +1997,8 @@ void Run::openGate(OpenGate gate, Actor* owner, int invokeId) {
                                                        : "gate"}},
        gate.kind != OpenGate::Kind::kSource ? "Gate " + name + " opened" : "");
   const bool agent = gate.kind == OpenGate::Kind::kAgent;
-  gates_.emplace(name, GateEntry{std::move(gate), owner, invokeId, ++openings_});
+  gates_.emplace(name,
+                 GateEntry{std::move(gate), std::move(accepts), owner, invokeId, ++openings_});
   if (agent && !agentScript_.is_null()) answerAgent(name);
 }
 

@@ -4,56 +4,33 @@
 #include "jr2/statechart.h"
 
 #include <algorithm>
+#include <atomic>
+#include <cstdlib>
 
 namespace jr2rt {
 
-Statechart::Statechart(const StateInfo* states, int stateCount, const TransitionInfo* transitions,
-                       int transitionCount)
-    : states_(states),
-      stateCount_(stateCount),
-      transitions_(transitions),
-      transitionCount_(transitionCount),
-      bySource_(static_cast<size_t>(stateCount)),
-      active_(static_cast<size_t>(stateCount), 0) {
-  for (int t = 0; t < transitionCount; ++t) {
-    bySource_[static_cast<size_t>(transitions[t].source)].push_back(t);
-    if (transitions[t].trigger == TransitionInfo::kAlways) hasAlways_ = true;
+namespace {
+std::atomic<int> g_fast_path{-1};  // -1: not read yet; then 0 or 1
+}  // namespace
+
+bool FastPath() {
+  int on = g_fast_path.load(std::memory_order_relaxed);
+  if (on < 0) {
+    const char* off = std::getenv("JR2_NO_FAST_PATH");
+    on = off != nullptr && *off != '\0' && std::string_view(off) != "0" ? 0 : 1;
+    g_fast_path.store(on, std::memory_order_relaxed);
   }
-  const auto n = static_cast<size_t>(transitionCount);
-  domain_.assign(n, 0);
-  exitCandidates_.assign(n, {});
-  entries_.assign(n, {});
-  exitMark_.assign(static_cast<size_t>(stateCount), 0);
-  enterMark_.assign(static_cast<size_t>(stateCount), 0);
-  for (int t = 0; t < transitionCount; ++t) {
-    if (transitions[t].target == -1) continue;
-    const int d = domain(t);
-    domain_[static_cast<size_t>(t)] = d;
-    for (int s = 0; s < stateCount; ++s) {
-      if (isDescendant(s, d)) exitCandidates_[static_cast<size_t>(t)].push_back(s);
-    }
-    // The target with its default descendants, its ancestors below the domain, and the other
-    // regions of any parallel ancestor among them.
-    std::vector<bool> enter(static_cast<size_t>(stateCount), false);
-    const int target = transitions[t].target;
-    addDescendants(target, enter);
-    for (int a = states_[target].parent; a != d && a != -1; a = states_[a].parent) {
-      enter[static_cast<size_t>(a)] = true;
-      if (states_[a].kind != StateInfo::kParallel) continue;
-      for (int c = a + 1; c < stateCount; ++c) {
-        if (states_[c].parent != a) continue;
-        bool hasEntry = false;
-        for (int x = 0; x < stateCount && !hasEntry; ++x) {
-          hasEntry = enter[static_cast<size_t>(x)] && (x == c || isDescendant(x, c));
-        }
-        if (!hasEntry) addDescendants(c, enter);
-      }
-    }
-    for (int s = 0; s < stateCount; ++s) {
-      if (enter[static_cast<size_t>(s)]) entries_[static_cast<size_t>(t)].push_back(s);
-    }
-  }
+  return on == 1;
 }
+
+void SetFastPath(bool on) { g_fast_path.store(on ? 1 : 0, std::memory_order_relaxed); }
+
+Statechart::Statechart(const MachineTables& tables)
+    : tables_(tables),
+      states_(tables.states),
+      transitions_(tables.transitions),
+      stateCount_(tables.stateCount),
+      active_(static_cast<size_t>(tables.stateCount), 0) {}
 
 bool Statechart::isDescendant(int s, int ancestor) const {
   for (int p = states_[s].parent; p != -1; p = states_[p].parent) {
@@ -62,25 +39,11 @@ bool Statechart::isDescendant(int s, int ancestor) const {
   return false;
 }
 
-void Statechart::addDescendants(int s, std::vector<bool>& into) const {
-  into[static_cast<size_t>(s)] = true;
-  const StateInfo& st = states_[s];
-  if (st.kind == StateInfo::kCompound) {
-    if (st.initial >= 0) addDescendants(st.initial, into);
-  } else if (st.kind == StateInfo::kParallel) {
-    for (int c = s + 1; c < stateCount_; ++c) {
-      if (states_[c].parent == s) addDescendants(c, into);
-    }
-  }
-}
-
 void Statechart::begin(MachineHost& host) {
   host_ = &host;
-  std::vector<bool> enter(static_cast<size_t>(stateCount_), false);
-  addDescendants(0, enter);
-  for (int s = 0; s < stateCount_; ++s) {
-    if (!enter[static_cast<size_t>(s)]) continue;
-    active_[static_cast<size_t>(s)] = true;
+  for (int i = 0; i < tables_.initialCount; ++i) {
+    const int s = tables_.sets[tables_.initialFirst + i];
+    flag(s, kActive, true);
     this->enter(s);
     if (states_[s].kind == StateInfo::kFinal && states_[s].parent == 0) done_ = true;
   }
@@ -89,7 +52,7 @@ void Statechart::begin(MachineHost& host) {
 }
 
 void Statechart::runEventless() {
-  if (!hasAlways_) return;
+  if (!tables_.hasAlways) return;
   const Event none;
   for (int steps = 0; !done_; ++steps) {
     if (steps > kMaxEventlessSteps) throw Defect("eventless transitions loop forever");
@@ -106,7 +69,7 @@ void Statechart::setActive(MachineHost& host, const std::vector<std::string>& pa
     bool found = false;
     for (int s = 0; s < stateCount_; ++s) {
       if (p == states_[s].path) {
-        active_[static_cast<size_t>(s)] = true;
+        flag(s, kActive, true);
         found = true;
       }
     }
@@ -117,22 +80,20 @@ void Statechart::setActive(MachineHost& host, const std::vector<std::string>& pa
 
 void Statechart::exitAll() {
   for (int s = stateCount_ - 1; s >= 0; --s) {
-    if (active_[static_cast<size_t>(s)]) exit(s);
+    if (active(s)) exit(s);
   }
 }
 
 int Statechart::activeLeaf() const {
   for (int s = 0; s < stateCount_; ++s) {
     const auto kind = states_[s].kind;
-    if (active_[static_cast<size_t>(s)] &&
-        (kind == StateInfo::kAtomic || kind == StateInfo::kFinal))
-      return s;
+    if (active(s) && (kind == StateInfo::kAtomic || kind == StateInfo::kFinal)) return s;
   }
   return -1;
 }
 
 std::string Statechart::timerState(int timerId) const {
-  for (int t = 0; t < transitionCount_; ++t) {
+  for (int t = 0; t < tables_.transitionCount; ++t) {
     const TransitionInfo& info = transitions_[t];
     if (info.trigger == TransitionInfo::kAfter && info.id == timerId)
       return states_[info.source].path;
@@ -147,7 +108,7 @@ std::vector<int> Statechart::eventsHandledAt(const std::string& statePath) const
   }
   if (state < 0) return Machine::eventsHandledAt(statePath);
   std::vector<int> out;
-  for (int t = 0; t < transitionCount_; ++t) {
+  for (int t = 0; t < tables_.transitionCount; ++t) {
     const TransitionInfo& info = transitions_[t];
     if (info.trigger != TransitionInfo::kOn) continue;
     if (info.source != state && !isDescendant(state, info.source)) continue;
@@ -160,7 +121,7 @@ std::vector<int> Statechart::eventsHandledAt(const std::string& statePath) const
 std::vector<std::string> Statechart::activeStates() const {
   std::vector<std::string> out;
   for (int s = 1; s < stateCount_; ++s) {
-    if (active_[static_cast<size_t>(s)]) out.emplace_back(states_[s].path);
+    if (active(s)) out.emplace_back(states_[s].path);
   }
   return out;
 }
@@ -187,12 +148,13 @@ const std::vector<int>& Statechart::select(const Event* event) {
   selected_.clear();
   const Event none;
   for (int s = 0; s < stateCount_; ++s) {
-    if (!active_[static_cast<size_t>(s)]) continue;
+    if (!active(s)) continue;
     const auto kind = states_[s].kind;
     if (kind != StateInfo::kAtomic && kind != StateInfo::kFinal) continue;
     bool found = false;
     for (int st = s; st != -1 && !found; st = states_[st].parent) {
-      for (int t : bySource_[static_cast<size_t>(st)]) {
+      const int first = states_[st].firstTransition;
+      for (int t = first; t < first + states_[st].transitions; ++t) {
         const TransitionInfo& info = transitions_[t];
         const bool ok =
             event == nullptr ? info.trigger == TransitionInfo::kAlways : matches(info, *event);
@@ -213,8 +175,8 @@ const std::vector<int>& Statechart::select(const Event* event) {
     bool keep = true;
     for (int& k : kept_) {
       if (transitions_[t].target == -1 || transitions_[k].target == -1) continue;
-      const int dt = domain_[static_cast<size_t>(t)];
-      const int dk = domain_[static_cast<size_t>(k)];
+      const int dt = transitions_[t].domain;
+      const int dk = transitions_[k].domain;
       const bool intersect = dt == dk || isDescendant(dt, dk) || isDescendant(dk, dt);
       if (!intersect) continue;
       if (isDescendant(transitions_[t].source, transitions_[k].source)) k = t;
@@ -226,52 +188,45 @@ const std::vector<int>& Statechart::select(const Event* event) {
   return kept_;
 }
 
-// The state whose descendants the transition exits and enters: the nearest proper ancestor of
-// its source that is compound and contains its target.
-int Statechart::domain(int t) const {
-  const TransitionInfo& info = transitions_[t];
-  for (int p = states_[info.source].parent; p != -1; p = states_[p].parent) {
-    if (states_[p].kind == StateInfo::kParallel) continue;
-    if (p == 0 || isDescendant(info.target, p)) return p;
-  }
-  return 0;
-}
-
 void Statechart::microstep(const std::vector<int>& transitions, const Event& event) {
-  // Mark the exit and entry sets from the precomputed lists, then exit in reverse document
-  // order, run the transitions' actions, and enter in document order.
+  // Mark the exit and entry sets from the tables, then exit in reverse document order, run the
+  // transitions' actions, and enter in document order.
   int lowest = stateCount_;
   int highest = -1;
   for (int t : transitions) {
-    if (transitions_[t].target == -1) continue;
-    for (int s : exitCandidates_[static_cast<size_t>(t)]) {
-      if (!active_[static_cast<size_t>(s)]) continue;
-      exitMark_[static_cast<size_t>(s)] = 1;
+    const TransitionInfo& info = transitions_[t];
+    if (info.target == -1) continue;
+    for (int i = info.exitFirst; i < info.exitFirst + info.exits; ++i) {
+      const int s = tables_.sets[i];
+      if (!active(s)) continue;
+      flag(s, kExitMark, true);
       lowest = std::min(lowest, s);
       highest = std::max(highest, s);
     }
   }
   for (int s = highest; s >= lowest && s >= 0; --s) {
-    if (!exitMark_[static_cast<size_t>(s)]) continue;
-    exitMark_[static_cast<size_t>(s)] = 0;
+    if (!flagged(s, kExitMark)) continue;
+    flag(s, kExitMark, false);
     exit(s);
-    active_[static_cast<size_t>(s)] = false;
+    flag(s, kActive, false);
   }
   for (int t : transitions) act(t, event);
   lowest = stateCount_;
   highest = -1;
   for (int t : transitions) {
-    if (transitions_[t].target == -1) continue;
-    for (int s : entries_[static_cast<size_t>(t)]) {
-      enterMark_[static_cast<size_t>(s)] = 1;
+    const TransitionInfo& info = transitions_[t];
+    if (info.target == -1) continue;
+    for (int i = info.entryFirst; i < info.entryFirst + info.entries; ++i) {
+      const int s = tables_.sets[i];
+      flag(s, kEnterMark, true);
       lowest = std::min(lowest, s);
       highest = std::max(highest, s);
     }
   }
   for (int s = lowest; s <= highest; ++s) {
-    if (!enterMark_[static_cast<size_t>(s)]) continue;
-    enterMark_[static_cast<size_t>(s)] = 0;
-    active_[static_cast<size_t>(s)] = true;
+    if (!flagged(s, kEnterMark)) continue;
+    flag(s, kEnterMark, false);
+    flag(s, kActive, true);
     enter(s);
     if (states_[s].kind == StateInfo::kFinal && states_[s].parent == 0) done_ = true;
   }

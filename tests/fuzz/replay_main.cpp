@@ -53,7 +53,8 @@ int main(int argc, char** argv) {
       return 1;
     }
     const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    std::cout << "replay " << f.filename().string() << " (" << bytes.size() << " bytes)" << std::endl;
+    std::cout << "replay " << f.filename().string() << " (" << bytes.size() << " bytes)"
+              << std::endl;
     LLVMFuzzerTestOneInput(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
   }
   std::cout << files.size() << " corpus files replayed, no crash" << std::endl;

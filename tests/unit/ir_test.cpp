@@ -1,6 +1,8 @@
 // The statechart IR: target resolution and the two analyses the load walk relies on.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "compiler/driver/driver.h"
 #include "compiler/ir/statechart.h"
 #include "compiler/sema/program.h"
@@ -69,6 +71,42 @@ TEST(Statechart, ActiveTogetherFollowsRegionsAndNesting) {
   EXPECT_FALSE(m.canBeActiveTogether(c.id("idle"), c.id("busy")));
   EXPECT_FALSE(m.canBeActiveTogether(c.id("busy.left.l1"), c.id("busy.left.l2")));
   EXPECT_FALSE(m.canBeActiveTogether(c.id("idle"), c.id("orphan.inner")));
+}
+
+// The lowering (#13): each transition's domain, exit and entry sets, decided once here for the
+// runtime's tables and the generated fast path.
+TEST(Statechart, TheLoweringDecidesEachTransitionsDomainExitsAndEntries) {
+  Charts c(kShape);
+  const ir::Machine& m = c.machine();
+  auto ids = [&](std::initializer_list<const char*> paths) {
+    std::vector<ir::StateId> out;
+    for (const char* p : paths) out.push_back(*p == 0 ? 0 : c.id(p));
+    std::sort(out.begin(), out.end());  // document order
+    return out;
+  };
+  auto transition = [&](const char* from, size_t i) -> const ir::Transition& {
+    return m.states[static_cast<size_t>(c.id(from))].transitions.at(i);
+  };
+  EXPECT_EQ(m.initial, ids({"", "idle"}));
+  // idle -> busy: the root's domain; entering the parallel state enters both regions' defaults.
+  const ir::Transition& toBusy = transition("idle", 0);
+  EXPECT_EQ(toBusy.domain, 0);
+  EXPECT_EQ(toBusy.entries,
+            ids({"busy", "busy.left", "busy.left.l1", "busy.right", "busy.right.r1"}));
+  EXPECT_EQ(toBusy.exits.size(), m.states.size() - 1) << "every state below the root";
+  // l1 -> l2 inside the region `left`: the domain is `left` (a parallel state is never one).
+  const ir::Transition& inLeft = transition("busy.left.l1", 0);
+  EXPECT_EQ(inLeft.domain, c.id("busy.left"));
+  EXPECT_EQ(inLeft.exits, ids({"busy.left.l1", "busy.left.l2"}));
+  EXPECT_EQ(inLeft.entries, ids({"busy.left.l2"}));
+  // l2 -> idle: out of the parallel state, from the root's domain.
+  const ir::Transition& back = transition("busy.left.l2", 0);
+  EXPECT_EQ(back.domain, 0);
+  EXPECT_EQ(back.entries, ids({"idle"}));
+  // inner -> orphan: a transition to its own ancestor leaves and enters it again.
+  const ir::Transition& up = transition("orphan.inner", 0);
+  EXPECT_EQ(up.domain, 0);
+  EXPECT_EQ(up.entries, ids({"orphan", "orphan.inner"}));
 }
 
 TEST(Statechart, EnterableFromTheInitialConfiguration) {

@@ -340,7 +340,10 @@ class Run {
     if (progress_ && !line.empty()) progress_(line);
   }
   void progress(const std::string& line) { emit("line", nullptr, line); }
-  void openGate(OpenGate gate, Actor* owner, int invokeId);
+  // `gate` without its `accepts`: those are `accepts`, shared by every Gate that a state of one
+  // machine opens (a parked worker keeps a pointer, not a copy of its event specs).
+  void openGate(OpenGate gate, std::shared_ptr<const std::vector<EventSpec>> accepts, Actor* owner,
+                int invokeId);
   void closeGate(const std::string& name);
   void timerFired(const std::string& state, int64_t afterMs);
   void schedule(Actor* owner, int timerId, int64_t dueMs);
@@ -351,7 +354,8 @@ class Run {
 
  private:
   struct GateEntry {
-    OpenGate gate;
+    OpenGate gate;  // its `accepts` empty: they are `accepts` (gates() puts them back)
+    std::shared_ptr<const std::vector<EventSpec>> accepts;
     Actor* owner;
     int invokeId;
     uint64_t opening = 0;   // which opening of the Gate (a name can close and open again)

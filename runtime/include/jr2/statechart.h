@@ -1,10 +1,12 @@
 // The machine interface generated code implements, and the statechart engine that runs it.
 //
-// jr2c lowers each machine to static tables (its states and transitions, in document order) and
-// to switch statements over their ids for what is the machine's own: guards, actions, entry and
-// exit. The engine is the one implementation of the SCXML algorithm those tables drive: it
-// selects transitions, computes exit and entry sets, and runs eventless transitions to a fixed
-// point. docs/semantics.md says what it does, step by step.
+// jr2c lowers each machine to static tables (its states and transitions, in document order, and
+// each transition's domain, exit and entry sets, computed once at compile time) and to switch
+// statements over their ids for what is the machine's own: guards, actions, entry and exit. The
+// engine is the one implementation of the SCXML algorithm those tables drive: it selects
+// transitions, takes the exit and entry sets from the tables, and runs eventless transitions to a
+// fixed point; a machine instance costs its active flags and nothing else. docs/semantics.md says
+// what it does, step by step.
 #pragma once
 
 #include <cstdint>
@@ -122,8 +124,12 @@ struct StateInfo {
   Kind kind;
   int initial;  // compound: the initial child
   int depth;
+  int firstTransition;  // its transitions: [firstTransition, firstTransition + transitions)
+  int transitions;
 };
 
+// A transition, with what jr2c computed for it: the exit and entry sets are runs of the
+// machine's `sets` table (`k_*_sets`), state ids in document order.
 struct TransitionInfo {
   enum Trigger : uint8_t { kOn, kAlways, kAfter, kDone, kError };
   int source;
@@ -131,7 +137,33 @@ struct TransitionInfo {
   int id;      // kOn: event id; kAfter: timer id; kDone/kError: invoke id
   int target;  // -1: targetless (stays, runs its actions only)
   bool guarded;
+  int domain;      // the state whose descendants it exits and enters (0 when targetless)
+  int exitFirst;   // the states it may exit: the domain's descendants (the active ones exit,
+  int exits;       //   deepest first)
+  int entryFirst;  // the states it enters: the target, its default descendants, its ancestors
+  int entries;     //   below the domain and the other regions of a parallel one among them
 };
+
+// A machine's tables, as jr2c generates them (`k_*_tables`): states and transitions in document
+// order, the sets the transitions' runs index, the initial configuration (a run of `sets`: the
+// root's default descendants, in document order) and whether any transition is eventless.
+struct MachineTables {
+  const StateInfo* states;
+  int stateCount;
+  const TransitionInfo* transitions;
+  int transitionCount;
+  const int* sets;
+  int initialFirst;
+  int initialCount;
+  bool hasAlways;
+};
+
+// Whether generated machines take their generated fast path (on by default). Off with the
+// environment variable JR2_NO_FAST_PATH=1, read once, or SetFastPath(false) before any machine
+// dispatches: every machine then runs on the table engine alone, so that one program can run one
+// trace both ways (tests/codegen). `jr2c compile --no-fast-path` generates no fast path at all.
+bool FastPath();
+void SetFastPath(bool on);
 
 // Runs the SCXML algorithm over a generated machine's tables.
 class Statechart : public Machine {
@@ -143,17 +175,19 @@ class Statechart : public Machine {
   std::vector<int> eventsHandledAt(const std::string& statePath) const override;
 
  protected:
-  Statechart(const StateInfo* states, int stateCount, const TransitionInfo* transitions,
-             int transitionCount);
+  explicit Statechart(const MachineTables& tables);
 
   // Enters the initial configuration and runs eventless transitions (call from start()).
   void begin(MachineHost& host);
   MachineHost& host() { return *host_; }
-  bool active(int state) const { return active_[static_cast<size_t>(state)] != 0; }
+  bool active(int state) const { return (active_[static_cast<size_t>(state)] & kActive) != 0; }
   // For restore(): the active configuration by paths.
   void setActive(MachineHost& host, const std::vector<std::string>& paths, bool done);
   // For generated fast paths, which take the engine's steps themselves (see codegen.cpp).
-  void markActive(int state, bool on) { active_[static_cast<size_t>(state)] = on ? 1 : 0; }
+  void markActive(int state, bool on) {
+    auto& flags = active_[static_cast<size_t>(state)];
+    flags = static_cast<uint8_t>(on ? flags | kActive : flags & ~kActive);
+  }
   void markDone() {
     done_ = true;
     exitAll();
@@ -176,28 +210,26 @@ class Statechart : public Machine {
   const std::vector<int>& select(const Event* event);  // null: eventless
   void microstep(const std::vector<int>& transitions, const Event& event);
   void runEventless();
-  int domain(int t) const;
   bool isDescendant(int s, int ancestor) const;
-  void addDescendants(int s, std::vector<bool>& into) const;
+  bool flagged(int s, uint8_t flag) const { return (active_[static_cast<size_t>(s)] & flag) != 0; }
+  void flag(int s, uint8_t flag, bool on) {
+    auto& f = active_[static_cast<size_t>(s)];
+    f = static_cast<uint8_t>(on ? f | flag : f & ~flag);
+  }
 
+  // The tables jr2c generated (static: no instance computes anything from them at its start).
+  const MachineTables& tables_;
   const StateInfo* states_;
-  int stateCount_;
   const TransitionInfo* transitions_;
-  int transitionCount_;
-  std::vector<std::vector<int>> bySource_;  // transitions of each state, in document order
-  // Precomputed per transition (no history states, so both are static): the states it may exit
-  // (the descendants of its domain, deepest last in document order, so exit walks it backwards)
-  // and the states it enters, in document order.
-  std::vector<int> domain_;
-  std::vector<std::vector<int>> exitCandidates_;
-  std::vector<std::vector<int>> entries_;
-  bool hasAlways_ = false;
-  // Scratch space reused by every macrostep, so dispatch allocates nothing in the usual case.
+  int stateCount_;
+  // Scratch space of a macrostep: empty (no heap) until the machine first dispatches, then
+  // reused, so dispatch allocates nothing in the usual case.
   std::vector<int> selected_;
   std::vector<int> kept_;
-  std::vector<char> exitMark_;
-  std::vector<char> enterMark_;
-  std::vector<uint8_t> active_;  // bytes, not vector<bool>: a bit update costs more than the step
+  // Per state: active, and the exit and entry marks of the microstep under way. Bytes, not
+  // vector<bool>: a bit update costs more than the step. The one allocation of an instance.
+  static constexpr uint8_t kActive = 1, kExitMark = 2, kEnterMark = 4;
+  std::vector<uint8_t> active_;
   MachineHost* host_ = nullptr;
   bool done_ = false;
 };
