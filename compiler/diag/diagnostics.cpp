@@ -27,6 +27,14 @@ bool Subject::isPhrase() const {
 
 const KindInfo& Info(Kind kind) { return kInfos[static_cast<size_t>(kind)]; }
 
+const char* NoteFormat(NoteKind kind) {
+  static const char* const kFormats[] = {
+#define JR2_NOTE(Name, Format, ...) Format,
+#include "compiler/diag/note_kinds.def"
+  };
+  return kFormats[static_cast<size_t>(kind)];
+}
+
 std::vector<Kind> AllKinds() {
   std::vector<Kind> kinds;
   for (size_t i = 0; i < static_cast<size_t>(Kind::kCount); ++i) kinds.push_back(Kind(i));

@@ -59,8 +59,22 @@ struct Def {
   Kind kind;
 };
 
+// One enumerator per line of note_kinds.def: every note is registered, as every diagnostic is.
+enum class NoteKind : uint16_t {
+#define JR2_NOTE(Name, Format, ...) Name,
+#include "compiler/diag/note_kinds.def"
+  kCount
+};
+const char* NoteFormat(NoteKind kind);
+template <typename... Args>
+struct NoteDef {
+  NoteKind kind;
+};
+
 #define JR2_DIAG(Name, Code, Sev, Format, ...) inline constexpr Def<__VA_ARGS__> Name{Kind::Name};
 #include "compiler/diag/diagnostic_kinds.def"
+#define JR2_NOTE(Name, Format, ...) inline constexpr NoteDef<__VA_ARGS__> Name{NoteKind::Name};
+#include "compiler/diag/note_kinds.def"
 
 }  // namespace diag
 
@@ -93,8 +107,14 @@ class Diagnostics {
   // Adds notes and fix-its to the diagnostic it was returned for.
   class Builder {
    public:
-    Builder& note(SourceRange range, std::string message) {
-      if (d_) d_->notes.push_back({range, std::move(message)});
+    // A registered note (note_kinds.def) at `range`, with its arguments.
+    template <typename... Args, typename... Given>
+    Builder& note(const diag::NoteDef<Args...>& def, SourceRange range, Given&&... args) {
+      static_assert(sizeof...(Args) == sizeof...(Given), "wrong number of note arguments");
+      if (d_) {
+        d_->notes.push_back({range, fmt::format(fmt::runtime(diag::NoteFormat(def.kind)),
+                                                Args(std::forward<Given>(args))...)});
+      }
       return *this;
     }
     Builder& fix(SourceRange range, std::string text) {

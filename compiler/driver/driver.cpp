@@ -103,13 +103,10 @@ int Frontend(const Options& opts, std::ostream& out, std::ostream& err, const Af
   SourceManager sm;
   Diagnostics diags;
   diags.setWarningsAsErrors(opts.werror);
-  std::vector<std::string> fileErrors;
   int code = kExitClean;
   RunWithLargeStack([&] {
     sema::LoadResult loaded = sema::Load(sm, opts.files, diags);
-    fileErrors = std::move(loaded.fileErrors);
     const ir::Program charts = Analyze(loaded.program, diags);
-    for (const std::string& e : fileErrors) err << "jr2c: error: " << e << "\n";
     diags.sortByLocation();
     switch (opts.format) {
       case DiagFormat::kText:
@@ -122,7 +119,7 @@ int Frontend(const Options& opts, std::ostream& out, std::ostream& err, const Af
         RenderSarif(diags, sm, Version(), out);
         break;
     }
-    code = diags.hasErrors() || !fileErrors.empty() ? kExitErrors : kExitClean;
+    code = diags.hasErrors() ? kExitErrors : kExitClean;
     if (code == kExitClean && after) code = after(loaded.program, charts);
   });
   return code;

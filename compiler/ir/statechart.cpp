@@ -230,8 +230,7 @@ class Builder {
         diags_
             .emit(diag::TwoInitialStates, c->initialRange, describe(s), first->name.text,
                   c->name.text)
-            .note(first->initialRange,
-                  fmt::format("`{}` is marked `initial` here", first->name.text));
+            .note(diag::NoteMarkedInitialHere, first->initialRange, first->name.text);
       }
     }
     if (first == nullptr) {

@@ -295,7 +295,7 @@ class Checker {
         diags_
             .emit(diag::MissingField, o.range, "this record", f.name,
                   r.name.empty() ? Spell(target) : r.name)
-            .note(f.range, fmt::format("`{}` is declared here", f.name));
+            .note(diag::NoteDeclaredHere, f.range, f.name);
       }
     }
     return target;
@@ -739,7 +739,7 @@ class Checker {
       diags_
           .emit(diag::MissingParam, at, "this call", p.name.text, callee,
                 fmt::format("pass it: `{}: …`", p.name.text))
-          .note(p.name.range, fmt::format("`{}` is declared here", p.name.text));
+          .note(diag::NoteDeclaredHere, p.name.range, p.name.text);
     }
   }
 
@@ -883,7 +883,7 @@ class Checker {
                 Named(first->target.resolved),
                 fmt::format("{}{}(…)", inv.kind == ast::Invoke::Kind::kExtern ? "extern " : "",
                             inv.target.str()))
-          .note(first->target.range, "the first unnamed child is invoked here");
+          .note(diag::NoteFirstUnnamedChild, first->target.range);
     }
   }
 
@@ -1134,7 +1134,7 @@ class Checker {
                   fmt::format("the item is the input of a worker with {} parameters; give it with "
                               "`item_input: {{ … }}`",
                               params->size()))
-            .note(prm.name.range, fmt::format("`{}` is declared here", prm.name.text));
+            .note(diag::NoteDeclaredHere, prm.name.range, prm.name.text);
         return;
       }
     }

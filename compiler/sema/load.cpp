@@ -51,12 +51,14 @@ class Loader {
     return visit(sm_.add(name, "", std::move(text)));
   }
 
-  Module* loadRoot(const std::string& path, std::vector<std::string>& errors) {
+  // A file given to jr2c: one that cannot be read is E0106, a diagnostic with no place (so it
+  // reaches the JSON and SARIF output like any other).
+  Module* loadRoot(const std::string& path) {
     LoadError error{};
     size_t size = 0;
     const SourceFile* file = sm_.load(path, path, &error, &size);
     if (file == nullptr) {
-      errors.push_back(fmt::format("cannot read `{}`: {}", path, Describe(error, size)));
+      diags_.emit(diag::FileUnreadable, SourceRange{}, path, Describe(error, size));
       return nullptr;
     }
     return visit(file);
@@ -162,7 +164,7 @@ LoadResult Load(SourceManager& sm, const std::vector<std::string>& paths, Diagno
   Loader loader(sm, diags, result.program);
   loader.loadStd();
   for (const std::string& path : paths) {
-    if (Module* m = loader.loadRoot(path, result.fileErrors)) {
+    if (Module* m = loader.loadRoot(path)) {
       if (std::find(result.program.roots.begin(), result.program.roots.end(), m) ==
           result.program.roots.end()) {
         result.program.roots.push_back(m);

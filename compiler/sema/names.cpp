@@ -93,9 +93,8 @@ class Resolver {
       auto [it, inserted] = m.decls.emplace(d->name.text, d.get());
       if (!inserted) {
         diags_.emit(diag::DuplicateDecl, d->name.range, d->name.text)
-            .note(it->second->name.range,
-                  fmt::format("the first `{}` is {} declared here", d->name.text,
-                              ast::KindNoun(it->second->kind)));
+            .note(diag::NoteFirstDeclaredHere, it->second->name.range, d->name.text,
+                  ast::KindNoun(it->second->kind));
       }
     }
     std::set<std::string> reported;
@@ -104,7 +103,7 @@ class Resolver {
       auto it = m.decls.find(stem);
       if (it != m.decls.end() && m.imports.count(stem) != 0 && reported.insert(stem).second) {
         diags_.emit(diag::ImportStemIsDecl, imp.pathRange, stem, ast::KindNoun(it->second->kind))
-            .note(it->second->name.range, fmt::format("`{}` is declared here", stem));
+            .note(diag::NoteDeclaredHere, it->second->name.range, stem);
       }
     }
   }
@@ -191,14 +190,14 @@ class Resolver {
       if (!guess.empty()) {
         b.fix(q.range, guess);
         if (auto it = module_->decls.find(guess); it != module_->decls.end()) {
-          b.note(it->second->name.range, fmt::format("`{}` is declared here", guess));
+          b.note(diag::NoteDeclaredHere, it->second->name.range, guess);
         }
       }
       return nullptr;
     }
     if ((kinds & Bit(found->kind)) == 0) {
       diags_.emit(diag::WrongKind, q.range, q.str(), ast::KindNoun(found->kind), place, wanted)
-          .note(found->name.range, fmt::format("`{}` is declared here", found->name.text));
+          .note(diag::NoteDeclaredHere, found->name.range, found->name.text);
       return nullptr;
     }
     q.resolved = found;
@@ -253,7 +252,7 @@ class Resolver {
       auto [it, inserted] = seen.emplace(mem.name.text, &mem.name);
       if (!inserted && !mem.name.text.empty()) {
         diags_.emit(diag::DuplicateMember, mem.name.range, what, mem.name.text, owner)
-            .note(it->second->range, fmt::format("the first `{}` is here", mem.name.text));
+            .note(diag::NoteFirstHere, it->second->range, mem.name.text);
       }
     }
   }
@@ -368,7 +367,7 @@ class Resolver {
         diags_
             .emit(diag::DuplicateMember, entry.key.range, "the key", entry.key.text,
                   "an object literal")
-            .note(it->second->range, fmt::format("the first `{}` is here", entry.key.text));
+            .note(diag::NoteFirstHere, it->second->range, entry.key.text);
       }
     }
   }
@@ -515,7 +514,7 @@ class Resolver {
       diags_
           .emit(diag::WrongKind, q.range, q.str(), ast::KindNoun(it->second->kind), "`extern`",
                 "a C++ host function; rename the function or the declaration")
-          .note(it->second->name.range, fmt::format("`{}` is declared here", q.str()));
+          .note(diag::NoteDeclaredHere, it->second->name.range, q.str());
       return;
     }
     q.resolved = it->second;
@@ -535,7 +534,7 @@ class Resolver {
       auto [it, inserted] = seen.emplace(v.name.text, &v.name);
       if (!inserted) {
         diags_.emit(diag::DuplicateMember, v.name.range, "the name", v.name.text, owner)
-            .note(it->second->range, fmt::format("the first `{}` is here", v.name.text));
+            .note(diag::NoteFirstHere, it->second->range, v.name.text);
       }
       type(v.type.get());
       expr(v.init.get(), initScope);
@@ -552,7 +551,7 @@ class Resolver {
       auto [it, inserted] = states.emplace(s->name.text, &s->name);
       if (!inserted && !s->name.text.empty()) {
         diags_.emit(diag::DuplicateMember, s->name.range, "the state", s->name.text, owner)
-            .note(it->second->range, fmt::format("the first `{}` is here", s->name.text));
+            .note(diag::NoteFirstHere, it->second->range, s->name.text);
       }
     }
     std::map<std::string, const ast::Name*> asNames;
@@ -561,7 +560,7 @@ class Resolver {
         auto [it, inserted] = asNames.emplace(inv.as->text, &*inv.as);
         if (!inserted) {
           diags_.emit(diag::DuplicateMember, inv.as->range, "the invoke name", inv.as->text, owner)
-              .note(it->second->range, fmt::format("the first `{}` is here", inv.as->text));
+              .note(diag::NoteFirstHere, it->second->range, inv.as->text);
         }
       }
       invoke(inv, scope);
@@ -674,7 +673,7 @@ class Resolver {
         diags_.emit(diag::BareWorkflowWorker, p.worker.target.range, p.worker.target.str())
             .fix(SourceRange::point(p.worker.target.range.file, p.worker.target.range.begin),
                  "dispatch ")
-            .note(d->name.range, fmt::format("`{}` is declared here", d->name.text));
+            .note(diag::NoteDeclaredHere, d->name.range, d->name.text);
       } else {
         lookup(p.worker.target, kMachines, "machine", "a pool's worker",
                "a machine (or `dispatch WORKFLOW { … }`)");

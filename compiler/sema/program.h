@@ -44,16 +44,15 @@ struct Program {
   std::unique_ptr<TypeInfo> typeInfo;  // set by CheckTypes
 };
 
-// Why a root file given on the command line could not be read: one line each, printed by the
-// driver as `jr2c: error: …`.
+// What Load gives: the program (a root file that cannot be read is E0106 in the diagnostics).
 struct LoadResult {
   Program program;
-  std::vector<std::string> fileErrors;
 };
 
 // Phase entry: reads and parses each root file and, depth first, every file it imports; loads
-// the embedded standard library. Reports E0102 (import not found), E0103 (import cycle) and
-// E0104 (an import stem that cannot be written) as well as every syntax error.
+// the embedded standard library. Reports E0102 (import not found), E0103 (import cycle),
+// E0104 (an import stem that cannot be written) and E0106 (a root file that cannot be read) as
+// well as every syntax error.
 LoadResult Load(SourceManager& sm, const std::vector<std::string>& paths, Diagnostics& diags);
 
 // Like Load, for one root whose text is in memory (tests, benchmarks, the fuzzer). With

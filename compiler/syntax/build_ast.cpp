@@ -644,7 +644,7 @@ class Builder {
           diags_.emit(diag::SyntaxOutputInState, range(o), owner);
         } else if (machine->outputExpr) {
           diags_.emit(diag::SyntaxSecondOutput, range(o), machine->name.text)
-              .note(machine->outputRange, "the first `output` is here");
+              .note(diag::NoteFirstOutput, machine->outputRange);
         } else {
           machine->outputExpr = expr(o->expr());
           machine->outputRange = range(o);
@@ -870,7 +870,7 @@ class Builder {
     for (const auto& e : seen) {
       if (e.key.text == key.text) {
         diags_.emit(diag::DuplicateMember, key.range, "the key", key.text, owner)
-            .note(e.key.range, fmt::format("`{}` is first given here", key.text));
+            .note(diag::NoteFirstGivenHere, e.key.range, key.text);
         return true;
       }
     }
@@ -882,7 +882,7 @@ class Builder {
     for (const auto& [k, r] : seen) {
       if (k.text == key.text) {
         diags_.emit(diag::DuplicateMember, key.range, "the key", key.text, owner)
-            .note(k.range, fmt::format("`{}` is first given here", key.text));
+            .note(diag::NoteFirstGivenHere, k.range, key.text);
         return true;
       }
     }
@@ -931,7 +931,7 @@ class Builder {
         "next", "read", "push", "wake", "poll_every", "items", "hold", "hook"};
     auto setForm = [&](ast::SourceDecl::Form form, SourceRange r, const std::string& key) {
       if (d->form != ast::SourceDecl::Form::kNone) {
-        diags_.emit(diag::SyntaxSecondSourceForm, r, key).note(d->formRange, "the first is here");
+        diags_.emit(diag::SyntaxSecondSourceForm, r, key).note(diag::NoteFirstIsHere, d->formRange);
         return false;
       }
       d->form = form;

@@ -636,7 +636,7 @@ bool CheckNesting(const std::vector<std::unique_ptr<antlr4::Token>>& tokens, con
     const uint32_t lineStart = file.lineStart(file.lineCol(at.begin).line);
     diags.emit(diag::SyntaxUnclosed, RangeOf(file, misplaced->token), "{", "}", "the block")
         .fix(SourceRange::point(file.id(), lineStart), std::string(misplaced->indent, ' ') + "}\n")
-        .note(at, "by its indentation, the block ends before this line");
+        .note(diag::NoteBlockEndsByIndentation, at);
     *eofReported = true;
     return true;
   }
@@ -659,7 +659,7 @@ bool CheckNesting(const std::vector<std::unique_ptr<antlr4::Token>>& tokens, con
     }
     diags.emit(diag::SyntaxUnclosed, RangeOf(file, open.token), opener, closer, what)
         .fix(SourceRange::point(file.id(), end), closer)
-        .note(RangeOf(file, last), "the file ends after this, with the bracket still open");
+        .note(diag::NoteFileEndsBracketOpen, RangeOf(file, last));
     *eofReported = true;
   }
   return true;

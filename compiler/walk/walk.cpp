@@ -149,8 +149,7 @@ class Walker {
                                                    worker->kind == ast::Decl::Kind::kPool);
     if (standing && !runs && childWorker) {
       diags_.emit(diag::StandingChildPool, standingRange, p.name.text, workerName)
-          .note(p.worker.range,
-                fmt::format("`{}` is a child machine of the pool's run", workerName));
+          .note(diag::NoteChildMachineOfPool, p.worker.range, workerName);
     }
     if (standing && runs) {
       auto wf = workflowsOf_.find(&p);
@@ -163,34 +162,30 @@ class Walker {
                               p.name.text)
                 : std::string(
                       "remove the invoke: the Pool is the top machine of its own workflow"));
-        b.note(inv->second.front(), fmt::format("`{}` is invoked here", p.name.text));
+        b.note(diag::NoteInvokedHere, inv->second.front(), p.name.text);
         if (wf != workflowsOf_.end()) {
-          b.note(wf->second.front()->name.range,
-                 fmt::format("workflow `{}` runs the Pool", wf->second.front()->name.text));
+          b.note(diag::NoteWorkflowRunsPool, wf->second.front()->name.range,
+                 wf->second.front()->name.text);
         }
-        b.note(p.name.range, fmt::format("pool `{}` is declared here", p.name.text));
+        b.note(diag::NotePoolDeclaredHere, p.name.range, p.name.text);
       } else if (wf == workflowsOf_.end()) {
         diags_.emit(diag::StandingNotTop, standingRange, p.name.text)
-            .note(p.name.range, fmt::format("pool `{}` is declared here", p.name.text))
+            .note(diag::NotePoolDeclaredHere, p.name.range, p.name.text)
             .fix(SourceRange::point(p.range.file, p.range.end),
                  fmt::format("\nworkflow {}_workflow = {}", p.name.text, p.name.text));
       }
     }
     if (runs && !standing) {
       diags_.emit(diag::RunsPoolNotStanding, p.worker.range, p.name.text, workerName)
-          .note(p.name.range, fmt::format("pool `{}` is declared here", p.name.text));
+          .note(diag::NotePoolDeclaredHere, p.name.range, p.name.text);
     }
     if (runs) dispatch(p);
     if (runs && !p.cap) diags_.emit(diag::RunsPoolNoCap, p.name.range, p.name.text, workerName);
     if (const auto* s = llvm::dyn_cast_or_null<ast::SourceDecl>(p.sourceRef.resolved);
         s && s->form == ast::SourceDecl::Form::kPush && !standing) {
       diags_.emit(diag::PushOnDrainingPool, p.source->range, s->name.text, p.name.text)
-          .note(
-              s->formRange,
-              fmt::format("`{}` is a push Source: its items come only in deliveries", s->name.text))
-          .note(p.name.range,
-                fmt::format("pool `{}` does not stand, so it ends when no item is left",
-                            p.name.text));
+          .note(diag::NotePushSourceDeliveriesOnly, s->formRange, s->name.text)
+          .note(diag::NotePoolDoesNotStand, p.name.range, p.name.text);
     }
     if (!p.itemId) {
       diags_.emit(diag::ItemIdMissing, p.name.range, p.name.text);
@@ -243,12 +238,11 @@ class Walker {
       const bool push = s.form == ast::SourceDecl::Form::kPush;
       if (h.verdict == ast::Hook::Verdict::kCarry && !push) {
         diags_.emit(diag::CarryOnReadingSource, h.verdictRange, s.name.text)
-            .note(s.formRange,
-                  fmt::format("`{}` is a `{}` Source", s.name.text,
-                              s.form == ast::SourceDecl::Form::kRead ? "read" : "next"));
+            .note(diag::NoteSourceOfForm, s.formRange, s.name.text,
+                  s.form == ast::SourceDecl::Form::kRead ? "read" : "next");
       } else if (h.verdict == ast::Hook::Verdict::kReread && push) {
         diags_.emit(diag::RereadOnPush, h.verdictRange, s.name.text)
-            .note(s.formRange, fmt::format("`{}` is a push Source", s.name.text));
+            .note(diag::NotePushSource, s.formRange, s.name.text);
       }
     }
     if (s.wake && s.wake->resolved) handled_.insert(s.wake->resolved);
@@ -269,8 +263,7 @@ class Walker {
                   fmt::format("machine `{}` (`{}` and `{}` are two events, and a Gate or an Agent "
                               "names an event by its name)",
                               m.decl->name.text, it->second->event.str(), t.event.str()))
-            .note(it->second->event.range,
-                  fmt::format("`{}` is handled here", it->second->event.str()));
+            .note(diag::NoteHandledHere, it->second->event.range, it->second->event.str());
       }
     }
   }
@@ -298,8 +291,7 @@ class Walker {
           diags_
               .emit(diag::AgentSlotTwice, list[j].invoke->target.range, agent->name.text,
                     where(m, list[i].state), why(m, list[i].state, list[j].state))
-              .note(list[i].invoke->target.range,
-                    fmt::format("`{}` is also invoked here", agent->name.text));
+              .note(diag::NoteAlsoInvokedHere, list[i].invoke->target.range, agent->name.text);
           break;
         }
       }
@@ -328,7 +320,7 @@ class Walker {
                 s.ast->parallelRange.valid() ? s.ast->parallelRange : s.ast->name.range, s.path,
                 std::string(s.id == use.state ? "the Agent's own" : "inside"),
                 m.states[use.state].path, use.invoke->target.str())
-          .note(use.invoke->target.range, "the Agent is invoked here");
+          .note(diag::NoteAgentInvokedHere, use.invoke->target.range);
     }
   }
 
@@ -358,9 +350,10 @@ class Walker {
                     name.empty() ? std::string("(the machine root)") : name,
                     fmt::format("invoked in {}", where(m, list[i].state)),
                     why(m, list[i].state, list[j].state, "one state invokes both"))
-              .note(list[i].invoke->gateName ? list[i].invoke->gateName->range
+              .note(diag::NoteOtherGateNamed,
+                    list[i].invoke->gateName ? list[i].invoke->gateName->range
                                              : list[i].invoke->range,
-                    fmt::format("the other Gate named `{}`", name));
+                    name);
           break;
         }
       }
@@ -383,8 +376,8 @@ class Walker {
         diags_
             .emit(agent ? diag::AgentEventNoAgent : diag::ExternalEventNoGate, t.ast->event.range,
                   ev->name.text, where(m, s.id))
-            .note(ev->audienceRange, fmt::format("`{}` is declared `{}` here", ev->name.text,
-                                                 agent ? "agent" : "external"));
+            .note(diag::NoteDeclaredAudienceHere, ev->audienceRange, ev->name.text,
+                  agent ? "agent" : "external");
       }
     }
   }
@@ -480,7 +473,7 @@ class Walker {
           diags_
               .emit(diag::TransitionShadowed, ts[j].keywordRange, describe(ts[i]),
                     s.path.empty() ? m.decl->name.text : s.path)
-              .note(ts[i].keywordRange, "the earlier transition is here");
+              .note(diag::NoteEarlierTransition, ts[i].keywordRange);
           break;
         }
       }

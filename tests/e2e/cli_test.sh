@@ -28,7 +28,7 @@ expect "unknown command" 2 'unknown command `frob`' -- "$jr2c" frob
 expect "unknown option" 2 'unknown option `--frob`' -- "$jr2c" check --frob samples/tickets.jr2
 expect "check needs files" 2 'needs at least one' -- "$jr2c" check
 expect "bad format" 2 'unknown diagnostics format' -- "$jr2c" check --diagnostics-format xml samples/tickets.jr2
-expect "missing file" 1 "^jr2c: error: cannot read \`$tmp/nope.jr2\`: no such file$" -- "$jr2c" check "$tmp/nope.jr2"
+expect "missing file" 1 "^jr2c: error\\[E0106\\]: cannot read \`$tmp/nope.jr2\`: no such file$" -- "$jr2c" check "$tmp/nope.jr2"
 expect "directory" 1 'it is a directory' -- "$jr2c" check samples
 expect "explain" 0 '^E0100: ' -- "$jr2c" explain E0100
 expect "explain lower case" 0 '^E0405: ' -- "$jr2c" explain e0405
@@ -57,6 +57,8 @@ expect "missing import" 1 'error\[E0102\]: cannot find the imported file `missin
 printf 'event go\nmachine m {\n  initial state a {\n    on gone -> a\n  }\n}\n' > "$tmp/bad.jr2"
 expect "json output" 1 '"code": "E0100"' -- "$jr2c" check --diagnostics-format json "$tmp/bad.jr2"
 expect "sarif output" 1 '"version": "2.1.0"' -- "$jr2c" check --diagnostics-format=sarif "$tmp/bad.jr2"
+expect "unreadable file in json" 1 '"code": "E0106"' -- "$jr2c" check --diagnostics-format json "$tmp/nope.jr2"
+expect "unreadable file in sarif" 1 '"ruleId": "E0106"' -- "$jr2c" check --diagnostics-format sarif "$tmp/nope.jr2"
 if command -v python3 >/dev/null; then
   "$jr2c" check --diagnostics-format json "$tmp/bad.jr2" 2>/dev/null | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["errors"]==1' \
     && passed=$((passed + 1)) || { echo "FAIL json parses"; failed=$((failed + 1)); }

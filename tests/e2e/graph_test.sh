@@ -190,7 +190,7 @@ refuse "unknown machine" "^jr2c: error: .*nope.*$machines" samples/tickets.jr2 -
 refuse "unknown format" "^jr2c: error: .*svg.*(dot|mermaid)" samples/tickets.jr2 --format svg
 printf 'event go\nmachine m {\n  initial state a {\n    on gone -> a\n  }\n}\n' >"$tmp/bad.jr2"
 refuse "a file with errors" "error\[E0100\]" "$tmp/bad.jr2"
-refuse "missing file" "^jr2c: error: cannot read" "$tmp/nope.jr2"
+refuse "missing file" "^jr2c: error\\[E0106\\]: cannot read" "$tmp/nope.jr2"
 printf 'type T {\n  x: int\n}\n' >"$tmp/nomachine.jr2"
 refuse "a file without machines" "^jr2c: error: .*machine" "$tmp/nomachine.jr2"
 

@@ -19,7 +19,7 @@ TEST(RenderText, CaretUnderTheRangeWithNotesAndFix) {
   Fixture f;
   // `approve` is bytes 6..13 of line 1.
   f.diags.emit(diag::UnknownName, SourceRange{f.file->id(), 6, 13}, "event", "approve", "x")
-      .note(SourceRange{f.file->id(), 0, 5}, "declared here")
+      .note(diag::NoteDeclaredHere, SourceRange{f.file->id(), 0, 5}, "event")
       .fix(SourceRange{f.file->id(), 6, 13}, "approved");
   std::ostringstream out;
   RenderText(f.diags, f.sm, out);
@@ -28,7 +28,7 @@ TEST(RenderText, CaretUnderTheRangeWithNotesAndFix) {
             "    1 | event approve\n"
             "      |       ^~~~~~~\n"
             "      |       approved\n"
-            "t.jr2:1:1: note: declared here\n"
+            "t.jr2:1:1: note: `event` is declared here\n"
             "    1 | event approve\n"
             "      | ^~~~~\n"
             "1 error, 0 warnings\n");
@@ -63,7 +63,7 @@ TEST(RenderText, WarningsAsErrors) {
 TEST(RenderJson, HasEveryField) {
   Fixture f;
   f.diags.emit(diag::UnknownName, SourceRange{f.file->id(), 6, 13}, "event", "approve", "fix")
-      .note(SourceRange{f.file->id(), 0, 5}, "declared here")
+      .note(diag::NoteDeclaredHere, SourceRange{f.file->id(), 0, 5}, "event")
       .fix(SourceRange{f.file->id(), 6, 13}, "approved");
   std::ostringstream out;
   RenderJson(f.diags, f.sm, out);
@@ -81,14 +81,14 @@ TEST(RenderJson, HasEveryField) {
   EXPECT_EQ(d["range"]["start"]["column"], 7);
   EXPECT_EQ(d["range"]["end"]["column"], 14);
   EXPECT_EQ(d["range"]["start"]["offset"], 6);
-  EXPECT_EQ(d["notes"][0]["message"], "declared here");
+  EXPECT_EQ(d["notes"][0]["message"], "`event` is declared here");
   EXPECT_EQ(d["fixits"][0]["text"], "approved");
 }
 
 TEST(RenderSarif, IsSarif210WithRulesFixesAndRelatedLocations) {
   Fixture f;
   f.diags.emit(diag::UnknownName, SourceRange{f.file->id(), 6, 13}, "event", "approve", "fix")
-      .note(SourceRange{f.file->id(), 0, 5}, "declared here")
+      .note(diag::NoteDeclaredHere, SourceRange{f.file->id(), 0, 5}, "event")
       .fix(SourceRange{f.file->id(), 6, 13}, "approved");
   std::ostringstream out;
   RenderSarif(f.diags, f.sm, "9.9.9", out);
@@ -109,7 +109,7 @@ TEST(RenderSarif, IsSarif210WithRulesFixesAndRelatedLocations) {
   EXPECT_EQ(region["startColumn"], 7);
   EXPECT_EQ(region["endColumn"], 14);
   EXPECT_EQ(r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"], "t.jr2");
-  EXPECT_EQ(r["relatedLocations"][0]["message"]["text"], "declared here");
+  EXPECT_EQ(r["relatedLocations"][0]["message"]["text"], "`event` is declared here");
   EXPECT_EQ(r["fixes"][0]["artifactChanges"][0]["replacements"][0]["insertedContent"]["text"],
             "approved");
 }
