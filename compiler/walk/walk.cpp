@@ -221,6 +221,19 @@ class Walker {
     if (target != nullptr) {
       diags_.emit(diag::DispatchTarget, target->key.range, p.name.text);
     }
+    // A standing workflow has one run, kept by jr2: nothing else starts it (the runtime would
+    // refuse each item's run as `start-refused`, one by one).
+    const auto* callee = llvm::dyn_cast_or_null<ast::WorkflowDecl>(p.worker.target.resolved);
+    const auto* pool =
+        callee ? llvm::dyn_cast_or_null<ast::PoolDecl>(callee->target.resolved) : nullptr;
+    const auto* stands =
+        pool ? llvm::dyn_cast_or_null<ast::BoolLit>(pool->standing.get()) : nullptr;
+    if (stands != nullptr && stands->value) {
+      diags_
+          .emit(diag::DispatchToStanding, p.worker.target.range, p.name.text, wf, pool->name.text,
+                pool->worker.target.str())
+          .note(diag::NotePoolDeclaredHere, pool->name.range, pool->name.text);
+    }
   }
 
   void source(const ast::SourceDecl& s) {
