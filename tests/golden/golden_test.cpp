@@ -221,6 +221,31 @@ std::string CaseName(const testing::TestParamInfo<fs::path>& info) {
 
 INSTANTIATE_TEST_SUITE_P(Diagnostics, GoldenTest, testing::ValuesIn(CasePaths()), CaseName);
 
+// A registered fmt format as a regex: everything escaped, each `{N}` argument read as "anything",
+// `{{`/`}}` as braces.
+std::string FormatRegex(const std::string& format) {
+  std::string re;
+  for (size_t i = 0; i < format.size(); ++i) {
+    const char ch = format[i];
+    if (ch == '{' && i + 1 < format.size() && format[i + 1] == '{') {
+      re += "\\{";
+      ++i;
+    } else if (ch == '}' && i + 1 < format.size() && format[i + 1] == '}') {
+      re += "\\}";
+      ++i;
+    } else if (ch == '{') {
+      i = format.find('}', i);
+      re += ".*";
+    } else if (std::string("\\^$.|?*+()[]{}").find(ch) != std::string::npos) {
+      re += '\\';
+      re += ch;
+    } else {
+      re += ch;
+    }
+  }
+  return re;
+}
+
 // Every diagnostic kind has a golden case that shows it, or an allow-list entry.
 TEST(GoldenCoverage, EveryKindHasACase) {
   std::set<std::string> seenMessages;
@@ -235,28 +260,7 @@ TEST(GoldenCoverage, EveryKindHasACase) {
   std::vector<std::string> missing;
   for (const auto kind : jr2::diag::AllKinds()) {
     const auto& info = jr2::diag::Info(kind);
-    std::string format = info.format;
-    // Turn the fmt format into a regex: escape everything, then `{N}` → `.*`, `{{`/`}}` → braces.
-    std::string re;
-    for (size_t i = 0; i < format.size(); ++i) {
-      const char ch = format[i];
-      if (ch == '{' && i + 1 < format.size() && format[i + 1] == '{') {
-        re += "\\{";
-        ++i;
-      } else if (ch == '}' && i + 1 < format.size() && format[i + 1] == '}') {
-        re += "\\}";
-        ++i;
-      } else if (ch == '{') {
-        const size_t close = format.find('}', i);
-        re += ".*";
-        i = close;
-      } else if (std::string("\\^$.|?*+()[]{}").find(ch) != std::string::npos) {
-        re += '\\';
-        re += ch;
-      } else {
-        re += ch;
-      }
-    }
+    const std::string re = FormatRegex(info.format);
     const std::regex pattern(std::string(".*(error|warning)\\[") + info.code + "\\]: " + re + "$");
     const bool covered = std::any_of(
         all.begin(), all.end(), [&](const std::string& l) { return std::regex_match(l, pattern); });
@@ -269,6 +273,27 @@ TEST(GoldenCoverage, EveryKindHasACase) {
   std::string list;
   for (const auto& m : missing) list += "\n  " + m;
   EXPECT_TRUE(missing.empty()) << "diagnostic kinds with no golden case:" << list;
+}
+
+// Every registered note (note_kinds.def) is shown by some golden case, so its wording is seen
+// where a person reads it.
+TEST(GoldenCoverage, EveryNoteKindHasACase) {
+  std::vector<std::string> all;
+  for (const auto& path : CasePaths()) {
+    const auto c = ReadCase(path);
+    for (const auto& l : c->expectedStderr) all.push_back(l);
+  }
+  std::vector<std::string> missing;
+  for (size_t k = 0; k < static_cast<size_t>(jr2::diag::NoteKind::kCount); ++k) {
+    const char* format = jr2::diag::NoteFormat(static_cast<jr2::diag::NoteKind>(k));
+    const std::regex pattern(".*note: " + FormatRegex(format) + "$");
+    if (!std::any_of(all.begin(), all.end(),
+                     [&](const std::string& l) { return std::regex_match(l, pattern); }))
+      missing.emplace_back(format);
+  }
+  std::string list;
+  for (const auto& m : missing) list += "\n  " + m;
+  EXPECT_TRUE(missing.empty()) << "notes no golden case shows:" << list;
 }
 
 // The allow-list names only kinds that exist.
