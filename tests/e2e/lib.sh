@@ -35,3 +35,26 @@ in_tmp_store() {
 # ok / fail MESSAGE: count a check that passed, or print why one failed and count it.
 ok() { passed=$((passed + 1)); }
 fail() { echo "FAIL: $*"; failed=$((failed + 1)); }
+
+# run_checks SECONDS SCRIPT ARG…: runs a Python check script under a timeout (its output shown
+# and kept in $tmp/out.txt), counts its `PASS: ` and `FAIL: ` lines into $passed and $failed (a
+# non-zero exit with no FAIL line is a failure too), and on any failure prints the last lines of
+# each serve's stderr under $tmp (serve_load.py, standing.py, push_load.py).
+run_checks() {
+  local seconds=$1 script=$2 rc p f e
+  shift 2
+  timeout "$seconds" python3 "$script" "$@" 2>&1 | tee "$tmp/out.txt"
+  rc=${PIPESTATUS[0]}
+  p=$(grep -c '^PASS: ' "$tmp/out.txt")
+  f=$(grep -c '^FAIL: ' "$tmp/out.txt")
+  passed=$((passed + p))
+  failed=$((failed + f))
+  [ "$rc" -eq 0 ] || [ "$f" -gt 0 ] || fail "$(basename "$script") exited $rc"
+  if [ "$failed" -gt 0 ]; then
+    for e in "$tmp"/*/serve.*.err; do
+      [ -s "$e" ] || continue
+      echo "--- ${e#"$tmp"/} (last lines)"
+      tail -5 "$e"
+    done
+  fi
+}

@@ -29,19 +29,6 @@ if [ ! -x "$runner" ] || [ ! -x "$dir/conformance_push_item" ]; then
   exit 1
 fi
 
-timeout 200 python3 "$here/push_load.py" "$dir" "$tmp" "$deliveries" "$@" 2>&1 | tee "$tmp/out.txt"
-rc=${PIPESTATUS[0]}
-p=$(grep -c '^PASS: ' "$tmp/out.txt")
-f=$(grep -c '^FAIL: ' "$tmp/out.txt")
-passed=$((passed + p))
-failed=$((failed + f))
-[ "$rc" -eq 0 ] || [ "$f" -gt 0 ] || fail "push_load.py exited $rc"
-if [ "$failed" -gt 0 ]; then
-  for e in "$tmp"/*/serve.*.err; do
-    [ -s "$e" ] || continue
-    echo "--- ${e#"$tmp"/} (last lines)"
-    tail -5 "$e"
-  done
-fi
+run_checks 200 "$here/push_load.py" "$dir" "$tmp" "$deliveries" "$@"
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

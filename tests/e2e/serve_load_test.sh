@@ -31,19 +31,6 @@ if [ ! -x "$runner" ]; then
   exit 1
 fi
 
-timeout 300 python3 "$here/serve_load.py" "$runner" "$tmp" "$items" "$hooks" "$@" 2>&1 | tee "$tmp/out.txt"
-rc=${PIPESTATUS[0]}
-p=$(grep -c '^PASS: ' "$tmp/out.txt")
-f=$(grep -c '^FAIL: ' "$tmp/out.txt")
-passed=$((passed + p))
-failed=$((failed + f))
-[ "$rc" -eq 0 ] || [ "$f" -gt 0 ] || fail "serve_load.py exited $rc"
-if [ "$failed" -gt 0 ]; then
-  for e in "$tmp"/*/serve.*.err; do
-    [ -s "$e" ] || continue
-    echo "--- ${e#"$tmp"/} (last lines)"
-    tail -5 "$e"
-  done
-fi
+run_checks 300 "$here/serve_load.py" "$runner" "$tmp" "$items" "$hooks" "$@"
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

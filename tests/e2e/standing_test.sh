@@ -42,19 +42,6 @@ out=$(cd "$tmp" && env -u MON_SECRET_UNSET_X JR2_STORE="$tmp/refused2.db" timeou
 rc=$?
 [ "$rc" -eq 65 ] && ok || fail "serve with the hook's secret unset: exit $rc (wanted 65): $out"
 
-timeout 120 python3 "$here/standing.py" "$dir" "$tmp" "$alerts" "$@" 2>&1 | tee "$tmp/out.txt"
-rc=${PIPESTATUS[0]}
-p=$(grep -c '^PASS: ' "$tmp/out.txt")
-f=$(grep -c '^FAIL: ' "$tmp/out.txt")
-passed=$((passed + p))
-failed=$((failed + f))
-[ "$rc" -eq 0 ] || [ "$f" -gt 0 ] || fail "standing.py exited $rc"
-if [ "$failed" -gt 0 ]; then
-  for e in "$tmp"/*/serve.*.err; do
-    [ -s "$e" ] || continue
-    echo "--- ${e#"$tmp"/} (last lines)"
-    tail -5 "$e"
-  done
-fi
+run_checks 120 "$here/standing.py" "$dir" "$tmp" "$alerts" "$@"
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
