@@ -5,8 +5,10 @@
 
 #include <algorithm>
 #include <deque>
+#include <map>
 
 #include "compiler/diag/suggest.h"
+#include "compiler/sema/rules.h"
 
 namespace jr2::ir {
 
@@ -99,9 +101,54 @@ class Builder {
       }
     }
     lowerSets();
+    lowerTriggers();
   }
 
  private:
+  // Each transition's trigger and the id it matches, and the machine's id spaces (see Machine).
+  void lowerTriggers() {
+    std::map<const ast::Invoke*, int> invokeId;
+    for (const State& s : m_.states) {
+      for (const ast::Invoke* inv : s.invokes) {
+        invokeId.emplace(inv, static_cast<int>(m_.invokes.size()));
+        m_.invokes.push_back(inv);
+      }
+      for (const Transition& t : s.transitions) {
+        const ast::Decl* ev = t.ast->event.resolved;
+        if (t.ast->kind == ast::Transition::Kind::kOn &&
+            t.ast->trigger == ast::Transition::Trigger::kEvent && ev != nullptr &&
+            std::find(m_.events.begin(), m_.events.end(), ev) == m_.events.end()) {
+          m_.events.push_back(ev);
+        }
+      }
+    }
+    std::stable_sort(
+        m_.events.begin(), m_.events.end(),
+        [](const ast::Decl* a, const ast::Decl* b) { return a->name.text < b->name.text; });
+    for (State& s : m_.states) {
+      for (Transition& t : s.transitions) {
+        const ast::Transition& a = *t.ast;
+        if (a.kind == ast::Transition::Kind::kAfter) {
+          t.trigger = Transition::Trigger::kTimer;
+          t.triggerId = static_cast<int>(m_.timers.size());
+          m_.timers.push_back(&t);
+        } else if (a.kind == ast::Transition::Kind::kAlways) {
+          t.trigger = Transition::Trigger::kAlways;
+        } else if (a.trigger == ast::Transition::Trigger::kEvent) {
+          t.trigger = Transition::Trigger::kEvent;
+          t.event = a.event.resolved;
+          const auto at = std::find(m_.events.begin(), m_.events.end(), t.event);
+          if (at != m_.events.end()) t.triggerId = static_cast<int>(at - m_.events.begin());
+        } else {
+          t.trigger = a.trigger == ast::Transition::Trigger::kDone ? Transition::Trigger::kDone
+                                                                   : Transition::Trigger::kError;
+          t.heard = sema::HeardInvoke(a, s.invokes);
+          if (t.heard != nullptr) t.triggerId = invokeId.at(t.heard);
+        }
+      }
+    }
+  }
+
   // Marks `s` and its default descendants: a compound state's initial child, every region of a
   // parallel one.
   void addDefault(StateId s, std::vector<bool>& into) const {

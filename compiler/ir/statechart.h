@@ -16,9 +16,21 @@ using StateId = int;
 inline constexpr StateId kNoState = -1;
 
 struct Transition {
+  // What a transition is taken on, resolved: an event the machine handles, the timer of its
+  // `after`, the completion or the Failure of the invoke its `on done` / `on error` hears
+  // (sema::HeardInvoke), or nothing (`always`).
+  enum class Trigger { kEvent, kTimer, kDone, kError, kAlways };
+
   const ast::Transition* ast = nullptr;
   StateId source = kNoState;
-  StateId target = kNoState;  // kNoState: a targetless transition (it stays)
+  Trigger trigger = Trigger::kAlways;
+  // The id the trigger matches: the event's index in Machine::events, the timer's in
+  // Machine::timers, the heard invoke's in Machine::invokes; -1 for `always` (and for an
+  // `on done` that hears nothing, which E0305 refuses).
+  int triggerId = -1;
+  const ast::Decl* event = nullptr;    // kEvent: the event's declaration
+  const ast::Invoke* heard = nullptr;  // kDone, kError: the invoke it hears
+  StateId target = kNoState;           // kNoState: a targetless transition (it stays)
   // What taking it does, decided here once (the runtime's tables and the generated fast path
   // both read it; docs/semantics.md): its domain, the nearest proper ancestor of the source that
   // is not parallel and strictly contains the target (the root at the latest); the states it may
@@ -50,6 +62,12 @@ struct Machine {
   const ast::MachineDecl* decl = nullptr;
   std::vector<State> states;     // states[0] is the root; document (pre-)order
   std::vector<StateId> initial;  // the initial configuration: the root's default descendants
+  // The ids the generated code and the runtime's tables use. Events: those the machine's
+  // transitions are taken on, sorted by name. Invokes: every invoke, in state order. Timers:
+  // every `after` transition, in state order.
+  std::vector<const ast::Decl*> events;
+  std::vector<const ast::Invoke*> invokes;
+  std::vector<const Transition*> timers;
 
   const State& root() const { return states[0]; }
   // Whether `a` is `b` or one of its ancestors.

@@ -16,6 +16,7 @@
 
 #include "compiler/diag/suggest.h"
 #include "compiler/sema/program.h"
+#include "compiler/sema/rules.h"
 
 namespace jr2::sema {
 namespace {
@@ -64,7 +65,10 @@ class Checker {
       info_.declTypes[&d] = types_.record(types_.newRecord(d.name.text));
     } else if (d.kind == ast::Decl::Kind::kEvent) {
       info_.declTypes[&d] = types_.record(types_.newRecord("event " + d.name.text));
+    } else {
+      return;
     }
+    info_.recordDecls[info_.declTypes[&d]->record] = &d;
   }
 
   void fillRecord(const ast::Decl& d) {
@@ -743,14 +747,6 @@ class Checker {
     }
   }
 
-  const std::vector<ast::Param>* paramsOf(const ast::Decl* d) {
-    if (const auto* m = llvm::dyn_cast_or_null<ast::MachineDecl>(d)) return &m->params;
-    if (const auto* p = llvm::dyn_cast_or_null<ast::PoolDecl>(d)) return &p->params;
-    if (const auto* x = llvm::dyn_cast_or_null<ast::ExternDecl>(d)) return &x->params;
-    if (const auto* s = llvm::dyn_cast_or_null<ast::SourceDecl>(d)) return &s->params;
-    return nullptr;
-  }
-
   static std::string Named(const ast::Decl* d) {
     return d == nullptr ? std::string("it")
                         : fmt::format("{} `{}`", ast::KindWord(d->kind), d->name.text);
@@ -764,7 +760,7 @@ class Checker {
     TypePtr answer = types_.json();
     if (s.call) {
       const ast::Decl* fn = s.call->function.resolved;
-      arguments(s.call->args, paramsOf(fn),
+      arguments(s.call->args, ParamsOf(fn),
                 fn ? Named(fn) : fmt::format("`{}`", s.call->function.str()), s.call->range, env);
       if (fn != nullptr && s.form == ast::SourceDecl::Form::kRead) answer = outputOf(fn);
     }
@@ -894,7 +890,7 @@ class Checker {
         return;
       case ast::Invoke::Kind::kExtern: {
         const ast::Decl* d = inv.target.resolved;
-        arguments(inv.args, paramsOf(d), d ? Named(d) : fmt::format("`{}`", inv.target.str()),
+        arguments(inv.args, ParamsOf(d), d ? Named(d) : fmt::format("`{}`", inv.target.str()),
                   inv.range, env);
         return;
       }
@@ -926,7 +922,7 @@ class Checker {
     if (inv.object) {
       diags_.emit(diag::SyntaxInvokeBlock, inv.object->range, Named(d), inv.target.str());
     }
-    arguments(inv.args, paramsOf(d), Named(d), inv.range, env);
+    arguments(inv.args, ParamsOf(d), Named(d), inv.range, env);
   }
 
   void actions(const std::vector<ast::Action>& acts, const Env& env) {
@@ -983,10 +979,16 @@ class Checker {
       diags_.emit(diag::DoneWithoutInvoke, t.triggerRange, word, where);
       return nullptr;
     }
-    if (t.invokeName) {
-      for (const auto& inv : owner.invokes) {
-        if (inv.as && inv.as->text == t.invokeName->text) return &inv;
+    std::vector<const ast::Invoke*> invokes;
+    for (const auto& inv : owner.invokes) invokes.push_back(&inv);
+    if (const ast::Invoke* heard = HeardInvoke(t, invokes)) {
+      if (!t.invokeName && heard->kind == ast::Invoke::Kind::kGate) {
+        diags_.emit(diag::DoneOnGate, t.triggerRange, where);
+        return nullptr;
       }
+      return heard;
+    }
+    if (t.invokeName) {
       std::vector<std::string> names;
       for (const auto& inv : owner.invokes) {
         if (inv.as) names.push_back(inv.as->text);
@@ -997,22 +999,15 @@ class Checker {
                                 : fmt::format("did you mean `{}`?", guess));
       return nullptr;
     }
-    if (owner.invokes.size() > 1) {
-      // Two unnamed children are E0308's one report; a plain `on done` there only echoes it.
-      if (std::count_if(owner.invokes.begin(), owner.invokes.end(),
-                        [](const ast::Invoke& i) { return IsChild(i) && !i.as; }) > 1) {
-        return nullptr;
-      }
-      diags_.emit(diag::DoneAmbiguous, t.triggerRange, where, std::to_string(owner.invokes.size()),
-                  word);
+    // Several invokes and no name. Two unnamed children are E0308's one report; a plain
+    // `on done` there only echoes it.
+    if (std::count_if(owner.invokes.begin(), owner.invokes.end(),
+                      [](const ast::Invoke& i) { return IsChild(i) && !i.as; }) > 1) {
       return nullptr;
     }
-    const ast::Invoke& only = owner.invokes.front();
-    if (only.kind == ast::Invoke::Kind::kGate) {
-      diags_.emit(diag::DoneOnGate, t.triggerRange, where);
-      return nullptr;
-    }
-    return &only;
+    diags_.emit(diag::DoneAmbiguous, t.triggerRange, where, std::to_string(owner.invokes.size()),
+                word);
+    return nullptr;
   }
 
   // ---- pools ----------------------------------------------------------------------------------
@@ -1053,7 +1048,7 @@ class Checker {
       if (p.worker.dispatchSpec) {
         for (const auto& e : p.worker.dispatchSpec->entries) {
           if (e.key.text == "input") {
-            const auto* params = paramsOf(top);
+            const auto* params = ParamsOf(top);
             TypePtr want = params ? paramsRecord("", *params) : types_.error();
             check(e.value.get(), withItem,
                   {want, fmt::format("the input of workflow `{}`", wf ? wf->name.text : "")});
@@ -1071,7 +1066,7 @@ class Checker {
       return;
     }
     const ast::Decl* worker = p.worker.target.resolved;
-    const auto* params = paramsOf(worker);
+    const auto* params = ParamsOf(worker);
     if (params == nullptr) {
       check(p.itemInput.get(), withItem);
       return;
@@ -1094,14 +1089,11 @@ class Checker {
     }
     // No `item_input`: a worker with exactly one parameter gets the item bound to it, and so does
     // a worker whose other parameters all have defaults (they take their defaults).
-    size_t required = 0;
-    const ast::Param* bound = params->size() == 1 ? &(*params)[0] : nullptr;
-    for (const auto& prm : *params) {
-      if (prm.defaultValue) continue;
-      ++required;
-      bound = &prm;
-    }
-    if (params->size() == 1 || required == 1) {
+    const auto required = std::count_if(params->begin(), params->end(), [](const ast::Param& prm) {
+      return prm.defaultValue == nullptr;
+    });
+    if (const ast::Param* bound = BoundParam(*params)) {
+      info_.boundParams[&p] = bound;
       TypePtr want = typeOf(bound->type.get());
       if (!Assignable(item, want)) {
         diags_.emit(diag::TypeMismatch, p.worker.target.range,

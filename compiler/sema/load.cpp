@@ -72,10 +72,15 @@ class Loader {
     m->isStd = true;
     m->ast = syntax::Parse(*file, diags_);
     program_.std = m.get();
+    own(*m);
     program_.modules.push_back(std::move(m));
   }
 
  private:
+  void own(const Module& m) {
+    for (const auto& d : m.ast->decls) program_.owners[d.get()] = &m;
+  }
+
   // Loads a file and its imports depth first. A file met again while it is still on the stack
   // closes an import cycle.
   Module* visit(const SourceFile* file) {
@@ -86,6 +91,7 @@ class Loader {
     m->stem = StemOf(file->name());
     m->ast = syntax::Parse(*file, diags_);
     byFile_[file->id()] = m;
+    own(*m);
     program_.modules.push_back(std::move(owned));
     stack_.push_back(m);
     if (followImports_) {

@@ -11,6 +11,7 @@
 
 #include "compiler/diag/suggest.h"
 #include "compiler/sema/program.h"
+#include "compiler/sema/rules.h"
 
 namespace jr2::sema {
 namespace {
@@ -640,11 +641,8 @@ class Resolver {
               done ? "the child's completion" : "the child's Failure";
           // The invoke this transition hears may be read by its `as` name too; no other
           // child's output exists when it fires.
-          for (const ast::Invoke* inv : ownInvokes) {
-            const bool heard = t.invokeName ? (inv->as && inv->as->text == t.invokeName->text)
-                                            : ownInvokes.size() == 1;
-            if (inv->as && heard) scope.names[inv->as->text] = "the invoked child";
-          }
+          if (const ast::Invoke* heard = HeardInvoke(t, ownInvokes); heard && heard->as)
+            scope.names[heard->as->text] = "the invoked child";
           scope.where = done ? "in `on done`" : "in `on error`";
           break;
         }

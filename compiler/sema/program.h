@@ -35,6 +35,11 @@ struct TypeInfo {
   std::map<const ast::Decl*, TypePtr> declTypes;  // type/event records; a pool's input record
   std::map<const ast::Expr*, TypePtr> exprTypes;  // every expression the checker typed
   std::map<const ast::TypeRef*, TypePtr> typeRefs;
+  // The `type` or `event` each declared record comes from.
+  std::map<const Record*, const ast::Decl*> recordDecls;
+  // The worker parameter each pool without `item_input` binds its item to (sema::BoundParam);
+  // a pool not here passes the item as the worker's whole input.
+  std::map<const ast::PoolDecl*, const ast::Param*> boundParams;
 };
 
 struct Program {
@@ -42,6 +47,13 @@ struct Program {
   std::vector<Module*> roots;  // in command-line order
   Module* std = nullptr;
   std::unique_ptr<TypeInfo> typeInfo;  // set by CheckTypes
+  // The module each top-level declaration belongs to (filled by Load).
+  std::map<const ast::Decl*, const Module*> owners;
+
+  const Module* moduleOf(const ast::Decl* d) const {
+    auto it = owners.find(d);
+    return it == owners.end() ? nullptr : it->second;
+  }
 };
 
 // What Load gives: the program (a root file that cannot be read is E0106 in the diagnostics).

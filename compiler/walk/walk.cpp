@@ -11,6 +11,8 @@
 #include <optional>
 #include <set>
 
+#include "compiler/sema/rules.h"
+
 namespace jr2::walk {
 namespace {
 
@@ -461,16 +463,9 @@ class Walker {
       r.event = t.event.resolved;
       return r;
     }
-    if (t.invokeName) {
-      for (const ast::Invoke& inv : body.invokes) {
-        if (inv.as && inv.as->text == t.invokeName->text) {
-          r.invoke = &inv;
-          break;
-        }
-      }
-    } else if (body.invokes.size() == 1) {
-      r.invoke = &body.invokes.front();
-    }
+    std::vector<const ast::Invoke*> invokes;
+    for (const ast::Invoke& inv : body.invokes) invokes.push_back(&inv);
+    r.invoke = sema::HeardInvoke(t, invokes);
     return r;
   }
 

@@ -18,9 +18,12 @@ void to_json(::jr2rt::Json& j, [[maybe_unused]] const Alert& v) {
   j["url"] = v.url;
 }
 
-void from_json(const ::jr2rt::Json& j, Alert& v) { read_json(j, v, "Alert"); }
+void from_json(const ::jr2rt::Json& j, Alert& v) {
+  read_json(j, v, "Alert");
+}
 
-void read_json(const ::jr2rt::Json& j, [[maybe_unused]] Alert& v, const ::jr2rt::Path& path) {
+void read_json(
+    const ::jr2rt::Json& j, [[maybe_unused]] Alert& v, const ::jr2rt::Path& path) {
   ::jr2rt::CheckRecord(j, path, {"fingerprint", "title", "level", "culprit", "url"});
   ::jr2rt::ReadField(j, path, "fingerprint", v.fingerprint, true);
   ::jr2rt::ReadField(j, path, "title", v.title, true);
@@ -39,9 +42,12 @@ void to_json(::jr2rt::Json& j, [[maybe_unused]] const Verdict& v) {
   j["decided_by"] = v.decided_by;
 }
 
-void from_json(const ::jr2rt::Json& j, Verdict& v) { read_json(j, v, "Verdict"); }
+void from_json(const ::jr2rt::Json& j, Verdict& v) {
+  read_json(j, v, "Verdict");
+}
 
-void read_json(const ::jr2rt::Json& j, [[maybe_unused]] Verdict& v, const ::jr2rt::Path& path) {
+void read_json(
+    const ::jr2rt::Json& j, [[maybe_unused]] Verdict& v, const ::jr2rt::Path& path) {
   ::jr2rt::CheckRecord(j, path, {"fingerprint", "action", "summary", "owner", "decided_by"});
   ::jr2rt::ReadField(j, path, "fingerprint", v.fingerprint, true);
   ::jr2rt::ReadField(j, path, "action", v.action, true);
@@ -60,9 +66,12 @@ void to_json(::jr2rt::Json& j, [[maybe_unused]] const propose_event& v) {
   j["owner"] = v.owner;
 }
 
-void from_json(const ::jr2rt::Json& j, propose_event& v) { read_json(j, v, "event propose"); }
+void from_json(const ::jr2rt::Json& j, propose_event& v) {
+  read_json(j, v, "event propose");
+}
 
-void read_json(const ::jr2rt::Json& j, [[maybe_unused]] propose_event& v, const ::jr2rt::Path& path) {
+void read_json(
+    const ::jr2rt::Json& j, [[maybe_unused]] propose_event& v, const ::jr2rt::Path& path) {
   ::jr2rt::CheckRecord(j, path, {"action", "summary", "owner"});
   ::jr2rt::ReadField(j, path, "action", v.action, true);
   ::jr2rt::CheckLiteral(v.action, {"ignore", "page", "ticket"}, path.field("action"));
@@ -76,9 +85,12 @@ void to_json(::jr2rt::Json& j, [[maybe_unused]] const ask_event& v) {
   j["question"] = v.question;
 }
 
-void from_json(const ::jr2rt::Json& j, ask_event& v) { read_json(j, v, "event ask"); }
+void from_json(const ::jr2rt::Json& j, ask_event& v) {
+  read_json(j, v, "event ask");
+}
 
-void read_json(const ::jr2rt::Json& j, [[maybe_unused]] ask_event& v, const ::jr2rt::Path& path) {
+void read_json(
+    const ::jr2rt::Json& j, [[maybe_unused]] ask_event& v, const ::jr2rt::Path& path) {
   ::jr2rt::CheckRecord(j, path, {"question"});
   ::jr2rt::ReadField(j, path, "question", v.question, true);
 }
@@ -88,9 +100,12 @@ void to_json(::jr2rt::Json& j, [[maybe_unused]] const confirm_event& v) {
   j = ::jr2rt::Json::object();
 }
 
-void from_json(const ::jr2rt::Json& j, confirm_event& v) { read_json(j, v, "event confirm"); }
+void from_json(const ::jr2rt::Json& j, confirm_event& v) {
+  read_json(j, v, "event confirm");
+}
 
-void read_json(const ::jr2rt::Json& j, [[maybe_unused]] confirm_event& v, const ::jr2rt::Path& path) {
+void read_json(
+    const ::jr2rt::Json& j, [[maybe_unused]] confirm_event& v, const ::jr2rt::Path& path) {
   ::jr2rt::CheckRecord(j, path, {});
 }
 
@@ -101,9 +116,12 @@ void to_json(::jr2rt::Json& j, [[maybe_unused]] const override_event& v) {
   j["reason"] = v.reason;
 }
 
-void from_json(const ::jr2rt::Json& j, override_event& v) { read_json(j, v, "event override"); }
+void from_json(const ::jr2rt::Json& j, override_event& v) {
+  read_json(j, v, "event override");
+}
 
-void read_json(const ::jr2rt::Json& j, [[maybe_unused]] override_event& v, const ::jr2rt::Path& path) {
+void read_json(
+    const ::jr2rt::Json& j, [[maybe_unused]] override_event& v, const ::jr2rt::Path& path) {
   ::jr2rt::CheckRecord(j, path, {"action", "reason"});
   ::jr2rt::ReadField(j, path, "action", v.action, true);
   ::jr2rt::CheckLiteral(v.action, {"ignore", "page", "ticket"}, path.field("action"));
@@ -116,9 +134,12 @@ void to_json(::jr2rt::Json& j, [[maybe_unused]] const rethink_event& v) {
   j["note"] = v.note;
 }
 
-void from_json(const ::jr2rt::Json& j, rethink_event& v) { read_json(j, v, "event rethink"); }
+void from_json(const ::jr2rt::Json& j, rethink_event& v) {
+  read_json(j, v, "event rethink");
+}
 
-void read_json(const ::jr2rt::Json& j, [[maybe_unused]] rethink_event& v, const ::jr2rt::Path& path) {
+void read_json(
+    const ::jr2rt::Json& j, [[maybe_unused]] rethink_event& v, const ::jr2rt::Path& path) {
   ::jr2rt::CheckRecord(j, path, {"note"});
   ::jr2rt::ReadField(j, path, "note", v.note, true);
 }
@@ -153,14 +174,17 @@ const ::jr2rt::TransitionInfo k_triage_machine_transitions[] = {
 };
 
 const ::jr2rt::MachineTables k_triage_machine_tables = {
-    k_triage_machine_states, 4, k_triage_machine_transitions, 7, k_triage_machine_sets, 0, 2, false};
+    k_triage_machine_states, 4, k_triage_machine_transitions, 7, k_triage_machine_sets, 0, 2,
+        false};
 
 }  // namespace
 
 triage_machine_machine::triage_machine_machine() : ::jr2rt::Statechart(k_triage_machine_tables) {}
 
 void triage_machine_machine::readInput(const ::jr2rt::Json& input, [[maybe_unused]] Context& ctx) {
-  if (!input.is_object()) throw ::jr2rt::SchemaError("input", "the input of `triage_machine` must be an object");
+  if (!input.is_object()) {
+    throw ::jr2rt::SchemaError("input", "the input of `triage_machine` must be an object");
+  }
   ::jr2rt::CheckFields(input, "input of triage_machine", {"alert"});
   ::jr2rt::ReadField(input, "input of triage_machine", "alert", ctx.alert, true);
 }
@@ -171,8 +195,10 @@ void triage_machine_machine::checkInput(const ::jr2rt::Json& input) const {
 }
 
 void triage_machine_machine::start(::jr2rt::MachineHost& host, const ::jr2rt::Json& input) {
+  // start() reads leniently: a worker's input is made from an item, which may carry more
+  // fields than the worker's records (checkInput is the strict check of a run's input).
   {
-    ::jr2rt::LenientFields lenient;  // an item may carry more fields
+    ::jr2rt::LenientFields lenient;
     readInput(input, ctx_);
   }
   // from alert_triage.jr2:78
@@ -198,34 +224,55 @@ int triage_machine_machine::eventId([[maybe_unused]] std::string_view name) cons
 
 std::vector<::jr2rt::EventSpec> triage_machine_machine::eventSpecs() const {
   return {
-      {"ask", ::jr2rt::EventSpec::Audience::kAgent, "You cannot decide: ask the on-call person, in one question.", {{"question", "string", true, "What you need to know."}, }},
-      {"confirm", ::jr2rt::EventSpec::Audience::kExternal, "Accept the agent's proposal as it stands.", {}},
-      {"override", ::jr2rt::EventSpec::Audience::kExternal, "Decide yourself instead of the agent.", {{"action", "\"ignore\" | \"page\" | \"ticket\"", true, ""}, {"reason", "string", true, "Why, in one sentence."}, }},
-      {"propose", ::jr2rt::EventSpec::Audience::kAgent, "Propose what to do with the alert.", {{"action", "\"ignore\" | \"page\" | \"ticket\"", true, "Page the on-call person now, file a ticket, or drop it."}, {"summary", "string", true, "What happened and why you chose this, in one or two sentences."}, {"owner", "string?", false, "The team that owns the code at fault, if you can tell."}, }},
-      {"rethink", ::jr2rt::EventSpec::Audience::kExternal, "Send the agent back to look again, with a note.", {{"note", "string", true, "What the agent missed."}, }},
+      {"ask", ::jr2rt::EventSpec::Audience::kAgent,
+          "You cannot decide: ask the on-call person, in one question.",
+          {{"question", "string", true, "What you need to know."}}},
+      {"confirm", ::jr2rt::EventSpec::Audience::kExternal,
+          "Accept the agent's proposal as it stands.",
+          {}},
+      {"override", ::jr2rt::EventSpec::Audience::kExternal,
+          "Decide yourself instead of the agent.",
+          {{"action", "\"ignore\" | \"page\" | \"ticket\"", true, ""},
+           {"reason", "string", true, "Why, in one sentence."}}},
+      {"propose", ::jr2rt::EventSpec::Audience::kAgent,
+          "Propose what to do with the alert.",
+          {{"action", "\"ignore\" | \"page\" | \"ticket\"", true,
+              "Page the on-call person now, file a ticket, or drop it."},
+           {"summary", "string", true, "What happened and why you chose this, in one or two "
+               "sentences."},
+           {"owner", "string?", false, "The team that owns the code at fault, if you can tell."}}},
+      {"rethink", ::jr2rt::EventSpec::Audience::kExternal,
+          "Send the agent back to look again, with a note.",
+          {{"note", "string", true, "What the agent missed."}}},
   };
 }
 
-void triage_machine_machine::checkPayload([[maybe_unused]] int event, [[maybe_unused]] const ::jr2rt::Json& payload) const {
+void triage_machine_machine::checkPayload(
+    [[maybe_unused]] int event, [[maybe_unused]] const ::jr2rt::Json& payload) const {
   switch (event) {
     case 0: {
-      [[maybe_unused]] const auto parsed = (payload.is_null() ? ::jr2rt::Json::object() : payload).get<ask_event>();
+      const ::jr2rt::Json& data = payload.is_null() ? ::jr2rt::Json::object() : payload;
+      [[maybe_unused]] const auto parsed = data.get<ask_event>();
       return;
     }
     case 1: {
-      [[maybe_unused]] const auto parsed = (payload.is_null() ? ::jr2rt::Json::object() : payload).get<confirm_event>();
+      const ::jr2rt::Json& data = payload.is_null() ? ::jr2rt::Json::object() : payload;
+      [[maybe_unused]] const auto parsed = data.get<confirm_event>();
       return;
     }
     case 2: {
-      [[maybe_unused]] const auto parsed = (payload.is_null() ? ::jr2rt::Json::object() : payload).get<override_event>();
+      const ::jr2rt::Json& data = payload.is_null() ? ::jr2rt::Json::object() : payload;
+      [[maybe_unused]] const auto parsed = data.get<override_event>();
       return;
     }
     case 3: {
-      [[maybe_unused]] const auto parsed = (payload.is_null() ? ::jr2rt::Json::object() : payload).get<propose_event>();
+      const ::jr2rt::Json& data = payload.is_null() ? ::jr2rt::Json::object() : payload;
+      [[maybe_unused]] const auto parsed = data.get<propose_event>();
       return;
     }
     case 4: {
-      [[maybe_unused]] const auto parsed = (payload.is_null() ? ::jr2rt::Json::object() : payload).get<rethink_event>();
+      const ::jr2rt::Json& data = payload.is_null() ? ::jr2rt::Json::object() : payload;
+      [[maybe_unused]] const auto parsed = data.get<rethink_event>();
       return;
     }
     default:
@@ -246,7 +293,10 @@ void triage_machine_machine::checkPayload([[maybe_unused]] int event, [[maybe_un
   context["question"] = ctx_.question;
   context["note"] = ctx_.note;
   context["verdict"] = ctx_.verdict;
-  return {{"machine", name()}, {"active", activeStates()}, {"done", isDone()}, {"context", context}};
+  return {{"machine", name()},
+          {"active", activeStates()},
+          {"done", isDone()},
+          {"context", context}};
 }
 
 void triage_machine_machine::restore(::jr2rt::MachineHost& host, const ::jr2rt::Json& snapshot) {
@@ -255,7 +305,9 @@ void triage_machine_machine::restore(::jr2rt::MachineHost& host, const ::jr2rt::
   if (context.contains("alert")) {
     ::jr2rt::ReadField(context, "context", "alert", ctx_.alert, false);
   } else {
-    throw ::jr2rt::NoLongerFits("the saved run of `triage_machine` has no value for the parameter `alert`, which has no default; it was saved by a version of the machine without it: give the parameter a default to restore it");
+    throw ::jr2rt::NoLongerFits("the saved run of `triage_machine` has no value for the parameter "
+        "`alert`, which has no default; it was saved by a version of the machine without it: give "
+        "the parameter a default to restore it");
   }
   if (context.contains("proposal")) {
     ::jr2rt::ReadField(context, "context", "proposal", ctx_.proposal, false);
@@ -277,8 +329,9 @@ void triage_machine_machine::restore(::jr2rt::MachineHost& host, const ::jr2rt::
   } else {  // from alert_triage.jr2:81
     ctx_.verdict = std::nullopt;
   }
-  setActive(host, snapshot.at("active").get<std::vector<std::string>>(), snapshot.at("done").get<bool>());
-  leaf_ = activeLeaf();
+  setActive(host, snapshot.at("active").get<std::vector<std::string>>(),
+            snapshot.at("done").get<bool>());
+            leaf_ = activeLeaf();
 }
 
 bool triage_machine_machine::guard(int transition, [[maybe_unused]] const ::jr2rt::Event& event) {
@@ -294,15 +347,25 @@ bool triage_machine_machine::guard(int transition, [[maybe_unused]] const ::jr2r
 void triage_machine_machine::act(int transition, [[maybe_unused]] const ::jr2rt::Event& event) {
   switch (transition) {
     case 0: {  // from alert_triage.jr2:92
-      [[maybe_unused]] const auto event_ = ::jr2rt::FromJson<propose_event>(event.data.is_null() ? ::jr2rt::Json::object() : event.data, "alert_triage.jr2:92:8");
+      [[maybe_unused]] const auto event_ = ::jr2rt::FromJson<propose_event>(
+          event.data.is_null() ? ::jr2rt::Json::object() : event.data, "alert_triage.jr2:92:8");
       // from alert_triage.jr2:93
-      ctx_.proposal = std::optional<Verdict>([&] { Verdict v_; v_.fingerprint = ctx_.alert.fingerprint; v_.action = event_.action; v_.summary = event_.summary; v_.owner = event_.owner; v_.decided_by = std::string("agent"); return v_; }());
+      ctx_.proposal = std::optional<Verdict>([&] {
+        Verdict v_;
+        v_.fingerprint = ctx_.alert.fingerprint;
+        v_.action = event_.action;
+        v_.summary = event_.summary;
+        v_.owner = event_.owner;
+        v_.decided_by = std::string("agent");
+        return v_;
+      }());
       // from alert_triage.jr2:100
       ctx_.question = std::nullopt;
       break;
     }
     case 1: {  // from alert_triage.jr2:102
-      [[maybe_unused]] const auto event_ = ::jr2rt::FromJson<ask_event>(event.data.is_null() ? ::jr2rt::Json::object() : event.data, "alert_triage.jr2:102:8");
+      [[maybe_unused]] const auto event_ = ::jr2rt::FromJson<ask_event>(
+          event.data.is_null() ? ::jr2rt::Json::object() : event.data, "alert_triage.jr2:102:8");
       // from alert_triage.jr2:103
       ctx_.proposal = std::nullopt;
       // from alert_triage.jr2:104
@@ -313,7 +376,8 @@ void triage_machine_machine::act(int transition, [[maybe_unused]] const ::jr2rt:
       // from alert_triage.jr2:108
       ctx_.proposal = std::nullopt;
       // from alert_triage.jr2:109
-      ctx_.question = std::optional<std::string>(std::string("The agent did not answer within 15 minutes. What should we do?"));
+      ctx_.question = std::optional<std::string>(std::string(
+          "The agent did not answer within 15 minutes. What should we do?"));
       break;
     }
     case 3: {  // from alert_triage.jr2:116
@@ -322,20 +386,40 @@ void triage_machine_machine::act(int transition, [[maybe_unused]] const ::jr2rt:
       break;
     }
     case 4: {  // from alert_triage.jr2:119
-      [[maybe_unused]] const auto event_ = ::jr2rt::FromJson<override_event>(event.data.is_null() ? ::jr2rt::Json::object() : event.data, "alert_triage.jr2:119:8");
+      [[maybe_unused]] const auto event_ = ::jr2rt::FromJson<override_event>(
+          event.data.is_null() ? ::jr2rt::Json::object() : event.data, "alert_triage.jr2:119:8");
       // from alert_triage.jr2:120
-      ctx_.verdict = std::optional<Verdict>([&] { Verdict v_; v_.fingerprint = ctx_.alert.fingerprint; v_.action = event_.action; v_.summary = event_.reason; v_.owner = std::nullopt; v_.decided_by = std::string("person"); return v_; }());
+      ctx_.verdict = std::optional<Verdict>([&] {
+        Verdict v_;
+        v_.fingerprint = ctx_.alert.fingerprint;
+        v_.action = event_.action;
+        v_.summary = event_.reason;
+        v_.owner = std::nullopt;
+        v_.decided_by = std::string("person");
+        return v_;
+      }());
       break;
     }
     case 5: {  // from alert_triage.jr2:128
-      [[maybe_unused]] const auto event_ = ::jr2rt::FromJson<rethink_event>(event.data.is_null() ? ::jr2rt::Json::object() : event.data, "alert_triage.jr2:128:8");
+      [[maybe_unused]] const auto event_ = ::jr2rt::FromJson<rethink_event>(
+          event.data.is_null() ? ::jr2rt::Json::object() : event.data, "alert_triage.jr2:128:8");
       // from alert_triage.jr2:129
       ctx_.note = std::optional<std::string>(event_.note);
       break;
     }
     case 6: {  // from alert_triage.jr2:132
       // from alert_triage.jr2:133
-      ctx_.verdict = std::optional<Verdict>([&] { Verdict v_; v_.fingerprint = ctx_.alert.fingerprint; v_.action = ((ctx_.alert.level == std::string("fatal")) ? std::string("page") : std::string("ticket")); v_.summary = (std::string("Nobody reviewed this alert within an hour: ") + ctx_.alert.title); v_.owner = std::nullopt; v_.decided_by = std::string("timeout"); return v_; }());
+      ctx_.verdict = std::optional<Verdict>([&] {
+        Verdict v_;
+        v_.fingerprint = ctx_.alert.fingerprint;
+        v_.action = ((ctx_.alert.level == std::string("fatal")) ? std::string("page")
+            : std::string("ticket"));
+        v_.summary = (std::string("Nobody reviewed this alert within an hour: ")
+            + ctx_.alert.title);
+        v_.owner = std::nullopt;
+        v_.decided_by = std::string("timeout");
+        return v_;
+      }());
       break;
     }
     default:
@@ -346,14 +430,27 @@ void triage_machine_machine::act(int transition, [[maybe_unused]] const ::jr2rt:
 void triage_machine_machine::enter(int state) {
   switch (state) {
     case 1: {  // investigate
+      // from alert_triage.jr2:86
       host().startInvoke({::jr2rt::InvokeSpec::Kind::kAgent, 0, "triager", "", "investigate",
-                          ::jr2rt::Json::object({{"prompt", ::jr2rt::Json(((((((((((std::string("Alert ") + ctx_.alert.fingerprint) + std::string(" (")) + ctx_.alert.level) + std::string("): ")) + ctx_.alert.title) + std::string("\nWhere: ")) + ::jr2rt::Coalesce(ctx_.alert.culprit, std::string("unknown"))) + std::string("\nSentry: ")) + ::jr2rt::Coalesce(ctx_.alert.url, std::string("no link"))) + ((::jr2rt::Json(ctx_.note) == ::jr2rt::Json(nullptr)) ? std::string("") : (std::string("\nThe on-call person says: ") + ::jr2rt::Unwrap(ctx_.note, "alert_triage.jr2:90:64")))))}, })});  // from alert_triage.jr2:86
+                          ::jr2rt::Json::object({{"prompt", ::jr2rt::Json(
+                              ((((((((((std::string("Alert ") + ctx_.alert.fingerprint)
+                              + std::string(" (")) + ctx_.alert.level) + std::string("): "))
+                              + ctx_.alert.title) + std::string("\nWhere: "))
+                              + ::jr2rt::Coalesce(ctx_.alert.culprit, std::string("unknown")))
+                              + std::string("\nSentry: ")) + ::jr2rt::Coalesce(ctx_.alert.url,
+                              std::string("no link"))) + ((::jr2rt::Json(
+                              ctx_.note) == ::jr2rt::Json(nullptr)) ? std::string("")
+                              : (std::string("\nThe on-call person says: ")
+                              + ::jr2rt::Unwrap(ctx_.note, "alert_triage.jr2:90:64")))))}, })});
       host().startTimer(0, ::jr2rt::Duration{900000});  // from alert_triage.jr2:107
       break;
     }
     case 2: {  // review
+      // from alert_triage.jr2:115
       host().startInvoke({::jr2rt::InvokeSpec::Kind::kGate, 1, "", "review", "review",
-                          ::jr2rt::Json::object({{"alert", ::jr2rt::Json(ctx_.alert)}, {"proposal", ::jr2rt::Json(ctx_.proposal)}, {"question", ::jr2rt::Json(ctx_.question)}, })});  // from alert_triage.jr2:115
+                          ::jr2rt::Json::object({{"alert", ::jr2rt::Json(ctx_.alert)},
+                              {"proposal", ::jr2rt::Json(ctx_.proposal)},
+                              {"question", ::jr2rt::Json(ctx_.question)}, })});
       host().startTimer(1, ::jr2rt::Duration{3600000});  // from alert_triage.jr2:132
       break;
     }
@@ -388,7 +485,8 @@ bool triage_machine_machine::dispatch([[maybe_unused]] const ::jr2rt::Event& eve
   }
   switch (leaf_) {
     case 1: {  // investigate
-      if (event.kind == ::jr2rt::Event::Kind::kExternal && event.id == 3) {  // from alert_triage.jr2:92
+      // from alert_triage.jr2:92
+      if (event.kind == ::jr2rt::Event::Kind::kExternal && event.id == 3) {
         exit(1);
         markActive(1, false);
         act(0, event);
@@ -397,7 +495,8 @@ bool triage_machine_machine::dispatch([[maybe_unused]] const ::jr2rt::Event& eve
         leaf_ = 2;
         return true;
       }
-      if (event.kind == ::jr2rt::Event::Kind::kExternal && event.id == 0) {  // from alert_triage.jr2:102
+      // from alert_triage.jr2:102
+      if (event.kind == ::jr2rt::Event::Kind::kExternal && event.id == 0) {
         exit(1);
         markActive(1, false);
         act(1, event);
@@ -406,7 +505,8 @@ bool triage_machine_machine::dispatch([[maybe_unused]] const ::jr2rt::Event& eve
         leaf_ = 2;
         return true;
       }
-      if (event.kind == ::jr2rt::Event::Kind::kTimer && event.id == 0) {  // from alert_triage.jr2:107
+      // from alert_triage.jr2:107
+      if (event.kind == ::jr2rt::Event::Kind::kTimer && event.id == 0) {
         exit(1);
         markActive(1, false);
         act(2, event);
@@ -418,7 +518,8 @@ bool triage_machine_machine::dispatch([[maybe_unused]] const ::jr2rt::Event& eve
       return false;
     }
     case 2: {  // review
-      if (event.kind == ::jr2rt::Event::Kind::kExternal && event.id == 1 && guard(3, event)) {  // from alert_triage.jr2:116
+      // from alert_triage.jr2:116
+      if (event.kind == ::jr2rt::Event::Kind::kExternal && event.id == 1 && guard(3, event)) {
         exit(2);
         markActive(2, false);
         act(3, event);
@@ -427,7 +528,8 @@ bool triage_machine_machine::dispatch([[maybe_unused]] const ::jr2rt::Event& eve
         markDone();
         return true;
       }
-      if (event.kind == ::jr2rt::Event::Kind::kExternal && event.id == 2) {  // from alert_triage.jr2:119
+      // from alert_triage.jr2:119
+      if (event.kind == ::jr2rt::Event::Kind::kExternal && event.id == 2) {
         exit(2);
         markActive(2, false);
         act(4, event);
@@ -436,7 +538,8 @@ bool triage_machine_machine::dispatch([[maybe_unused]] const ::jr2rt::Event& eve
         markDone();
         return true;
       }
-      if (event.kind == ::jr2rt::Event::Kind::kExternal && event.id == 4) {  // from alert_triage.jr2:128
+      // from alert_triage.jr2:128
+      if (event.kind == ::jr2rt::Event::Kind::kExternal && event.id == 4) {
         exit(2);
         markActive(2, false);
         act(5, event);
@@ -445,7 +548,8 @@ bool triage_machine_machine::dispatch([[maybe_unused]] const ::jr2rt::Event& eve
         leaf_ = 1;
         return true;
       }
-      if (event.kind == ::jr2rt::Event::Kind::kTimer && event.id == 1) {  // from alert_triage.jr2:132
+      // from alert_triage.jr2:132
+      if (event.kind == ::jr2rt::Event::Kind::kTimer && event.id == 1) {
         exit(2);
         markActive(2, false);
         act(6, event);
@@ -463,10 +567,79 @@ bool triage_machine_machine::dispatch([[maybe_unused]] const ::jr2rt::Event& eve
       return false;
   }
 }
-
-std::unique_ptr<::jr2rt::Machine> Make_triage_machine() { return std::make_unique<triage_machine_machine>(); }
+std::unique_ptr<::jr2rt::Machine> Make_triage_machine() {
+  return std::make_unique<triage_machine_machine>();
+}
 
 // ---- pool alerts_pool (from alert_triage.jr2:152) ----
+
+namespace alerts_pool_pool_fns {
+
+::jr2rt::Json parse_input_(const ::jr2rt::Json& given) {
+  if (!given.is_null() && !given.is_object()) {
+    throw ::jr2rt::SchemaError("input", "the input of `alerts_pool` must be an object");
+  }
+  ::jr2rt::Json input = given.is_null() ? ::jr2rt::Json::object() : given;
+  ::jr2rt::CheckFields(input, "input of alerts_pool", {});
+  return input;
+}
+
+::jr2rt::Json source_params_([[maybe_unused]] const ::jr2rt::Json& input) {
+  return ::jr2rt::Json::object();
+}
+
+::jr2rt::Json source_args_([[maybe_unused]] const ::jr2rt::Json& input) {
+  [[maybe_unused]] const ::jr2rt::Json source_ = source_params_(input);
+  return ::jr2rt::Json::object();
+}
+
+// from alert_triage.jr2:65: on sentry `issue.created`
+::jr2rt::Json hook0_(
+    [[maybe_unused]] const ::jr2rt::Json& payload, [[maybe_unused]] const ::jr2rt::Json& source_) {
+  return ::jr2rt::Json(::jr2rt::Json::object({{"fingerprint",
+      ::jr2rt::Member(::jr2rt::Member(::jr2rt::Member(payload, "data", "alert_triage.jr2:66:26"),
+      "issue", "alert_triage.jr2:66:31"), "id", "alert_triage.jr2:66:37")},
+      {"title", ::jr2rt::Member(::jr2rt::Member(::jr2rt::Member(payload, "data",
+      "alert_triage.jr2:67:20"), "issue", "alert_triage.jr2:67:25"), "title",
+      "alert_triage.jr2:67:31")}, {"level", ::jr2rt::Member(
+      ::jr2rt::Member(::jr2rt::Member(payload, "data", "alert_triage.jr2:68:20"), "issue",
+      "alert_triage.jr2:68:25"), "level", "alert_triage.jr2:68:31")},
+      {"culprit", ::jr2rt::Member(::jr2rt::Member(::jr2rt::Member(payload, "data",
+      "alert_triage.jr2:69:22"), "issue", "alert_triage.jr2:69:27"), "culprit",
+      "alert_triage.jr2:69:33")}, {"url", ::jr2rt::Member(
+      ::jr2rt::Member(::jr2rt::Member(payload, "data", "alert_triage.jr2:70:18"), "issue",
+      "alert_triage.jr2:70:23"), "web_url", "alert_triage.jr2:70:29")}, }));
+}
+
+// from alert_triage.jr2:72: on sentry `issue.resolved`
+::jr2rt::Json hook1_(
+    [[maybe_unused]] const ::jr2rt::Json& payload, [[maybe_unused]] const ::jr2rt::Json& source_) {
+  return ::jr2rt::Json(std::string("resolved alerts start nothing"));
+}
+
+// from alert_triage.jr2:73: on sentry `issue.ignored`
+::jr2rt::Json hook2_(
+    [[maybe_unused]] const ::jr2rt::Json& payload, [[maybe_unused]] const ::jr2rt::Json& source_) {
+  return ::jr2rt::Json(std::string("someone already chose to ignore this issue in Sentry"));
+}
+
+std::string item_id_(
+    [[maybe_unused]] const ::jr2rt::Json& item, [[maybe_unused]] const ::jr2rt::Json& input) {
+  // from alert_triage.jr2:154
+  return ::jr2rt::FromJson<std::string>(::jr2rt::Member(item, "fingerprint",
+      "alert_triage.jr2:154:17"), "alert_triage.jr2:154:12");
+}
+
+int64_t cap_([[maybe_unused]] const ::jr2rt::Json& input) {
+  // from alert_triage.jr2:155
+  return int64_t{4};
+}
+
+::jr2rt::Json item_input_(
+    [[maybe_unused]] const ::jr2rt::Json& item, [[maybe_unused]] const ::jr2rt::Json& input) {
+  return ::jr2rt::Json(::jr2rt::Json::object({{"alert", item}, }));
+}
+}  // namespace alerts_pool_pool_fns
 
 const ::jr2rt::PoolSpec& alerts_pool_pool() {
   static const ::jr2rt::PoolSpec spec = [] {
@@ -476,37 +649,21 @@ const ::jr2rt::PoolSpec& alerts_pool_pool() {
     s.dispatch = true;
     s.standing = true;
     s.reportFailures = false;
-    s.parseInput = [](const ::jr2rt::Json& given) {
-      if (!given.is_null() && !given.is_object()) throw ::jr2rt::SchemaError("input", "the input of `alerts_pool` must be an object");
-      ::jr2rt::Json input = given.is_null() ? ::jr2rt::Json::object() : given;
-      ::jr2rt::CheckFields(input, "input of alerts_pool", {});
-      return input;
-    };
+    s.parseInput = &alerts_pool_pool_fns::parse_input_;
     s.source.name = "sentry_alerts";
     s.source.form = ::jr2rt::SourceSpec::Form::kPush;
     s.source.hold = 1000;
-    s.source.args = []([[maybe_unused]] const ::jr2rt::Json& input) {
-      [[maybe_unused]] const ::jr2rt::Json source_ = ::jr2rt::Json::object();
-      return ::jr2rt::Json::object();
-    };
-    s.source.params = []([[maybe_unused]] const ::jr2rt::Json& input) -> ::jr2rt::Json {
-      return ::jr2rt::Json::object();
-    };
+    s.source.args = &alerts_pool_pool_fns::source_args_;
+    s.source.params = &alerts_pool_pool_fns::source_params_;
     s.source.hooks.push_back({"sentry", "issue.created", ::jr2rt::HookSpec::Verdict::kCarry,
-        []([[maybe_unused]] const ::jr2rt::Json& payload, [[maybe_unused]] const ::jr2rt::Json& source_) -> ::jr2rt::Json { return ::jr2rt::Json(::jr2rt::Json::object({{"fingerprint", ::jr2rt::Member(::jr2rt::Member(::jr2rt::Member(payload, "data", "alert_triage.jr2:66:26"), "issue", "alert_triage.jr2:66:31"), "id", "alert_triage.jr2:66:37")}, {"title", ::jr2rt::Member(::jr2rt::Member(::jr2rt::Member(payload, "data", "alert_triage.jr2:67:20"), "issue", "alert_triage.jr2:67:25"), "title", "alert_triage.jr2:67:31")}, {"level", ::jr2rt::Member(::jr2rt::Member(::jr2rt::Member(payload, "data", "alert_triage.jr2:68:20"), "issue", "alert_triage.jr2:68:25"), "level", "alert_triage.jr2:68:31")}, {"culprit", ::jr2rt::Member(::jr2rt::Member(::jr2rt::Member(payload, "data", "alert_triage.jr2:69:22"), "issue", "alert_triage.jr2:69:27"), "culprit", "alert_triage.jr2:69:33")}, {"url", ::jr2rt::Member(::jr2rt::Member(::jr2rt::Member(payload, "data", "alert_triage.jr2:70:18"), "issue", "alert_triage.jr2:70:23"), "web_url", "alert_triage.jr2:70:29")}, })); }});  // from alert_triage.jr2:65
+                              &alerts_pool_pool_fns::hook0_});  // from alert_triage.jr2:65
     s.source.hooks.push_back({"sentry", "issue.resolved", ::jr2rt::HookSpec::Verdict::kSkip,
-        []([[maybe_unused]] const ::jr2rt::Json& payload, [[maybe_unused]] const ::jr2rt::Json& source_) -> ::jr2rt::Json { return ::jr2rt::Json(std::string("resolved alerts start nothing")); }});  // from alert_triage.jr2:72
+                              &alerts_pool_pool_fns::hook1_});  // from alert_triage.jr2:72
     s.source.hooks.push_back({"sentry", "issue.ignored", ::jr2rt::HookSpec::Verdict::kSkip,
-        []([[maybe_unused]] const ::jr2rt::Json& payload, [[maybe_unused]] const ::jr2rt::Json& source_) -> ::jr2rt::Json { return ::jr2rt::Json(std::string("someone already chose to ignore this issue in Sentry")); }});  // from alert_triage.jr2:73
-    s.itemId = []([[maybe_unused]] const ::jr2rt::Json& item, [[maybe_unused]] const ::jr2rt::Json& input) {
-      return ::jr2rt::FromJson<std::string>(::jr2rt::Member(item, "fingerprint", "alert_triage.jr2:154:17"), "alert_triage.jr2:154:12");  // from alert_triage.jr2:154
-    };
-    s.cap = []([[maybe_unused]] const ::jr2rt::Json& input) -> int64_t {
-      return int64_t{4};  // from alert_triage.jr2:155
-    };
-    s.itemInput = []([[maybe_unused]] const ::jr2rt::Json& item, [[maybe_unused]] const ::jr2rt::Json& input) {
-      return ::jr2rt::Json(::jr2rt::Json::object({{"alert", item}, }));
-    };
+                              &alerts_pool_pool_fns::hook2_});  // from alert_triage.jr2:73
+    s.itemId = &alerts_pool_pool_fns::item_id_;
+    s.cap = &alerts_pool_pool_fns::cap_;
+    s.itemInput = &alerts_pool_pool_fns::item_input_;
     return s;
   }();
   return spec;
@@ -515,8 +672,10 @@ const ::jr2rt::PoolSpec& alerts_pool_pool() {
 void RegisterWorkflows([[maybe_unused]] ::jr2rt::Registry& registry) {
   registry.addMachine("triage_machine", &Make_triage_machine);
   registry.addPool(&alerts_pool_pool());
-  registry.addWorkflow({"triage", "alert_triage.jr2", &Make_triage_machine, nullptr});  // from alert_triage.jr2:148
-  registry.addWorkflow({"alerts", "alert_triage.jr2", nullptr, &alerts_pool_pool()});  // from alert_triage.jr2:159
+  // from alert_triage.jr2:148
+  registry.addWorkflow({"triage", "alert_triage.jr2", &Make_triage_machine, nullptr});
+  // from alert_triage.jr2:159
+  registry.addWorkflow({"alerts", "alert_triage.jr2", nullptr, &alerts_pool_pool()});
   registry.addModule("alert_triage.jr2", "8bdabaca7211aef5");
 }
 

@@ -16,9 +16,12 @@ void to_json(::jr2rt::Json& j, [[maybe_unused]] const Package& v) {
   j["needs"] = v.needs;
 }
 
-void from_json(const ::jr2rt::Json& j, Package& v) { read_json(j, v, "Package"); }
+void from_json(const ::jr2rt::Json& j, Package& v) {
+  read_json(j, v, "Package");
+}
 
-void read_json(const ::jr2rt::Json& j, [[maybe_unused]] Package& v, const ::jr2rt::Path& path) {
+void read_json(
+    const ::jr2rt::Json& j, [[maybe_unused]] Package& v, const ::jr2rt::Path& path) {
   ::jr2rt::CheckRecord(j, path, {"id", "path", "needs"});
   ::jr2rt::ReadField(j, path, "id", v.id, true);
   ::jr2rt::ReadField(j, path, "path", v.path, true);
@@ -33,9 +36,12 @@ void to_json(::jr2rt::Json& j, [[maybe_unused]] const Built& v) {
   j["tests"] = v.tests;
 }
 
-void from_json(const ::jr2rt::Json& j, Built& v) { read_json(j, v, "Built"); }
+void from_json(const ::jr2rt::Json& j, Built& v) {
+  read_json(j, v, "Built");
+}
 
-void read_json(const ::jr2rt::Json& j, [[maybe_unused]] Built& v, const ::jr2rt::Path& path) {
+void read_json(
+    const ::jr2rt::Json& j, [[maybe_unused]] Built& v, const ::jr2rt::Path& path) {
   ::jr2rt::CheckRecord(j, path, {"id", "attempts", "tests"});
   ::jr2rt::ReadField(j, path, "id", v.id, true);
   ::jr2rt::ReadField(j, path, "attempts", v.attempts, true);
@@ -47,9 +53,12 @@ void to_json(::jr2rt::Json& j, [[maybe_unused]] const packages_changed_event& v)
   j = ::jr2rt::Json::object();
 }
 
-void from_json(const ::jr2rt::Json& j, packages_changed_event& v) { read_json(j, v, "event packages_changed"); }
+void from_json(const ::jr2rt::Json& j, packages_changed_event& v) {
+  read_json(j, v, "event packages_changed");
+}
 
-void read_json(const ::jr2rt::Json& j, [[maybe_unused]] packages_changed_event& v, const ::jr2rt::Path& path) {
+void read_json(
+    const ::jr2rt::Json& j, [[maybe_unused]] packages_changed_event& v, const ::jr2rt::Path& path) {
   ::jr2rt::CheckRecord(j, path, {});
 }
 
@@ -93,7 +102,9 @@ const ::jr2rt::MachineTables k_build_package_tables = {
 build_package_machine::build_package_machine() : ::jr2rt::Statechart(k_build_package_tables) {}
 
 void build_package_machine::readInput(const ::jr2rt::Json& input, [[maybe_unused]] Context& ctx) {
-  if (!input.is_object()) throw ::jr2rt::SchemaError("input", "the input of `build_package` must be an object");
+  if (!input.is_object()) {
+    throw ::jr2rt::SchemaError("input", "the input of `build_package` must be an object");
+  }
   ::jr2rt::CheckFields(input, "input of build_package", {"package", "profile", "retries"});
   ::jr2rt::ReadField(input, "input of build_package", "package", ctx.package, true);
   ctx.profile = std::string("Release");
@@ -108,8 +119,10 @@ void build_package_machine::checkInput(const ::jr2rt::Json& input) const {
 }
 
 void build_package_machine::start(::jr2rt::MachineHost& host, const ::jr2rt::Json& input) {
+  // start() reads leniently: a worker's input is made from an item, which may carry more
+  // fields than the worker's records (checkInput is the strict check of a run's input).
   {
-    ::jr2rt::LenientFields lenient;  // an item may carry more fields
+    ::jr2rt::LenientFields lenient;
     readInput(input, ctx_);
   }
   // from build_matrix.jr2:42
@@ -129,7 +142,8 @@ std::vector<::jr2rt::EventSpec> build_package_machine::eventSpecs() const {
   };
 }
 
-void build_package_machine::checkPayload([[maybe_unused]] int event, [[maybe_unused]] const ::jr2rt::Json& payload) const {
+void build_package_machine::checkPayload(
+    [[maybe_unused]] int event, [[maybe_unused]] const ::jr2rt::Json& payload) const {
   switch (event) {
     default:
       return;
@@ -139,7 +153,13 @@ void build_package_machine::checkPayload([[maybe_unused]] int event, [[maybe_unu
 ::jr2rt::Json build_package_machine::output() const {
   if (!isDone()) return nullptr;
   // from build_matrix.jr2:91
-  return ::jr2rt::Json([&] { Built v_; v_.id = ctx_.package.id; v_.attempts = ctx_.attempts; v_.tests = ctx_.tests; return v_; }());
+  return ::jr2rt::Json([&] {
+    Built v_;
+    v_.id = ctx_.package.id;
+    v_.attempts = ctx_.attempts;
+    v_.tests = ctx_.tests;
+    return v_;
+  }());
 }
 
 ::jr2rt::Json build_package_machine::snapshot() const {
@@ -149,7 +169,10 @@ void build_package_machine::checkPayload([[maybe_unused]] int event, [[maybe_unu
   context["retries"] = ctx_.retries;
   context["attempts"] = ctx_.attempts;
   context["tests"] = ctx_.tests;
-  return {{"machine", name()}, {"active", activeStates()}, {"done", isDone()}, {"context", context}};
+  return {{"machine", name()},
+          {"active", activeStates()},
+          {"done", isDone()},
+          {"context", context}};
 }
 
 void build_package_machine::restore(::jr2rt::MachineHost& host, const ::jr2rt::Json& snapshot) {
@@ -158,7 +181,9 @@ void build_package_machine::restore(::jr2rt::MachineHost& host, const ::jr2rt::J
   if (context.contains("package")) {
     ::jr2rt::ReadField(context, "context", "package", ctx_.package, false);
   } else {
-    throw ::jr2rt::NoLongerFits("the saved run of `build_package` has no value for the parameter `package`, which has no default; it was saved by a version of the machine without it: give the parameter a default to restore it");
+    throw ::jr2rt::NoLongerFits("the saved run of `build_package` has no value for the parameter "
+        "`package`, which has no default; it was saved by a version of the machine without it: "
+        "give the parameter a default to restore it");
   }
   if (context.contains("profile")) {
     ::jr2rt::ReadField(context, "context", "profile", ctx_.profile, false);
@@ -180,8 +205,9 @@ void build_package_machine::restore(::jr2rt::MachineHost& host, const ::jr2rt::J
   } else {  // from build_matrix.jr2:43
     ctx_.tests = std::string("");
   }
-  setActive(host, snapshot.at("active").get<std::vector<std::string>>(), snapshot.at("done").get<bool>());
-  leaf_ = activeLeaf();
+  setActive(host, snapshot.at("active").get<std::vector<std::string>>(),
+            snapshot.at("done").get<bool>());
+            leaf_ = activeLeaf();
 }
 
 bool build_package_machine::guard(int transition, [[maybe_unused]] const ::jr2rt::Event& event) {
@@ -199,31 +225,44 @@ void build_package_machine::act(int transition, [[maybe_unused]] const ::jr2rt::
   switch (transition) {
     case 0: {  // from build_matrix.jr2:83
       // from build_matrix.jr2:84
-      throw ::jr2rt::Failure(((std::string("`") + ctx_.package.id) + std::string("` took more than 90 minutes to build and test")), nullptr);
+      throw ::jr2rt::Failure(((std::string("`") + ctx_.package.id)
+          + std::string("` took more than 90 minutes to build and test")), nullptr);
       break;
     }
     case 2: {  // from build_matrix.jr2:57
       [[maybe_unused]] const ::jr2rt::Json error_ = event.data;
       // from build_matrix.jr2:58
-      host().log(::jr2rt::Json(((((std::string("`") + ctx_.package.id) + std::string("` failed to build (")) + ::jr2rt::FromJson<std::string>(::jr2rt::Member(error_, "reason", "build_matrix.jr2:58:62"), "build_matrix.jr2:58:56")) + std::string("); trying again"))));
+      host().log(::jr2rt::Json(((((std::string("`") + ctx_.package.id)
+          + std::string("` failed to build (")) + ::jr2rt::FromJson<std::string>(
+          ::jr2rt::Member(error_, "reason", "build_matrix.jr2:58:62"), "build_matrix.jr2:58:56"))
+          + std::string("); trying again"))));
       break;
     }
     case 3: {  // from build_matrix.jr2:60
       [[maybe_unused]] const ::jr2rt::Json error_ = event.data;
       // from build_matrix.jr2:61
-      throw ::jr2rt::Failure((((std::string("`") + ctx_.package.id) + std::string("` does not build: ")) + ::jr2rt::FromJson<std::string>(::jr2rt::Member(error_, "reason", "build_matrix.jr2:61:62"), "build_matrix.jr2:61:56")), ::jr2rt::Member(error_, "detail", "build_matrix.jr2:61:76"));
+      throw ::jr2rt::Failure((((std::string("`") + ctx_.package.id)
+          + std::string("` does not build: ")) + ::jr2rt::FromJson<std::string>(
+          ::jr2rt::Member(error_, "reason", "build_matrix.jr2:61:62"), "build_matrix.jr2:61:56")),
+          ::jr2rt::Member(error_, "detail", "build_matrix.jr2:61:76"));
       break;
     }
     case 5: {  // from build_matrix.jr2:75
-      [[maybe_unused]] const ::jr2rt::Json done_ = ::jr2rt::Json::object({{"output", event.data}});
+      [[maybe_unused]] const ::jr2rt::Json done_ =
+          ::jr2rt::Json::object({{"output", event.data}});
       // from build_matrix.jr2:76
-      ctx_.tests = ::jr2rt::FromJson<std::string>(::jr2rt::Member(::jr2rt::Member(done_, "output", "build_matrix.jr2:76:27"), "stdout", "build_matrix.jr2:76:34"), "build_matrix.jr2:76:17");
+      ctx_.tests = ::jr2rt::FromJson<std::string>(::jr2rt::Member(
+          ::jr2rt::Member(done_, "output", "build_matrix.jr2:76:27"), "stdout",
+          "build_matrix.jr2:76:34"), "build_matrix.jr2:76:17");
       break;
     }
     case 6: {  // from build_matrix.jr2:78
       [[maybe_unused]] const ::jr2rt::Json error_ = event.data;
       // from build_matrix.jr2:79
-      throw ::jr2rt::Failure((((std::string("`") + ctx_.package.id) + std::string("` fails its tests: ")) + ::jr2rt::FromJson<std::string>(::jr2rt::Member(error_, "reason", "build_matrix.jr2:79:63"), "build_matrix.jr2:79:57")), ::jr2rt::Member(error_, "detail", "build_matrix.jr2:79:77"));
+      throw ::jr2rt::Failure((((std::string("`") + ctx_.package.id)
+          + std::string("` fails its tests: ")) + ::jr2rt::FromJson<std::string>(
+          ::jr2rt::Member(error_, "reason", "build_matrix.jr2:79:63"), "build_matrix.jr2:79:57")),
+          ::jr2rt::Member(error_, "detail", "build_matrix.jr2:79:77"));
       break;
     }
     default:
@@ -240,8 +279,14 @@ void build_package_machine::enter(int state) {
     case 2: {  // work.build
       // from build_matrix.jr2:48
       ctx_.attempts = ::jr2rt::Add(ctx_.attempts, int64_t{1}, "build_matrix.jr2:48:29");
+      // from build_matrix.jr2:50
       host().startInvoke({::jr2rt::InvokeSpec::Kind::kStd, 0, "std.command", "build", "work.build",
-                          ::jr2rt::Json::object({{"spec", ::jr2rt::Json(::jr2rt::Json::object({{"argv", ::jr2rt::Json(std::vector<std::string>{std::string("cmake"), std::string("--build"), (std::string("build/") + ctx_.package.id), std::string("--config"), ctx_.profile})}, {"cwd", ::jr2rt::Json(ctx_.package.path)}, {"timeout", ::jr2rt::Json(::jr2rt::Duration{1200000})}, }))}, })});  // from build_matrix.jr2:50
+                          ::jr2rt::Json::object({{"spec", ::jr2rt::Json(
+                              ::jr2rt::Json::object({{"argv", ::jr2rt::Json(
+                              std::vector<std::string>{std::string("cmake"), std::string("--build"),
+                              (std::string("build/") + ctx_.package.id), std::string("--config"),
+                              ctx_.profile})}, {"cwd", ::jr2rt::Json(ctx_.package.path)},
+                              {"timeout", ::jr2rt::Json(::jr2rt::Duration{1200000})}, }))}, })});
       break;
     }
     case 3: {  // work.cool_down
@@ -249,8 +294,16 @@ void build_package_machine::enter(int state) {
       break;
     }
     case 4: {  // work.test
-      host().startInvoke({::jr2rt::InvokeSpec::Kind::kStd, 1, "std.command", "run_tests", "work.test",
-                          ::jr2rt::Json::object({{"spec", ::jr2rt::Json(::jr2rt::Json::object({{"argv", ::jr2rt::Json(std::vector<std::string>{std::string("ctest"), std::string("--test-dir"), (std::string("build/") + ctx_.package.id), std::string("--output-on-failure")})}, {"cwd", ::jr2rt::Json(ctx_.package.path)}, {"timeout", ::jr2rt::Json(::jr2rt::Duration{1800000})}, }))}, })});  // from build_matrix.jr2:70
+      // from build_matrix.jr2:70
+      host().startInvoke({::jr2rt::InvokeSpec::Kind::kStd, 1, "std.command", "run_tests",
+          "work.test",
+                          ::jr2rt::Json::object({{"spec", ::jr2rt::Json(
+                              ::jr2rt::Json::object({{"argv", ::jr2rt::Json(
+                              std::vector<std::string>{std::string("ctest"),
+                              std::string("--test-dir"), (std::string("build/") + ctx_.package.id),
+                              std::string("--output-on-failure")})},
+                              {"cwd", ::jr2rt::Json(ctx_.package.path)},
+                              {"timeout", ::jr2rt::Json(::jr2rt::Duration{1800000})}, }))}, })});
       break;
     }
     default:
@@ -290,7 +343,8 @@ bool build_package_machine::dispatch([[maybe_unused]] const ::jr2rt::Event& even
   }
   switch (leaf_) {
     case 2: {  // work.build
-      if (event.kind == ::jr2rt::Event::Kind::kDone && event.id == 0) {  // from build_matrix.jr2:55
+      // from build_matrix.jr2:55
+      if (event.kind == ::jr2rt::Event::Kind::kDone && event.id == 0) {
         exit(2);
         markActive(2, false);
         markActive(4, true);
@@ -298,7 +352,8 @@ bool build_package_machine::dispatch([[maybe_unused]] const ::jr2rt::Event& even
         leaf_ = 4;
         return true;
       }
-      if (event.kind == ::jr2rt::Event::Kind::kError && event.id == 0 && guard(2, event)) {  // from build_matrix.jr2:57
+      // from build_matrix.jr2:57
+      if (event.kind == ::jr2rt::Event::Kind::kError && event.id == 0 && guard(2, event)) {
         exit(2);
         markActive(2, false);
         act(2, event);
@@ -307,7 +362,8 @@ bool build_package_machine::dispatch([[maybe_unused]] const ::jr2rt::Event& even
         leaf_ = 3;
         return true;
       }
-      if (event.kind == ::jr2rt::Event::Kind::kError && event.id == 0) {  // from build_matrix.jr2:60
+      // from build_matrix.jr2:60
+      if (event.kind == ::jr2rt::Event::Kind::kError && event.id == 0) {
         exit(2);
         markActive(2, false);
         exit(1);
@@ -318,7 +374,8 @@ bool build_package_machine::dispatch([[maybe_unused]] const ::jr2rt::Event& even
         markDone();
         return true;
       }
-      if (event.kind == ::jr2rt::Event::Kind::kTimer && event.id == 0) {  // from build_matrix.jr2:83
+      // from build_matrix.jr2:83
+      if (event.kind == ::jr2rt::Event::Kind::kTimer && event.id == 0) {
         exit(2);
         markActive(2, false);
         exit(1);
@@ -332,7 +389,8 @@ bool build_package_machine::dispatch([[maybe_unused]] const ::jr2rt::Event& even
       return false;
     }
     case 3: {  // work.cool_down
-      if (event.kind == ::jr2rt::Event::Kind::kTimer && event.id == 1) {  // from build_matrix.jr2:66
+      // from build_matrix.jr2:66
+      if (event.kind == ::jr2rt::Event::Kind::kTimer && event.id == 1) {
         exit(3);
         markActive(3, false);
         markActive(2, true);
@@ -340,7 +398,8 @@ bool build_package_machine::dispatch([[maybe_unused]] const ::jr2rt::Event& even
         leaf_ = 2;
         return true;
       }
-      if (event.kind == ::jr2rt::Event::Kind::kTimer && event.id == 0) {  // from build_matrix.jr2:83
+      // from build_matrix.jr2:83
+      if (event.kind == ::jr2rt::Event::Kind::kTimer && event.id == 0) {
         exit(3);
         markActive(3, false);
         exit(1);
@@ -354,7 +413,8 @@ bool build_package_machine::dispatch([[maybe_unused]] const ::jr2rt::Event& even
       return false;
     }
     case 4: {  // work.test
-      if (event.kind == ::jr2rt::Event::Kind::kDone && event.id == 1) {  // from build_matrix.jr2:75
+      // from build_matrix.jr2:75
+      if (event.kind == ::jr2rt::Event::Kind::kDone && event.id == 1) {
         exit(4);
         markActive(4, false);
         exit(1);
@@ -365,7 +425,8 @@ bool build_package_machine::dispatch([[maybe_unused]] const ::jr2rt::Event& even
         markDone();
         return true;
       }
-      if (event.kind == ::jr2rt::Event::Kind::kError && event.id == 1) {  // from build_matrix.jr2:78
+      // from build_matrix.jr2:78
+      if (event.kind == ::jr2rt::Event::Kind::kError && event.id == 1) {
         exit(4);
         markActive(4, false);
         exit(1);
@@ -376,7 +437,8 @@ bool build_package_machine::dispatch([[maybe_unused]] const ::jr2rt::Event& even
         markDone();
         return true;
       }
-      if (event.kind == ::jr2rt::Event::Kind::kTimer && event.id == 0) {  // from build_matrix.jr2:83
+      // from build_matrix.jr2:83
+      if (event.kind == ::jr2rt::Event::Kind::kTimer && event.id == 0) {
         exit(4);
         markActive(4, false);
         exit(1);
@@ -399,10 +461,89 @@ bool build_package_machine::dispatch([[maybe_unused]] const ::jr2rt::Event& even
       return false;
   }
 }
-
-std::unique_ptr<::jr2rt::Machine> Make_build_package() { return std::make_unique<build_package_machine>(); }
+std::unique_ptr<::jr2rt::Machine> Make_build_package() {
+  return std::make_unique<build_package_machine>();
+}
 
 // ---- pool matrix (from build_matrix.jr2:97) ----
+
+namespace matrix_pool_fns {
+
+::jr2rt::Json parse_input_(const ::jr2rt::Json& given) {
+  if (!given.is_null() && !given.is_object()) {
+    throw ::jr2rt::SchemaError("input", "the input of `matrix` must be an object");
+  }
+  ::jr2rt::Json input = given.is_null() ? ::jr2rt::Json::object() : given;
+  ::jr2rt::CheckFields(input, "input of matrix", {"jobs", "profile", "retries", "file"});
+  if (!input.contains("jobs") || input["jobs"].is_null()) {
+    input["jobs"] = ::jr2rt::Json(int64_t{4});
+  }
+  {
+    int64_t check{};
+    ::jr2rt::ReadField(input, "input of matrix", "jobs", check, false);
+  }
+  if (!input.contains("profile") || input["profile"].is_null()) {
+    input["profile"] = ::jr2rt::Json(std::string("Release"));
+  }
+  {
+    std::string check{};
+    ::jr2rt::ReadField(input, "input of matrix", "profile", check, false);
+  }
+  if (!input.contains("retries") || input["retries"].is_null()) {
+    input["retries"] = ::jr2rt::Json(int64_t{1});
+  }
+  {
+    int64_t check{};
+    ::jr2rt::ReadField(input, "input of matrix", "retries", check, false);
+  }
+  if (!input.contains("file") || input["file"].is_null()) {
+    input["file"] = ::jr2rt::Json(std::string("samples/packages.json"));
+  }
+  {
+    std::string check{};
+    ::jr2rt::ReadField(input, "input of matrix", "file", check, false);
+  }
+  return input;
+}
+
+::jr2rt::Json source_params_([[maybe_unused]] const ::jr2rt::Json& input) {
+  return ::jr2rt::Json::object({{"file", ::jr2rt::Json(
+      ::jr2rt::FromJson<std::string>(::jr2rt::Member(input, "file", "build_matrix.jr2:103:26"),
+      "build_matrix.jr2:103:20"))}, });
+}
+
+::jr2rt::Json source_args_([[maybe_unused]] const ::jr2rt::Json& input) {
+  [[maybe_unused]] const ::jr2rt::Json source_ = source_params_(input);
+  return ::jr2rt::Json::object({{"path", ::jr2rt::Json(
+      ::jr2rt::FromJson<std::string>(::jr2rt::Member(source_, "file", "build_matrix.jr2:33:17"),
+      "build_matrix.jr2:34:21"))}, });
+}
+
+void check_wake_(const ::jr2rt::Json& payload) {
+  const ::jr2rt::Json& data = payload.is_null() ? ::jr2rt::Json::object() : payload;
+  [[maybe_unused]] const auto parsed = data.get<packages_changed_event>();
+}
+
+std::string item_id_(
+    [[maybe_unused]] const ::jr2rt::Json& item, [[maybe_unused]] const ::jr2rt::Json& input) {
+  // from build_matrix.jr2:104
+  return ::jr2rt::FromJson<std::string>(::jr2rt::Member(item, "id", "build_matrix.jr2:104:17"),
+      "build_matrix.jr2:104:12");
+}
+
+int64_t cap_([[maybe_unused]] const ::jr2rt::Json& input) {
+  // from build_matrix.jr2:105
+  return ::jr2rt::FromJson<int64_t>(::jr2rt::Member(input, "jobs", "build_matrix.jr2:105:14"),
+      "build_matrix.jr2:105:8");
+}
+
+::jr2rt::Json item_input_(
+    [[maybe_unused]] const ::jr2rt::Json& item, [[maybe_unused]] const ::jr2rt::Json& input) {
+  return ::jr2rt::Json(::jr2rt::Json::object({{"package", item},
+      {"profile", ::jr2rt::Member(input, "profile", "build_matrix.jr2:106:47")},
+      {"retries", ::jr2rt::Member(input, "retries", "build_matrix.jr2:106:71")}, }));
+}
+}  // namespace matrix_pool_fns
 
 const ::jr2rt::PoolSpec& matrix_pool() {
   static const ::jr2rt::PoolSpec spec = [] {
@@ -413,45 +554,21 @@ const ::jr2rt::PoolSpec& matrix_pool() {
     s.standing = false;
     s.reportFailures = true;
     s.makeWorker = &Make_build_package;
-    s.parseInput = [](const ::jr2rt::Json& given) {
-      if (!given.is_null() && !given.is_object()) throw ::jr2rt::SchemaError("input", "the input of `matrix` must be an object");
-      ::jr2rt::Json input = given.is_null() ? ::jr2rt::Json::object() : given;
-      ::jr2rt::CheckFields(input, "input of matrix", {"jobs", "profile", "retries", "file"});
-      if (!input.contains("jobs") || input["jobs"].is_null()) input["jobs"] = ::jr2rt::Json(int64_t{4});
-      { int64_t check{}; ::jr2rt::ReadField(input, "input of matrix", "jobs", check, false); }
-      if (!input.contains("profile") || input["profile"].is_null()) input["profile"] = ::jr2rt::Json(std::string("Release"));
-      { std::string check{}; ::jr2rt::ReadField(input, "input of matrix", "profile", check, false); }
-      if (!input.contains("retries") || input["retries"].is_null()) input["retries"] = ::jr2rt::Json(int64_t{1});
-      { int64_t check{}; ::jr2rt::ReadField(input, "input of matrix", "retries", check, false); }
-      if (!input.contains("file") || input["file"].is_null()) input["file"] = ::jr2rt::Json(std::string("samples/packages.json"));
-      { std::string check{}; ::jr2rt::ReadField(input, "input of matrix", "file", check, false); }
-      return input;
-    };
+    s.parseInput = &matrix_pool_fns::parse_input_;
     s.source.name = "packages";
     s.source.form = ::jr2rt::SourceSpec::Form::kNext;
     s.source.function = "std.backlog";
     s.source.wake = "packages_changed";
-    s.source.wakeSpec = {"packages_changed", ::jr2rt::EventSpec::Audience::kExternal, "The package list changed. Look for packages that are ready again.", {}};
-    s.source.checkWake = [](const ::jr2rt::Json& payload) {
-      [[maybe_unused]] const auto parsed = (payload.is_null() ? ::jr2rt::Json::object() : payload).get<packages_changed_event>();
-    };
+    s.source.wakeSpec = {"packages_changed", ::jr2rt::EventSpec::Audience::kExternal,
+        "The package list changed. Look for packages that are ready again.",
+        {}};
+    s.source.checkWake = &matrix_pool_fns::check_wake_;
     s.source.pollEveryMs = 60000;
-    s.source.args = []([[maybe_unused]] const ::jr2rt::Json& input) {
-      [[maybe_unused]] const ::jr2rt::Json source_ = ::jr2rt::Json::object({{"file", ::jr2rt::Json(::jr2rt::FromJson<std::string>(::jr2rt::Member(input, "file", "build_matrix.jr2:103:26"), "build_matrix.jr2:103:20"))}, });
-      return ::jr2rt::Json::object({{"path", ::jr2rt::Json(::jr2rt::FromJson<std::string>(::jr2rt::Member(source_, "file", "build_matrix.jr2:33:17"), "build_matrix.jr2:34:21"))}, });
-    };
-    s.source.params = []([[maybe_unused]] const ::jr2rt::Json& input) -> ::jr2rt::Json {
-      return ::jr2rt::Json::object({{"file", ::jr2rt::Json(::jr2rt::FromJson<std::string>(::jr2rt::Member(input, "file", "build_matrix.jr2:103:26"), "build_matrix.jr2:103:20"))}, });
-    };
-    s.itemId = []([[maybe_unused]] const ::jr2rt::Json& item, [[maybe_unused]] const ::jr2rt::Json& input) {
-      return ::jr2rt::FromJson<std::string>(::jr2rt::Member(item, "id", "build_matrix.jr2:104:17"), "build_matrix.jr2:104:12");  // from build_matrix.jr2:104
-    };
-    s.cap = []([[maybe_unused]] const ::jr2rt::Json& input) -> int64_t {
-      return ::jr2rt::FromJson<int64_t>(::jr2rt::Member(input, "jobs", "build_matrix.jr2:105:14"), "build_matrix.jr2:105:8");  // from build_matrix.jr2:105
-    };
-    s.itemInput = []([[maybe_unused]] const ::jr2rt::Json& item, [[maybe_unused]] const ::jr2rt::Json& input) {
-      return ::jr2rt::Json(::jr2rt::Json::object({{"package", item}, {"profile", ::jr2rt::Member(input, "profile", "build_matrix.jr2:106:47")}, {"retries", ::jr2rt::Member(input, "retries", "build_matrix.jr2:106:71")}, }));
-    };
+    s.source.args = &matrix_pool_fns::source_args_;
+    s.source.params = &matrix_pool_fns::source_params_;
+    s.itemId = &matrix_pool_fns::item_id_;
+    s.cap = &matrix_pool_fns::cap_;
+    s.itemInput = &matrix_pool_fns::item_input_;
     return s;
   }();
   return spec;
@@ -460,7 +577,8 @@ const ::jr2rt::PoolSpec& matrix_pool() {
 void RegisterWorkflows([[maybe_unused]] ::jr2rt::Registry& registry) {
   registry.addMachine("build_package", &Make_build_package);
   registry.addPool(&matrix_pool());
-  registry.addWorkflow({"build_matrix", "build_matrix.jr2", nullptr, &matrix_pool()});  // from build_matrix.jr2:110
+  // from build_matrix.jr2:110
+  registry.addWorkflow({"build_matrix", "build_matrix.jr2", nullptr, &matrix_pool()});
   registry.addModule("build_matrix.jr2", "e05a2d9fce7cc619");
 }
 

@@ -16,9 +16,12 @@ void to_json(::jr2rt::Json& j, [[maybe_unused]] const Ticket& v) {
   j["needs"] = v.needs;
 }
 
-void from_json(const ::jr2rt::Json& j, Ticket& v) { read_json(j, v, "Ticket"); }
+void from_json(const ::jr2rt::Json& j, Ticket& v) {
+  read_json(j, v, "Ticket");
+}
 
-void read_json(const ::jr2rt::Json& j, [[maybe_unused]] Ticket& v, const ::jr2rt::Path& path) {
+void read_json(
+    const ::jr2rt::Json& j, [[maybe_unused]] Ticket& v, const ::jr2rt::Path& path) {
   ::jr2rt::CheckRecord(j, path, {"id", "title", "needs"});
   ::jr2rt::ReadField(j, path, "id", v.id, true);
   ::jr2rt::ReadField(j, path, "title", v.title, true);
@@ -33,9 +36,12 @@ void to_json(::jr2rt::Json& j, [[maybe_unused]] const Outcome& v) {
   j["reason"] = v.reason;
 }
 
-void from_json(const ::jr2rt::Json& j, Outcome& v) { read_json(j, v, "Outcome"); }
+void from_json(const ::jr2rt::Json& j, Outcome& v) {
+  read_json(j, v, "Outcome");
+}
 
-void read_json(const ::jr2rt::Json& j, [[maybe_unused]] Outcome& v, const ::jr2rt::Path& path) {
+void read_json(
+    const ::jr2rt::Json& j, [[maybe_unused]] Outcome& v, const ::jr2rt::Path& path) {
   ::jr2rt::CheckRecord(j, path, {"id", "outcome", "reason"});
   ::jr2rt::ReadField(j, path, "id", v.id, true);
   ::jr2rt::ReadField(j, path, "outcome", v.outcome, true);
@@ -48,9 +54,12 @@ void to_json(::jr2rt::Json& j, [[maybe_unused]] const tickets_changed_event& v) 
   j = ::jr2rt::Json::object();
 }
 
-void from_json(const ::jr2rt::Json& j, tickets_changed_event& v) { read_json(j, v, "event tickets_changed"); }
+void from_json(const ::jr2rt::Json& j, tickets_changed_event& v) {
+  read_json(j, v, "event tickets_changed");
+}
 
-void read_json(const ::jr2rt::Json& j, [[maybe_unused]] tickets_changed_event& v, const ::jr2rt::Path& path) {
+void read_json(
+    const ::jr2rt::Json& j, [[maybe_unused]] tickets_changed_event& v, const ::jr2rt::Path& path) {
   ::jr2rt::CheckRecord(j, path, {});
 }
 
@@ -59,9 +68,12 @@ void to_json(::jr2rt::Json& j, [[maybe_unused]] const approve_event& v) {
   j = ::jr2rt::Json::object();
 }
 
-void from_json(const ::jr2rt::Json& j, approve_event& v) { read_json(j, v, "event approve"); }
+void from_json(const ::jr2rt::Json& j, approve_event& v) {
+  read_json(j, v, "event approve");
+}
 
-void read_json(const ::jr2rt::Json& j, [[maybe_unused]] approve_event& v, const ::jr2rt::Path& path) {
+void read_json(
+    const ::jr2rt::Json& j, [[maybe_unused]] approve_event& v, const ::jr2rt::Path& path) {
   ::jr2rt::CheckRecord(j, path, {});
 }
 
@@ -71,9 +83,12 @@ void to_json(::jr2rt::Json& j, [[maybe_unused]] const reject_event& v) {
   j["reason"] = v.reason;
 }
 
-void from_json(const ::jr2rt::Json& j, reject_event& v) { read_json(j, v, "event reject"); }
+void from_json(const ::jr2rt::Json& j, reject_event& v) {
+  read_json(j, v, "event reject");
+}
 
-void read_json(const ::jr2rt::Json& j, [[maybe_unused]] reject_event& v, const ::jr2rt::Path& path) {
+void read_json(
+    const ::jr2rt::Json& j, [[maybe_unused]] reject_event& v, const ::jr2rt::Path& path) {
   ::jr2rt::CheckRecord(j, path, {"reason"});
   ::jr2rt::ReadField(j, path, "reason", v.reason, true);
 }
@@ -109,7 +124,9 @@ const ::jr2rt::MachineTables k_review_tables = {
 review_machine::review_machine() : ::jr2rt::Statechart(k_review_tables) {}
 
 void review_machine::readInput(const ::jr2rt::Json& input, [[maybe_unused]] Context& ctx) {
-  if (!input.is_object()) throw ::jr2rt::SchemaError("input", "the input of `review` must be an object");
+  if (!input.is_object()) {
+    throw ::jr2rt::SchemaError("input", "the input of `review` must be an object");
+  }
   ::jr2rt::CheckFields(input, "input of review", {"ticket"});
   ::jr2rt::ReadField(input, "input of review", "ticket", ctx.ticket, true);
 }
@@ -120,8 +137,10 @@ void review_machine::checkInput(const ::jr2rt::Json& input) const {
 }
 
 void review_machine::start(::jr2rt::MachineHost& host, const ::jr2rt::Json& input) {
+  // start() reads leniently: a worker's input is made from an item, which may carry more
+  // fields than the worker's records (checkInput is the strict check of a run's input).
   {
-    ::jr2rt::LenientFields lenient;  // an item may carry more fields
+    ::jr2rt::LenientFields lenient;
     readInput(input, ctx_);
   }
   // from tickets.jr2:48
@@ -138,19 +157,26 @@ int review_machine::eventId([[maybe_unused]] std::string_view name) const {
 
 std::vector<::jr2rt::EventSpec> review_machine::eventSpecs() const {
   return {
-      {"approve", ::jr2rt::EventSpec::Audience::kExternal, "Accept the ticket.", {}},
-      {"reject", ::jr2rt::EventSpec::Audience::kExternal, "Refuse the ticket.", {{"reason", "string", true, "Why, in one sentence."}, }},
+      {"approve", ::jr2rt::EventSpec::Audience::kExternal,
+          "Accept the ticket.",
+          {}},
+      {"reject", ::jr2rt::EventSpec::Audience::kExternal,
+          "Refuse the ticket.",
+          {{"reason", "string", true, "Why, in one sentence."}}},
   };
 }
 
-void review_machine::checkPayload([[maybe_unused]] int event, [[maybe_unused]] const ::jr2rt::Json& payload) const {
+void review_machine::checkPayload(
+    [[maybe_unused]] int event, [[maybe_unused]] const ::jr2rt::Json& payload) const {
   switch (event) {
     case 0: {
-      [[maybe_unused]] const auto parsed = (payload.is_null() ? ::jr2rt::Json::object() : payload).get<approve_event>();
+      const ::jr2rt::Json& data = payload.is_null() ? ::jr2rt::Json::object() : payload;
+      [[maybe_unused]] const auto parsed = data.get<approve_event>();
       return;
     }
     case 1: {
-      [[maybe_unused]] const auto parsed = (payload.is_null() ? ::jr2rt::Json::object() : payload).get<reject_event>();
+      const ::jr2rt::Json& data = payload.is_null() ? ::jr2rt::Json::object() : payload;
+      [[maybe_unused]] const auto parsed = data.get<reject_event>();
       return;
     }
     default:
@@ -168,7 +194,10 @@ void review_machine::checkPayload([[maybe_unused]] int event, [[maybe_unused]] c
   ::jr2rt::Json context = ::jr2rt::Json::object();
   context["ticket"] = ctx_.ticket;
   context["outcome"] = ctx_.outcome;
-  return {{"machine", name()}, {"active", activeStates()}, {"done", isDone()}, {"context", context}};
+  return {{"machine", name()},
+          {"active", activeStates()},
+          {"done", isDone()},
+          {"context", context}};
 }
 
 void review_machine::restore(::jr2rt::MachineHost& host, const ::jr2rt::Json& snapshot) {
@@ -177,15 +206,18 @@ void review_machine::restore(::jr2rt::MachineHost& host, const ::jr2rt::Json& sn
   if (context.contains("ticket")) {
     ::jr2rt::ReadField(context, "context", "ticket", ctx_.ticket, false);
   } else {
-    throw ::jr2rt::NoLongerFits("the saved run of `review` has no value for the parameter `ticket`, which has no default; it was saved by a version of the machine without it: give the parameter a default to restore it");
+    throw ::jr2rt::NoLongerFits("the saved run of `review` has no value for the parameter "
+        "`ticket`, which has no default; it was saved by a version of the machine without it: give "
+        "the parameter a default to restore it");
   }
   if (context.contains("outcome")) {
     ::jr2rt::ReadField(context, "context", "outcome", ctx_.outcome, false);
   } else {  // from tickets.jr2:48
     ctx_.outcome = std::nullopt;
   }
-  setActive(host, snapshot.at("active").get<std::vector<std::string>>(), snapshot.at("done").get<bool>());
-  leaf_ = activeLeaf();
+  setActive(host, snapshot.at("active").get<std::vector<std::string>>(),
+            snapshot.at("done").get<bool>());
+            leaf_ = activeLeaf();
 }
 
 bool review_machine::guard(int transition, [[maybe_unused]] const ::jr2rt::Event& event) {
@@ -199,13 +231,25 @@ void review_machine::act(int transition, [[maybe_unused]] const ::jr2rt::Event& 
   switch (transition) {
     case 0: {  // from tickets.jr2:52
       // from tickets.jr2:53
-      ctx_.outcome = std::optional<Outcome>([&] { Outcome v_; v_.id = ctx_.ticket.id; v_.outcome = std::string("approved"); return v_; }());
+      ctx_.outcome = std::optional<Outcome>([&] {
+        Outcome v_;
+        v_.id = ctx_.ticket.id;
+        v_.outcome = std::string("approved");
+        return v_;
+      }());
       break;
     }
     case 1: {  // from tickets.jr2:55
-      [[maybe_unused]] const auto event_ = ::jr2rt::FromJson<reject_event>(event.data.is_null() ? ::jr2rt::Json::object() : event.data, "tickets.jr2:55:8");
+      [[maybe_unused]] const auto event_ = ::jr2rt::FromJson<reject_event>(
+          event.data.is_null() ? ::jr2rt::Json::object() : event.data, "tickets.jr2:55:8");
       // from tickets.jr2:56
-      ctx_.outcome = std::optional<Outcome>([&] { Outcome v_; v_.id = ctx_.ticket.id; v_.outcome = std::string("rejected"); v_.reason = std::optional<std::string>(event_.reason); return v_; }());
+      ctx_.outcome = std::optional<Outcome>([&] {
+        Outcome v_;
+        v_.id = ctx_.ticket.id;
+        v_.outcome = std::string("rejected");
+        v_.reason = std::optional<std::string>(event_.reason);
+        return v_;
+      }());
       break;
     }
     default:
@@ -216,8 +260,9 @@ void review_machine::act(int transition, [[maybe_unused]] const ::jr2rt::Event& 
 void review_machine::enter(int state) {
   switch (state) {
     case 1: {  // review
+      // from tickets.jr2:51
       host().startInvoke({::jr2rt::InvokeSpec::Kind::kGate, 0, "", "", "review",
-                          ::jr2rt::Json::object({{"title", ::jr2rt::Json(ctx_.ticket.title)}, })});  // from tickets.jr2:51
+                          ::jr2rt::Json::object({{"title", ::jr2rt::Json(ctx_.ticket.title)}, })});
       break;
     }
     default:
@@ -245,7 +290,8 @@ bool review_machine::dispatch([[maybe_unused]] const ::jr2rt::Event& event) {
   }
   switch (leaf_) {
     case 1: {  // review
-      if (event.kind == ::jr2rt::Event::Kind::kExternal && event.id == 0) {  // from tickets.jr2:52
+      // from tickets.jr2:52
+      if (event.kind == ::jr2rt::Event::Kind::kExternal && event.id == 0) {
         exit(1);
         markActive(1, false);
         act(0, event);
@@ -254,7 +300,8 @@ bool review_machine::dispatch([[maybe_unused]] const ::jr2rt::Event& event) {
         markDone();
         return true;
       }
-      if (event.kind == ::jr2rt::Event::Kind::kExternal && event.id == 1) {  // from tickets.jr2:55
+      // from tickets.jr2:55
+      if (event.kind == ::jr2rt::Event::Kind::kExternal && event.id == 1) {
         exit(1);
         markActive(1, false);
         act(1, event);
@@ -272,10 +319,65 @@ bool review_machine::dispatch([[maybe_unused]] const ::jr2rt::Event& event) {
       return false;
   }
 }
-
-std::unique_ptr<::jr2rt::Machine> Make_review() { return std::make_unique<review_machine>(); }
+std::unique_ptr<::jr2rt::Machine> Make_review() {
+  return std::make_unique<review_machine>();
+}
 
 // ---- pool ticket_pool (from tickets.jr2:66) ----
+
+namespace ticket_pool_pool_fns {
+
+::jr2rt::Json parse_input_(const ::jr2rt::Json& given) {
+  if (!given.is_null() && !given.is_object()) {
+    throw ::jr2rt::SchemaError("input", "the input of `ticket_pool` must be an object");
+  }
+  ::jr2rt::Json input = given.is_null() ? ::jr2rt::Json::object() : given;
+  ::jr2rt::CheckFields(input, "input of ticket_pool", {"backlog_file"});
+  if (!input.contains("backlog_file") || input["backlog_file"].is_null()) {
+    input["backlog_file"] = ::jr2rt::Json(std::string("samples/backlog.json"));
+  }
+  {
+    std::string check{};
+    ::jr2rt::ReadField(input, "input of ticket_pool", "backlog_file", check, false);
+  }
+  return input;
+}
+
+::jr2rt::Json source_params_([[maybe_unused]] const ::jr2rt::Json& input) {
+  return ::jr2rt::Json::object({{"file", ::jr2rt::Json(
+      ::jr2rt::FromJson<std::string>(::jr2rt::Member(input, "backlog_file", "tickets.jr2:67:25"),
+      "tickets.jr2:67:19"))}, });
+}
+
+::jr2rt::Json source_args_([[maybe_unused]] const ::jr2rt::Json& input) {
+  [[maybe_unused]] const ::jr2rt::Json source_ = source_params_(input);
+  return ::jr2rt::Json::object({{"path", ::jr2rt::Json(
+      ::jr2rt::FromJson<std::string>(::jr2rt::Member(source_, "file", "tickets.jr2:41:16"),
+      "tickets.jr2:42:21"))}, });
+}
+
+void check_wake_(const ::jr2rt::Json& payload) {
+  const ::jr2rt::Json& data = payload.is_null() ? ::jr2rt::Json::object() : payload;
+  [[maybe_unused]] const auto parsed = data.get<tickets_changed_event>();
+}
+
+std::string item_id_(
+    [[maybe_unused]] const ::jr2rt::Json& item, [[maybe_unused]] const ::jr2rt::Json& input) {
+  // from tickets.jr2:68
+  return ::jr2rt::FromJson<std::string>(::jr2rt::Member(item, "id", "tickets.jr2:68:17"),
+      "tickets.jr2:68:12");
+}
+
+int64_t cap_([[maybe_unused]] const ::jr2rt::Json& input) {
+  // from tickets.jr2:69
+  return int64_t{2};
+}
+
+::jr2rt::Json item_input_(
+    [[maybe_unused]] const ::jr2rt::Json& item, [[maybe_unused]] const ::jr2rt::Json& input) {
+  return ::jr2rt::Json(::jr2rt::Json::object({{"ticket", item}}));
+}
+}  // namespace ticket_pool_pool_fns
 
 const ::jr2rt::PoolSpec& ticket_pool_pool() {
   static const ::jr2rt::PoolSpec spec = [] {
@@ -286,38 +388,20 @@ const ::jr2rt::PoolSpec& ticket_pool_pool() {
     s.standing = false;
     s.reportFailures = false;
     s.makeWorker = &Make_review;
-    s.parseInput = [](const ::jr2rt::Json& given) {
-      if (!given.is_null() && !given.is_object()) throw ::jr2rt::SchemaError("input", "the input of `ticket_pool` must be an object");
-      ::jr2rt::Json input = given.is_null() ? ::jr2rt::Json::object() : given;
-      ::jr2rt::CheckFields(input, "input of ticket_pool", {"backlog_file"});
-      if (!input.contains("backlog_file") || input["backlog_file"].is_null()) input["backlog_file"] = ::jr2rt::Json(std::string("samples/backlog.json"));
-      { std::string check{}; ::jr2rt::ReadField(input, "input of ticket_pool", "backlog_file", check, false); }
-      return input;
-    };
+    s.parseInput = &ticket_pool_pool_fns::parse_input_;
     s.source.name = "backlog";
     s.source.form = ::jr2rt::SourceSpec::Form::kNext;
     s.source.function = "std.backlog";
     s.source.wake = "tickets_changed";
-    s.source.wakeSpec = {"tickets_changed", ::jr2rt::EventSpec::Audience::kExternal, "The backlog changed. Look for ready tickets again.", {}};
-    s.source.checkWake = [](const ::jr2rt::Json& payload) {
-      [[maybe_unused]] const auto parsed = (payload.is_null() ? ::jr2rt::Json::object() : payload).get<tickets_changed_event>();
-    };
-    s.source.args = []([[maybe_unused]] const ::jr2rt::Json& input) {
-      [[maybe_unused]] const ::jr2rt::Json source_ = ::jr2rt::Json::object({{"file", ::jr2rt::Json(::jr2rt::FromJson<std::string>(::jr2rt::Member(input, "backlog_file", "tickets.jr2:67:25"), "tickets.jr2:67:19"))}, });
-      return ::jr2rt::Json::object({{"path", ::jr2rt::Json(::jr2rt::FromJson<std::string>(::jr2rt::Member(source_, "file", "tickets.jr2:41:16"), "tickets.jr2:42:21"))}, });
-    };
-    s.source.params = []([[maybe_unused]] const ::jr2rt::Json& input) -> ::jr2rt::Json {
-      return ::jr2rt::Json::object({{"file", ::jr2rt::Json(::jr2rt::FromJson<std::string>(::jr2rt::Member(input, "backlog_file", "tickets.jr2:67:25"), "tickets.jr2:67:19"))}, });
-    };
-    s.itemId = []([[maybe_unused]] const ::jr2rt::Json& item, [[maybe_unused]] const ::jr2rt::Json& input) {
-      return ::jr2rt::FromJson<std::string>(::jr2rt::Member(item, "id", "tickets.jr2:68:17"), "tickets.jr2:68:12");  // from tickets.jr2:68
-    };
-    s.cap = []([[maybe_unused]] const ::jr2rt::Json& input) -> int64_t {
-      return int64_t{2};  // from tickets.jr2:69
-    };
-    s.itemInput = []([[maybe_unused]] const ::jr2rt::Json& item, [[maybe_unused]] const ::jr2rt::Json& input) {
-      return ::jr2rt::Json(::jr2rt::Json::object({{"ticket", item}}));
-    };
+    s.source.wakeSpec = {"tickets_changed", ::jr2rt::EventSpec::Audience::kExternal,
+        "The backlog changed. Look for ready tickets again.",
+        {}};
+    s.source.checkWake = &ticket_pool_pool_fns::check_wake_;
+    s.source.args = &ticket_pool_pool_fns::source_args_;
+    s.source.params = &ticket_pool_pool_fns::source_params_;
+    s.itemId = &ticket_pool_pool_fns::item_id_;
+    s.cap = &ticket_pool_pool_fns::cap_;
+    s.itemInput = &ticket_pool_pool_fns::item_input_;
     return s;
   }();
   return spec;
@@ -326,7 +410,8 @@ const ::jr2rt::PoolSpec& ticket_pool_pool() {
 void RegisterWorkflows([[maybe_unused]] ::jr2rt::Registry& registry) {
   registry.addMachine("review", &Make_review);
   registry.addPool(&ticket_pool_pool());
-  registry.addWorkflow({"tickets", "tickets.jr2", nullptr, &ticket_pool_pool()});  // from tickets.jr2:73
+  // from tickets.jr2:73
+  registry.addWorkflow({"tickets", "tickets.jr2", nullptr, &ticket_pool_pool()});
   registry.addModule("tickets.jr2", "eb81939562e228b9");
 }
 

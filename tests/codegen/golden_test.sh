@@ -26,6 +26,11 @@ for f in "$src"/samples/*.jr2; do
       mkdir -p "$src/golden/codegen"
       cp "$tmp/a/$out" "$src/golden/codegen/$out"
     fi
+    # Generated lines stay within 100 columns (codegen/wrap.h), so the code reads in a review.
+    long=$(awk 'length($0) > 100 { n++ } END { print n + 0 }' "$tmp/a/$out")
+    if [ "$long" -ne 0 ]; then
+      echo "FAIL $out: $long lines longer than 100 columns"; failed=$((failed + 1)); continue
+    fi
     if diff -u "$src/golden/codegen/$out" "$tmp/a/$out" > "$tmp/diff"; then
       passed=$((passed + 1))
     else

@@ -6,6 +6,7 @@
 #include "compiler/driver/driver.h"
 #include "compiler/ir/statechart.h"
 #include "compiler/sema/program.h"
+#include "compiler/sema/rules.h"
 
 namespace jr2 {
 namespace {
@@ -130,6 +131,86 @@ TEST(Statechart, TargetsResolveToSiblingsThenEnclosingSiblings) {
   EXPECT_EQ(l2.transitions[0].target, c.id("idle"));
   const auto& l1 = m.states[c.id("busy.left.l1")];
   EXPECT_EQ(l1.transitions[0].target, c.id("busy.left.l2"));
+}
+
+TEST(Statechart, TheLoweringResolvesEachTrigger) {
+  Charts c(R"(
+event zeta
+event alpha
+machine child {
+  initial state s {
+    on alpha -> e
+  }
+  final state e {}
+}
+machine m {
+  initial state one {
+    invoke child() as kid
+    on done -> two
+    on zeta -> two
+    after 5s -> two
+  }
+  state two {
+    invoke child() as a
+    invoke child() as b
+    on done as b -> three
+    on alpha -> one
+    after 1m -> three
+  }
+  final state three {}
+}
+)");
+  ASSERT_FALSE(c.diags.hasErrors());
+  const ir::Machine& m = c.charts.machines.at(1);
+  ASSERT_EQ(m.decl->name.text, "m");
+  // Events sorted by name; invokes and timers in state order.
+  ASSERT_EQ(m.events.size(), 2u);
+  EXPECT_EQ(m.events[0]->name.text, "alpha");
+  EXPECT_EQ(m.events[1]->name.text, "zeta");
+  ASSERT_EQ(m.invokes.size(), 3u);
+  EXPECT_EQ(m.invokes[0]->as->text, "kid");
+  EXPECT_EQ(m.timers.size(), 2u);
+  using T = ir::Transition::Trigger;
+  const auto& one = m.states[1].transitions;
+  EXPECT_EQ(one[0].trigger, T::kDone);
+  EXPECT_EQ(one[0].heard, m.invokes[0]) << "the state's only invoke";
+  EXPECT_EQ(one[0].triggerId, 0);
+  EXPECT_EQ(one[1].trigger, T::kEvent);
+  EXPECT_EQ(one[1].triggerId, 1) << "zeta sorts after alpha";
+  EXPECT_EQ(one[2].trigger, T::kTimer);
+  EXPECT_EQ(one[2].triggerId, 0);
+  const auto& two = m.states[2].transitions;
+  EXPECT_EQ(two[0].heard, m.invokes[2]) << "`on done as b` hears `b`";
+  EXPECT_EQ(two[0].triggerId, 2);
+  EXPECT_EQ(two[1].triggerId, 0);
+  EXPECT_EQ(two[2].triggerId, 1);
+  EXPECT_EQ(m.timers[1], &two[2]);
+}
+
+TEST(SemaRules, AnItemBindsTheOnlyParameterOrTheOnlyOneWithoutADefault) {
+  Charts c(R"(
+machine one(a: string) {
+  initial final state end {}
+}
+machine defaults(a: string = "x", b: string, c: int = 2) {
+  initial final state end {}
+}
+machine two(a: string, b: string) {
+  initial final state end {}
+}
+machine none(a: string = "x", b: string = "y") {
+  initial final state end {}
+}
+)");
+  ASSERT_FALSE(c.diags.hasErrors());
+  auto bound = [&](size_t i) {
+    const ast::Param* p = sema::BoundParam(c.charts.machines.at(i).decl->params);
+    return p == nullptr ? std::string("-") : p->name.text;
+  };
+  EXPECT_EQ(bound(0), "a");
+  EXPECT_EQ(bound(1), "b") << "the only one without a default";
+  EXPECT_EQ(bound(2), "-") << "two required: the item is the whole input";
+  EXPECT_EQ(bound(3), "-") << "all have defaults: nothing to bind";
 }
 
 }  // namespace

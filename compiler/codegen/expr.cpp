@@ -1,0 +1,339 @@
+// Expressions, compiled to C++ over the typed structs with the types the checker recorded. Where
+// a value's C++ type differs from the wanted one, a conversion is inserted (`json` ↔ a record,
+// `T` → `T?`, `int` → `float`).
+
+#include <fmt/format.h>
+#include <llvm/Support/Casting.h>
+
+#include "compiler/codegen/generators.h"
+
+namespace jr2::codegen {
+
+using sema::TypePtr;
+using K = sema::Type::Kind;
+using C = CppType::Kind;
+
+namespace {
+
+bool Numeric(const CppType& t) { return t.is(C::kInt) || t.is(C::kDouble); }
+
+bool Comparison(ast::BinaryOp op) {
+  return op == ast::BinaryOp::kLt || op == ast::BinaryOp::kLe || op == ast::BinaryOp::kGt ||
+         op == ast::BinaryOp::kGe;
+}
+
+const CppType kJsonType = CppType::Of(C::kJson);
+
+// Code of several lines, placed two columns in.
+std::string Nested(const std::string& code) {
+  std::string out;
+  for (const char c : code) out += c == '\n' ? std::string("\n  ") : std::string(1, c);
+  return out;
+}
+
+}  // namespace
+
+std::string ExprGen::convert(const Code& code, const TypePtr& to, SourceRange at) const {
+  const CppType want = cx_.cpp(to);
+  if (code.type == want) return code.text;
+  if (code.type.is(C::kNull)) return want.is(C::kJson) ? "::jr2rt::Json(nullptr)" : "std::nullopt";
+  if (want.is(C::kJson)) return fmt::format("::jr2rt::Json({})", code.text);
+  if (code.type.is(C::kJson)) {
+    return fmt::format("::jr2rt::FromJson<{}>({}, {})", want.spell(), code.text, cx_.where(at));
+  }
+  if (want.is(C::kOptional)) {
+    return fmt::format("{}({})", want.spell(), convert(code, to->elem, at));
+  }
+  if (code.type.is(C::kInt) && want.is(C::kDouble))
+    return fmt::format("static_cast<double>({})", code.text);
+  // Records of one shape under two names, lists of them …: through JSON.
+  return fmt::format("::jr2rt::FromJson<{}>(::jr2rt::Json({}), {})", want.spell(), code.text,
+                     cx_.where(at));
+}
+
+std::string ExprGen::as(const ast::Expr* e, const TypePtr& want, const Scope& scope) const {
+  // Literals take the wanted shape directly.
+  const TypePtr target = want->kind == K::kOptional ? want->elem : want;
+  auto wrapped = [&](const std::string& body) {
+    return want->kind == K::kOptional ? fmt::format("{}({})", cx_.cpp(want).spell(), body) : body;
+  };
+  if (const auto* o = llvm::dyn_cast<ast::ObjectExpr>(e)) {
+    const CppType t = cx_.cpp(target);
+    if (t.is(C::kStruct)) {
+      // A lambda that fills the struct, one field a line (the Printer indents the lines of a
+      // value like the line it is on; a nested literal's lines go two further in). It captures
+      // only where there are names to read: a field's default is outside any function, where
+      // C++ allows no capture-default.
+      std::string body =
+          fmt::format("[{}] {{\n  {} v_;\n", scope.names.empty() ? "" : "&", t.spell());
+      for (const auto& entry : o->entries) {
+        const sema::RecordField* f = target->record->find(entry.key.text);
+        if (f == nullptr) continue;
+        body += fmt::format("  v_.{} = {};\n", Ident(f->name),
+                            Nested(as(entry.value.get(), f->type, scope)));
+      }
+      return wrapped(body + "  return v_;\n}()");
+    }
+    if (t.is(C::kMap)) {
+      std::string body = fmt::format("{}{{", t.spell());
+      for (const auto& entry : o->entries) {
+        body += fmt::format("{{{}, {}}}, ", CppString(entry.key.text),
+                            as(entry.value.get(), target->elem, scope));
+      }
+      return wrapped(body + "}");
+    }
+  }
+  if (const auto* l = llvm::dyn_cast<ast::ListExpr>(e); l && target->kind == K::kList) {
+    std::string body = fmt::format("{}{{", cx_.cpp(target).spell());
+    for (size_t i = 0; i < l->elements.size(); ++i) {
+      if (i > 0) body += ", ";
+      body += as(l->elements[i].get(), target->elem, scope);
+    }
+    return wrapped(body + "}");
+  }
+  if (const auto* c = llvm::dyn_cast<ast::ConditionalExpr>(e)) {
+    return fmt::format("({} ? {} : {})", as(c->cond.get(), cx_.info.types.boolean(), scope),
+                       as(c->then.get(), want, scope), as(c->otherwise.get(), want, scope));
+  }
+  return convert(emit(e, scope), want, e->range);
+}
+
+// A `null` (of an optional type) is `std::nullopt` as a C++ value, which JSON cannot be made
+// from: it is JSON's null here.
+std::string ExprGen::asJson(const ast::Expr* e, const TypePtr& t, const Scope& scope) const {
+  if (e->kind == ast::Expr::Kind::kNull || cx_.typeOf(e)->kind == K::kNull)
+    return "::jr2rt::Json(nullptr)";
+  return fmt::format("::jr2rt::Json({})", as(e, t, scope));
+}
+
+Code ExprGen::emit(const ast::Expr* e, const Scope& scope) const {
+  const TypePtr t = cx_.typeOf(e);
+  const sema::Types& types = cx_.info.types;
+  switch (e->kind) {
+    case ast::Expr::Kind::kNull:
+      return {"std::nullopt", CppType::Of(C::kNull)};
+    case ast::Expr::Kind::kBool:
+      return {llvm::cast<ast::BoolLit>(e)->value ? "true" : "false", CppType::Of(C::kBool)};
+    case ast::Expr::Kind::kInt:
+      return {fmt::format("int64_t{{{}}}", llvm::cast<ast::IntLit>(e)->value),
+              CppType::Of(C::kInt)};
+    case ast::Expr::Kind::kFloat:
+      return {fmt::format("{}", llvm::cast<ast::FloatLit>(e)->value), CppType::Of(C::kDouble)};
+    case ast::Expr::Kind::kString:
+      return {fmt::format("std::string({})", CppString(llvm::cast<ast::StringLit>(e)->value)),
+              CppType::Of(C::kString)};
+    case ast::Expr::Kind::kDuration:
+      return {fmt::format("::jr2rt::Duration{{{}}}", llvm::cast<ast::DurationLit>(e)->millis),
+              CppType::Of(C::kDuration)};
+    case ast::Expr::Kind::kName: {
+      auto it = scope.names.find(llvm::cast<ast::NameExpr>(e)->name.text);
+      if (it != scope.names.end()) return it->second;
+      return {"::jr2rt::Json(nullptr)", kJsonType};
+    }
+    case ast::Expr::Kind::kMember: {
+      const auto* m = llvm::cast<ast::MemberExpr>(e);
+      const Code obj = emit(m->object.get(), scope);
+      if (obj.type.is(C::kJson)) {
+        return {fmt::format("::jr2rt::Member({}, {}, {})", obj.text, CppString(m->member.text),
+                            cx_.where(m->member.range)),
+                kJsonType};
+      }
+      return {fmt::format("{}.{}", obj.text, Ident(m->member.text)), cx_.cpp(t)};
+    }
+    case ast::Expr::Kind::kIndex: {
+      const auto* i = llvm::cast<ast::IndexExpr>(e);
+      const Code obj = emit(i->object.get(), scope);
+      if (obj.type.is(C::kJson)) {
+        return {fmt::format("::jr2rt::At({}, ::jr2rt::Json({}), {})", obj.text,
+                            emit(i->index.get(), scope).text, cx_.where(e->range)),
+                kJsonType};
+      }
+      const TypePtr ot = cx_.typeOf(i->object.get());
+      const TypePtr key = ot->kind == K::kMap ? types.string() : types.integer();
+      return {fmt::format("::jr2rt::At({}, {}, {})", obj.text, as(i->index.get(), key, scope),
+                          cx_.where(e->range)),
+              cx_.cpp(t)};
+    }
+    case ast::Expr::Kind::kCall: {
+      const auto* c = llvm::cast<ast::CallExpr>(e);
+      const auto* callee = llvm::dyn_cast<ast::NameExpr>(c->callee.get());
+      const std::string f = callee ? callee->name.text : "";
+      std::vector<Code> args;
+      for (const auto& a : c->args) args.push_back(emit(a.value.get(), scope));
+      auto arg = [&](size_t k) {
+        return k < args.size() ? args[k].text : std::string("::jr2rt::Json()");
+      };
+      if (f == "len") return {fmt::format("::jr2rt::Len({})", arg(0)), CppType::Of(C::kInt)};
+      if (f == "contains") {
+        // Compare like with like: a typed list's element type, else JSON.
+        std::string needle = arg(1);
+        if (!args.empty() && args[0].type.is(C::kJson))
+          needle = fmt::format("::jr2rt::Json({})", arg(1));
+        return {fmt::format("::jr2rt::Contains({}, {})", arg(0), needle), CppType::Of(C::kBool)};
+      }
+      if (f == "keys") {
+        return {fmt::format("::jr2rt::Keys({})", arg(0)),
+                CppType::Wrap(C::kVector, CppType::Of(C::kString))};
+      }
+      if (f == "str") return {fmt::format("::jr2rt::Str({})", arg(0)), CppType::Of(C::kString)};
+      return {"::jr2rt::Json(nullptr)", kJsonType};
+    }
+    case ast::Expr::Kind::kObject: {
+      std::string body = "::jr2rt::Json::object({";
+      for (const auto& entry : llvm::cast<ast::ObjectExpr>(e)->entries) {
+        body += fmt::format("{{{}, {}}}, ", CppString(entry.key.text),
+                            as(entry.value.get(), types.json(), scope));
+      }
+      return {body + "})", kJsonType};
+    }
+    case ast::Expr::Kind::kList: {
+      if (t->kind == K::kList) return {as(e, t, scope), cx_.cpp(t)};
+      std::string body = "::jr2rt::Json::array({";
+      for (const auto& x : llvm::cast<ast::ListExpr>(e)->elements) {
+        body += as(x.get(), types.json(), scope) + ", ";
+      }
+      return {body + "})", kJsonType};
+    }
+    case ast::Expr::Kind::kUnary: {
+      const auto* u = llvm::cast<ast::UnaryExpr>(e);
+      if (u->op == ast::UnaryOp::kNot) {
+        return {fmt::format("(!{})", as(u->operand.get(), types.boolean(), scope)),
+                CppType::Of(C::kBool)};
+      }
+      const Code x = emit(u->operand.get(), scope);
+      if (x.type.is(C::kJson))
+        return {fmt::format("(-{}.get<double>())", x.text), CppType::Of(C::kDouble)};
+      return {fmt::format("(-{})", x.text), x.type};
+    }
+    case ast::Expr::Kind::kBinary:
+      return binary(*llvm::cast<ast::BinaryExpr>(e), scope);
+    case ast::Expr::Kind::kConditional:
+      return {as(e, t, scope), cx_.cpp(t)};
+    case ast::Expr::Kind::kNonNull: {
+      const auto* n = llvm::cast<ast::NonNullExpr>(e);
+      Code x = emit(n->operand.get(), scope);
+      if (x.type.is(C::kJson))
+        return {fmt::format("::jr2rt::Unwrap({}, {})", x.text, cx_.where(e->range)), kJsonType};
+      if (x.type.is(C::kOptional))
+        return {fmt::format("::jr2rt::Unwrap({}, {})", x.text, cx_.where(e->range)), *x.type.elem};
+      return x;
+    }
+  }
+  return {"::jr2rt::Json(nullptr)", kJsonType};
+}
+
+Code ExprGen::binary(const ast::BinaryExpr& b, const Scope& scope) const {
+  using Op = ast::BinaryOp;
+  const sema::Types& types = cx_.info.types;
+  const TypePtr lt = cx_.typeOf(b.lhs.get());
+  const TypePtr rt = cx_.typeOf(b.rhs.get());
+  const TypePtr result = cx_.typeOf(&b);
+  auto both = [&](const TypePtr& t) {
+    return std::make_pair(as(b.lhs.get(), t, scope), as(b.rhs.get(), t, scope));
+  };
+  const CppType boolean = CppType::Of(C::kBool);
+  const bool loose = lt->kind == K::kJson || rt->kind == K::kJson || lt->kind == K::kError ||
+                     rt->kind == K::kError;
+  switch (b.op) {
+    case Op::kAnd:
+    case Op::kOr: {
+      auto [l, r] = both(types.boolean());
+      return {fmt::format("({} {} {})", l, ast::Spelling(b.op), r), boolean};
+    }
+    case Op::kEq:
+    case Op::kNe: {
+      // Values of one C++ type compare directly; anything with null or json compares as JSON.
+      const Code l = emit(b.lhs.get(), scope);
+      const Code r = emit(b.rhs.get(), scope);
+      if ((l.type == r.type && !l.type.is(C::kNull)) || (Numeric(l.type) && Numeric(r.type)))
+        return {fmt::format("({} {} {})", l.text, ast::Spelling(b.op), r.text), boolean};
+      return {fmt::format("(::jr2rt::Json({}) {} ::jr2rt::Json({}))",
+                          l.type.is(C::kNull) ? "nullptr" : l.text, ast::Spelling(b.op),
+                          r.type.is(C::kNull) ? "nullptr" : r.text),
+              boolean};
+    }
+    case Op::kCoalesce: {
+      Code l = emit(b.lhs.get(), scope);
+      if (l.type.is(C::kJson)) {
+        return {fmt::format("::jr2rt::Coalesce({}, ::jr2rt::Json({}))", l.text,
+                            emit(b.rhs.get(), scope).text),
+                kJsonType};
+      }
+      if (l.type.is(C::kOptional)) {
+        const TypePtr inner = lt->kind == K::kOptional ? lt->elem : lt;
+        return {fmt::format("::jr2rt::Coalesce({}, {})", l.text, as(b.rhs.get(), inner, scope)),
+                cx_.cpp(inner)};
+      }
+      return l;
+    }
+    default:
+      break;
+  }
+  // Arithmetic and ordering.
+  const char* op = ast::Spelling(b.op);
+  const bool compare = Comparison(b.op);
+  if (loose) {
+    // A JSON operand: compute in double (or string for `+` of strings).
+    if (result->kind == K::kString || result->kind == K::kLiterals) {
+      return {fmt::format("(::jr2rt::Str({}) + ::jr2rt::Str({}))", emit(b.lhs.get(), scope).text,
+                          emit(b.rhs.get(), scope).text),
+              CppType::Of(C::kString)};
+    }
+    auto [l, r] = both(types.floating());
+    return {fmt::format("({} {} {})", l, op, r), compare ? boolean : CppType::Of(C::kDouble)};
+  }
+  if (lt->kind == K::kString || lt->kind == K::kLiterals) {
+    auto [l, r] = both(types.string());
+    if (b.op == Op::kAdd) return {fmt::format("({} + {})", l, r), CppType::Of(C::kString)};
+    return {fmt::format("({} {} {})", l, op, r), boolean};
+  }
+  if (lt->kind == K::kDuration) {
+    const Code l = emit(b.lhs.get(), scope);
+    const TypePtr other = rt->kind == K::kDuration ? types.duration() : types.floating();
+    const std::string r = as(b.rhs.get(), other, scope);
+    return {fmt::format("({} {} {})", l.text, op, r),
+            compare ? boolean : CppType::Of(C::kDuration)};
+  }
+  const TypePtr num =
+      (lt->kind == K::kFloat || rt->kind == K::kFloat) ? types.floating() : types.integer();
+  auto [l, r] = both(num);
+  if (num->kind == K::kInt && (b.op == Op::kAdd || b.op == Op::kSub || b.op == Op::kMul)) {
+    const char* fn = b.op == Op::kAdd ? "Add" : b.op == Op::kSub ? "Sub" : "Mul";
+    return {fmt::format("::jr2rt::{}({}, {}, {})", fn, l, r, cx_.where(b.opRange)),
+            CppType::Of(C::kInt)};
+  }
+  if (num->kind == K::kInt && (b.op == Op::kDiv || b.op == Op::kMod)) {
+    return {fmt::format("::jr2rt::{}({}, {}, {})", b.op == Op::kDiv ? "Div" : "Mod", l, r,
+                        cx_.where(b.opRange)),
+            CppType::Of(C::kInt)};
+  }
+  if (b.op == Op::kMod) return {fmt::format("std::fmod({}, {})", l, r), CppType::Of(C::kDouble)};
+  return {fmt::format("({} {} {})", l, op, r), compare ? boolean : cx_.cpp(num)};
+}
+
+std::string ExprGen::argsJson(const std::vector<ast::Arg>& args,
+                              const std::vector<ast::Param>* params, const Scope& scope) const {
+  std::string out = "::jr2rt::Json::object({";
+  size_t position = 0;
+  for (const auto& a : args) {
+    std::string key;
+    TypePtr want = cx_.info.types.json();
+    if (a.name) {
+      key = a.name->text;
+    } else if (params && position < params->size()) {
+      key = (*params)[position].name.text;
+    } else {
+      key = fmt::format("arg{}", position);
+    }
+    if (!a.name) ++position;
+    if (params) {
+      for (const auto& prm : *params) {
+        if (prm.name.text == key) want = cx_.typeOf(prm.type.get());
+      }
+    }
+    out += fmt::format("{{{}, {}}}, ", CppString(key), asJson(a.value.get(), want, scope));
+  }
+  return out + "})";
+}
+
+}  // namespace jr2::codegen

@@ -1,0 +1,106 @@
+// Host functions and registration: the header declares each extern the module calls (the user
+// defines them; a missing one is a link error that names it), and the source's
+// RegisterWorkflows() gives the runner the module's machines, pools, host functions, workflows
+// and the hash of its text.
+
+#include <fmt/format.h>
+#include <llvm/Support/Casting.h>
+
+#include "compiler/codegen/generators.h"
+
+namespace jr2::codegen {
+
+void DeclareExterns(const Context& cx, Printer& p) {
+  const auto list = cx.externs();
+  if (list.empty()) return;
+  p.emit(R"gen(
+
+    // Host functions: define each in your C++ (a missing one is a link error that names it).
+  )gen");
+  for (const ExternUse& x : list) {
+    if (x.kind == ExternUse::kNext) {
+      p.emit(R"gen(
+               // `next: extern $name$`: given the source's arguments (by parameter name) and the
+               // query, answers the next item, null, or { item, open }.
+               ::jr2rt::Json $ident$(const ::jr2rt::Json& args, const ::jr2rt::NextQuery& query);
+             )gen",
+             {{"name", x.name}, {"ident", Ident(x.name)}});
+    } else {
+      p.emit(R"gen(
+        // `extern $name$`: given its arguments as a JSON object by parameter name (positional
+        // ones are `arg0`, `arg1` …); throw ::jr2rt::Failure to fail the invoking machine.
+        ::jr2rt::Json $ident$(const ::jr2rt::Json& args);
+      )gen",
+             {{"name", x.name}, {"ident", Ident(x.name)}});
+    }
+  }
+}
+
+void DefineRegistration(const Context& cx, Printer& p) {
+  // The module's text, hashed: a runner's assembly is the hash of its modules' (a standing
+  // Pool's run is handed over to a new run at a new build, RUNTIME.md §3).
+  uint64_t hash = 1469598103934665603ULL;  // FNV-1a, 64 bits
+  for (const char ch : cx.module.source->text()) {
+    hash ^= static_cast<unsigned char>(ch);
+    hash *= 1099511628211ULL;
+  }
+  p.emit(R"gen(
+
+    void RegisterWorkflows([[maybe_unused]] ::jr2rt::Registry& registry) {
+      $machines$
+      $pools$
+      $hosts$
+      $workflows$
+      registry.addModule($file$, $hash$);
+    }
+  )gen",
+         {{"file", CppString(cx.file)},
+          {"hash", CppString(fmt::format("{:016x}", hash))},
+          {"machines",
+           [&] {
+             for (const ir::Machine* m : cx.machines()) {
+               p.print("registry.addMachine($n$, &Make_$i$);\n",
+                       {{"n", CppString(m->decl->name.text)}, {"i", Ident(m->decl->name.text)}});
+             }
+           }},
+          {"pools",
+           [&] {
+             for (const ast::Decl* d : cx.decls(ast::Decl::Kind::kPool))
+               p.print("registry.addPool(&$n$_pool());\n", {{"n", Ident(d->name.text)}});
+           }},
+          {"hosts",
+           [&] {
+             for (const ExternUse& x : cx.externs()) {
+               const Printer::Vars vars = {{"n", CppString(x.name)}, {"i", Ident(x.name)}};
+               if (x.kind == ExternUse::kNext)
+                 p.print("registry.addNext($n$, &$i$);\n", vars);
+               else if (x.decl != nullptr && x.decl->idempotent)
+                 p.print("registry.addHost($n$, &$i$, /*idempotent=*/true);\n", vars);
+               else
+                 p.print("registry.addHost($n$, &$i$);\n", vars);
+             }
+           }},
+          {"workflows", [&] {
+             for (const ast::Decl* d : cx.decls(ast::Decl::Kind::kWorkflow)) {
+               const auto* w = llvm::cast<ast::WorkflowDecl>(d);
+               const ast::Decl* top = w->target.resolved;
+               if (top == nullptr) continue;
+               const bool machine = top->kind == ast::Decl::Kind::kMachine;
+               p.emit(R"gen(
+                        // from $from$
+                        registry.addWorkflow({$name$, $file$, $machine$, $pool$});
+                      )gen",
+                      {{"name", CppString(w->name.text)},
+                       {"file", CppString(cx.file)},
+                       {"machine",
+                        machine ? fmt::format("&{}Make_{}", cx.prefixOf(top), Ident(top->name.text))
+                                : "nullptr"},
+                       {"pool", machine ? "nullptr"
+                                        : fmt::format("&{}{}_pool()", cx.prefixOf(top),
+                                                      Ident(top->name.text))},
+                       {"from", cx.from(w->name.range)}});
+             }
+           }}});
+}
+
+}  // namespace jr2::codegen

@@ -1,0 +1,26 @@
+// Rules more than one phase needs, decided here once: name resolution, the type checker and the
+// statechart lowering ask these functions rather than spelling the rule again.
+#pragma once
+
+#include <vector>
+
+#include "compiler/ast/ast.h"
+
+namespace jr2::sema {
+
+// The invoke an `on done` / `on error` hears among its state's invokes: the one `on done NAME`
+// names (`invoke … as NAME`), else the state's only invoke. Null when there is none to hear —
+// no invoke, an unknown name, or several unnamed ones (E0305 and E0308 say which).
+const ast::Invoke* HeardInvoke(const ast::Transition& t,
+                               const std::vector<const ast::Invoke*>& invokes);
+
+// The worker parameter a pool's item is bound to when the pool writes no `item_input`: the
+// worker's only parameter, or its only parameter without a default (the others take their
+// defaults). Null when there is none such: the item is then the worker's whole input.
+const ast::Param* BoundParam(const std::vector<ast::Param>& params);
+
+// The parameters of a declaration that takes arguments (a machine, a pool, an extern, a
+// source); null for any other.
+const std::vector<ast::Param>* ParamsOf(const ast::Decl* d);
+
+}  // namespace jr2::sema
