@@ -295,9 +295,11 @@ class MachineActor final : public Actor, public MachineHost {
   void timer(int id) override {
     // A timer cancelled after it fell due (an earlier timer's transition left its state) is
     // not delivered; nor is one re-armed since, whose new deadline has not come.
-    if (timers_.count(id) == 0 || due_[id] > run_.clock().nowMs()) return;
-    timers_.erase(id);
-    run_.timerFired(Join(prefix_, m_->timerState(id)), after_.count(id) ? after_[id] : -1);
+    const auto armed = timers_.find(id);
+    if (armed == timers_.end() || armed->second.due > run_.clock().nowMs()) return;
+    const int64_t afterMs = armed->second.after;
+    timers_.erase(armed);
+    run_.timerFired(Join(prefix_, m_->timerState(id)), afterMs);
     step([&] {
       m_->dispatch({Event::Kind::kTimer, id, nullptr});
       after();
@@ -326,7 +328,7 @@ class MachineActor final : public Actor, public MachineHost {
   void stop() override {
     for (auto& [id, child] : children_) closeChild(child);
     children_.clear();
-    for (int t : timers_) run_.unschedule(this, t);
+    for (const auto& [t, armed] : timers_) run_.unschedule(this, t);
     timers_.clear();
   }
 
@@ -359,9 +361,9 @@ class MachineActor final : public Actor, public MachineHost {
           {{"spec", SpecJson(c.spec)}, {"actor", c.actor ? c.actor->snapshot() : Json(nullptr)}});
     }
     Json timers = Json::array();
-    for (int t : timers_) {
-      Json timer = {{"id", t}, {"due", due_.at(t)}};
-      if (auto a = after_.find(t); a != after_.end()) timer["after"] = a->second;
+    for (const auto& [t, armed] : timers_) {
+      Json timer = {{"id", t}, {"due", armed.due}};
+      if (armed.after >= 0) timer["after"] = armed.after;
       timers.push_back(std::move(timer));
     }
     return {{"kind", "machine"}, {"name", name_},           {"key", key_},
@@ -384,19 +386,18 @@ class MachineActor final : public Actor, public MachineHost {
     }
     for (const auto& t : snap.at("timers")) {
       const int id = t.at("id").get<int>();
-      timers_.insert(id);
-      due_[id] = t.at("due").get<int64_t>();
-      if (t.contains("after")) after_[id] = t.at("after").get<int64_t>();
-      run_.schedule(this, id, due_[id]);
+      const Armed armed{t.at("due").get<int64_t>(),
+                        t.contains("after") ? t.at("after").get<int64_t>() : -1};
+      timers_[id] = armed;
+      run_.schedule(this, id, armed.due);
     }
   }
 
   // ---- MachineHost ---------------------------------------------------------------------------
   void startTimer(int id, Duration after) override {
-    timers_.insert(id);
-    after_[id] = after.ms;
-    due_[id] = run_.clock().nowMs() + after.ms;
-    run_.schedule(this, id, due_[id]);
+    const Armed armed{run_.clock().nowMs() + after.ms, after.ms};
+    timers_[id] = armed;
+    run_.schedule(this, id, armed.due);
   }
   void cancelTimer(int id) override {
     timers_.erase(id);
@@ -460,9 +461,13 @@ class MachineActor final : public Actor, public MachineHost {
   std::string name_;
   std::unique_ptr<Machine> m_;
   std::map<int, Child> children_;
-  std::set<int> timers_;
-  std::map<int, int64_t> due_;
-  std::map<int, int64_t> after_;  // each timer's `after`, for what is told when it fires
+  // The armed timers: when each falls due, and its `after` (what is told when it fires; -1 when
+  // a restored snapshot did not say). One map, not three: a parked worker holds it.
+  struct Armed {
+    int64_t due;
+    int64_t after;
+  };
+  std::map<int, Armed> timers_;
 };
 
 // A Pool of child Machines over a Source (ADR-0017, RUNTIME.md §2).
@@ -1938,6 +1943,7 @@ std::vector<OpenGate> Run::gates() const {
   for (const auto& [name, g] : gates_) {
     if (g.answered) continue;  // an answer is on its way to it
     out.push_back(g.gate);
+    out.back().name = name;
     out.back().accepts = *g.accepts;
   }
   return out;
@@ -1997,6 +2003,8 @@ void Run::openGate(OpenGate gate, std::shared_ptr<const std::vector<EventSpec>> 
                                                        : "gate"}},
        gate.kind != OpenGate::Kind::kSource ? "Gate " + name + " opened" : "");
   const bool agent = gate.kind == OpenGate::Kind::kAgent;
+  gate.name.clear();  // the map's key holds it (gates() puts it back): one copy per parked Gate
+  gate.name.shrink_to_fit();
   gates_.emplace(name,
                  GateEntry{std::move(gate), std::move(accepts), owner, invokeId, ++openings_});
   if (agent && !agentScript_.is_null()) answerAgent(name);

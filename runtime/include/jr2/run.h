@@ -354,7 +354,8 @@ class Run {
 
  private:
   struct GateEntry {
-    OpenGate gate;  // its `accepts` empty: they are `accepts` (gates() puts them back)
+    OpenGate gate;  // its `name` and `accepts` empty: they are the key and `accepts` (gates()
+                    // puts them back)
     std::shared_ptr<const std::vector<EventSpec>> accepts;
     Actor* owner;
     int invokeId;
