@@ -43,7 +43,15 @@ std::string Ident(const std::string& name) {
 
 std::string CppString(const std::string& s) {
   std::string out = "\"";
+  char last = 0;
   for (unsigned char c : s) {
+    // `??=`, `??/` …: trigraphs to older compilers, and -Wtrigraphs (in -Wall) warns of them
+    // even where they are ignored; a `?` after a `?` is written `\?`.
+    if (c == '?' && last == '?') {
+      out += "\\?";  // and the next `?` is escaped too: `\??` would hold `??`
+      continue;
+    }
+    last = static_cast<char>(c);
     switch (c) {
       case '"':
         out += "\\\"";
