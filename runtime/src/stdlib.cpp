@@ -685,6 +685,33 @@ SpawnedCommand SpawnCommand(const Json& spec, const std::string& home) {
   // A relative directory is the run's home's (RUNTIME.md §7), whatever the process's own is.
   const std::string cwd = ResolveAgainst(home, given);
   c.timeoutMs = spec.value("timeout", int64_t{300000});
+  // `env`: the host's environment with these added (a name it has is replaced). A name that
+  // cannot be one (empty, or with `=` or a NUL in it) is a Failure that names it, before anything
+  // starts; so is a NUL in a value, which would end it early.
+  std::vector<std::string> envText;
+  std::vector<char*> envp;
+  const Json added = spec.value("env", Json::object());
+  if (!added.is_object()) Fail("std.command: `env` is not an object of names to strings");
+  if (!added.empty()) {
+    for (const auto& [name, value] : added.items()) {
+      if (name.empty() || name.find('=') != std::string::npos ||
+          name.find('\0') != std::string::npos) {
+        Fail("std.command: `" + name +
+             "` cannot be an environment variable's name (no `=`, no NUL, not empty)");
+      }
+      if (!value.is_string()) Fail("std.command: the value of `env." + name + "` is not a string");
+      if (value.get<std::string>().find('\0') != std::string::npos)
+        Fail("std.command: the value of `env." + name + "` holds a NUL");
+      envText.push_back(name + "=" + value.get<std::string>());
+    }
+    for (char** e = environ; *e != nullptr; ++e) {
+      const std::string_view entry(*e);
+      const std::string name(entry.substr(0, entry.find('=')));
+      if (!added.contains(name)) envText.emplace_back(entry);
+    }
+    for (auto& e : envText) envp.push_back(e.data());
+    envp.push_back(nullptr);
+  }
   // posix_spawnp, not fork + exec: a forked child of this multi-threaded process may only make
   // async-signal-safe calls, and a malloc there deadlocks when another thread held the
   // allocator's lock at the fork (seen under ASan, where a build_matrix run hung). The pipes are
@@ -716,7 +743,8 @@ SpawnedCommand SpawnCommand(const Json& spec, const std::string& home) {
   posix_spawnattr_init(&attr);
   posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
   posix_spawnattr_setpgroup(&attr, 0);
-  const int spawned = posix_spawnp(&c.pid, av[0], &actions, &attr, av.data(), environ);
+  const int spawned =
+      posix_spawnp(&c.pid, av[0], &actions, &attr, av.data(), envp.empty() ? environ : envp.data());
   posix_spawnattr_destroy(&attr);
   posix_spawn_file_actions_destroy(&actions);
   if (spawned != 0) {

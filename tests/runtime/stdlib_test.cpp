@@ -768,6 +768,55 @@ TEST(StdCommand, OutputPastAMiBKeepsItsEndAndSaysWhatWasDropped) {
   EXPECT_EQ(r["stderr"], "err\n");
 }
 
+TEST(StdCommand, EnvAddsVariablesAndReplacesOnesOfTheSameName) {
+  setenv("JR2_TEST_KEPT", "host", 1);
+  setenv("JR2_TEST_REPLACED", "host", 1);
+  const Json r = jr2rt::StdEffect(
+      "std.command",
+      {{"spec",
+        {{"argv",
+          {"sh", "-c",
+           "printf '%s|%s|%s' \"$JR2_TEST_KEPT\" \"$JR2_TEST_REPLACED\" "
+           "\"$JR2_TEST_ADDED\""}},
+         {"env", {{"JR2_TEST_REPLACED", "mine"}, {"JR2_TEST_ADDED", "a b 'c' \"d\" $e"}}}}}});
+  EXPECT_EQ(r["stdout"], "host|mine|a b 'c' \"d\" $e") << "spaces, quotes and $ pass as they are";
+  unsetenv("JR2_TEST_KEPT");
+  unsetenv("JR2_TEST_REPLACED");
+}
+
+TEST(StdCommand, ArgvWithSpacesAndQuotesIsPassedIntact) {
+  const Json r = jr2rt::StdEffect(
+      "std.command",
+      {{"spec", {{"argv", {"printf", "[%s]", "two words", "it's", "\"q\"", "$HOME", ""}}}}});
+  EXPECT_EQ(r["stdout"], "[two words][it's][\"q\"][$HOME][]");
+}
+
+TEST(StdCommand, AnEnvThatCannotBeIsAFailureThatNamesItBeforeAnythingStarts) {
+  const std::string home = TempDir("env_refused");
+  auto refused = [&](const Json& env) {
+    try {
+      jr2rt::StdEffect("std.command",
+                       {{"spec", {{"argv", {"sh", "-c", "touch started"}}, {"env", env}}}}, home);
+      ADD_FAILURE() << "no Failure for " << env.dump();
+      return std::string();
+    } catch (const jr2rt::Failure& f) {
+      return f.reason();
+    }
+  };
+  EXPECT_EQ(refused({{"A=B", "x"}}),
+            "std.command: `A=B` cannot be an environment variable's name (no `=`, no NUL, not "
+            "empty)");
+  EXPECT_EQ(refused({{"", "x"}}),
+            "std.command: `` cannot be an environment variable's name (no `=`, no NUL, not "
+            "empty)");
+  EXPECT_EQ(refused({{"A", 3}}), "std.command: the value of `env.A` is not a string");
+  EXPECT_EQ(refused({{"A", std::string("x\0y", 3)}}),
+            "std.command: the value of `env.A` holds a NUL");
+  EXPECT_EQ(refused(Json::array({1})), "std.command: `env` is not an object of names to strings");
+  struct stat st {};
+  EXPECT_NE(stat((home + "/started").c_str(), &st), 0) << "a refused command never started";
+}
+
 TEST(StdCommand, KeepOutputTrimsInHalvesAndCountsEveryByte) {
   std::string kept;
   size_t dropped = 0;
