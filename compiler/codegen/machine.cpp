@@ -851,9 +851,10 @@ std::string EventSpecOf(const Context& cx, const ast::Decl* ev) {
                           r.fields[i].required ? "true" : "false",
                           CppString(e->fields[i].description.value_or("")));
   }
-  return fmt::format("{{{}, ::jr2rt::EventSpec::Audience::{},\n    {},\n    {{{}}}}}",
+  // Then the payload's JSON Schema (sema::JsonSchema), for an Agent's Menu.
+  return fmt::format("{{{}, ::jr2rt::EventSpec::Audience::{},\n    {},\n    {{{}}},\n    {}}}",
                      CppString(e->name.text), audience, CppString(e->description.value_or("")),
-                     fields);
+                     fields, CppString(sema::JsonSchema(r, e->description.value_or(""))));
 }
 
 void DeclareMachine(const Context& cx, Printer& p, const ir::Machine& m) {

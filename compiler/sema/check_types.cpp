@@ -81,7 +81,7 @@ class Checker {
       TypePtr ft = typeOf(f.type.get());
       record->fields.push_back({f.name.text, ft,
                                 !f.defaultValue && ft->kind != K::kOptional && ft->kind != K::kJson,
-                                f.name.range});
+                                f.name.range, f.description.value_or("")});
     }
   }
 

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
+#include <set>
 
 namespace jr2::sema {
 
@@ -170,6 +172,142 @@ bool Assignable(TypePtr from, TypePtr to, std::string* why) {
     default:
       return false;
   }
+}
+
+}  // namespace jr2::sema
+
+namespace jr2::sema {
+namespace {
+
+// Text as a JSON string.
+std::string JsonText(const std::string& s) {
+  std::string out = "\"";
+  for (const char ch : s) {
+    const auto c = static_cast<unsigned char>(ch);
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      default:
+        if (c < 0x20) {
+          out += fmt::format("\\u{:04x}", c);
+        } else {
+          out += ch;
+        }
+    }
+  }
+  return out + "\"";
+}
+
+class SchemaWriter {
+ public:
+  std::string top(const Record& r, const std::string& description) {
+    std::string body = object(r, description);
+    if (defs_.empty()) return body;
+    std::string defs;
+    for (const auto& [name, text] : defs_) {
+      defs += (defs.empty() ? "" : ", ") + JsonText(name) + ": " + text;
+    }
+    body.pop_back();  // the object's `}`
+    return body + ", \"$defs\": {" + defs + "}}";
+  }
+
+ private:
+  std::string object(const Record& r, const std::string& description) {
+    std::string properties, required;
+    for (const RecordField& f : r.fields) {
+      std::string field = of(f.type);
+      std::string about = f.description;
+      if (StripOptional(f.type)->kind == Type::Kind::kDuration)
+        about = (about.empty() ? "a duration" : about) + " (a whole number of milliseconds)";
+      if (!about.empty()) {
+        field.pop_back();
+        field +=
+            std::string(field.size() > 1 ? ", " : "") + "\"description\": " + JsonText(about) + "}";
+      }
+      properties += (properties.empty() ? "" : ", ") + JsonText(f.name) + ": " + field;
+      if (f.required) required += (required.empty() ? "" : ", ") + JsonText(f.name);
+    }
+    std::string out = "{\"type\": \"object\"";
+    if (!description.empty()) out += ", \"description\": " + JsonText(description);
+    out += ", \"properties\": {" + properties + "}, \"required\": [" + required +
+           "], \"additionalProperties\": false}";
+    return out;
+  }
+
+  // A named record nested in another: under `$defs`, by a name unique in this schema.
+  std::string ref(const Record& r) {
+    auto it = named_.find(&r);
+    if (it == named_.end()) {
+      std::string name = r.name.empty() ? "record" : r.name;
+      for (char& c : name) {
+        if (c == ' ') c = '_';  // `event approve`
+      }
+      const std::string base = name;
+      for (int k = 2; taken_.count(name) != 0; ++k) name = base + "_" + std::to_string(k);
+      taken_.insert(name);
+      it = named_.emplace(&r, name).first;
+      defs_[name] = "{}";  // taken before it is written: a record that holds itself
+      defs_[name] = object(r, "");
+    }
+    return "{\"$ref\": " + JsonText("#/$defs/" + it->second) + "}";
+  }
+
+  std::string of(TypePtr t) {
+    switch (t->kind) {
+      case Type::Kind::kError:
+      case Type::Kind::kJson:
+        return "{}";
+      case Type::Kind::kNull:
+        return "{\"type\": \"null\"}";
+      case Type::Kind::kString:
+        return "{\"type\": \"string\"}";
+      case Type::Kind::kInt:
+        return "{\"type\": \"integer\"}";
+      case Type::Kind::kFloat:
+        return "{\"type\": \"number\"}";
+      case Type::Kind::kBool:
+        return "{\"type\": \"boolean\"}";
+      case Type::Kind::kDuration:
+        return "{\"type\": \"integer\"}";  // milliseconds (a field says so)
+      case Type::Kind::kLiterals: {
+        std::string values;
+        for (const auto& l : t->literals) values += (values.empty() ? "" : ", ") + JsonText(l);
+        return "{\"type\": \"string\", \"enum\": [" + values + "]}";
+      }
+      case Type::Kind::kList:
+        return "{\"type\": \"array\", \"items\": " + of(t->elem) + "}";
+      case Type::Kind::kMap:
+        return "{\"type\": \"object\", \"additionalProperties\": " + of(t->elem) + "}";
+      case Type::Kind::kOptional:
+        return "{\"anyOf\": [" + of(t->elem) + ", {\"type\": \"null\"}]}";
+      case Type::Kind::kRecord:
+        return ref(*t->record);
+    }
+    return "{}";
+  }
+
+  std::map<const Record*, std::string> named_;
+  std::set<std::string> taken_;
+  std::map<std::string, std::string> defs_;
+};
+
+}  // namespace
+
+std::string JsonSchema(const Record& record, const std::string& description) {
+  return SchemaWriter().top(record, description);
 }
 
 }  // namespace jr2::sema

@@ -21,6 +21,7 @@ struct RecordField {
   TypePtr type = nullptr;
   bool required = true;  // false when the field has a default or an optional type
   SourceRange range;
+  std::string description = "";  // what the author wrote for the reader (and for an Agent)
 };
 
 struct Record {
@@ -85,6 +86,13 @@ class Types {
 
 // `string`, `list<Ticket>`, `"a" | "b"`, `Outcome?`, `{ id: string }`.
 std::string Spell(TypePtr t);
+
+// The JSON Schema (draft 2020-12) of a record's values, as JSON text: an object with its fields
+// as properties (each with its description), the required ones listed, no other property allowed.
+// A record a field holds is written once under `$defs` and referred to (records may nest
+// themselves). A `duration` is a whole number of milliseconds; `json` is any value. What an
+// Agent's harness gives the model for an event's payload (an Agent's Menu, ADR-0015).
+std::string JsonSchema(const Record& record, const std::string& description = "");
 
 // The type without its `?` (itself when not optional).
 TypePtr StripOptional(TypePtr t);

@@ -226,24 +226,46 @@ std::vector<::jr2rt::EventSpec> triage_machine_machine::eventSpecs() const {
   return {
       {"ask", ::jr2rt::EventSpec::Audience::kAgent,
           "You cannot decide: ask the on-call person, in one question.",
-          {{"question", "string", true, "What you need to know."}}},
+          {{"question", "string", true, "What you need to know."}},
+          "{\"type\": \"object\", \"description\": \"You cannot decide: ask the on-call person, in "
+              "one question.\", \"properties\": {\"question\": {\"type\": \"string\", "
+              "\"description\": \"What you need to know.\"}}, \"required\": [\"question\"], "
+              "\"additionalProperties\": false}"},
       {"confirm", ::jr2rt::EventSpec::Audience::kExternal,
           "Accept the agent's proposal as it stands.",
-          {}},
+          {},
+          "{\"type\": \"object\", \"description\": \"Accept the agent's proposal as it stands.\", "
+              "\"properties\": {}, \"required\": [], \"additionalProperties\": false}"},
       {"override", ::jr2rt::EventSpec::Audience::kExternal,
           "Decide yourself instead of the agent.",
           {{"action", "\"ignore\" | \"page\" | \"ticket\"", true, ""},
-           {"reason", "string", true, "Why, in one sentence."}}},
+           {"reason", "string", true, "Why, in one sentence."}},
+          "{\"type\": \"object\", \"description\": \"Decide yourself instead of the agent.\", "
+              "\"properties\": {\"action\": {\"type\": \"string\", \"enum\": [\"ignore\", "
+              "\"page\", \"ticket\"]}, \"reason\": {\"type\": \"string\", \"description\": \"Why, "
+              "in one sentence.\"}}, \"required\": [\"action\", \"reason\"], "
+              "\"additionalProperties\": false}"},
       {"propose", ::jr2rt::EventSpec::Audience::kAgent,
           "Propose what to do with the alert.",
           {{"action", "\"ignore\" | \"page\" | \"ticket\"", true,
               "Page the on-call person now, file a ticket, or drop it."},
            {"summary", "string", true, "What happened and why you chose this, in one or two "
                "sentences."},
-           {"owner", "string?", false, "The team that owns the code at fault, if you can tell."}}},
+           {"owner", "string?", false, "The team that owns the code at fault, if you can tell."}},
+          "{\"type\": \"object\", \"description\": \"Propose what to do with the alert.\", "
+              "\"properties\": {\"action\": {\"type\": \"string\", \"enum\": [\"ignore\", "
+              "\"page\", \"ticket\"], \"description\": \"Page the on-call person now, file a "
+              "ticket, or drop it.\"}, \"summary\": {\"type\": \"string\", \"description\": \"What "
+              "happened and why you chose this, in one or two sentences.\"}, \"owner\": "
+              "{\"anyOf\": [{\"type\": \"string\"}, {\"type\": \"null\"}], \"description\": \"The "
+              "team that owns the code at fault, if you can tell.\"}}, \"required\": [\"action\", "
+              "\"summary\"], \"additionalProperties\": false}"},
       {"rethink", ::jr2rt::EventSpec::Audience::kExternal,
           "Send the agent back to look again, with a note.",
-          {{"note", "string", true, "What the agent missed."}}},
+          {{"note", "string", true, "What the agent missed."}},
+          "{\"type\": \"object\", \"description\": \"Send the agent back to look again, with a "
+              "note.\", \"properties\": {\"note\": {\"type\": \"string\", \"description\": \"What "
+              "the agent missed.\"}}, \"required\": [\"note\"], \"additionalProperties\": false}"},
   };
 }
 

@@ -561,7 +561,10 @@ const ::jr2rt::PoolSpec& matrix_pool() {
     s.source.wake = "packages_changed";
     s.source.wakeSpec = {"packages_changed", ::jr2rt::EventSpec::Audience::kExternal,
         "The package list changed. Look for packages that are ready again.",
-        {}};
+        {},
+        "{\"type\": \"object\", \"description\": \"The package list changed. Look for packages "
+            "that are ready again.\", \"properties\": {}, \"required\": [], "
+            "\"additionalProperties\": false}"};
     s.source.checkWake = &matrix_pool_fns::check_wake_;
     s.source.pollEveryMs = 60000;
     s.source.args = &matrix_pool_fns::source_args_;

@@ -159,10 +159,15 @@ std::vector<::jr2rt::EventSpec> review_machine::eventSpecs() const {
   return {
       {"approve", ::jr2rt::EventSpec::Audience::kExternal,
           "Accept the ticket.",
-          {}},
+          {},
+          "{\"type\": \"object\", \"description\": \"Accept the ticket.\", \"properties\": {}, "
+              "\"required\": [], \"additionalProperties\": false}"},
       {"reject", ::jr2rt::EventSpec::Audience::kExternal,
           "Refuse the ticket.",
-          {{"reason", "string", true, "Why, in one sentence."}}},
+          {{"reason", "string", true, "Why, in one sentence."}},
+          "{\"type\": \"object\", \"description\": \"Refuse the ticket.\", \"properties\": "
+              "{\"reason\": {\"type\": \"string\", \"description\": \"Why, in one sentence.\"}}, "
+              "\"required\": [\"reason\"], \"additionalProperties\": false}"},
   };
 }
 
@@ -395,7 +400,9 @@ const ::jr2rt::PoolSpec& ticket_pool_pool() {
     s.source.wake = "tickets_changed";
     s.source.wakeSpec = {"tickets_changed", ::jr2rt::EventSpec::Audience::kExternal,
         "The backlog changed. Look for ready tickets again.",
-        {}};
+        {},
+        "{\"type\": \"object\", \"description\": \"The backlog changed. Look for ready tickets "
+            "again.\", \"properties\": {}, \"required\": [], \"additionalProperties\": false}"};
     s.source.checkWake = &ticket_pool_pool_fns::check_wake_;
     s.source.args = &ticket_pool_pool_fns::source_args_;
     s.source.params = &ticket_pool_pool_fns::source_params_;

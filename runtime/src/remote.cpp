@@ -114,11 +114,12 @@ class Client {
   std::string base_;
 };
 
-// The local verbs' shapes: a Gate `{name, meta, accepts}` (and `run` in a list of them).
+// The local verbs' shapes: a Gate `{name, meta, accepts, menu}` (and `run` in a list of them).
 Json LocalGate(const Json& g) {
   return {{"name", g.value("gate", "")},
           {"meta", g.value("meta", Json(nullptr))},
-          {"accepts", g.value("accepts", Json::array())}};
+          {"accepts", g.value("accepts", Json::array())},
+          {"menu", g.value("menu", Json::array())}};
 }
 
 class Verbs {

@@ -2144,4 +2144,21 @@ std::unique_ptr<Run> Run::Restore(const Registry& registry, const Json& snap, Cl
   return run;
 }
 
+Json MenuJson(const OpenGate& gate) {
+  Json menu = Json::array();
+  for (const EventSpec& e : gate.accepts) {
+    const char* audience = e.audience == EventSpec::Audience::kAgent      ? "agent"
+                           : e.audience == EventSpec::Audience::kExternal ? "external"
+                           : e.audience == EventSpec::Audience::kAny      ? "any"
+                                                                          : "unset";
+    Json schema = e.schema.empty() ? Json(nullptr) : Json::parse(e.schema, nullptr, false);
+    if (schema.is_discarded()) schema = nullptr;  // not JSON: a defect of the generator, not shown
+    menu.push_back({{"event", e.name},
+                    {"audience", audience},
+                    {"description", e.description},
+                    {"schema", std::move(schema)}});
+  }
+  return menu;
+}
+
 }  // namespace jr2rt

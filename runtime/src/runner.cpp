@@ -292,7 +292,7 @@ class Runner {
   static Json GateJson(const OpenGate& g) {
     Json accepts = Json::array();
     for (const auto& e : g.accepts) accepts.push_back(e.name);
-    return {{"name", g.name}, {"meta", g.meta}, {"accepts", accepts}};
+    return {{"name", g.name}, {"meta", g.meta}, {"accepts", accepts}, {"menu", MenuJson(g)}};
   }
 
   static void PrintJson(const Json& j) {

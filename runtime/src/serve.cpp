@@ -303,7 +303,7 @@ class Server {
   static Json GateView(const OpenGate& g) {
     Json accepts = Json::array();
     for (const auto& e : g.accepts) accepts.push_back(e.name);
-    return {{"gate", g.name}, {"meta", g.meta}, {"accepts", accepts}};
+    return {{"gate", g.name}, {"meta", g.meta}, {"accepts", accepts}, {"menu", MenuJson(g)}};
   }
   // The Gates of `run` that `c` may answer (every one for a caller whose `answer` names none).
   static Json GatesFor(const Run& run, const Caller* c) {

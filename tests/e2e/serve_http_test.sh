@@ -412,8 +412,13 @@ def table(st, tok):
           "GET /gates as other: only the Gates of conformance_two_step", repr(j)[:300])
     j = answers[("GET /gates", "reviewer")].json
     check(isinstance(j, list) and j and all(x.get("gate", "").endswith(".review") for x in j)
-          and all(set(x) == {"runId", "workflow", "gate", "meta", "accepts"} for x in j),
-          "GET /gates as reviewer: only *.review Gates, each {runId, workflow, gate, meta, accepts}", repr(j)[:300])
+          and all(set(x) == {"runId", "workflow", "gate", "meta", "accepts", "menu"} for x in j),
+          "GET /gates as reviewer: only *.review Gates, each {runId, workflow, gate, meta, accepts, menu}", repr(j)[:300])
+    check(all([m.get("event") for m in x["menu"]] == x["accepts"]
+              and all(set(m) == {"event", "audience", "description", "schema"}
+                      and m["schema"].get("type") == "object" for m in x["menu"]) for x in j),
+          "GET /gates: each Gate's menu lists its accepted events, each with its payload's schema",
+          repr(j)[:300])
     j = answers[("GET /runs/R", "reviewer")].json or {}
     check(isinstance(j, dict) and set(j) == OBS_KEYS | {"gates"} and gate_names(j.get("gates")) == ["both.x.review"],
           "GET /runs/R as reviewer: the observation and only the Gate it may answer", repr(j)[:300])

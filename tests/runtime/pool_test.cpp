@@ -411,6 +411,31 @@ TEST_F(Fixture, AnItemThatDoesNotFitItsWorkerFailsOnlyThatItem) {
   EXPECT_EQ(started(), (std::vector<std::string>{"A", "B"}));
 }
 
+// An Agent's Gate shows its Menu: the events of audience `agent` or `any` it accepts, each with
+// its description and its payload's JSON Schema, generated from the event's type (ADR-0015).
+TEST_F(Fixture, AnAgentsGateShowsItsMenuWithEachPayloadsSchema) {
+  auto run = make("conformance_asker");
+  run->start(Json::object());
+  const auto gates = run->gates();
+  ASSERT_EQ(gates.size(), 1u);
+  EXPECT_EQ(gates[0].kind, jr2rt::OpenGate::Kind::kAgent);
+  EXPECT_EQ(jr2rt::MenuJson(gates[0]), Json::parse(R"([{"event": "answer", "audience": "agent",
+                             "description": "Answer the question.",
+                             "schema": {"type": "object", "description": "Answer the question.",
+                                        "properties": {"text": {"type": "string"}},
+                                        "required": ["text"], "additionalProperties": false}}])"));
+  // A person's Gate shows its Menu too: `skipped` accepts `finish`, of audience `external`.
+  auto skipped = make("conformance_asker");
+  skipped->start({{"skip", true}});
+  const auto open = skipped->gates();
+  ASSERT_EQ(open.size(), 1u);
+  const Json menu = jr2rt::MenuJson(open[0]);
+  ASSERT_EQ(menu.size(), 1u);
+  EXPECT_EQ(menu[0]["event"], "finish");
+  EXPECT_EQ(menu[0]["audience"], "external");
+  EXPECT_EQ(menu[0]["schema"]["additionalProperties"], false);
+}
+
 // The scripted Agent harness: each time the Agent's Gate opens, the next reply is delivered
 // there; the count is stored with the run; a refused reply ends the run error; a reply whose
 // Gate closed first is kept; without a reply the Gate waits.

@@ -76,6 +76,12 @@ struct OpenGate {
   std::string agent;               // kAgent: the Agent slot's name (`triager`)
 };
 
+// A Gate's Menu (ADR-0015): each event it accepts as `{event, audience, description, schema}`,
+// the schema its payload's JSON Schema (null when the generated code gave none). An Agent's Gate
+// accepts only the events whose audience is `agent` or `any`. What `gates`, `status --json` and
+// `GET /gates` show, and what a harness gives a model.
+Json MenuJson(const OpenGate& gate);
+
 // A Source's `next`, answered later: tests script it; the standard library answers at once.
 using NextCall =
     std::function<void(const NextQuery& query, std::function<void(Json answer)> answer)>;

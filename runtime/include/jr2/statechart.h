@@ -64,6 +64,9 @@ struct EventSpec {
   Audience audience = Audience::kUnset;
   std::string description;
   std::vector<Field> fields;
+  // The payload's JSON Schema, as JSON text (sema::JsonSchema; "" when not known): what an
+  // Agent's Menu gives a harness for this event.
+  std::string schema = "";
 };
 
 // The interface of every generated machine.
