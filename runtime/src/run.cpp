@@ -1715,8 +1715,24 @@ void Run::answerAgent(const std::string& gate) {
     try {
       accept(gate, event, payload);
     } catch (const BadInput& e) {
-      throw Defect("the scripted reply " + std::to_string(used + 1) + " of agent `" + agent +
-                   "` is refused: " + e.what());
+      // A pick outside the Menu, or a payload its schema refuses: the Turn is told why and may
+      // pick again, up to kAgentPicks picks at one opening of the Gate; then the Gate waits for
+      // a person, the refusals on the feed.
+      const int refused = ++open->second.refusedPicks;
+      const bool again = refused < kAgentPicks;
+      emit("agent",
+           {{"agent", agent},
+            {"gate", gate},
+            {"reply", used + 1},
+            {"answered", false},
+            {"refused", ValidUtf8(e.what())}},
+           "agent " + agent + ": scripted reply " + std::to_string(used + 1) + " at " + gate +
+               " is refused: " + e.what() +
+               (again ? std::string("; it picks again")
+                      : "; " + std::to_string(kAgentPicks) + " picks refused, the Gate " + gate +
+                            " waits for a person"));
+      if (again) answerAgent(gate);
+      return;
     }
     emit("agent",
          {{"agent", agent},

@@ -461,13 +461,45 @@ TEST_F(Fixture, AScriptedAgentAnswersAtItsGate) {
     EXPECT_EQ(run->status(), RunStatus::kDone) << run->reason();
   }
   {
+    // A refused pick (a payload its schema refuses, an event not on the Menu) is told and the
+    // Agent picks again: here its second reply answers.
     auto run = make("conformance_asker");
-    run->scriptAgents({{"helper", {{{"event", "answer"}, {"payload", {{"text", 7}}}}}}});
+    std::vector<std::string> feed;
+    run->onProgress([&](const std::string& line) { feed.push_back(line); });
+    run->scriptAgents({{"helper",
+                        {{{"event", "answer"}, {"payload", {{"text", 7}}}},
+                         {{"event", "finish"}, {"payload", Json::object()}},
+                         {{"event", "answer"}, {"payload", {{"text", "42"}}}}}}});
     run->start(Json::object());
-    EXPECT_EQ(run->status(), RunStatus::kError);
-    EXPECT_NE(run->reason().find("the scripted reply 1 of agent `helper` is refused"),
+    EXPECT_EQ(run->status(), RunStatus::kDone) << run->reason();
+    EXPECT_EQ(run->output(), "42");
+    size_t refusals = 0;
+    for (const auto& line : feed) {
+      if (line.find("is refused") != std::string::npos &&
+          line.find("it picks again") != std::string::npos)
+        ++refusals;
+    }
+    EXPECT_EQ(refusals, 2u) << ::testing::PrintToString(feed);
+  }
+  {
+    // After kAgentPicks refused picks the Gate waits for a person, who answers it.
+    auto run = make("conformance_asker");
+    std::vector<std::string> feed;
+    run->onProgress([&](const std::string& line) { feed.push_back(line); });
+    const Json bad = {{"event", "answer"}, {"payload", {{"text", 7}}}};
+    run->scriptAgents({{"helper", {bad, bad, bad, bad}}});
+    run->start(Json::object());
+    EXPECT_EQ(run->status(), RunStatus::kWaiting) << run->reason();
+    EXPECT_EQ(GateNames(*run), std::vector<std::string>{"asking"});
+    EXPECT_EQ(run->snapshot()["agentReplies"], (Json{{"helper", jr2rt::kAgentPicks}}))
+        << "the fourth reply is never used at this opening";
+    ASSERT_FALSE(feed.empty());
+    EXPECT_NE(feed.back().find("3 picks refused, the Gate asking waits for a person"),
               std::string::npos)
-        << run->reason();
+        << feed.back();
+    run->send("asking", "answer", {{"text", "by hand"}});
+    EXPECT_EQ(run->status(), RunStatus::kDone) << run->reason();
+    EXPECT_EQ(run->output(), "by hand");
   }
   {
     auto run = make("conformance_asker");

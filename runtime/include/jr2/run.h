@@ -120,6 +120,11 @@ class Dispatcher {
 // for a host that must know before it stores anything, or makes a store.
 void CheckInput(const WorkflowInfo& workflow, const Json& input);
 
+// The picks an Agent's Turn gets at one opening of its Gate (ADR-0015): a pick outside the Menu,
+// or a payload its schema refuses, is told to the Agent, which may pick again; after this many
+// refused picks the Gate waits for a person.
+inline constexpr int kAgentPicks = 3;
+
 // A standing run's bound (RUNTIME.md §3): 500 items it took itself, or a day.
 inline constexpr int64_t kStandingBoundItems = 500;
 inline constexpr int64_t kStandingBoundMs = 24LL * 60 * 60 * 1000;
@@ -367,6 +372,7 @@ class Run {
     int invokeId;
     uint64_t opening = 0;   // which opening of the Gate (a name can close and open again)
     bool answered = false;  // an answer accepted, delivered at the next turn
+    int refusedPicks = 0;   // an Agent's picks refused at this opening (kAgentPicks)
   };
   struct Timer {
     Actor* owner;
