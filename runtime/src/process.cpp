@@ -25,9 +25,13 @@ namespace asio = boost::asio;
 
 class Process : public std::enable_shared_from_this<Process> {
  public:
+  using OnLine = std::function<void(const char* stream, const std::string& line)>;
+
   Process(asio::io_context& io, SpawnedCommand c, int pidfd, std::function<void(Json)> done,
-          std::function<void(const Failure&)> failed, std::shared_ptr<EffectControl> control)
-      : control_(std::move(control)),
+          std::function<void(const Failure&)> failed, std::shared_ptr<EffectControl> control,
+          OnLine onLine)
+      : onLine_(std::move(onLine)),
+        control_(std::move(control)),
         c_(std::move(c)),
         out_(io, c_.out),
         err_(io, c_.err),
@@ -38,8 +42,8 @@ class Process : public std::enable_shared_from_this<Process> {
 
   void start() {
     auto self = shared_from_this();
-    read(out_, outText_, outBuf_, outDropped_);
-    read(err_, errText_, errBuf_, errDropped_);
+    read(out_, outText_, outBuf_, outDropped_, outFeed_);
+    read(err_, errText_, errBuf_, errDropped_, errFeed_);
     pidfd_.async_wait(asio::posix::stream_descriptor::wait_read,
                       [self](const boost::system::error_code&) { self->exited(); });
     deadline_.expires_after(std::chrono::milliseconds(c_.timeoutMs));
@@ -56,19 +60,57 @@ class Process : public std::enable_shared_from_this<Process> {
   }
 
  private:
+  // One output's lines on their way to the feed: the part of a line not yet ended, and how
+  // many lines went.
+  struct Feed {
+    const char* name;
+    std::string partial = "";
+    int lines = 0;
+  };
+
   void read(asio::posix::stream_descriptor& from, std::string& into, std::array<char, 4096>& buf,
-            size_t& dropped) {
+            size_t& dropped, Feed& feed) {
     auto self = shared_from_this();
-    from.async_read_some(asio::buffer(buf), [self, &from, &into, &buf, &dropped](
+    from.async_read_some(asio::buffer(buf), [self, &from, &into, &buf, &dropped, &feed](
                                                 const boost::system::error_code& ec, size_t n) {
       if (!ec && n > 0) {
         KeepOutput(into, buf.data(), n, dropped);
-        self->read(from, into, buf, dropped);
+        self->tell(feed, buf.data(), n);
+        self->read(from, into, buf, dropped, feed);
         return;
       }
+      self->tellRest(feed);
       from.close();
       self->closed();
     });
+  }
+
+  void tell(Feed& feed, const char* data, size_t n) {
+    if (!onLine_ || feed.lines > kCommandFeedLines) return;
+    for (size_t i = 0; i < n; ++i) {
+      if (data[i] != '\n') {
+        if (feed.partial.size() <= kCommandFeedLineBytes) feed.partial += data[i];
+        continue;
+      }
+      line(feed);
+      if (feed.lines > kCommandFeedLines) return;
+    }
+  }
+  void tellRest(Feed& feed) {
+    if (onLine_ && !feed.partial.empty() && feed.lines <= kCommandFeedLines) line(feed);
+  }
+  void line(Feed& feed) {
+    std::string text = std::move(feed.partial);
+    feed.partial.clear();
+    if (!text.empty() && text.back() == '\r') text.pop_back();
+    if (text.size() > kCommandFeedLineBytes) {
+      text.resize(kCommandFeedLineBytes);
+      text += "…";
+    }
+    if (++feed.lines > kCommandFeedLines) {
+      text = "… more lines: the result keeps the output (its last MiB)";
+    }
+    onLine_(feed.name, ValidUtf8(text));
   }
 
   void exited() {
@@ -98,6 +140,8 @@ class Process : public std::enable_shared_from_this<Process> {
     }
   }
 
+  OnLine onLine_;
+  Feed outFeed_{"stdout"}, errFeed_{"stderr"};
   std::shared_ptr<EffectControl> control_;
   SpawnedCommand c_;
   asio::posix::stream_descriptor out_, err_, pidfd_;
@@ -128,7 +172,8 @@ bool PidfdsWork() {
 
 bool StartCommand(asio::io_context& io, const Json& spec, const std::string& home,
                   std::function<void(Json)> done, std::function<void(const Failure&)> failed,
-                  std::shared_ptr<EffectControl> control) {
+                  std::shared_ptr<EffectControl> control,
+                  std::function<void(const char* stream, const std::string& line)> onLine) {
   if (!PidfdsWork()) return false;
   SpawnedCommand c;
   try {
@@ -157,7 +202,7 @@ bool StartCommand(asio::io_context& io, const Json& spec, const std::string& hom
     return true;
   }
   std::make_shared<Process>(io, std::move(c), pidfd, std::move(done), std::move(failed),
-                            std::move(control))
+                            std::move(control), std::move(onLine))
       ->start();
   return true;
 }

@@ -1427,9 +1427,11 @@ void MachineActor::launchEffect(int id, const std::string& target, const Json& i
     // stores this child, so a restore that finds the child without a result knows it may have
     // run, and does not run it again. A process is awaited on the executor, holding no thread.
     if (registry.isProcess(target)) {
+      const InvokeSpec& spec = child->second.spec;
       self->run_.startCommand(
           input.contains("spec") ? input["spec"] : input.value("arg0", Json::object()),
-          std::move(then), std::move(failed), control);
+          std::move(then), std::move(failed), control,
+          Join(self->prefix_, spec.name.empty() ? spec.statePath : spec.name));
     } else if (Idempotent(registry, target)) {
       self->run_.offload(std::move(work), std::move(then), std::move(failed));
     } else {
@@ -1862,10 +1864,10 @@ void EffectControl::cancel() {
 
 void Run::startCommand(Json spec, std::function<void(Json)> then,
                        std::function<void(const Failure&)> failed,
-                       const std::shared_ptr<EffectControl>& control) {
+                       const std::shared_ptr<EffectControl>& control, std::string who) {
   track(control);
   auto go = [this, spec = std::move(spec), then = std::move(then), failed = std::move(failed),
-             control]() mutable {
+             control, who = std::move(who)]() mutable {
     if (control && control->cancelled) return;  // its invoke was cancelled before it started
     Engine& engine = *engine_;
     std::weak_ptr<int> life = life_;
@@ -1875,8 +1877,18 @@ void Run::startCommand(Json spec, std::function<void(Json)> then,
     auto bad = [this, &engine, life, failed](const Failure& f) {
       Back(engine, life, this, [failed, f] { failed(f); });
     };
+    // Its output on the feed as it comes, each line told on the strand (a feed entry is stored
+    // with the turn that tells it). Called from a handler of the executor, like Back's tasks,
+    // but a line is not the effect's end: the effect stays out.
+    auto line = [this, life, who](const char* stream, const std::string& text) {
+      if (life.expired()) return;
+      post([this, who, stream = std::string(stream), text] {
+        emit("output", {{"effect", who}, {"stream", stream}, {"line", text}},
+             who + (stream == "stderr" ? " ! " : " | ") + text);
+      });
+    };
     engine.effectOut();
-    if (!StartCommand(engine.io(), spec, home_, ok, bad, control)) {
+    if (!StartCommand(engine.io(), spec, home_, ok, bad, control, line)) {
       // No pidfd on this kernel: the blocking form, on the thread pool.
       engine.effectBack();
       offload(

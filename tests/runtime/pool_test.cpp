@@ -586,6 +586,36 @@ TEST_F(Fixture, AHostProcessRunsOnThePoolAndReportsBackToTheStrand) {
   EXPECT_EQ(bad->output()["exit"], 1);
 }
 
+// A process's output reaches the feed as it comes: each line, stdout's with ` | `, stderr's with
+// ` ! `, named by the invoking state (or its `as` name); at most kCommandFeedLines of each, then
+// one line saying the rest is in the result, each line cut at kCommandFeedLineBytes.
+TEST_F(Fixture, AProcesssOutputReachesTheFeedAsItComesBounded) {
+  auto run = make("conformance_command");
+  std::vector<std::string> feed;
+  run->onProgress([&](const std::string& line) { feed.push_back(line); });
+  run->start(
+      {{"argv",
+        {"sh", "-c",
+         "echo one; echo two >&2; printf 'no newline'; echo; "
+         "printf '%0500d\\n' 7; i=0; while [ $i -lt 150 ]; do echo l$i; i=$((i+1)); done"}}});
+  ASSERT_EQ(run->status(), RunStatus::kDone) << run->reason();
+  std::vector<std::string> out, err;
+  for (const auto& line : feed) {
+    if (line.rfind("process | ", 0) == 0) out.push_back(line.substr(10));
+    if (line.rfind("process ! ", 0) == 0) err.push_back(line.substr(10));
+  }
+  EXPECT_EQ(err, std::vector<std::string>{"two"});
+  ASSERT_EQ(out.size(), static_cast<size_t>(jr2rt::kCommandFeedLines) + 1)
+      << ::testing::PrintToString(out);
+  EXPECT_EQ(out[0], "one");
+  EXPECT_EQ(out[1], "no newline");
+  EXPECT_EQ(out[2], std::string(jr2rt::kCommandFeedLineBytes, '0') + "…") << "a long line is cut";
+  EXPECT_EQ(out[3], "l0");
+  EXPECT_EQ(out.back(), "… more lines: the result keeps the output (its last MiB)");
+  // The result still has all of it.
+  EXPECT_EQ(run->output(), 0);
+}
+
 // A program that is not there, or a working directory that is not there: a Failure that says
 // which, not an exit code to decode.
 TEST(StdCommand, WhatCannotBeStartedIsAFailureThatSaysWhy) {

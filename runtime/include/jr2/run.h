@@ -338,10 +338,11 @@ class Run {
                           std::function<void(const Failure&)> failed,
                           const std::shared_ptr<EffectControl>& control = nullptr);
   // `std.command` with `spec`, awaited on the executor (a running process holds no thread),
-  // started after the turn's commit; `then` or `failed` later, on the strand.
+  // started after the turn's commit; `then` or `failed` later, on the strand. `who` names it on
+  // the feed, where its output's lines go as they come (bounded: runtime/src/process.h).
   void startCommand(Json spec, std::function<void(Json)> then,
                     std::function<void(const Failure&)> failed,
-                    const std::shared_ptr<EffectControl>& control);
+                    const std::shared_ptr<EffectControl>& control, std::string who = "");
   void journal(Json entry) { journalNew_.push_back(std::move(entry)); }
   // While Restore() runs: the stored journal, for the top Pool to read back.
   const std::vector<Json>* restoringJournal() const { return restoringJournal_; }

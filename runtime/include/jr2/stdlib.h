@@ -64,6 +64,11 @@ void KillCommand(int pid);
 // (`"truncated": {"stdout": N}`). A process that prints without end costs bounded memory and
 // store.
 inline constexpr size_t kCommandOutputKept = size_t{1} << 20;
+// What of a process's output reaches the run's feed as it comes, when it runs on the executor
+// (the feed is stored; the whole output, up to its last MiB, is in the result): the first
+// kCommandFeedLines lines of each output, each cut at kCommandFeedLineBytes.
+inline constexpr int kCommandFeedLines = 100;
+inline constexpr size_t kCommandFeedLineBytes = 400;
 // Appends `n` bytes of output to `into`, keeping its last kCommandOutputKept bytes; counts what
 // it drops in `dropped`.
 void KeepOutput(std::string& into, const char* data, size_t n, size_t& dropped);
