@@ -282,7 +282,7 @@ std::string Header(const Context& cx) {
     p.print("#include \"$name$.h\"\n", {{"name", BaseName(m->source->name())}});
   p.emit(R"gen(
 
-           static_assert(JR2_RUNTIME_VERSION == 4,
+           static_assert(JR2_RUNTIME_VERSION == 5,
                          $why$);
 
            namespace $ns$ {

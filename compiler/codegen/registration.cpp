@@ -7,6 +7,7 @@
 #include <llvm/Support/Casting.h>
 
 #include "compiler/codegen/generators.h"
+#include "compiler/sema/rules.h"
 
 namespace jr2::codegen {
 
@@ -50,6 +51,7 @@ void DefineRegistration(const Context& cx, Printer& p) {
       $machines$
       $pools$
       $hosts$
+      $agents$
       $workflows$
       registry.addModule($file$, $hash$);
     }
@@ -78,6 +80,32 @@ void DefineRegistration(const Context& cx, Printer& p) {
                  p.print("registry.addHost($n$, &$i$, /*idempotent=*/true);\n", vars);
                else
                  p.print("registry.addHost($n$, &$i$);\n", vars);
+             }
+           }},
+          {"agents",
+           [&] {
+             // Each agent declaration as a harness reads it; `picks` always set (sema's default
+             // when the declaration has none).
+             const ExprGen expr(cx);
+             for (const ast::Decl* d : cx.decls(ast::Decl::Kind::kAgent)) {
+               const auto* a = llvm::cast<ast::AgentDecl>(d);
+               std::string entries;
+               bool picks = false;
+               for (const ast::BodyEntry& e : a->entries) {
+                 const bool count = e.key.text == "picks";
+                 picks = picks || count;
+                 const sema::TypePtr t = count ? cx.info.types.integer() : cx.info.types.string();
+                 entries += fmt::format("{{{}, {}}}, ", CppString(e.key.text),
+                                        expr.asJson(e.value.get(), t, Scope{}));
+               }
+               if (!picks) entries += fmt::format("{{\"picks\", {}}}, ", sema::kDefaultAgentPicks);
+               p.emit(R"gen(
+                        // from $from$
+                        registry.addAgent($name$, ::jr2rt::Json::object({$entries$}));
+                      )gen",
+                      {{"name", CppString(d->name.text)},
+                       {"entries", entries.substr(0, entries.size() - 2)},
+                       {"from", cx.from(d->name.range)}});
              }
            }},
           {"workflows", [&] {

@@ -647,7 +647,11 @@ class Checker {
         return;
       case ast::Decl::Kind::kAgent:
         for (const auto& e : llvm::cast<ast::AgentDecl>(d).entries) {
-          check(e.value.get(), Env{}, {types_.string(), fmt::format("`{}:`", e.key.text)});
+          // `picks:` bounds the Agent's picks at one opening of its Gate (E0504); every other
+          // entry (`model:`, `instructions:` …) is text.
+          const bool picks = e.key.text == "picks";
+          check(e.value.get(), Env{},
+                {picks ? types_.integer() : types_.string(), fmt::format("`{}:`", e.key.text)});
         }
         return;
       case ast::Decl::Kind::kExtern:

@@ -23,4 +23,9 @@ const ast::Param* BoundParam(const std::vector<ast::Param>& params);
 // source); null for any other.
 const std::vector<ast::Param>* ParamsOf(const ast::Decl* d);
 
+// An Agent's picks at one opening of its Gate: `picks:` when the agent declaration writes it
+// (from 1 to kMaxAgentPicks, E0504), else kDefaultAgentPicks. The runtime counts them.
+inline constexpr int kDefaultAgentPicks = 3;
+inline constexpr int kMaxAgentPicks = 10;
+
 }  // namespace jr2::sema

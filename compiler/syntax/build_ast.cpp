@@ -854,8 +854,9 @@ class Builder {
         ast::BodyEntry entry{word(e->anyWord()), expr(e->expr())};
         checkColon(e->sep, "the agent key", entry.key.text);
         commaInBody(e->COMMA(), owner);
-        if (entry.key.text != "model" && entry.key.text != "instructions") {
-          unknownKey(entry.key, owner, {"model", "instructions"});
+        if (entry.key.text != "model" && entry.key.text != "instructions" &&
+            entry.key.text != "picks") {
+          unknownKey(entry.key, owner, {"model", "instructions", "picks"});
           continue;
         }
         if (duplicateKey(entry.key, d->entries, owner)) continue;

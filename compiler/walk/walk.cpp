@@ -76,6 +76,7 @@ class Walker {
       for (const auto& d : m->ast->decls) {
         if (const auto* p = llvm::dyn_cast<ast::PoolDecl>(d.get())) pool(*p);
         if (const auto* s = llvm::dyn_cast<ast::SourceDecl>(d.get())) source(*s);
+        if (const auto* a = llvm::dyn_cast<ast::AgentDecl>(d.get())) agentPicks(*a);
       }
     }
     for (const ir::Machine& m : charts_.machines) {
@@ -124,6 +125,20 @@ class Walker {
             unresolvedEvent_ = true;
           }
         }
+      }
+    }
+  }
+
+  // An Agent's `picks:` (E0504): from 1 to kMaxAgentPicks, when it is a constant integer (its
+  // type is checked with the other entries).
+  void agentPicks(const ast::AgentDecl& a) {
+    for (const ast::BodyEntry& e : a.entries) {
+      if (e.key.text != "picks") continue;
+      const auto n = ConstantInt(e.value.get());
+      if (n && (*n < 1 || *n > sema::kMaxAgentPicks)) {
+        diags_.emit(diag::AgentPicksRange, e.value->range, std::to_string(*n), a.name.text,
+                    *n < 1 ? "no pick at all" : "more picks than a person should wait for",
+                    static_cast<int>(sema::kMaxAgentPicks));
       }
     }
   }

@@ -694,6 +694,14 @@ const ::jr2rt::PoolSpec& alerts_pool_pool() {
 void RegisterWorkflows([[maybe_unused]] ::jr2rt::Registry& registry) {
   registry.addMachine("triage_machine", &Make_triage_machine);
   registry.addPool(&alerts_pool_pool());
+  // from alert_triage.jr2:49
+  registry.addAgent("triager", ::jr2rt::Json::object(
+      {{"model", ::jr2rt::Json(std::string("anthropic/claude-sonnet"))},
+      {"instructions", ::jr2rt::Json(std::string("You triage one production alert from Sentry. "
+      "Read its stack trace and the recent changes to\nthe code at fault. Then propose one action "
+      "(page, ticket or ignore) with a short summary and,\nif you can tell, the owning team; or, "
+      "when you cannot decide, ask the on-call person one\nquestion. Never page for a warning."))},
+      {"picks", 3}}));
   // from alert_triage.jr2:148
   registry.addWorkflow({"triage", "alert_triage.jr2", &Make_triage_machine, nullptr});
   // from alert_triage.jr2:159

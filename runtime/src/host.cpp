@@ -252,6 +252,7 @@ void RunHost::attach(Hosted& h, bool fresh) {
     if (event_) event_(id, e);
   });
   if (!agents_.is_null()) run.scriptAgents(agents_);
+  if (model_) run.modelAgents(model_);
   for (const auto& [function, call] : reads_) run.scriptRead(function, call);
   run.setDispatcher(this);
   if (run.dispatchedBy().is_object())

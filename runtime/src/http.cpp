@@ -63,6 +63,7 @@ struct Answer {
   unsigned status = 0;
   std::string reason;
   std::string location;
+  std::string retryAfter;
   std::string body;
 };
 
@@ -128,6 +129,8 @@ Answer Exchange(const Url& url, http::verb method, const std::string& body,
   out.reason = ValidUtf8(std::string(response.reason()));
   if (auto it = response.find(http::field::location); it != response.end())
     out.location = std::string(it->value());
+  if (auto it = response.find(http::field::retry_after); it != response.end())
+    out.retryAfter = std::string(it->value());
   out.body = response.body();
   return out;
 }
@@ -180,7 +183,7 @@ HttpReply HttpCall(const std::string& method, const std::string& url, const std:
   if (verb == http::verb::unknown) throw Failure("no HTTP method `" + method + "`");
   const Answer a =
       Exchange(ParseUrl(url), verb, body, headers, std::chrono::milliseconds(timeoutMs));
-  return {a.status, a.body};
+  return {a.status, a.body, a.retryAfter};
 }
 
 HttpReply HttpStream(const std::string& url,
@@ -207,7 +210,7 @@ HttpReply HttpStream(const std::string& url,
   parser.body_limit(boost::none);
   http::read_header(stream, buffer, parser, ec);
   if (ec) throw Failure("cannot read the answer: " + ec.message());
-  HttpReply reply{parser.get().result_int(), {}};
+  HttpReply reply{parser.get().result_int(), {}, {}};
   char buf[8192];
   while (!parser.is_done()) {
     parser.get().body().data = buf;

@@ -13,6 +13,7 @@ namespace jr2rt {
 struct HttpReply {
   unsigned status = 0;
   std::string body;
+  std::string retryAfter;  // the `Retry-After` header, when the server sent one
 };
 
 // One request (`GET`, `POST`, …) to `url` (`http://HOST:PORT/PATH`) with a JSON `body` (none for

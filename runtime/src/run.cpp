@@ -20,6 +20,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "agents.h"
 #include "engine.h"
 #include "jr2/host.h"
 #include "jr2/source.h"
@@ -1691,7 +1692,28 @@ void Run::scriptAgents(Json script) {
   for (const auto& name : open) answerAgent(name);
 }
 
+void Run::modelAgents(std::shared_ptr<const ModelServer> server) {
+  modelServer_ = std::move(server);
+  std::vector<std::string> open;
+  for (const auto& [name, g] : gates_) {
+    if (g.gate.kind == OpenGate::Kind::kAgent) open.push_back(name);
+  }
+  for (const auto& name : open) answerAgent(name);
+}
+
+int Run::agentPicks(const std::string& agent) const {
+  const Json* definition = registry_.agent(agent);
+  if (definition == nullptr || !definition->value("picks", Json()).is_number_integer())
+    return kAgentPicks;
+  return std::max(1, (*definition)["picks"].get<int>());
+}
+
+bool Run::pickAgain(GateEntry& entry) {
+  return ++entry.refusedPicks < agentPicks(entry.gate.agent);
+}
+
 void Run::answerAgent(const std::string& gate) {
+  if (modelServer_) return askModel(gate);
   auto it = gates_.find(gate);
   if (it == gates_.end() || !agentScript_.is_object()) return;
   const std::string agent = it->second.gate.agent;
@@ -1720,8 +1742,7 @@ void Run::answerAgent(const std::string& gate) {
       // A pick outside the Menu, or a payload its schema refuses: the Turn is told why and may
       // pick again, up to kAgentPicks picks at one opening of the Gate; then the Gate waits for
       // a person, the refusals on the feed.
-      const int refused = ++open->second.refusedPicks;
-      const bool again = refused < kAgentPicks;
+      const bool again = pickAgain(open->second);
       emit("agent",
            {{"agent", agent},
             {"gate", gate},
@@ -1731,8 +1752,8 @@ void Run::answerAgent(const std::string& gate) {
            "agent " + agent + ": scripted reply " + std::to_string(used + 1) + " at " + gate +
                " is refused: " + e.what() +
                (again ? std::string("; it picks again")
-                      : "; " + std::to_string(kAgentPicks) + " picks refused, the Gate " + gate +
-                            " waits for a person"));
+                      : "; " + std::to_string(open->second.refusedPicks) +
+                            " picks refused, the Gate " + gate + " waits for a person"));
       if (again) answerAgent(gate);
       return;
     }
@@ -1745,6 +1766,122 @@ void Run::answerAgent(const std::string& gate) {
          "agent " + agent + " answered " + event + " at " + gate + " (scripted reply " +
              std::to_string(used + 1) + ")");
   });
+}
+
+void Run::askModel(const std::string& gate) {
+  auto it = gates_.find(gate);
+  if (it == gates_.end() || it->second.gate.kind != OpenGate::Kind::kAgent) return;
+  const GateEntry& entry = it->second;
+  const std::string& agent = entry.gate.agent;
+  ModelTurn& turn = modelTurns_[gate];
+  if (turn.opening != entry.opening || !turn.messages.is_array()) {
+    const Json* definition = registry_.agent(agent);
+    turn = {entry.opening,
+            ModelMessages(definition ? *definition : Json::object(), entry.gate.meta)};
+  }
+  OpenGate shown = entry.gate;
+  shown.accepts = *entry.accepts;
+  const Json request = ModelRequest(*modelServer_, turn.messages, MenuJson(shown));
+  const int pick = entry.refusedPicks + 1;
+  emit("agent", {{"agent", agent}, {"gate", gate}, {"model", modelServer_->model}, {"pick", pick}},
+       "agent " + agent + " asks " + modelServer_->model + " at " + modelServer_->shown +
+           " for a pick at " + gate +
+           (pick > 1 ? " (pick " + std::to_string(pick) + " of " +
+                           std::to_string(agentPicks(agent)) + ")"
+                     : std::string()));
+  // The exchange holds an effect thread (its retries wait there). Its notes reach the feed as
+  // they happen, each told on the strand; its answer comes back like a host function's.
+  std::weak_ptr<int> life = life_;
+  Engine& engine = *engine_;
+  auto note = [this, &engine, life, agent, gate](const std::string& line, const Json& data) {
+    boost::asio::post(engine.io(), [this, life, agent, gate, line, data] {
+      if (life.expired()) return;
+      post([this, agent, gate, line, data] {
+        Json told = data;
+        told["agent"] = agent;
+        told["gate"] = gate;
+        emit("agent", told, "agent " + agent + " at " + gate + ": " + line);
+      });
+    });
+  };
+  const uint64_t opening = entry.opening;
+  offload(
+      [server = modelServer_, request, note] {
+        try {
+          return AskModel(*server, request, HttpTransport(*server), note);
+        } catch (const std::exception& e) {
+          return Json{{"kind", "failed"}, {"why", ErrorText(e)}};
+        }
+      },
+      [this, gate, opening](const Json& answer) { modelAnswered(gate, opening, answer); },
+      [](const Failure&) {});  // AskModel answers every failure as {"kind": "failed"}
+}
+
+void Run::modelAnswered(const std::string& gate, uint64_t opening, const Json& answer) {
+  auto it = gates_.find(gate);
+  if (it == gates_.end() || it->second.opening != opening) return;  // the Gate left meanwhile
+  GateEntry& entry = it->second;
+  const std::string agent = entry.gate.agent;
+  const std::string kind = answer.value("kind", "");
+  Json data = {{"agent", agent}, {"gate", gate}, {"model", modelServer_->model}};
+  if (kind == "failed") {
+    data["answered"] = false;
+    data["failed"] = answer.value("why", "");
+    emit("agent", data,
+         "agent " + agent + " at " + gate + ": " + answer.value("why", "") + "; the Gate " + gate +
+             " waits for a person");
+    return;
+  }
+  ModelTurn& turn = modelTurns_[gate];
+  // A refused pick: the model hears why, in the conversation, and may pick again.
+  auto refuse = [&](const std::string& why, const Json& reply) {
+    data["answered"] = false;
+    data["refused"] = why;
+    const bool again = pickAgain(entry);
+    emit("agent", data,
+         "agent " + agent + " at " + gate + ": " + why +
+             (again ? std::string("; it picks again")
+                    : "; " + std::to_string(entry.refusedPicks) + " picks refused, the Gate " +
+                          gate + " waits for a person"));
+    if (!again) return;
+    turn.messages.push_back(answer.value("message", Json::object()));
+    turn.messages.push_back(reply);
+    askModel(gate);
+  };
+  const std::string tell = "Refused: ";
+  const std::string pickOne = " Pick again: answer with one tool call.";
+  if (kind == "text") {
+    const std::string text = answer.value("text", "");
+    refuse("the model answered in text, not with a tool call" +
+               (text.empty() ? std::string() : " (\"" + ValidUtf8(text.substr(0, 120)) + "\")"),
+           {{"role", "user"},
+            {"content",
+             "You answered in text. Answer with exactly one tool call, one of the "
+             "tools you were given."}});
+    return;
+  }
+  const std::string event = answer.value("event", "");
+  const std::string callId = answer.value("callId", "call_0");
+  if (kind == "bad-arguments") {
+    const std::string why = answer.value("why", "");
+    refuse("its pick `" + event + "` is refused: " + why,
+           {{"role", "tool"}, {"tool_call_id", callId}, {"content", tell + why + "." + pickOne}});
+    return;
+  }
+  try {
+    accept(gate, event, answer.value("payload", Json::object()));
+  } catch (const BadInput& e) {
+    const std::string why = ValidUtf8(e.what());
+    refuse("its pick `" + ValidUtf8(event) + "` is refused: " + why,
+           {{"role", "tool"}, {"tool_call_id", callId}, {"content", tell + why + "." + pickOne}});
+    return;
+  }
+  data["answered"] = true;
+  data["event"] = event;
+  const int64_t calls = answer.value("calls", int64_t{1});
+  emit("agent", data,
+       "agent " + agent + " answered " + event + " at " + gate + " (" + modelServer_->model +
+           (calls > 1 ? ", the first of its " + std::to_string(calls) + " tool calls" : "") + ")");
 }
 
 bool Run::hears(const std::string& service) const {
@@ -2035,10 +2172,11 @@ void Run::openGate(OpenGate gate, std::shared_ptr<const std::vector<EventSpec>> 
   gate.name.shrink_to_fit();
   gates_.emplace(name,
                  GateEntry{std::move(gate), std::move(accepts), owner, invokeId, ++openings_});
-  if (agent && !agentScript_.is_null()) answerAgent(name);
+  if (agent && (!agentScript_.is_null() || modelServer_)) answerAgent(name);
 }
 
 void Run::closeGate(const std::string& name) {
+  modelTurns_.erase(name);
   if (gates_.erase(name) != 0) emit("gate-closed", {{"gate", name}}, "");
 }
 

@@ -40,7 +40,7 @@ struct Args {
   bool all = false;
   bool follow = false;
   std::string resume;  // run --resume RUN
-  std::string agents;  // --agents FILE: the scripted Agent harness
+  std::string agents;  // --agents FILE: the scripted Agent harness; --agents openai: a model
   bool resumeGiven = false;
   std::string endedBefore;  // prune --ended-before DURATION
   std::string listen;       // serve --listen HOST:PORT
@@ -183,7 +183,12 @@ class Runner {
   int main(const Args& a) {
     if (!a.agents.empty() && a.verb != "run" && a.verb != "send" && a.verb != "serve")
       throw UsageError("`--agents` goes with `run`, `send` and `serve`");
-    agents_ = ReadAgentScript(a.agents);
+    // `--agents openai` is the model server of the environment (a script named `openai` is
+    // `--agents ./openai`); anything else is a script's path.
+    if (a.agents == "openai")
+      model_ = std::make_shared<const ModelServer>(ModelServerFromEnv());
+    else
+      agents_ = ReadAgentScript(a.agents);
     if (a.resumeGiven && a.verb != "run")
       throw UsageError("`--resume` goes with `run`: `" + workflow_ + " run --resume RUN`");
     if (!a.endedBefore.empty() && a.verb != "prune")
@@ -226,6 +231,7 @@ class Runner {
   std::unique_ptr<RunHost> host(Store& store, Clock& clock, const Args& a) {
     auto host = std::make_unique<RunHost>(registry_, store, clock, a.threads);
     if (!agents_.is_null()) host->scriptAgents(agents_);
+    if (model_) host->modelAgents(model_);
     const bool tty = isatty(STDERR_FILENO) != 0;
     host->onEvent([this, tty](const std::string&, const Run::FeedEvent& e) {
       if (e.kind == "started") ++taken_;
@@ -790,7 +796,8 @@ class Runner {
   const Registry& registry_;
   std::string workflow_;
   std::string storePath_;
-  Json agents_;  // --agents
+  Json agents_;                               // --agents FILE
+  std::shared_ptr<const ModelServer> model_;  // --agents openai
   int taken_ = 0;
   int settled_ = 0;
   int failed_ = 0;
@@ -905,6 +912,8 @@ int RunnerMain(const Registry& registry, const char* workflow, int argc, char** 
            "up again\n"
         << "  run, send, serve … --agents FILE                                 answer Agents from "
            "a script\n"
+        << "  run, send, serve … --agents openai                               answer Agents with "
+           "a model (JR2_AGENT_*)\n"
         << "  run, send … --threads N                                          threads for "
            "blocking host functions\n"
         << "  send  RUN GATE EVENT [JSON]                                      deliver at a Gate; "

@@ -482,19 +482,19 @@ TEST_F(Fixture, AScriptedAgentAnswersAtItsGate) {
     EXPECT_EQ(refusals, 2u) << ::testing::PrintToString(feed);
   }
   {
-    // After kAgentPicks refused picks the Gate waits for a person, who answers it.
+    // After the slot's `picks: 4` refused picks the Gate waits for a person, who answers it.
     auto run = make("conformance_asker");
     std::vector<std::string> feed;
     run->onProgress([&](const std::string& line) { feed.push_back(line); });
     const Json bad = {{"event", "answer"}, {"payload", {{"text", 7}}}};
-    run->scriptAgents({{"helper", {bad, bad, bad, bad}}});
+    run->scriptAgents({{"helper", {bad, bad, bad, bad, bad}}});
     run->start(Json::object());
     EXPECT_EQ(run->status(), RunStatus::kWaiting) << run->reason();
     EXPECT_EQ(GateNames(*run), std::vector<std::string>{"asking"});
-    EXPECT_EQ(run->snapshot()["agentReplies"], (Json{{"helper", jr2rt::kAgentPicks}}))
-        << "the fourth reply is never used at this opening";
+    EXPECT_EQ(run->snapshot()["agentReplies"], (Json{{"helper", 4}}))
+        << "the fifth reply is never used at this opening";
     ASSERT_FALSE(feed.empty());
-    EXPECT_NE(feed.back().find("3 picks refused, the Gate asking waits for a person"),
+    EXPECT_NE(feed.back().find("4 picks refused, the Gate asking waits for a person"),
               std::string::npos)
         << feed.back();
     run->send("asking", "answer", {{"text", "by hand"}});

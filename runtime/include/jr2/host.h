@@ -60,6 +60,8 @@ class RunHost : private Dispatcher {
   void onNote(std::function<void(const std::string& note)> fn) { note_ = std::move(fn); }
   // The scripted Agent harness (Run::scriptAgents), for every run this host drives.
   void scriptAgents(Json script) { agents_ = std::move(script); }
+  // The OpenAI-compatible harness (Run::modelAgents), for every run this host drives.
+  void modelAgents(std::shared_ptr<const ModelServer> server) { model_ = std::move(server); }
   // For tests: how a read Source's `read` function is called (Run::scriptRead), in every run this
   // host drives from now on.
   void scriptRead(const std::string& function, ReadCall call) {
@@ -256,6 +258,7 @@ class RunHost : private Dispatcher {
   std::function<void(const std::string&, const Run::FeedEvent&)> event_;
   std::function<void(const std::string&)> note_;
   Json agents_;
+  std::shared_ptr<const ModelServer> model_;
   std::map<std::string, ReadCall> reads_;
   std::set<std::string> refused_;  // runs takeLive could not take, told once
   std::set<std::string> endedSeen_;

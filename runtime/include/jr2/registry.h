@@ -144,6 +144,18 @@ class Registry {
   bool isProcess(const std::string& name) const { return processes_.count(name) != 0; }
   void addNext(const std::string& name, NextFunction fn) { nexts_[name] = std::move(fn); }
 
+  // An `agent` declaration as a harness reads it: its entries by key (`model`, `instructions`
+  // as text; `picks` as an integer, the bound of its picks at one opening of its Gate).
+  void addAgent(const std::string& name, Json definition) { agents_[name] = std::move(definition); }
+  // The declaration of the Agent slot `name` (`triager`, or `alerts.triager` when the machine
+  // invokes an imported Agent); null when no module declares it.
+  const Json* agent(const std::string& name) const {
+    auto it = agents_.find(name);
+    if (it == agents_.end() && name.rfind('.') != std::string::npos)
+      it = agents_.find(name.substr(name.rfind('.') + 1));
+    return it == agents_.end() ? nullptr : &it->second;
+  }
+
   // A module of the program and the hash of its text (the generated code registers it).
   void addModule(const std::string& file, const std::string& hash) { modules_[file] = hash; }
   // The runner's assembly: one hash of every module it was built from ("" when none says).
@@ -183,6 +195,7 @@ class Registry {
   std::set<std::string> processes_;
   std::map<std::string, NextFunction> nexts_;
   std::map<std::string, std::string> modules_;
+  std::map<std::string, Json> agents_;
 };
 
 }  // namespace jr2rt

@@ -122,8 +122,31 @@ void CheckInput(const WorkflowInfo& workflow, const Json& input);
 
 // The picks an Agent's Turn gets at one opening of its Gate (ADR-0015): a pick outside the Menu,
 // or a payload its schema refuses, is told to the Agent, which may pick again; after this many
-// refused picks the Gate waits for a person.
+// refused picks the Gate waits for a person. An agent declaration's `picks:` sets it per slot
+// (the generated code always gives it); this is the bound of an Agent no module declares.
 inline constexpr int kAgentPicks = 3;
+
+// The OpenAI-compatible Agent harness (docs/runtime.md, Agents): a model server that answers
+// `POST …/v1/chat/completions` with tool calls (llama.cpp's server, vLLM, Ollama, a hosted API
+// behind a local proxy). Each time an Agent's Gate opens, the Agent's `instructions` and the
+// Gate's meta go to the model with the Gate's Menu as its tools, and the tool call it answers is
+// the Agent's pick.
+struct ModelServer {
+  std::string url;             // the completions endpoint: `http://HOST:PORT/v1/chat/completions`
+  std::string shown;           // `HOST:PORT`, for the feed
+  std::string model;           // sent as `model`
+  std::string apiKey;          // sent as a Bearer token; never on the feed, in a log or stored
+  int64_t timeoutMs = 120000;  // one request's deadline
+  int attempts = 4;            // tries of one request: a timeout, a 429, a 5xx or a body that is
+                               // not a chat completion is tried again, up to this many times
+  int64_t backoffMs = 1000;    // the first wait between tries, doubled at each
+  int64_t maxRetryAfterMs = 60000;  // the longest `Retry-After` obeyed (a longer one waits this)
+};
+
+// The harness from the environment: JR2_AGENT_BASE_URL (`http://HOST:PORT` or `…/v1`),
+// JR2_AGENT_MODEL, JR2_AGENT_API_KEY (optional) and JR2_AGENT_TIMEOUT (seconds, optional).
+// Throws BadInput naming the variable that is missing or wrong, and how to set it.
+ModelServer ModelServerFromEnv();
 
 // A standing run's bound (RUNTIME.md §3): 500 items it took itself, or a day.
 inline constexpr int64_t kStandingBoundItems = 500;
@@ -266,6 +289,12 @@ class Run {
   // replies run out, the Gate stays open for `send`.
   void scriptAgents(Json script);
 
+  // The OpenAI-compatible harness (ModelServer) for this run's Agents: each Agent Gate that
+  // opens (and at once each open now) is put to the model; its answer is the Agent's pick. What
+  // the exchange does — a retry, a refused pick, a failure that leaves the Gate to a person — is
+  // on the feed. Nothing of it is stored: a run restored mid-Turn asks the model again.
+  void modelAgents(std::shared_ptr<const ModelServer> server);
+
   // For tests: replaces how a Source's `next` is called (scripted answers, deferred on purpose).
   void scriptNext(const std::string& function, NextCall call) {
     scripted_[function] = std::move(call);
@@ -373,7 +402,13 @@ class Run {
     int invokeId;
     uint64_t opening = 0;   // which opening of the Gate (a name can close and open again)
     bool answered = false;  // an answer accepted, delivered at the next turn
-    int refusedPicks = 0;   // an Agent's picks refused at this opening (kAgentPicks)
+    int refusedPicks = 0;   // an Agent's picks refused at this opening (its `picks:` bound)
+  };
+  // An Agent's Turn with the model at one opening of its Gate: the conversation so far (the
+  // request's messages, then each refused pick and why), while the Gate is open.
+  struct ModelTurn {
+    uint64_t opening = 0;
+    Json messages;
   };
   struct Timer {
     Actor* owner;
@@ -392,8 +427,16 @@ class Run {
   void accept(const std::string& gate, const std::string& event, const Json& payload);
   void validate(const GateEntry& entry, const std::string& gate, const std::string& event,
                 const Json& payload) const;
-  // Delivers the Agent's next scripted reply at its open Gate `gate`, if the script has one.
+  // Delivers the Agent's next scripted reply at its open Gate `gate`, if the script has one;
+  // with a model server, asks the model (askModel).
   void answerAgent(const std::string& gate);
+  void askModel(const std::string& gate);
+  // The model's answer for the Turn at `gate` (AskModel's JSON), taken on the strand.
+  void modelAnswered(const std::string& gate, uint64_t opening, const Json& answer);
+  // After a refused pick at `gate`: the Agent picks again, or, its `picks:` spent, the Gate waits
+  // for a person. Returns whether it picks again.
+  bool pickAgain(GateEntry& entry);
+  int agentPicks(const std::string& agent) const;
 
   const Registry& registry_;
   const WorkflowInfo& workflow_;
@@ -432,6 +475,8 @@ class Run {
   std::string reason_;
   Json agentScript_;                    // scriptAgents(); not stored: each process gives it
   Json agentReplies_ = Json::object();  // replies used, by Agent name; stored with the run
+  std::shared_ptr<const ModelServer> modelServer_;  // modelAgents(); not stored
+  std::map<std::string, ModelTurn> modelTurns_;     // by Gate, while it is open
   uint64_t openings_ = 0;
   std::vector<FiredTimer> fired_;
   Dispatcher* dispatcher_ = nullptr;

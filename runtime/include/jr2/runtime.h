@@ -6,4 +6,4 @@
 #include "jr2/value.h"
 
 // The version of the generated-code interface this runtime implements.
-#define JR2_RUNTIME_VERSION 4
+#define JR2_RUNTIME_VERSION 5
