@@ -27,10 +27,10 @@ expect() {  # expect CODE COMMAND…: run it, show it, and check its exit code
 
 echo "The tickets sample: a Pool reviews a backlog of four tickets, two at a time (cap 2)."
 echo "T-3 needs T-1 and T-2; T-4 needs T-9, which does not exist. A person answers each review."
-echo "(samples/tickets.jr2, samples/backlog.json; the run is stored in $store)"
+echo "(samples/tickets/tickets.jr2, samples/tickets/backlog.json; the run is stored in $store)"
 
-step "build/compiler/jr2c check samples/tickets.jr2"
-build/compiler/jr2c check samples/tickets.jr2 && echo "(clean)"
+step "build/compiler/jr2c check samples/tickets/tickets.jr2"
+build/compiler/jr2c check samples/tickets/tickets.jr2 && echo "(clean)"
 
 expect 3 "$tickets" run
 run=$("$tickets" runs | head -n 1 | cut -d' ' -f1)

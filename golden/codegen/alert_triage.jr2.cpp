@@ -8,7 +8,7 @@
 
 namespace jr2gen::alert_triage {
 
-// from alert_triage.jr2:12
+// from alert_triage.jr2:13
 void to_json(::jr2rt::Json& j, [[maybe_unused]] const Alert& v) {
   j = ::jr2rt::Json::object();
   j["fingerprint"] = v.fingerprint;
@@ -32,7 +32,7 @@ void read_json(
   ::jr2rt::ReadField(j, path, "url", v.url, false);
 }
 
-// from alert_triage.jr2:21
+// from alert_triage.jr2:22
 void to_json(::jr2rt::Json& j, [[maybe_unused]] const Verdict& v) {
   j = ::jr2rt::Json::object();
   j["fingerprint"] = v.fingerprint;
@@ -58,28 +58,44 @@ void read_json(
   ::jr2rt::CheckLiteral(v.decided_by, {"agent", "person", "timeout"}, path.field("decided_by"));
 }
 
-// from alert_triage.jr2:30
-void to_json(::jr2rt::Json& j, [[maybe_unused]] const propose_event& v) {
+// from alert_triage.jr2:32
+void to_json(::jr2rt::Json& j, [[maybe_unused]] const escalate_event& v) {
   j = ::jr2rt::Json::object();
   j["action"] = v.action;
   j["summary"] = v.summary;
   j["owner"] = v.owner;
 }
 
-void from_json(const ::jr2rt::Json& j, propose_event& v) {
-  read_json(j, v, "event propose");
+void from_json(const ::jr2rt::Json& j, escalate_event& v) {
+  read_json(j, v, "event escalate");
 }
 
 void read_json(
-    const ::jr2rt::Json& j, [[maybe_unused]] propose_event& v, const ::jr2rt::Path& path) {
+    const ::jr2rt::Json& j, [[maybe_unused]] escalate_event& v, const ::jr2rt::Path& path) {
   ::jr2rt::CheckRecord(j, path, {"action", "summary", "owner"});
   ::jr2rt::ReadField(j, path, "action", v.action, true);
-  ::jr2rt::CheckLiteral(v.action, {"ignore", "page", "ticket"}, path.field("action"));
+  ::jr2rt::CheckLiteral(v.action, {"page", "ticket"}, path.field("action"));
   ::jr2rt::ReadField(j, path, "summary", v.summary, true);
   ::jr2rt::ReadField(j, path, "owner", v.owner, false);
 }
 
-// from alert_triage.jr2:35
+// from alert_triage.jr2:37
+void to_json(::jr2rt::Json& j, [[maybe_unused]] const resolve_event& v) {
+  j = ::jr2rt::Json::object();
+  j["summary"] = v.summary;
+}
+
+void from_json(const ::jr2rt::Json& j, resolve_event& v) {
+  read_json(j, v, "event resolve");
+}
+
+void read_json(
+    const ::jr2rt::Json& j, [[maybe_unused]] resolve_event& v, const ::jr2rt::Path& path) {
+  ::jr2rt::CheckRecord(j, path, {"summary"});
+  ::jr2rt::ReadField(j, path, "summary", v.summary, true);
+}
+
+// from alert_triage.jr2:40
 void to_json(::jr2rt::Json& j, [[maybe_unused]] const ask_event& v) {
   j = ::jr2rt::Json::object();
   j["question"] = v.question;
@@ -95,7 +111,7 @@ void read_json(
   ::jr2rt::ReadField(j, path, "question", v.question, true);
 }
 
-// from alert_triage.jr2:40
+// from alert_triage.jr2:45
 void to_json(::jr2rt::Json& j, [[maybe_unused]] const confirm_event& v) {
   j = ::jr2rt::Json::object();
 }
@@ -109,7 +125,7 @@ void read_json(
   ::jr2rt::CheckRecord(j, path, {});
 }
 
-// from alert_triage.jr2:41
+// from alert_triage.jr2:46
 void to_json(::jr2rt::Json& j, [[maybe_unused]] const override_event& v) {
   j = ::jr2rt::Json::object();
   j["action"] = v.action;
@@ -128,7 +144,7 @@ void read_json(
   ::jr2rt::ReadField(j, path, "reason", v.reason, true);
 }
 
-// from alert_triage.jr2:45
+// from alert_triage.jr2:50
 void to_json(::jr2rt::Json& j, [[maybe_unused]] const rethink_event& v) {
   j = ::jr2rt::Json::object();
   j["note"] = v.note;
@@ -144,16 +160,16 @@ void read_json(
   ::jr2rt::ReadField(j, path, "note", v.note, true);
 }
 
-// ---- machine triage_machine (from alert_triage.jr2:77) ----
+// ---- machine triage_machine (from alert_triage.jr2:85) ----
 
 namespace {
 
 // Its states (path, parent, kind, initial, depth, transitions: first, count).
 const ::jr2rt::StateInfo k_triage_machine_states[] = {
     {"", -1, ::jr2rt::StateInfo::kCompound, 1, 0, 0, 0},  // 0
-    {"investigate", 0, ::jr2rt::StateInfo::kAtomic, -1, 1, 0, 3},  // 1 alert_triage.jr2:85
-    {"review", 0, ::jr2rt::StateInfo::kAtomic, -1, 1, 3, 4},  // 2 alert_triage.jr2:114
-    {"decided", 0, ::jr2rt::StateInfo::kFinal, -1, 1, 7, 0},  // 3 alert_triage.jr2:143
+    {"investigate", 0, ::jr2rt::StateInfo::kAtomic, -1, 1, 0, 4},  // 1 alert_triage.jr2:93
+    {"review", 0, ::jr2rt::StateInfo::kAtomic, -1, 1, 4, 4},  // 2 alert_triage.jr2:132
+    {"decided", 0, ::jr2rt::StateInfo::kFinal, -1, 1, 8, 0},  // 3 alert_triage.jr2:161
 };
 
 // The exit and entry sets of its transitions, and its initial configuration.
@@ -164,17 +180,18 @@ const int k_triage_machine_sets[] = {
 // Its transitions (source, trigger, id, target, guarded, domain, exits: first, count,
 // entries: first, count).
 const ::jr2rt::TransitionInfo k_triage_machine_transitions[] = {
-    {1, ::jr2rt::TransitionInfo::kOn, 3, 2, false, 0, 2, 3, 5, 1},  // 0 alert_triage.jr2:92
-    {1, ::jr2rt::TransitionInfo::kOn, 0, 2, false, 0, 2, 3, 5, 1},  // 1 alert_triage.jr2:102
-    {1, ::jr2rt::TransitionInfo::kAfter, 0, 2, false, 0, 2, 3, 5, 1},  // 2 alert_triage.jr2:107
-    {2, ::jr2rt::TransitionInfo::kOn, 1, 3, true, 0, 2, 3, 6, 1},  // 3 alert_triage.jr2:116
-    {2, ::jr2rt::TransitionInfo::kOn, 2, 3, false, 0, 2, 3, 6, 1},  // 4 alert_triage.jr2:119
-    {2, ::jr2rt::TransitionInfo::kOn, 4, 1, false, 0, 2, 3, 7, 1},  // 5 alert_triage.jr2:128
-    {2, ::jr2rt::TransitionInfo::kAfter, 1, 3, false, 0, 2, 3, 6, 1},  // 6 alert_triage.jr2:132
+    {1, ::jr2rt::TransitionInfo::kOn, 2, 2, false, 0, 2, 3, 5, 1},  // 0 alert_triage.jr2:100
+    {1, ::jr2rt::TransitionInfo::kOn, 4, 3, false, 0, 2, 3, 6, 1},  // 1 alert_triage.jr2:111
+    {1, ::jr2rt::TransitionInfo::kOn, 0, 2, false, 0, 2, 3, 5, 1},  // 2 alert_triage.jr2:120
+    {1, ::jr2rt::TransitionInfo::kAfter, 0, 2, false, 0, 2, 3, 5, 1},  // 3 alert_triage.jr2:125
+    {2, ::jr2rt::TransitionInfo::kOn, 1, 3, true, 0, 2, 3, 6, 1},  // 4 alert_triage.jr2:134
+    {2, ::jr2rt::TransitionInfo::kOn, 3, 3, false, 0, 2, 3, 6, 1},  // 5 alert_triage.jr2:137
+    {2, ::jr2rt::TransitionInfo::kOn, 5, 1, false, 0, 2, 3, 7, 1},  // 6 alert_triage.jr2:146
+    {2, ::jr2rt::TransitionInfo::kAfter, 1, 3, false, 0, 2, 3, 6, 1},  // 7 alert_triage.jr2:150
 };
 
 const ::jr2rt::MachineTables k_triage_machine_tables = {
-    k_triage_machine_states, 4, k_triage_machine_transitions, 7, k_triage_machine_sets, 0, 2,
+    k_triage_machine_states, 4, k_triage_machine_transitions, 8, k_triage_machine_sets, 0, 2,
         false};
 
 }  // namespace
@@ -201,13 +218,13 @@ void triage_machine_machine::start(::jr2rt::MachineHost& host, const ::jr2rt::Js
     ::jr2rt::LenientFields lenient;
     readInput(input, ctx_);
   }
-  // from alert_triage.jr2:78
+  // from alert_triage.jr2:86
   ctx_.proposal = std::nullopt;
-  // from alert_triage.jr2:79
+  // from alert_triage.jr2:87
   ctx_.question = std::nullopt;
-  // from alert_triage.jr2:80
+  // from alert_triage.jr2:88
   ctx_.note = std::nullopt;
-  // from alert_triage.jr2:81
+  // from alert_triage.jr2:89
   ctx_.verdict = std::nullopt;
   begin(host);
   leaf_ = activeLeaf();
@@ -216,9 +233,10 @@ void triage_machine_machine::start(::jr2rt::MachineHost& host, const ::jr2rt::Js
 int triage_machine_machine::eventId([[maybe_unused]] std::string_view name) const {
   if (name == "ask") return 0;
   if (name == "confirm") return 1;
-  if (name == "override") return 2;
-  if (name == "propose") return 3;
-  if (name == "rethink") return 4;
+  if (name == "escalate") return 2;
+  if (name == "override") return 3;
+  if (name == "resolve") return 4;
+  if (name == "rethink") return 5;
   return -1;
 }
 
@@ -236,6 +254,22 @@ std::vector<::jr2rt::EventSpec> triage_machine_machine::eventSpecs() const {
           {},
           "{\"type\": \"object\", \"description\": \"Accept the agent's proposal as it stands.\", "
               "\"properties\": {}, \"required\": [], \"additionalProperties\": false}"},
+      {"escalate", ::jr2rt::EventSpec::Audience::kAgent,
+          "A person must act: page the on-call person now, or file a ticket.",
+          {{"action", "\"page\" | \"ticket\"", true, "Page the on-call person now, or file a "
+              "ticket for the owning team."},
+           {"summary", "string", true, "What happened and why it needs a person, in one or two "
+               "sentences."},
+           {"owner", "string?", false, "The team that owns the code at fault, if you can tell."}},
+          "{\"type\": \"object\", \"description\": \"A person must act: page the on-call person "
+              "now, or file a ticket.\", \"properties\": {\"action\": {\"type\": \"string\", "
+              "\"enum\": [\"page\", \"ticket\"], \"description\": \"Page the on-call person now, "
+              "or file a ticket for the owning team.\"}, \"summary\": {\"type\": \"string\", "
+              "\"description\": \"What happened and why it needs a person, in one or two "
+              "sentences.\"}, \"owner\": {\"anyOf\": [{\"type\": \"string\"}, {\"type\": "
+              "\"null\"}], \"description\": \"The team that owns the code at fault, if you can "
+              "tell.\"}}, \"required\": [\"action\", \"summary\"], \"additionalProperties\": "
+              "false}"},
       {"override", ::jr2rt::EventSpec::Audience::kExternal,
           "Decide yourself instead of the agent.",
           {{"action", "\"ignore\" | \"page\" | \"ticket\"", true, ""},
@@ -245,21 +279,13 @@ std::vector<::jr2rt::EventSpec> triage_machine_machine::eventSpecs() const {
               "\"page\", \"ticket\"]}, \"reason\": {\"type\": \"string\", \"description\": \"Why, "
               "in one sentence.\"}}, \"required\": [\"action\", \"reason\"], "
               "\"additionalProperties\": false}"},
-      {"propose", ::jr2rt::EventSpec::Audience::kAgent,
-          "Propose what to do with the alert.",
-          {{"action", "\"ignore\" | \"page\" | \"ticket\"", true,
-              "Page the on-call person now, file a ticket, or drop it."},
-           {"summary", "string", true, "What happened and why you chose this, in one or two "
-               "sentences."},
-           {"owner", "string?", false, "The team that owns the code at fault, if you can tell."}},
-          "{\"type\": \"object\", \"description\": \"Propose what to do with the alert.\", "
-              "\"properties\": {\"action\": {\"type\": \"string\", \"enum\": [\"ignore\", "
-              "\"page\", \"ticket\"], \"description\": \"Page the on-call person now, file a "
-              "ticket, or drop it.\"}, \"summary\": {\"type\": \"string\", \"description\": \"What "
-              "happened and why you chose this, in one or two sentences.\"}, \"owner\": "
-              "{\"anyOf\": [{\"type\": \"string\"}, {\"type\": \"null\"}], \"description\": \"The "
-              "team that owns the code at fault, if you can tell.\"}}, \"required\": [\"action\", "
-              "\"summary\"], \"additionalProperties\": false}"},
+      {"resolve", ::jr2rt::EventSpec::Audience::kAgent,
+          "Nothing for a person to do (a known flake, a warning with no impact): close it.",
+          {{"summary", "string", true, "Why nobody needs to act, in one sentence."}},
+          "{\"type\": \"object\", \"description\": \"Nothing for a person to do (a known flake, a "
+              "warning with no impact): close it.\", \"properties\": {\"summary\": {\"type\": "
+              "\"string\", \"description\": \"Why nobody needs to act, in one sentence.\"}}, "
+              "\"required\": [\"summary\"], \"additionalProperties\": false}"},
       {"rethink", ::jr2rt::EventSpec::Audience::kExternal,
           "Send the agent back to look again, with a note.",
           {{"note", "string", true, "What the agent missed."}},
@@ -284,15 +310,20 @@ void triage_machine_machine::checkPayload(
     }
     case 2: {
       const ::jr2rt::Json& data = payload.is_null() ? ::jr2rt::Json::object() : payload;
-      [[maybe_unused]] const auto parsed = data.get<override_event>();
+      [[maybe_unused]] const auto parsed = data.get<escalate_event>();
       return;
     }
     case 3: {
       const ::jr2rt::Json& data = payload.is_null() ? ::jr2rt::Json::object() : payload;
-      [[maybe_unused]] const auto parsed = data.get<propose_event>();
+      [[maybe_unused]] const auto parsed = data.get<override_event>();
       return;
     }
     case 4: {
+      const ::jr2rt::Json& data = payload.is_null() ? ::jr2rt::Json::object() : payload;
+      [[maybe_unused]] const auto parsed = data.get<resolve_event>();
+      return;
+    }
+    case 5: {
       const ::jr2rt::Json& data = payload.is_null() ? ::jr2rt::Json::object() : payload;
       [[maybe_unused]] const auto parsed = data.get<rethink_event>();
       return;
@@ -304,8 +335,8 @@ void triage_machine_machine::checkPayload(
 
 ::jr2rt::Json triage_machine_machine::output() const {
   if (!isDone()) return nullptr;
-  // from alert_triage.jr2:145
-  return ::jr2rt::Json(::jr2rt::Unwrap(ctx_.verdict, "alert_triage.jr2:145:10"));
+  // from alert_triage.jr2:163
+  return ::jr2rt::Json(::jr2rt::Unwrap(ctx_.verdict, "alert_triage.jr2:163:10"));
 }
 
 ::jr2rt::Json triage_machine_machine::snapshot() const {
@@ -333,22 +364,22 @@ void triage_machine_machine::restore(::jr2rt::MachineHost& host, const ::jr2rt::
   }
   if (context.contains("proposal")) {
     ::jr2rt::ReadField(context, "context", "proposal", ctx_.proposal, false);
-  } else {  // from alert_triage.jr2:78
+  } else {  // from alert_triage.jr2:86
     ctx_.proposal = std::nullopt;
   }
   if (context.contains("question")) {
     ::jr2rt::ReadField(context, "context", "question", ctx_.question, false);
-  } else {  // from alert_triage.jr2:79
+  } else {  // from alert_triage.jr2:87
     ctx_.question = std::nullopt;
   }
   if (context.contains("note")) {
     ::jr2rt::ReadField(context, "context", "note", ctx_.note, false);
-  } else {  // from alert_triage.jr2:80
+  } else {  // from alert_triage.jr2:88
     ctx_.note = std::nullopt;
   }
   if (context.contains("verdict")) {
     ::jr2rt::ReadField(context, "context", "verdict", ctx_.verdict, false);
-  } else {  // from alert_triage.jr2:81
+  } else {  // from alert_triage.jr2:89
     ctx_.verdict = std::nullopt;
   }
   setActive(host, snapshot.at("active").get<std::vector<std::string>>(),
@@ -358,7 +389,7 @@ void triage_machine_machine::restore(::jr2rt::MachineHost& host, const ::jr2rt::
 
 bool triage_machine_machine::guard(int transition, [[maybe_unused]] const ::jr2rt::Event& event) {
   switch (transition) {
-    case 3: {  // from alert_triage.jr2:116
+    case 4: {  // from alert_triage.jr2:134
       return (::jr2rt::Json(ctx_.proposal) != ::jr2rt::Json(nullptr));
     }
     default:
@@ -368,10 +399,10 @@ bool triage_machine_machine::guard(int transition, [[maybe_unused]] const ::jr2r
 
 void triage_machine_machine::act(int transition, [[maybe_unused]] const ::jr2rt::Event& event) {
   switch (transition) {
-    case 0: {  // from alert_triage.jr2:92
-      [[maybe_unused]] const auto event_ = ::jr2rt::FromJson<propose_event>(
-          event.data.is_null() ? ::jr2rt::Json::object() : event.data, "alert_triage.jr2:92:8");
-      // from alert_triage.jr2:93
+    case 0: {  // from alert_triage.jr2:100
+      [[maybe_unused]] const auto event_ = ::jr2rt::FromJson<escalate_event>(
+          event.data.is_null() ? ::jr2rt::Json::object() : event.data, "alert_triage.jr2:100:8");
+      // from alert_triage.jr2:101
       ctx_.proposal = std::optional<Verdict>([&] {
         Verdict v_;
         v_.fingerprint = ctx_.alert.fingerprint;
@@ -381,36 +412,51 @@ void triage_machine_machine::act(int transition, [[maybe_unused]] const ::jr2rt:
         v_.decided_by = std::string("agent");
         return v_;
       }());
-      // from alert_triage.jr2:100
+      // from alert_triage.jr2:108
       ctx_.question = std::nullopt;
       break;
     }
-    case 1: {  // from alert_triage.jr2:102
+    case 1: {  // from alert_triage.jr2:111
+      [[maybe_unused]] const auto event_ = ::jr2rt::FromJson<resolve_event>(
+          event.data.is_null() ? ::jr2rt::Json::object() : event.data, "alert_triage.jr2:111:8");
+      // from alert_triage.jr2:112
+      ctx_.verdict = std::optional<Verdict>([&] {
+        Verdict v_;
+        v_.fingerprint = ctx_.alert.fingerprint;
+        v_.action = std::string("ignore");
+        v_.summary = event_.summary;
+        v_.owner = std::nullopt;
+        v_.decided_by = std::string("agent");
+        return v_;
+      }());
+      break;
+    }
+    case 2: {  // from alert_triage.jr2:120
       [[maybe_unused]] const auto event_ = ::jr2rt::FromJson<ask_event>(
-          event.data.is_null() ? ::jr2rt::Json::object() : event.data, "alert_triage.jr2:102:8");
-      // from alert_triage.jr2:103
+          event.data.is_null() ? ::jr2rt::Json::object() : event.data, "alert_triage.jr2:120:8");
+      // from alert_triage.jr2:121
       ctx_.proposal = std::nullopt;
-      // from alert_triage.jr2:104
+      // from alert_triage.jr2:122
       ctx_.question = std::optional<std::string>(event_.question);
       break;
     }
-    case 2: {  // from alert_triage.jr2:107
-      // from alert_triage.jr2:108
+    case 3: {  // from alert_triage.jr2:125
+      // from alert_triage.jr2:126
       ctx_.proposal = std::nullopt;
-      // from alert_triage.jr2:109
+      // from alert_triage.jr2:127
       ctx_.question = std::optional<std::string>(std::string(
           "The agent did not answer within 15 minutes. What should we do?"));
       break;
     }
-    case 3: {  // from alert_triage.jr2:116
-      // from alert_triage.jr2:117
+    case 4: {  // from alert_triage.jr2:134
+      // from alert_triage.jr2:135
       ctx_.verdict = ctx_.proposal;
       break;
     }
-    case 4: {  // from alert_triage.jr2:119
+    case 5: {  // from alert_triage.jr2:137
       [[maybe_unused]] const auto event_ = ::jr2rt::FromJson<override_event>(
-          event.data.is_null() ? ::jr2rt::Json::object() : event.data, "alert_triage.jr2:119:8");
-      // from alert_triage.jr2:120
+          event.data.is_null() ? ::jr2rt::Json::object() : event.data, "alert_triage.jr2:137:8");
+      // from alert_triage.jr2:138
       ctx_.verdict = std::optional<Verdict>([&] {
         Verdict v_;
         v_.fingerprint = ctx_.alert.fingerprint;
@@ -422,15 +468,15 @@ void triage_machine_machine::act(int transition, [[maybe_unused]] const ::jr2rt:
       }());
       break;
     }
-    case 5: {  // from alert_triage.jr2:128
+    case 6: {  // from alert_triage.jr2:146
       [[maybe_unused]] const auto event_ = ::jr2rt::FromJson<rethink_event>(
-          event.data.is_null() ? ::jr2rt::Json::object() : event.data, "alert_triage.jr2:128:8");
-      // from alert_triage.jr2:129
+          event.data.is_null() ? ::jr2rt::Json::object() : event.data, "alert_triage.jr2:146:8");
+      // from alert_triage.jr2:147
       ctx_.note = std::optional<std::string>(event_.note);
       break;
     }
-    case 6: {  // from alert_triage.jr2:132
-      // from alert_triage.jr2:133
+    case 7: {  // from alert_triage.jr2:150
+      // from alert_triage.jr2:151
       ctx_.verdict = std::optional<Verdict>([&] {
         Verdict v_;
         v_.fingerprint = ctx_.alert.fingerprint;
@@ -452,7 +498,7 @@ void triage_machine_machine::act(int transition, [[maybe_unused]] const ::jr2rt:
 void triage_machine_machine::enter(int state) {
   switch (state) {
     case 1: {  // investigate
-      // from alert_triage.jr2:86
+      // from alert_triage.jr2:94
       host().startInvoke({::jr2rt::InvokeSpec::Kind::kAgent, 0, "triager", "", "investigate",
                           ::jr2rt::Json::object({{"prompt", ::jr2rt::Json(
                               ((((((((((std::string("Alert ") + ctx_.alert.fingerprint)
@@ -463,17 +509,17 @@ void triage_machine_machine::enter(int state) {
                               std::string("no link"))) + ((::jr2rt::Json(
                               ctx_.note) == ::jr2rt::Json(nullptr)) ? std::string("")
                               : (std::string("\nThe on-call person says: ")
-                              + ::jr2rt::Unwrap(ctx_.note, "alert_triage.jr2:90:64")))))}, })});
-      host().startTimer(0, ::jr2rt::Duration{900000});  // from alert_triage.jr2:107
+                              + ::jr2rt::Unwrap(ctx_.note, "alert_triage.jr2:98:64")))))}, })});
+      host().startTimer(0, ::jr2rt::Duration{900000});  // from alert_triage.jr2:125
       break;
     }
     case 2: {  // review
-      // from alert_triage.jr2:115
+      // from alert_triage.jr2:133
       host().startInvoke({::jr2rt::InvokeSpec::Kind::kGate, 1, "", "review", "review",
                           ::jr2rt::Json::object({{"alert", ::jr2rt::Json(ctx_.alert)},
                               {"proposal", ::jr2rt::Json(ctx_.proposal)},
                               {"question", ::jr2rt::Json(ctx_.question)}, })});
-      host().startTimer(1, ::jr2rt::Duration{3600000});  // from alert_triage.jr2:132
+      host().startTimer(1, ::jr2rt::Duration{3600000});  // from alert_triage.jr2:150
       break;
     }
     default:
@@ -507,8 +553,8 @@ bool triage_machine_machine::dispatch([[maybe_unused]] const ::jr2rt::Event& eve
   }
   switch (leaf_) {
     case 1: {  // investigate
-      // from alert_triage.jr2:92
-      if (event.kind == ::jr2rt::Event::Kind::kExternal && event.id == 3) {
+      // from alert_triage.jr2:100
+      if (event.kind == ::jr2rt::Event::Kind::kExternal && event.id == 2) {
         exit(1);
         markActive(1, false);
         act(0, event);
@@ -517,18 +563,18 @@ bool triage_machine_machine::dispatch([[maybe_unused]] const ::jr2rt::Event& eve
         leaf_ = 2;
         return true;
       }
-      // from alert_triage.jr2:102
-      if (event.kind == ::jr2rt::Event::Kind::kExternal && event.id == 0) {
+      // from alert_triage.jr2:111
+      if (event.kind == ::jr2rt::Event::Kind::kExternal && event.id == 4) {
         exit(1);
         markActive(1, false);
         act(1, event);
-        markActive(2, true);
-        enter(2);
-        leaf_ = 2;
+        markActive(3, true);
+        leaf_ = 3;
+        markDone();
         return true;
       }
-      // from alert_triage.jr2:107
-      if (event.kind == ::jr2rt::Event::Kind::kTimer && event.id == 0) {
+      // from alert_triage.jr2:120
+      if (event.kind == ::jr2rt::Event::Kind::kExternal && event.id == 0) {
         exit(1);
         markActive(1, false);
         act(2, event);
@@ -537,21 +583,21 @@ bool triage_machine_machine::dispatch([[maybe_unused]] const ::jr2rt::Event& eve
         leaf_ = 2;
         return true;
       }
+      // from alert_triage.jr2:125
+      if (event.kind == ::jr2rt::Event::Kind::kTimer && event.id == 0) {
+        exit(1);
+        markActive(1, false);
+        act(3, event);
+        markActive(2, true);
+        enter(2);
+        leaf_ = 2;
+        return true;
+      }
       return false;
     }
     case 2: {  // review
-      // from alert_triage.jr2:116
-      if (event.kind == ::jr2rt::Event::Kind::kExternal && event.id == 1 && guard(3, event)) {
-        exit(2);
-        markActive(2, false);
-        act(3, event);
-        markActive(3, true);
-        leaf_ = 3;
-        markDone();
-        return true;
-      }
-      // from alert_triage.jr2:119
-      if (event.kind == ::jr2rt::Event::Kind::kExternal && event.id == 2) {
+      // from alert_triage.jr2:134
+      if (event.kind == ::jr2rt::Event::Kind::kExternal && event.id == 1 && guard(4, event)) {
         exit(2);
         markActive(2, false);
         act(4, event);
@@ -560,21 +606,31 @@ bool triage_machine_machine::dispatch([[maybe_unused]] const ::jr2rt::Event& eve
         markDone();
         return true;
       }
-      // from alert_triage.jr2:128
-      if (event.kind == ::jr2rt::Event::Kind::kExternal && event.id == 4) {
+      // from alert_triage.jr2:137
+      if (event.kind == ::jr2rt::Event::Kind::kExternal && event.id == 3) {
         exit(2);
         markActive(2, false);
         act(5, event);
+        markActive(3, true);
+        leaf_ = 3;
+        markDone();
+        return true;
+      }
+      // from alert_triage.jr2:146
+      if (event.kind == ::jr2rt::Event::Kind::kExternal && event.id == 5) {
+        exit(2);
+        markActive(2, false);
+        act(6, event);
         markActive(1, true);
         enter(1);
         leaf_ = 1;
         return true;
       }
-      // from alert_triage.jr2:132
+      // from alert_triage.jr2:150
       if (event.kind == ::jr2rt::Event::Kind::kTimer && event.id == 1) {
         exit(2);
         markActive(2, false);
-        act(6, event);
+        act(7, event);
         markActive(3, true);
         leaf_ = 3;
         markDone();
@@ -593,7 +649,7 @@ std::unique_ptr<::jr2rt::Machine> Make_triage_machine() {
   return std::make_unique<triage_machine_machine>();
 }
 
-// ---- pool alerts_pool (from alert_triage.jr2:152) ----
+// ---- pool alerts_pool (from alert_triage.jr2:170) ----
 
 namespace alerts_pool_pool_fns {
 
@@ -615,31 +671,31 @@ namespace alerts_pool_pool_fns {
   return ::jr2rt::Json::object();
 }
 
-// from alert_triage.jr2:65: on sentry `issue.created`
+// from alert_triage.jr2:72: on sentry `issue.created`
 ::jr2rt::Json hook0_(
     [[maybe_unused]] const ::jr2rt::Json& payload, [[maybe_unused]] const ::jr2rt::Json& source_) {
   return ::jr2rt::Json(::jr2rt::Json::object({{"fingerprint",
-      ::jr2rt::Member(::jr2rt::Member(::jr2rt::Member(payload, "data", "alert_triage.jr2:66:26"),
-      "issue", "alert_triage.jr2:66:31"), "id", "alert_triage.jr2:66:37")},
+      ::jr2rt::Member(::jr2rt::Member(::jr2rt::Member(payload, "data", "alert_triage.jr2:73:26"),
+      "issue", "alert_triage.jr2:73:31"), "id", "alert_triage.jr2:73:37")},
       {"title", ::jr2rt::Member(::jr2rt::Member(::jr2rt::Member(payload, "data",
-      "alert_triage.jr2:67:20"), "issue", "alert_triage.jr2:67:25"), "title",
-      "alert_triage.jr2:67:31")}, {"level", ::jr2rt::Member(
-      ::jr2rt::Member(::jr2rt::Member(payload, "data", "alert_triage.jr2:68:20"), "issue",
-      "alert_triage.jr2:68:25"), "level", "alert_triage.jr2:68:31")},
+      "alert_triage.jr2:74:20"), "issue", "alert_triage.jr2:74:25"), "title",
+      "alert_triage.jr2:74:31")}, {"level", ::jr2rt::Member(
+      ::jr2rt::Member(::jr2rt::Member(payload, "data", "alert_triage.jr2:75:20"), "issue",
+      "alert_triage.jr2:75:25"), "level", "alert_triage.jr2:75:31")},
       {"culprit", ::jr2rt::Member(::jr2rt::Member(::jr2rt::Member(payload, "data",
-      "alert_triage.jr2:69:22"), "issue", "alert_triage.jr2:69:27"), "culprit",
-      "alert_triage.jr2:69:33")}, {"url", ::jr2rt::Member(
-      ::jr2rt::Member(::jr2rt::Member(payload, "data", "alert_triage.jr2:70:18"), "issue",
-      "alert_triage.jr2:70:23"), "web_url", "alert_triage.jr2:70:29")}, }));
+      "alert_triage.jr2:76:22"), "issue", "alert_triage.jr2:76:27"), "culprit",
+      "alert_triage.jr2:76:33")}, {"url", ::jr2rt::Member(
+      ::jr2rt::Member(::jr2rt::Member(payload, "data", "alert_triage.jr2:77:18"), "issue",
+      "alert_triage.jr2:77:23"), "web_url", "alert_triage.jr2:77:29")}, }));
 }
 
-// from alert_triage.jr2:72: on sentry `issue.resolved`
+// from alert_triage.jr2:79: on sentry `issue.resolved`
 ::jr2rt::Json hook1_(
     [[maybe_unused]] const ::jr2rt::Json& payload, [[maybe_unused]] const ::jr2rt::Json& source_) {
   return ::jr2rt::Json(std::string("resolved alerts start nothing"));
 }
 
-// from alert_triage.jr2:73: on sentry `issue.ignored`
+// from alert_triage.jr2:80: on sentry `issue.ignored`
 ::jr2rt::Json hook2_(
     [[maybe_unused]] const ::jr2rt::Json& payload, [[maybe_unused]] const ::jr2rt::Json& source_) {
   return ::jr2rt::Json(std::string("someone already chose to ignore this issue in Sentry"));
@@ -647,13 +703,13 @@ namespace alerts_pool_pool_fns {
 
 std::string item_id_(
     [[maybe_unused]] const ::jr2rt::Json& item, [[maybe_unused]] const ::jr2rt::Json& input) {
-  // from alert_triage.jr2:154
+  // from alert_triage.jr2:172
   return ::jr2rt::FromJson<std::string>(::jr2rt::Member(item, "fingerprint",
-      "alert_triage.jr2:154:17"), "alert_triage.jr2:154:12");
+      "alert_triage.jr2:172:17"), "alert_triage.jr2:172:12");
 }
 
 int64_t cap_([[maybe_unused]] const ::jr2rt::Json& input) {
-  // from alert_triage.jr2:155
+  // from alert_triage.jr2:173
   return int64_t{4};
 }
 
@@ -678,11 +734,11 @@ const ::jr2rt::PoolSpec& alerts_pool_pool() {
     s.source.args = &alerts_pool_pool_fns::source_args_;
     s.source.params = &alerts_pool_pool_fns::source_params_;
     s.source.hooks.push_back({"sentry", "issue.created", ::jr2rt::HookSpec::Verdict::kCarry,
-                              &alerts_pool_pool_fns::hook0_});  // from alert_triage.jr2:65
+                              &alerts_pool_pool_fns::hook0_});  // from alert_triage.jr2:72
     s.source.hooks.push_back({"sentry", "issue.resolved", ::jr2rt::HookSpec::Verdict::kSkip,
-                              &alerts_pool_pool_fns::hook1_});  // from alert_triage.jr2:72
+                              &alerts_pool_pool_fns::hook1_});  // from alert_triage.jr2:79
     s.source.hooks.push_back({"sentry", "issue.ignored", ::jr2rt::HookSpec::Verdict::kSkip,
-                              &alerts_pool_pool_fns::hook2_});  // from alert_triage.jr2:73
+                              &alerts_pool_pool_fns::hook2_});  // from alert_triage.jr2:80
     s.itemId = &alerts_pool_pool_fns::item_id_;
     s.cap = &alerts_pool_pool_fns::cap_;
     s.itemInput = &alerts_pool_pool_fns::item_input_;
@@ -694,19 +750,20 @@ const ::jr2rt::PoolSpec& alerts_pool_pool() {
 void RegisterWorkflows([[maybe_unused]] ::jr2rt::Registry& registry) {
   registry.addMachine("triage_machine", &Make_triage_machine);
   registry.addPool(&alerts_pool_pool());
-  // from alert_triage.jr2:49
+  // from alert_triage.jr2:54
   registry.addAgent("triager", ::jr2rt::Json::object(
-      {{"model", ::jr2rt::Json(std::string("anthropic/claude-sonnet"))},
+      {{"model", ::jr2rt::Json(std::string("local/qwen2.5-7b-instruct"))},
       {"instructions", ::jr2rt::Json(std::string("You triage one production alert from Sentry. "
-      "Read its stack trace and the recent changes to\nthe code at fault. Then propose one action "
-      "(page, ticket or ignore) with a short summary and,\nif you can tell, the owning team; or, "
-      "when you cannot decide, ask the on-call person one\nquestion. Never page for a warning."))},
-      {"picks", 3}}));
-  // from alert_triage.jr2:148
+      "Read its stack trace and the recent changes to\nthe code at fault. Then either resolve it "
+      "(nothing for a person to do: a known flake, a\nwarning with no impact), or escalate it with "
+      "an action (page for a fatal error that hurts\ncustomers now, ticket for the rest), a short "
+      "summary and, if you can tell, the owning team;\nor, when you cannot decide, ask the on-call "
+      "person one question. Never page for a warning."))}, {"picks", ::jr2rt::Json(int64_t{2})}}));
+  // from alert_triage.jr2:166
   registry.addWorkflow({"triage", "alert_triage.jr2", &Make_triage_machine, nullptr});
-  // from alert_triage.jr2:159
+  // from alert_triage.jr2:177
   registry.addWorkflow({"alerts", "alert_triage.jr2", nullptr, &alerts_pool_pool()});
-  registry.addModule("alert_triage.jr2", "8bdabaca7211aef5");
+  registry.addModule("alert_triage.jr2", "c2f14ebf53a302b0");
 }
 
 }  // namespace jr2gen::alert_triage

@@ -19,7 +19,7 @@ static_assert(JR2_RUNTIME_VERSION == 5,
 
 namespace jr2gen::alert_triage {
 
-// from alert_triage.jr2:12
+// from alert_triage.jr2:13
 struct Alert {
   // Sentry's issue id: one issue, one triage run.
   std::string fingerprint;
@@ -35,7 +35,7 @@ void to_json(::jr2rt::Json& j, const Alert& v);
 void from_json(const ::jr2rt::Json& j, Alert& v);
 void read_json(const ::jr2rt::Json& j, Alert& v, const ::jr2rt::Path& path);
 
-// from alert_triage.jr2:21
+// from alert_triage.jr2:22
 struct Verdict {
   std::string fingerprint;
   std::string action;
@@ -50,20 +50,29 @@ void to_json(::jr2rt::Json& j, const Verdict& v);
 void from_json(const ::jr2rt::Json& j, Verdict& v);
 void read_json(const ::jr2rt::Json& j, Verdict& v, const ::jr2rt::Path& path);
 
-// from alert_triage.jr2:30
-struct propose_event {
-  // Page the on-call person now, file a ticket, or drop it.
+// from alert_triage.jr2:32
+struct escalate_event {
+  // Page the on-call person now, or file a ticket for the owning team.
   std::string action;
-  // What happened and why you chose this, in one or two sentences.
+  // What happened and why it needs a person, in one or two sentences.
   std::string summary;
   // The team that owns the code at fault, if you can tell.
   std::optional<std::string> owner;
 };
-void to_json(::jr2rt::Json& j, const propose_event& v);
-void from_json(const ::jr2rt::Json& j, propose_event& v);
-void read_json(const ::jr2rt::Json& j, propose_event& v, const ::jr2rt::Path& path);
+void to_json(::jr2rt::Json& j, const escalate_event& v);
+void from_json(const ::jr2rt::Json& j, escalate_event& v);
+void read_json(const ::jr2rt::Json& j, escalate_event& v, const ::jr2rt::Path& path);
 
-// from alert_triage.jr2:35
+// from alert_triage.jr2:37
+struct resolve_event {
+  // Why nobody needs to act, in one sentence.
+  std::string summary;
+};
+void to_json(::jr2rt::Json& j, const resolve_event& v);
+void from_json(const ::jr2rt::Json& j, resolve_event& v);
+void read_json(const ::jr2rt::Json& j, resolve_event& v, const ::jr2rt::Path& path);
+
+// from alert_triage.jr2:40
 struct ask_event {
   // What you need to know.
   std::string question;
@@ -72,14 +81,14 @@ void to_json(::jr2rt::Json& j, const ask_event& v);
 void from_json(const ::jr2rt::Json& j, ask_event& v);
 void read_json(const ::jr2rt::Json& j, ask_event& v, const ::jr2rt::Path& path);
 
-// from alert_triage.jr2:40
+// from alert_triage.jr2:45
 struct confirm_event {
 };
 void to_json(::jr2rt::Json& j, const confirm_event& v);
 void from_json(const ::jr2rt::Json& j, confirm_event& v);
 void read_json(const ::jr2rt::Json& j, confirm_event& v, const ::jr2rt::Path& path);
 
-// from alert_triage.jr2:41
+// from alert_triage.jr2:46
 struct override_event {
   std::string action;
   // Why, in one sentence.
@@ -89,7 +98,7 @@ void to_json(::jr2rt::Json& j, const override_event& v);
 void from_json(const ::jr2rt::Json& j, override_event& v);
 void read_json(const ::jr2rt::Json& j, override_event& v, const ::jr2rt::Path& path);
 
-// from alert_triage.jr2:45
+// from alert_triage.jr2:50
 struct rethink_event {
   // What the agent missed.
   std::string note;
@@ -98,7 +107,7 @@ void to_json(::jr2rt::Json& j, const rethink_event& v);
 void from_json(const ::jr2rt::Json& j, rethink_event& v);
 void read_json(const ::jr2rt::Json& j, rethink_event& v, const ::jr2rt::Path& path);
 
-// from alert_triage.jr2:77
+// from alert_triage.jr2:85
 class triage_machine_machine final : public ::jr2rt::Statechart {
  public:
   // The machine's context: its parameters and its `var`s.
@@ -140,7 +149,7 @@ class triage_machine_machine final : public ::jr2rt::Statechart {
 
 std::unique_ptr<::jr2rt::Machine> Make_triage_machine();
 
-// from alert_triage.jr2:152
+// from alert_triage.jr2:170
 const ::jr2rt::PoolSpec& alerts_pool_pool();
 
 // Registers this file's workflows, machines, pools and host functions with the runner.

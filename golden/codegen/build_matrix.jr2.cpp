@@ -8,7 +8,7 @@
 
 namespace jr2gen::build_matrix {
 
-// from build_matrix.jr2:16
+// from build_matrix.jr2:19
 void to_json(::jr2rt::Json& j, [[maybe_unused]] const Package& v) {
   j = ::jr2rt::Json::object();
   j["id"] = v.id;
@@ -28,7 +28,7 @@ void read_json(
   ::jr2rt::ReadField(j, path, "needs", v.needs, false);
 }
 
-// from build_matrix.jr2:23
+// from build_matrix.jr2:26
 void to_json(::jr2rt::Json& j, [[maybe_unused]] const Built& v) {
   j = ::jr2rt::Json::object();
   j["id"] = v.id;
@@ -48,7 +48,7 @@ void read_json(
   ::jr2rt::ReadField(j, path, "tests", v.tests, true);
 }
 
-// from build_matrix.jr2:29
+// from build_matrix.jr2:32
 void to_json(::jr2rt::Json& j, [[maybe_unused]] const packages_changed_event& v) {
   j = ::jr2rt::Json::object();
 }
@@ -62,40 +62,47 @@ void read_json(
   ::jr2rt::CheckRecord(j, path, {});
 }
 
-// ---- machine build_package (from build_matrix.jr2:41) ----
+// ---- machine build_package (from build_matrix.jr2:44) ----
 
 namespace {
 
 // Its states (path, parent, kind, initial, depth, transitions: first, count).
 const ::jr2rt::StateInfo k_build_package_states[] = {
     {"", -1, ::jr2rt::StateInfo::kCompound, 1, 0, 0, 0},  // 0
-    {"work", 0, ::jr2rt::StateInfo::kCompound, 2, 1, 0, 1},  // 1 build_matrix.jr2:45
-    {"work.build", 1, ::jr2rt::StateInfo::kAtomic, -1, 2, 1, 3},  // 2 build_matrix.jr2:46
-    {"work.cool_down", 1, ::jr2rt::StateInfo::kAtomic, -1, 2, 4, 1},  // 3 build_matrix.jr2:65
-    {"work.test", 1, ::jr2rt::StateInfo::kAtomic, -1, 2, 5, 2},  // 4 build_matrix.jr2:69
-    {"passed", 0, ::jr2rt::StateInfo::kFinal, -1, 1, 7, 0},  // 5 build_matrix.jr2:88
-    {"failed", 0, ::jr2rt::StateInfo::kFinal, -1, 1, 7, 0},  // 6 build_matrix.jr2:89
+    {"work", 0, ::jr2rt::StateInfo::kCompound, 2, 1, 0, 1},  // 1 build_matrix.jr2:48
+    {"work.configure", 1, ::jr2rt::StateInfo::kAtomic, -1, 2, 1, 2},  // 2 build_matrix.jr2:49
+    {"work.build", 1, ::jr2rt::StateInfo::kAtomic, -1, 2, 3, 3},  // 3 build_matrix.jr2:62
+    {"work.cool_down", 1, ::jr2rt::StateInfo::kAtomic, -1, 2, 6, 1},  // 4 build_matrix.jr2:81
+    {"work.test", 1, ::jr2rt::StateInfo::kAtomic, -1, 2, 7, 2},  // 5 build_matrix.jr2:85
+    {"work.install", 1, ::jr2rt::StateInfo::kAtomic, -1, 2, 9, 2},  // 6 build_matrix.jr2:100
+    {"passed", 0, ::jr2rt::StateInfo::kFinal, -1, 1, 11, 0},  // 7 build_matrix.jr2:117
+    {"failed", 0, ::jr2rt::StateInfo::kFinal, -1, 1, 11, 0},  // 8 build_matrix.jr2:118
 };
 
 // The exit and entry sets of its transitions, and its initial configuration.
 const int k_build_package_sets[] = {
-    0, 1, 2, 1, 2, 3, 4, 5, 6, 6, 2, 3, 4, 4, 3, 2, 5,
+    0, 1, 2, 1, 2, 3, 4, 5, 6, 7, 8, 8, 2, 3, 4, 5, 6, 3, 5, 4,
+    6, 7,
 };
 
 // Its transitions (source, trigger, id, target, guarded, domain, exits: first, count,
 // entries: first, count).
 const ::jr2rt::TransitionInfo k_build_package_transitions[] = {
-    {1, ::jr2rt::TransitionInfo::kAfter, 0, 6, false, 0, 3, 6, 9, 1},  // 0 build_matrix.jr2:83
-    {2, ::jr2rt::TransitionInfo::kDone, 0, 4, false, 1, 10, 3, 13, 1},  // 1 build_matrix.jr2:55
-    {2, ::jr2rt::TransitionInfo::kError, 0, 3, true, 1, 10, 3, 14, 1},  // 2 build_matrix.jr2:57
-    {2, ::jr2rt::TransitionInfo::kError, 0, 6, false, 0, 3, 6, 9, 1},  // 3 build_matrix.jr2:60
-    {3, ::jr2rt::TransitionInfo::kAfter, 1, 2, false, 1, 10, 3, 15, 1},  // 4 build_matrix.jr2:66
-    {4, ::jr2rt::TransitionInfo::kDone, 1, 5, false, 0, 3, 6, 16, 1},  // 5 build_matrix.jr2:75
-    {4, ::jr2rt::TransitionInfo::kError, 1, 6, false, 0, 3, 6, 9, 1},  // 6 build_matrix.jr2:78
+    {1, ::jr2rt::TransitionInfo::kAfter, 0, 8, false, 0, 3, 8, 11, 1},  // 0 build_matrix.jr2:112
+    {2, ::jr2rt::TransitionInfo::kDone, 0, 3, false, 1, 12, 5, 17, 1},  // 1 build_matrix.jr2:55
+    {2, ::jr2rt::TransitionInfo::kError, 0, 8, false, 0, 3, 8, 11, 1},  // 2 build_matrix.jr2:57
+    {3, ::jr2rt::TransitionInfo::kDone, 1, 5, false, 1, 12, 5, 18, 1},  // 3 build_matrix.jr2:71
+    {3, ::jr2rt::TransitionInfo::kError, 1, 4, true, 1, 12, 5, 19, 1},  // 4 build_matrix.jr2:73
+    {3, ::jr2rt::TransitionInfo::kError, 1, 8, false, 0, 3, 8, 11, 1},  // 5 build_matrix.jr2:76
+    {4, ::jr2rt::TransitionInfo::kAfter, 1, 3, false, 1, 12, 5, 17, 1},  // 6 build_matrix.jr2:82
+    {5, ::jr2rt::TransitionInfo::kDone, 2, 6, false, 1, 12, 5, 20, 1},  // 7 build_matrix.jr2:91
+    {5, ::jr2rt::TransitionInfo::kError, 2, 8, false, 0, 3, 8, 11, 1},  // 8 build_matrix.jr2:94
+    {6, ::jr2rt::TransitionInfo::kDone, 3, 7, false, 0, 3, 8, 21, 1},  // 9 build_matrix.jr2:106
+    {6, ::jr2rt::TransitionInfo::kError, 3, 8, false, 0, 3, 8, 11, 1},  // 10 build_matrix.jr2:107
 };
 
 const ::jr2rt::MachineTables k_build_package_tables = {
-    k_build_package_states, 7, k_build_package_transitions, 7, k_build_package_sets, 0, 3, false};
+    k_build_package_states, 9, k_build_package_transitions, 11, k_build_package_sets, 0, 3, false};
 
 }  // namespace
 
@@ -125,9 +132,9 @@ void build_package_machine::start(::jr2rt::MachineHost& host, const ::jr2rt::Jso
     ::jr2rt::LenientFields lenient;
     readInput(input, ctx_);
   }
-  // from build_matrix.jr2:42
+  // from build_matrix.jr2:45
   ctx_.attempts = int64_t{0};
-  // from build_matrix.jr2:43
+  // from build_matrix.jr2:46
   ctx_.tests = std::string("");
   begin(host);
   leaf_ = activeLeaf();
@@ -152,7 +159,7 @@ void build_package_machine::checkPayload(
 
 ::jr2rt::Json build_package_machine::output() const {
   if (!isDone()) return nullptr;
-  // from build_matrix.jr2:91
+  // from build_matrix.jr2:120
   return ::jr2rt::Json([&] {
     Built v_;
     v_.id = ctx_.package.id;
@@ -197,12 +204,12 @@ void build_package_machine::restore(::jr2rt::MachineHost& host, const ::jr2rt::J
   }
   if (context.contains("attempts")) {
     ::jr2rt::ReadField(context, "context", "attempts", ctx_.attempts, false);
-  } else {  // from build_matrix.jr2:42
+  } else {  // from build_matrix.jr2:45
     ctx_.attempts = int64_t{0};
   }
   if (context.contains("tests")) {
     ::jr2rt::ReadField(context, "context", "tests", ctx_.tests, false);
-  } else {  // from build_matrix.jr2:43
+  } else {  // from build_matrix.jr2:46
     ctx_.tests = std::string("");
   }
   setActive(host, snapshot.at("active").get<std::vector<std::string>>(),
@@ -212,7 +219,7 @@ void build_package_machine::restore(::jr2rt::MachineHost& host, const ::jr2rt::J
 
 bool build_package_machine::guard(int transition, [[maybe_unused]] const ::jr2rt::Event& event) {
   switch (transition) {
-    case 2: {  // from build_matrix.jr2:57
+    case 4: {  // from build_matrix.jr2:73
       [[maybe_unused]] const ::jr2rt::Json error_ = event.data;
       return (ctx_.attempts <= ctx_.retries);
     }
@@ -223,8 +230,8 @@ bool build_package_machine::guard(int transition, [[maybe_unused]] const ::jr2rt
 
 void build_package_machine::act(int transition, [[maybe_unused]] const ::jr2rt::Event& event) {
   switch (transition) {
-    case 0: {  // from build_matrix.jr2:83
-      // from build_matrix.jr2:84
+    case 0: {  // from build_matrix.jr2:112
+      // from build_matrix.jr2:113
       throw ::jr2rt::Failure(((std::string("`") + ctx_.package.id)
           + std::string("` took more than 90 minutes to build and test")), nullptr);
       break;
@@ -232,37 +239,55 @@ void build_package_machine::act(int transition, [[maybe_unused]] const ::jr2rt::
     case 2: {  // from build_matrix.jr2:57
       [[maybe_unused]] const ::jr2rt::Json error_ = event.data;
       // from build_matrix.jr2:58
+      throw ::jr2rt::Failure((((std::string("`") + ctx_.package.id)
+          + std::string("` does not configure: ")) + ::jr2rt::FromJson<std::string>(
+          ::jr2rt::Member(error_, "reason", "build_matrix.jr2:58:66"), "build_matrix.jr2:58:60")),
+          ::jr2rt::Member(error_, "detail", "build_matrix.jr2:58:80"));
+      break;
+    }
+    case 4: {  // from build_matrix.jr2:73
+      [[maybe_unused]] const ::jr2rt::Json error_ = event.data;
+      // from build_matrix.jr2:74
       host().log(::jr2rt::Json(((((std::string("`") + ctx_.package.id)
           + std::string("` failed to build (")) + ::jr2rt::FromJson<std::string>(
-          ::jr2rt::Member(error_, "reason", "build_matrix.jr2:58:62"), "build_matrix.jr2:58:56"))
+          ::jr2rt::Member(error_, "reason", "build_matrix.jr2:74:62"), "build_matrix.jr2:74:56"))
           + std::string("); trying again"))));
       break;
     }
-    case 3: {  // from build_matrix.jr2:60
+    case 5: {  // from build_matrix.jr2:76
       [[maybe_unused]] const ::jr2rt::Json error_ = event.data;
-      // from build_matrix.jr2:61
+      // from build_matrix.jr2:77
       throw ::jr2rt::Failure((((std::string("`") + ctx_.package.id)
           + std::string("` does not build: ")) + ::jr2rt::FromJson<std::string>(
-          ::jr2rt::Member(error_, "reason", "build_matrix.jr2:61:62"), "build_matrix.jr2:61:56")),
-          ::jr2rt::Member(error_, "detail", "build_matrix.jr2:61:76"));
+          ::jr2rt::Member(error_, "reason", "build_matrix.jr2:77:62"), "build_matrix.jr2:77:56")),
+          ::jr2rt::Member(error_, "detail", "build_matrix.jr2:77:76"));
       break;
     }
-    case 5: {  // from build_matrix.jr2:75
+    case 7: {  // from build_matrix.jr2:91
       [[maybe_unused]] const ::jr2rt::Json done_ =
           ::jr2rt::Json::object({{"output", event.data}});
-      // from build_matrix.jr2:76
+      // from build_matrix.jr2:92
       ctx_.tests = ::jr2rt::FromJson<std::string>(::jr2rt::Member(
-          ::jr2rt::Member(done_, "output", "build_matrix.jr2:76:27"), "stdout",
-          "build_matrix.jr2:76:34"), "build_matrix.jr2:76:17");
+          ::jr2rt::Member(done_, "output", "build_matrix.jr2:92:27"), "stdout",
+          "build_matrix.jr2:92:34"), "build_matrix.jr2:92:17");
       break;
     }
-    case 6: {  // from build_matrix.jr2:78
+    case 8: {  // from build_matrix.jr2:94
       [[maybe_unused]] const ::jr2rt::Json error_ = event.data;
-      // from build_matrix.jr2:79
+      // from build_matrix.jr2:95
       throw ::jr2rt::Failure((((std::string("`") + ctx_.package.id)
           + std::string("` fails its tests: ")) + ::jr2rt::FromJson<std::string>(
-          ::jr2rt::Member(error_, "reason", "build_matrix.jr2:79:63"), "build_matrix.jr2:79:57")),
-          ::jr2rt::Member(error_, "detail", "build_matrix.jr2:79:77"));
+          ::jr2rt::Member(error_, "reason", "build_matrix.jr2:95:63"), "build_matrix.jr2:95:57")),
+          ::jr2rt::Member(error_, "detail", "build_matrix.jr2:95:77"));
+      break;
+    }
+    case 10: {  // from build_matrix.jr2:107
+      [[maybe_unused]] const ::jr2rt::Json error_ = event.data;
+      // from build_matrix.jr2:108
+      throw ::jr2rt::Failure((((std::string("`") + ctx_.package.id)
+          + std::string("` does not install: ")) + ::jr2rt::FromJson<std::string>(
+          ::jr2rt::Member(error_, "reason", "build_matrix.jr2:108:64"), "build_matrix.jr2:108:58")),
+          ::jr2rt::Member(error_, "detail", "build_matrix.jr2:108:78"));
       break;
     }
     default:
@@ -273,37 +298,64 @@ void build_package_machine::act(int transition, [[maybe_unused]] const ::jr2rt::
 void build_package_machine::enter(int state) {
   switch (state) {
     case 1: {  // work
-      host().startTimer(0, ::jr2rt::Duration{5400000});  // from build_matrix.jr2:83
+      host().startTimer(0, ::jr2rt::Duration{5400000});  // from build_matrix.jr2:112
       break;
     }
-    case 2: {  // work.build
-      // from build_matrix.jr2:48
-      ctx_.attempts = ::jr2rt::Add(ctx_.attempts, int64_t{1}, "build_matrix.jr2:48:29");
+    case 2: {  // work.configure
       // from build_matrix.jr2:50
-      host().startInvoke({::jr2rt::InvokeSpec::Kind::kStd, 0, "std.command", "build", "work.build",
+      host().startInvoke({::jr2rt::InvokeSpec::Kind::kStd, 0, "std.command", "configure",
+          "work.configure",
+                          ::jr2rt::Json::object({{"spec", ::jr2rt::Json(
+                              ::jr2rt::Json::object({{"argv", ::jr2rt::Json(
+                              std::vector<std::string>{std::string("cmake"), std::string("-S"),
+                              std::string("."), std::string("-B"), std::string("build"),
+                              (std::string("-DCMAKE_BUILD_TYPE=") + ctx_.profile)})},
+                              {"cwd", ::jr2rt::Json(ctx_.package.path)},
+                              {"timeout", ::jr2rt::Json(::jr2rt::Duration{300000})}, }))}, })});
+      break;
+    }
+    case 3: {  // work.build
+      // from build_matrix.jr2:64
+      ctx_.attempts = ::jr2rt::Add(ctx_.attempts, int64_t{1}, "build_matrix.jr2:64:29");
+      // from build_matrix.jr2:66
+      host().startInvoke({::jr2rt::InvokeSpec::Kind::kStd, 1, "std.command", "build", "work.build",
                           ::jr2rt::Json::object({{"spec", ::jr2rt::Json(
                               ::jr2rt::Json::object({{"argv", ::jr2rt::Json(
                               std::vector<std::string>{std::string("cmake"), std::string("--build"),
-                              (std::string("build/") + ctx_.package.id), std::string("--config"),
-                              ctx_.profile})}, {"cwd", ::jr2rt::Json(ctx_.package.path)},
+                              std::string("build"), std::string("--config"), ctx_.profile})},
+                              {"cwd", ::jr2rt::Json(ctx_.package.path)},
                               {"timeout", ::jr2rt::Json(::jr2rt::Duration{1200000})}, }))}, })});
       break;
     }
-    case 3: {  // work.cool_down
-      host().startTimer(1, ::jr2rt::Duration{30000});  // from build_matrix.jr2:66
+    case 4: {  // work.cool_down
+      host().startTimer(1, ::jr2rt::Duration{30000});  // from build_matrix.jr2:82
       break;
     }
-    case 4: {  // work.test
-      // from build_matrix.jr2:70
-      host().startInvoke({::jr2rt::InvokeSpec::Kind::kStd, 1, "std.command", "run_tests",
+    case 5: {  // work.test
+      // from build_matrix.jr2:86
+      host().startInvoke({::jr2rt::InvokeSpec::Kind::kStd, 2, "std.command", "run_tests",
           "work.test",
                           ::jr2rt::Json::object({{"spec", ::jr2rt::Json(
                               ::jr2rt::Json::object({{"argv", ::jr2rt::Json(
                               std::vector<std::string>{std::string("ctest"),
-                              std::string("--test-dir"), (std::string("build/") + ctx_.package.id),
-                              std::string("--output-on-failure")})},
+                              std::string("--test-dir"), std::string("build"),
+                              std::string("--output-on-failure"),
+                              std::string("--no-tests=error")})},
                               {"cwd", ::jr2rt::Json(ctx_.package.path)},
                               {"timeout", ::jr2rt::Json(::jr2rt::Duration{1800000})}, }))}, })});
+      break;
+    }
+    case 6: {  // work.install
+      // from build_matrix.jr2:101
+      host().startInvoke({::jr2rt::InvokeSpec::Kind::kStd, 3, "std.command", "install",
+          "work.install",
+                          ::jr2rt::Json::object({{"spec", ::jr2rt::Json(
+                              ::jr2rt::Json::object({{"argv", ::jr2rt::Json(
+                              std::vector<std::string>{std::string("cmake"),
+                              std::string("--install"), std::string("build"),
+                              std::string("--config"), ctx_.profile})},
+                              {"cwd", ::jr2rt::Json(ctx_.package.path)},
+                              {"timeout", ::jr2rt::Json(::jr2rt::Duration{300000})}, }))}, })});
       break;
     }
     default:
@@ -317,16 +369,24 @@ void build_package_machine::exit(int state) {
       host().cancelTimer(0);
       break;
     }
-    case 2: {  // work.build
+    case 2: {  // work.configure
       host().cancelInvoke(0);
       break;
     }
-    case 3: {  // work.cool_down
+    case 3: {  // work.build
+      host().cancelInvoke(1);
+      break;
+    }
+    case 4: {  // work.cool_down
       host().cancelTimer(1);
       break;
     }
-    case 4: {  // work.test
-      host().cancelInvoke(1);
+    case 5: {  // work.test
+      host().cancelInvoke(2);
+      break;
+    }
+    case 6: {  // work.install
+      host().cancelInvoke(3);
       break;
     }
     default:
@@ -342,119 +402,191 @@ bool build_package_machine::dispatch([[maybe_unused]] const ::jr2rt::Event& even
     return moved;
   }
   switch (leaf_) {
-    case 2: {  // work.build
+    case 2: {  // work.configure
       // from build_matrix.jr2:55
       if (event.kind == ::jr2rt::Event::Kind::kDone && event.id == 0) {
         exit(2);
         markActive(2, false);
-        markActive(4, true);
-        enter(4);
-        leaf_ = 4;
-        return true;
-      }
-      // from build_matrix.jr2:57
-      if (event.kind == ::jr2rt::Event::Kind::kError && event.id == 0 && guard(2, event)) {
-        exit(2);
-        markActive(2, false);
-        act(2, event);
         markActive(3, true);
         enter(3);
         leaf_ = 3;
         return true;
       }
-      // from build_matrix.jr2:60
+      // from build_matrix.jr2:57
       if (event.kind == ::jr2rt::Event::Kind::kError && event.id == 0) {
         exit(2);
         markActive(2, false);
         exit(1);
         markActive(1, false);
-        act(3, event);
-        markActive(6, true);
-        leaf_ = 6;
+        act(2, event);
+        markActive(8, true);
+        leaf_ = 8;
         markDone();
         return true;
       }
-      // from build_matrix.jr2:83
+      // from build_matrix.jr2:112
       if (event.kind == ::jr2rt::Event::Kind::kTimer && event.id == 0) {
         exit(2);
         markActive(2, false);
         exit(1);
         markActive(1, false);
         act(0, event);
-        markActive(6, true);
-        leaf_ = 6;
+        markActive(8, true);
+        leaf_ = 8;
         markDone();
         return true;
       }
       return false;
     }
-    case 3: {  // work.cool_down
-      // from build_matrix.jr2:66
-      if (event.kind == ::jr2rt::Event::Kind::kTimer && event.id == 1) {
-        exit(3);
-        markActive(3, false);
-        markActive(2, true);
-        enter(2);
-        leaf_ = 2;
-        return true;
-      }
-      // from build_matrix.jr2:83
-      if (event.kind == ::jr2rt::Event::Kind::kTimer && event.id == 0) {
-        exit(3);
-        markActive(3, false);
-        exit(1);
-        markActive(1, false);
-        act(0, event);
-        markActive(6, true);
-        leaf_ = 6;
-        markDone();
-        return true;
-      }
-      return false;
-    }
-    case 4: {  // work.test
-      // from build_matrix.jr2:75
+    case 3: {  // work.build
+      // from build_matrix.jr2:71
       if (event.kind == ::jr2rt::Event::Kind::kDone && event.id == 1) {
-        exit(4);
-        markActive(4, false);
+        exit(3);
+        markActive(3, false);
+        markActive(5, true);
+        enter(5);
+        leaf_ = 5;
+        return true;
+      }
+      // from build_matrix.jr2:73
+      if (event.kind == ::jr2rt::Event::Kind::kError && event.id == 1 && guard(4, event)) {
+        exit(3);
+        markActive(3, false);
+        act(4, event);
+        markActive(4, true);
+        enter(4);
+        leaf_ = 4;
+        return true;
+      }
+      // from build_matrix.jr2:76
+      if (event.kind == ::jr2rt::Event::Kind::kError && event.id == 1) {
+        exit(3);
+        markActive(3, false);
         exit(1);
         markActive(1, false);
         act(5, event);
-        markActive(5, true);
-        leaf_ = 5;
+        markActive(8, true);
+        leaf_ = 8;
         markDone();
         return true;
       }
-      // from build_matrix.jr2:78
-      if (event.kind == ::jr2rt::Event::Kind::kError && event.id == 1) {
-        exit(4);
-        markActive(4, false);
+      // from build_matrix.jr2:112
+      if (event.kind == ::jr2rt::Event::Kind::kTimer && event.id == 0) {
+        exit(3);
+        markActive(3, false);
         exit(1);
         markActive(1, false);
-        act(6, event);
-        markActive(6, true);
-        leaf_ = 6;
+        act(0, event);
+        markActive(8, true);
+        leaf_ = 8;
         markDone();
         return true;
       }
-      // from build_matrix.jr2:83
+      return false;
+    }
+    case 4: {  // work.cool_down
+      // from build_matrix.jr2:82
+      if (event.kind == ::jr2rt::Event::Kind::kTimer && event.id == 1) {
+        exit(4);
+        markActive(4, false);
+        markActive(3, true);
+        enter(3);
+        leaf_ = 3;
+        return true;
+      }
+      // from build_matrix.jr2:112
       if (event.kind == ::jr2rt::Event::Kind::kTimer && event.id == 0) {
         exit(4);
         markActive(4, false);
         exit(1);
         markActive(1, false);
         act(0, event);
-        markActive(6, true);
-        leaf_ = 6;
+        markActive(8, true);
+        leaf_ = 8;
         markDone();
         return true;
       }
       return false;
     }
-    case 5: {  // passed
+    case 5: {  // work.test
+      // from build_matrix.jr2:91
+      if (event.kind == ::jr2rt::Event::Kind::kDone && event.id == 2) {
+        exit(5);
+        markActive(5, false);
+        act(7, event);
+        markActive(6, true);
+        enter(6);
+        leaf_ = 6;
+        return true;
+      }
+      // from build_matrix.jr2:94
+      if (event.kind == ::jr2rt::Event::Kind::kError && event.id == 2) {
+        exit(5);
+        markActive(5, false);
+        exit(1);
+        markActive(1, false);
+        act(8, event);
+        markActive(8, true);
+        leaf_ = 8;
+        markDone();
+        return true;
+      }
+      // from build_matrix.jr2:112
+      if (event.kind == ::jr2rt::Event::Kind::kTimer && event.id == 0) {
+        exit(5);
+        markActive(5, false);
+        exit(1);
+        markActive(1, false);
+        act(0, event);
+        markActive(8, true);
+        leaf_ = 8;
+        markDone();
+        return true;
+      }
       return false;
     }
-    case 6: {  // failed
+    case 6: {  // work.install
+      // from build_matrix.jr2:106
+      if (event.kind == ::jr2rt::Event::Kind::kDone && event.id == 3) {
+        exit(6);
+        markActive(6, false);
+        exit(1);
+        markActive(1, false);
+        markActive(7, true);
+        leaf_ = 7;
+        markDone();
+        return true;
+      }
+      // from build_matrix.jr2:107
+      if (event.kind == ::jr2rt::Event::Kind::kError && event.id == 3) {
+        exit(6);
+        markActive(6, false);
+        exit(1);
+        markActive(1, false);
+        act(10, event);
+        markActive(8, true);
+        leaf_ = 8;
+        markDone();
+        return true;
+      }
+      // from build_matrix.jr2:112
+      if (event.kind == ::jr2rt::Event::Kind::kTimer && event.id == 0) {
+        exit(6);
+        markActive(6, false);
+        exit(1);
+        markActive(1, false);
+        act(0, event);
+        markActive(8, true);
+        leaf_ = 8;
+        markDone();
+        return true;
+      }
+      return false;
+    }
+    case 7: {  // passed
+      return false;
+    }
+    case 8: {  // failed
       return false;
     }
     default:
@@ -465,7 +597,7 @@ std::unique_ptr<::jr2rt::Machine> Make_build_package() {
   return std::make_unique<build_package_machine>();
 }
 
-// ---- pool matrix (from build_matrix.jr2:97) ----
+// ---- pool matrix (from build_matrix.jr2:126) ----
 
 namespace matrix_pool_fns {
 
@@ -497,7 +629,7 @@ namespace matrix_pool_fns {
     ::jr2rt::ReadField(input, "input of matrix", "retries", check, false);
   }
   if (!input.contains("file") || input["file"].is_null()) {
-    input["file"] = ::jr2rt::Json(std::string("samples/packages.json"));
+    input["file"] = ::jr2rt::Json(std::string("packages.json"));
   }
   {
     std::string check{};
@@ -508,15 +640,15 @@ namespace matrix_pool_fns {
 
 ::jr2rt::Json source_params_([[maybe_unused]] const ::jr2rt::Json& input) {
   return ::jr2rt::Json::object({{"file", ::jr2rt::Json(
-      ::jr2rt::FromJson<std::string>(::jr2rt::Member(input, "file", "build_matrix.jr2:103:26"),
-      "build_matrix.jr2:103:20"))}, });
+      ::jr2rt::FromJson<std::string>(::jr2rt::Member(input, "file", "build_matrix.jr2:132:26"),
+      "build_matrix.jr2:132:20"))}, });
 }
 
 ::jr2rt::Json source_args_([[maybe_unused]] const ::jr2rt::Json& input) {
   [[maybe_unused]] const ::jr2rt::Json source_ = source_params_(input);
   return ::jr2rt::Json::object({{"path", ::jr2rt::Json(
-      ::jr2rt::FromJson<std::string>(::jr2rt::Member(source_, "file", "build_matrix.jr2:33:17"),
-      "build_matrix.jr2:34:21"))}, });
+      ::jr2rt::FromJson<std::string>(::jr2rt::Member(source_, "file", "build_matrix.jr2:36:17"),
+      "build_matrix.jr2:37:21"))}, });
 }
 
 void check_wake_(const ::jr2rt::Json& payload) {
@@ -526,22 +658,22 @@ void check_wake_(const ::jr2rt::Json& payload) {
 
 std::string item_id_(
     [[maybe_unused]] const ::jr2rt::Json& item, [[maybe_unused]] const ::jr2rt::Json& input) {
-  // from build_matrix.jr2:104
-  return ::jr2rt::FromJson<std::string>(::jr2rt::Member(item, "id", "build_matrix.jr2:104:17"),
-      "build_matrix.jr2:104:12");
+  // from build_matrix.jr2:133
+  return ::jr2rt::FromJson<std::string>(::jr2rt::Member(item, "id", "build_matrix.jr2:133:17"),
+      "build_matrix.jr2:133:12");
 }
 
 int64_t cap_([[maybe_unused]] const ::jr2rt::Json& input) {
-  // from build_matrix.jr2:105
-  return ::jr2rt::FromJson<int64_t>(::jr2rt::Member(input, "jobs", "build_matrix.jr2:105:14"),
-      "build_matrix.jr2:105:8");
+  // from build_matrix.jr2:134
+  return ::jr2rt::FromJson<int64_t>(::jr2rt::Member(input, "jobs", "build_matrix.jr2:134:14"),
+      "build_matrix.jr2:134:8");
 }
 
 ::jr2rt::Json item_input_(
     [[maybe_unused]] const ::jr2rt::Json& item, [[maybe_unused]] const ::jr2rt::Json& input) {
   return ::jr2rt::Json(::jr2rt::Json::object({{"package", item},
-      {"profile", ::jr2rt::Member(input, "profile", "build_matrix.jr2:106:47")},
-      {"retries", ::jr2rt::Member(input, "retries", "build_matrix.jr2:106:71")}, }));
+      {"profile", ::jr2rt::Member(input, "profile", "build_matrix.jr2:135:47")},
+      {"retries", ::jr2rt::Member(input, "retries", "build_matrix.jr2:135:71")}, }));
 }
 }  // namespace matrix_pool_fns
 
@@ -580,9 +712,9 @@ const ::jr2rt::PoolSpec& matrix_pool() {
 void RegisterWorkflows([[maybe_unused]] ::jr2rt::Registry& registry) {
   registry.addMachine("build_package", &Make_build_package);
   registry.addPool(&matrix_pool());
-  // from build_matrix.jr2:110
+  // from build_matrix.jr2:139
   registry.addWorkflow({"build_matrix", "build_matrix.jr2", nullptr, &matrix_pool()});
-  registry.addModule("build_matrix.jr2", "e05a2d9fce7cc619");
+  registry.addModule("build_matrix.jr2", "7e9b5ed7cff98059");
 }
 
 }  // namespace jr2gen::build_matrix

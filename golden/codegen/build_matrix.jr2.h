@@ -19,7 +19,7 @@ static_assert(JR2_RUNTIME_VERSION == 5,
 
 namespace jr2gen::build_matrix {
 
-// from build_matrix.jr2:16
+// from build_matrix.jr2:19
 struct Package {
   // The package's name; also its item id.
   std::string id;
@@ -32,7 +32,7 @@ void to_json(::jr2rt::Json& j, const Package& v);
 void from_json(const ::jr2rt::Json& j, Package& v);
 void read_json(const ::jr2rt::Json& j, Package& v, const ::jr2rt::Path& path);
 
-// from build_matrix.jr2:23
+// from build_matrix.jr2:26
 struct Built {
   std::string id;
   // How many times it was built (a retried build counts twice).
@@ -44,14 +44,14 @@ void to_json(::jr2rt::Json& j, const Built& v);
 void from_json(const ::jr2rt::Json& j, Built& v);
 void read_json(const ::jr2rt::Json& j, Built& v, const ::jr2rt::Path& path);
 
-// from build_matrix.jr2:29
+// from build_matrix.jr2:32
 struct packages_changed_event {
 };
 void to_json(::jr2rt::Json& j, const packages_changed_event& v);
 void from_json(const ::jr2rt::Json& j, packages_changed_event& v);
 void read_json(const ::jr2rt::Json& j, packages_changed_event& v, const ::jr2rt::Path& path);
 
-// from build_matrix.jr2:41
+// from build_matrix.jr2:44
 class build_package_machine final : public ::jr2rt::Statechart {
  public:
   // The machine's context: its parameters and its `var`s.
@@ -93,7 +93,7 @@ class build_package_machine final : public ::jr2rt::Statechart {
 
 std::unique_ptr<::jr2rt::Machine> Make_build_package();
 
-// from build_matrix.jr2:97
+// from build_matrix.jr2:126
 const ::jr2rt::PoolSpec& matrix_pool();
 
 // Registers this file's workflows, machines, pools and host functions with the runner.

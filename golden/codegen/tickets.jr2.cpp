@@ -339,7 +339,7 @@ namespace ticket_pool_pool_fns {
   ::jr2rt::Json input = given.is_null() ? ::jr2rt::Json::object() : given;
   ::jr2rt::CheckFields(input, "input of ticket_pool", {"backlog_file"});
   if (!input.contains("backlog_file") || input["backlog_file"].is_null()) {
-    input["backlog_file"] = ::jr2rt::Json(std::string("samples/backlog.json"));
+    input["backlog_file"] = ::jr2rt::Json(std::string("samples/tickets/backlog.json"));
   }
   {
     std::string check{};
@@ -419,7 +419,7 @@ void RegisterWorkflows([[maybe_unused]] ::jr2rt::Registry& registry) {
   registry.addPool(&ticket_pool_pool());
   // from tickets.jr2:73
   registry.addWorkflow({"tickets", "tickets.jr2", nullptr, &ticket_pool_pool()});
-  registry.addModule("tickets.jr2", "eb81939562e228b9");
+  registry.addModule("tickets.jr2", "0b817199d71661c3");
 }
 
 }  // namespace jr2gen::tickets

@@ -12,7 +12,7 @@ trap 'rm -rf "$tmp"' EXIT
 passed=0
 failed=0
 mkdir -p "$tmp/a" "$tmp/b"
-for f in "$src"/samples/*.jr2; do
+for f in "$src"/samples/*/*.jr2; do
   name=$(basename "$f")
   if ! "$jr2c" compile "$f" -o "$tmp/a" || ! "$jr2c" compile "$f" -o "$tmp/b"; then
     echo "FAIL $name: jr2c compile failed"; failed=$((failed + 1)); continue

@@ -97,34 +97,65 @@ TEST(TicketsReview, SnapshotAndRestoreInANewInstance) {
 
 const Json kPackage = {{"package", {{"id", "core"}, {"path", "libs/core"}}}};
 
-TEST(BuildMatrix, BuildsThenTests) {
+// The one invoke live now: the step the worker runs.
+jr2rt::InvokeSpec Step(const ScriptedHost& host) {
+  EXPECT_EQ(host.invokes.size(), 1u);
+  return host.invokes.begin()->second;
+}
+
+// The step ends with exit 0 and `stdout`.
+void StepDone(jr2rt::Machine& m, const ScriptedHost& host, const std::string& out = "") {
+  m.dispatch({Event::Kind::kDone, Step(host).id, {{"exit", 0}, {"stdout", out}, {"stderr", ""}}});
+}
+
+TEST(BuildMatrix, ConfiguresBuildsTestsAndInstalls) {
   ScriptedHost host;
   auto m = jr2gen::build_matrix::Make_build_package();
   m->start(host, kPackage);
-  EXPECT_EQ(m->activeStates(), (std::vector<std::string>{"work", "work.build"}));
-  ASSERT_EQ(host.invokes.size(), 1u);
-  const auto build = host.invokes.begin()->second;
-  EXPECT_EQ(build.kind, jr2rt::InvokeSpec::Kind::kStd);
-  EXPECT_EQ(build.target, "std.command");
-  EXPECT_EQ(build.input["spec"]["argv"],
-            Json::array({"cmake", "--build", "build/core", "--config", "Release"}));
-  EXPECT_EQ(build.input["spec"]["timeout"], 20 * 60 * 1000);
+  EXPECT_EQ(m->activeStates(), (std::vector<std::string>{"work", "work.configure"}));
   EXPECT_EQ(host.timers.size(), 1u) << "the 90-minute limit of `work` runs";
-  m->dispatch({Event::Kind::kDone, build.id, {{"exit", 0}, {"stdout", ""}, {"stderr", ""}}});
+  const auto configure = Step(host);
+  EXPECT_EQ(configure.kind, jr2rt::InvokeSpec::Kind::kStd);
+  EXPECT_EQ(configure.target, "std.command");
+  EXPECT_EQ(configure.input["spec"]["argv"],
+            Json::array({"cmake", "-S", ".", "-B", "build", "-DCMAKE_BUILD_TYPE=Release"}));
+  EXPECT_EQ(configure.input["spec"]["cwd"], "libs/core");
+  StepDone(*m, host);
+  EXPECT_EQ(m->activeStates(), (std::vector<std::string>{"work", "work.build"}));
+  EXPECT_EQ(Step(host).input["spec"]["argv"],
+            Json::array({"cmake", "--build", "build", "--config", "Release"}));
+  EXPECT_EQ(Step(host).input["spec"]["timeout"], 20 * 60 * 1000);
+  StepDone(*m, host);
   EXPECT_EQ(m->activeStates(), (std::vector<std::string>{"work", "work.test"}));
-  const auto tests = host.invokes.begin()->second;
-  m->dispatch(
-      {Event::Kind::kDone, tests.id, {{"exit", 0}, {"stdout", "100% passed"}, {"stderr", ""}}});
+  EXPECT_EQ(Step(host).input["spec"]["argv"][0], "ctest");
+  StepDone(*m, host, "100% passed");
+  EXPECT_EQ(m->activeStates(), (std::vector<std::string>{"work", "work.install"}));
+  EXPECT_EQ(Step(host).input["spec"]["argv"],
+            Json::array({"cmake", "--install", "build", "--config", "Release"}));
+  StepDone(*m, host);
   EXPECT_TRUE(m->isDone());
   EXPECT_EQ(m->output(), (Json{{"id", "core"}, {"attempts", 1}, {"tests", "100% passed"}}));
   EXPECT_TRUE(host.timers.empty()) << "leaving `work` cancels its timer";
+}
+
+TEST(BuildMatrix, APackageThatDoesNotConfigureFailsAtOnce) {
+  ScriptedHost host;
+  auto m = jr2gen::build_matrix::Make_build_package();
+  m->start(host, kPackage);
+  try {
+    m->dispatch({Event::Kind::kError, Step(host).id, {{"reason", "exit 1"}, {"detail", nullptr}}});
+    FAIL() << "a configure error fails the machine, with no retry";
+  } catch (const jr2rt::Failure& f) {
+    EXPECT_EQ(f.reason(), "`core` does not configure: exit 1");
+  }
 }
 
 TEST(BuildMatrix, RetriesAfterACoolDownThenFails) {
   ScriptedHost host;
   auto m = jr2gen::build_matrix::Make_build_package();
   m->start(host, kPackage);
-  const int build = host.invokes.begin()->second.id;
+  StepDone(*m, host);  // configured
+  const int build = Step(host).id;
   m->dispatch({Event::Kind::kError, build, {{"reason", "exit 2"}, {"detail", nullptr}}});
   EXPECT_EQ(m->activeStates(), (std::vector<std::string>{"work", "work.cool_down"}));
   ASSERT_EQ(host.logs.size(), 1u);
@@ -138,7 +169,8 @@ TEST(BuildMatrix, RetriesAfterACoolDownThenFails) {
   m->dispatch({Event::Kind::kTimer, coolDown, nullptr});
   EXPECT_EQ(m->activeStates(), (std::vector<std::string>{"work", "work.build"}));
   try {
-    m->dispatch({Event::Kind::kError, build, {{"reason", "exit 2"}, {"detail", {{"log", "…"}}}}});
+    m->dispatch(
+        {Event::Kind::kError, Step(host).id, {{"reason", "exit 2"}, {"detail", {{"log", "…"}}}}});
     FAIL() << "the second failure fails the machine";
   } catch (const jr2rt::Failure& f) {
     EXPECT_EQ(f.reason(), "`core` does not build: exit 2");
@@ -168,7 +200,8 @@ TEST(BuildMatrix, RestoreFillsFieldsAnOlderSnapshotLacks) {
   input["profile"] = "Debug";
   input["retries"] = 3;
   m->start(host, input);
-  const int build = host.invokes.begin()->second.id;
+  StepDone(*m, host);  // configured
+  const int build = Step(host).id;
   m->dispatch({Event::Kind::kError, build, {{"reason", "exit 2"}, {"detail", nullptr}}});
   Json snap = m->snapshot();
   ASSERT_EQ(snap["context"]["attempts"], 1);
@@ -207,8 +240,8 @@ TEST(Registration, RegistersWorkflowsPoolsAndMachines) {
   EXPECT_EQ(wf->pool->source.function, "std.backlog");
   EXPECT_EQ(wf->pool->source.wake, "tickets_changed");
   const Json input = wf->pool->parseInput(nullptr);
-  EXPECT_EQ(input, (Json{{"backlog_file", "samples/backlog.json"}}));
-  EXPECT_EQ(wf->pool->source.args(input), (Json{{"path", "samples/backlog.json"}}));
+  EXPECT_EQ(input, (Json{{"backlog_file", "samples/tickets/backlog.json"}}));
+  EXPECT_EQ(wf->pool->source.args(input), (Json{{"path", "samples/tickets/backlog.json"}}));
   EXPECT_EQ(wf->pool->itemId(kTicket, input), "T-1");
   EXPECT_EQ(wf->pool->cap(input), 2);
   EXPECT_EQ(wf->pool->itemInput(kTicket, input), (Json{{"ticket", kTicket}}));

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `run --agents openai` end to end against a fake OpenAI-compatible server on loopback
-# (fake_model.py): a well-formed tool call; a 500, a 429 with Retry-After, a timeout and a
+# (samples/alert-triage/fake_model.py): a well-formed tool call; a 500, a 429 with Retry-After, a timeout and a
 # malformed body, each retried; an answer in text and a payload its schema refuses, each refused
 # and picked again; the slot's `picks:` spent, then a person answers; a 401; the environment
 # checked. The API key must never appear in the store, the feed or the output: the count of leaks
@@ -22,7 +22,7 @@ serve() {
   [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null
   rm -f port log.jsonl
   echo "$1" > script.json
-  python3 "$here/fake_model.py" --port-file port --log log.jsonl --script script.json &
+  python3 "$here/../../samples/alert-triage/fake_model.py" --port-file port --log log.jsonl --script script.json &
   server_pid=$!
   for _ in $(seq 50); do [ -s port ] && break; sleep 0.1; done
   export JR2_AGENT_BASE_URL=http://127.0.0.1:$(cat port)/v1

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The alert-triage sample end to end through `serve` (#12), as samples/README.md tells it:
-# `alerts serve` with the sample's callers file and the scripted Agent; samples/sentry.py plays
+# `alerts serve` with the sample's callers file and the scripted Agent; samples/alert-triage/sentry.py plays
 # Sentry (held ×3, the same delivery again, `existing`, `skipped`, 401); the on-call person
 # answers each triage run's review Gate with the runner's `--server` verbs (`rethink`, so the
 # Agent proposes, then `confirm`); each alert ends with one `triage` run, `done`, its verdict the
@@ -23,8 +23,8 @@ cd "$tmp" || exit 1
 export JR2_STORE="$tmp/jr2.db"
 export SENTRY_HOOK_SECRET="sentry-$RANDOM$RANDOM"
 
-"$alerts" serve --listen 127.0.0.1:0 --callers "$src/samples/alert_triage_callers.json" \
-  --agents "$src/samples/triage_agents.json" > serve.log 2>&1 &
+"$alerts" serve --listen 127.0.0.1:0 --callers "$src/samples/alert-triage/callers.json" \
+  --agents "$src/samples/alert-triage/agents.json" > serve.log 2>&1 &
 serve_pid=$!
 url=
 for _ in $(seq 100); do
@@ -41,7 +41,7 @@ grep -q 'standing: sentry → alerts → triage' serve.log && ok ||
   fail "serve names the chain: $(head -3 serve.log)"
 
 # Sentry delivers.
-out=$(timeout 60 python3 "$src/samples/sentry.py" --url "$url" 2>&1)
+out=$(timeout 60 python3 "$src/samples/alert-triage/sentry.py" --url "$url" 2>&1)
 rc=$?
 echo "$out"
 [ "$rc" -eq 0 ] && ok || fail "sentry.py: exit $rc"
@@ -93,7 +93,7 @@ n=$("$triage" runs --all --server "$url" --json | python3 -c 'import json,sys; p
 
 # A cancel pauses the Pool: a delivery answers 503 paused; `alerts run` resumes it.
 "$alerts" cancel "$pool" --server "$url" > /dev/null 2>&1
-out=$(timeout 60 python3 "$src/samples/sentry.py" --url "$url" 2>&1)
+out=$(timeout 60 python3 "$src/samples/alert-triage/sentry.py" --url "$url" 2>&1)
 grep -q -- '-> 503 paused' <<<"$out" && ok || fail "a delivery to a paused Pool: 503 paused: $out"
 kill -TERM "$serve_pid"
 wait "$serve_pid"

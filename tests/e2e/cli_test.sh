@@ -15,8 +15,8 @@ cd "$src" || exit 1
 
 # The samples check clean: no error, no warning (W0602, which warned that standing Pools did not
 # run, is retired).
-expect "samples check clean" 0 '' -- "$jr2c" check samples/*.jr2
-if "$jr2c" check samples/*.jr2 2>&1 | grep -qE 'warning|error'; then
+expect "samples check clean" 0 '' -- "$jr2c" check samples/*/*.jr2
+if "$jr2c" check samples/*/*.jr2 2>&1 | grep -qE 'warning|error'; then
   echo "FAIL samples: a warning or an error"; failed=$((failed + 1))
 else
   passed=$((passed + 1))
@@ -25,9 +25,9 @@ expect "help" 0 'usage: jr2c' -- "$jr2c" --help
 expect "version" 0 '^jr2c [0-9]+\.[0-9]+\.[0-9]+$' -- "$jr2c" --version
 expect "no args is usage" 2 'usage' -- "$jr2c"
 expect "unknown command" 2 'unknown command `frob`' -- "$jr2c" frob
-expect "unknown option" 2 'unknown option `--frob`' -- "$jr2c" check --frob samples/tickets.jr2
+expect "unknown option" 2 'unknown option `--frob`' -- "$jr2c" check --frob samples/tickets/tickets.jr2
 expect "check needs files" 2 'needs at least one' -- "$jr2c" check
-expect "bad format" 2 'unknown diagnostics format' -- "$jr2c" check --diagnostics-format xml samples/tickets.jr2
+expect "bad format" 2 'unknown diagnostics format' -- "$jr2c" check --diagnostics-format xml samples/tickets/tickets.jr2
 expect "missing file" 1 "^jr2c: error\\[E0106\\]: cannot read \`$tmp/nope.jr2\`: no such file$" -- "$jr2c" check "$tmp/nope.jr2"
 expect "directory" 1 'it is a directory' -- "$jr2c" check samples
 expect "explain" 0 '^E0100: ' -- "$jr2c" explain E0100
@@ -66,22 +66,22 @@ fi
 
 # compile: the outputs, a depfile, nothing written when there is an error, no rewrite when unchanged.
 mkdir -p "$tmp/out" "$tmp/none"
-expect "compile writes header and source" 0 '^$' -- "$jr2c" compile samples/tickets.jr2 -o "$tmp/out" --depfile "$tmp/out/tickets.d"
-if [ -f "$tmp/out/tickets.jr2.h" ] && [ -f "$tmp/out/tickets.jr2.cpp" ] && grep -q "samples/tickets.jr2" "$tmp/out/tickets.d"; then
+expect "compile writes header and source" 0 '^$' -- "$jr2c" compile samples/tickets/tickets.jr2 -o "$tmp/out" --depfile "$tmp/out/tickets.d"
+if [ -f "$tmp/out/tickets.jr2.h" ] && [ -f "$tmp/out/tickets.jr2.cpp" ] && grep -q "samples/tickets/tickets.jr2" "$tmp/out/tickets.d"; then
   passed=$((passed + 1)); else echo "FAIL compile outputs or depfile missing"; failed=$((failed + 1)); fi
 before=$(stat -c %Y "$tmp/out/tickets.jr2.cpp")
 sleep 1
-"$jr2c" compile samples/tickets.jr2 -o "$tmp/out" > /dev/null 2>&1
+"$jr2c" compile samples/tickets/tickets.jr2 -o "$tmp/out" > /dev/null 2>&1
 if [ "$(stat -c %Y "$tmp/out/tickets.jr2.cpp")" = "$before" ]; then passed=$((passed + 1)); else echo "FAIL an unchanged output was rewritten"; failed=$((failed + 1)); fi
 expect "compile refuses a bad file" 1 'E0100' -- "$jr2c" compile "$tmp/bad.jr2" -o "$tmp/none"
 if [ -z "$(ls -A "$tmp/none")" ]; then passed=$((passed + 1)); else echo "FAIL compile wrote files despite errors"; failed=$((failed + 1)); fi
 # A file stem that is not an identifier cannot name the generated namespace: refused, nothing
 # written (it used to compile to C++ that did not build).
-cp samples/tickets.jr2 "$tmp/my-flows.jr2"
+cp samples/tickets/tickets.jr2 "$tmp/my-flows.jr2"
 expect "compile refuses a stem that is no identifier" 1 'file stem `my-flows`.*not an identifier' -- "$jr2c" compile "$tmp/my-flows.jr2" -o "$tmp/stem"
 if [ -e "$tmp/stem/my-flows.jr2.h" ]; then echo "FAIL compile wrote my-flows.jr2.h"; failed=$((failed + 1)); else passed=$((passed + 1)); fi
-expect "compile needs -o" 2 'needs an output folder' -- "$jr2c" compile samples/tickets.jr2
-expect "workflows lists them" 0 '^tickets$' -- "$jr2c" workflows samples/tickets.jr2
+expect "compile needs -o" 2 'needs an output folder' -- "$jr2c" compile samples/tickets/tickets.jr2
+expect "workflows lists them" 0 '^tickets$' -- "$jr2c" workflows samples/tickets/tickets.jr2
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -58,7 +58,7 @@ if ! command -v dot >/dev/null; then
 fi
 
 # Every machine of every sample, in both formats.
-for file in samples/*.jr2; do
+for file in samples/*/*.jr2; do
   machines=$(grep -oE '^machine +[A-Za-z_][A-Za-z0-9_]*' "$file" | awk '{print $2}')
   if [ -z "$machines" ]; then fail "$file: the test found no machine in it"; continue; fi
   for m in $machines; do
@@ -104,7 +104,7 @@ done
 
 # What the pictures must show, on the samples.
 t="$tmp/triage.dot"
-if graph "alert_triage marks" "$t" samples/alert_triage.jr2 --machine triage_machine --format dot; then
+if graph "alert_triage marks" "$t" samples/alert-triage/alert_triage.jr2 --machine triage_machine --format dot; then
   grep -q 'gate review' "$t" && pass || fail "the Gate of triage_machine's review is not marked" "$t"
   grep -q 'agent: triager' "$t" && pass || fail "the Agent slot of investigate is not marked" "$t"
   grep -qE 'doublecircle|peripheries=2' "$t" && pass || fail "the final state is not marked" "$t"
@@ -112,20 +112,20 @@ if graph "alert_triage marks" "$t" samples/alert_triage.jr2 --machine triage_mac
   grep -q 'confirm \[proposal != null\]' "$t" && pass || fail "the guard of \`on confirm\` is not shown" "$t"
 fi
 b="$tmp/build.dot"
-if graph "build_matrix clusters" "$b" samples/build_matrix.jr2 --machine build_package --format dot; then
+if graph "build_matrix clusters" "$b" samples/build-matrix/build_matrix.jr2 --machine build_package --format dot; then
   grep -q 'subgraph "\?cluster_work' "$b" && pass || fail "the compound state work is not a cluster" "$b"
   grep -q 'shape=point' "$b" && pass || fail "no initial marker" "$b"
   grep -q 'invoke std.command as build' "$b" && pass || fail "the invoke of build is not shown" "$b"
 fi
 b="$tmp/build.mmd"
-if graph "build_matrix mermaid" "$b" samples/build_matrix.jr2 --machine build_package --format mermaid; then
+if graph "build_matrix mermaid" "$b" samples/build-matrix/build_matrix.jr2 --machine build_package --format mermaid; then
   grep -qE '^ *state .*work \{$' "$b" && pass || fail "mermaid: work is not a composite state" "$b"
   grep -qE '^ *\[\*\] --> ' "$b" && pass || fail "mermaid: no initial marker" "$b"
   grep -qE '^ *passed --> \[\*\]$' "$b" && pass || fail "mermaid: the final state passed is not marked" "$b"
 fi
 
 # A Pool has no states: --machine POOL draws its Source, the Pool and its worker (#9).
-for file in samples/*.jr2; do
+for file in samples/*/*.jr2; do
   for p in $(grep -oE '^pool +[A-Za-z_][A-Za-z0-9_]*' "$file" | awk '{print $2}'); do
     base="$tmp/$(basename "$file" .jr2).$p"
     if graph "$file pool $p dot" "$base.dot" "$file" --machine "$p" --format dot; then
@@ -144,7 +144,7 @@ for file in samples/*.jr2; do
   done
 done
 t="$tmp/tickets_pool.dot"
-if graph "tickets pool marks" "$t" samples/tickets.jr2 --machine ticket_pool --format dot; then
+if graph "tickets pool marks" "$t" samples/tickets/tickets.jr2 --machine ticket_pool --format dot; then
   grep -q 'cap 2' "$t" && pass || fail "the pool's cap is not shown" "$t"
   grep -q 'takes tickets_changed' "$t" && pass || fail "the source Gate's wake event is not shown" "$t"
   grep -q 'worker review' "$t" && pass || fail "the worker is not named" "$t"
@@ -185,9 +185,9 @@ if graph "parallel mermaid" "$p" "$tmp/par.jr2" --format mermaid; then
 fi
 
 # Refusals.
-machines=$(grep -oE '^machine +[A-Za-z_][A-Za-z0-9_]*' samples/tickets.jr2 | awk '{print $2}' | head -1)
-refuse "unknown machine" "^jr2c: error: .*nope.*$machines" samples/tickets.jr2 --machine nope
-refuse "unknown format" "^jr2c: error: .*svg.*(dot|mermaid)" samples/tickets.jr2 --format svg
+machines=$(grep -oE '^machine +[A-Za-z_][A-Za-z0-9_]*' samples/tickets/tickets.jr2 | awk '{print $2}' | head -1)
+refuse "unknown machine" "^jr2c: error: .*nope.*$machines" samples/tickets/tickets.jr2 --machine nope
+refuse "unknown format" "^jr2c: error: .*svg.*(dot|mermaid)" samples/tickets/tickets.jr2 --format svg
 printf 'event go\nmachine m {\n  initial state a {\n    on gone -> a\n  }\n}\n' >"$tmp/bad.jr2"
 refuse "a file with errors" "error\[E0100\]" "$tmp/bad.jr2"
 refuse "missing file" "^jr2c: error\\[E0106\\]: cannot read" "$tmp/nope.jr2"
@@ -195,7 +195,7 @@ printf 'type T {\n  x: int\n}\n' >"$tmp/nomachine.jr2"
 refuse "a file without machines" "^jr2c: error: .*machine" "$tmp/nomachine.jr2"
 
 # One machine in the file: --machine and --format may be left out (DOT is the default).
-if graph "defaults" "$tmp/default.dot" samples/tickets.jr2; then
+if graph "defaults" "$tmp/default.dot" samples/tickets/tickets.jr2; then
   head -5 "$tmp/default.dot" | grep -qE '^digraph ' && pass || fail "the default format is not DOT" "$tmp/default.dot"
 fi
 

@@ -285,8 +285,9 @@ class Run {
   // Agent's name to its replies in order, each `{ "event": NAME, "payload": {…} }`. Each time
   // that Agent's Gate opens (and at once for one open now), the next reply is delivered there as
   // the Agent's answer; the replies used are counted in the run, so a later process goes on
-  // with the next one. A reply the Gate refuses ends the run `error`, naming the reply. When the
-  // replies run out, the Gate stays open for `send`.
+  // with the next one. A reply the Gate refuses is told on the feed and the Agent picks again
+  // (its slot's `picks:`), then the Gate waits for a person. When the replies run out, the Gate
+  // stays open for `send`.
   void scriptAgents(Json script);
 
   // The OpenAI-compatible harness (ModelServer) for this run's Agents: each Agent Gate that

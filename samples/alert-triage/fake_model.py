@@ -2,11 +2,13 @@
 """A fake OpenAI-compatible model server on loopback, for the `--agents openai` tests and the
 alert-triage sample.
 
-    fake_model.py --port-file F --log L [--script S] [--default D]
+    fake_model.py --port-file F --log L [--script S] [--rules R] [--default D]
 
 It answers `POST /v1/chat/completions` from a script: a JSON list, one answer per request in
-order (then `--default`, a JSON answer, for every request after; without one, a 500). An answer is
-one of:
+order (then `--default`, a JSON answer, for every request after; without one, a 500). With
+`--rules`, a JSON list of {"contains": TEXT, "answer": ANSWER}, a request whose first user
+message contains TEXT gets that rule's answer (the first rule that matches; requests that come at
+once, from runs in parallel, each get their own). An answer is one of:
 
     {"tool": NAME, "arguments": {...} | "raw text"}   a tool call
     {"pick": "first" | "last", "arguments": {...}}    a tool call of the request's first/last tool
@@ -30,6 +32,7 @@ def main():
     ap.add_argument("--port-file", required=True)
     ap.add_argument("--log", required=True)
     ap.add_argument("--script")
+    ap.add_argument("--rules")
     ap.add_argument("--default")
     args = ap.parse_args()
     script = []
@@ -37,6 +40,10 @@ def main():
         with open(args.script) as f:
             script = json.load(f)
     default = json.loads(args.default) if args.default else None
+    rules = []
+    if args.rules:
+        with open(args.rules) as f:
+            rules = json.load(f)
     state = {"n": 0}
 
     class Handler(BaseHTTPRequestHandler):
@@ -70,6 +77,15 @@ def main():
             n = state["n"]
             state["n"] += 1
             answer = script[n] if n < len(script) else default
+            try:
+                users = [m.get("content") or "" for m in json.loads(raw).get("messages", [])
+                         if m.get("role") == "user"]
+            except ValueError:
+                users = []
+            for rule in rules:
+                if users and rule["contains"] in users[0]:
+                    answer = rule["answer"]
+                    break
             if answer is None:
                 return self.send(500, json.dumps({"error": "the script has no answer %d" % (n + 1)}))
             if "hang" in answer:

@@ -2,7 +2,7 @@
 """Plays the monitoring service (Sentry) for the alert-triage sample: signs and sends its webhook
 deliveries to a running `alerts serve`, and prints the answer to each.
 
-    python3 samples/sentry.py [--url http://127.0.0.1:8470] [--alerts FILE] [--secret-env VAR]
+    python3 samples/alert-triage/sentry.py [--url http://127.0.0.1:8470] [--alerts FILE] [--secret-env VAR]
 
 The deliveries, in order, show each answer a push Source gives (samples/README.md):
   1. `issue.created` for each alert (built in, or the JSON list in --alerts): `held`, one
