@@ -81,6 +81,8 @@ void BM_PoolItems(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_PoolItems)
+    ->Args({2000, 8, 0})  // bench/run.sh --quick
+    ->Args({2000, 8, 1})
     ->Args({10000, 8, 0})
     ->Args({10000, 64, 0})
     ->Args({10000, 8, 1})
@@ -256,7 +258,11 @@ void BM_ParkedWorkerMemory(benchmark::State& state) {
         static_cast<double>(run.snapshot().dump().size()) / static_cast<double>(n);
   }
 }
-BENCHMARK(BM_ParkedWorkerMemory)->Arg(10000)->Iterations(1)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ParkedWorkerMemory)
+    ->Arg(2000)  // bench/run.sh --quick
+    ->Arg(10000)
+    ->Iterations(1)
+    ->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

@@ -33,17 +33,7 @@ export JR2_AGENT_API_KEY="$key"
 "$alerts" serve --listen 127.0.0.1:0 --callers "$src/samples/alert-triage/callers.json" \
   --agents openai > serve.log 2>&1 &
 serve_pid=$!
-url=
-for _ in $(seq 100); do
-  url=$(grep -oE 'http://127\.0\.0\.1:[0-9]+' serve.log | head -1)
-  [ -n "$url" ] && break
-  sleep 0.1
-done
-if [ -z "$url" ]; then
-  fail "alerts serve did not start: $(cat serve.log)"
-  echo "$passed passed, $failed failed"
-  exit 1
-fi
+url=$(serve_url serve.log) || exit 1
 
 out=$(timeout 60 python3 "$src/samples/alert-triage/sentry.py" --url "$url" 2>&1)
 rc=$?

@@ -26,17 +26,7 @@ export SENTRY_HOOK_SECRET="sentry-$RANDOM$RANDOM"
 "$alerts" serve --listen 127.0.0.1:0 --callers "$src/samples/alert-triage/callers.json" \
   --agents "$src/samples/alert-triage/agents.json" > serve.log 2>&1 &
 serve_pid=$!
-url=
-for _ in $(seq 100); do
-  url=$(grep -oE 'http://127\.0\.0\.1:[0-9]+' serve.log | head -1)
-  [ -n "$url" ] && break
-  sleep 0.1
-done
-if [ -z "$url" ]; then
-  fail "alerts serve did not start: $(cat serve.log)"
-  echo "$passed passed, $failed failed"
-  exit 1
-fi
+url=$(serve_url serve.log) || exit 1
 grep -q 'standing: sentry → alerts → triage' serve.log && ok ||
   fail "serve names the chain: $(head -3 serve.log)"
 

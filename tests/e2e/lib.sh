@@ -58,3 +58,21 @@ run_checks() {
     done
   fi
 }
+
+# serve_url LOG: the http://127.0.0.1:PORT a `serve` started with `--listen 127.0.0.1:0` prints
+# to LOG, waited for up to 10 s. On none it says why on stderr and fails: write
+# `url=$(serve_url serve.log) || exit 1`.
+serve_url() {
+  local url=
+  for _ in $(seq 100); do
+    url=$(grep -oE 'http://127\.0\.0\.1:[0-9]+' "$1" | head -1)
+    [ -n "$url" ] && break
+    sleep 0.1
+  done
+  if [ -z "$url" ]; then
+    echo "FAIL: serve did not start: $(cat "$1")" >&2
+    echo "$passed passed, $((failed + 1)) failed" >&2
+    return 1
+  fi
+  echo "$url"
+}

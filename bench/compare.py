@@ -1,0 +1,251 @@
+#!/usr/bin/env python3
+"""Runs jr2c's benchmarks beside their peers, interleaved, and prints ratios (bench/run.sh).
+
+    compare.py --build DIR --peers DIR [--quick|--full] [--out FILE] [--only NAME]
+
+Each comparison has arms: a command run as a fresh process that prints one number (the arm's
+metric). Rounds run the arms in the order A B … B A, alternating each round, one process at a time
+(never two arms at once on these 2 cores); each process discards its own warm-up. A comparison's
+result is the median of each arm over the rounds, with its spread (min–max), and the ratio of
+jr2c's arm to each peer's, oriented so that more is better for jr2c, next to the goal
+(docs/performance.md).
+"""
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+
+
+def gbench(binary, name, field, warmup=0.2, min_time=None):
+    """An arm from one Google Benchmark: `field` of the benchmark named `name` (exact)."""
+    def run():
+        cmd = [binary, f"--benchmark_filter=^{name}$", "--benchmark_format=json",
+               f"--benchmark_min_warmup_time={warmup}"]
+        if min_time:
+            cmd.append(f"--benchmark_min_time={min_time}")
+        out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+        doc = json.loads(out)
+        bench = [b for b in doc["benchmarks"] if b["name"] == name]
+        if not bench:
+            raise RuntimeError(f"{binary}: no benchmark {name}")
+        if bench[0].get("error_occurred"):
+            raise RuntimeError(f"{name}: {bench[0].get('error_message')}")
+        return float(bench[0][field])
+    return run
+
+
+def node(peers, script, args, field, flags=()):
+    """An arm from a Node script of bench/peers (run in the peers folder, where xstate is)."""
+    def run():
+        out = subprocess.run(["node", *flags, script] + args, cwd=peers, check=True,
+                             capture_output=True, text=True, timeout=600).stdout
+        return float(json.loads(out.strip().splitlines()[-1])[field])
+    return run
+
+
+def jr2_pool(peers, items, cap):
+    """jr2 0.1.4's real pool() through the harness's throughput scenario (one-hop workers)."""
+    def run():
+        out = subprocess.run(["./node_modules/.bin/tsx", "scenarios/throughput.ts", "--items",
+                              str(items), "--cap", str(cap)], cwd=peers, check=True,
+                             capture_output=True, text=True, timeout=1800).stdout
+        result = json.loads(out)["result"]
+        if result["itemsInOutput"] != items:
+            raise RuntimeError(f"jr2 pool: {result['itemsInOutput']} of {items} items")
+        return float(result["itemsPerSec"])
+    return run
+
+
+def comparisons(build, peers, quick):
+    pool_bin = os.path.join(build, "bench/runtime/jr2_pool_bench")
+    dispatch_bin = os.path.join(build, "bench/dispatch/jr2_dispatch_bench")
+    # One size for every arm of a comparison (jr2's pool slows as items grow: ~1,300 items/s at
+    # 2,000, ~550 at 10,000), so --quick runs 2,000 items everywhere and --full 10,000.
+    n = 2000 if quick else 10000
+    out = []
+    caps = [8] if quick else [8, 64]
+    for cap in caps:
+        out.append({
+            "name": f"pool_cap{cap}",
+            "what": f"Pool items/s, {n} items whose workers finish at once, cap {cap} (no store)",
+            "unit": "items/s",
+            "higher_is_better": True,
+            "arms": {
+                "jr2c": gbench(pool_bin, f"BM_PoolItems/{n}/{cap}/0", "items_per_second"),
+                "xstate": node(peers, "xstate_pool.mjs", ["--items", str(n), "--cap", str(cap)],
+                               "itemsPerSec"),
+                "jr2-0.1.4": jr2_pool(peers, n, cap),
+            },
+            "goals": {"xstate": 40.0, "jr2-0.1.4": 1000.0} if cap == 8 else {},
+        })
+    out.append({
+        "name": "pool_cap8_stored",
+        "what": f"the same at cap 8, durable as the runner saves it (SQLite, one commit a turn)",
+        "unit": "items/s",
+        "higher_is_better": True,
+        "arms": {
+            "jr2c": gbench(pool_bin, f"BM_PoolItems/{n}/8/1", "items_per_second"),
+            "jr2c-in-memory": gbench(pool_bin, f"BM_PoolItems/{n}/8/0", "items_per_second"),
+        },
+        "goals": {},
+    })
+    store_bin = os.path.join(build, "bench/runtime/jr2_store_bench")
+    out.append({
+        "name": "save_per_settle",
+        "what": "µs per durable settle: one item settled and committed (RunSaver), cap 1",
+        "unit": "µs",
+        "higher_is_better": False,
+        "arms": {
+            "jr2c": gbench(store_bin, "BM_SavePerSettle/iterations:2000/real_time", "real_time"),
+            "sqlite-full": gbench(store_bin, "BM_BareCommit/1/iterations:2000/real_time",
+                                  "real_time"),
+            "sqlite-normal": gbench(store_bin, "BM_BareCommit/0/iterations:2000/real_time",
+                                    "real_time"),
+            "fdatasync": gbench(store_bin, "BM_Fdatasync/iterations:2000/real_time", "real_time"),
+        },
+        # At most 1.5× a bare commit of the same durability (the store is WAL, synchronous FULL).
+        "goals": {"sqlite-full": 1 / 1.5},
+    })
+    out.append({
+        "name": "parked_memory",
+        # xstate spawns N children in one step in time quadratic in N (26 s at 10,000, 7 s at
+        # 5,000), so --quick parks 2,000.
+        "what": f"heap bytes per parked worker, {n:,} workers waiting at their Gates",
+        "unit": "bytes",
+        "higher_is_better": False,
+        "arms": {
+            "jr2c": gbench(pool_bin, f"BM_ParkedWorkerMemory/{n}/iterations:1",
+                           "bytes_per_parked_worker", warmup=0),
+            "xstate": node(peers, "xstate_parked.mjs", ["--workers", str(n)], "bytesPerWorker",
+                           flags=("--expose-gc",)),
+        },
+        # A quarter of xstate's, at most.
+        "goals": {"xstate": 4.0},
+    })
+    out.append({
+        "name": "dispatch",
+        "what": "ns per event, a 20-state generated machine",
+        "unit": "ns",
+        "higher_is_better": False,
+        "arms": {
+            "jr2c": gbench(dispatch_bin, "BM_GeneratedMachine", "cpu_time"),
+            "hand-switch": gbench(dispatch_bin, "BM_HandWrittenSwitch", "cpu_time"),
+        },
+        # jr2c at most 2× the hand switch's time: as a ratio oriented "more is better", 0.5.
+        "goals": {"hand-switch": 0.5},
+    })
+    return out
+
+
+def order(arms, rnd):
+    """A B … B A: each round forward then back, starting from the other end every round."""
+    names = list(arms)
+    forward = names if rnd % 2 == 0 else names[::-1]
+    return forward + forward[::-1]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--build", required=True)
+    ap.add_argument("--peers", required=True)
+    mode = ap.add_mutually_exclusive_group()
+    mode.add_argument("--quick", action="store_true")
+    mode.add_argument("--full", action="store_true")
+    ap.add_argument("--out", default="bench/out/results.json")
+    ap.add_argument("--only")
+    args = ap.parse_args()
+    quick = not args.full
+    rounds = 5 if quick else 7
+
+    results = []
+    for c in comparisons(args.build, args.peers, quick):
+        if args.only and c["name"] != args.only:
+            continue
+        samples = {a: [] for a in c["arms"]}
+        t0 = time.time()
+        for rnd in range(rounds):
+            for arm in order(c["arms"], rnd):
+                samples[arm].append(c["arms"][arm]())
+        stats = {}
+        for arm, xs in samples.items():
+            stats[arm] = {"median": statistics.median(xs), "min": min(xs), "max": max(xs),
+                          "samples": xs}
+        ours = stats["jr2c"]["median"]
+        ratios = {}
+        for arm, s in stats.items():
+            if arm == "jr2c":
+                continue
+            ratio = ours / s["median"] if c["higher_is_better"] else s["median"] / ours
+            # The spread of the ratio: the worst and best pairing of the two arms' extremes.
+            lo = (stats["jr2c"]["min"] / s["max"]) if c["higher_is_better"] else (s["min"] / stats["jr2c"]["max"])
+            hi = (stats["jr2c"]["max"] / s["min"]) if c["higher_is_better"] else (s["max"] / stats["jr2c"]["min"])
+            goal = c["goals"].get(arm)
+            ratios[arm] = {"ratio": ratio, "low": lo, "high": hi, "goal": goal,
+                           "meets": None if goal is None else ratio >= goal}
+        results.append({"name": c["name"], "what": c["what"], "unit": c["unit"],
+                        "higher_is_better": c["higher_is_better"], "rounds": rounds,
+                        "arms": stats, "ratios": ratios, "seconds": round(time.time() - t0, 1)})
+        print_one(results[-1])
+        sys.stdout.flush()
+
+    machine = {"nproc": os.cpu_count(), "platform": platform.platform(),
+               "cpu": cpu_model(), "when": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
+               "commit": git_commit(), "mode": "quick" if quick else "full"}
+    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
+    with open(args.out, "w") as f:
+        json.dump({"machine": machine, "results": results}, f, indent=2)
+    print(f"\nwritten: {args.out}")
+    return 0
+
+
+def fmt(x):
+    if x >= 100:
+        return f"{x:,.0f}"
+    if x >= 10:
+        return f"{x:.1f}"
+    return f"{x:.2f}"
+
+
+def print_one(r):
+    print(f"\n{r['name']}: {r['what']} ({r['rounds']} rounds, {r['seconds']} s)")
+    for arm, s in r["arms"].items():
+        print(f"  {arm:<16} {fmt(s['median']):>12} {r['unit']:<8} (spread {fmt(s['min'])}–{fmt(s['max'])})")
+    for arm, q in r["ratios"].items():
+        verdict = "" if q["goal"] is None else ": " + ("met" if q["meets"] else "NOT met")
+        if r["higher_is_better"]:
+            goal = "" if q["goal"] is None else f"   goal ≥ {fmt(q['goal'])}×{verdict}"
+            print(f"  jr2c vs {arm:<14} {fmt(q['ratio']):>8}× as fast"
+                  f"  (spread {fmt(q['low'])}–{fmt(q['high'])}){goal}")
+        else:
+            # A time or a size: said as how many times the peer's jr2c takes (the inverse ratio).
+            goal = "" if q["goal"] is None else f"   goal ≤ {fmt(1 / q['goal'])}×{verdict}"
+            what = "time" if r["unit"] in ("ns", "µs") else r["unit"]
+            print(f"  jr2c vs {arm:<14} {fmt(1 / q['ratio']):>8}× its {what}"
+                  f"  (spread {fmt(1 / q['high'])}–{fmt(1 / q['low'])}){goal}")
+
+
+def cpu_model():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor()
+
+
+def git_commit():
+    try:
+        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                              text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return ""
+
+
+if __name__ == "__main__":
+    sys.exit(main())

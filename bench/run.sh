@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# The benchmarks side by side with their peers, in one command (docs/performance.md):
+#
+#   bash bench/run.sh [--quick|--full] [--only NAME]
+#
+# Builds every jr2c arm in Release (in build-bench/, or $JR2_BENCH_BUILD), sets up the peers in
+# bench/out/peers (jr2 0.1.4's real pool() from ../shared/peers/jr2-harness, which fetches it and
+# xstate 5.32.2 from npm; bench/peers/*.mjs beside them), then runs each comparison interleaved
+# (bench/compare.py: A B B A, 5 rounds quick, 7 full, one process at a time, warm-ups discarded),
+# prints a table of ratios with their spread and writes bench/out/results.json.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+mode=--quick
+only=()
+while [ $# -gt 0 ]; do
+  case $1 in
+    --quick | --full) mode=$1 ;;
+    --only) only=(--only "$2"); shift ;;
+    *) echo "bench/run.sh: unknown option \`$1\`; the options are --quick, --full and --only NAME" >&2; exit 2 ;;
+  esac
+  shift
+done
+build=${JR2_BENCH_BUILD:-build-bench}
+harness=../shared/peers/jr2-harness
+command -v node > /dev/null || { echo "bench/run.sh: the peers need Node (apt-get install nodejs npm)" >&2; exit 2; }
+[ -d "$harness" ] || { echo "bench/run.sh: no $harness beside the project: the jr2 peer is not there" >&2; exit 2; }
+
+echo "== the jr2c arms, in Release ($build)" >&2
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DJR2_BUILD_TESTS=OFF > /dev/null
+cmake --build "$build" -j2 --target jr2_pool_bench jr2_dispatch_bench jr2_store_bench >&2
+
+peers=bench/out/peers
+if [ ! -x "$peers/node_modules/.bin/tsx" ] || [ ! -f "$peers/jr2src/pool.ts" ]; then
+  echo "== the peers: jr2 0.1.4 and xstate from npm ($peers)" >&2
+  rm -rf "$peers"
+  mkdir -p bench/out
+  cp -r "$harness" "$peers"
+  chmod -R u+w "$peers"
+  (cd "$peers" && ./get-jr2.sh >&2 && npm ci --no-audit --no-fund >&2)
+fi
+cp bench/peers/*.mjs "$peers/"
+
+python3 bench/compare.py --build "$build" --peers "$peers" "$mode" "${only[@]}" --out bench/out/results.json
