@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # The benchmarks side by side with their peers, in one command (docs/performance.md):
 #
-#   bash bench/run.sh [--quick|--full] [--only NAME]
+#   bash bench/run.sh [--quick|--full] [--only NAME] [--gross] [--build DIR]
+#
+# --gross: exit 1 when a ratio is more than 2x worse than its goal (the `bench-quick` ctest).
+# --build DIR: the arms of that build tree instead of a Release build (the ctest's own tree).
 #
 # Builds every jr2c arm in Release (in build-bench/, or $JR2_BENCH_BUILD), sets up the peers in
 # bench/out/peers (jr2 0.1.4's real pool() from ../shared/peers/jr2-harness, which fetches it and
@@ -12,21 +15,32 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 mode=--quick
 only=()
+gross=()
+build=
 while [ $# -gt 0 ]; do
   case $1 in
     --quick | --full) mode=$1 ;;
     --only) only=(--only "$2"); shift ;;
-    *) echo "bench/run.sh: unknown option \`$1\`; the options are --quick, --full and --only NAME" >&2; exit 2 ;;
+    --gross) gross=(--gross) ;;
+    --build) build=$2; shift ;;
+    *) echo "bench/run.sh: unknown option \`$1\`; the options are --quick, --full, --only NAME, --gross and --build DIR" >&2; exit 2 ;;
   esac
   shift
 done
-build=${JR2_BENCH_BUILD:-build-bench}
+# As the `bench-quick` ctest, it runs only when asked (JR2_BENCH=1); 77 tells ctest it skipped.
+if [ -n "$build" ] && [ "${#gross[@]}" -gt 0 ] && [ "${JR2_BENCH:-}" != 1 ]; then
+  echo "bench_quick: skipped; JR2_BENCH=1 ctest -L bench-quick runs it" >&2
+  exit 77
+fi
 harness=../shared/peers/jr2-harness
 command -v node > /dev/null || { echo "bench/run.sh: the peers need Node (apt-get install nodejs npm)" >&2; exit 2; }
 [ -d "$harness" ] || { echo "bench/run.sh: no $harness beside the project: the jr2 peer is not there" >&2; exit 2; }
 
-echo "== the jr2c arms, in Release ($build)" >&2
-cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DJR2_BUILD_TESTS=OFF > /dev/null
+if [ -z "$build" ]; then
+  build=${JR2_BENCH_BUILD:-build-bench}
+  echo "== the jr2c arms, in Release ($build)" >&2
+  cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DJR2_BUILD_TESTS=OFF > /dev/null
+fi
 cmake --build "$build" -j2 --target jr2_pool_bench jr2_dispatch_bench jr2_store_bench >&2
 
 peers=bench/out/peers
@@ -40,4 +54,5 @@ if [ ! -x "$peers/node_modules/.bin/tsx" ] || [ ! -f "$peers/jr2src/pool.ts" ]; 
 fi
 cp bench/peers/*.mjs "$peers/"
 
-python3 bench/compare.py --build "$build" --peers "$peers" "$mode" "${only[@]}" --out bench/out/results.json
+python3 bench/compare.py --build "$build" --peers "$peers" "$mode" "${only[@]}" "${gross[@]}" \
+  --out bench/out/results.json

@@ -90,6 +90,46 @@ BENCHMARK(BM_PoolItems)
     ->Args({2000, 8, 2})
     ->Unit(benchmark::kMillisecond);
 
+// Workers that stay live until answered (bench/run.sh, `pool_live_capC`): N items whose workers
+// park at their Gates, at cap C; the bench answers every live worker, then the next batch the
+// Pool started, until the Pool drains. At most C workers are live at once, as many as the cap,
+// which a Pool whose workers finish at once never has. Each answer is one `send`: a turn.
+void BM_LiveWorkers(benchmark::State& state) {
+  jr2rt::Registry registry;
+  jr2gen::pool::RegisterWorkflows(registry);
+  const int64_t items = state.range(0);
+  const int64_t cap = state.range(1);
+  for (auto _ : state) {
+    jr2rt::ManualClock clock;
+    jr2rt::Run run(registry, *registry.workflow("conformance_jobs"), "bench", clock);
+    int64_t next = 0;
+    Script(run, items, "wait", &next);
+    run.start({{"jobs", cap}});
+    int64_t answered = 0;
+    while (answered < items) {
+      int64_t batch = 0;
+      for (const jr2rt::OpenGate& g : run.gates()) {
+        if (g.kind != jr2rt::OpenGate::Kind::kGate) continue;
+        run.send(g.name, "finish", Json::object());
+        ++batch;
+      }
+      if (batch == 0) {
+        state.SkipWithError("no worker waits, and items are left");
+        break;
+      }
+      answered += batch;
+    }
+    if (run.status() != jr2rt::RunStatus::kDone) state.SkipWithError("the run did not drain");
+  }
+  state.SetItemsProcessed(state.iterations() * items);
+}
+BENCHMARK(BM_LiveWorkers)
+    ->Args({2000, 8})  // bench/run.sh --quick
+    ->Args({2000, 1024})
+    ->Args({10000, 8})
+    ->Args({10000, 1024})
+    ->Unit(benchmark::kMillisecond);
+
 // The same through the real run host (RunHost, as `run` drives it) with the SQLite store: a Pool
 // of N items from a backlog file whose workers finish at once, at cap C (range 2 = 1), against
 // the same Pool on a Run with no store (range 2 = 0). `commits/item`: the store's revisions per
