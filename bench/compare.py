@@ -154,6 +154,8 @@ def comparisons(build, peers, quick):
         "arms": {
             "jr2c": gbench(dispatch_bin, "BM_GeneratedMachine", "cpu_time"),
             "hand-switch": gbench(dispatch_bin, "BM_HandWrittenSwitch", "cpu_time"),
+            # The same machine in xstate 5 (bench/peers/xstate_dispatch.mjs).
+            "xstate": node(peers, "xstate_dispatch.mjs", ["--events", "200000"], "nsPerEvent"),
         },
         # jr2c at most 2× the hand switch's time: as a ratio oriented "more is better", 0.5.
         "goals": {"hand-switch": 0.5},
@@ -239,6 +241,8 @@ def main():
 
 
 def fmt(x):
+    if 0 < x < 0.01:
+        return f"{x:.2g}"
     if x >= 100:
         return f"{x:,.0f}"
     if x >= 10:
