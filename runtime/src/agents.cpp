@@ -17,13 +17,20 @@ namespace {
 
 // Text from the server, fit for the feed: valid UTF-8, one line, at most `max` bytes, and never
 // the key (a server that echoes the request's headers must not put the key on the feed).
-std::string Excerpt(const ModelServer& server, std::string text, size_t max = 200) {
-  if (!server.apiKey.empty()) {
-    for (size_t at = text.find(server.apiKey); at != std::string::npos;
-         at = text.find(server.apiKey, at)) {
-      text.replace(at, server.apiKey.size(), "[the API key]");
-    }
+// `text` with every occurrence of the key replaced; whether there was one.
+bool CutKey(const ModelServer& server, std::string& text) {
+  bool cut = false;
+  if (server.apiKey.empty()) return cut;
+  for (size_t at = text.find(server.apiKey); at != std::string::npos;
+       at = text.find(server.apiKey, at)) {
+    text.replace(at, server.apiKey.size(), "[the API key]");
+    cut = true;
   }
+  return cut;
+}
+
+std::string Excerpt(const ModelServer& server, std::string text, size_t max = 200) {
+  CutKey(server, text);
   for (char& c : text) {
     if (static_cast<unsigned char>(c) < 0x20) c = ' ';
   }
@@ -41,13 +48,7 @@ void ScrubKey(const ModelServer& server, Json& value) {
   if (server.apiKey.empty()) return;
   if (value.is_string()) {
     std::string text = value.get<std::string>();
-    bool cut = false;
-    for (size_t at = text.find(server.apiKey); at != std::string::npos;
-         at = text.find(server.apiKey, at)) {
-      text.replace(at, server.apiKey.size(), "[the API key]");
-      cut = true;
-    }
-    if (cut) value = text;
+    if (CutKey(server, text)) value = text;
   } else if (value.is_structured()) {
     for (auto& item : value) ScrubKey(server, item);
   }

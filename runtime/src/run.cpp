@@ -1692,6 +1692,14 @@ void Run::scriptAgents(Json script) {
   for (const auto& name : open) answerAgent(name);
 }
 
+// The end of a refused pick's feed line, for either harness: the Agent picks again, or its
+// `picks:` are spent and the Gate waits for a person.
+static std::string AfterRefusal(bool again, int refused, const std::string& gate) {
+  if (again) return "; it picks again";
+  return "; " + std::to_string(refused) + " picks refused, the Gate " + gate +
+         " waits for a person";
+}
+
 void Run::modelAgents(std::shared_ptr<const ModelServer> server) {
   modelServer_ = std::move(server);
   std::vector<std::string> open;
@@ -1750,10 +1758,7 @@ void Run::answerAgent(const std::string& gate) {
             {"answered", false},
             {"refused", ValidUtf8(e.what())}},
            "agent " + agent + ": scripted reply " + std::to_string(used + 1) + " at " + gate +
-               " is refused: " + e.what() +
-               (again ? std::string("; it picks again")
-                      : "; " + std::to_string(open->second.refusedPicks) +
-                            " picks refused, the Gate " + gate + " waits for a person"));
+               " is refused: " + e.what() + AfterRefusal(again, open->second.refusedPicks, gate));
       if (again) answerAgent(gate);
       return;
     }
@@ -1840,9 +1845,7 @@ void Run::modelAnswered(const std::string& gate, uint64_t opening, const Json& a
     const bool again = pickAgain(entry);
     emit("agent", data,
          "agent " + agent + " at " + gate + ": " + why +
-             (again ? std::string("; it picks again")
-                    : "; " + std::to_string(entry.refusedPicks) + " picks refused, the Gate " +
-                          gate + " waits for a person"));
+             AfterRefusal(again, entry.refusedPicks, gate));
     if (!again) return;
     turn.messages.push_back(answer.value("message", Json::object()));
     turn.messages.push_back(reply);
