@@ -76,9 +76,16 @@ std::string Seconds(int64_t ms) {
 
 // What a 200's body says: a pick, a bad pick, text, or (empty) not a chat completion, with why.
 Json ReadCompletion(const ModelServer& server, const std::string& body, std::string& why) {
-  const Json answer = Json::parse(body, nullptr, false);
-  if (answer.is_discarded()) {
-    why = "its body is not JSON: " + Excerpt(server, body, 80);
+  // Bounded as any JSON from outside (ParseExternalJson: 16 MiB, 512 levels, UTF-8): a hostile
+  // server's body nested a million deep is refused at the bound, naming it.
+  Json answer;
+  try {
+    answer = ParseExternalJson(body, "its body");
+  } catch (const BadInput& e) {
+    const std::string m = e.what();
+    why = m.find("is not valid JSON") != std::string::npos
+              ? "its body is not JSON: " + Excerpt(server, body, 80)
+              : Excerpt(server, m);
     return nullptr;
   }
   const Json* choices =
@@ -112,11 +119,15 @@ Json ReadCompletion(const ModelServer& server, const std::string& body, std::str
   Json arguments = function.value("arguments", Json::object());
   if (arguments.is_string()) {
     const std::string text = arguments.get<std::string>();
-    arguments = text.empty() ? Json::object() : Json::parse(text, nullptr, false);
-    if (arguments.is_discarded()) {
+    try {
+      arguments = text.empty() ? Json::object() : ParseExternalJson(text, "its arguments");
+    } catch (const BadInput& e) {
+      const std::string m = e.what();
       return {{"kind", "bad-arguments"},
               {"event", Excerpt(server, event, 80)},
-              {"why", "its arguments are not JSON: " + Excerpt(server, text, 80)},
+              {"why", m.find("is not valid JSON") != std::string::npos
+                          ? "its arguments are not JSON: " + Excerpt(server, text, 80)
+                          : Excerpt(server, m)},
               {"message", message},
               {"callId", callId}};
     }

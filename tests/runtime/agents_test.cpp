@@ -175,6 +175,24 @@ TEST(ModelHarness, AMalformedBodyIsRetriedAndNamed) {
   EXPECT_NE(fake.notes[2].find("its tool call has no `function.name`"), std::string::npos);
 }
 
+// A hostile server: a body or arguments nested a million deep are refused at the bound on JSON
+// from outside (512 levels), and the refusal says so.
+TEST(ModelHarness, JsonNestedBeyondTheBoundIsRefusedNotParsed) {
+  Fake fake;
+  const std::string deep(1000000, '[');
+  for (int i = 0; i < 4; ++i) fake.reply(200, deep);
+  const Json a = fake.ask(Server());
+  EXPECT_EQ(a["kind"], "failed");
+  EXPECT_NE(a["why"].get<std::string>().find("nests deeper than 512 levels"), std::string::npos)
+      << a["why"];
+  Fake args;
+  args.reply(200, ToolCall("answer", std::string(100000, '[')));
+  const Json b = args.ask(Server());
+  EXPECT_EQ(b["kind"], "bad-arguments");
+  EXPECT_NE(b["why"].get<std::string>().find("nests deeper than 512 levels"), std::string::npos)
+      << b["why"];
+}
+
 TEST(ModelHarness, AnAnswerInTextIsNoPick) {
   Fake fake;
   fake.reply(200, R"({"choices": [{"message": {"role": "assistant", "content": "I think 42."}}]})");
