@@ -32,11 +32,20 @@ jr2rt::StoredRun Stored(const jr2rt::Run& run) {
 }
 
 void Script(jr2rt::Run& run, int64_t n, const char* mode, int64_t* next) {
-  run.scriptNext(
-      "scripted_next", [n, mode, next](const jr2rt::NextQuery&, std::function<void(Json)> answer) {
-        if (*next >= n) return answer({{"item", nullptr}, {"open", 0}});
-        answer({{"item", {{"id", "i" + std::to_string((*next)++)}, {"mode", mode}}}, {"open", 0}});
-      });
+  run.scriptNext("scripted_next",
+                 [n, mode, next](const jr2rt::NextQuery&, const std::function<void(Json)>& answer) {
+                   // Built member by member: nlohmann's nested initializer lists copy each level,
+                   // which would be the Source's cost here, not the Pool's (the peers make a bare
+                   // object).
+                   Json a(Json::value_t::object);
+                   Json& item = a["item"];
+                   if (*next < n) {
+                     item["id"] = "i" + std::to_string((*next)++);
+                     item["mode"] = mode;
+                   }
+                   a["open"] = 0;
+                   answer(std::move(a));
+                 });
 }
 
 // A Pool of N items whose workers finish at once, at cap C, three ways (range 2):

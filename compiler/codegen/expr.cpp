@@ -179,12 +179,12 @@ Code ExprGen::emit(const ast::Expr* e, const Scope& scope) const {
       return {"::jr2rt::Json(nullptr)", kJsonType};
     }
     case ast::Expr::Kind::kObject: {
-      std::string body = "::jr2rt::Json::object({";
+      std::string body;
       for (const auto& entry : llvm::cast<ast::ObjectExpr>(e)->entries) {
-        body += fmt::format("{{{}, {}}}, ", CppString(entry.key.text),
+        body += fmt::format("{}{}, {}", body.empty() ? "" : ", ", CppString(entry.key.text),
                             as(entry.value.get(), types.json(), scope));
       }
-      return {body + "})", kJsonType};
+      return {"::jr2rt::Object(" + body + ")", kJsonType};
     }
     case ast::Expr::Kind::kList: {
       if (t->kind == K::kList) return {as(e, t, scope), cx_.cpp(t)};
@@ -313,7 +313,7 @@ Code ExprGen::binary(const ast::BinaryExpr& b, const Scope& scope) const {
 
 std::string ExprGen::argsJson(const std::vector<ast::Arg>& args,
                               const std::vector<ast::Param>* params, const Scope& scope) const {
-  std::string out = "::jr2rt::Json::object({";
+  std::string out;
   size_t position = 0;
   for (const auto& a : args) {
     std::string key;
@@ -331,9 +331,10 @@ std::string ExprGen::argsJson(const std::vector<ast::Arg>& args,
         if (prm.name.text == key) want = cx_.typeOf(prm.type.get());
       }
     }
-    out += fmt::format("{{{}, {}}}, ", CppString(key), asJson(a.value.get(), want, scope));
+    out += fmt::format("{}{}, {}", out.empty() ? "" : ", ", CppString(key),
+                       asJson(a.value.get(), want, scope));
   }
-  return out + "})";
+  return "::jr2rt::Object(" + out + ")";
 }
 
 }  // namespace jr2::codegen

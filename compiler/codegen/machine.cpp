@@ -525,7 +525,7 @@ class MachineGen {
     const bool done = t.trigger == Trigger::kDone;
     const Code value = {done ? "done_" : "error_", CppType::Of(CppType::Kind::kJson)};
     *prelude = done ? "[[maybe_unused]] const ::jr2rt::Json done_ =\n"
-                      "    ::jr2rt::Json::object({{\"output\", event.data}});\n"
+                      "    ::jr2rt::Object(\"output\", event.data);\n"
                     : "[[maybe_unused]] const ::jr2rt::Json error_ = event.data;\n";
     scope.names[done ? "done" : "error"] = value;
     // The invoke this transition hears may be read by its `as` name too.

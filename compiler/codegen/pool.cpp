@@ -327,8 +327,7 @@ class PoolGen {
     }
     if (pool_.itemInput) return expr_.as(pool_.itemInput.get(), types.json(), withItem_);
     if (auto it = cx_.info.boundParams.find(&pool_); it != cx_.info.boundParams.end())
-      return fmt::format("::jr2rt::Json::object({{{{{}, item}}}})",
-                         CppString(it->second->name.text));
+      return fmt::format("::jr2rt::Object({}, item)", CppString(it->second->name.text));
     return "item";
   }
 

@@ -500,7 +500,7 @@ void triage_machine_machine::enter(int state) {
     case 1: {  // investigate
       // from alert_triage.jr2:94
       host().startInvoke({::jr2rt::InvokeSpec::Kind::kAgent, 0, "triager", "", "investigate",
-                          ::jr2rt::Json::object({{"prompt", ::jr2rt::Json(
+                          ::jr2rt::Object("prompt", ::jr2rt::Json(
                               ((((((((((std::string("Alert ") + ctx_.alert.fingerprint)
                               + std::string(" (")) + ctx_.alert.level) + std::string("): "))
                               + ctx_.alert.title) + std::string("\nWhere: "))
@@ -509,16 +509,16 @@ void triage_machine_machine::enter(int state) {
                               std::string("no link"))) + ((::jr2rt::Json(
                               ctx_.note) == ::jr2rt::Json(nullptr)) ? std::string("")
                               : (std::string("\nThe on-call person says: ")
-                              + ::jr2rt::Unwrap(ctx_.note, "alert_triage.jr2:98:64")))))}, })});
+                              + ::jr2rt::Unwrap(ctx_.note, "alert_triage.jr2:98:64"))))))});
       host().startTimer(0, ::jr2rt::Duration{900000});  // from alert_triage.jr2:125
       break;
     }
     case 2: {  // review
       // from alert_triage.jr2:133
       host().startInvoke({::jr2rt::InvokeSpec::Kind::kGate, 1, "", "review", "review",
-                          ::jr2rt::Json::object({{"alert", ::jr2rt::Json(ctx_.alert)},
-                              {"proposal", ::jr2rt::Json(ctx_.proposal)},
-                              {"question", ::jr2rt::Json(ctx_.question)}, })});
+                          ::jr2rt::Object("alert", ::jr2rt::Json(ctx_.alert), "proposal",
+                              ::jr2rt::Json(ctx_.proposal), "question",
+                              ::jr2rt::Json(ctx_.question))});
       host().startTimer(1, ::jr2rt::Duration{3600000});  // from alert_triage.jr2:150
       break;
     }
@@ -674,19 +674,17 @@ namespace alerts_pool_pool_fns {
 // from alert_triage.jr2:72: on sentry `issue.created`
 ::jr2rt::Json hook0_(
     [[maybe_unused]] const ::jr2rt::Json& payload, [[maybe_unused]] const ::jr2rt::Json& source_) {
-  return ::jr2rt::Json(::jr2rt::Json::object({{"fingerprint",
+  return ::jr2rt::Json(::jr2rt::Object("fingerprint",
       ::jr2rt::Member(::jr2rt::Member(::jr2rt::Member(payload, "data", "alert_triage.jr2:73:26"),
-      "issue", "alert_triage.jr2:73:31"), "id", "alert_triage.jr2:73:37")},
-      {"title", ::jr2rt::Member(::jr2rt::Member(::jr2rt::Member(payload, "data",
-      "alert_triage.jr2:74:20"), "issue", "alert_triage.jr2:74:25"), "title",
-      "alert_triage.jr2:74:31")}, {"level", ::jr2rt::Member(
-      ::jr2rt::Member(::jr2rt::Member(payload, "data", "alert_triage.jr2:75:20"), "issue",
-      "alert_triage.jr2:75:25"), "level", "alert_triage.jr2:75:31")},
-      {"culprit", ::jr2rt::Member(::jr2rt::Member(::jr2rt::Member(payload, "data",
-      "alert_triage.jr2:76:22"), "issue", "alert_triage.jr2:76:27"), "culprit",
-      "alert_triage.jr2:76:33")}, {"url", ::jr2rt::Member(
-      ::jr2rt::Member(::jr2rt::Member(payload, "data", "alert_triage.jr2:77:18"), "issue",
-      "alert_triage.jr2:77:23"), "web_url", "alert_triage.jr2:77:29")}, }));
+      "issue", "alert_triage.jr2:73:31"), "id", "alert_triage.jr2:73:37"), "title",
+      ::jr2rt::Member(::jr2rt::Member(::jr2rt::Member(payload, "data", "alert_triage.jr2:74:20"),
+      "issue", "alert_triage.jr2:74:25"), "title", "alert_triage.jr2:74:31"), "level",
+      ::jr2rt::Member(::jr2rt::Member(::jr2rt::Member(payload, "data", "alert_triage.jr2:75:20"),
+      "issue", "alert_triage.jr2:75:25"), "level", "alert_triage.jr2:75:31"), "culprit",
+      ::jr2rt::Member(::jr2rt::Member(::jr2rt::Member(payload, "data", "alert_triage.jr2:76:22"),
+      "issue", "alert_triage.jr2:76:27"), "culprit", "alert_triage.jr2:76:33"), "url",
+      ::jr2rt::Member(::jr2rt::Member(::jr2rt::Member(payload, "data", "alert_triage.jr2:77:18"),
+      "issue", "alert_triage.jr2:77:23"), "web_url", "alert_triage.jr2:77:29")));
 }
 
 // from alert_triage.jr2:79: on sentry `issue.resolved`
@@ -715,7 +713,7 @@ int64_t cap_([[maybe_unused]] const ::jr2rt::Json& input) {
 
 ::jr2rt::Json item_input_(
     [[maybe_unused]] const ::jr2rt::Json& item, [[maybe_unused]] const ::jr2rt::Json& input) {
-  return ::jr2rt::Json(::jr2rt::Json::object({{"alert", item}, }));
+  return ::jr2rt::Json(::jr2rt::Object("alert", item));
 }
 }  // namespace alerts_pool_pool_fns
 

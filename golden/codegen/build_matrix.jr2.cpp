@@ -265,7 +265,7 @@ void build_package_machine::act(int transition, [[maybe_unused]] const ::jr2rt::
     }
     case 7: {  // from build_matrix.jr2:91
       [[maybe_unused]] const ::jr2rt::Json done_ =
-          ::jr2rt::Json::object({{"output", event.data}});
+          ::jr2rt::Object("output", event.data);
       // from build_matrix.jr2:92
       ctx_.tests = ::jr2rt::FromJson<std::string>(::jr2rt::Member(
           ::jr2rt::Member(done_, "output", "build_matrix.jr2:92:27"), "stdout",
@@ -305,13 +305,13 @@ void build_package_machine::enter(int state) {
       // from build_matrix.jr2:50
       host().startInvoke({::jr2rt::InvokeSpec::Kind::kStd, 0, "std.command", "configure",
           "work.configure",
-                          ::jr2rt::Json::object({{"spec", ::jr2rt::Json(
-                              ::jr2rt::Json::object({{"argv", ::jr2rt::Json(
+                          ::jr2rt::Object("spec", ::jr2rt::Json(
+                              ::jr2rt::Object("argv", ::jr2rt::Json(
                               std::vector<std::string>{std::string("cmake"), std::string("-S"),
                               std::string("."), std::string("-B"), std::string("build"),
-                              (std::string("-DCMAKE_BUILD_TYPE=") + ctx_.profile)})},
-                              {"cwd", ::jr2rt::Json(ctx_.package.path)},
-                              {"timeout", ::jr2rt::Json(::jr2rt::Duration{300000})}, }))}, })});
+                              (std::string("-DCMAKE_BUILD_TYPE=") + ctx_.profile)}), "cwd",
+                              ::jr2rt::Json(ctx_.package.path), "timeout",
+                              ::jr2rt::Json(::jr2rt::Duration{300000}))))});
       break;
     }
     case 3: {  // work.build
@@ -319,12 +319,12 @@ void build_package_machine::enter(int state) {
       ctx_.attempts = ::jr2rt::Add(ctx_.attempts, int64_t{1}, "build_matrix.jr2:64:29");
       // from build_matrix.jr2:66
       host().startInvoke({::jr2rt::InvokeSpec::Kind::kStd, 1, "std.command", "build", "work.build",
-                          ::jr2rt::Json::object({{"spec", ::jr2rt::Json(
-                              ::jr2rt::Json::object({{"argv", ::jr2rt::Json(
+                          ::jr2rt::Object("spec", ::jr2rt::Json(
+                              ::jr2rt::Object("argv", ::jr2rt::Json(
                               std::vector<std::string>{std::string("cmake"), std::string("--build"),
-                              std::string("build"), std::string("--config"), ctx_.profile})},
-                              {"cwd", ::jr2rt::Json(ctx_.package.path)},
-                              {"timeout", ::jr2rt::Json(::jr2rt::Duration{1200000})}, }))}, })});
+                              std::string("build"), std::string("--config"), ctx_.profile}), "cwd",
+                              ::jr2rt::Json(ctx_.package.path), "timeout",
+                              ::jr2rt::Json(::jr2rt::Duration{1200000}))))});
       break;
     }
     case 4: {  // work.cool_down
@@ -335,27 +335,26 @@ void build_package_machine::enter(int state) {
       // from build_matrix.jr2:86
       host().startInvoke({::jr2rt::InvokeSpec::Kind::kStd, 2, "std.command", "run_tests",
           "work.test",
-                          ::jr2rt::Json::object({{"spec", ::jr2rt::Json(
-                              ::jr2rt::Json::object({{"argv", ::jr2rt::Json(
+                          ::jr2rt::Object("spec", ::jr2rt::Json(
+                              ::jr2rt::Object("argv", ::jr2rt::Json(
                               std::vector<std::string>{std::string("ctest"),
                               std::string("--test-dir"), std::string("build"),
-                              std::string("--output-on-failure"),
-                              std::string("--no-tests=error")})},
-                              {"cwd", ::jr2rt::Json(ctx_.package.path)},
-                              {"timeout", ::jr2rt::Json(::jr2rt::Duration{1800000})}, }))}, })});
+                              std::string("--output-on-failure"), std::string("--no-tests=error")}),
+                              "cwd", ::jr2rt::Json(ctx_.package.path), "timeout",
+                              ::jr2rt::Json(::jr2rt::Duration{1800000}))))});
       break;
     }
     case 6: {  // work.install
       // from build_matrix.jr2:101
       host().startInvoke({::jr2rt::InvokeSpec::Kind::kStd, 3, "std.command", "install",
           "work.install",
-                          ::jr2rt::Json::object({{"spec", ::jr2rt::Json(
-                              ::jr2rt::Json::object({{"argv", ::jr2rt::Json(
+                          ::jr2rt::Object("spec", ::jr2rt::Json(
+                              ::jr2rt::Object("argv", ::jr2rt::Json(
                               std::vector<std::string>{std::string("cmake"),
                               std::string("--install"), std::string("build"),
-                              std::string("--config"), ctx_.profile})},
-                              {"cwd", ::jr2rt::Json(ctx_.package.path)},
-                              {"timeout", ::jr2rt::Json(::jr2rt::Duration{300000})}, }))}, })});
+                              std::string("--config"), ctx_.profile}), "cwd",
+                              ::jr2rt::Json(ctx_.package.path), "timeout",
+                              ::jr2rt::Json(::jr2rt::Duration{300000}))))});
       break;
     }
     default:
@@ -639,16 +638,14 @@ namespace matrix_pool_fns {
 }
 
 ::jr2rt::Json source_params_([[maybe_unused]] const ::jr2rt::Json& input) {
-  return ::jr2rt::Json::object({{"file", ::jr2rt::Json(
-      ::jr2rt::FromJson<std::string>(::jr2rt::Member(input, "file", "build_matrix.jr2:132:26"),
-      "build_matrix.jr2:132:20"))}, });
+  return ::jr2rt::Object("file", ::jr2rt::Json(::jr2rt::FromJson<std::string>(
+      ::jr2rt::Member(input, "file", "build_matrix.jr2:132:26"), "build_matrix.jr2:132:20")));
 }
 
 ::jr2rt::Json source_args_([[maybe_unused]] const ::jr2rt::Json& input) {
   [[maybe_unused]] const ::jr2rt::Json source_ = source_params_(input);
-  return ::jr2rt::Json::object({{"path", ::jr2rt::Json(
-      ::jr2rt::FromJson<std::string>(::jr2rt::Member(source_, "file", "build_matrix.jr2:36:17"),
-      "build_matrix.jr2:37:21"))}, });
+  return ::jr2rt::Object("path", ::jr2rt::Json(::jr2rt::FromJson<std::string>(
+      ::jr2rt::Member(source_, "file", "build_matrix.jr2:36:17"), "build_matrix.jr2:37:21")));
 }
 
 void check_wake_(const ::jr2rt::Json& payload) {
@@ -671,9 +668,9 @@ int64_t cap_([[maybe_unused]] const ::jr2rt::Json& input) {
 
 ::jr2rt::Json item_input_(
     [[maybe_unused]] const ::jr2rt::Json& item, [[maybe_unused]] const ::jr2rt::Json& input) {
-  return ::jr2rt::Json(::jr2rt::Json::object({{"package", item},
-      {"profile", ::jr2rt::Member(input, "profile", "build_matrix.jr2:135:47")},
-      {"retries", ::jr2rt::Member(input, "retries", "build_matrix.jr2:135:71")}, }));
+  return ::jr2rt::Json(::jr2rt::Object("package", item, "profile",
+      ::jr2rt::Member(input, "profile", "build_matrix.jr2:135:47"), "retries",
+      ::jr2rt::Member(input, "retries", "build_matrix.jr2:135:71")));
 }
 }  // namespace matrix_pool_fns
 

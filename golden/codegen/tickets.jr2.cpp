@@ -267,7 +267,7 @@ void review_machine::enter(int state) {
     case 1: {  // review
       // from tickets.jr2:51
       host().startInvoke({::jr2rt::InvokeSpec::Kind::kGate, 0, "", "", "review",
-                          ::jr2rt::Json::object({{"title", ::jr2rt::Json(ctx_.ticket.title)}, })});
+                          ::jr2rt::Object("title", ::jr2rt::Json(ctx_.ticket.title))});
       break;
     }
     default:
@@ -349,16 +349,14 @@ namespace ticket_pool_pool_fns {
 }
 
 ::jr2rt::Json source_params_([[maybe_unused]] const ::jr2rt::Json& input) {
-  return ::jr2rt::Json::object({{"file", ::jr2rt::Json(
-      ::jr2rt::FromJson<std::string>(::jr2rt::Member(input, "backlog_file", "tickets.jr2:67:25"),
-      "tickets.jr2:67:19"))}, });
+  return ::jr2rt::Object("file", ::jr2rt::Json(::jr2rt::FromJson<std::string>(
+      ::jr2rt::Member(input, "backlog_file", "tickets.jr2:67:25"), "tickets.jr2:67:19")));
 }
 
 ::jr2rt::Json source_args_([[maybe_unused]] const ::jr2rt::Json& input) {
   [[maybe_unused]] const ::jr2rt::Json source_ = source_params_(input);
-  return ::jr2rt::Json::object({{"path", ::jr2rt::Json(
-      ::jr2rt::FromJson<std::string>(::jr2rt::Member(source_, "file", "tickets.jr2:41:16"),
-      "tickets.jr2:42:21"))}, });
+  return ::jr2rt::Object("path", ::jr2rt::Json(::jr2rt::FromJson<std::string>(
+      ::jr2rt::Member(source_, "file", "tickets.jr2:41:16"), "tickets.jr2:42:21")));
 }
 
 void check_wake_(const ::jr2rt::Json& payload) {
@@ -380,7 +378,7 @@ int64_t cap_([[maybe_unused]] const ::jr2rt::Json& input) {
 
 ::jr2rt::Json item_input_(
     [[maybe_unused]] const ::jr2rt::Json& item, [[maybe_unused]] const ::jr2rt::Json& input) {
-  return ::jr2rt::Json(::jr2rt::Json::object({{"ticket", item}}));
+  return ::jr2rt::Json(::jr2rt::Object("ticket", item));
 }
 }  // namespace ticket_pool_pool_fns
 

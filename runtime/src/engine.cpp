@@ -21,6 +21,10 @@ boost::asio::thread_pool& Engine::pool() {
   return *pool_;
 }
 
+void Engine::PostOn(Strand& strand, std::function<void()> fn) {
+  boost::asio::post(strand, std::move(fn));
+}
+
 void Engine::add(Run* run) { runs_.push_back(run); }
 
 void Engine::remove(Run* run) {

@@ -103,9 +103,10 @@ class Actor {
 
   // Posts `fn` to run on this actor later, unless the actor is gone by then (a cancelled child,
   // a settled worker): a task never touches a deleted actor.
-  void later(std::function<void()> fn) {
+  template <typename F>
+  void later(F&& fn) {
     std::weak_ptr<int> alive = alive_;
-    run_.post([alive, fn = std::move(fn)] {
+    run_.post([alive, fn = std::forward<F>(fn)]() mutable {
       if (!alive.expired()) fn();
     });
   }
@@ -693,7 +694,8 @@ class PoolActor final : public Actor {
     if (journaled()) run_.journal({{"settled", id}, {"output", output}});
     settle(id, false);
     retire(it);
-    if (spec_.dispatch) {
+    if (!run_.heard()) {
+    } else if (spec_.dispatch) {
       run_.emit("settled", {{"item", id}, {"pool", prefix_}, {"status", "done"}},
                 id + " settled: its run ended done");
     } else {
@@ -788,7 +790,9 @@ class PoolActor final : public Actor {
 
   Json sofar() const override {
     Json live = Json::array();
-    for (const auto& id : *active_) live.push_back(id);
+    for (const auto& id : live_->slots) {
+      if (!id.empty()) live.push_back(id);
+    }
     return {{"items", items_}, {"failures", failures_}, {"live", live}, {"open", lastOpen_}};
   }
 
@@ -891,8 +895,8 @@ class PoolActor final : public Actor {
     // liveness token, never through the raw pointer alone.
     std::weak_ptr<int> alive = alive_;
     auto answer = [self, alive, &run](Json a) {
-      run.post([self, alive, a = std::move(a)] {
-        if (!alive.expired()) self->onAnswer(a);
+      run.post([self, alive, a = std::move(a)]() mutable {
+        if (!alive.expired()) self->onAnswer(std::move(a));
       });
     };
     if (!source_) {
@@ -1073,18 +1077,21 @@ class PoolActor final : public Actor {
   }
 
   // What `next` is given (§2.1): the lists and the input, shared with the Pool, never copied.
-  NextQuery query() const { return {active_, settled_, failed_, shared_}; }
+  NextQuery query() const { return NextQuery::OfPool(live_, settled_, failed_, shared_); }
 
-  void onAnswer(const Json& answer) {
+  void onAnswer(Json answer) {
     inFlight_ = false;
     if (ended_) return;
-    // An item, null, or { item, open } (the concept page's SourceNextResult).
-    Json item = answer;
+    // An item, null, or { item, open } (the concept page's SourceNextResult): moved out, never
+    // copied.
+    Json item;
     int64_t open = 0;
     if (answer.is_object() && answer.contains("item") &&
         (answer.contains("open") || answer.size() == 1)) {
-      item = answer["item"];
       open = answer.value("open", int64_t{0});
+      item = std::move(answer["item"]);
+    } else {
+      item = std::move(answer);
     }
     lastOpen_ = open;
     if (!item.is_null()) {
@@ -1204,7 +1211,7 @@ class PoolActor final : public Actor {
     }
     Actor* raw = worker.get();
     enlist(key, Worker{id, std::move(worker)});
-    run_.emit("started", {{"item", id}, {"pool", prefix_}}, id + " started");
+    if (run_.heard()) run_.emit("started", {{"item", id}, {"pool", prefix_}}, id + " started");
     try {
       const Json workerInput = spec_.itemInput(item, input_);
       // A backlog file is written by people for its Pool: its items are read strictly, so a
@@ -1270,22 +1277,64 @@ class PoolActor final : public Actor {
   std::shared_ptr<std::vector<std::string>> settled_ = std::make_shared<std::vector<std::string>>();
   std::shared_ptr<std::vector<std::string>> failed_ = std::make_shared<std::vector<std::string>>();
   std::unordered_set<std::string> settledSet_;
-  // The live workers' ids in the order they started (shared with queries, copy on write), and
-  // each id's key, so the id rules and a settle cost no walk over the workers.
-  std::shared_ptr<std::vector<std::string>> active_ = std::make_shared<std::vector<std::string>>();
+  // The live workers' ids in the order they started, with holes (LiveIds; shared with queries,
+  // copy on write), and each id's key, so the id rules and a settle cost no walk over the
+  // workers. Keys grow as workers start, so `liveKeys_` (the key of each slot, a hole's too) is
+  // sorted: a settle finds its slot by binary search and leaves a hole, and the holes are
+  // dropped when they are as many as the live (or the list is copied for a query that holds it):
+  // a settle costs the same at cap 1,024 as at cap 8.
+  std::shared_ptr<LiveIds> live_ = std::make_shared<LiveIds>();
+  std::vector<int> liveKeys_;
   std::unordered_map<std::string, int> liveIds_;
 
+  // The live list, its own (copied, without holes, when a query holds it) and, with `compact`,
+  // without holes.
+  LiveIds& ownLive(bool compact) {
+    const bool shared = live_.use_count() > 1;
+    if (!shared && !(compact && live_->holes > 0)) return *live_;
+    auto fresh = std::make_shared<LiveIds>();
+    fresh->slots.reserve(live_->size());
+    std::vector<int> keys;
+    keys.reserve(live_->size());
+    for (size_t i = 0; i < live_->slots.size(); ++i) {
+      if (live_->slots[i].empty()) continue;
+      fresh->slots.push_back(shared ? live_->slots[i] : std::move(live_->slots[i]));
+      keys.push_back(liveKeys_[i]);
+    }
+    live_ = std::move(fresh);
+    liveKeys_ = std::move(keys);
+    return *live_;
+  }
+
   void enlist(int key, Worker worker) {
-    if (active_.use_count() > 1) active_ = std::make_shared<std::vector<std::string>>(*active_);
-    active_->push_back(worker.id);
+    LiveIds& live = ownLive(false);
+    if (!liveKeys_.empty() && key < liveKeys_.back()) {
+      // Not the newest (a restore given workers out of order): placed by its key.
+      ownLive(true);
+      const auto at = std::lower_bound(liveKeys_.begin(), liveKeys_.end(), key);
+      live_->slots.insert(live_->slots.begin() + (at - liveKeys_.begin()), worker.id);
+      liveKeys_.insert(at, key);
+    } else {
+      live.slots.push_back(worker.id);
+      liveKeys_.push_back(key);
+    }
     liveIds_.emplace(worker.id, key);
     workers_.emplace(key, std::move(worker));
   }
 
   void retire(std::map<int, Worker>::iterator it) {
-    if (active_.use_count() > 1) active_ = std::make_shared<std::vector<std::string>>(*active_);
-    auto pos = std::find(active_->begin(), active_->end(), it->second.id);
-    if (pos != active_->end()) active_->erase(pos);
+    LiveIds& live = ownLive(false);
+    const auto at = std::lower_bound(liveKeys_.begin(), liveKeys_.end(), it->first);
+    if (at != liveKeys_.end() && *at == it->first) {
+      live.slots[static_cast<size_t>(at - liveKeys_.begin())].clear();
+      ++live.holes;
+      while (!live.slots.empty() && live.slots.back().empty()) {
+        live.slots.pop_back();
+        liveKeys_.pop_back();
+        --live.holes;
+      }
+      if (live.holes > live.size()) ownLive(true);
+    }
     liveIds_.erase(it->second.id);
     workers_.erase(it);
   }
@@ -1510,11 +1559,44 @@ Run::Run(const Registry& registry, const WorkflowInfo& workflow, std::string id,
 }
 
 void Run::post(std::function<void()> task) {
+  {
+    std::lock_guard<std::mutex> lock(tasksMu_);
+    tasks_.push_back(std::move(task));
+    if (drainPosted_) return;
+    drainPosted_ = true;
+  }
   std::weak_ptr<int> life = life_;
-  boost::asio::post(strand_->strand, [this, life, task = std::move(task)] {
-    if (life.expired() || ended()) return;
+  Engine::PostOn(strand_->strand, [this, life] {
+    if (!life.expired()) drainTasks();
+  });
+}
+
+// Runs the queued steps in the order posted, each one step (counted for the commit, its
+// exceptions classified by guard), the steps they post included, up to kStepsPerHandler: then
+// the rest go behind whatever else is ready, so one run's chain of steps does not keep the other
+// handlers of the turn waiting. A step may end the run (the rest are dropped) or destroy it
+// (`life` tells: nothing of it is touched again).
+void Run::drainTasks() {
+  constexpr int kStepsPerHandler = 256;
+  const std::weak_ptr<int> life = life_;
+  for (int n = 0; n < kStepsPerHandler; ++n) {
+    std::function<void()> task;
+    {
+      std::lock_guard<std::mutex> lock(tasksMu_);
+      if (tasks_.empty()) {
+        drainPosted_ = false;
+        return;
+      }
+      task = std::move(tasks_.front());
+      tasks_.pop_front();
+    }
+    if (ended()) continue;
     ++steps_;
     guard(task, Origin::kStep);
+    if (life.expired()) return;
+  }
+  Engine::PostOn(strand_->strand, [this, life] {
+    if (!life.expired()) drainTasks();
   });
 }
 

@@ -28,6 +28,9 @@ struct NextQuery::Index {
   // Views into the query's own lists, which it keeps alive and which nobody changes while it
   // holds them.
   std::unordered_set<std::string_view> active, settled, failed;
+  // The live ids without their holes, made on the first read of active() when there are holes.
+  std::once_flag listed;
+  std::vector<std::string> live;
 };
 
 NextQuery::NextQuery() : index_(std::make_shared<Index>()) {}
@@ -38,6 +41,35 @@ NextQuery::NextQuery(Ids active, Ids settled, Ids failed, std::shared_ptr<const 
       settled_(std::move(settled)),
       failed_(std::move(failed)),
       index_(std::make_shared<Index>()) {}
+
+NextQuery NextQuery::OfPool(std::shared_ptr<const LiveIds> live, Ids settled, Ids failed,
+                            std::shared_ptr<const Json> input) {
+  NextQuery q(nullptr, std::move(settled), std::move(failed), std::move(input));
+  q.live_ = std::move(live);
+  return q;
+}
+
+const std::vector<std::string>& NextQuery::active() const {
+  if (!live_) return active_ ? *active_ : Empty();
+  if (live_->holes == 0) return live_->slots;
+  std::call_once(index_->listed, [this] {
+    index_->live.reserve(live_->size());
+    for (const std::string& id : live_->slots) {
+      if (!id.empty()) index_->live.push_back(id);
+    }
+  });
+  return index_->live;
+}
+
+size_t NextQuery::activeCount() const {
+  if (live_) return live_->size();
+  return active_ ? active_->size() : 0;
+}
+
+const std::string* NextQuery::newestActive() const {
+  if (live_) return live_->slots.empty() ? nullptr : &live_->slots.back();
+  return active_ && !active_->empty() ? &active_->back() : nullptr;
+}
 
 const NextQuery::Index& NextQuery::index() const {
   std::call_once(index_->built, [this] {
@@ -171,10 +203,10 @@ class QueryMirror {
       changes.claimed = std::move(answered);
     // The claimed answer is the newest live worker, at the end of the list; the others are the
     // ones live before, less those that settled.
-    const auto& active = query.active();
-    const bool agrees = active.size() == active_.size() &&
-                        (active.empty() || active_.count(active.back()) != 0) &&
-                        (!changes.claimed || active.back() == *changes.claimed);
+    const std::string* newest = query.newestActive();
+    const bool agrees = query.activeCount() == active_.size() &&
+                        (newest == nullptr || active_.count(*newest) != 0) &&
+                        (!changes.claimed || (newest != nullptr && *newest == *changes.claimed));
     if (!agrees) return restart(query);
     mark(query);
     return true;

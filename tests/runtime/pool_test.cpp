@@ -78,6 +78,56 @@ struct Fixture : testing::Test {
   }
 };
 
+// The live list a Source is given stays in start order however workers settle, at a wide cap
+// where the Pool keeps it with holes (a query that is not held is never copied): each call
+// sees the live ids in the order they started, the newest last, and their count.
+TEST(PoolLiveList, KeepsStartOrderAcrossSettlesInAnyOrder) {
+  jr2rt::Registry registry;
+  jr2gen::pool::RegisterWorkflows(registry);
+  jr2rt::ManualClock clock;
+  jr2rt::Run run(registry, *registry.workflow("conformance_jobs"), "r1", clock);
+  std::deque<Json> answers;
+  for (const char* id : {"A", "B", "C", "D", "E", "F", "G", "H"}) answers.push_back(Item(id));
+  struct Seen {
+    std::vector<std::string> active;
+    size_t count;
+    std::string newest;
+  };
+  std::vector<Seen> seen;
+  run.scriptNext("scripted_next",
+                 [&](const jr2rt::NextQuery& q, const std::function<void(Json)>& answer) {
+                   const std::string* newest = q.newestActive();
+                   seen.push_back({q.active(), q.activeCount(), newest != nullptr ? *newest : ""});
+                   if (answers.empty()) return answer({{"item", nullptr}, {"open", 0}});
+                   Json a = answers.front();
+                   answers.pop_front();
+                   answer(a);
+                 });
+  using Ids = std::vector<std::string>;
+  run.start({{"jobs", 6}});
+  ASSERT_EQ(seen.size(), 6U);
+  EXPECT_EQ(seen.back().active, (Ids{"A", "B", "C", "D", "E"}));
+  // Settled out of order: each next call sees the rest in start order, the newest last.
+  run.send("B.working", "finish", Json::object());
+  EXPECT_EQ(seen.back().active, (Ids{"A", "C", "D", "E", "F"}));
+  run.send("D.working", "finish", Json::object());
+  EXPECT_EQ(seen.back().active, (Ids{"A", "C", "E", "F", "G"}));
+  EXPECT_EQ(seen.back().count, 5U);
+  EXPECT_EQ(seen.back().newest, "G");
+  run.send("G.working", "finish", Json::object());  // the newest settles
+  EXPECT_EQ(seen.back().active, (Ids{"A", "C", "E", "F", "H"}));
+  for (const char* id : {"A", "C", "E", "F"})
+    run.send(std::string(id) + ".working", "finish", Json::object());
+  EXPECT_EQ(seen.back().active, (Ids{"H"}));
+  EXPECT_EQ(seen.back().count, 1U);
+  EXPECT_EQ(seen.back().newest, "H");
+  run.send("H.working", "finish", Json::object());
+  EXPECT_EQ(run.status(), RunStatus::kDone);
+  EXPECT_TRUE(seen.back().active.empty());
+  EXPECT_EQ(seen.back().count, 0U);
+  EXPECT_EQ(seen.back().newest, "");
+}
+
 TEST_F(Fixture, StartsInOrderAndSaturatesAtCapTwo) {
   source.answers = {Item("A"), Item("B"), Item("C")};
   auto run = make("conformance_jobs");

@@ -22,16 +22,32 @@ namespace jr2rt {
 // items copies nothing per call. The `is…` lookups take constant time; their index is built on
 // the first lookup (once, whichever thread asks: a query and its copies may be read from
 // several threads).
+// The live ids as a Pool keeps them: in the order they started, with a hole (an empty id, which
+// no item has) where a worker settled since the list was last compacted, so that a settle shifts
+// nothing however large the cap. The last slot is never a hole.
+struct LiveIds {
+  std::vector<std::string> slots;
+  size_t holes = 0;
+  size_t size() const { return slots.size() - holes; }
+};
+
 class NextQuery {
  public:
   using Ids = std::shared_ptr<const std::vector<std::string>>;
   NextQuery();
   // The input is shared, not copied: a Pool gives every call the same one.
   NextQuery(Ids active, Ids settled, Ids failed, std::shared_ptr<const Json> input);
+  // The same with the Pool's live ids as it keeps them (the list is made without holes once,
+  // when active() is first read).
+  static NextQuery OfPool(std::shared_ptr<const LiveIds> live, Ids settled, Ids failed,
+                          std::shared_ptr<const Json> input);
 
   // The Pool's run input.
   const Json& input() const { return input_ ? *input_ : Null(); }
-  const std::vector<std::string>& active() const { return active_ ? *active_ : Empty(); }
+  const std::vector<std::string>& active() const;
+  // How many are live, and the newest of them (null when none), without making the list.
+  size_t activeCount() const;
+  const std::string* newestActive() const;
   const std::vector<std::string>& settled() const { return settled_ ? *settled_ : Empty(); }
   const std::vector<std::string>& failed() const { return failed_ ? *failed_ : Empty(); }
   bool isActive(const std::string& id) const;
@@ -50,6 +66,7 @@ class NextQuery {
     return kNull;
   }
   std::shared_ptr<const Json> input_;
+  std::shared_ptr<const LiveIds> live_;  // set, or active_ (or neither: none live)
   Ids active_, settled_, failed_;
   std::shared_ptr<Index> index_;  // shared by the query's copies
 };

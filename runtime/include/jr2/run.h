@@ -10,6 +10,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -376,6 +377,9 @@ class Run {
   void journal(Json entry) { journalNew_.push_back(std::move(entry)); }
   // While Restore() runs: the stored journal, for the top Pool to read back.
   const std::vector<Json>* restoringJournal() const { return restoringJournal_; }
+  // Whether anyone hears emit(): a Pool's per-item marks are not built when nobody does (a run
+  // driven as a library, with no feed and no progress).
+  bool heard() const { return event_ != nullptr || progress_ != nullptr; }
   // Tells of `kind` with `data` and, when `line` is not "", the line a person reads.
   void emit(const std::string& kind, Json data, const std::string& line) {
     if (event_) event_({kind, std::move(data), line});
@@ -453,6 +457,12 @@ class Run {
   struct Strand;
   std::unique_ptr<Strand> strand_;
   std::shared_ptr<int> life_ = std::make_shared<int>(0);
+  // The steps posted and not yet run, in order: the strand is given one handler per batch, not
+  // one per step (a Pool posts two steps an item). Guarded: post() may come from another thread.
+  std::mutex tasksMu_;
+  std::deque<std::function<void()>> tasks_;
+  bool drainPosted_ = false;  // a handler that runs tasks_ is posted or running
+  void drainTasks();
   std::map<std::string, GateEntry> gates_;
   std::vector<Timer> timers_;
   std::map<std::string, NextCall> scripted_;

@@ -96,6 +96,23 @@ struct Duration {
 inline void to_json(Json& j, Duration d) { j = d.ms; }
 void from_json(const Json& j, Duration& d);  // a whole number of milliseconds
 
+// `{ k1: v1, k2: v2 }`: a JSON object from keys and values in turn, each value copied or moved
+// in once (nlohmann's initializer lists copy every level: a Pool's `item_input` paid for its item
+// twice). A key given twice keeps its first value, as an initializer list does.
+inline void PutMembers(Json&) {}
+template <typename V, typename... Rest>
+void PutMembers(Json& out, const char* key, V&& value, Rest&&... rest) {
+  out.get_ref<Json::object_t&>().emplace(key, std::forward<V>(value));
+  PutMembers(out, std::forward<Rest>(rest)...);
+}
+template <typename... KeysAndValues>
+Json Object(KeysAndValues&&... kv) {
+  static_assert(sizeof...(kv) % 2 == 0, "jr2rt::Object takes keys and values in turn");
+  Json out(Json::value_t::object);
+  PutMembers(out, std::forward<KeysAndValues>(kv)...);
+  return out;
+}
+
 // `x!`: the value, or a defect naming where the null was.
 template <typename T>
 const T& Unwrap(const std::optional<T>& v, const char* where) {
