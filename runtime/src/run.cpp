@@ -147,6 +147,11 @@ class Actor {
     (void)id;
     return {};
   }
+  // The invoke `id` of this actor (a Gate's meta and Agent slot), or null.
+  virtual const InvokeSpec* invokeSpec(int id) const {
+    (void)id;
+    return nullptr;
+  }
 
  protected:
   // Runs one step of this actor: its Failure ends it, and its parent (or the run) hears of it.
@@ -257,9 +262,10 @@ class PoolActor;
 class MachineActor final : public Actor, public MachineHost {
  public:
   MachineActor(Run& run, Actor* parent, int key, std::string prefix, std::string machine)
-      : Actor(run, parent, key, std::move(prefix)), name_(std::move(machine)) {
-    MachineFactory make = run.registry().machine(name_);
-    if (make == nullptr) throw Defect("no machine `" + name_ + "` is registered with this runner");
+      : Actor(run, parent, key, std::move(prefix)), name_(run.registry().machineName(machine)) {
+    MachineFactory make = run.registry().machine(machine);
+    if (make == nullptr || name_ == nullptr)
+      throw Defect("no machine `" + machine + "` is registered with this runner");
     m_ = make();
   }
 
@@ -276,10 +282,14 @@ class MachineActor final : public Actor, public MachineHost {
     auto it = children_.find(id);
     return it == children_.end() ? std::string() : it->second.spec.statePath;
   }
+  const InvokeSpec* invokeSpec(int id) const override {
+    auto it = children_.find(id);
+    return it == children_.end() ? nullptr : &it->second.spec;
+  }
 
   void check(int, const std::string& event, const Json& payload) const override {
     const int id = m_->eventId(event);
-    if (id < 0) throw BadInput("machine `" + name_ + "` takes no event `" + event + "`");
+    if (id < 0) throw BadInput("machine `" + *name_ + "` takes no event `" + event + "`");
     try {
       m_->checkPayload(id, payload);
     } catch (const std::exception& e) {
@@ -368,7 +378,7 @@ class MachineActor final : public Actor, public MachineHost {
       if (armed.after >= 0) timer["after"] = armed.after;
       timers.push_back(std::move(timer));
     }
-    return {{"kind", "machine"}, {"name", name_},           {"key", key_},
+    return {{"kind", "machine"}, {"name", *name_},          {"key", key_},
             {"prefix", prefix_}, {"state", m_->snapshot()}, {"children", children},
             {"timers", timers},  {"ended", ended_}};
   }
@@ -413,8 +423,8 @@ class MachineActor final : public Actor, public MachineHost {
     children_.erase(it);
   }
   void log(const Json& value) override {
-    run_.emit("log", {{"machine", Join(prefix_, name_)}, {"value", value}},
-              Join(prefix_, name_) + ": " +
+    run_.emit("log", {{"machine", Join(prefix_, *name_)}, {"value", value}},
+              Join(prefix_, *name_) + ": " +
                   (value.is_string() ? value.get<std::string>() : value.dump()));
   }
 
@@ -441,8 +451,7 @@ class MachineActor final : public Actor, public MachineHost {
     OpenGate g;
     g.name = gateName(spec);
     g.kind = spec.kind == InvokeSpec::Kind::kAgent ? OpenGate::Kind::kAgent : OpenGate::Kind::kGate;
-    g.meta = spec.input;
-    if (spec.kind == InvokeSpec::Kind::kAgent) g.agent = spec.target;
+    // Its meta and Agent slot stay in `spec` (Run::shown reads them through invokeSpec).
     run_.openGate(std::move(g),
                   AcceptedAt(*m_, spec.statePath, spec.kind == InvokeSpec::Kind::kAgent), this,
                   spec.id);
@@ -460,7 +469,7 @@ class MachineActor final : public Actor, public MachineHost {
     if (m_->isDone()) complete(m_->output());
   }
 
-  std::string name_;
+  const std::string* name_;  // the registry's copy: a parked worker keeps no name of its own
   std::unique_ptr<Machine> m_;
   std::map<int, Child> children_;
   // The armed timers: when each falls due, and its `after` (what is told when it fires; -1 when
@@ -610,7 +619,7 @@ class PoolActor final : public Actor {
     Json keys = Json::array();
     for (const auto& [k, w] : workers_) {
       if (const auto* d = dynamic_cast<const DispatchActor*>(w.actor.get()))
-        keys.push_back({{"item", w.id}, {"run", d->runId()}});
+        keys.push_back({{"item", *w.id}, {"run", d->runId()}});
     }
     return {{"held", Json(std::vector<Json>(held_.begin(), held_.end()))}, {"keys", keys}};
   }
@@ -639,7 +648,7 @@ class PoolActor final : public Actor {
       auto worker = std::make_unique<DispatchActor>(run_, this, key, Join(prefix_, id),
                                                     spec_.worker, id, prefix_);
       DispatchActor* raw = worker.get();
-      enlist(key, Worker{id, std::move(worker)});
+      enlist(key, id, std::move(worker));
       raw->restoreFrom({{"run", runId}});
     }
     for (const auto& item : carried.value("held", Json::array())) {
@@ -689,7 +698,7 @@ class PoolActor final : public Actor {
   void childDone(int key, const Json& output) override {
     auto it = workers_.find(key);
     if (it == workers_.end()) return;
-    const std::string id = it->second.id;
+    const std::string id = *it->second.id;
     items_[id] = output;
     if (journaled()) run_.journal({{"settled", id}, {"output", output}});
     settle(id, false);
@@ -708,7 +717,7 @@ class PoolActor final : public Actor {
   void childFailed(int key, const Failure& f) override {
     auto it = workers_.find(key);
     if (it == workers_.end()) return;
-    const std::string id = it->second.id;
+    const std::string id = *it->second.id;
     // A worker's Failure ends only its item (§2.5).
     failures_[id] = {{"reason", f.reason()}, {"detail", f.detail()}};
     if (journaled()) run_.journal({{"failed", id}, {"failure", failures_[id]}});
@@ -751,7 +760,7 @@ class PoolActor final : public Actor {
   Json snapshot() const override {
     Json workers = Json::array();
     for (const auto& [k, w] : workers_) {
-      workers.push_back({{"key", k}, {"id", w.id}, {"actor", w.actor->snapshot()}});
+      workers.push_back({{"key", k}, {"id", *w.id}, {"actor", w.actor->snapshot()}});
     }
     return {{"kind", "pool"},
             {"name", spec_.name},
@@ -782,7 +791,7 @@ class PoolActor final : public Actor {
     Json children = Json::array();
     for (const auto& [key, w] : workers_) {
       Json child = w.actor->observe();
-      child["id"] = w.id;
+      child["id"] = *w.id;
       children.push_back(std::move(child));
     }
     return {{"kind", "pool"}, {"value", Json::array()}, {"children", children}};
@@ -823,8 +832,8 @@ class PoolActor final : public Actor {
       }
     }
     for (const auto& w : snap.at("workers")) {
-      Worker worker{w.at("id").get<std::string>(), Actor::Restore(run_, this, w.at("actor"))};
-      enlist(w.at("key").get<int>(), std::move(worker));
+      enlist(w.at("key").get<int>(), w.at("id").get<std::string>(),
+             Actor::Restore(run_, this, w.at("actor")));
     }
     // After the live workers: an entry that settles a live item is damage.
     if (snap.contains("journaled") && !snap.at("journaled").is_null()) readJournal(snap);
@@ -845,7 +854,7 @@ class PoolActor final : public Actor {
 
  private:
   struct Worker {
-    std::string id;
+    const std::string* id;  // the key of its `liveIds_` entry: one copy of the id, not two
     std::unique_ptr<Actor> actor;
   };
 
@@ -1210,7 +1219,7 @@ class PoolActor final : public Actor {
       worker = std::make_unique<MachineActor>(run_, this, key, Join(prefix_, id), spec_.worker);
     }
     Actor* raw = worker.get();
-    enlist(key, Worker{id, std::move(worker)});
+    enlist(key, id, std::move(worker));
     if (run_.heard()) run_.emit("started", {{"item", id}, {"pool", prefix_}}, id + " started");
     try {
       const Json workerInput = spec_.itemInput(item, input_);
@@ -1306,20 +1315,20 @@ class PoolActor final : public Actor {
     return *live_;
   }
 
-  void enlist(int key, Worker worker) {
+  void enlist(int key, const std::string& id, std::unique_ptr<Actor> actor) {
     LiveIds& live = ownLive(false);
     if (!liveKeys_.empty() && key < liveKeys_.back()) {
       // Not the newest (a restore given workers out of order): placed by its key.
       ownLive(true);
       const auto at = std::lower_bound(liveKeys_.begin(), liveKeys_.end(), key);
-      live_->slots.insert(live_->slots.begin() + (at - liveKeys_.begin()), worker.id);
+      live_->slots.insert(live_->slots.begin() + (at - liveKeys_.begin()), id);
       liveKeys_.insert(at, key);
     } else {
-      live.slots.push_back(worker.id);
+      live.slots.push_back(id);
       liveKeys_.push_back(key);
     }
-    liveIds_.emplace(worker.id, key);
-    workers_.emplace(key, std::move(worker));
+    const auto at = liveIds_.emplace(id, key).first;
+    workers_.emplace(key, Worker{&at->first, std::move(actor)});
   }
 
   void retire(std::map<int, Worker>::iterator it) {
@@ -1335,7 +1344,7 @@ class PoolActor final : public Actor {
       }
       if (live.holes > live.size()) ownLive(true);
     }
-    liveIds_.erase(it->second.id);
+    liveIds_.erase(liveIds_.find(*it->second.id));  // by node: the id is that node's key
     workers_.erase(it);
   }
 
@@ -1422,6 +1431,9 @@ void MachineActor::startInvoke(const InvokeSpec& spec) {
   switch (spec.kind) {
     case InvokeSpec::Kind::kGate:
     case InvokeSpec::Kind::kAgent:
+      // A Gate with no meta keeps null, not an empty object (a heap map a parked worker would
+      // hold for nothing); Run::shown shows `{}` for it, as the author wrote none.
+      if (child.spec.input.is_object() && child.spec.input.empty()) child.spec.input = nullptr;
       children_.emplace(spec.id, std::move(child));
       openIfGate(spec);
       return;
@@ -1755,7 +1767,7 @@ void Run::accept(const std::string& gate, const std::string& event, const Json& 
   // Taken now: a second answer before the next turn delivers this one finds the Gate answered
   // (two clients answering one Gate between two turns: one wins, the other is refused). A
   // Source's wake Gate takes any number of wakes.
-  it->second.answered = entry.gate.kind != OpenGate::Kind::kSource;
+  it->second.answered = entry.kind != OpenGate::Kind::kSource;
   const uint64_t opening = entry.opening;
   entry.owner->later([this, gate, opening, entry, event, payload] {
     entry.owner->deliver(entry.invokeId, event, payload);
@@ -1769,7 +1781,7 @@ void Run::scriptAgents(Json script) {
   agentScript_ = std::move(script);
   std::vector<std::string> open;
   for (const auto& [name, g] : gates_) {
-    if (g.gate.kind == OpenGate::Kind::kAgent) open.push_back(name);
+    if (g.kind == OpenGate::Kind::kAgent) open.push_back(name);
   }
   for (const auto& name : open) answerAgent(name);
 }
@@ -1786,7 +1798,7 @@ void Run::modelAgents(std::shared_ptr<const ModelServer> server) {
   modelServer_ = std::move(server);
   std::vector<std::string> open;
   for (const auto& [name, g] : gates_) {
-    if (g.gate.kind == OpenGate::Kind::kAgent) open.push_back(name);
+    if (g.kind == OpenGate::Kind::kAgent) open.push_back(name);
   }
   for (const auto& name : open) answerAgent(name);
 }
@@ -1798,15 +1810,13 @@ int Run::agentPicks(const std::string& agent) const {
   return std::max(1, (*definition)["picks"].get<int>());
 }
 
-bool Run::pickAgain(GateEntry& entry) {
-  return ++entry.refusedPicks < agentPicks(entry.gate.agent);
-}
+bool Run::pickAgain(GateEntry& entry) { return ++entry.refusedPicks < agentPicks(agentOf(entry)); }
 
 void Run::answerAgent(const std::string& gate) {
   if (modelServer_) return askModel(gate);
   auto it = gates_.find(gate);
   if (it == gates_.end() || !agentScript_.is_object()) return;
-  const std::string agent = it->second.gate.agent;
+  const std::string agent = agentOf(it->second);
   if (!agentScript_.contains(agent)) return;
   const uint64_t opening = it->second.opening;
   // The reply is chosen when it is delivered, for this opening of the Gate only: the count never
@@ -1857,18 +1867,17 @@ void Run::answerAgent(const std::string& gate) {
 
 void Run::askModel(const std::string& gate) {
   auto it = gates_.find(gate);
-  if (it == gates_.end() || it->second.gate.kind != OpenGate::Kind::kAgent) return;
+  if (it == gates_.end() || it->second.kind != OpenGate::Kind::kAgent) return;
   const GateEntry& entry = it->second;
-  const std::string& agent = entry.gate.agent;
+  const OpenGate shownGate = shown(gate, entry);
+  const std::string& agent = shownGate.agent;
   ModelTurn& turn = modelTurns_[gate];
   if (turn.opening != entry.opening || !turn.messages.is_array()) {
     const Json* definition = registry_.agent(agent);
     turn = {entry.opening,
-            ModelMessages(definition ? *definition : Json::object(), entry.gate.meta)};
+            ModelMessages(definition ? *definition : Json::object(), shownGate.meta)};
   }
-  OpenGate shown = entry.gate;
-  shown.accepts = *entry.accepts;
-  const Json request = ModelRequest(*modelServer_, turn.messages, MenuJson(shown));
+  const Json request = ModelRequest(*modelServer_, turn.messages, MenuJson(shownGate));
   const int pick = entry.refusedPicks + 1;
   emit("agent", {{"agent", agent}, {"gate", gate}, {"model", modelServer_->model}, {"pick", pick}},
        "agent " + agent + " asks " + modelServer_->model + " at " + modelServer_->shown +
@@ -1908,7 +1917,7 @@ void Run::modelAnswered(const std::string& gate, uint64_t opening, const Json& a
   auto it = gates_.find(gate);
   if (it == gates_.end() || it->second.opening != opening) return;  // the Gate left meanwhile
   GateEntry& entry = it->second;
-  const std::string agent = entry.gate.agent;
+  const std::string agent = agentOf(entry);
   const std::string kind = answer.value("kind", "");
   Json data = {{"agent", agent}, {"gate", gate}, {"model", modelServer_->model}};
   if (kind == "failed") {
@@ -2192,11 +2201,27 @@ std::vector<OpenGate> Run::gates() const {
   std::vector<OpenGate> out;
   for (const auto& [name, g] : gates_) {
     if (g.answered) continue;  // an answer is on its way to it
-    out.push_back(g.gate);
-    out.back().name = name;
-    out.back().accepts = *g.accepts;
+    out.push_back(shown(name, g));
   }
   return out;
+}
+
+OpenGate Run::shown(const std::string& name, const GateEntry& entry) const {
+  OpenGate g;
+  g.name = name;
+  g.kind = entry.kind;
+  g.accepts = *entry.accepts;
+  if (const InvokeSpec* spec = entry.owner->invokeSpec(entry.invokeId)) {
+    g.meta = spec->input.is_null() ? Json::object() : spec->input;
+    if (entry.kind == OpenGate::Kind::kAgent) g.agent = spec->target;
+  }
+  return g;
+}
+
+std::string Run::agentOf(const GateEntry& entry) const {
+  if (entry.kind != OpenGate::Kind::kAgent) return "";
+  const InvokeSpec* spec = entry.owner->invokeSpec(entry.invokeId);
+  return spec != nullptr ? spec->target : "";
 }
 
 std::optional<int64_t> Run::nextUnattendedTimer() const {
@@ -2246,23 +2271,22 @@ void Run::openGate(OpenGate gate, std::shared_ptr<const std::vector<EventSpec>> 
   // Two live Gates with one name are a defect, never a silent overwrite (§2.8).
   if (gates_.count(gate.name) != 0) throw Defect("two live Gates are named `" + gate.name + "`");
   const std::string name = gate.name;
-  emit("gate-opened",
-       {{"gate", name},
-        {"kind", gate.kind == OpenGate::Kind::kSource  ? "source"
-                 : gate.kind == OpenGate::Kind::kAgent ? "agent"
-                                                       : "gate"}},
-       gate.kind != OpenGate::Kind::kSource ? "Gate " + name + " opened" : "");
+  if (heard()) {
+    emit("gate-opened",
+         {{"gate", name},
+          {"kind", gate.kind == OpenGate::Kind::kSource  ? "source"
+                   : gate.kind == OpenGate::Kind::kAgent ? "agent"
+                                                         : "gate"}},
+         gate.kind != OpenGate::Kind::kSource ? "Gate " + name + " opened" : "");
+  }
   const bool agent = gate.kind == OpenGate::Kind::kAgent;
-  gate.name.clear();  // the map's key holds it (gates() puts it back): one copy per parked Gate
-  gate.name.shrink_to_fit();
-  gates_.emplace(name,
-                 GateEntry{std::move(gate), std::move(accepts), owner, invokeId, ++openings_});
+  gates_.emplace(name, GateEntry{gate.kind, std::move(accepts), owner, invokeId, ++openings_});
   if (agent && (!agentScript_.is_null() || modelServer_)) answerAgent(name);
 }
 
 void Run::closeGate(const std::string& name) {
   modelTurns_.erase(name);
-  if (gates_.erase(name) != 0) emit("gate-closed", {{"gate", name}}, "");
+  if (gates_.erase(name) != 0 && heard()) emit("gate-closed", {{"gate", name}}, "");
 }
 
 void Run::schedule(Actor* owner, int timerId, int64_t dueMs) {

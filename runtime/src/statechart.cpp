@@ -56,8 +56,9 @@ void Statechart::runEventless() {
   const Event none;
   for (int steps = 0; !done_; ++steps) {
     if (steps > kMaxEventlessSteps) throw Defect("eventless transitions loop forever");
-    const std::vector<int>& ts = select(nullptr);
-    if (ts.empty()) break;
+    Picked ts;
+    select(nullptr, ts);
+    if (ts.n == 0) break;
     microstep(ts, none);
   }
 }
@@ -144,8 +145,18 @@ bool Statechart::enabled(int t, const Event& event) {
   return !transitions_[t].guarded || guard(t, event);
 }
 
-const std::vector<int>& Statechart::select(const Event* event) {
-  selected_.clear();
+void Statechart::Picked::push(int t) {
+  if (n < kInline) {
+    small[n++] = t;
+    return;
+  }
+  if (n == kInline) more.assign(small, small + kInline);
+  more.push_back(t);
+  ++n;
+}
+
+void Statechart::select(const Event* event, Picked& out) {
+  out.n = 0;
   const Event none;
   for (int s = 0; s < stateCount_; ++s) {
     if (!active(s)) continue;
@@ -159,21 +170,24 @@ const std::vector<int>& Statechart::select(const Event* event) {
         const bool ok =
             event == nullptr ? info.trigger == TransitionInfo::kAlways : matches(info, *event);
         if (!ok || !enabled(t, event == nullptr ? none : *event)) continue;
-        if (std::find(selected_.begin(), selected_.end(), t) == selected_.end()) {
-          selected_.push_back(t);
-        }
+        const int* picked = out.data();
+        if (std::find(picked, picked + out.n, t) == picked + out.n) out.push(t);
         found = true;
         break;
       }
     }
   }
-  if (selected_.size() <= 1) return selected_;
+  if (out.n <= 1) return;
   // Conflicts: two transitions whose exit sets intersect. The one from the deeper source wins,
-  // else the one selected first (document order).
-  kept_.clear();
-  for (int t : selected_) {
+  // else the one selected first (document order). Kept in place: the kept ones are a prefix,
+  // never longer than the part already read.
+  int* ts = out.data();
+  size_t kept = 0;
+  for (size_t i = 0; i < out.n; ++i) {
+    const int t = ts[i];
     bool keep = true;
-    for (int& k : kept_) {
+    for (size_t j = 0; j < kept; ++j) {
+      int& k = ts[j];
       if (transitions_[t].target == -1 || transitions_[k].target == -1) continue;
       const int dt = transitions_[t].domain;
       const int dk = transitions_[k].domain;
@@ -183,17 +197,26 @@ const std::vector<int>& Statechart::select(const Event* event) {
       keep = false;
       break;
     }
-    if (keep) kept_.push_back(t);
+    if (keep) ts[kept++] = t;
   }
-  return kept_;
+  if (out.n > Picked::kInline && kept <= Picked::kInline) {
+    std::copy(ts, ts + kept, out.small);
+    out.more.clear();
+  } else if (out.n > Picked::kInline) {
+    out.more.resize(kept);
+  }
+  out.n = kept;
 }
 
-void Statechart::microstep(const std::vector<int>& transitions, const Event& event) {
+void Statechart::microstep(const Picked& picked, const Event& event) {
+  const int* const first = picked.data();
+  const int* const last = first + picked.n;
   // Mark the exit and entry sets from the tables, then exit in reverse document order, run the
   // transitions' actions, and enter in document order.
   int lowest = stateCount_;
   int highest = -1;
-  for (int t : transitions) {
+  for (const int* it = first; it != last; ++it) {
+    const int t = *it;
     const TransitionInfo& info = transitions_[t];
     if (info.target == -1) continue;
     for (int i = info.exitFirst; i < info.exitFirst + info.exits; ++i) {
@@ -210,10 +233,11 @@ void Statechart::microstep(const std::vector<int>& transitions, const Event& eve
     exit(s);
     flag(s, kActive, false);
   }
-  for (int t : transitions) act(t, event);
+  for (const int* t = first; t != last; ++t) act(*t, event);
   lowest = stateCount_;
   highest = -1;
-  for (int t : transitions) {
+  for (const int* it = first; it != last; ++it) {
+    const int t = *it;
     const TransitionInfo& info = transitions_[t];
     if (info.target == -1) continue;
     for (int i = info.entryFirst; i < info.entryFirst + info.entries; ++i) {
@@ -235,9 +259,9 @@ void Statechart::microstep(const std::vector<int>& transitions, const Event& eve
 
 bool Statechart::dispatch(const Event& event) {
   if (done_) return false;
-  const std::vector<int>& ts = select(&event);
-  if (ts.empty()) return false;
-  // `ts` is scratch space of select(); microstep() does not select, so it stays valid.
+  Picked ts;
+  select(&event, ts);
+  if (ts.n == 0) return false;
   microstep(ts, event);
   runEventless();
   return true;

@@ -6,6 +6,7 @@
 #include "build_matrix.jr2.h"
 #include "finish.jr2.h"
 #include "tickets.jr2.h"
+#include "wide.jr2.h"
 
 namespace {
 
@@ -351,6 +352,32 @@ TEST(GeneratedSources, HooksAreInTheSpecWithTheirValues) {
   EXPECT_EQ(hooks[1].value(payload, params), "resolved alerts start nothing");
   // A body without the field the item reads: the value says which, as a defect names it.
   EXPECT_THROW(hooks[0].value(Json{{"data", Json::object()}}, params), std::exception);
+}
+
+// Ten regions take one event in one microstep: more transitions than a step keeps without the
+// heap (eight), each exited and entered once, and the machine takes the next event as before.
+TEST(WideParallel, TenTransitionsInOneMicrostep) {
+  ScriptedHost host;
+  auto m = jr2gen::wide::Make_wide();
+  m->start(host, Json::object());
+  std::vector<std::string> before, after;
+  for (int r = 0; r < 10; ++r) {
+    before.push_back("all.r" + std::to_string(r) + ".a");
+    after.push_back("all.r" + std::to_string(r) + ".b");
+  }
+  auto leaves = [&] {
+    std::vector<std::string> out;
+    for (const auto& s : m->activeStates()) {
+      if (s.size() > 5 && (s.substr(s.size() - 2) == ".a" || s.substr(s.size() - 2) == ".b"))
+        out.push_back(s);
+    }
+    return out;
+  };
+  EXPECT_EQ(leaves(), before);
+  EXPECT_TRUE(m->dispatch(External(*m, "go")));
+  EXPECT_EQ(leaves(), after);
+  EXPECT_FALSE(m->dispatch(External(*m, "go"))) << "no region takes `go` in `b`";
+  EXPECT_EQ(host.invokes.size(), 1U) << "the Gate of `all` stays open";
 }
 
 }  // namespace

@@ -193,6 +193,11 @@ class Registry {
     auto it = machines_.find(name);
     return it == machines_.end() ? nullptr : it->second;
   }
+  // The registry's own copy of a machine's name (kept for the registry's life), or null.
+  const std::string* machineName(const std::string& name) const {
+    auto it = machines_.find(name);
+    return it == machines_.end() ? nullptr : &it->first;
+  }
   const HostFunction* host(const std::string& name) const {
     auto it = hosts_.find(name);
     return it == hosts_.end() ? nullptr : &it->second;

@@ -386,8 +386,9 @@ class Run {
     if (progress_ && !line.empty()) progress_(line);
   }
   void progress(const std::string& line) { emit("line", nullptr, line); }
-  // `gate` without its `accepts`: those are `accepts`, shared by every Gate that a state of one
-  // machine opens (a parked worker keeps a pointer, not a copy of its event specs).
+  // `gate`'s name and kind; its `accepts` are `accepts`, shared by every Gate that a state of
+  // one machine opens (a parked worker keeps a pointer, not a copy of its event specs), and its
+  // meta and Agent slot are read from `owner`'s invoke `invokeId` when it is shown.
   void openGate(OpenGate gate, std::shared_ptr<const std::vector<EventSpec>> accepts, Actor* owner,
                 int invokeId);
   void closeGate(const std::string& name);
@@ -399,9 +400,11 @@ class Run {
   void finish(RunStatus status, Json output, std::string reason);
 
  private:
+  // A parked worker's Gate holds no copy of what its owner keeps: its name is the map's key,
+  // its meta and Agent slot are the owner's invoke (`owner->invokeSpec(invokeId)`), its events
+  // shared by every Gate of its state. shown() makes the whole OpenGate.
   struct GateEntry {
-    OpenGate gate;  // its `name` and `accepts` empty: they are the key and `accepts` (gates()
-                    // puts them back)
+    OpenGate::Kind kind;
     std::shared_ptr<const std::vector<EventSpec>> accepts;
     Actor* owner;
     int invokeId;
@@ -441,6 +444,9 @@ class Run {
   // After a refused pick at `gate`: the Agent picks again, or, its `picks:` spent, the Gate waits
   // for a person. Returns whether it picks again.
   bool pickAgain(GateEntry& entry);
+  // The Gate `name` as gates() shows it, and the Agent slot that answers it ("" for a Gate).
+  OpenGate shown(const std::string& name, const GateEntry& entry) const;
+  std::string agentOf(const GateEntry& entry) const;
   int agentPicks(const std::string& agent) const;
 
   const Registry& registry_;

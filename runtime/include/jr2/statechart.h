@@ -210,8 +210,19 @@ class Statechart : public Machine {
  private:
   bool enabled(int t, const Event& event);
   bool matches(const TransitionInfo& t, const Event& event) const;
-  const std::vector<int>& select(const Event* event);  // null: eventless
-  void microstep(const std::vector<int>& transitions, const Event& event);
+  // The transitions one microstep takes: on the stack of the macrostep that selects them (no
+  // heap up to 8, and nothing kept in the instance: a parked machine holds no scratch space).
+  struct Picked {
+    static constexpr size_t kInline = 8;
+    size_t n = 0;
+    int small[kInline];
+    std::vector<int> more;  // all of them, once there are more than kInline
+    const int* data() const { return n <= kInline ? small : more.data(); }
+    int* data() { return n <= kInline ? small : more.data(); }
+    void push(int t);
+  };
+  void select(const Event* event, Picked& out);  // null: eventless
+  void microstep(const Picked& transitions, const Event& event);
   void runEventless();
   bool isDescendant(int s, int ancestor) const;
   bool flagged(int s, uint8_t flag) const { return (active_[static_cast<size_t>(s)] & flag) != 0; }
@@ -225,10 +236,6 @@ class Statechart : public Machine {
   const StateInfo* states_;
   const TransitionInfo* transitions_;
   int stateCount_;
-  // Scratch space of a macrostep: empty (no heap) until the machine first dispatches, then
-  // reused, so dispatch allocates nothing in the usual case.
-  std::vector<int> selected_;
-  std::vector<int> kept_;
   // Per state: active, and the exit and entry marks of the microstep under way. Bytes, not
   // vector<bool>: a bit update costs more than the step. The one allocation of an instance.
   static constexpr uint8_t kActive = 1, kExitMark = 2, kEnterMark = 4;
