@@ -9,21 +9,18 @@
 
 namespace jr2rt {
 
-namespace {
-std::atomic<int> g_fast_path{-1};  // -1: not read yet; then 0 or 1
-}  // namespace
+namespace detail {
+std::atomic<int> g_fastPath{-1};
 
-bool FastPath() {
-  int on = g_fast_path.load(std::memory_order_relaxed);
-  if (on < 0) {
-    const char* off = std::getenv("JR2_NO_FAST_PATH");
-    on = off != nullptr && *off != '\0' && std::string_view(off) != "0" ? 0 : 1;
-    g_fast_path.store(on, std::memory_order_relaxed);
-  }
+bool ReadFastPath() {
+  const char* off = std::getenv("JR2_NO_FAST_PATH");
+  const int on = off != nullptr && *off != '\0' && std::string_view(off) != "0" ? 0 : 1;
+  g_fastPath.store(on, std::memory_order_relaxed);
   return on == 1;
 }
+}  // namespace detail
 
-void SetFastPath(bool on) { g_fast_path.store(on ? 1 : 0, std::memory_order_relaxed); }
+void SetFastPath(bool on) { detail::g_fastPath.store(on ? 1 : 0, std::memory_order_relaxed); }
 
 Statechart::Statechart(const MachineTables& tables)
     : tables_(tables),

@@ -9,6 +9,7 @@
 // what it does, step by step.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -165,7 +166,15 @@ struct MachineTables {
 // environment variable JR2_NO_FAST_PATH=1, read once, or SetFastPath(false) before any machine
 // dispatches: every machine then runs on the table engine alone, so that one program can run one
 // trace both ways (tests/codegen). `jr2c compile --no-fast-path` generates no fast path at all.
-bool FastPath();
+// Inline, since every event of a generated machine asks: one relaxed load once it was read.
+namespace detail {
+extern std::atomic<int> g_fastPath;  // -1: not read yet; then 0 or 1
+bool ReadFastPath();                 // reads JR2_NO_FAST_PATH, once
+}  // namespace detail
+inline bool FastPath() {
+  const int on = detail::g_fastPath.load(std::memory_order_relaxed);
+  return on < 0 ? detail::ReadFastPath() : on == 1;
+}
 void SetFastPath(bool on);
 
 // Runs the SCXML algorithm over a generated machine's tables.
