@@ -143,17 +143,18 @@ bool Statechart::enabled(int t, const Event& event) {
 }
 
 void Statechart::Picked::push(int t) {
-  if (n < kInline) {
+  if (more.empty() && n < kInline) {
     small[n++] = t;
     return;
   }
-  if (n == kInline) more.assign(small, small + kInline);
+  if (more.empty()) more.assign(small, small + n);
   more.push_back(t);
   ++n;
 }
 
 void Statechart::select(const Event* event, Picked& out) {
   out.n = 0;
+  out.more.clear();
   const Event none;
   for (int s = 0; s < stateCount_; ++s) {
     if (!active(s)) continue;
@@ -167,8 +168,7 @@ void Statechart::select(const Event* event, Picked& out) {
         const bool ok =
             event == nullptr ? info.trigger == TransitionInfo::kAlways : matches(info, *event);
         if (!ok || !enabled(t, event == nullptr ? none : *event)) continue;
-        const int* picked = out.data();
-        if (std::find(picked, picked + out.n, t) == picked + out.n) out.push(t);
+        if (std::find(out.begin(), out.end(), t) == out.end()) out.push(t);
         found = true;
         break;
       }
@@ -196,24 +196,16 @@ void Statechart::select(const Event* event, Picked& out) {
     }
     if (keep) ts[kept++] = t;
   }
-  if (out.n > Picked::kInline && kept <= Picked::kInline) {
-    std::copy(ts, ts + kept, out.small);
-    out.more.clear();
-  } else if (out.n > Picked::kInline) {
-    out.more.resize(kept);
-  }
+  if (!out.more.empty()) out.more.resize(kept);
   out.n = kept;
 }
 
 void Statechart::microstep(const Picked& picked, const Event& event) {
-  const int* const first = picked.data();
-  const int* const last = first + picked.n;
   // Mark the exit and entry sets from the tables, then exit in reverse document order, run the
   // transitions' actions, and enter in document order.
   int lowest = stateCount_;
   int highest = -1;
-  for (const int* it = first; it != last; ++it) {
-    const int t = *it;
+  for (int t : picked) {
     const TransitionInfo& info = transitions_[t];
     if (info.target == -1) continue;
     for (int i = info.exitFirst; i < info.exitFirst + info.exits; ++i) {
@@ -230,11 +222,10 @@ void Statechart::microstep(const Picked& picked, const Event& event) {
     exit(s);
     flag(s, kActive, false);
   }
-  for (const int* t = first; t != last; ++t) act(*t, event);
+  for (int t : picked) act(t, event);
   lowest = stateCount_;
   highest = -1;
-  for (const int* it = first; it != last; ++it) {
-    const int t = *it;
+  for (int t : picked) {
     const TransitionInfo& info = transitions_[t];
     if (info.target == -1) continue;
     for (int i = info.entryFirst; i < info.entryFirst + info.entries; ++i) {

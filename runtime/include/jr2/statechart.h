@@ -226,8 +226,9 @@ class Statechart : public Machine {
     size_t n = 0;
     int small[kInline];
     std::vector<int> more;  // all of them, once there are more than kInline
-    const int* data() const { return n <= kInline ? small : more.data(); }
-    int* data() { return n <= kInline ? small : more.data(); }
+    int* data() { return more.empty() ? small : more.data(); }
+    const int* begin() const { return more.empty() ? small : more.data(); }
+    const int* end() const { return begin() + n; }
     void push(int t);
   };
   void select(const Event* event, Picked& out);  // null: eventless
