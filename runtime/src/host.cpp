@@ -592,6 +592,7 @@ std::unique_ptr<Run> RunHost::restore(const StoredRun& stored, RunSaver* saver) 
     StoredRun marked = stored;
     marked.journal.clear();
     marked.status = "drifted";
+    marked.snapshotText.clear();  // written again from the edited snapshot
     marked.snapshot["status"] = "drifted";
     marked.snapshot["reason"] = ErrorText(e);
     marked.updatedMs = SystemClock().nowMs();

@@ -235,13 +235,29 @@ std::shared_ptr<const std::vector<EventSpec>> AcceptedAt(const Machine& m,
   return cache.emplace(std::move(key), std::move(accepts)).first->second;
 }
 
+// A snapshot is built at every settle that is stored, so its objects are built member by
+// member: nlohmann's initializer list makes a two-element array per member and deep-copies every
+// lvalue in it (a Pool's workers, a machine's children), which was most of a durable settle's
+// cost (#15, docs/performance.md).
+class Obj {
+ public:
+  Obj& operator()(const char* key, Json value) & {
+    json_.emplace(key, std::move(value));
+    return *this;
+  }
+  Obj&& operator()(const char* key, Json value) && {
+    json_.emplace(key, std::move(value));
+    return std::move(*this);
+  }
+  operator Json() && { return std::move(json_); }  // NOLINT(google-explicit-constructor)
+
+ private:
+  Json json_ = Json::object();
+};
+
 Json SpecJson(const InvokeSpec& s) {
-  return {{"kind", static_cast<int>(s.kind)},
-          {"id", s.id},
-          {"target", s.target},
-          {"name", s.name},
-          {"state", s.statePath},
-          {"input", s.input}};
+  return Obj()("kind", static_cast<int>(s.kind))("id", s.id)("target", s.target)("name", s.name)(
+      "state", s.statePath)("input", s.input);
 }
 InvokeSpec SpecFrom(const Json& j) {
   InvokeSpec s;
@@ -370,17 +386,18 @@ class MachineActor final : public Actor, public MachineHost {
     Json children = Json::array();
     for (const auto& [id, c] : children_) {
       children.push_back(
-          {{"spec", SpecJson(c.spec)}, {"actor", c.actor ? c.actor->snapshot() : Json(nullptr)}});
+          Obj()("spec", SpecJson(c.spec))("actor", c.actor ? c.actor->snapshot() : Json(nullptr)));
     }
     Json timers = Json::array();
     for (const auto& [t, armed] : timers_) {
-      Json timer = {{"id", t}, {"due", armed.due}};
-      if (armed.after >= 0) timer["after"] = armed.after;
+      Obj timer;
+      timer("id", t)("due", armed.due);
+      if (armed.after >= 0) timer("after", armed.after);
       timers.push_back(std::move(timer));
     }
-    return {{"kind", "machine"}, {"name", *name_},          {"key", key_},
-            {"prefix", prefix_}, {"state", m_->snapshot()}, {"children", children},
-            {"timers", timers},  {"ended", ended_}};
+    return Obj()("kind", "machine")("name", *name_)("key", key_)("prefix", prefix_)(
+        "state", m_->snapshot())("children", std::move(children))("timers", std::move(timers))(
+        "ended", ended_);
   }
 
   void restoreFrom(const Json& snap) {
@@ -545,8 +562,8 @@ class DispatchActor final : public Actor {
   void checkInput(const Json&) const override {}  // the callee's door checks it
 
   Json snapshot() const override {
-    return {{"kind", "dispatch"}, {"key", key_},   {"prefix", prefix_}, {"name", workflow_},
-            {"item", item_},      {"pool", pool_}, {"run", run_id_}};
+    return Obj()("kind", "dispatch")("key", key_)("prefix", prefix_)("name", workflow_)(
+        "item", item_)("pool", pool_)("run", run_id_);
   }
   void restoreFrom(const Json& snap) {
     run_id_ = snap.value("run", "");
@@ -760,31 +777,23 @@ class PoolActor final : public Actor {
   Json snapshot() const override {
     Json workers = Json::array();
     for (const auto& [k, w] : workers_) {
-      workers.push_back({{"key", k}, {"id", *w.id}, {"actor", w.actor->snapshot()}});
+      workers.push_back(Obj()("key", k)("id", *w.id)("actor", w.actor->snapshot()));
     }
-    return {{"kind", "pool"},
-            {"name", spec_.name},
-            {"key", key_},
-            {"prefix", prefix_},
-            {"input", input_},
-            {"cap", cap_},
-            {"workers", workers},
-            {"settled", journaled() ? Json::array() : Json(*settled_)},
-            {"failed", journaled() ? Json::array() : Json(*failed_)},
-            {"items", journaled() ? Json::object() : items_},
-            {"failures", journaled() ? Json::object() : failures_},
-            {"journaled", journaled() ? Json(settled_->size()) : Json(nullptr)},
-            {"open", lastOpen_},
-            {"nextKey", nextKey_},
-            {"ended", ended_},
-            {"calling", inFlight_ || latch_},
-            {"skipped", Json(std::vector<std::string>(skipped_.begin(), skipped_.end()))},
-            {"held", Json(std::vector<Json>(held_.begin(), held_.end()))},
-            {"taken", taken_},
-            {"ran", ran_},
-            {"streak", streak_},
-            {"startedMs", startedMs_},
-            {"pollDue", pollArmed_ ? Json(pollDue_) : Json(nullptr)}};
+    Json skipped = Json::array();
+    for (const auto& s : skipped_) skipped.push_back(s);
+    Json held = Json::array();
+    for (const auto& h : held_) held.push_back(h);
+    return Obj()("kind", "pool")("name", spec_.name)("key", key_)("prefix", prefix_)(
+        "input", input_)("cap", cap_)("workers", std::move(workers))(
+        "settled", journaled() ? Json::array() : Json(*settled_))(
+        "failed", journaled() ? Json::array() : Json(*failed_))(
+        "items", journaled() ? Json::object() : items_)("failures",
+                                                        journaled() ? Json::object() : failures_)(
+        "journaled", journaled() ? Json(settled_->size()) : Json(nullptr))("open", lastOpen_)(
+        "nextKey", nextKey_)("ended", ended_)("calling", inFlight_ || latch_)(
+        "skipped", std::move(skipped))("held", std::move(held))("taken", taken_)("ran", ran_)(
+        "streak", streak_)("startedMs", startedMs_)("pollDue",
+                                                    pollArmed_ ? Json(pollDue_) : Json(nullptr));
   }
 
   Json observe() const override {
@@ -2306,24 +2315,15 @@ const NextCall* Run::scripted(const std::string& function) const {
 }
 
 Json Run::snapshot() const {
-  return {{"version", 1},
-          {"id", id_},
-          {"workflow", workflow_.name},
-          {"home", home_},
-          {"status", ToString(status_)},
-          {"reason", reason_},
-          {"input", input_},
-          {"output", output_},
-          {"agentReplies", agentReplies_},
-          {"journal", journaling_},
-          {"top", top_ && !ended() ? top_->snapshot() : Json(nullptr)},
-          {"dispatchedBy", dispatchedBy_},
-          {"assembly", assembly_},
-          // A standing run that ended keeps what a new run takes of it (held items, live keys).
-          {"carry", ended() && workflow_.pool != nullptr && workflow_.pool->standing
-                        ? (handOverCarry_.is_null() ? Json(nullptr) : handOverCarry_)
-                        : Json(nullptr)},
-          {"standing", ended() ? standingEnd_ : Json(nullptr)}};
+  const bool standingEnded = ended() && workflow_.pool != nullptr && workflow_.pool->standing;
+  return Obj()("version", 1)("id", id_)("workflow", workflow_.name)("home", home_)(
+      "status", ToString(status_))("reason", reason_)("input", input_)("output", output_)(
+      "agentReplies", agentReplies_)("journal", journaling_)(
+      "top", top_ && !ended() ? top_->snapshot() : Json(nullptr))("dispatchedBy", dispatchedBy_)(
+      "assembly", assembly_)
+      // A standing run that ended keeps what a new run takes of it (held items, live keys).
+      ("carry", standingEnded ? handOverCarry_ : Json(nullptr))(
+          "standing", ended() ? standingEnd_ : Json(nullptr));
 }
 
 Json Run::CarryOf(const Json& snapshot) {

@@ -42,8 +42,8 @@ std::optional<Store::Save> RunSaver::prepare(Run& run) {
   stored.journal = run.takeJournal();
   stored.journalBefore = journalCount_;
   if (run.dispatchedBy().is_object()) stored.key = run.dispatchedBy().value("key", "");
+  stored.snapshotText = std::move(text);
   save.feed.swap(pending_);
-  preparing_ = std::move(text);
   return save;
 }
 
@@ -51,7 +51,8 @@ void RunSaver::committed(int64_t revision, Store::Save& save) {
   revision_ = revision;
   ++saves_;
   journalCount_ += static_cast<int64_t>(save.run.journal.size());
-  lastSaved_ = std::move(preparing_);
+  // What was written is what the next turn compares with; the Save is spent after this.
+  lastSaved_ = std::move(save.run.snapshotText);
   if (saved_) saved_(save.feed);
 }
 

@@ -754,7 +754,11 @@ class SqliteStore final : public Store {
              "workflow = ?2, status = ?3, updated = ?4, rev = ?5, snapshot = ?6, "
              "dkey = nullif(?7, '')");
       s.bind(1, run.id).bind(2, run.workflow).bind(3, run.status).bind(4, run.updatedMs);
-      s.bind(5, next).bind(6, run.snapshot.dump(-1, ' ', false, Json::error_handler_t::replace));
+      s.bind(5, next);
+      if (run.snapshotText.empty())
+        s.bind(6, run.snapshot.dump(-1, ' ', false, Json::error_handler_t::replace));
+      else
+        s.bind(6, run.snapshotText);
       s.bind(7, run.key);
       s.step();
     }

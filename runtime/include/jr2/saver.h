@@ -52,7 +52,6 @@ class RunSaver {
   std::function<void(const std::vector<FeedLine>&)> saved_;
   int64_t revision_ = 0;      // of the run as loaded or last saved
   std::string lastSaved_;     // its snapshot then
-  std::string preparing_;     // the snapshot prepare() gave, until committed()
   int64_t journalCount_ = 0;  // journal entries stored
   int64_t saves_ = 0;
 };
