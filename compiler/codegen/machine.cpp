@@ -416,7 +416,7 @@ class MachineGen {
         return {{"machine", name()},
                 {"active", activeStates()},
                 {"done", isDone()},
-                {"context", context}};
+                {"context", std::move(context)}};
       }
 
       void $cls$::restore(::jr2rt::MachineHost& host, const ::jr2rt::Json& snapshot) {
@@ -797,7 +797,7 @@ class MachineGen {
 
   // From this leaf, the active states of a transition's exit set are the leaf's chain below the
   // domain, exited deepest first; its entry set is entered in document order. Only states with
-  // entry or exit code are called; the others are only marked.
+  // entry or exit code are called; the others are not touched: the flags follow leaf_.
   void steps(const ir::State& leaf, const ir::Transition& t, size_t i) {
     const std::string index = std::to_string(i);
     if (t.target == ir::kNoState) {
@@ -807,13 +807,12 @@ class MachineGen {
     for (auto x = t.exits.rbegin(); x != t.exits.rend(); ++x) {
       if (!m_.contains(*x, leaf.id)) continue;
       if (HasExitCode(m_.states[*x])) p_.print("exit($x$);\n", {{"x", std::to_string(*x)}});
-      p_.print("markActive($x$, false);\n", {{"x", std::to_string(*x)}});
     }
     if (!t.ast->actions.empty()) p_.print("act($i$, event);\n", {{"i", index}});
     for (int x : t.entries) {
-      p_.print("markActive($x$, true);\n", {{"x", std::to_string(x)}});
       if (HasEntryCode(m_.states[x])) p_.print("enter($x$);\n", {{"x", std::to_string(x)}});
     }
+    // The new configuration is the last state entered and its ancestors: the flags follow.
     const int last = t.entries.back();
     p_.print("leaf_ = $x$;\n", {{"x", std::to_string(last)}});
     if (m_.states[last].kind == ir::State::Kind::kFinal && m_.states[last].parent == 0)
@@ -894,7 +893,6 @@ void DeclareMachine(const Context& cx, Printer& p, const ir::Machine& m) {
       static void readInput(const ::jr2rt::Json& input, Context& ctx);
 
       Context ctx_;
-      $leaf$
     };
 
     std::unique_ptr<::jr2rt::Machine> Make_$ident$();
@@ -914,15 +912,11 @@ void DeclareMachine(const Context& cx, Printer& p, const ir::Machine& m) {
                                               {"name", Ident(v.name.text)}});
              }
            }},
-          {"fast",
-           [&] {
+          {"fast", [&] {
              if (!fast) return;
              p.print(
                  "// The generated fast path: a switch over the active leaf (see the .cpp).\n"
                  "bool dispatch(const ::jr2rt::Event& event) override;\n");
-           }},
-          {"leaf", [&] {
-             if (fast) p.print("int leaf_ = -1;  // the one active atomic or final state\n");
            }}});
 }
 

@@ -349,7 +349,7 @@ void triage_machine_machine::checkPayload(
   return {{"machine", name()},
           {"active", activeStates()},
           {"done", isDone()},
-          {"context", context}};
+          {"context", std::move(context)}};
 }
 
 void triage_machine_machine::restore(::jr2rt::MachineHost& host, const ::jr2rt::Json& snapshot) {
@@ -556,9 +556,7 @@ bool triage_machine_machine::dispatch([[maybe_unused]] const ::jr2rt::Event& eve
       // from alert_triage.jr2:100
       if (event.kind == ::jr2rt::Event::Kind::kExternal && event.id == 2) {
         exit(1);
-        markActive(1, false);
         act(0, event);
-        markActive(2, true);
         enter(2);
         leaf_ = 2;
         return true;
@@ -566,9 +564,7 @@ bool triage_machine_machine::dispatch([[maybe_unused]] const ::jr2rt::Event& eve
       // from alert_triage.jr2:111
       if (event.kind == ::jr2rt::Event::Kind::kExternal && event.id == 4) {
         exit(1);
-        markActive(1, false);
         act(1, event);
-        markActive(3, true);
         leaf_ = 3;
         markDone();
         return true;
@@ -576,9 +572,7 @@ bool triage_machine_machine::dispatch([[maybe_unused]] const ::jr2rt::Event& eve
       // from alert_triage.jr2:120
       if (event.kind == ::jr2rt::Event::Kind::kExternal && event.id == 0) {
         exit(1);
-        markActive(1, false);
         act(2, event);
-        markActive(2, true);
         enter(2);
         leaf_ = 2;
         return true;
@@ -586,9 +580,7 @@ bool triage_machine_machine::dispatch([[maybe_unused]] const ::jr2rt::Event& eve
       // from alert_triage.jr2:125
       if (event.kind == ::jr2rt::Event::Kind::kTimer && event.id == 0) {
         exit(1);
-        markActive(1, false);
         act(3, event);
-        markActive(2, true);
         enter(2);
         leaf_ = 2;
         return true;
@@ -599,9 +591,7 @@ bool triage_machine_machine::dispatch([[maybe_unused]] const ::jr2rt::Event& eve
       // from alert_triage.jr2:134
       if (event.kind == ::jr2rt::Event::Kind::kExternal && event.id == 1 && guard(4, event)) {
         exit(2);
-        markActive(2, false);
         act(4, event);
-        markActive(3, true);
         leaf_ = 3;
         markDone();
         return true;
@@ -609,9 +599,7 @@ bool triage_machine_machine::dispatch([[maybe_unused]] const ::jr2rt::Event& eve
       // from alert_triage.jr2:137
       if (event.kind == ::jr2rt::Event::Kind::kExternal && event.id == 3) {
         exit(2);
-        markActive(2, false);
         act(5, event);
-        markActive(3, true);
         leaf_ = 3;
         markDone();
         return true;
@@ -619,9 +607,7 @@ bool triage_machine_machine::dispatch([[maybe_unused]] const ::jr2rt::Event& eve
       // from alert_triage.jr2:146
       if (event.kind == ::jr2rt::Event::Kind::kExternal && event.id == 5) {
         exit(2);
-        markActive(2, false);
         act(6, event);
-        markActive(1, true);
         enter(1);
         leaf_ = 1;
         return true;
@@ -629,9 +615,7 @@ bool triage_machine_machine::dispatch([[maybe_unused]] const ::jr2rt::Event& eve
       // from alert_triage.jr2:150
       if (event.kind == ::jr2rt::Event::Kind::kTimer && event.id == 1) {
         exit(2);
-        markActive(2, false);
         act(7, event);
-        markActive(3, true);
         leaf_ = 3;
         markDone();
         return true;

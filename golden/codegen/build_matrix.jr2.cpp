@@ -179,7 +179,7 @@ void build_package_machine::checkPayload(
   return {{"machine", name()},
           {"active", activeStates()},
           {"done", isDone()},
-          {"context", context}};
+          {"context", std::move(context)}};
 }
 
 void build_package_machine::restore(::jr2rt::MachineHost& host, const ::jr2rt::Json& snapshot) {
@@ -405,8 +405,6 @@ bool build_package_machine::dispatch([[maybe_unused]] const ::jr2rt::Event& even
       // from build_matrix.jr2:55
       if (event.kind == ::jr2rt::Event::Kind::kDone && event.id == 0) {
         exit(2);
-        markActive(2, false);
-        markActive(3, true);
         enter(3);
         leaf_ = 3;
         return true;
@@ -414,11 +412,8 @@ bool build_package_machine::dispatch([[maybe_unused]] const ::jr2rt::Event& even
       // from build_matrix.jr2:57
       if (event.kind == ::jr2rt::Event::Kind::kError && event.id == 0) {
         exit(2);
-        markActive(2, false);
         exit(1);
-        markActive(1, false);
         act(2, event);
-        markActive(8, true);
         leaf_ = 8;
         markDone();
         return true;
@@ -426,11 +421,8 @@ bool build_package_machine::dispatch([[maybe_unused]] const ::jr2rt::Event& even
       // from build_matrix.jr2:112
       if (event.kind == ::jr2rt::Event::Kind::kTimer && event.id == 0) {
         exit(2);
-        markActive(2, false);
         exit(1);
-        markActive(1, false);
         act(0, event);
-        markActive(8, true);
         leaf_ = 8;
         markDone();
         return true;
@@ -441,8 +433,6 @@ bool build_package_machine::dispatch([[maybe_unused]] const ::jr2rt::Event& even
       // from build_matrix.jr2:71
       if (event.kind == ::jr2rt::Event::Kind::kDone && event.id == 1) {
         exit(3);
-        markActive(3, false);
-        markActive(5, true);
         enter(5);
         leaf_ = 5;
         return true;
@@ -450,9 +440,7 @@ bool build_package_machine::dispatch([[maybe_unused]] const ::jr2rt::Event& even
       // from build_matrix.jr2:73
       if (event.kind == ::jr2rt::Event::Kind::kError && event.id == 1 && guard(4, event)) {
         exit(3);
-        markActive(3, false);
         act(4, event);
-        markActive(4, true);
         enter(4);
         leaf_ = 4;
         return true;
@@ -460,11 +448,8 @@ bool build_package_machine::dispatch([[maybe_unused]] const ::jr2rt::Event& even
       // from build_matrix.jr2:76
       if (event.kind == ::jr2rt::Event::Kind::kError && event.id == 1) {
         exit(3);
-        markActive(3, false);
         exit(1);
-        markActive(1, false);
         act(5, event);
-        markActive(8, true);
         leaf_ = 8;
         markDone();
         return true;
@@ -472,11 +457,8 @@ bool build_package_machine::dispatch([[maybe_unused]] const ::jr2rt::Event& even
       // from build_matrix.jr2:112
       if (event.kind == ::jr2rt::Event::Kind::kTimer && event.id == 0) {
         exit(3);
-        markActive(3, false);
         exit(1);
-        markActive(1, false);
         act(0, event);
-        markActive(8, true);
         leaf_ = 8;
         markDone();
         return true;
@@ -487,8 +469,6 @@ bool build_package_machine::dispatch([[maybe_unused]] const ::jr2rt::Event& even
       // from build_matrix.jr2:82
       if (event.kind == ::jr2rt::Event::Kind::kTimer && event.id == 1) {
         exit(4);
-        markActive(4, false);
-        markActive(3, true);
         enter(3);
         leaf_ = 3;
         return true;
@@ -496,11 +476,8 @@ bool build_package_machine::dispatch([[maybe_unused]] const ::jr2rt::Event& even
       // from build_matrix.jr2:112
       if (event.kind == ::jr2rt::Event::Kind::kTimer && event.id == 0) {
         exit(4);
-        markActive(4, false);
         exit(1);
-        markActive(1, false);
         act(0, event);
-        markActive(8, true);
         leaf_ = 8;
         markDone();
         return true;
@@ -511,9 +488,7 @@ bool build_package_machine::dispatch([[maybe_unused]] const ::jr2rt::Event& even
       // from build_matrix.jr2:91
       if (event.kind == ::jr2rt::Event::Kind::kDone && event.id == 2) {
         exit(5);
-        markActive(5, false);
         act(7, event);
-        markActive(6, true);
         enter(6);
         leaf_ = 6;
         return true;
@@ -521,11 +496,8 @@ bool build_package_machine::dispatch([[maybe_unused]] const ::jr2rt::Event& even
       // from build_matrix.jr2:94
       if (event.kind == ::jr2rt::Event::Kind::kError && event.id == 2) {
         exit(5);
-        markActive(5, false);
         exit(1);
-        markActive(1, false);
         act(8, event);
-        markActive(8, true);
         leaf_ = 8;
         markDone();
         return true;
@@ -533,11 +505,8 @@ bool build_package_machine::dispatch([[maybe_unused]] const ::jr2rt::Event& even
       // from build_matrix.jr2:112
       if (event.kind == ::jr2rt::Event::Kind::kTimer && event.id == 0) {
         exit(5);
-        markActive(5, false);
         exit(1);
-        markActive(1, false);
         act(0, event);
-        markActive(8, true);
         leaf_ = 8;
         markDone();
         return true;
@@ -548,10 +517,7 @@ bool build_package_machine::dispatch([[maybe_unused]] const ::jr2rt::Event& even
       // from build_matrix.jr2:106
       if (event.kind == ::jr2rt::Event::Kind::kDone && event.id == 3) {
         exit(6);
-        markActive(6, false);
         exit(1);
-        markActive(1, false);
-        markActive(7, true);
         leaf_ = 7;
         markDone();
         return true;
@@ -559,11 +525,8 @@ bool build_package_machine::dispatch([[maybe_unused]] const ::jr2rt::Event& even
       // from build_matrix.jr2:107
       if (event.kind == ::jr2rt::Event::Kind::kError && event.id == 3) {
         exit(6);
-        markActive(6, false);
         exit(1);
-        markActive(1, false);
         act(10, event);
-        markActive(8, true);
         leaf_ = 8;
         markDone();
         return true;
@@ -571,11 +534,8 @@ bool build_package_machine::dispatch([[maybe_unused]] const ::jr2rt::Event& even
       // from build_matrix.jr2:112
       if (event.kind == ::jr2rt::Event::Kind::kTimer && event.id == 0) {
         exit(6);
-        markActive(6, false);
         exit(1);
-        markActive(1, false);
         act(0, event);
-        markActive(8, true);
         leaf_ = 8;
         markDone();
         return true;

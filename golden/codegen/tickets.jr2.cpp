@@ -202,7 +202,7 @@ void review_machine::checkPayload(
   return {{"machine", name()},
           {"active", activeStates()},
           {"done", isDone()},
-          {"context", context}};
+          {"context", std::move(context)}};
 }
 
 void review_machine::restore(::jr2rt::MachineHost& host, const ::jr2rt::Json& snapshot) {
@@ -298,9 +298,7 @@ bool review_machine::dispatch([[maybe_unused]] const ::jr2rt::Event& event) {
       // from tickets.jr2:52
       if (event.kind == ::jr2rt::Event::Kind::kExternal && event.id == 0) {
         exit(1);
-        markActive(1, false);
         act(0, event);
-        markActive(2, true);
         leaf_ = 2;
         markDone();
         return true;
@@ -308,9 +306,7 @@ bool review_machine::dispatch([[maybe_unused]] const ::jr2rt::Event& event) {
       // from tickets.jr2:55
       if (event.kind == ::jr2rt::Event::Kind::kExternal && event.id == 1) {
         exit(1);
-        markActive(1, false);
         act(1, event);
-        markActive(2, true);
         leaf_ = 2;
         markDone();
         return true;

@@ -96,7 +96,6 @@ class review_machine final : public ::jr2rt::Statechart {
   static void readInput(const ::jr2rt::Json& input, Context& ctx);
 
   Context ctx_;
-  int leaf_ = -1;  // the one active atomic or final state
 };
 
 std::unique_ptr<::jr2rt::Machine> Make_review();

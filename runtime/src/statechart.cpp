@@ -38,6 +38,7 @@ bool Statechart::isDescendant(int s, int ancestor) const {
 
 void Statechart::begin(MachineHost& host) {
   host_ = &host;
+  flagsLeaf_ = leaf_;  // the flags set here are the configuration
   for (int i = 0; i < tables_.initialCount; ++i) {
     const int s = tables_.sets[tables_.initialFirst + i];
     flag(s, kActive, true);
@@ -60,8 +61,15 @@ void Statechart::runEventless() {
   }
 }
 
+void Statechart::flagsFromLeaf() const {
+  for (auto& f : active_) f = static_cast<uint8_t>(f & ~kActive);
+  for (int s = leaf_; s != -1; s = states_[s].parent) active_[static_cast<size_t>(s)] |= kActive;
+  flagsLeaf_ = leaf_;
+}
+
 void Statechart::setActive(MachineHost& host, const std::vector<std::string>& paths, bool done) {
   host_ = &host;
+  flagsLeaf_ = leaf_;  // the flags set here are the configuration, whatever leaf_ says
   std::fill(active_.begin(), active_.end(), 0);
   for (const std::string& p : paths) {
     bool found = false;
@@ -77,12 +85,14 @@ void Statechart::setActive(MachineHost& host, const std::vector<std::string>& pa
 }
 
 void Statechart::exitAll() {
+  syncFlags();
   for (int s = stateCount_ - 1; s >= 0; --s) {
     if (active(s)) exit(s);
   }
 }
 
 int Statechart::activeLeaf() const {
+  syncFlags();
   for (int s = 0; s < stateCount_; ++s) {
     const auto kind = states_[s].kind;
     if (active(s) && (kind == StateInfo::kAtomic || kind == StateInfo::kFinal)) return s;
@@ -117,6 +127,7 @@ std::vector<int> Statechart::eventsHandledAt(const std::string& statePath) const
 }
 
 std::vector<std::string> Statechart::activeStates() const {
+  syncFlags();
   std::vector<std::string> out;
   for (int s = 1; s < stateCount_; ++s) {
     if (active(s)) out.emplace_back(states_[s].path);
@@ -247,6 +258,7 @@ void Statechart::microstep(const Picked& picked, const Event& event) {
 
 bool Statechart::dispatch(const Event& event) {
   if (done_) return false;
+  syncFlags();
   Picked ts;
   select(&event, ts);
   if (ts.n == 0) return false;

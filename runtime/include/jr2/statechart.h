@@ -192,14 +192,14 @@ class Statechart : public Machine {
   // Enters the initial configuration and runs eventless transitions (call from start()).
   void begin(MachineHost& host);
   MachineHost& host() { return *host_; }
-  bool active(int state) const { return (active_[static_cast<size_t>(state)] & kActive) != 0; }
   // For restore(): the active configuration by paths.
   void setActive(MachineHost& host, const std::vector<std::string>& paths, bool done);
-  // For generated fast paths, which take the engine's steps themselves (see codegen.cpp).
-  void markActive(int state, bool on) {
-    auto& flags = active_[static_cast<size_t>(state)];
-    flags = static_cast<uint8_t>(on ? flags | kActive : flags & ~kActive);
-  }
+  // For generated fast paths, which take the engine's steps themselves (see codegen.cpp): a
+  // machine with one active leaf keeps it here, and a step sets it and nothing else. The active
+  // flags are made from it (the leaf and its ancestors) only when they are read: by the table
+  // engine, a snapshot (activeStates), activeLeaf, the final exit. -1 for a machine without
+  // one, whose flags are kept by every step.
+  int leaf_ = -1;
   void markDone() {
     done_ = true;
     exitAll();
@@ -235,6 +235,12 @@ class Statechart : public Machine {
   void microstep(const Picked& transitions, const Event& event);
   void runEventless();
   bool isDescendant(int s, int ancestor) const;
+  bool active(int state) const { return (active_[static_cast<size_t>(state)] & kActive) != 0; }
+  // The flags made from leaf_ when it moved since they were last made or read as they are.
+  void syncFlags() const {
+    if (leaf_ != flagsLeaf_) flagsFromLeaf();
+  }
+  void flagsFromLeaf() const;
   bool flagged(int s, uint8_t flag) const { return (active_[static_cast<size_t>(s)] & flag) != 0; }
   void flag(int s, uint8_t flag, bool on) {
     auto& f = active_[static_cast<size_t>(s)];
@@ -248,8 +254,10 @@ class Statechart : public Machine {
   int stateCount_;
   // Per state: active, and the exit and entry marks of the microstep under way. Bytes, not
   // vector<bool>: a bit update costs more than the step. The one allocation of an instance.
+  // Mutable: a read remakes them from leaf_ (syncFlags).
   static constexpr uint8_t kActive = 1, kExitMark = 2, kEnterMark = 4;
-  std::vector<uint8_t> active_;
+  mutable std::vector<uint8_t> active_;
+  mutable int flagsLeaf_ = -1;  // the leaf_ the flags agree with
   MachineHost* host_ = nullptr;
   bool done_ = false;
 };
