@@ -154,6 +154,9 @@ def comparisons(build, peers, quick):
         "arms": {
             "jr2c": gbench(dispatch_bin, "BM_GeneratedMachine", "cpu_time"),
             "hand-switch": gbench(dispatch_bin, "BM_HandWrittenSwitch", "cpu_time"),
+            # The same machine in Boost.MSM (bench/dispatch/msm_machine.cpp): the table
+            # lists it at 62 ns, without a goal.
+            "boost-msm": gbench(dispatch_bin, "BM_BoostMsm", "cpu_time"),
             # The same machine in xstate 5 (bench/peers/xstate_dispatch.mjs).
             "xstate": node(peers, "xstate_dispatch.mjs", ["--events", "200000"], "nsPerEvent"),
         },
