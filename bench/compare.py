@@ -34,6 +34,8 @@ def gbench(binary, name, field, warmup=0.2, min_time=None):
             raise RuntimeError(f"{binary}: no benchmark {name}")
         if bench[0].get("error_occurred"):
             raise RuntimeError(f"{name}: {bench[0].get('error_message')}")
+        if field not in bench[0]:
+            raise RuntimeError(f"{binary}: {name} reported no {field}")
         return float(bench[0][field])
     return run
 
@@ -144,6 +146,25 @@ def comparisons(build, peers, quick):
                            flags=("--expose-gc",)),
         },
         # A quarter of xstate's, at most.
+        "goals": {"xstate": 4.0},
+    })
+    out.append({
+        "name": "parked_rss",
+        # The same parking, measured as the resident set's growth (/proc/self/statm for jr2c,
+        # process.memoryUsage().rss after a full GC for xstate): what the machine pays, allocator
+        # slack and V8's heap pages included. RSS counts pages touched (4 KiB each), not bytes,
+        # and misses memory the allocator reuses, so it is coarse at small N; beside
+        # parked_memory, not instead of it.
+        "what": f"resident bytes per parked worker, {n:,} workers waiting at their Gates",
+        "unit": "bytes",
+        "higher_is_better": False,
+        "arms": {
+            "jr2c": gbench(pool_bin, f"BM_ParkedWorkerMemory/{n}/iterations:1",
+                           "rss_bytes_per_parked_worker", warmup=0),
+            "xstate": node(peers, "xstate_parked.mjs", ["--workers", str(n)],
+                           "rssBytesPerWorker", flags=("--expose-gc",)),
+        },
+        # As for the heap: a quarter of xstate's, at most.
         "goals": {"xstate": 4.0},
     })
     out.append({
