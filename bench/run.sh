@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # The benchmarks side by side with their peers, in one command (docs/performance.md):
 #
-#   bash bench/run.sh [--quick|--full] [--only NAME] [--gross] [--build DIR]
+#   bash bench/run.sh [--quick|--full] [--only NAME[,NAME…]] [--gross] [--build DIR]
 #
-# --gross: exit 1 when a ratio is more than 2x worse than its goal (the `bench-quick` ctest).
+# --only: those comparisons alone (bench/compare.py names them; e.g. check_warm,check_cold).
+# --gross: exit 1 when a ratio, or an arm's own goal (`check_warm`'s lines/s, `check_rss`), is
+# more than 2x worse than its goal (the `bench-quick` ctest).
 # --build DIR: the arms of that build tree instead of a Release build (the ctest's own tree).
 #
 # Builds every jr2c arm in Release (in build-bench/, or $JR2_BENCH_BUILD), sets up the peers in
@@ -23,7 +25,7 @@ while [ $# -gt 0 ]; do
     --only) only=(--only "$2"); shift ;;
     --gross) gross=(--gross) ;;
     --build) build=$2; shift ;;
-    *) echo "bench/run.sh: unknown option \`$1\`; the options are --quick, --full, --only NAME, --gross and --build DIR" >&2; exit 2 ;;
+    *) echo "bench/run.sh: unknown option \`$1\`; the options are --quick, --full, --only NAME[,NAME…], --gross and --build DIR" >&2; exit 2 ;;
   esac
   shift
 done
@@ -41,7 +43,9 @@ if [ -z "$build" ]; then
   echo "== the jr2c arms, in Release ($build)" >&2
   cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DJR2_BUILD_TESTS=OFF > /dev/null
 fi
-cmake --build "$build" -j2 --target jr2_pool_bench jr2_dispatch_bench jr2_store_bench >&2
+# jr2c and jr2_gen for `check_cold` and `check_rss` (a generated program, checked as a process).
+cmake --build "$build" -j2 --target jr2_pool_bench jr2_dispatch_bench jr2_store_bench \
+  jr2_check_bench jr2c jr2_gen >&2
 
 peers=bench/out/peers
 if [ ! -x "$peers/node_modules/.bin/tsx" ] || [ ! -f "$peers/jr2src/pool.ts" ]; then

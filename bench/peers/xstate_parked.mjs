@@ -2,7 +2,9 @@
 // spawns N worker actors, each waiting in its state for an event that never comes, as jr2c's
 // BM_ParkedWorkerMemory parks N workers at their Gates. The figure is the growth of the V8 heap
 // (after a full GC before and after) per worker: what the actors hold, as mallinfo2's bytes are
-// for jr2c. Run with `node --expose-gc`.
+// for jr2c. Also the growth of the process's resident set over the same span, per worker
+// (`parked_rss`, beside jr2c's /proc/self/statm delta): pages V8 touched, so coarse at small N.
+// Run with `node --expose-gc`.
 //
 //   node --expose-gc xstate_parked.mjs --workers 10000
 //
@@ -43,6 +45,7 @@ global.gc();
 const heap1 = process.memoryUsage().heapUsed;
 const rss1 = process.memoryUsage().rss;
 if (children.filter((c) => c.getSnapshot().value === "working").length !== N) throw new Error("not all parked");
+if (heap1 <= heap0 || rss1 <= rss0) throw new Error(`no growth: heap ${heap0} -> ${heap1}, rss ${rss0} -> ${rss1}`);
 const version = createRequire(import.meta.url)("xstate/package.json").version;
 process.stdout.write(
   JSON.stringify({

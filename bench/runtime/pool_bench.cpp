@@ -3,6 +3,7 @@
 // (tests/runtime/pool.jr2): an item with mode "done" finishes at once; "wait" parks at a Gate.
 #include <benchmark/benchmark.h>
 #include <malloc.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
@@ -289,6 +290,21 @@ BENCHMARK(BM_BacklogItems)->Arg(1000)->Arg(5000)->Unit(benchmark::kMillisecond);
 // Bytes the allocator has handed out (RSS would hide reuse of memory freed by earlier runs).
 size_t HeapBytes() { return mallinfo2().uordblks; }
 
+// The process's resident set, from /proc/self/statm (its second field, in pages); 0 if unread.
+size_t RssBytes() {
+  std::ifstream statm("/proc/self/statm");
+  size_t pages = 0;
+  size_t resident = 0;
+  if (!(statm >> pages >> resident)) return 0;
+  return resident * static_cast<size_t>(sysconf(_SC_PAGESIZE));
+}
+
+// N workers parked at their Gates: the heap bytes (mallinfo2) and the resident bytes they add,
+// per worker (bench/run.sh's `parked_memory` and `parked_rss`). RSS counts the pages the parking
+// touched, not the bytes: a page is 4 KiB, so at small N (and when the allocator reuses pages an
+// earlier phase freed, which it does not count again) the figure is coarse, and it includes the
+// allocator's own overhead and slack that mallinfo2's bytes do not. xstate's `rssBytesPerWorker`
+// (bench/peers/xstate_parked.mjs) is the same delta for the Node process after a full GC.
 void BM_ParkedWorkerMemory(benchmark::State& state) {
   jr2rt::Registry registry;
   jr2gen::pool::RegisterWorkflows(registry);
@@ -296,13 +312,30 @@ void BM_ParkedWorkerMemory(benchmark::State& state) {
   for (auto _ : state) {
     jr2rt::ManualClock clock;
     const size_t before = HeapBytes();
+    const size_t rssBefore = RssBytes();
     jr2rt::Run run(registry, *registry.workflow("conformance_jobs"), "bench", clock);
     int64_t next = 0;
     Script(run, n, "wait", &next);
     run.start({{"jobs", n}});
     const size_t after = HeapBytes();
+    const size_t rssAfter = RssBytes();
+    int64_t parked = 0;
+    for (const jr2rt::OpenGate& g : run.gates()) parked += g.kind == jr2rt::OpenGate::Kind::kGate;
+    if (parked != n) {
+      state.SkipWithError("not every worker is parked at its Gate");
+      break;
+    }
     state.counters["bytes_per_parked_worker"] =
         static_cast<double>(after - before) / static_cast<double>(n);
+    // Resident pages only say something in a fresh process (bench/run.sh runs this benchmark
+    // alone): after other benchmarks, the parking reuses pages they freed, which are resident
+    // already, and the set barely grows. Then (growth under half the heap's) there is no
+    // `rss_bytes_per_parked_worker`, and `parked_rss` fails for want of it rather than report
+    // a few bytes.
+    if (rssBefore > 0 && rssAfter > rssBefore && 2 * (rssAfter - rssBefore) >= after - before) {
+      state.counters["rss_bytes_per_parked_worker"] =
+          static_cast<double>(rssAfter - rssBefore) / static_cast<double>(n);
+    }
     state.counters["snapshot_bytes_per_worker"] =
         static_cast<double>(run.snapshot().dump().size()) / static_cast<double>(n);
   }
