@@ -206,8 +206,11 @@ def comparisons(build, peers, quick):
             "xstate": node(peers, "xstate_parked.mjs", ["--workers", str(n)], "bytesPerWorker",
                            flags=("--expose-gc",)),
         },
-        # A quarter of xstate's, at most.
-        "goals": {"xstate": 4.0},
+        # The issue's goal is 1 KB a worker on the heap and a quarter of xstate's resident set
+        # (its own table's ratio, 0.44×, is of RSS: 3.2 KB against 7.3 KB): the ratio is
+        # parked_rss's goal. Against V8's heap alone the ratio is shown without a goal.
+        "goals": {},
+        "absolute_goals": {"jr2c": 1024},
     })
     out.append({
         "name": "parked_rss",
@@ -225,7 +228,7 @@ def comparisons(build, peers, quick):
             "xstate": node(peers, "xstate_parked.mjs", ["--workers", str(n)],
                            "rssBytesPerWorker", flags=("--expose-gc",)),
         },
-        # As for the heap: a quarter of xstate's, at most.
+        # A quarter of xstate's, at most (the issue's ratio is of the resident set).
         "goals": {"xstate": 4.0},
     })
     out.append({

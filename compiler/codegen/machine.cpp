@@ -303,7 +303,7 @@ class MachineGen {
              {"must", CppString("the input of `" + d_.name.text + "` must be an object")},
              {"root", root},
              {"names", paramNames},
-             {"leaf", fast_ ? "\nleaf_ = activeLeaf();" : ""},
+             {"leaf", fast_ ? "\ntakeLeaf();" : ""},
              {"params",
               [&] {
                 for (const auto& prm : d_.params) {
@@ -429,7 +429,7 @@ class MachineGen {
       }
     )gen",
         {{"cls", cls_},
-         {"leaf", fast_ ? "\nleaf_ = activeLeaf();" : ""},
+         {"leaf", fast_ ? "\ntakeLeaf();" : ""},
          {"save",
           [&] {
             for (const auto& prm : d_.params) {
@@ -741,16 +741,10 @@ class MachineGen {
     p_.emit(R"gen(
 
       bool $cls$::dispatch([[maybe_unused]] const ::jr2rt::Event& event) {
-        if (isDone()) return false;
-        if (!::jr2rt::FastPath()) {  // JR2_NO_FAST_PATH: the table engine takes the step
-          const bool moved = Statechart::dispatch(event);
-          leaf_ = activeLeaf();
-          return moved;
-        }
         switch (leaf_) {
           $leaves$
-          default:
-            return false;
+          default:  // done, or started with JR2_NO_FAST_PATH: the table engine answers
+            return Statechart::dispatch(event);
         }
       }
     )gen",

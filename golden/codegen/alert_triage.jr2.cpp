@@ -227,7 +227,7 @@ void triage_machine_machine::start(::jr2rt::MachineHost& host, const ::jr2rt::Js
   // from alert_triage.jr2:89
   ctx_.verdict = std::nullopt;
   begin(host);
-  leaf_ = activeLeaf();
+  takeLeaf();
 }
 
 int triage_machine_machine::eventId([[maybe_unused]] std::string_view name) const {
@@ -384,7 +384,7 @@ void triage_machine_machine::restore(::jr2rt::MachineHost& host, const ::jr2rt::
   }
   setActive(host, snapshot.at("active").get<std::vector<std::string>>(),
             snapshot.at("done").get<bool>());
-            leaf_ = activeLeaf();
+            takeLeaf();
 }
 
 bool triage_machine_machine::guard(int transition, [[maybe_unused]] const ::jr2rt::Event& event) {
@@ -545,12 +545,6 @@ void triage_machine_machine::exit(int state) {
 }
 
 bool triage_machine_machine::dispatch([[maybe_unused]] const ::jr2rt::Event& event) {
-  if (isDone()) return false;
-  if (!::jr2rt::FastPath()) {  // JR2_NO_FAST_PATH: the table engine takes the step
-    const bool moved = Statechart::dispatch(event);
-    leaf_ = activeLeaf();
-    return moved;
-  }
   switch (leaf_) {
     case 1: {  // investigate
       // from alert_triage.jr2:100
@@ -625,8 +619,8 @@ bool triage_machine_machine::dispatch([[maybe_unused]] const ::jr2rt::Event& eve
     case 3: {  // decided
       return false;
     }
-    default:
-      return false;
+    default:  // done, or started with JR2_NO_FAST_PATH: the table engine answers
+      return Statechart::dispatch(event);
   }
 }
 std::unique_ptr<::jr2rt::Machine> Make_triage_machine() {

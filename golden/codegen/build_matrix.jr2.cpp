@@ -137,7 +137,7 @@ void build_package_machine::start(::jr2rt::MachineHost& host, const ::jr2rt::Jso
   // from build_matrix.jr2:46
   ctx_.tests = std::string("");
   begin(host);
-  leaf_ = activeLeaf();
+  takeLeaf();
 }
 
 int build_package_machine::eventId([[maybe_unused]] std::string_view name) const {
@@ -214,7 +214,7 @@ void build_package_machine::restore(::jr2rt::MachineHost& host, const ::jr2rt::J
   }
   setActive(host, snapshot.at("active").get<std::vector<std::string>>(),
             snapshot.at("done").get<bool>());
-            leaf_ = activeLeaf();
+            takeLeaf();
 }
 
 bool build_package_machine::guard(int transition, [[maybe_unused]] const ::jr2rt::Event& event) {
@@ -394,12 +394,6 @@ void build_package_machine::exit(int state) {
 }
 
 bool build_package_machine::dispatch([[maybe_unused]] const ::jr2rt::Event& event) {
-  if (isDone()) return false;
-  if (!::jr2rt::FastPath()) {  // JR2_NO_FAST_PATH: the table engine takes the step
-    const bool moved = Statechart::dispatch(event);
-    leaf_ = activeLeaf();
-    return moved;
-  }
   switch (leaf_) {
     case 2: {  // work.configure
       // from build_matrix.jr2:55
@@ -548,8 +542,8 @@ bool build_package_machine::dispatch([[maybe_unused]] const ::jr2rt::Event& even
     case 8: {  // failed
       return false;
     }
-    default:
-      return false;
+    default:  // done, or started with JR2_NO_FAST_PATH: the table engine answers
+      return Statechart::dispatch(event);
   }
 }
 std::unique_ptr<::jr2rt::Machine> Make_build_package() {

@@ -146,7 +146,7 @@ void review_machine::start(::jr2rt::MachineHost& host, const ::jr2rt::Json& inpu
   // from tickets.jr2:48
   ctx_.outcome = std::nullopt;
   begin(host);
-  leaf_ = activeLeaf();
+  takeLeaf();
 }
 
 int review_machine::eventId([[maybe_unused]] std::string_view name) const {
@@ -222,7 +222,7 @@ void review_machine::restore(::jr2rt::MachineHost& host, const ::jr2rt::Json& sn
   }
   setActive(host, snapshot.at("active").get<std::vector<std::string>>(),
             snapshot.at("done").get<bool>());
-            leaf_ = activeLeaf();
+            takeLeaf();
 }
 
 bool review_machine::guard(int transition, [[maybe_unused]] const ::jr2rt::Event& event) {
@@ -287,12 +287,6 @@ void review_machine::exit(int state) {
 }
 
 bool review_machine::dispatch([[maybe_unused]] const ::jr2rt::Event& event) {
-  if (isDone()) return false;
-  if (!::jr2rt::FastPath()) {  // JR2_NO_FAST_PATH: the table engine takes the step
-    const bool moved = Statechart::dispatch(event);
-    leaf_ = activeLeaf();
-    return moved;
-  }
   switch (leaf_) {
     case 1: {  // review
       // from tickets.jr2:52
@@ -316,8 +310,8 @@ bool review_machine::dispatch([[maybe_unused]] const ::jr2rt::Event& event) {
     case 2: {  // decided
       return false;
     }
-    default:
-      return false;
+    default:  // done, or started with JR2_NO_FAST_PATH: the table engine answers
+      return Statechart::dispatch(event);
   }
 }
 std::unique_ptr<::jr2rt::Machine> Make_review() {

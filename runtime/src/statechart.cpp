@@ -61,6 +61,11 @@ void Statechart::runEventless() {
   }
 }
 
+void Statechart::takeLeaf() {
+  leaf_ = FastPath() && !done_ ? activeLeaf() : -1;
+  flagsLeaf_ = leaf_;
+}
+
 void Statechart::flagsFromLeaf() const {
   for (auto& f : active_) f = static_cast<uint8_t>(f & ~kActive);
   for (int s = leaf_; s != -1; s = states_[s].parent) active_[static_cast<size_t>(s)] |= kActive;

@@ -163,10 +163,9 @@ struct MachineTables {
 };
 
 // Whether generated machines take their generated fast path (on by default). Off with the
-// environment variable JR2_NO_FAST_PATH=1, read once, or SetFastPath(false) before any machine
-// dispatches: every machine then runs on the table engine alone, so that one program can run one
+// environment variable JR2_NO_FAST_PATH=1, read once, or SetFastPath(false): a machine started
+// or restored while it is off runs on the table engine alone, so that one program can run one
 // trace both ways (tests/codegen). `jr2c compile --no-fast-path` generates no fast path at all.
-// Inline, since every event of a generated machine asks: one relaxed load once it was read.
 namespace detail {
 extern std::atomic<int> g_fastPath;  // -1: not read yet; then 0 or 1
 bool ReadFastPath();                 // reads JR2_NO_FAST_PATH, once
@@ -198,11 +197,16 @@ class Statechart : public Machine {
   // machine with one active leaf keeps it here, and a step sets it and nothing else. The active
   // flags are made from it (the leaf and its ancestors) only when they are read: by the table
   // engine, a snapshot (activeStates), activeLeaf, the final exit. -1 for a machine without
-  // one, whose flags are kept by every step.
+  // one, whose flags are kept by every step, and for one that is done or runs on the tables
+  // (JR2_NO_FAST_PATH): its generated dispatch() hands those to Statechart::dispatch.
   int leaf_ = -1;
+  // After begin() or setActive(): leaf_ from the flags, or -1 as said above. So FastPath() is
+  // read when a machine starts or is restored, and the step itself asks nothing but its leaf.
+  void takeLeaf();
   void markDone() {
     done_ = true;
     exitAll();
+    leaf_ = flagsLeaf_ = -1;  // the flags keep the final configuration; no step follows
   }
   // When the machine is done: run the exit of every active state, deepest first, down to the
   // root (SCXML's final exit). The configuration stays recorded for snapshots and status.
