@@ -114,7 +114,7 @@ class Actor {
   virtual void start(const Json& input) = 0;
   virtual void deliver(int invokeId, const std::string& event, const Json& payload) = 0;
   virtual void timer(int id) = 0;
-  virtual void childDone(int key, const Json& output) = 0;
+  virtual void childDone(int key, Json output) = 0;  // by value: a Pool keeps it
   virtual void childFailed(int key, const Failure& failure) = 0;
   virtual void stop() = 0;
   virtual Json snapshot() const = 0;
@@ -163,14 +163,16 @@ class Actor {
       fail(f);
     }
   }
-  void complete(const Json& output) {
+  void complete(Json output) {
     if (ended_) return;
     ended_ = true;
     stop();
     if (parent_ != nullptr) {
       Actor* parent = parent_;
       const int key = key_;
-      parent->later([parent, key, output] { parent->childDone(key, output); });
+      parent->later([parent, key, output = std::move(output)]() mutable {
+        parent->childDone(key, std::move(output));
+      });
     } else {
       run_.finish(RunStatus::kDone, output, "");
     }
@@ -334,7 +336,7 @@ class MachineActor final : public Actor, public MachineHost {
     });
   }
 
-  void childDone(int key, const Json& output) override {
+  void childDone(int key, Json output) override {
     step([&] {
       if (children_.erase(key) == 0) return;  // cancelled meanwhile
       m_->dispatch({Event::Kind::kDone, key, output});
@@ -550,7 +552,7 @@ class DispatchActor final : public Actor {
 
   void deliver(int, const std::string&, const Json&) override {}
   void timer(int) override {}
-  void childDone(int, const Json&) override {}
+  void childDone(int, Json) override {}
   void childFailed(int, const Failure&) override {}
   void stop() override {
     if (!run_id_.empty()) run_.unawait(run_id_);
@@ -712,12 +714,12 @@ class PoolActor final : public Actor {
     request();
   }
 
-  void childDone(int key, const Json& output) override {
+  void childDone(int key, Json output) override {
     auto it = workers_.find(key);
     if (it == workers_.end()) return;
     const std::string id = *it->second.id;
-    items_[id] = output;
     if (journaled()) run_.journal({{"settled", id}, {"output", output}});
+    items_[id] = std::move(output);
     settle(id, false);
     retire(it);
     if (!run_.heard()) {
@@ -1266,9 +1268,8 @@ class PoolActor final : public Actor {
   void end() {
     if (spec_.standing) return armPoll();
     const bool deadlocked = lastOpen_ > 0;
-    const Json output = {{"status", deadlocked ? "deadlocked" : "drained"},
-                         {"items", items_},
-                         {"failures", failures_}};
+    Json output = Obj()("status", deadlocked ? "deadlocked" : "drained")("items", items_)(
+        "failures", failures_);
     if (!failures_.empty() && !spec_.reportFailures) {
       fail(Failure(std::to_string(failures_.size()) + " of " + std::to_string(settled_->size()) +
                        " items failed",
@@ -1284,7 +1285,7 @@ class PoolActor final : public Actor {
       run_.finish(RunStatus::kDeadlocked, output, "");
       return;
     }
-    complete(output);
+    complete(std::move(output));
   }
 
   const PoolSpec& spec_;

@@ -132,14 +132,17 @@ T Coalesce(const std::optional<T>& v, U&& fallback) {
 inline Json Coalesce(const Json& v, const Json& fallback) { return v.is_null() ? fallback : v; }
 
 // Reading `json` values: a missing field reads as null, a field of a non-object is a defect.
-inline Json Member(const Json& object, const char* field, const char* where) {
+// A reference into `object` (or to a null that lives forever): `a.b.c` copies nothing until its
+// value is kept. Generated code only reads it within the expression, or copies it into a value.
+inline const Json& Member(const Json& object, const char* field, const char* where) {
+  static const Json kMissing;
   if (object.is_null()) throw Defect(std::string("reading `.") + field + "` of null at " + where);
   if (!object.is_object()) {
     throw Defect(std::string("reading `.") + field + "` of a " + object.type_name() + " at " +
                  where);
   }
   auto it = object.find(field);
-  return it == object.end() ? Json(nullptr) : *it;
+  return it == object.end() ? kMissing : *it;
 }
 
 template <typename T>
