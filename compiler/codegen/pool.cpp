@@ -169,7 +169,7 @@ class PoolGen {
     }
     p_.emit(R"gen(
       ::jr2rt::Json item_input_(
-          [[maybe_unused]] const ::jr2rt::Json& item, [[maybe_unused]] const ::jr2rt::Json& input) {
+          [[maybe_unused]] ::jr2rt::Json item, [[maybe_unused]] const ::jr2rt::Json& input) {
         return ::jr2rt::Json($v$);
       }
     )gen",
@@ -323,12 +323,13 @@ class PoolGen {
       for (const auto& e : pool_.worker.dispatchSpec->entries) {
         if (e.key.text == "input") return expr_.as(e.value.get(), types.json(), withItem_);
       }
-      return "item";
+      return "std::move(item)";
     }
     if (pool_.itemInput) return expr_.as(pool_.itemInput.get(), types.json(), withItem_);
+    // The item whole: moved, since the Pool hands it over (PoolSpec::itemInput).
     if (auto it = cx_.info.boundParams.find(&pool_); it != cx_.info.boundParams.end())
-      return fmt::format("::jr2rt::Object({}, item)", CppString(it->second->name.text));
-    return "item";
+      return fmt::format("::jr2rt::Object({}, std::move(item))", CppString(it->second->name.text));
+    return "std::move(item)";
   }
 
   const Context& cx_;

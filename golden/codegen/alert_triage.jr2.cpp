@@ -690,7 +690,7 @@ int64_t cap_([[maybe_unused]] const ::jr2rt::Json& input) {
 }
 
 ::jr2rt::Json item_input_(
-    [[maybe_unused]] const ::jr2rt::Json& item, [[maybe_unused]] const ::jr2rt::Json& input) {
+    [[maybe_unused]] ::jr2rt::Json item, [[maybe_unused]] const ::jr2rt::Json& input) {
   return ::jr2rt::Json(::jr2rt::Object("alert", item));
 }
 }  // namespace alerts_pool_pool_fns

@@ -621,7 +621,7 @@ int64_t cap_([[maybe_unused]] const ::jr2rt::Json& input) {
 }
 
 ::jr2rt::Json item_input_(
-    [[maybe_unused]] const ::jr2rt::Json& item, [[maybe_unused]] const ::jr2rt::Json& input) {
+    [[maybe_unused]] ::jr2rt::Json item, [[maybe_unused]] const ::jr2rt::Json& input) {
   return ::jr2rt::Json(::jr2rt::Object("package", item, "profile",
       ::jr2rt::Member(input, "profile", "build_matrix.jr2:135:47"), "retries",
       ::jr2rt::Member(input, "retries", "build_matrix.jr2:135:71")));

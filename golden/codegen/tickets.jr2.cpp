@@ -367,8 +367,8 @@ int64_t cap_([[maybe_unused]] const ::jr2rt::Json& input) {
 }
 
 ::jr2rt::Json item_input_(
-    [[maybe_unused]] const ::jr2rt::Json& item, [[maybe_unused]] const ::jr2rt::Json& input) {
-  return ::jr2rt::Json(::jr2rt::Object("ticket", item));
+    [[maybe_unused]] ::jr2rt::Json item, [[maybe_unused]] const ::jr2rt::Json& input) {
+  return ::jr2rt::Json(::jr2rt::Object("ticket", std::move(item)));
 }
 }  // namespace ticket_pool_pool_fns
 

@@ -1041,7 +1041,7 @@ class PoolActor final : public Actor {
     // Known ids are dropped before a claim; an item with no usable id gets no worker and a
     // `skipped` mark, once in the run's life; every free slot is claimed from this one read.
     std::unordered_set<std::string> seen;
-    for (const Json& item : items) {
+    for (Json& item : items) {
       if (static_cast<int64_t>(workers_.size()) >= cap_) break;
       std::string id;
       try {
@@ -1057,7 +1057,7 @@ class PoolActor final : public Actor {
       if (liveIds_.count(id) != 0 || settledSet_.count(id) != 0 || !seen.insert(id).second) {
         continue;
       }
-      claim(item);
+      claim(std::move(item));
     }
     if (latch_) {
       latch_ = false;
@@ -1115,8 +1115,8 @@ class PoolActor final : public Actor {
     }
     lastOpen_ = open;
     if (!item.is_null()) {
-      claim(item);  // one claim per answer (§2.3)
-      request();    // and at once again while a slot is free
+      claim(std::move(item));  // one claim per answer (§2.3)
+      request();               // and at once again while a slot is free
       return;
     }
     if (latch_) {
@@ -1134,7 +1134,7 @@ class PoolActor final : public Actor {
       Json item = std::move(held_.front());
       held_.pop_front();
       heldIds_.erase(spec_.itemId(item, input_));
-      claim(item);
+      claim(std::move(item));
     }
     if (workers_.empty() && held_.empty()) end();
   }
@@ -1196,7 +1196,7 @@ class PoolActor final : public Actor {
     return answer("held", "", {{"item", id}});
   }
 
-  void claim(const Json& item) {
+  void claim(Json item) {
     std::string id;
     try {
       id = spec_.itemId(item, input_);
@@ -1233,7 +1233,7 @@ class PoolActor final : public Actor {
     enlist(key, id, std::move(worker));
     if (run_.heard()) run_.emit("started", {{"item", id}, {"pool", prefix_}}, id + " started");
     try {
-      const Json workerInput = spec_.itemInput(item, input_);
+      const Json workerInput = spec_.itemInput(std::move(item), input_);
       // A backlog file is written by people for its Pool: its items are read strictly, so a
       // misspelled `neds` is that item's Failure (with did-you-mean), not a need silently
       // dropped. Items from an `extern` Source keep width subtyping: extra fields are ignored.

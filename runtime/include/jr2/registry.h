@@ -121,7 +121,8 @@ struct PoolSpec {
   std::function<Json(const Json& input)> parseInput;  // checks the input, applies defaults
   std::function<std::string(const Json& item, const Json& input)> itemId;
   std::function<int64_t(const Json& input)> cap;  // null: 1
-  std::function<Json(const Json& item, const Json& input)> itemInput;
+  // The item by value: the Pool is done with it, so the worker's input can take it whole.
+  std::function<Json(Json item, const Json& input)> itemInput;
 };
 
 struct WorkflowInfo {
