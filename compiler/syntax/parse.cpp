@@ -138,7 +138,66 @@ antlr4::TokenSource* Jr2Token::getTokenSource() const {
   return &source;
 }
 
-using Tokens = std::vector<std::unique_ptr<Jr2Token>>;
+// The tokens of one file, in one block: a token is not an allocation of its own.
+using Tokens = std::vector<Jr2Token>;
+
+// The parser's token stream over Tokens, which end with EOF. ANTLR's CommonTokenStream wants each
+// token as a heap object it owns (and a ListTokenSource to hand them over one by one); this one
+// reads the vector in place. Every token is on the default channel (the lexer never made the
+// others), so looking ahead or back is indexing.
+class TokenVectorStream : public antlr4::TokenStream {
+ public:
+  explicit TokenVectorStream(const Tokens& tokens) : tokens_(tokens) {}
+
+  antlr4::Token* LT(ssize_t k) override {
+    if (k == 0) return nullptr;
+    if (k < 0) {
+      if (static_cast<ssize_t>(p_) + k < 0) return nullptr;
+      return at(p_ + k);
+    }
+    return at(std::min(p_ + k - 1, tokens_.size() - 1));  // EOF repeats at the end
+  }
+  antlr4::Token* get(size_t index) const override { return at(index); }
+  antlr4::TokenSource* getTokenSource() const override { return tokens_.back().getTokenSource(); }
+  std::string getText(const antlr4::misc::Interval& interval) override {
+    if (interval.a < 0 || interval.b < 0) return {};
+    std::string out;
+    const auto last = std::min(static_cast<size_t>(interval.b), tokens_.size() - 1);
+    for (auto i = static_cast<size_t>(interval.a); i <= last; ++i) {
+      if (tokens_[i].getType() == antlr4::Token::EOF) break;
+      out += tokens_[i].getText();
+    }
+    return out;
+  }
+  std::string getText() override {
+    return getText(antlr4::misc::Interval(size_t{0}, tokens_.size() - 1));
+  }
+  std::string getText(antlr4::RuleContext* ctx) override {
+    return getText(ctx->getSourceInterval());
+  }
+  std::string getText(antlr4::Token* start, antlr4::Token* stop) override {
+    if (start == nullptr || stop == nullptr) return {};
+    return getText(antlr4::misc::Interval(start->getTokenIndex(), stop->getTokenIndex()));
+  }
+
+  void consume() override {
+    if (LA(1) == antlr4::Token::EOF) throw antlr4::IllegalStateException("cannot consume EOF");
+    ++p_;
+  }
+  size_t LA(ssize_t i) override { return LT(i)->getType(); }
+  ssize_t mark() override { return 0; }
+  void release(ssize_t /*marker*/) override {}
+  size_t index() override { return p_; }
+  void seek(size_t index) override { p_ = std::min(index, tokens_.size() - 1); }
+  size_t size() override { return tokens_.size(); }
+  std::string getSourceName() const override { return "jr2"; }
+
+ private:
+  antlr4::Token* at(size_t i) const { return const_cast<Jr2Token*>(&tokens_.at(i)); }
+
+  const Tokens& tokens_;
+  size_t p_ = 0;
+};
 
 bool IsWordByte(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
@@ -383,8 +442,8 @@ Tokens Lex(const SourceFile& file, size_t* codePoints) {
     const auto byteBegin = static_cast<uint32_t>(i);
     advance(end);
     if (hidden) continue;
-    out.push_back(std::make_unique<Jr2Token>(&file, type, byteBegin, static_cast<uint32_t>(end),
-                                             start, cp - 1, tokenLine, column));
+    out.emplace_back(&file, type, byteBegin, static_cast<uint32_t>(end), start, cp - 1, tokenLine,
+                     column);
   }
   *codePoints = cp;
   return out;
@@ -647,7 +706,7 @@ Tokens FilterTokens(Tokens tokens, const SourceFile& file, Diagnostics& diags, b
   out.reserve(tokens.size());
   size_t hashLine = 0;  // the line of a `#` "comment": the rest of it is dropped, said once
   for (auto& token : tokens) {
-    Jr2Token* t = token.get();
+    Jr2Token* t = &token;
     if (hashLine != 0 && t->getLine() == hashLine) continue;
     const size_t type = t->getType();
     // Only the error tokens need a look at their text or range; most tokens pass straight on.
@@ -731,7 +790,7 @@ Tokens FilterTokens(Tokens tokens, const SourceFile& file, Diagnostics& diags, b
 void RecoverTokens(Tokens& tokens, const SourceFile& file, Diagnostics& diags) {
   std::vector<Jr2Token*> code;  // the tokens, in order (all on the default channel)
   code.reserve(tokens.size());
-  for (auto& t : tokens) code.push_back(t.get());
+  for (auto& t : tokens) code.push_back(&t);
   auto type = [&](size_t i) -> size_t {
     return i < code.size() ? code[i]->getType() : antlr4::Token::EOF;
   };
@@ -779,8 +838,8 @@ void RecoverTokens(Tokens& tokens, const SourceFile& file, Diagnostics& diags) {
   std::set<size_t> renamed;  // keywords that name a parameter or `var` of this declaration
   int braces = 0;
   int parens = 0;
-  bool paramList = false;                             // inside the parameter list of a declaration
-  std::vector<std::pair<size_t, Jr2Token*>> inserts;  // (index in `code`, token)
+  bool paramList = false;                            // inside the parameter list of a declaration
+  std::vector<std::pair<size_t, Jr2Token>> inserts;  // (index in `code`, token)
   for (size_t i = 0; i < code.size(); ++i) {
     const size_t t = type(i);
     if (braces == 0 && parens == 0 && topLevel(t)) {
@@ -818,12 +877,11 @@ void RecoverTokens(Tokens& tokens, const SourceFile& file, Diagnostics& diags) {
               diags.emit(diag::SyntaxMissingDispatch, at, target)
                   .fix(SourceRange::point(file.id(), at.begin), "dispatch ");
               const Jr2Token* before = code[name];
-              auto* d = new Jr2Token(nullptr, Jr2Lexer::DISPATCH, 0, 0, before->getStartIndex(),
-                                     before->getStartIndex() - 1,
-                                     static_cast<uint32_t>(before->getLine()),
-                                     static_cast<uint32_t>(before->getCharPositionInLine()));
-              d->setText("dispatch");
-              inserts.emplace_back(name, d);
+              Jr2Token d(nullptr, Jr2Lexer::DISPATCH, 0, 0, before->getStartIndex(),
+                         before->getStartIndex() - 1, static_cast<uint32_t>(before->getLine()),
+                         static_cast<uint32_t>(before->getCharPositionInLine()));
+              d.setText("dispatch");
+              inserts.emplace_back(name, std::move(d));
             }
           }
         }
@@ -862,16 +920,12 @@ void RecoverTokens(Tokens& tokens, const SourceFile& file, Diagnostics& diags) {
       code[i]->setType(Jr2Lexer::IDENT);
     }
   }
-  // Insert the `dispatch` tokens, last first so the earlier positions stay right.
+  // Insert the `dispatch` tokens, last first so the earlier positions stay right (`code` holds
+  // every token, so its indices are the vector's; its pointers are stale after an insert).
   for (auto it = inserts.rbegin(); it != inserts.rend(); ++it) {
-    const Jr2Token* at = code[it->first];
-    auto pos = std::find_if(tokens.begin(), tokens.end(),
-                            [&](const std::unique_ptr<Jr2Token>& t) { return t.get() == at; });
-    tokens.insert(pos, std::unique_ptr<Jr2Token>(it->second));
+    tokens.insert(tokens.begin() + static_cast<ptrdiff_t>(it->first), std::move(it->second));
   }
-  for (size_t i = 0; i < tokens.size(); ++i) {
-    tokens[i]->setTokenIndex(i);
-  }
+  for (size_t i = 0; i < tokens.size(); ++i) tokens[i].setTokenIndex(i);
 }
 
 // Reports unclosed brackets (at the opener, with a fix-it at the end of the file) and refuses
@@ -904,32 +958,31 @@ bool CheckNesting(const Tokens& tokens, const SourceFile& file, Diagnostics& dia
   // of fields (`a: string?` on each line) never add up.
   int conditionalRun = 0;
   for (const auto& token : tokens) {
-    const size_t type = token->getType();
-    if (token->getChannel() != antlr4::Token::DEFAULT_CHANNEL) continue;
+    const size_t type = token.getType();
+    if (token.getChannel() != antlr4::Token::DEFAULT_CHANNEL) continue;
     if (type == Jr2Lexer::QUESTION) {
       if (++conditionalRun > kMaxNesting) {
-        diags.emit(diag::SyntaxTooDeep, RangeOf(file, token.get()),
-                   "conditional expressions (`?:`)", kMaxNesting);
+        diags.emit(diag::SyntaxTooDeep, RangeOf(file, &token), "conditional expressions (`?:`)",
+                   kMaxNesting);
         return false;
       }
     } else if (conditionalRun > 0 && type != Jr2Lexer::COLON) {
       bool first = false;
-      lineIndent(token.get(), &first);
+      lineIndent(&token, &first);
       if (first) conditionalRun = 0;
     }
     if (type == Jr2Lexer::BANG || type == Jr2Lexer::MINUS) {
       if (++prefixRun > kMaxNesting) {
-        diags.emit(diag::SyntaxTooDeep, RangeOf(file, token.get()), "prefix operators",
-                   kMaxNesting);
+        diags.emit(diag::SyntaxTooDeep, RangeOf(file, &token), "prefix operators", kMaxNesting);
         return false;
       }
     } else {
       prefixRun = 0;
     }
     if (type == Jr2Lexer::LBRACE || type == Jr2Lexer::LPAREN || type == Jr2Lexer::LBRACK) {
-      stack.push_back({type, token.get(), lineIndent(token.get(), nullptr)});
+      stack.push_back({type, &token, lineIndent(&token, nullptr)});
       if (stack.size() > static_cast<size_t>(kMaxNesting)) {
-        diags.emit(diag::SyntaxTooDeep, RangeOf(file, token.get()), "brackets", kMaxNesting);
+        diags.emit(diag::SyntaxTooDeep, RangeOf(file, &token), "brackets", kMaxNesting);
         return false;
       }
     } else if (type == Jr2Lexer::RBRACE || type == Jr2Lexer::RPAREN || type == Jr2Lexer::RBRACK) {
@@ -937,7 +990,7 @@ bool CheckNesting(const Tokens& tokens, const SourceFile& file, Diagnostics& dia
                           : type == Jr2Lexer::RPAREN ? Jr2Lexer::LPAREN
                                                      : Jr2Lexer::LBRACK;
       bool first = false;
-      const uint32_t indent = lineIndent(token.get(), &first);
+      const uint32_t indent = lineIndent(&token, &first);
       // A `}` that starts its line belongs to the nearest `{` whose line is indented no deeper:
       // an opener indented deeper than the closer, with such a `{` below it, lost its own `}`.
       if (type == Jr2Lexer::RBRACE && first && !misplaced) {
@@ -946,7 +999,7 @@ bool CheckNesting(const Tokens& tokens, const SourceFile& file, Diagnostics& dia
                std::any_of(stack.begin(), stack.end() - 1, [&](const Open& o) {
                  return o.type == Jr2Lexer::LBRACE && o.indent <= indent;
                })) {
-          if (!misplaced) misplaced = stack.back(), closedBy = token.get();
+          if (!misplaced) misplaced = stack.back(), closedBy = &token;
           stack.pop_back();
         }
       }
@@ -962,14 +1015,13 @@ bool CheckNesting(const Tokens& tokens, const SourceFile& file, Diagnostics& dia
     const antlr4::Token* endsBefore = closedBy;
     bool after = false;
     for (const auto& t : tokens) {
-      if (t.get() == misplaced->token) after = true;
-      if (!after || t.get() == misplaced->token ||
-          t->getChannel() != antlr4::Token::DEFAULT_CHANNEL)
+      if (&t == misplaced->token) after = true;
+      if (!after || &t == misplaced->token || t.getChannel() != antlr4::Token::DEFAULT_CHANNEL)
         continue;
       bool first = false;
-      const uint32_t indent = lineIndent(t.get(), &first);
+      const uint32_t indent = lineIndent(&t, &first);
       if (first && indent <= misplaced->indent) {
-        endsBefore = t.get();
+        endsBefore = &t;
         break;
       }
     }
@@ -996,7 +1048,7 @@ bool CheckNesting(const Tokens& tokens, const SourceFile& file, Diagnostics& dia
     // where the author lost the bracket.
     const antlr4::Token* last = open.token;
     for (const auto& t : tokens) {
-      if (t->getChannel() == antlr4::Token::DEFAULT_CHANNEL) last = t.get();
+      if (t.getChannel() == antlr4::Token::DEFAULT_CHANNEL) last = &t;
     }
     diags.emit(diag::SyntaxUnclosed, RangeOf(file, open.token), opener, closer, what)
         .fix(SourceRange::point(file.id(), end), closer)
@@ -1028,19 +1080,12 @@ std::unique_ptr<ast::File> Parse(const SourceFile& file, Diagnostics& diags) {
     return empty;
   }
 
-  // The parser needs an EOF token at the end (and ListTokenSource refuses an empty list, as an
-  // empty file or one whose only token was filtered out would give).
-  std::vector<std::unique_ptr<antlr4::Token>> streamTokens;
-  streamTokens.reserve(tokens.size() + 1);
-  for (auto& t : tokens) streamTokens.push_back(std::move(t));
-  tokens = Tokens();
-  auto eof = std::make_unique<Jr2Token>(nullptr, antlr4::Token::EOF, 0, 0, codePoints,
-                                        codePoints - 1, 0, 0);
-  eof->setText("<EOF>");
-  eof->setTokenIndex(streamTokens.size());
-  streamTokens.push_back(std::move(eof));
-  antlr4::ListTokenSource source(std::move(streamTokens));
-  antlr4::CommonTokenStream stream(&source);
+  // The parser needs an EOF token at the end.
+  Jr2Token& eof =
+      tokens.emplace_back(nullptr, antlr4::Token::EOF, 0, 0, codePoints, codePoints - 1, 0, 0);
+  eof.setText("<EOF>");
+  eof.setTokenIndex(tokens.size() - 1);
+  TokenVectorStream stream(tokens);
   Jr2Parser parser(&stream);
   parser.removeErrorListeners();
 
