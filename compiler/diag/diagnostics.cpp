@@ -58,14 +58,6 @@ Diagnostics::Builder Diagnostics::add(diag::Kind kind, SourceRange range, std::s
   return Builder(&diags_.back());
 }
 
-void Diagnostics::truncate(size_t count) {
-  while (diags_.size() > count) {
-    if (diags_.back().severity == Severity::kError) --errors_;
-    if (diags_.back().severity == Severity::kWarning) --warnings_;
-    diags_.pop_back();
-  }
-}
-
 void Diagnostics::sortByLocation() {
   std::stable_sort(diags_.begin(), diags_.end(), [](const Diagnostic& a, const Diagnostic& b) {
     if (a.range.file != b.range.file) return a.range.file < b.range.file;

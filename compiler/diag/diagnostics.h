@@ -145,9 +145,6 @@ class Diagnostics {
   const std::vector<Diagnostic>& all() const { return diags_; }
   // Sorts by file, then offset, keeping emission order for ties.
   void sortByLocation();
-  // Drops the diagnostics after the first `count`: a phase that starts over (the parse that
-  // falls back from SLL to LL) takes back what it had said.
-  void truncate(size_t count);
 
  private:
   Builder add(diag::Kind kind, SourceRange range, std::string message);

@@ -69,9 +69,9 @@ class Jr2Token : public antlr4::WritableToken {
   Jr2Token(const SourceFile* file, size_t type, uint32_t byteBegin, uint32_t byteEnd, size_t start,
            size_t stop, uint32_t line, uint32_t column)
       : file_(file),
-        start_(start),
-        stop_(stop),
-        type_(type),
+        start_(static_cast<uint32_t>(start)),
+        length_(static_cast<uint32_t>(stop + 1 - start)),
+        type_(static_cast<uint32_t>(type)),
         byteBegin_(byteBegin),
         byteEnd_(byteEnd),
         line_(line),
@@ -82,37 +82,40 @@ class Jr2Token : public antlr4::WritableToken {
     if (file_ == nullptr) return {};
     return std::string(file_->text().substr(byteBegin_, byteEnd_ - byteBegin_));
   }
-  size_t getType() const override { return type_; }
+  size_t getType() const override { return type_ == kEof ? antlr4::Token::EOF : type_; }
   size_t getLine() const override { return line_; }
   size_t getCharPositionInLine() const override { return column_; }
   size_t getChannel() const override { return DEFAULT_CHANNEL; }
   size_t getTokenIndex() const override { return index_; }
   size_t getStartIndex() const override { return start_; }
-  size_t getStopIndex() const override { return stop_; }
+  // start - 1 for an empty token, as in ANTLR (SIZE_MAX for one at 0).
+  size_t getStopIndex() const override { return size_t{start_} + length_ - 1; }
   antlr4::TokenSource* getTokenSource() const override;
   antlr4::CharStream* getInputStream() const override { return nullptr; }
   std::string toString() const override {
-    return fmt::format("[@{},{}:{}='{}',<{}>,{}:{}]", index_, start_, stop_, getText(), type_,
-                       line_, column_);
+    return fmt::format("[@{},{}:{}='{}',<{}>,{}:{}]", index_, start_, getStopIndex(), getText(),
+                       getType(), line_, column_);
   }
 
   // Only the token filter rewrites text (an unterminated string gets its closing quote).
   void setText(const std::string& text) override { text_ = std::make_unique<std::string>(text); }
-  void setType(size_t type) override { type_ = type; }
+  void setType(size_t type) override { type_ = static_cast<uint32_t>(type); }
   void setLine(size_t line) override { line_ = static_cast<uint32_t>(line); }
   void setCharPositionInLine(size_t pos) override { column_ = static_cast<uint32_t>(pos); }
   void setChannel(size_t /*channel*/) override {}
-  void setTokenIndex(size_t index) override { index_ = index; }
-  void setStartIndex(size_t start) { start_ = start; }
-  void setStopIndex(size_t stop) { stop_ = stop; }
+  void setTokenIndex(size_t index) override { index_ = static_cast<uint32_t>(index); }
 
  private:
+  // 32-bit fields: a file is at most 8 MiB (SourceManager::kMaxFileBytes), and there is one
+  // token object per token of the file, all alive during the parse.
+  static constexpr uint32_t kEof = static_cast<uint32_t>(antlr4::Token::EOF);
+
   const SourceFile* file_;
   std::unique_ptr<std::string> text_;  // set only when the text differs from the source's
-  size_t start_;
-  size_t stop_;  // start - 1 for an empty token, as in ANTLR
-  size_t index_ = 0;
-  size_t type_;  // size_t: Token::EOF is SIZE_MAX
+  uint32_t start_;                     // in code points
+  uint32_t length_;                    // in code points
+  uint32_t index_ = 0;
+  uint32_t type_;
   uint32_t byteBegin_;
   uint32_t byteEnd_;
   uint32_t line_;
@@ -701,9 +704,14 @@ class ErrorStrategy : public antlr4::DefaultErrorStrategy {
 // parse that follows sees a plausible program. Returns the tokens the parser should see.
 // `swallowed` is set when a token ran to the end of the file (an unterminated text block or
 // comment), so what follows it was never seen as code.
-Tokens FilterTokens(Tokens tokens, const SourceFile& file, Diagnostics& diags, bool* swallowed) {
-  Tokens out;
-  out.reserve(tokens.size());
+// Works in place (the kept tokens move down over the dropped ones): a second vector of tokens
+// would double the peak.
+void FilterTokens(Tokens& tokens, const SourceFile& file, Diagnostics& diags, bool* swallowed) {
+  size_t kept = 0;
+  auto keep = [&](Jr2Token& t) {
+    if (&tokens[kept] != &t) tokens[kept] = std::move(t);
+    ++kept;
+  };
   size_t hashLine = 0;  // the line of a `#` "comment": the rest of it is dropped, said once
   for (auto& token : tokens) {
     Jr2Token* t = &token;
@@ -712,7 +720,7 @@ Tokens FilterTokens(Tokens tokens, const SourceFile& file, Diagnostics& diags, b
     // Only the error tokens need a look at their text or range; most tokens pass straight on.
     if (type < Jr2Lexer::SEMI || (type > Jr2Lexer::SEMI && type < Jr2Lexer::BAD_NUMBER) ||
         type == Jr2Lexer::TEXT_BLOCK || type == Jr2Lexer::STRING || type == Jr2Lexer::IDENT) {
-      out.push_back(std::move(token));
+      keep(token);
       continue;
     }
     const SourceRange range = RangeOf(file, t);
@@ -775,9 +783,9 @@ Tokens FilterTokens(Tokens tokens, const SourceFile& file, Diagnostics& diags, b
       default:
         break;
     }
-    out.push_back(std::move(token));
+    keep(token);
   }
-  return out;
+  tokens.erase(tokens.begin() + static_cast<ptrdiff_t>(kept), tokens.end());
 }
 
 // Two mistakes that would otherwise be reported again at every later token, rewritten in the
@@ -1071,7 +1079,8 @@ std::unique_ptr<ast::File> Parse(const SourceFile& file, Diagnostics& diags) {
 
   bool swallowed = false;
   size_t codePoints = 0;
-  Tokens tokens = FilterTokens(Lex(file, &codePoints), file, diags, &swallowed);
+  Tokens tokens = Lex(file, &codePoints);
+  FilterTokens(tokens, file, diags, &swallowed);
   RecoverTokens(tokens, file, diags);
   bool eofReported = swallowed;
   if (!CheckNesting(tokens, file, diags, swallowed, &eofReported)) {
@@ -1094,14 +1103,17 @@ std::unique_ptr<ast::File> Parse(const SourceFile& file, Diagnostics& diags) {
   // declaration's parse tree is turned into AST and freed before the next is parsed: the trees of
   // the whole file were the largest part of the peak memory of a check (about 10 MB of 24 for a
   // 266 KB file). SLL predicts without the outer context, so the trees are the ones `file()` made.
+  // The builder reports into `built`: a file it has something to say about (a "mistake"
+  // alternative, an empty file), like one that fails to parse, takes the whole-file path below,
+  // which says it exactly as before.
   parser.getInterpreter<antlr4::atn::ParserATNSimulator>()->setPredictionMode(
       antlr4::atn::PredictionMode::SLL);
   parser.setErrorHandler(std::make_shared<antlr4::BailErrorStrategy>());
-  const size_t diagsBefore = diags.all().size();
   {
-    AstBuilder builder(file, diags);
+    Diagnostics built;
+    AstBuilder builder(file, built);
     try {
-      bool declSeen = false;  // an `import` after a declaration is a syntax error, left to stage 2
+      bool declSeen = false;  // an `import` after a declaration is a syntax error
       while (stream.LA(1) != antlr4::Token::EOF) {
         if (!declSeen && stream.LA(1) == Jr2Lexer::IMPORT) {
           builder.addImport(parser.importDecl());
@@ -1111,20 +1123,29 @@ std::unique_ptr<ast::File> Parse(const SourceFile& file, Diagnostics& diags) {
         }
         parser.getTreeTracker().reset();
       }
-      return builder.finish();
+      std::unique_ptr<ast::File> ast = builder.finish();
+      if (built.all().empty()) return ast;
     } catch (const antlr4::ParseCancellationException&) {
-      // Stage 2 parses and builds it all again: take back what the builder said so far.
-      diags.truncate(diagsBefore);
     }
   }
-  // Stage 2: full LL with our error strategy, which reports in words and recovers.
-  const size_t errorsBefore = diags.errorCount();
   stream.seek(0);
   parser.reset();
-  parser.getInterpreter<antlr4::atn::ParserATNSimulator>()->setPredictionMode(
-      antlr4::atn::PredictionMode::LL);
-  parser.setErrorHandler(std::make_shared<ErrorStrategy>(file, diags, eofReported));
-  Jr2Parser::FileContext* tree = parser.file();
+  Jr2Parser::FileContext* tree = nullptr;
+  try {
+    tree = parser.file();
+  } catch (const antlr4::ParseCancellationException&) {
+    tree = nullptr;
+  }
+  const size_t errorsBefore = diags.errorCount();
+  if (tree == nullptr) {
+    // Stage 2: full LL with our error strategy, which reports in words and recovers.
+    stream.seek(0);
+    parser.reset();
+    parser.getInterpreter<antlr4::atn::ParserATNSimulator>()->setPredictionMode(
+        antlr4::atn::PredictionMode::LL);
+    parser.setErrorHandler(std::make_shared<ErrorStrategy>(file, diags, eofReported));
+    tree = parser.file();
+  }
   return BuildAst(tree, file, diags, diags.errorCount() > errorsBefore);
 }
 
