@@ -16,6 +16,25 @@ namespace jr2::syntax {
 std::unique_ptr<ast::File> BuildAst(gen::Jr2Parser::FileContext* tree, const SourceFile& file,
                                     Diagnostics& diags, bool treeHasErrors);
 
+// Builds the AST one top-level declaration at a time, for the parse that goes a declaration at a
+// time and frees each one's parse tree once it is built. Same AST and diagnostics as BuildAst on a
+// tree with no errors.
+class AstBuilder {
+ public:
+  AstBuilder(const SourceFile& file, Diagnostics& diags);
+  ~AstBuilder();
+  AstBuilder(const AstBuilder&) = delete;
+  AstBuilder& operator=(const AstBuilder&) = delete;
+
+  void addImport(gen::Jr2Parser::ImportDeclContext* imp);
+  void addDecl(gen::Jr2Parser::DeclContext* decl);
+  std::unique_ptr<ast::File> finish();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
 // The byte range of one token / one parse-tree node in `file`.
 SourceRange RangeOf(const SourceFile& file, const antlr4::Token* token);
 SourceRange RangeOf(const SourceFile& file, antlr4::ParserRuleContext* ctx);

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <iterator>
 #include <optional>
 #include <set>
 #include <string>
@@ -50,6 +51,406 @@ SourceRange RangeOf(const SourceFile& file, antlr4::ParserRuleContext* ctx) {
 }
 
 namespace {
+
+// ---- the lexer ---------------------------------------------------------------------------------
+//
+// A hand-written scanner for grammar/Jr2Lexer.g4, which stays the specification: same token
+// types, the longest match, ties to the rule written first. ANTLR's generated lexer walked its
+// DFA one code point at a time under a lock and made a 112-byte CommonToken (plus a UTF-32 copy
+// of the whole file) for every token, whitespace and comments included: a third of the
+// instructions of `jr2c check` and over a third of its peak heap. This one reads the UTF-8 bytes
+// in place and never makes the whitespace and comment tokens (the grammar's HIDDEN channel),
+// which no later pass looks at.
+
+// A token that points into the source text instead of holding a copy of it. Positions are code
+// point indices, as ANTLR's are, so RangeOf reads every token the same way.
+class Jr2Token : public antlr4::WritableToken {
+ public:
+  Jr2Token(const SourceFile* file, size_t type, uint32_t byteBegin, uint32_t byteEnd, size_t start,
+           size_t stop, uint32_t line, uint32_t column)
+      : file_(file),
+        start_(static_cast<uint32_t>(start)),
+        length_(static_cast<uint32_t>(stop + 1 - start)),
+        type_(static_cast<uint32_t>(type)),
+        byteBegin_(byteBegin),
+        byteEnd_(byteEnd),
+        line_(line),
+        column_(column) {}
+
+  std::string getText() const override {
+    if (text_) return *text_;
+    if (file_ == nullptr) return {};
+    return std::string(file_->text().substr(byteBegin_, byteEnd_ - byteBegin_));
+  }
+  size_t getType() const override { return type_ == kEof ? antlr4::Token::EOF : type_; }
+  size_t getLine() const override { return line_; }
+  size_t getCharPositionInLine() const override { return column_; }
+  size_t getChannel() const override { return DEFAULT_CHANNEL; }
+  size_t getTokenIndex() const override { return index_; }
+  size_t getStartIndex() const override { return start_; }
+  // start - 1 for an empty token, as in ANTLR (SIZE_MAX for one at 0).
+  size_t getStopIndex() const override { return size_t{start_} + length_ - 1; }
+  antlr4::TokenSource* getTokenSource() const override;
+  antlr4::CharStream* getInputStream() const override { return nullptr; }
+  std::string toString() const override {
+    return fmt::format("[@{},{}:{}='{}',<{}>,{}:{}]", index_, start_, getStopIndex(), getText(),
+                       getType(), line_, column_);
+  }
+
+  // Only the token filter rewrites text (an unterminated string gets its closing quote).
+  void setText(const std::string& text) override { text_ = std::make_unique<std::string>(text); }
+  void setType(size_t type) override { type_ = static_cast<uint32_t>(type); }
+  void setLine(size_t line) override { line_ = static_cast<uint32_t>(line); }
+  void setCharPositionInLine(size_t pos) override { column_ = static_cast<uint32_t>(pos); }
+  void setChannel(size_t /*channel*/) override {}
+  void setTokenIndex(size_t index) override { index_ = static_cast<uint32_t>(index); }
+
+ private:
+  // 32-bit fields: a file is at most 8 MiB (SourceManager::kMaxFileBytes), and there is one
+  // token object per token of the file, all alive during the parse.
+  static constexpr uint32_t kEof = static_cast<uint32_t>(antlr4::Token::EOF);
+
+  const SourceFile* file_;
+  std::unique_ptr<std::string> text_;  // set only when the text differs from the source's
+  uint32_t start_;                     // in code points
+  uint32_t length_;                    // in code points
+  uint32_t index_ = 0;
+  uint32_t type_;
+  uint32_t byteBegin_;
+  uint32_t byteEnd_;
+  uint32_t line_;
+  uint32_t column_;
+};
+
+// ANTLR's error recovery asks the current token for its source when it makes a "missing" token
+// (DefaultErrorStrategy::getMissingSymbol); that token's text is given, so no stream is needed.
+class NoTokenSource : public antlr4::TokenSource {
+ public:
+  std::unique_ptr<antlr4::Token> nextToken() override { return nullptr; }
+  size_t getLine() const override { return 0; }
+  size_t getCharPositionInLine() override { return 0; }
+  antlr4::CharStream* getInputStream() override { return nullptr; }
+  std::string getSourceName() override { return "jr2"; }
+  antlr4::TokenFactory<antlr4::CommonToken>* getTokenFactory() override {
+    return antlr4::CommonTokenFactory::DEFAULT.get();
+  }
+};
+
+antlr4::TokenSource* Jr2Token::getTokenSource() const {
+  static NoTokenSource source;
+  return &source;
+}
+
+// The tokens of one file, in one block: a token is not an allocation of its own.
+using Tokens = std::vector<Jr2Token>;
+
+// The parser's token stream over Tokens, which end with EOF. ANTLR's CommonTokenStream wants each
+// token as a heap object it owns (and a ListTokenSource to hand them over one by one); this one
+// reads the vector in place. Every token is on the default channel (the lexer never made the
+// others), so looking ahead or back is indexing.
+class TokenVectorStream : public antlr4::TokenStream {
+ public:
+  explicit TokenVectorStream(const Tokens& tokens) : tokens_(tokens) {}
+
+  antlr4::Token* LT(ssize_t k) override {
+    if (k == 0) return nullptr;
+    if (k < 0) {
+      if (static_cast<ssize_t>(p_) + k < 0) return nullptr;
+      return at(p_ + k);
+    }
+    return at(std::min(p_ + k - 1, tokens_.size() - 1));  // EOF repeats at the end
+  }
+  antlr4::Token* get(size_t index) const override { return at(index); }
+  antlr4::TokenSource* getTokenSource() const override { return tokens_.back().getTokenSource(); }
+  std::string getText(const antlr4::misc::Interval& interval) override {
+    if (interval.a < 0 || interval.b < 0) return {};
+    std::string out;
+    const auto last = std::min(static_cast<size_t>(interval.b), tokens_.size() - 1);
+    for (auto i = static_cast<size_t>(interval.a); i <= last; ++i) {
+      if (tokens_[i].getType() == antlr4::Token::EOF) break;
+      out += tokens_[i].getText();
+    }
+    return out;
+  }
+  std::string getText() override {
+    return getText(antlr4::misc::Interval(size_t{0}, tokens_.size() - 1));
+  }
+  std::string getText(antlr4::RuleContext* ctx) override {
+    return getText(ctx->getSourceInterval());
+  }
+  std::string getText(antlr4::Token* start, antlr4::Token* stop) override {
+    if (start == nullptr || stop == nullptr) return {};
+    return getText(antlr4::misc::Interval(start->getTokenIndex(), stop->getTokenIndex()));
+  }
+
+  void consume() override {
+    if (LA(1) == antlr4::Token::EOF) throw antlr4::IllegalStateException("cannot consume EOF");
+    ++p_;
+  }
+  size_t LA(ssize_t i) override { return LT(i)->getType(); }
+  ssize_t mark() override { return 0; }
+  void release(ssize_t /*marker*/) override {}
+  size_t index() override { return p_; }
+  void seek(size_t index) override { p_ = std::min(index, tokens_.size() - 1); }
+  size_t size() override { return tokens_.size(); }
+  std::string getSourceName() const override { return "jr2"; }
+
+ private:
+  antlr4::Token* at(size_t i) const { return const_cast<Jr2Token*>(&tokens_.at(i)); }
+
+  const Tokens& tokens_;
+  size_t p_ = 0;
+};
+
+bool IsWordByte(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
+bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+
+// The keywords of grammar/Jr2Lexer.g4 (IMPORT … NULL_KW); a keyword wins its tie with IDENT.
+size_t KeywordOrIdent(std::string_view word) {
+  static constexpr std::pair<std::string_view, size_t> kKeywords[] = {
+      {"import", Jr2Lexer::IMPORT},  {"type", Jr2Lexer::TYPE},
+      {"event", Jr2Lexer::EVENT},    {"agent", Jr2Lexer::AGENT},
+      {"source", Jr2Lexer::SOURCE},  {"machine", Jr2Lexer::MACHINE},
+      {"pool", Jr2Lexer::POOL},      {"workflow", Jr2Lexer::WORKFLOW},
+      {"state", Jr2Lexer::STATE},    {"initial", Jr2Lexer::INITIAL},
+      {"final", Jr2Lexer::FINAL},    {"parallel", Jr2Lexer::PARALLEL},
+      {"on", Jr2Lexer::ON},          {"after", Jr2Lexer::AFTER},
+      {"always", Jr2Lexer::ALWAYS},  {"entry", Jr2Lexer::ENTRY},
+      {"exit", Jr2Lexer::EXIT},      {"invoke", Jr2Lexer::INVOKE},
+      {"gate", Jr2Lexer::GATE},      {"as", Jr2Lexer::AS},
+      {"if", Jr2Lexer::IF},          {"fail", Jr2Lexer::FAIL},
+      {"output", Jr2Lexer::OUTPUT},  {"var", Jr2Lexer::VAR},
+      {"extern", Jr2Lexer::EXTERN},  {"dispatch", Jr2Lexer::DISPATCH},
+      {"of", Jr2Lexer::OF},          {"done", Jr2Lexer::DONE},
+      {"error", Jr2Lexer::ERROR_KW}, {"true", Jr2Lexer::TRUE_KW},
+      {"false", Jr2Lexer::FALSE_KW}, {"null", Jr2Lexer::NULL_KW},
+  };
+  static_assert(std::size(kKeywords) == Jr2Lexer::NULL_KW - Jr2Lexer::IMPORT + 1);
+  if (word.size() < 2 || word.size() > 8) return Jr2Lexer::IDENT;
+  for (const auto& [keyword, type] : kKeywords) {
+    if (keyword == word) return type;
+  }
+  return Jr2Lexer::IDENT;
+}
+
+// Splits `file` (valid UTF-8, checked before) into the tokens of the default channel.
+// `codePoints` is set to the length of the text in code points, where the EOF token stands.
+Tokens Lex(const SourceFile& file, size_t* codePoints) {
+  const std::string_view s = file.text();
+  const size_t n = s.size();
+  Tokens out;
+  out.reserve(n / 5 + 16);
+  size_t i = 0;          // byte offset
+  size_t cp = 0;         // code point index of byte i
+  uint32_t line = 1;     // ANTLR counts `\n` only
+  size_t lineStart = 0;  // code point index where the line starts
+  // Advances over [i, to), keeping the code point index and the line.
+  auto advance = [&](size_t to) {
+    for (; i < to; ++i) {
+      const auto c = static_cast<unsigned char>(s[i]);
+      if ((c & 0xC0) == 0x80) continue;
+      ++cp;
+      if (c == '\n') ++line, lineStart = cp;
+    }
+  };
+  // The end of the code point that starts at byte `at`.
+  auto nextCodePoint = [&](size_t at) {
+    ++at;
+    while (at < n && (static_cast<unsigned char>(s[at]) & 0xC0) == 0x80) ++at;
+    return at;
+  };
+  auto find = [&](std::string_view what, size_t from) { return s.find(what, from); };
+  // ANTLRInputStream drops a leading byte order mark before counting code points; so does this,
+  // so that every position stays what it was.
+  if (s.substr(0, 3) == "\xEF\xBB\xBF") i = 3;
+  while (i < n) {
+    const char c = s[i];
+    if (c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\f') {
+      size_t j = i + 1;
+      while (j < n && (s[j] == ' ' || s[j] == '\t' || s[j] == '\r' || s[j] == '\n' || s[j] == '\f'))
+        ++j;
+      advance(j);
+      continue;
+    }
+    const char c1 = i + 1 < n ? s[i + 1] : '\0';
+    size_t type = Jr2Lexer::BAD_CHAR;
+    size_t end = i + 1;
+    bool hidden = false;
+    if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_') {
+      while (end < n && IsWordByte(s[end])) ++end;
+      type = KeywordOrIdent(s.substr(i, end - i));
+    } else if (IsDigit(c)) {
+      // DURATION, DECIMAL, INT and BAD_NUMBER all start with digits: the longest wins, a tie
+      // goes to the rule written first (DURATION, DECIMAL, INT, BAD_NUMBER).
+      size_t digits = i;
+      while (digits < n && IsDigit(s[digits])) ++digits;
+      size_t word = i;  // BAD_NUMBER without a fraction: the whole run of word characters
+      while (word < n && IsWordByte(s[word])) ++word;
+      size_t duration = 0;
+      if (digits + 1 < n && s[digits] == 'm' && s[digits + 1] == 's') {
+        duration = digits + 2;
+      } else if (digits < n &&
+                 (s[digits] == 's' || s[digits] == 'm' || s[digits] == 'h' || s[digits] == 'd')) {
+        duration = digits + 1;
+      }
+      size_t decimal = 0;
+      size_t badFraction = 0;
+      if (digits + 1 < n && s[digits] == '.' && IsDigit(s[digits + 1])) {
+        decimal = digits + 1;
+        while (decimal < n && IsDigit(s[decimal])) ++decimal;
+        size_t w = digits + 1;
+        while (w < n && IsWordByte(s[w])) ++w;
+        if (w - (digits + 1) >= 2) badFraction = w;
+      }
+      const size_t bad = std::max(word - i >= 2 ? word : 0, badFraction);
+      const std::pair<size_t, size_t> candidates[] = {{duration, Jr2Lexer::DURATION},
+                                                      {decimal, Jr2Lexer::DECIMAL},
+                                                      {digits, Jr2Lexer::INT},
+                                                      {bad, Jr2Lexer::BAD_NUMBER}};
+      end = 0;
+      for (const auto& [e, t] : candidates) {
+        if (e > end) end = e, type = t;
+      }
+    } else if (c == '"') {
+      if (c1 == '"' && i + 2 < n && s[i + 2] == '"') {
+        const size_t close = find("\"\"\"", i + 3);
+        if (close != std::string_view::npos) {
+          type = Jr2Lexer::TEXT_BLOCK, end = close + 3;
+        } else {
+          type = Jr2Lexer::UNTERMINATED_TEXT_BLOCK, end = n;
+        }
+      } else {
+        size_t j = i + 1;
+        type = Jr2Lexer::UNTERMINATED_STRING;
+        while (j < n) {
+          const char d = s[j];
+          if (d == '"') {
+            type = Jr2Lexer::STRING, ++j;
+            break;
+          }
+          if (d == '\r' || d == '\n') break;
+          if (d == '\\') {
+            if (j + 1 >= n) break;  // a `\` at the end of the file escapes nothing
+            j = nextCodePoint(j + 1);
+            continue;
+          }
+          j = nextCodePoint(j);
+        }
+        end = j;
+      }
+    } else if (c == '\'') {
+      size_t j = i + 1;
+      while (j < n && s[j] != '\'' && s[j] != '\r' && s[j] != '\n') ++j;
+      if (j < n && s[j] == '\'') type = Jr2Lexer::BAD_SQ_STRING, end = j + 1;
+    } else if (c == '/' && c1 == '/') {
+      size_t j = i + 2;
+      while (j < n && s[j] != '\r' && s[j] != '\n') ++j;
+      hidden = true, end = j;
+    } else if (c == '/' && c1 == '*') {
+      const size_t close = find("*/", i + 2);
+      if (close != std::string_view::npos) {
+        hidden = true, end = close + 2;
+      } else {
+        type = Jr2Lexer::UNTERMINATED_COMMENT, end = n;
+      }
+    } else {
+      auto two = [&](char second, size_t pair, size_t single) {
+        if (c1 == second) {
+          type = pair, end = i + 2;
+        } else {
+          type = single;
+        }
+      };
+      switch (c) {
+        case '-':
+          two('>', Jr2Lexer::ARROW, Jr2Lexer::MINUS);
+          break;
+        case '=':
+          if (c1 == '>') {
+            type = Jr2Lexer::FATARROW, end = i + 2;
+          } else {
+            two('=', Jr2Lexer::EQ, Jr2Lexer::ASSIGN);
+          }
+          break;
+        case '!':
+          two('=', Jr2Lexer::NEQ, Jr2Lexer::BANG);
+          break;
+        case '<':
+          two('=', Jr2Lexer::LE, Jr2Lexer::LT);
+          break;
+        case '>':
+          two('=', Jr2Lexer::GE, Jr2Lexer::GT);
+          break;
+        case '&':
+          two('&', Jr2Lexer::AND, Jr2Lexer::BAD_CHAR);
+          break;
+        case '|':
+          two('|', Jr2Lexer::OR, Jr2Lexer::PIPE);
+          break;
+        case '?':
+          two('?', Jr2Lexer::COALESCE, Jr2Lexer::QUESTION);
+          break;
+        case '+':
+          type = Jr2Lexer::PLUS;
+          break;
+        case '*':
+          type = Jr2Lexer::STAR;
+          break;
+        case '/':
+          type = Jr2Lexer::SLASH;
+          break;
+        case '%':
+          type = Jr2Lexer::PERCENT;
+          break;
+        case ':':
+          type = Jr2Lexer::COLON;
+          break;
+        case ',':
+          type = Jr2Lexer::COMMA;
+          break;
+        case '.':
+          type = Jr2Lexer::DOT;
+          break;
+        case '(':
+          type = Jr2Lexer::LPAREN;
+          break;
+        case ')':
+          type = Jr2Lexer::RPAREN;
+          break;
+        case '{':
+          type = Jr2Lexer::LBRACE;
+          break;
+        case '}':
+          type = Jr2Lexer::RBRACE;
+          break;
+        case '[':
+          type = Jr2Lexer::LBRACK;
+          break;
+        case ']':
+          type = Jr2Lexer::RBRACK;
+          break;
+        case ';':
+          type = Jr2Lexer::SEMI;
+          break;
+        default:
+          end = nextCodePoint(i);
+          break;  // BAD_CHAR: one code point
+      }
+    }
+    const size_t start = cp;
+    const uint32_t tokenLine = line;
+    const auto column = static_cast<uint32_t>(cp - lineStart);
+    const auto byteBegin = static_cast<uint32_t>(i);
+    advance(end);
+    if (hidden) continue;
+    out.emplace_back(&file, type, byteBegin, static_cast<uint32_t>(end), start, cp - 1, tokenLine,
+                     column);
+  }
+  *codePoints = cp;
+  return out;
+}
 
 bool IsKeyword(size_t type) { return type >= Jr2Lexer::IMPORT && type <= Jr2Lexer::NULL_KW; }
 
@@ -303,18 +704,28 @@ class ErrorStrategy : public antlr4::DefaultErrorStrategy {
 // parse that follows sees a plausible program. Returns the tokens the parser should see.
 // `swallowed` is set when a token ran to the end of the file (an unterminated text block or
 // comment), so what follows it was never seen as code.
-std::vector<std::unique_ptr<antlr4::Token>> FilterTokens(
-    std::vector<std::unique_ptr<antlr4::Token>> tokens, const SourceFile& file, Diagnostics& diags,
-    bool* swallowed) {
-  std::vector<std::unique_ptr<antlr4::Token>> out;
-  out.reserve(tokens.size());
+// Works in place (the kept tokens move down over the dropped ones): a second vector of tokens
+// would double the peak.
+void FilterTokens(Tokens& tokens, const SourceFile& file, Diagnostics& diags, bool* swallowed) {
+  size_t kept = 0;
+  auto keep = [&](Jr2Token& t) {
+    if (&tokens[kept] != &t) tokens[kept] = std::move(t);
+    ++kept;
+  };
   size_t hashLine = 0;  // the line of a `#` "comment": the rest of it is dropped, said once
   for (auto& token : tokens) {
-    auto* t = dynamic_cast<antlr4::CommonToken*>(token.get());
+    Jr2Token* t = &token;
     if (hashLine != 0 && t->getLine() == hashLine) continue;
+    const size_t type = t->getType();
+    // Only the error tokens need a look at their text or range; most tokens pass straight on.
+    if (type < Jr2Lexer::SEMI || (type > Jr2Lexer::SEMI && type < Jr2Lexer::BAD_NUMBER) ||
+        type == Jr2Lexer::TEXT_BLOCK || type == Jr2Lexer::STRING || type == Jr2Lexer::IDENT) {
+      keep(token);
+      continue;
+    }
     const SourceRange range = RangeOf(file, t);
     const std::string text = t->getText();
-    switch (t->getType()) {
+    switch (type) {
       case Jr2Lexer::SEMI:
         diags.emit(diag::SyntaxSemicolon, range).fix(range, "");
         continue;
@@ -372,9 +783,9 @@ std::vector<std::unique_ptr<antlr4::Token>> FilterTokens(
       default:
         break;
     }
-    out.push_back(std::move(token));
+    keep(token);
   }
-  return out;
+  tokens.erase(tokens.begin() + static_cast<ptrdiff_t>(kept), tokens.end());
 }
 
 // Two mistakes that would otherwise be reported again at every later token, rewritten in the
@@ -384,14 +795,10 @@ std::vector<std::unique_ptr<antlr4::Token>> FilterTokens(
 //    an expression of the same declaration (`entry.id`, `title: entry`) is read as the name.
 //  - a Pool of runs that forgot `dispatch` (`pool p of w { input: …, wait: true } { … }`):
 //    reported here, once, with the fix, and read as `of dispatch w { … }`.
-void RecoverTokens(std::vector<std::unique_ptr<antlr4::Token>>& tokens, const SourceFile& file,
-                   Diagnostics& diags) {
-  std::vector<antlr4::CommonToken*> code;  // the default channel, in order
-  for (auto& t : tokens) {
-    if (t->getChannel() == antlr4::Token::DEFAULT_CHANNEL) {
-      code.push_back(dynamic_cast<antlr4::CommonToken*>(t.get()));
-    }
-  }
+void RecoverTokens(Tokens& tokens, const SourceFile& file, Diagnostics& diags) {
+  std::vector<Jr2Token*> code;  // the tokens, in order (all on the default channel)
+  code.reserve(tokens.size());
+  for (auto& t : tokens) code.push_back(&t);
   auto type = [&](size_t i) -> size_t {
     return i < code.size() ? code[i]->getType() : antlr4::Token::EOF;
   };
@@ -439,8 +846,8 @@ void RecoverTokens(std::vector<std::unique_ptr<antlr4::Token>>& tokens, const So
   std::set<size_t> renamed;  // keywords that name a parameter or `var` of this declaration
   int braces = 0;
   int parens = 0;
-  bool paramList = false;  // inside the parameter list of a declaration
-  std::vector<std::pair<size_t, antlr4::CommonToken*>> inserts;  // (index in `code`, token)
+  bool paramList = false;                            // inside the parameter list of a declaration
+  std::vector<std::pair<size_t, Jr2Token>> inserts;  // (index in `code`, token)
   for (size_t i = 0; i < code.size(); ++i) {
     const size_t t = type(i);
     if (braces == 0 && parens == 0 && topLevel(t)) {
@@ -477,12 +884,12 @@ void RecoverTokens(std::vector<std::unique_ptr<antlr4::Token>>& tokens, const So
               const SourceRange at = RangeOf(file, code[name]);
               diags.emit(diag::SyntaxMissingDispatch, at, target)
                   .fix(SourceRange::point(file.id(), at.begin), "dispatch ");
-              auto* d = new antlr4::CommonToken(Jr2Lexer::DISPATCH, "dispatch");
-              d->setLine(code[name]->getLine());
-              d->setCharPositionInLine(code[name]->getCharPositionInLine());
-              d->setStartIndex(code[name]->getStartIndex());
-              d->setStopIndex(code[name]->getStartIndex() - 1);
-              inserts.emplace_back(name, d);
+              const Jr2Token* before = code[name];
+              Jr2Token d(nullptr, Jr2Lexer::DISPATCH, 0, 0, before->getStartIndex(),
+                         before->getStartIndex() - 1, static_cast<uint32_t>(before->getLine()),
+                         static_cast<uint32_t>(before->getCharPositionInLine()));
+              d.setText("dispatch");
+              inserts.emplace_back(name, std::move(d));
             }
           }
         }
@@ -521,22 +928,18 @@ void RecoverTokens(std::vector<std::unique_ptr<antlr4::Token>>& tokens, const So
       code[i]->setType(Jr2Lexer::IDENT);
     }
   }
-  // Insert the `dispatch` tokens, last first so the earlier positions stay right.
+  // Insert the `dispatch` tokens, last first so the earlier positions stay right (`code` holds
+  // every token, so its indices are the vector's; its pointers are stale after an insert).
   for (auto it = inserts.rbegin(); it != inserts.rend(); ++it) {
-    const antlr4::Token* at = code[it->first];
-    auto pos = std::find_if(tokens.begin(), tokens.end(),
-                            [&](const std::unique_ptr<antlr4::Token>& t) { return t.get() == at; });
-    tokens.insert(pos, std::unique_ptr<antlr4::Token>(it->second));
+    tokens.insert(tokens.begin() + static_cast<ptrdiff_t>(it->first), std::move(it->second));
   }
-  for (size_t i = 0; i < tokens.size(); ++i) {
-    dynamic_cast<antlr4::CommonToken*>(tokens[i].get())->setTokenIndex(static_cast<ssize_t>(i));
-  }
+  for (size_t i = 0; i < tokens.size(); ++i) tokens[i].setTokenIndex(i);
 }
 
 // Reports unclosed brackets (at the opener, with a fix-it at the end of the file) and refuses
 // nesting deeper than kMaxNesting. Returns false when the file must not be parsed at all.
-bool CheckNesting(const std::vector<std::unique_ptr<antlr4::Token>>& tokens, const SourceFile& file,
-                  Diagnostics& diags, bool swallowed, bool* eofReported) {
+bool CheckNesting(const Tokens& tokens, const SourceFile& file, Diagnostics& diags, bool swallowed,
+                  bool* eofReported) {
   struct Open {
     size_t type;
     const antlr4::Token* token;
@@ -563,32 +966,31 @@ bool CheckNesting(const std::vector<std::unique_ptr<antlr4::Token>>& tokens, con
   // of fields (`a: string?` on each line) never add up.
   int conditionalRun = 0;
   for (const auto& token : tokens) {
-    const size_t type = token->getType();
-    if (token->getChannel() != antlr4::Token::DEFAULT_CHANNEL) continue;
+    const size_t type = token.getType();
+    if (token.getChannel() != antlr4::Token::DEFAULT_CHANNEL) continue;
     if (type == Jr2Lexer::QUESTION) {
       if (++conditionalRun > kMaxNesting) {
-        diags.emit(diag::SyntaxTooDeep, RangeOf(file, token.get()),
-                   "conditional expressions (`?:`)", kMaxNesting);
+        diags.emit(diag::SyntaxTooDeep, RangeOf(file, &token), "conditional expressions (`?:`)",
+                   kMaxNesting);
         return false;
       }
     } else if (conditionalRun > 0 && type != Jr2Lexer::COLON) {
       bool first = false;
-      lineIndent(token.get(), &first);
+      lineIndent(&token, &first);
       if (first) conditionalRun = 0;
     }
     if (type == Jr2Lexer::BANG || type == Jr2Lexer::MINUS) {
       if (++prefixRun > kMaxNesting) {
-        diags.emit(diag::SyntaxTooDeep, RangeOf(file, token.get()), "prefix operators",
-                   kMaxNesting);
+        diags.emit(diag::SyntaxTooDeep, RangeOf(file, &token), "prefix operators", kMaxNesting);
         return false;
       }
     } else {
       prefixRun = 0;
     }
     if (type == Jr2Lexer::LBRACE || type == Jr2Lexer::LPAREN || type == Jr2Lexer::LBRACK) {
-      stack.push_back({type, token.get(), lineIndent(token.get(), nullptr)});
+      stack.push_back({type, &token, lineIndent(&token, nullptr)});
       if (stack.size() > static_cast<size_t>(kMaxNesting)) {
-        diags.emit(diag::SyntaxTooDeep, RangeOf(file, token.get()), "brackets", kMaxNesting);
+        diags.emit(diag::SyntaxTooDeep, RangeOf(file, &token), "brackets", kMaxNesting);
         return false;
       }
     } else if (type == Jr2Lexer::RBRACE || type == Jr2Lexer::RPAREN || type == Jr2Lexer::RBRACK) {
@@ -596,7 +998,7 @@ bool CheckNesting(const std::vector<std::unique_ptr<antlr4::Token>>& tokens, con
                           : type == Jr2Lexer::RPAREN ? Jr2Lexer::LPAREN
                                                      : Jr2Lexer::LBRACK;
       bool first = false;
-      const uint32_t indent = lineIndent(token.get(), &first);
+      const uint32_t indent = lineIndent(&token, &first);
       // A `}` that starts its line belongs to the nearest `{` whose line is indented no deeper:
       // an opener indented deeper than the closer, with such a `{` below it, lost its own `}`.
       if (type == Jr2Lexer::RBRACE && first && !misplaced) {
@@ -605,7 +1007,7 @@ bool CheckNesting(const std::vector<std::unique_ptr<antlr4::Token>>& tokens, con
                std::any_of(stack.begin(), stack.end() - 1, [&](const Open& o) {
                  return o.type == Jr2Lexer::LBRACE && o.indent <= indent;
                })) {
-          if (!misplaced) misplaced = stack.back(), closedBy = token.get();
+          if (!misplaced) misplaced = stack.back(), closedBy = &token;
           stack.pop_back();
         }
       }
@@ -621,14 +1023,13 @@ bool CheckNesting(const std::vector<std::unique_ptr<antlr4::Token>>& tokens, con
     const antlr4::Token* endsBefore = closedBy;
     bool after = false;
     for (const auto& t : tokens) {
-      if (t.get() == misplaced->token) after = true;
-      if (!after || t.get() == misplaced->token ||
-          t->getChannel() != antlr4::Token::DEFAULT_CHANNEL)
+      if (&t == misplaced->token) after = true;
+      if (!after || &t == misplaced->token || t.getChannel() != antlr4::Token::DEFAULT_CHANNEL)
         continue;
       bool first = false;
-      const uint32_t indent = lineIndent(t.get(), &first);
+      const uint32_t indent = lineIndent(&t, &first);
       if (first && indent <= misplaced->indent) {
-        endsBefore = t.get();
+        endsBefore = &t;
         break;
       }
     }
@@ -655,7 +1056,7 @@ bool CheckNesting(const std::vector<std::unique_ptr<antlr4::Token>>& tokens, con
     // where the author lost the bracket.
     const antlr4::Token* last = open.token;
     for (const auto& t : tokens) {
-      if (t->getChannel() == antlr4::Token::DEFAULT_CHANNEL) last = t.get();
+      if (t.getChannel() == antlr4::Token::DEFAULT_CHANNEL) last = &t;
     }
     diags.emit(diag::SyntaxUnclosed, RangeOf(file, open.token), opener, closer, what)
         .fix(SourceRange::point(file.id(), end), closer)
@@ -676,11 +1077,10 @@ std::unique_ptr<ast::File> Parse(const SourceFile& file, Diagnostics& diags) {
     return empty;
   }
 
-  antlr4::ANTLRInputStream input(file.text().data(), file.text().size());
-  Jr2Lexer lexer(&input);
-  lexer.removeErrorListeners();
   bool swallowed = false;
-  auto tokens = FilterTokens(lexer.getAllTokens(), file, diags, &swallowed);
+  size_t codePoints = 0;
+  Tokens tokens = Lex(file, &codePoints);
+  FilterTokens(tokens, file, diags, &swallowed);
   RecoverTokens(tokens, file, diags);
   bool eofReported = swallowed;
   if (!CheckNesting(tokens, file, diags, swallowed, &eofReported)) {
@@ -689,24 +1089,47 @@ std::unique_ptr<ast::File> Parse(const SourceFile& file, Diagnostics& diags) {
     return empty;
   }
 
-  // The parser needs an EOF token at the end (and ListTokenSource refuses an empty list, as an
-  // empty file or one whose only token was filtered out would give).
-  auto eof = std::make_unique<antlr4::CommonToken>(antlr4::Token::EOF);
-  const auto codePoints = input.size();
-  eof->setStartIndex(codePoints);
-  eof->setStopIndex(codePoints - 1);
-  eof->setText("<EOF>");
-  eof->setTokenIndex(tokens.size());
-  tokens.push_back(std::move(eof));
-  antlr4::ListTokenSource source(std::move(tokens));
-  antlr4::CommonTokenStream stream(&source);
+  // The parser needs an EOF token at the end.
+  Jr2Token& eof =
+      tokens.emplace_back(nullptr, antlr4::Token::EOF, 0, 0, codePoints, codePoints - 1, 0, 0);
+  eof.setText("<EOF>");
+  eof.setTokenIndex(tokens.size() - 1);
+  TokenVectorStream stream(tokens);
   Jr2Parser parser(&stream);
   parser.removeErrorListeners();
 
-  // Stage 1: SLL, bail on the first error. Almost every correct file parses here, fast.
+  // Stage 1: SLL, bail on the first error. Almost every correct file parses here, fast. It goes
+  // one top-level declaration at a time (what `file: importDecl* decl* EOF` would do), and each
+  // declaration's parse tree is turned into AST and freed before the next is parsed: the trees of
+  // the whole file were the largest part of the peak memory of a check (about 10 MB of 24 for a
+  // 266 KB file). SLL predicts without the outer context, so the trees are the ones `file()` made.
+  // The builder reports into `built`: a file it has something to say about (a "mistake"
+  // alternative, an empty file), like one that fails to parse, takes the whole-file path below,
+  // which says it exactly as before.
   parser.getInterpreter<antlr4::atn::ParserATNSimulator>()->setPredictionMode(
       antlr4::atn::PredictionMode::SLL);
   parser.setErrorHandler(std::make_shared<antlr4::BailErrorStrategy>());
+  {
+    Diagnostics built;
+    AstBuilder builder(file, built);
+    try {
+      bool declSeen = false;  // an `import` after a declaration is a syntax error
+      while (stream.LA(1) != antlr4::Token::EOF) {
+        if (!declSeen && stream.LA(1) == Jr2Lexer::IMPORT) {
+          builder.addImport(parser.importDecl());
+        } else {
+          declSeen = true;
+          builder.addDecl(parser.decl());
+        }
+        parser.getTreeTracker().reset();
+      }
+      std::unique_ptr<ast::File> ast = builder.finish();
+      if (built.all().empty()) return ast;
+    } catch (const antlr4::ParseCancellationException&) {
+    }
+  }
+  stream.seek(0);
+  parser.reset();
   Jr2Parser::FileContext* tree = nullptr;
   try {
     tree = parser.file();
