@@ -1068,6 +1068,20 @@ bool CheckNesting(const Tokens& tokens, const SourceFile& file, Diagnostics& dia
 
 }  // namespace
 
+std::vector<LexedToken> LexForTest(const SourceFile& file) {
+  size_t codePoints = 0;
+  const Tokens tokens = Lex(file, &codePoints);
+  std::vector<LexedToken> out;
+  out.reserve(tokens.size());
+  for (const Jr2Token& t : tokens) {
+    out.push_back({t.getType(), t.getStartIndex(), t.getStopIndex(), t.getLine(),
+                   t.getCharPositionInLine(), t.getText()});
+  }
+  // Where the file ends, as ANTLR's EOF token says it (its line and column are not compared).
+  out.push_back({antlr4::Token::EOF, codePoints, codePoints - 1, 0, 0, ""});
+  return out;
+}
+
 std::unique_ptr<ast::File> Parse(const SourceFile& file, Diagnostics& diags) {
   std::string why;
   if (auto bad = FindInvalidUtf8(file.text(), &why)) {
