@@ -51,6 +51,10 @@ TEST(TicketsReview, WaitsAtItsGateThenApproves) {
   EXPECT_EQ(m->activeStates(), std::vector<std::string>{"decided"});
   EXPECT_TRUE(host.invokes.empty()) << "leaving `review` cancels its Gate";
   EXPECT_EQ(m->output(), (Json{{"id", "T-1"}, {"outcome", "approved"}, {"reason", nullptr}}));
+  // Done, it has no leaf to switch on: the event goes to the table engine, which refuses it,
+  // and the final configuration stays as it was.
+  EXPECT_FALSE(m->dispatch(External(*m, "reject"))) << "a done machine takes no event";
+  EXPECT_EQ(m->activeStates(), std::vector<std::string>{"decided"});
 }
 
 TEST(TicketsReview, RejectCarriesTheReason) {
