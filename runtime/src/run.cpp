@@ -63,6 +63,18 @@ RunStatus RunStatusFrom(const std::string& s) {
 }
 
 namespace {
+// Empties a JSON value from its leaves up, a few levels deep, before it is destroyed: nlohmann's
+// destructor moves the members of an object or list that has any onto a heap vector of its own (a
+// malloc, and a realloc as it grows), which was three of a Pool item's mallocs (the Source's
+// answer, the worker's input). Below kDepth levels the destructor does the rest as before, so a
+// hostile item nested 10,000 deep costs no stack here.
+void Dismantle(Json& j, int depth = 0) {
+  constexpr int kDepth = 4;
+  if (depth >= kDepth || !j.is_structured() || j.empty()) return;
+  for (Json& member : j) Dismantle(member, depth + 1);
+  j.clear();  // the members are leaves or empty now: no vector is made for them
+}
+
 std::string Join(const std::string& prefix, const std::string& name) {
   return prefix.empty() ? name : prefix + "." + name;
 }
@@ -105,7 +117,7 @@ class Actor {
   // a settled worker): a task never touches a deleted actor.
   template <typename F>
   void later(F&& fn) {
-    std::weak_ptr<int> alive = alive_;
+    std::weak_ptr<int> alive = token();
     run_.post([alive, fn = std::forward<F>(fn)]() mutable {
       if (!alive.expired()) fn();
     });
@@ -174,7 +186,7 @@ class Actor {
         parent->childDone(key, std::move(output));
       });
     } else {
-      run_.finish(RunStatus::kDone, output, "");
+      run_.finish(RunStatus::kDone, std::move(output), "");
     }
   }
   void fail(const Failure& f) {
@@ -195,8 +207,16 @@ class Actor {
   int key_;
   std::string prefix_;
   bool ended_ = false;
-  std::shared_ptr<int> alive_ = std::make_shared<int>(0);
+  // The liveness token that tasks posted for this actor hold weakly: made when one is first
+  // posted (a worker that finishes at once never needs one), gone with the actor.
+  std::weak_ptr<int> token() {
+    if (!alive_) alive_ = std::make_shared<int>(0);
+    return alive_;
+  }
   friend class Run;
+
+ private:
+  std::shared_ptr<int> alive_;
 };
 
 namespace {
@@ -279,13 +299,21 @@ class PoolActor;
 // A generated machine, and the host it runs on.
 class MachineActor final : public Actor, public MachineHost {
  public:
-  MachineActor(Run& run, Actor* parent, int key, std::string prefix, std::string machine)
-      : Actor(run, parent, key, std::move(prefix)), name_(run.registry().machineName(machine)) {
-    MachineFactory make = run.registry().machine(machine);
-    if (make == nullptr || name_ == nullptr)
+  MachineActor(Run& run, Actor* parent, int key, std::string prefix, const std::string& machine)
+      : MachineActor(run, parent, key, std::move(prefix), Resolve(run, machine)) {}
+  // A machine class looked up once (a Pool's worker): its registered name and factory.
+  struct Class {
+    const std::string* name;
+    MachineFactory make;
+  };
+  static Class Resolve(Run& run, const std::string& machine) {
+    Class c{run.registry().machineName(machine), run.registry().machine(machine)};
+    if (c.make == nullptr || c.name == nullptr)
       throw Defect("no machine `" + machine + "` is registered with this runner");
-    m_ = make();
+    return c;
   }
+  MachineActor(Run& run, Actor* parent, int key, std::string prefix, const Class& c)
+      : Actor(run, parent, key, std::move(prefix)), name_(c.name), m_(c.make()) {}
 
   void start(const Json& input) override {
     step([&] {
@@ -907,18 +935,9 @@ class PoolActor final : public Actor {
       args_ = std::make_shared<const Json>(spec_.source.args ? spec_.source.args(input_)
                                                              : Json::object());
     }
-    const std::shared_ptr<const Json> args = args_;
     const std::string& fn = spec_.source.function;
     Run& run = run_;
-    PoolActor* self = this;
-    // The answer may come after this Pool is gone (its state was left): it is posted through a
-    // liveness token, never through the raw pointer alone.
-    std::weak_ptr<int> alive = alive_;
-    auto answer = [self, alive, &run](Json a) {
-      run.post([self, alive, a = std::move(a)]() mutable {
-        if (!alive.expired()) self->onAnswer(std::move(a));
-      });
-    };
+    if (!port_) port_ = std::make_shared<const Port>(this, run_, token());
     if (!source_) {
       // One Source per Pool, kept across calls: a call costs what changed (jr2/source.h).
       const PoolSpec& spec = spec_;
@@ -931,11 +950,30 @@ class PoolActor final : public Actor {
                      "`, which this runner does not have");
       }
     }
-    // The query is made when the call runs; a Pool that is gone by then is asked nothing.
-    source_->next(
-        run,
-        {args, [self, alive] { return alive.expired() ? NextQuery() : self->query(); }, answer});
+    source_->next(run, {args_, port_});
   }
+
+  // The Pool as its Source sees it (jr2/source.h). The answer may come after this Pool is gone
+  // (its state was left): it is posted through a liveness token, never through the raw pointer
+  // alone; and the query is made when the call runs, so a Pool gone by then is asked nothing.
+  class Port final : public SourcePort {
+   public:
+    Port(PoolActor* pool, Run& run, std::weak_ptr<int> alive)
+        : pool_(pool), run_(run), alive_(std::move(alive)) {}
+    NextQuery query() const override { return alive_.expired() ? NextQuery() : pool_->query(); }
+    void answer(Json a) const override {
+      PoolActor* pool = pool_;
+      std::weak_ptr<int> alive = alive_;
+      run_.post([pool, alive = std::move(alive), a = std::move(a)]() mutable {
+        if (!alive.expired()) pool->onAnswer(std::move(a));
+      });
+    }
+
+   private:
+    PoolActor* pool_;
+    Run& run_;  // outlives every answer: a Source answers on the run's strand, or through Back
+    std::weak_ptr<int> alive_;
+  };
 
  public:
   // A hook delivery for this Pool's Source (ADR-0017 0.7.0): its verdict, decided now from the
@@ -1003,7 +1041,7 @@ class PoolActor final : public Actor {
     }
     const std::string& fn = spec_.source.function;
     PoolActor* self = this;
-    std::weak_ptr<int> alive = alive_;
+    std::weak_ptr<int> alive = token();
     // Both come back on the strand; a Pool gone by then is told nothing.
     auto answer = [self, alive](const Json& a) {
       if (!alive.expired()) self->onRead(a);
@@ -1106,10 +1144,16 @@ class PoolActor final : public Actor {
     // copied.
     Json item;
     int64_t open = 0;
-    if (answer.is_object() && answer.contains("item") &&
-        (answer.contains("open") || answer.size() == 1)) {
-      open = answer.value("open", int64_t{0});
-      item = std::move(answer["item"]);
+    const auto field = [&answer](const char* name) {
+      auto it = answer.find(name);
+      return it == answer.end() ? nullptr : &*it;
+    };
+    Json* given = answer.is_object() ? field("item") : nullptr;
+    const Json* opens = given != nullptr ? field("open") : nullptr;
+    if (given != nullptr && (opens != nullptr || answer.size() == 1)) {
+      if (opens != nullptr) open = opens->get<int64_t>();
+      item = std::move(*given);
+      Dismantle(answer);
     } else {
       item = std::move(answer);
     }
@@ -1227,21 +1271,24 @@ class PoolActor final : public Actor {
     } else if (const PoolSpec* inner = run_.registry().pool(spec_.worker)) {
       worker = std::make_unique<PoolActor>(run_, this, key, Join(prefix_, id), *inner);
     } else {
-      worker = std::make_unique<MachineActor>(run_, this, key, Join(prefix_, id), spec_.worker);
+      // The worker's class, looked up once per Pool rather than by name per item.
+      if (workerClass_.make == nullptr) workerClass_ = MachineActor::Resolve(run_, spec_.worker);
+      worker = std::make_unique<MachineActor>(run_, this, key, Join(prefix_, id), workerClass_);
     }
     Actor* raw = worker.get();
     enlist(key, id, std::move(worker));
     if (run_.heard()) run_.emit("started", {{"item", id}, {"pool", prefix_}}, id + " started");
     try {
-      const Json workerInput = spec_.itemInput(std::move(item), input_);
+      Json workerInput = spec_.itemInput(std::move(item), input_);
       // A backlog file is written by people for its Pool: its items are read strictly, so a
       // misspelled `neds` is that item's Failure (with did-you-mean), not a need silently
       // dropped. Items from an `extern` Source keep width subtyping: extra fields are ignored.
-      if (spec_.source.function == "std.backlog") {
+      if (strictItems_) {
         StrictFields strict;
         raw->checkInput(workerInput);
       }
       raw->start(workerInput);
+      Dismantle(workerInput);
     } catch (const std::exception& e) {
       // The item does not fit the worker (a SchemaError, or a worker Pool's BadInput): a
       // Failure of that item, not of the run. It is reported as a later step, so this answer
@@ -1268,27 +1315,37 @@ class PoolActor final : public Actor {
   void end() {
     if (spec_.standing) return armPoll();
     const bool deadlocked = lastOpen_ > 0;
-    Json output = Obj()("status", deadlocked ? "deadlocked" : "drained")("items", items_)(
-        "failures", failures_);
-    if (!failures_.empty() && !spec_.reportFailures) {
-      fail(Failure(std::to_string(failures_.size()) + " of " + std::to_string(settled_->size()) +
-                       " items failed",
-                   output));
+    const size_t failed = failures_.size();
+    // The top Pool's items become the run's output, which nothing reads them from again (an
+    // ended run has no snapshot of its Pool, no `sofar`): moved, not copied. A nested Pool's
+    // stay: its parent may be saved before it hears of the end.
+    const bool top = parent_ == nullptr;
+    Json output = Obj()("status", deadlocked ? "deadlocked" : "drained")(
+        "items", top ? std::move(items_) : Json(items_))(
+        "failures", top ? std::move(failures_) : Json(failures_));
+    if (failed != 0 && !spec_.reportFailures) {
+      fail(Failure(
+          std::to_string(failed) + " of " + std::to_string(settled_->size()) + " items failed",
+          std::move(output)));
       return;
     }
     // With `failures: report` and a failure, the Pool ends `done` at either end (RUNTIME.md §2.6):
     // the items that never became ready are usually the failed item's dependents, and the
     // output's `status` still says `deadlocked`. Without a failure, a deadlock ends the run so.
-    if (parent_ == nullptr && deadlocked && failures_.empty()) {
+    if (top && deadlocked && failed == 0) {
       ended_ = true;
       stop();
-      run_.finish(RunStatus::kDeadlocked, output, "");
+      run_.finish(RunStatus::kDeadlocked, std::move(output), "");
       return;
     }
     complete(std::move(output));
   }
 
   const PoolSpec& spec_;
+  // Items from a backlog file are read strictly (claim); decided once, not per item.
+  const bool strictItems_ = spec_.source.function == "std.backlog";
+  MachineActor::Class workerClass_{nullptr, nullptr};
+  std::shared_ptr<const Port> port_;  // made at the first call, shared by every call
   Json input_;
   int64_t cap_ = 1;
   std::map<int, Worker> workers_;
@@ -1488,7 +1545,7 @@ void MachineActor::launchEffect(int id, const std::string& target, const Json& i
       if (fn == nullptr) throw Defect("no host function `" + target + "` is registered");
       work = [call = *fn, input] { return call(input); };
     }
-    std::weak_ptr<int> alive = self->alive_;
+    std::weak_ptr<int> alive = self->token();
     auto then = [self, id, alive](const Json& out) {
       if (!alive.expired()) self->childDone(id, out);
     };
@@ -1580,7 +1637,7 @@ Run::Run(const Registry& registry, const WorkflowInfo& workflow, std::string id,
   engine_->add(this);
 }
 
-void Run::post(std::function<void()> task) {
+void Run::post(Task task) {
   {
     std::lock_guard<std::mutex> lock(tasksMu_);
     tasks_.push_back(std::move(task));
@@ -1602,7 +1659,7 @@ void Run::drainTasks() {
   constexpr int kStepsPerHandler = 256;
   const std::weak_ptr<int> life = life_;
   for (int n = 0; n < kStepsPerHandler; ++n) {
-    std::function<void()> task;
+    Task task;
     {
       std::lock_guard<std::mutex> lock(tasksMu_);
       if (tasks_.empty()) {
@@ -1614,7 +1671,7 @@ void Run::drainTasks() {
     }
     if (ended()) continue;
     ++steps_;
-    guard(task, Origin::kStep);
+    guard(std::move(task), Origin::kStep);
     if (life.expired()) return;
   }
   Engine::PostOn(strand_->strand, [this, life] {
@@ -2073,7 +2130,7 @@ void Run::timerFired(const std::string& state, int64_t afterMs) {
   emit("timer", {{"state", state}, {"after", afterMs >= 0 ? Json(afterMs) : Json(nullptr)}}, "");
 }
 
-void Run::guard(const std::function<void()>& step, Origin origin) {
+void Run::guard(Task step, Origin origin) {
   // The one place a step's exception is classified (RUNTIME.md §2.5). A SchemaError or a
   // BadInput is the caller's when the value came from the command (its input: refused, 65/400)
   // and a defect of the run when a step made it (a nested Pool's `cap` below 1, a value that

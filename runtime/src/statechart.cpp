@@ -27,7 +27,7 @@ Statechart::Statechart(const MachineTables& tables)
       states_(tables.states),
       transitions_(tables.transitions),
       stateCount_(tables.stateCount),
-      active_(static_cast<size_t>(tables.stateCount), 0) {}
+      active_(static_cast<size_t>(tables.stateCount)) {}
 
 bool Statechart::isDescendant(int s, int ancestor) const {
   for (int p = states_[s].parent; p != -1; p = states_[p].parent) {

@@ -292,9 +292,12 @@ std::string Str(const Json& v) { return v.is_string() ? v.get<std::string>() : v
 
 void CheckLiteral(const std::string& value, std::initializer_list<const char*> allowed,
                   const Path& where) {
-  std::string list;
   for (const char* a : allowed) {
     if (value == a) return;
+  }
+  // The list is spelled only for the message: a value that fits costs its compares alone.
+  std::string list;
+  for (const char* a : allowed) {
     if (!list.empty()) list += ", ";
     list += std::string("\"") + a + "\"";
   }

@@ -72,7 +72,11 @@ grep -q "handing it the cancel" cancel.err && ok || fail "the cancel does not sa
 # 2. send while `run` waits for its processes: the answer is handed to it, delivered at its next
 # turn, and answered once stored; a refused answer is refused (65) and changes nothing.
 start_run 2.5 send.log
-python3 -c "import json; print(json.dumps([{'id': 't%02d' % i} for i in range(10)]))" > tasks.json
+# Written beside and renamed over, as an editor saves: the live run reads the file whenever an
+# item settles, and a `>` truncates it first (a run that read it empty in that instant ended
+# `error`, under load).
+python3 -c "import json; print(json.dumps([{'id': 't%02d' % i} for i in range(10)]))" > tasks.json.new
+mv tasks.json.new tasks.json
 "$runner" send "$id" source nope > /dev/null 2> bad.err
 bad=$?
 "$runner" send "$id" source more > /dev/null 2> send.err
@@ -83,7 +87,8 @@ echo "send: refused answer exit $bad, answer exit $src, run exit $rc, $settled s
 [ "$bad" -eq 65 ] && grep -q "takes more, not \`nope\`" bad.err && ok || fail "a refused answer: exit $bad, $(cat bad.err)"
 [ "$src" -eq 3 ] && grep -q "took the answer" send.err && ok || fail "the answer handed over: exit $src, $(cat send.err)"
 [ "$rc" = 0 ] && [ "$settled" = 10 ] && ok || fail "the run should end done with 10 settled: exit $rc, $settled"
-python3 -c "import json; print(json.dumps([{'id': 't%02d' % i} for i in range(8)]))" > tasks.json
+python3 -c "import json; print(json.dumps([{'id': 't%02d' % i} for i in range(8)]))" > tasks.json.new
+mv tasks.json.new tasks.json
 
 # 2b. Many clients at once: 12 sends and 2 cancels against one `run` that waits for processes.
 # Each gets its own answer (3 for a send taken, 5 or 65 for one that came after the cancel, 0

@@ -239,6 +239,29 @@ TEST_F(Fixture, AWakeWhileSaturatedClaimsNothingUntilASlotFrees) {
   EXPECT_EQ(started(), (std::vector<std::string>{"A", "B", "C"}));
 }
 
+// A hostile item: beside the fields its worker reads, one nested 10,000 lists deep (a Source's
+// items keep width subtyping: the worker ignores it). The Pool takes it and runs it, and the
+// answer and the worker's input are torn down without recursing to that depth (the Pool's
+// teardown of them stops 4 levels down and leaves the rest to nlohmann's iterative destructor).
+// Wrapped as `{item, open}` and bare, and beside a shallow item that settles after it.
+TEST_F(Fixture, AnItemNestedTenThousandDeepIsTakenAndTornDownSafely) {
+  Json deep = Json::array();
+  Json* at = &deep;
+  for (int i = 0; i < 10000; ++i) {
+    at->push_back(Json::array());
+    at = &(*at)[0];
+  }
+  Json a = Item("A", "done");
+  a["deep"] = deep;
+  Json b = Item("B", "done");
+  b["deep"] = Json{{"x", Json{{"y", Json{{"z", Json::array({1, Json{{"w", deep}}})}}}}}};
+  source.answers = {Json{{"item", a}, {"open", 0}}, b, Item("C", "done")};
+  auto run = make("conformance_jobs");
+  run->start(Json::object());
+  EXPECT_EQ(run->status(), RunStatus::kDone);
+  EXPECT_EQ(run->output()["items"], (Json{{"A", "A"}, {"B", "B"}, {"C", "C"}}));
+}
+
 TEST_F(Fixture, DrainedDeadlockedAndWaiting) {
   {
     source.answers = {Item("A", "done")};

@@ -6,13 +6,16 @@
 #pragma once
 
 #include <atomic>
+#include <cstddef>
 #include <deque>
 #include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "jr2/registry.h"
@@ -83,9 +86,10 @@ struct OpenGate {
 // `GET /gates` show, and what a harness gives a model.
 Json MenuJson(const OpenGate& gate);
 
-// A Source's `next`, answered later: tests script it; the standard library answers at once.
+// A Source's `next`, answered later: tests script it; the standard library answers at once. The
+// answer is one function per Pool, given by reference: a script that answers later copies it.
 using NextCall =
-    std::function<void(const NextQuery& query, std::function<void(Json answer)> answer)>;
+    std::function<void(const NextQuery& query, const std::function<void(Json answer)>& answer)>;
 
 class Actor;
 class Engine;
@@ -152,6 +156,71 @@ ModelServer ModelServerFromEnv();
 // A standing run's bound (RUNTIME.md §3): 500 items it took itself, or a day.
 inline constexpr int64_t kStandingBoundItems = 500;
 inline constexpr int64_t kStandingBoundMs = 24LL * 60 * 60 * 1000;
+
+// A step posted to a run: a move-only callable kept in place up to 56 bytes. A Pool posts two
+// steps an item, each holding a liveness token and a JSON value: std::function would allocate
+// (and free) both, a tenth of an item's mallocs (#15, docs/performance.md).
+class Task {
+ public:
+  Task() = default;
+  template <typename F, typename = std::enable_if_t<!std::is_same_v<std::decay_t<F>, Task>>>
+  Task(F&& f) {  // NOLINT(google-explicit-constructor): a lambda converts, as to std::function
+    using D = std::decay_t<F>;
+    if constexpr (sizeof(D) <= kInline && alignof(D) <= kAlign &&
+                  std::is_nothrow_move_constructible_v<D>) {
+      new (buf_) D(std::forward<F>(f));
+      ops_ = &kInlineOps<D>;
+    } else {
+      *reinterpret_cast<D**>(buf_) = new D(std::forward<F>(f));
+      ops_ = &kHeapOps<D>;
+    }
+  }
+  Task(Task&& o) noexcept : ops_(o.ops_) {
+    if (ops_ != nullptr) ops_->move(o.buf_, buf_);
+    o.ops_ = nullptr;
+  }
+  Task& operator=(Task&& o) noexcept {
+    if (this != &o) {
+      reset();
+      ops_ = o.ops_;
+      if (ops_ != nullptr) ops_->move(o.buf_, buf_);
+      o.ops_ = nullptr;
+    }
+    return *this;
+  }
+  Task(const Task&) = delete;
+  Task& operator=(const Task&) = delete;
+  ~Task() { reset(); }
+  void operator()() { ops_->call(buf_); }
+  explicit operator bool() const { return ops_ != nullptr; }
+
+ private:
+  static constexpr size_t kInline = 56;
+  static constexpr size_t kAlign = alignof(std::max_align_t);
+  struct Ops {
+    void (*call)(void*);
+    void (*move)(void* from, void* to);  // moves into `to` and ends `from`
+    void (*destroy)(void*);
+  };
+  template <typename D>
+  static constexpr Ops kInlineOps = {[](void* p) { (*static_cast<D*>(p))(); },
+                                     [](void* from, void* to) {
+                                       new (to) D(std::move(*static_cast<D*>(from)));
+                                       static_cast<D*>(from)->~D();
+                                     },
+                                     [](void* p) { static_cast<D*>(p)->~D(); }};
+  template <typename D>
+  static constexpr Ops kHeapOps = {
+      [](void* p) { (**static_cast<D**>(p))(); },
+      [](void* from, void* to) { *static_cast<D**>(to) = *static_cast<D**>(from); },
+      [](void* p) { delete *static_cast<D**>(p); }};
+  void reset() {
+    if (ops_ != nullptr) ops_->destroy(buf_);
+    ops_ = nullptr;
+  }
+  alignas(kAlign) unsigned char buf_[kInline];
+  const Ops* ops_ = nullptr;
+};
 
 class Run {
  public:
@@ -358,7 +427,7 @@ class Run {
   const Registry& registry() const { return registry_; }
   Clock& clock() { return clock_; }
   // Runs `task` on the run's strand (one at a time, in the order posted).
-  void post(std::function<void()> task);
+  void post(Task task);
   // Runs `work` (a host function, a process) on the thread pool, then `then` with its result,
   // or `failed` with its Failure, back on the strand. Anything else it throws is a defect.
   void offload(std::function<Json()> work, std::function<void(Json)> then,
@@ -430,7 +499,7 @@ class Run {
   void track(const std::shared_ptr<EffectControl>& control);
   // Where a step's work came from, which decides what a SchemaError or BadInput it throws means.
   enum class Origin { kCommand, kStep };
-  void guard(const std::function<void()>& step, Origin origin);
+  void guard(Task step, Origin origin);
   // Checks `event` and `payload` at an open Gate (throws BadInput) and schedules the delivery.
   void accept(const std::string& gate, const std::string& event, const Json& payload);
   void validate(const GateEntry& entry, const std::string& gate, const std::string& event,
@@ -466,7 +535,7 @@ class Run {
   // The steps posted and not yet run, in order: the strand is given one handler per batch, not
   // one per step (a Pool posts two steps an item). Guarded: post() may come from another thread.
   std::mutex tasksMu_;
-  std::deque<std::function<void()>> tasks_;
+  std::deque<Task> tasks_;
   bool drainPosted_ = false;  // a handler that runs tasks_ is posted or running
   void drainTasks();
   std::map<std::string, GateEntry> gates_;

@@ -15,16 +15,26 @@ namespace jr2rt {
 
 class Run;
 
+// The Pool a call is for, as its Source sees it. One per Pool, shared by all its calls, so a
+// call allocates nothing for it (two std::functions a call were a tenth of a Pool item's mallocs).
+class SourcePort {
+ public:
+  virtual ~SourcePort() = default;
+  // The lists and the input as they are when the call runs (a query held in a queue would make
+  // every settle before it copy the settled list).
+  virtual NextQuery query() const = 0;
+  // The answer: an item, null, or `{ item, open }`; called once a call, from the run's strand or
+  // another thread (it is posted onto the strand; a Pool gone by then is told nothing).
+  virtual void answer(Json answer) const = 0;
+};
+
 // What a Source is given with each call, and how it answers.
 struct SourceCall {
   // The Source's arguments, made once per Pool from its input.
   std::shared_ptr<const Json> args;
-  // The lists and the input as they are when the call runs (a query held in a queue would make
-  // every settle before it copy the settled list).
-  std::function<NextQuery()> query;
-  // The answer: an item, null, or `{ item, open }`; called once, from the run's strand or
-  // another thread (it is posted onto the strand).
-  std::function<void(Json)> answer;
+  std::shared_ptr<const SourcePort> port;
+  NextQuery query() const { return port->query(); }
+  void answer(Json a) const { port->answer(std::move(a)); }
 };
 
 class NextSource {

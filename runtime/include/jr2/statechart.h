@@ -257,10 +257,29 @@ class Statechart : public Machine {
   const TransitionInfo* transitions_;
   int stateCount_;
   // Per state: active, and the exit and entry marks of the microstep under way. Bytes, not
-  // vector<bool>: a bit update costs more than the step. The one allocation of an instance.
-  // Mutable: a read remakes them from leaf_ (syncFlags).
+  // vector<bool>: a bit update costs more than the step. Up to 16 states they live in the
+  // instance (a Pool makes one per item: an allocation each was a tenth of the item's mallocs);
+  // a bigger machine's are its one allocation. Mutable: a read remakes them from leaf_
+  // (syncFlags).
   static constexpr uint8_t kActive = 1, kExitMark = 2, kEnterMark = 4;
-  mutable std::vector<uint8_t> active_;
+  class StateFlags {
+   public:
+    explicit StateFlags(size_t n)
+        : n_(n), heap_(n > kInline ? std::make_unique<uint8_t[]>(n) : nullptr) {}
+    uint8_t& operator[](size_t i) { return data()[i]; }
+    uint8_t operator[](size_t i) const { return data()[i]; }
+    uint8_t* begin() { return data(); }
+    uint8_t* end() { return data() + n_; }
+
+   private:
+    static constexpr size_t kInline = 16;
+    uint8_t* data() { return heap_ ? heap_.get() : small_; }
+    const uint8_t* data() const { return heap_ ? heap_.get() : small_; }
+    size_t n_;
+    uint8_t small_[kInline] = {};
+    std::unique_ptr<uint8_t[]> heap_;  // value-initialized: zeros
+  };
+  mutable StateFlags active_;
   mutable int flagsLeaf_ = -1;  // the leaf_ the flags agree with
   MachineHost* host_ = nullptr;
   bool done_ = false;

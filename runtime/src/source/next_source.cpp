@@ -14,10 +14,19 @@ namespace {
 class ScriptedSource final : public NextSource {
  public:
   explicit ScriptedSource(const NextCall& call) : call_(call) {}
-  void next(Run&, SourceCall call) override { call_(call.query(), std::move(call.answer)); }
+  void next(Run&, SourceCall call) override {
+    // The answer function is made once for the Pool's port, not once a call.
+    if (call.port != port_) {
+      port_ = call.port;
+      answer_ = [port = port_](Json a) { port->answer(std::move(a)); };
+    }
+    call_(call.query(), answer_);
+  }
 
  private:
   const NextCall& call_;
+  std::shared_ptr<const SourcePort> port_;
+  std::function<void(Json)> answer_;
 };
 
 // std.backlog and std.queue: one incremental Source per Pool, answered on the strand.
@@ -43,7 +52,7 @@ class ExternSource final : public NextSource {
     const NextFunction* fn = &fn_;
     run.offload(
         [fn, args = call.args, q = call.query()] { return (*fn)(*args, q); },
-        std::move(call.answer),
+        [port = call.port](Json a) { port->answer(std::move(a)); },
         [](const Failure& f) { throw Defect(std::string("`next` failed: ") + f.reason()); });
   }
 
