@@ -188,14 +188,14 @@ class TokenVectorStream : public antlr4::TokenStream {
       : table_(table), blocks_((table.tokens.size() + kBlock - 1) / kBlock) {}
 
   antlr4::Token* LT(ssize_t k) override {
-    if (k == 0) return nullptr;
-    if (k < 0) {
-      if (static_cast<ssize_t>(p_) + k < 0) return nullptr;
-      return at(p_ + k);
-    }
-    return at(std::min(p_ + k - 1, size() - 1));  // EOF repeats at the end
+    if (k > 0) return at(std::min(p_ + k - 1, count() - 1));  // EOF repeats at the end
+    if (k == 0 || static_cast<ssize_t>(p_) + k < 0) return nullptr;
+    return at(p_ + k);
   }
-  antlr4::Token* get(size_t index) const override { return at(index); }
+  antlr4::Token* get(size_t index) const override {
+    if (index >= count()) throw std::out_of_range("token index");
+    return at(index);
+  }
   antlr4::TokenSource* getTokenSource() const override { return TheTokenSource(); }
   std::string getText(const antlr4::misc::Interval& interval) override {
     if (interval.a < 0 || interval.b < 0) return {};
@@ -234,27 +234,35 @@ class TokenVectorStream : public antlr4::TokenStream {
   // Frees the views of the tokens before `index` (whole blocks only): nothing may point to
   // them any more, as after a declaration whose parse tree is freed.
   void releaseBefore(size_t index) {
-    for (size_t b = 0; b < index / kBlock && b < blocks_.size(); ++b) blocks_[b].reset();
+    for (; released_ < index / kBlock && released_ < blocks_.size(); ++released_) {
+      blocks_[released_].reset();
+    }
   }
 
  private:
-  static constexpr size_t kBlock = 256;
+  // 32 views (768 bytes) a block: a small-bin allocation for malloc, which a larger one (over
+  // 1 KB) is not; each of those consolidated malloc's fast bins.
+  static constexpr size_t kBlock = 32;
 
   size_t count() const { return table_.tokens.size(); }
+  // `i` < count().
   antlr4::Token* at(size_t i) const {
-    if (i >= count()) throw std::out_of_range("token index");
+    if (Jr2Token* block = blocks_[i / kBlock].get()) return &block[i % kBlock];
+    return make(i);
+  }
+  antlr4::Token* make(size_t i) const {
     auto& block = blocks_[i / kBlock];
-    if (block == nullptr) {
-      const size_t first = i / kBlock * kBlock;
-      const size_t n = std::min(kBlock, count() - first);
-      block = std::make_unique<Jr2Token[]>(n);
-      for (size_t j = 0; j < n; ++j) block[j] = Jr2Token(&table_, first + j);
-    }
+    const size_t first = i / kBlock * kBlock;
+    const size_t n = std::min(kBlock, count() - first);
+    block = std::make_unique<Jr2Token[]>(n);
+    for (size_t j = 0; j < n; ++j) block[j] = Jr2Token(&table_, first + j);
+    if (i / kBlock < released_) released_ = i / kBlock;  // made again: free it again later
     return &block[i % kBlock];
   }
 
   TokenTable& table_;
   mutable std::vector<std::unique_ptr<Jr2Token[]>> blocks_;
+  mutable size_t released_ = 0;  // blocks below this one are freed
   size_t p_ = 0;
 };
 
