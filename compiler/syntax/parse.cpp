@@ -1228,6 +1228,7 @@ std::unique_ptr<ast::File> Parse(const SourceFile& file, Diagnostics& diags) {
 void ReleaseParserCaches() {
   TokenTable none;
   none.tokens.push_back({0, 0, 0, 0, TokenTable::kEof, 0});
+  none.setText(0, "<EOF>");
   TokenVectorStream stream(none);
   Jr2Parser parser(&stream);
   auto* simulator = parser.getInterpreter<antlr4::atn::ParserATNSimulator>();
