@@ -22,7 +22,10 @@ endif()
 # variable, so wrap both in one imported target with SYSTEM includes.
 add_library(jr2_antlr4 INTERFACE)
 target_include_directories(jr2_antlr4 SYSTEM INTERFACE ${ANTLR4_INCLUDE_DIR})
-target_link_libraries(jr2_antlr4 INTERFACE antlr4_shared)
+# An executable with the JR2_STATIC property (jr2c, see compiler/CMakeLists.txt) links the
+# runtime's archive, everything else its shared library.
+target_link_libraries(jr2_antlr4 INTERFACE
+  $<IF:$<BOOL:$<TARGET_PROPERTY:JR2_STATIC>>,antlr4_static,antlr4_shared>)
 
 # LLVM ADT and Support are used header-only (Casting, StringRef, edit distance, SmallVector).
 add_library(jr2_llvm INTERFACE)

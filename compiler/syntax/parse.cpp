@@ -62,64 +62,98 @@ namespace {
 // in place and never makes the whitespace and comment tokens (the grammar's HIDDEN channel),
 // which no later pass looks at.
 
-// A token that points into the source text instead of holding a copy of it. Positions are code
-// point indices, as ANTLR's are, so RangeOf reads every token the same way.
+// The tokens of one file, as the lexer made them: 20 bytes a token, in one vector. The parser
+// sees each through a Jr2Token, made on demand a block at a time and freed once the parse of
+// the declarations is past it (TokenVectorStream); the 56-byte token objects of the whole file
+// had been the largest single thing of a check's peak memory.
+struct LexToken {
+  uint32_t byteBegin;  // with `ownText`, the index of the token's text in TokenTable::texts
+  uint32_t byteEnd;
+  uint32_t start;   // in code points, as ANTLR counts positions
+  uint32_t length;  // in code points: the stop index is start + length - 1
+  uint16_t type;    // TokenTable::kEof for EOF
+  uint16_t ownText;
+};
+
+struct TokenTable {
+  static constexpr uint16_t kEof = 0xFFFF;
+
+  const SourceFile* file = nullptr;
+  // 32-bit fields: a file is at most 8 MiB (SourceManager::kMaxFileBytes).
+  std::vector<LexToken> tokens;
+  // The code point index at which each line starts (line 1 at [0]): a token's line and column
+  // are computed from its start, as the lexer counted them (`\n` alone ends a line).
+  std::vector<uint32_t> lineStarts{0};
+  // The texts the token filter gave to tokens (an unterminated string gets its closing quote).
+  std::vector<std::string> texts;
+
+  size_t type(size_t i) const {
+    return tokens[i].type == kEof ? antlr4::Token::EOF : size_t{tokens[i].type};
+  }
+  void setType(size_t i, size_t type) {
+    tokens[i].type = type == antlr4::Token::EOF ? kEof : static_cast<uint16_t>(type);
+  }
+  std::string text(size_t i) const {
+    const LexToken& t = tokens[i];
+    if (t.ownText != 0) return texts[t.byteBegin];
+    return std::string(file->text().substr(t.byteBegin, t.byteEnd - t.byteBegin));
+  }
+  void setText(size_t i, const std::string& text) {
+    texts.push_back(text);
+    tokens[i].byteBegin = static_cast<uint32_t>(texts.size() - 1);
+    tokens[i].byteEnd = 0;
+    tokens[i].ownText = 1;
+  }
+  // 1-based; 0 for EOF, as ANTLR's EOF token made by us had.
+  uint32_t line(size_t i) const {
+    if (tokens[i].type == kEof) return 0;
+    return static_cast<uint32_t>(
+        std::upper_bound(lineStarts.begin(), lineStarts.end(), tokens[i].start) -
+        lineStarts.begin());
+  }
+  uint32_t column(size_t i) const {
+    if (tokens[i].type == kEof) return 0;
+    return tokens[i].start - lineStarts[line(i) - 1];
+  }
+};
+
+// A view of one token of a TokenTable, for ANTLR. Positions are code point indices, as ANTLR's
+// are, so RangeOf reads every token the same way.
 class Jr2Token : public antlr4::WritableToken {
  public:
-  Jr2Token(const SourceFile* file, size_t type, uint32_t byteBegin, uint32_t byteEnd, size_t start,
-           size_t stop, uint32_t line, uint32_t column)
-      : file_(file),
-        start_(static_cast<uint32_t>(start)),
-        length_(static_cast<uint32_t>(stop + 1 - start)),
-        type_(static_cast<uint32_t>(type)),
-        byteBegin_(byteBegin),
-        byteEnd_(byteEnd),
-        line_(line),
-        column_(column) {}
+  Jr2Token() = default;
+  Jr2Token(TokenTable* table, size_t index) : table_(table), index_(static_cast<uint32_t>(index)) {}
 
-  std::string getText() const override {
-    if (text_) return *text_;
-    if (file_ == nullptr) return {};
-    return std::string(file_->text().substr(byteBegin_, byteEnd_ - byteBegin_));
-  }
-  size_t getType() const override { return type_ == kEof ? antlr4::Token::EOF : type_; }
-  size_t getLine() const override { return line_; }
-  size_t getCharPositionInLine() const override { return column_; }
+  std::string getText() const override { return table_->text(index_); }
+  size_t getType() const override { return table_->type(index_); }
+  size_t getLine() const override { return table_->line(index_); }
+  size_t getCharPositionInLine() const override { return table_->column(index_); }
   size_t getChannel() const override { return DEFAULT_CHANNEL; }
   size_t getTokenIndex() const override { return index_; }
-  size_t getStartIndex() const override { return start_; }
+  size_t getStartIndex() const override { return lexed().start; }
   // start - 1 for an empty token, as in ANTLR (SIZE_MAX for one at 0).
-  size_t getStopIndex() const override { return size_t{start_} + length_ - 1; }
+  size_t getStopIndex() const override { return size_t{lexed().start} + lexed().length - 1; }
   antlr4::TokenSource* getTokenSource() const override;
   antlr4::CharStream* getInputStream() const override { return nullptr; }
   std::string toString() const override {
-    return fmt::format("[@{},{}:{}='{}',<{}>,{}:{}]", index_, start_, getStopIndex(), getText(),
-                       getType(), line_, column_);
+    return fmt::format("[@{},{}:{}='{}',<{}>,{}:{}]", index_, getStartIndex(), getStopIndex(),
+                       getText(), getType(), getLine(), getCharPositionInLine());
   }
 
-  // Only the token filter rewrites text (an unterminated string gets its closing quote).
-  void setText(const std::string& text) override { text_ = std::make_unique<std::string>(text); }
-  void setType(size_t type) override { type_ = static_cast<uint32_t>(type); }
-  void setLine(size_t line) override { line_ = static_cast<uint32_t>(line); }
-  void setCharPositionInLine(size_t pos) override { column_ = static_cast<uint32_t>(pos); }
+  // Only the token passes before the parse rewrite tokens; the position of a token in its table
+  // is its index, and its line and column follow from its start.
+  void setText(const std::string& text) override { table_->setText(index_, text); }
+  void setType(size_t type) override { table_->setType(index_, type); }
+  void setLine(size_t /*line*/) override {}
+  void setCharPositionInLine(size_t /*pos*/) override {}
   void setChannel(size_t /*channel*/) override {}
-  void setTokenIndex(size_t index) override { index_ = static_cast<uint32_t>(index); }
+  void setTokenIndex(size_t /*index*/) override {}
 
  private:
-  // 32-bit fields: a file is at most 8 MiB (SourceManager::kMaxFileBytes), and there is one
-  // token object per token of the file, all alive during the parse.
-  static constexpr uint32_t kEof = static_cast<uint32_t>(antlr4::Token::EOF);
+  const LexToken& lexed() const { return table_->tokens[index_]; }
 
-  const SourceFile* file_;
-  std::unique_ptr<std::string> text_;  // set only when the text differs from the source's
-  uint32_t start_;                     // in code points
-  uint32_t length_;                    // in code points
+  TokenTable* table_ = nullptr;
   uint32_t index_ = 0;
-  uint32_t type_;
-  uint32_t byteBegin_;
-  uint32_t byteEnd_;
-  uint32_t line_;
-  uint32_t column_;
 };
 
 // ANTLR's error recovery asks the current token for its source when it makes a "missing" token
@@ -136,45 +170,44 @@ class NoTokenSource : public antlr4::TokenSource {
   }
 };
 
-antlr4::TokenSource* Jr2Token::getTokenSource() const {
+antlr4::TokenSource* TheTokenSource() {
   static NoTokenSource source;
   return &source;
 }
 
-// The tokens of one file, in one block: a token is not an allocation of its own.
-using Tokens = std::vector<Jr2Token>;
+antlr4::TokenSource* Jr2Token::getTokenSource() const { return TheTokenSource(); }
 
-// The parser's token stream over Tokens, which end with EOF. ANTLR's CommonTokenStream wants each
-// token as a heap object it owns (and a ListTokenSource to hand them over one by one); this one
-// reads the vector in place. Every token is on the default channel (the lexer never made the
+// The parser's token stream over a TokenTable, which ends with EOF. ANTLR's CommonTokenStream
+// wants each token as a heap object it owns (and a ListTokenSource to hand them over one by
+// one); this one makes the Jr2Token views on demand, kBlock at a time, and frees those the parse
+// is done with (releaseBefore). Every token is on the default channel (the lexer never made the
 // others), so looking ahead or back is indexing.
 class TokenVectorStream : public antlr4::TokenStream {
  public:
-  explicit TokenVectorStream(const Tokens& tokens) : tokens_(tokens) {}
+  explicit TokenVectorStream(TokenTable& table)
+      : table_(table), blocks_((table.tokens.size() + kBlock - 1) / kBlock) {}
 
   antlr4::Token* LT(ssize_t k) override {
-    if (k == 0) return nullptr;
-    if (k < 0) {
-      if (static_cast<ssize_t>(p_) + k < 0) return nullptr;
-      return at(p_ + k);
-    }
-    return at(std::min(p_ + k - 1, tokens_.size() - 1));  // EOF repeats at the end
+    if (k > 0) return at(std::min(p_ + k - 1, count() - 1));  // EOF repeats at the end
+    if (k == 0 || static_cast<ssize_t>(p_) + k < 0) return nullptr;
+    return at(p_ + k);
   }
-  antlr4::Token* get(size_t index) const override { return at(index); }
-  antlr4::TokenSource* getTokenSource() const override { return tokens_.back().getTokenSource(); }
+  antlr4::Token* get(size_t index) const override {
+    if (index >= count()) throw std::out_of_range("token index");
+    return at(index);
+  }
+  antlr4::TokenSource* getTokenSource() const override { return TheTokenSource(); }
   std::string getText(const antlr4::misc::Interval& interval) override {
     if (interval.a < 0 || interval.b < 0) return {};
     std::string out;
-    const auto last = std::min(static_cast<size_t>(interval.b), tokens_.size() - 1);
+    const auto last = std::min(static_cast<size_t>(interval.b), size() - 1);
     for (auto i = static_cast<size_t>(interval.a); i <= last; ++i) {
-      if (tokens_[i].getType() == antlr4::Token::EOF) break;
-      out += tokens_[i].getText();
+      if (table_.type(i) == antlr4::Token::EOF) break;
+      out += table_.text(i);
     }
     return out;
   }
-  std::string getText() override {
-    return getText(antlr4::misc::Interval(size_t{0}, tokens_.size() - 1));
-  }
+  std::string getText() override { return getText(antlr4::misc::Interval(size_t{0}, size() - 1)); }
   std::string getText(antlr4::RuleContext* ctx) override {
     return getText(ctx->getSourceInterval());
   }
@@ -187,18 +220,49 @@ class TokenVectorStream : public antlr4::TokenStream {
     if (LA(1) == antlr4::Token::EOF) throw antlr4::IllegalStateException("cannot consume EOF");
     ++p_;
   }
-  size_t LA(ssize_t i) override { return LT(i)->getType(); }
+  size_t LA(ssize_t i) override {
+    if (i > 0) return table_.type(std::min(p_ + static_cast<size_t>(i) - 1, size() - 1));
+    return LT(i)->getType();
+  }
   ssize_t mark() override { return 0; }
   void release(ssize_t /*marker*/) override {}
   size_t index() override { return p_; }
-  void seek(size_t index) override { p_ = std::min(index, tokens_.size() - 1); }
-  size_t size() override { return tokens_.size(); }
+  void seek(size_t index) override { p_ = std::min(index, size() - 1); }
+  size_t size() override { return table_.tokens.size(); }
   std::string getSourceName() const override { return "jr2"; }
 
- private:
-  antlr4::Token* at(size_t i) const { return const_cast<Jr2Token*>(&tokens_.at(i)); }
+  // Frees the views of the tokens before `index` (whole blocks only): nothing may point to
+  // them any more, as after a declaration whose parse tree is freed.
+  void releaseBefore(size_t index) {
+    for (; released_ < index / kBlock && released_ < blocks_.size(); ++released_) {
+      blocks_[released_].reset();
+    }
+  }
 
-  const Tokens& tokens_;
+ private:
+  // 32 views (768 bytes) a block: a small-bin allocation for malloc, which a larger one (over
+  // 1 KB) is not; each of those consolidated malloc's fast bins.
+  static constexpr size_t kBlock = 32;
+
+  size_t count() const { return table_.tokens.size(); }
+  // `i` < count().
+  antlr4::Token* at(size_t i) const {
+    if (Jr2Token* block = blocks_[i / kBlock].get()) return &block[i % kBlock];
+    return make(i);
+  }
+  antlr4::Token* make(size_t i) const {
+    auto& block = blocks_[i / kBlock];
+    const size_t first = i / kBlock * kBlock;
+    const size_t n = std::min(kBlock, count() - first);
+    block = std::make_unique<Jr2Token[]>(n);
+    for (size_t j = 0; j < n; ++j) block[j] = Jr2Token(&table_, first + j);
+    if (i / kBlock < released_) released_ = i / kBlock;  // made again: free it again later
+    return &block[i % kBlock];
+  }
+
+  TokenTable& table_;
+  mutable std::vector<std::unique_ptr<Jr2Token[]>> blocks_;
+  mutable size_t released_ = 0;  // blocks below this one are freed
   size_t p_ = 0;
 };
 
@@ -237,22 +301,22 @@ size_t KeywordOrIdent(std::string_view word) {
 
 // Splits `file` (valid UTF-8, checked before) into the tokens of the default channel.
 // `codePoints` is set to the length of the text in code points, where the EOF token stands.
-Tokens Lex(const SourceFile& file, size_t* codePoints) {
+TokenTable Lex(const SourceFile& file, size_t* codePoints) {
   const std::string_view s = file.text();
   const size_t n = s.size();
-  Tokens out;
+  TokenTable table;
+  table.file = &file;
+  std::vector<LexToken>& out = table.tokens;
   out.reserve(n / 5 + 16);
-  size_t i = 0;          // byte offset
-  size_t cp = 0;         // code point index of byte i
-  uint32_t line = 1;     // ANTLR counts `\n` only
-  size_t lineStart = 0;  // code point index where the line starts
+  size_t i = 0;   // byte offset
+  size_t cp = 0;  // code point index of byte i
   // Advances over [i, to), keeping the code point index and the line.
   auto advance = [&](size_t to) {
     for (; i < to; ++i) {
       const auto c = static_cast<unsigned char>(s[i]);
       if ((c & 0xC0) == 0x80) continue;
       ++cp;
-      if (c == '\n') ++line, lineStart = cp;
+      if (c == '\n') table.lineStarts.push_back(static_cast<uint32_t>(cp));  // `\n` only, as ANTLR
     }
   };
   // The end of the code point that starts at byte `at`.
@@ -439,17 +503,15 @@ Tokens Lex(const SourceFile& file, size_t* codePoints) {
           break;  // BAD_CHAR: one code point
       }
     }
-    const size_t start = cp;
-    const uint32_t tokenLine = line;
-    const auto column = static_cast<uint32_t>(cp - lineStart);
+    const auto start = static_cast<uint32_t>(cp);
     const auto byteBegin = static_cast<uint32_t>(i);
     advance(end);
     if (hidden) continue;
-    out.emplace_back(&file, type, byteBegin, static_cast<uint32_t>(end), start, cp - 1, tokenLine,
-                     column);
+    out.push_back({byteBegin, static_cast<uint32_t>(end), start, static_cast<uint32_t>(cp) - start,
+                   static_cast<uint16_t>(type), 0});
   }
   *codePoints = cp;
-  return out;
+  return table;
 }
 
 bool IsKeyword(size_t type) { return type >= Jr2Lexer::IMPORT && type <= Jr2Lexer::NULL_KW; }
@@ -706,23 +768,25 @@ class ErrorStrategy : public antlr4::DefaultErrorStrategy {
 // comment), so what follows it was never seen as code.
 // Works in place (the kept tokens move down over the dropped ones): a second vector of tokens
 // would double the peak.
-void FilterTokens(Tokens& tokens, const SourceFile& file, Diagnostics& diags, bool* swallowed) {
+void FilterTokens(TokenTable& table, const SourceFile& file, Diagnostics& diags, bool* swallowed) {
+  std::vector<LexToken>& tokens = table.tokens;
   size_t kept = 0;
-  auto keep = [&](Jr2Token& t) {
-    if (&tokens[kept] != &t) tokens[kept] = std::move(t);
+  auto keep = [&](size_t i) {
+    if (kept != i) tokens[kept] = tokens[i];
     ++kept;
   };
   size_t hashLine = 0;  // the line of a `#` "comment": the rest of it is dropped, said once
-  for (auto& token : tokens) {
-    Jr2Token* t = &token;
-    if (hashLine != 0 && t->getLine() == hashLine) continue;
-    const size_t type = t->getType();
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    if (hashLine != 0 && table.line(i) == hashLine) continue;
+    const size_t type = table.type(i);
     // Only the error tokens need a look at their text or range; most tokens pass straight on.
     if (type < Jr2Lexer::SEMI || (type > Jr2Lexer::SEMI && type < Jr2Lexer::BAD_NUMBER) ||
         type == Jr2Lexer::TEXT_BLOCK || type == Jr2Lexer::STRING || type == Jr2Lexer::IDENT) {
-      keep(token);
+      keep(i);
       continue;
     }
+    Jr2Token view(&table, i);
+    Jr2Token* t = &view;
     const SourceRange range = RangeOf(file, t);
     const std::string text = t->getText();
     switch (type) {
@@ -783,7 +847,7 @@ void FilterTokens(Tokens& tokens, const SourceFile& file, Diagnostics& diags, bo
       default:
         break;
     }
-    keep(token);
+    keep(i);
   }
   tokens.erase(tokens.begin() + static_cast<ptrdiff_t>(kept), tokens.end());
 }
@@ -795,12 +859,10 @@ void FilterTokens(Tokens& tokens, const SourceFile& file, Diagnostics& diags, bo
 //    an expression of the same declaration (`entry.id`, `title: entry`) is read as the name.
 //  - a Pool of runs that forgot `dispatch` (`pool p of w { input: …, wait: true } { … }`):
 //    reported here, once, with the fix, and read as `of dispatch w { … }`.
-void RecoverTokens(Tokens& tokens, const SourceFile& file, Diagnostics& diags) {
-  std::vector<Jr2Token*> code;  // the tokens, in order (all on the default channel)
-  code.reserve(tokens.size());
-  for (auto& t : tokens) code.push_back(&t);
+void RecoverTokens(TokenTable& table, const SourceFile& file, Diagnostics& diags) {
+  std::vector<LexToken>& tokens = table.tokens;  // in order, all on the default channel
   auto type = [&](size_t i) -> size_t {
-    return i < code.size() ? code[i]->getType() : antlr4::Token::EOF;
+    return i < tokens.size() ? table.type(i) : antlr4::Token::EOF;
   };
   // A keyword that can stand in an expression (`done`, `event`, `true` …) is left alone: the
   // parse reads it as what it is.
@@ -847,8 +909,8 @@ void RecoverTokens(Tokens& tokens, const SourceFile& file, Diagnostics& diags) {
   int braces = 0;
   int parens = 0;
   bool paramList = false;                            // inside the parameter list of a declaration
-  std::vector<std::pair<size_t, Jr2Token>> inserts;  // (index in `code`, token)
-  for (size_t i = 0; i < code.size(); ++i) {
+  std::vector<std::pair<size_t, LexToken>> inserts;  // (index in `tokens`, token)
+  for (size_t i = 0; i < tokens.size(); ++i) {
     const size_t t = type(i);
     if (braces == 0 && parens == 0 && topLevel(t)) {
       renamed.clear();
@@ -860,7 +922,7 @@ void RecoverTokens(Tokens& tokens, const SourceFile& file, Diagnostics& diags) {
       if (t == Jr2Lexer::POOL) {
         size_t j = i + 2;
         if (type(j) == Jr2Lexer::LPAREN) {
-          for (int depth = 0; j < code.size(); ++j) {
+          for (int depth = 0; j < tokens.size(); ++j) {
             if (type(j) == Jr2Lexer::LPAREN) ++depth;
             if (type(j) == Jr2Lexer::RPAREN && --depth == 0) break;
           }
@@ -870,26 +932,30 @@ void RecoverTokens(Tokens& tokens, const SourceFile& file, Diagnostics& diags) {
           const size_t name = j + 1;
           size_t k = name + 1;
           while (type(k) == Jr2Lexer::DOT) k += 2;
-          const std::string key = k + 1 < code.size() ? code[k + 1]->getText() : "";
+          const std::string key = k + 1 < tokens.size() ? table.text(k + 1) : "";
           if (type(k) == Jr2Lexer::LBRACE && (key == "input" || key == "wait") &&
               type(k + 2) == Jr2Lexer::COLON) {
             size_t close = k;
-            for (int depth = 0; close < code.size(); ++close) {
+            for (int depth = 0; close < tokens.size(); ++close) {
               if (type(close) == Jr2Lexer::LBRACE) ++depth;
               if (type(close) == Jr2Lexer::RBRACE && --depth == 0) break;
             }
             if (type(close + 1) == Jr2Lexer::LBRACE) {
               std::string target;
-              for (size_t n = name; n < k; ++n) target += code[n]->getText();
-              const SourceRange at = RangeOf(file, code[name]);
+              for (size_t n = name; n < k; ++n) target += table.text(n);
+              const Jr2Token named(&table, name);
+              const SourceRange at = RangeOf(file, &named);
               diags.emit(diag::SyntaxMissingDispatch, at, target)
                   .fix(SourceRange::point(file.id(), at.begin), "dispatch ");
-              const Jr2Token* before = code[name];
-              Jr2Token d(nullptr, Jr2Lexer::DISPATCH, 0, 0, before->getStartIndex(),
-                         before->getStartIndex() - 1, static_cast<uint32_t>(before->getLine()),
-                         static_cast<uint32_t>(before->getCharPositionInLine()));
-              d.setText("dispatch");
-              inserts.emplace_back(name, std::move(d));
+              // Empty, where the name starts (so on its line and column), with its own text.
+              table.texts.emplace_back("dispatch");
+              const LexToken d{static_cast<uint32_t>(table.texts.size() - 1),
+                               0,
+                               tokens[name].start,
+                               0,
+                               Jr2Lexer::DISPATCH,
+                               1};
+              inserts.emplace_back(name, d);
             }
           }
         }
@@ -925,29 +991,32 @@ void RecoverTokens(Tokens& tokens, const SourceFile& file, Diagnostics& diags) {
     const size_t next = type(i + 1);
     if (before(prev) || next == Jr2Lexer::DOT || next == Jr2Lexer::LBRACK ||
         (next == Jr2Lexer::ASSIGN && !paramList)) {
-      code[i]->setType(Jr2Lexer::IDENT);
+      table.setType(i, Jr2Lexer::IDENT);
     }
   }
-  // Insert the `dispatch` tokens, last first so the earlier positions stay right (`code` holds
-  // every token, so its indices are the vector's; its pointers are stale after an insert).
+  // Insert the `dispatch` tokens, last first so the earlier positions stay right.
   for (auto it = inserts.rbegin(); it != inserts.rend(); ++it) {
-    tokens.insert(tokens.begin() + static_cast<ptrdiff_t>(it->first), std::move(it->second));
+    tokens.insert(tokens.begin() + static_cast<ptrdiff_t>(it->first), it->second);
   }
-  for (size_t i = 0; i < tokens.size(); ++i) tokens[i].setTokenIndex(i);
 }
 
 // Reports unclosed brackets (at the opener, with a fix-it at the end of the file) and refuses
 // nesting deeper than kMaxNesting. Returns false when the file must not be parsed at all.
-bool CheckNesting(const Tokens& tokens, const SourceFile& file, Diagnostics& diags, bool swallowed,
+bool CheckNesting(TokenTable& table, const SourceFile& file, Diagnostics& diags, bool swallowed,
                   bool* eofReported) {
+  const size_t count = table.tokens.size();
+  auto range = [&](size_t i) {
+    const Jr2Token token(&table, i);
+    return RangeOf(file, &token);
+  };
   struct Open {
     size_t type;
-    const antlr4::Token* token;
+    size_t token;     // its index
     uint32_t indent;  // the indentation of the opener's line
   };
   // The indentation of the line a token stands on, and whether it is the first on that line.
-  auto lineIndent = [&](const antlr4::Token* t, bool* first) {
-    const SourceRange r = RangeOf(file, t);
+  auto lineIndent = [&](size_t t, bool* first) {
+    const SourceRange r = range(t);
     const uint32_t line = file.lineCol(r.begin).line;
     const uint32_t start = file.lineStart(line);
     const std::string_view text = file.text();
@@ -958,39 +1027,38 @@ bool CheckNesting(const Tokens& tokens, const SourceFile& file, Diagnostics& dia
   };
   std::vector<Open> stack;
   std::optional<Open> misplaced;  // an opener whose closer the indentation says is missing
-  const antlr4::Token* closedBy = nullptr;
+  size_t closedBy = 0;
   int prefixRun = 0;
   // `?:` chains nest in the parse (`a ? b : c ? d : …`) as deeply as brackets do, and ANTLR's
   // recursion on a million of them took 20 s and 3 GB before any error. A line that starts
   // with anything but `:` or `?` starts the count again, so the optional types of a long list
   // of fields (`a: string?` on each line) never add up.
   int conditionalRun = 0;
-  for (const auto& token : tokens) {
-    const size_t type = token.getType();
-    if (token.getChannel() != antlr4::Token::DEFAULT_CHANNEL) continue;
+  for (size_t token = 0; token < count; ++token) {
+    const size_t type = table.type(token);
     if (type == Jr2Lexer::QUESTION) {
       if (++conditionalRun > kMaxNesting) {
-        diags.emit(diag::SyntaxTooDeep, RangeOf(file, &token), "conditional expressions (`?:`)",
+        diags.emit(diag::SyntaxTooDeep, range(token), "conditional expressions (`?:`)",
                    kMaxNesting);
         return false;
       }
     } else if (conditionalRun > 0 && type != Jr2Lexer::COLON) {
       bool first = false;
-      lineIndent(&token, &first);
+      lineIndent(token, &first);
       if (first) conditionalRun = 0;
     }
     if (type == Jr2Lexer::BANG || type == Jr2Lexer::MINUS) {
       if (++prefixRun > kMaxNesting) {
-        diags.emit(diag::SyntaxTooDeep, RangeOf(file, &token), "prefix operators", kMaxNesting);
+        diags.emit(diag::SyntaxTooDeep, range(token), "prefix operators", kMaxNesting);
         return false;
       }
     } else {
       prefixRun = 0;
     }
     if (type == Jr2Lexer::LBRACE || type == Jr2Lexer::LPAREN || type == Jr2Lexer::LBRACK) {
-      stack.push_back({type, &token, lineIndent(&token, nullptr)});
+      stack.push_back({type, token, lineIndent(token, nullptr)});
       if (stack.size() > static_cast<size_t>(kMaxNesting)) {
-        diags.emit(diag::SyntaxTooDeep, RangeOf(file, &token), "brackets", kMaxNesting);
+        diags.emit(diag::SyntaxTooDeep, range(token), "brackets", kMaxNesting);
         return false;
       }
     } else if (type == Jr2Lexer::RBRACE || type == Jr2Lexer::RPAREN || type == Jr2Lexer::RBRACK) {
@@ -998,7 +1066,7 @@ bool CheckNesting(const Tokens& tokens, const SourceFile& file, Diagnostics& dia
                           : type == Jr2Lexer::RPAREN ? Jr2Lexer::LPAREN
                                                      : Jr2Lexer::LBRACK;
       bool first = false;
-      const uint32_t indent = lineIndent(&token, &first);
+      const uint32_t indent = lineIndent(token, &first);
       // A `}` that starts its line belongs to the nearest `{` whose line is indented no deeper:
       // an opener indented deeper than the closer, with such a `{` below it, lost its own `}`.
       if (type == Jr2Lexer::RBRACE && first && !misplaced) {
@@ -1007,7 +1075,7 @@ bool CheckNesting(const Tokens& tokens, const SourceFile& file, Diagnostics& dia
                std::any_of(stack.begin(), stack.end() - 1, [&](const Open& o) {
                  return o.type == Jr2Lexer::LBRACE && o.indent <= indent;
                })) {
-          if (!misplaced) misplaced = stack.back(), closedBy = &token;
+          if (!misplaced) misplaced = stack.back(), closedBy = token;
           stack.pop_back();
         }
       }
@@ -1020,22 +1088,18 @@ bool CheckNesting(const Tokens& tokens, const SourceFile& file, Diagnostics& dia
   if (swallowed) return true;
   if (misplaced) {
     // The block most likely ends before the first later line indented no deeper than its opener.
-    const antlr4::Token* endsBefore = closedBy;
-    bool after = false;
-    for (const auto& t : tokens) {
-      if (&t == misplaced->token) after = true;
-      if (!after || &t == misplaced->token || t.getChannel() != antlr4::Token::DEFAULT_CHANNEL)
-        continue;
+    size_t endsBefore = closedBy;
+    for (size_t t = misplaced->token + 1; t < count; ++t) {
       bool first = false;
-      const uint32_t indent = lineIndent(&t, &first);
+      const uint32_t indent = lineIndent(t, &first);
       if (first && indent <= misplaced->indent) {
-        endsBefore = &t;
+        endsBefore = t;
         break;
       }
     }
-    const SourceRange at = RangeOf(file, endsBefore);
+    const SourceRange at = range(endsBefore);
     const uint32_t lineStart = file.lineStart(file.lineCol(at.begin).line);
-    diags.emit(diag::SyntaxUnclosed, RangeOf(file, misplaced->token), "{", "}", "the block")
+    diags.emit(diag::SyntaxUnclosed, range(misplaced->token), "{", "}", "the block")
         .fix(SourceRange::point(file.id(), lineStart), std::string(misplaced->indent, ' ') + "}\n")
         .note(diag::NoteBlockEndsByIndentation, at);
     *eofReported = true;
@@ -1054,13 +1118,10 @@ bool CheckNesting(const Tokens& tokens, const SourceFile& file, Diagnostics& dia
     const auto end = static_cast<uint32_t>(file.text().size());
     // Point the note at the last token, not at the end of the file: trailing comments are not
     // where the author lost the bracket.
-    const antlr4::Token* last = open.token;
-    for (const auto& t : tokens) {
-      if (t.getChannel() == antlr4::Token::DEFAULT_CHANNEL) last = &t;
-    }
-    diags.emit(diag::SyntaxUnclosed, RangeOf(file, open.token), opener, closer, what)
+    const size_t last = count - 1;  // every token is on the default channel
+    diags.emit(diag::SyntaxUnclosed, range(open.token), opener, closer, what)
         .fix(SourceRange::point(file.id(), end), closer)
-        .note(diag::NoteFileEndsBracketOpen, RangeOf(file, last));
+        .note(diag::NoteFileEndsBracketOpen, range(last));
     *eofReported = true;
   }
   return true;
@@ -1070,10 +1131,11 @@ bool CheckNesting(const Tokens& tokens, const SourceFile& file, Diagnostics& dia
 
 std::vector<LexedToken> LexForTest(const SourceFile& file) {
   size_t codePoints = 0;
-  const Tokens tokens = Lex(file, &codePoints);
+  TokenTable table = Lex(file, &codePoints);
   std::vector<LexedToken> out;
-  out.reserve(tokens.size());
-  for (const Jr2Token& t : tokens) {
+  out.reserve(table.tokens.size());
+  for (size_t i = 0; i < table.tokens.size(); ++i) {
+    const Jr2Token t(&table, i);
     out.push_back({t.getType(), t.getStartIndex(), t.getStopIndex(), t.getLine(),
                    t.getCharPositionInLine(), t.getText()});
   }
@@ -1093,7 +1155,7 @@ std::unique_ptr<ast::File> Parse(const SourceFile& file, Diagnostics& diags) {
 
   bool swallowed = false;
   size_t codePoints = 0;
-  Tokens tokens = Lex(file, &codePoints);
+  TokenTable tokens = Lex(file, &codePoints);
   FilterTokens(tokens, file, diags, &swallowed);
   RecoverTokens(tokens, file, diags);
   bool eofReported = swallowed;
@@ -1104,10 +1166,8 @@ std::unique_ptr<ast::File> Parse(const SourceFile& file, Diagnostics& diags) {
   }
 
   // The parser needs an EOF token at the end.
-  Jr2Token& eof =
-      tokens.emplace_back(nullptr, antlr4::Token::EOF, 0, 0, codePoints, codePoints - 1, 0, 0);
-  eof.setText("<EOF>");
-  eof.setTokenIndex(tokens.size() - 1);
+  tokens.tokens.push_back({0, 0, static_cast<uint32_t>(codePoints), 0, TokenTable::kEof, 0});
+  tokens.setText(tokens.tokens.size() - 1, "<EOF>");
   TokenVectorStream stream(tokens);
   Jr2Parser parser(&stream);
   parser.removeErrorListeners();
@@ -1136,6 +1196,8 @@ std::unique_ptr<ast::File> Parse(const SourceFile& file, Diagnostics& diags) {
           builder.addDecl(parser.decl());
         }
         parser.getTreeTracker().reset();
+        // The declaration's tree is gone, and with it every pointer to its tokens.
+        stream.releaseBefore(stream.index());
       }
       std::unique_ptr<ast::File> ast = builder.finish();
       if (built.all().empty()) return ast;
@@ -1161,6 +1223,17 @@ std::unique_ptr<ast::File> Parse(const SourceFile& file, Diagnostics& diags) {
     tree = parser.file();
   }
   return BuildAst(tree, file, diags, diags.errorCount() > errorsBefore);
+}
+
+void ReleaseParserCaches() {
+  TokenTable none;
+  none.tokens.push_back({0, 0, 0, 0, TokenTable::kEof, 0});
+  none.setText(0, "<EOF>");
+  TokenVectorStream stream(none);
+  Jr2Parser parser(&stream);
+  auto* simulator = parser.getInterpreter<antlr4::atn::ParserATNSimulator>();
+  simulator->clearDFA();
+  simulator->getSharedContextCache().clear();
 }
 
 }  // namespace jr2::syntax
