@@ -45,7 +45,7 @@ if [ -z "$build" ]; then
 fi
 # jr2c and jr2_gen for `check_cold` and `check_rss` (a generated program, checked as a process).
 cmake --build "$build" -j2 --target jr2_pool_bench jr2_dispatch_bench jr2_store_bench \
-  jr2_check_bench jr2c jr2_gen >&2
+  jr2_check_bench jr2c jr2_gen jr2_maxrss >&2
 
 peers=bench/out/peers
 if [ ! -x "$peers/node_modules/.bin/tsx" ] || [ ! -f "$peers/jr2src/pool.ts" ]; then
