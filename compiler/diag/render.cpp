@@ -73,9 +73,10 @@ void RenderSnippet(const SourceFile& file, SourceRange range, const std::string*
   const std::string gutter = fmt::format("{:>5}", begin.line);
   out << gutter << " | " << line << "\n";
   std::string pad;
+  // A range that begins before its line's text (at a file's byte order mark) is shown from it.
+  const uint32_t from = std::max(range.begin, lineStart);
   const uint32_t caretByte =
-      printable
-          .index[std::min<uint32_t>(range.begin - lineStart, static_cast<uint32_t>(raw.size()))];
+      printable.index[std::min<uint32_t>(from - lineStart, static_cast<uint32_t>(raw.size()))];
   for (uint32_t i = 0; i < caretByte; ++i) {
     const unsigned char c = line[i];
     if ((c & 0xC0) == 0x80) continue;

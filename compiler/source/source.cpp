@@ -11,9 +11,13 @@ namespace jr2 {
 
 SourceFile::SourceFile(FileId id, std::string name, std::string path, std::string text)
     : id_(id), name_(std::move(name)), path_(std::move(path)), text_(std::move(text)) {
-  lineStarts_.push_back(0);
+  // A leading byte order mark is not text: line 1 starts after it, and code points are counted
+  // from there, as the lexer (and ANTLR's input stream) count them. Counted as a column, it put
+  // every diagnostic of the file one column left of its token.
+  const uint32_t body = text_.compare(0, 3, "\xEF\xBB\xBF") == 0 ? 3 : 0;
+  lineStarts_.push_back(body);
   bool ascii = true;
-  for (uint32_t i = 0; i < text_.size(); ++i) {
+  for (uint32_t i = body; i < text_.size(); ++i) {
     const auto c = static_cast<unsigned char>(text_[i]);
     if (c == '\n') lineStarts_.push_back(i + 1);
     if (c >= 0x80) ascii = false;
@@ -21,7 +25,7 @@ SourceFile::SourceFile(FileId id, std::string name, std::string path, std::strin
   if (!ascii) {
     // One entry per code point: the byte offset where it starts. Continuation bytes are skipped.
     codePointOffsets_.reserve(text_.size());
-    for (uint32_t i = 0; i < text_.size(); ++i) {
+    for (uint32_t i = body; i < text_.size(); ++i) {
       if ((static_cast<unsigned char>(text_[i]) & 0xC0) != 0x80) codePointOffsets_.push_back(i);
     }
     codePointOffsets_.push_back(static_cast<uint32_t>(text_.size()));
@@ -29,13 +33,15 @@ SourceFile::SourceFile(FileId id, std::string name, std::string path, std::strin
 }
 
 uint32_t SourceFile::byteOffsetOfCodePoint(size_t index) const {
-  if (codePointOffsets_.empty()) return static_cast<uint32_t>(std::min(index, text_.size()));
+  if (codePointOffsets_.empty()) {  // ASCII after a byte order mark, if any
+    return static_cast<uint32_t>(std::min(index + lineStarts_[0], text_.size()));
+  }
   if (index >= codePointOffsets_.size()) return static_cast<uint32_t>(text_.size());
   return codePointOffsets_[index];
 }
 
 LineCol SourceFile::lineCol(uint32_t offset) const {
-  offset = std::min<uint32_t>(offset, static_cast<uint32_t>(text_.size()));
+  offset = std::clamp<uint32_t>(offset, lineStarts_[0], static_cast<uint32_t>(text_.size()));
   auto it = std::upper_bound(lineStarts_.begin(), lineStarts_.end(), offset);
   const auto line = static_cast<uint32_t>(it - lineStarts_.begin());
   const uint32_t start = lineStarts_[line - 1];

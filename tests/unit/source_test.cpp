@@ -31,6 +31,33 @@ TEST(SourceFile, MapsAntlrCodePointIndexToBytes) {
   EXPECT_EQ(f->byteOffsetOfCodePoint(99), 6u);
 }
 
+// A leading byte order mark (as some editors save) is not text: line 1 starts after it, and code
+// points are counted from there, as the lexer counts them. Counted, it put every diagnostic of
+// such a file one column left of its token.
+TEST(SourceFile, ALeadingByteOrderMarkIsNotAColumnOrACodePoint) {
+  SourceManager sm;
+  const std::string bom = "\xEF\xBB\xBF";
+  const SourceFile* ascii = sm.add("a.jr2", "", bom + "ab\ncd");
+  EXPECT_EQ(ascii->byteOffsetOfCodePoint(0), 3u);  // `a`
+  EXPECT_EQ(ascii->byteOffsetOfCodePoint(3), 6u);  // `c`
+  EXPECT_EQ(ascii->lineCol(3).column, 1u);
+  EXPECT_EQ(ascii->lineCol(4).column, 2u);
+  EXPECT_EQ(ascii->lineCol(0).column, 1u) << "an offset inside the mark is the first column";
+  EXPECT_EQ(ascii->lineCol(6).line, 2u);
+  EXPECT_EQ(ascii->lineCol(6).column, 1u);
+  EXPECT_EQ(ascii->lineText(1), "ab");
+  const SourceFile* wide = sm.add("b.jr2", "", bom + "é\nx");
+  EXPECT_EQ(wide->byteOffsetOfCodePoint(0), 3u);
+  EXPECT_EQ(wide->byteOffsetOfCodePoint(2), 6u);  // `x`, after `é` and the newline
+  EXPECT_EQ(wide->lineCol(6).line, 2u);
+  const SourceFile* only = sm.add("c.jr2", "", bom);
+  EXPECT_EQ(only->lineCol(0).column, 1u);
+  EXPECT_EQ(only->lineText(1), "");
+  // A mark anywhere else is text (the lexer's BAD_CHAR).
+  const SourceFile* later = sm.add("d.jr2", "", "a" + bom + "b");
+  EXPECT_EQ(later->byteOffsetOfCodePoint(2), 4u);
+}
+
 TEST(Utf8, FindsTheFirstBadByte) {
   std::string why;
   EXPECT_FALSE(FindInvalidUtf8("plain é € 😀", &why).has_value());
