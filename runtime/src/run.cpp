@@ -1268,8 +1268,8 @@ class PoolActor final : public Actor {
     if (spec_.dispatch) {
       worker = std::make_unique<DispatchActor>(run_, this, key, Join(prefix_, id), spec_.worker, id,
                                                spec_.name);
-    } else if (const PoolSpec* inner = run_.registry().pool(spec_.worker)) {
-      worker = std::make_unique<PoolActor>(run_, this, key, Join(prefix_, id), *inner);
+    } else if (innerPool_ != nullptr) {
+      worker = std::make_unique<PoolActor>(run_, this, key, Join(prefix_, id), *innerPool_);
     } else {
       // The worker's class, looked up once per Pool rather than by name per item.
       if (workerClass_.make == nullptr) workerClass_ = MachineActor::Resolve(run_, spec_.worker);
@@ -1345,6 +1345,8 @@ class PoolActor final : public Actor {
   // Items from a backlog file are read strictly (claim); decided once, not per item.
   const bool strictItems_ = spec_.source.function == "std.backlog";
   MachineActor::Class workerClass_{nullptr, nullptr};
+  // A Pool of Pools: each item's worker is this Pool (looked up once, not by name per item).
+  const PoolSpec* const innerPool_ = run_.registry().pool(spec_.worker);
   std::shared_ptr<const Port> port_;  // made at the first call, shared by every call
   Json input_;
   int64_t cap_ = 1;
