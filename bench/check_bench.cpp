@@ -95,7 +95,8 @@ void BM_Check(benchmark::State& state) {
     jr2::SourceManager sm;
     jr2::Diagnostics diags;
     jr2::sema::LoadResult loaded = LoadInMemory(sm, in, diags);
-    const jr2::ir::Program charts = jr2::driver::Analyze(loaded.program, diags);
+    const jr2::ir::Program charts =
+        jr2::driver::Analyze(loaded.program, diags, jr2::sema::Keep::kReports);
     benchmark::DoNotOptimize(&charts);
     if (!diags.all().empty()) {
       state.SkipWithError("the generated program has diagnostics");

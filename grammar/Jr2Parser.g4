@@ -103,9 +103,13 @@ stateModifier : INITIAL | FINAL | PARALLEL;
 entryExit   : (ENTRY | EXIT) actionBlock;
 outputDecl  : OUTPUT expr;
 
-transition  : ON trigger guard? arrow=(ARROW | FATARROW) target actionBlock?
-            | ON trigger guard? target actionBlock?                    // mistake: missing `->`
-            | ON trigger guard? actionBlock                            // targetless: stays
+// `on`'s three forms share `on trigger guard?` and part after it: written as three alternatives,
+// the parser had to look past the whole guard to choose one, and kept a quarter of its
+// prediction cache for that choice alone (#15).
+transition  : ON trigger guard? ( arrow=(ARROW | FATARROW) target actionBlock?
+                                | target actionBlock?                  // mistake: missing `->`
+                                | actionBlock                          // targetless: stays
+                                )
             | ALWAYS guard? arrow=(ARROW | FATARROW) target actionBlock?
             | AFTER afterDelay guard? arrow=(ARROW | FATARROW) target actionBlock?
             ;

@@ -152,13 +152,12 @@ std::string Context::where(SourceRange r) const {
 }
 
 sema::TypePtr Context::typeOf(const ast::Expr* e) const {
-  auto it = info.exprTypes.find(e);
-  return it != info.exprTypes.end() ? it->second : info.types.json();
+  sema::TypePtr t = info.exprTypes.find(e);
+  return t != nullptr ? t : info.types.json();
 }
 
 sema::TypePtr Context::typeOf(const ast::TypeRef* t) const {
-  auto it = info.typeRefs.find(t);
-  return it != info.typeRefs.end() ? it->second : info.types.json();
+  return t->checked != nullptr ? t->checked : info.types.json();
 }
 
 bool Context::hasStruct(const ast::Decl* d) const {

@@ -110,7 +110,10 @@ int Frontend(const Options& opts, std::ostream& out, std::ostream& err, const Af
     // Every file is parsed: the parser's caches are garbage from here on, and the memory they
     // free is what the checks below reuse (it was a tenth of the peak of a check).
     syntax::ReleaseParserCaches();
-    const ir::Program charts = Analyze(loaded.program, diags);
+    // `check` keeps what the checks report from; a command that goes on (`compile`, `graph`,
+    // `workflows`) keeps too what code generation reads (sema::Keep).
+    const ir::Program charts =
+        Analyze(loaded.program, diags, after ? sema::Keep::kCodegen : sema::Keep::kReports);
     diags.sortByLocation();
     switch (opts.format) {
       case DiagFormat::kText:
@@ -320,7 +323,7 @@ int Explain(const std::vector<std::string>& args, std::ostream& out, std::ostrea
 
 const char* Version() { return JR2C_VERSION; }
 
-ir::Program Analyze(sema::Program& program, Diagnostics& diags) {
+ir::Program Analyze(sema::Program& program, Diagnostics& diags, sema::Keep keep) {
   // A file with syntax errors has a partial tree: checking its meaning would only report the
   // echoes of those errors.
   const bool syntaxErrors =
@@ -329,7 +332,7 @@ ir::Program Analyze(sema::Program& program, Diagnostics& diags) {
       });
   if (syntaxErrors) return {};
   sema::ResolveNames(program, diags);
-  sema::CheckTypes(program, diags);
+  sema::CheckTypes(program, diags, keep);
   ir::Program charts = ir::Build(program, diags);
   walk::LoadWalk(program, charts, diags);
   return charts;

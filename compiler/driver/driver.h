@@ -22,8 +22,10 @@ int Run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
 
 // Every check after loading, in the phases' order: names, types, the statechart IR and the load
 // walk. A program with a syntax error (E0001) gets none of them (its trees are partial) and an
-// empty IR. The one pipeline the driver, the fuzzer and the benchmarks share.
-ir::Program Analyze(sema::Program& program, Diagnostics& diags);
+// empty IR. The one pipeline the driver, the fuzzer and the benchmarks share. `keep`: whether
+// code generation follows (sema::Keep).
+ir::Program Analyze(sema::Program& program, Diagnostics& diags,
+                    sema::Keep keep = sema::Keep::kCodegen);
 
 // The jr2c version string.
 const char* Version();

@@ -75,6 +75,12 @@ std::vector<bool> Machine::enterable() const {
 
 namespace {
 
+size_t CountStates(const ast::StateBody& body) {
+  size_t n = body.states.size();
+  for (const auto& child : body.states) n += CountStates(child->body);
+  return n;
+}
+
 class Builder {
  public:
   Builder(Machine& m, Diagnostics& diags) : m_(m), diags_(diags) {}
@@ -84,12 +90,16 @@ class Builder {
     root.id = 0;
     root.kind = State::Kind::kCompound;
     root.body = &m_.decl->body;
+    // Every vector here is reserved to its size: growth by doubling left a third of the IR's
+    // memory unused, and the IR is made while the whole AST is alive, at a check's peak (#15).
+    m_.states.reserve(1 + CountStates(m_.decl->body));
     m_.states.push_back(root);
     addChildren(0, m_.decl->body);
     for (const State& s : m_.states) shape(s);
     // Transitions after every state exists: targets may point anywhere.
     for (size_t i = 0; i < m_.states.size(); ++i) {
       const ast::StateBody* body = m_.states[i].body;
+      m_.states[i].transitions.reserve(body->transitions.size());
       for (const ast::Transition& t : body->transitions) {
         Transition tr;
         tr.ast = &t;
@@ -181,6 +191,9 @@ class Builder {
             break;
           }
         }
+        size_t exits = 0, entries = 0;
+        for (StateId x = 0; x < n; ++x) exits += inside(x, t.domain) ? 1 : 0;
+        t.exits.reserve(exits);
         for (StateId x = 0; x < n; ++x) {
           if (inside(x, t.domain)) t.exits.push_back(x);
         }
@@ -196,6 +209,8 @@ class Builder {
             if (!entered) addDefault(c, enter);
           }
         }
+        for (StateId x = 0; x < n; ++x) entries += enter[x] ? 1 : 0;
+        t.entries.reserve(entries);
         for (StateId x = 0; x < n; ++x) {
           if (enter[x]) t.entries.push_back(x);
         }
@@ -204,6 +219,8 @@ class Builder {
   }
 
   void addChildren(StateId parent, const ast::StateBody& body) {
+    m_.states[parent].invokes.reserve(body.invokes.size());
+    m_.states[parent].children.reserve(body.states.size());
     for (const ast::Invoke& inv : body.invokes) m_.states[parent].invokes.push_back(&inv);
     for (const auto& child : body.states) {
       State s;
@@ -360,6 +377,12 @@ class Builder {
 
 Program Build(const sema::Program& program, Diagnostics& diags) {
   Program out;
+  size_t machines = 0;
+  for (const auto& module : program.modules) {
+    for (const auto& d : module->ast->decls)
+      machines += llvm::isa<ast::MachineDecl>(d.get()) ? 1 : 0;
+  }
+  out.machines.reserve(machines);
   for (const auto& module : program.modules) {
     for (const auto& d : module->ast->decls) {
       const auto* m = llvm::dyn_cast<ast::MachineDecl>(d.get());

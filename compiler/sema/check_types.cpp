@@ -12,7 +12,9 @@
 #include <llvm/Support/Casting.h>
 
 #include <algorithm>
+#include <functional>
 #include <set>
+#include <stdexcept>
 
 #include "compiler/diag/suggest.h"
 #include "compiler/sema/program.h"
@@ -77,6 +79,7 @@ class Checker {
     if (const auto* e = llvm::dyn_cast<ast::EventDecl>(&d)) fields = &e->fields;
     if (fields == nullptr) return;
     auto* record = const_cast<Record*>(info_.declTypes[&d]->record);
+    record->fields.reserve(fields->size());
     for (const auto& f : *fields) {
       TypePtr ft = typeOf(f.type.get());
       record->fields.push_back({f.name.text, ft,
@@ -87,10 +90,10 @@ class Checker {
 
   TypePtr typeOf(const ast::TypeRef* t) {
     if (t == nullptr) return types_.error();
-    if (auto it = info_.typeRefs.find(t); it != info_.typeRefs.end()) return it->second;
+    if (t->checked != nullptr) return t->checked;
     TypePtr result = typeOfInner(t);
     if (t->optional) result = types_.optional(result);
-    info_.typeRefs[t] = result;
+    t->checked = result;
     return result;
   }
 
@@ -227,7 +230,7 @@ class Checker {
   TypePtr check(const ast::Expr* e, const Env& env, const Want& want = {}) {
     if (e == nullptr) return types_.error();
     TypePtr t = checkInner(e, env, want);
-    info_.exprTypes[e] = t;
+    info_.exprTypes.set(e, t);
     return t;
   }
 
@@ -556,7 +559,7 @@ class Checker {
       const ast::BinaryExpr& node = **it;
       TypePtr right = check(node.rhs.get(), env);
       left = operate(node, left, right);
-      if (it + 1 != spine.rend()) info_.exprTypes[*it] = left;
+      if (it + 1 != spine.rend()) info_.exprTypes.set(*it, left);
     }
     return left;
   }
@@ -827,22 +830,31 @@ class Checker {
     }
   }
 
-  // The type `done` has for an invoke: `{ output }`.
+  // The type `done` has for an invoke: `{ output }`, one per output type (a program's Gates
+  // and Agents share one; a type made per invoke was a tenth of the checker's memory).
   TypePtr doneType(const ast::Invoke& inv) {
-    Record* r = types_.newRecord("");
     TypePtr out = types_.json();
     if (inv.kind == ast::Invoke::Kind::kNamed || inv.kind == ast::Invoke::Kind::kExtern) {
       const ast::Decl* d = inv.target.resolved;
       if (d != nullptr && d->kind != ast::Decl::Kind::kAgent) out = outputOf(d);
     }
-    r->fields = {{"output", out, true, {}}};
-    return types_.record(r);
+    TypePtr& done = doneTypes_[out];
+    if (done == nullptr) {
+      Record* r = types_.newRecord("");
+      r->fields = {{"output", out, true, {}}};
+      done = types_.record(r);
+    }
+    return done;
   }
 
+  // The type `error` has in `on error`: a Failure, the same for every invoke.
   TypePtr errorType() {
-    Record* r = types_.newRecord("Failure");
-    r->fields = {{"reason", types_.string(), true, {}}, {"detail", types_.json(), false, {}}};
-    return types_.record(r);
+    if (failure_ == nullptr) {
+      Record* r = types_.newRecord("Failure");
+      r->fields = {{"reason", types_.string(), true, {}}, {"detail", types_.json(), false, {}}};
+      failure_ = types_.record(r);
+    }
+    return failure_;
   }
 
   void body(const ast::StateBody& b, const MachineCtx& ctx, const ast::State* state,
@@ -1082,7 +1094,7 @@ class Checker {
       const bool literal = llvm::isa<ast::ObjectExpr>(p.itemInput.get());
       TypePtr got = literal ? types_.error() : infer(p.itemInput.get(), withItem);
       if (!literal && !IsLoose(got) && StripOptional(got)->kind != K::kRecord) {
-        info_.exprTypes[p.itemInput.get()] = got;
+        info_.exprTypes.set(p.itemInput.get(), got);
         diags_.emit(diag::NotARecord, p.itemInput->range, textOf(p.itemInput.get()), Spell(got),
                     fmt::format("it cannot be {}", place),
                     fmt::format("give a record of its parameters: `item_input: {}`", Spell(want)));
@@ -1142,13 +1154,42 @@ class Checker {
   Types& types_;
   Module* module_ = nullptr;
   std::map<const ast::PoolDecl*, TypePtr> poolOutputs_;
+  std::map<TypePtr, TypePtr> doneTypes_;  // doneType's, by output type
+  TypePtr failure_ = nullptr;             // errorType's
 };
 
 }  // namespace
 
-void CheckTypes(Program& program, Diagnostics& diags) {
-  program.typeInfo = std::make_unique<TypeInfo>();
+void ExprTypes::seal() {
+  std::stable_sort(pairs_.begin(), pairs_.end(),
+                   [](const auto& a, const auto& b) { return std::less<>()(a.first, b.first); });
+  // Keep the last of each run of one expression.
+  auto out = pairs_.begin();
+  for (auto it = pairs_.begin(); it != pairs_.end(); ++it) {
+    if (it + 1 != pairs_.end() && (it + 1)->first == it->first) continue;
+    *out++ = *it;
+  }
+  pairs_.erase(out, pairs_.end());
+  sealed_ = true;
+}
+
+TypePtr ExprTypes::find(const ast::Expr* e) const {
+  if (!kept_)
+    throw std::logic_error("jr2c: expression types read, but the checks did not keep them");
+  if (!sealed_) throw std::logic_error("jr2c: expression types read before the checker ended");
+  auto it = std::lower_bound(
+      pairs_.begin(), pairs_.end(), e,
+      [](const auto& pair, const ast::Expr* key) { return std::less<>()(pair.first, key); });
+  return it != pairs_.end() && it->first == e ? it->second : nullptr;
+}
+
+void CheckTypes(Program& program, Diagnostics& diags, Keep keep) {
+  // The tree keeps what the checker found (ast::TypeRef::checked): a second check would read
+  // the first one's types, which the new TypeInfo no longer owns.
+  if (program.typeInfo) throw std::logic_error("jr2c: a program is type-checked once");
+  program.typeInfo = std::make_unique<TypeInfo>(keep);
   Checker(program, diags).run();
+  program.typeInfo->exprTypes.seal();
 }
 
 }  // namespace jr2::sema

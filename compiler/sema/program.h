@@ -29,12 +29,40 @@ struct Module {
   std::map<std::string, const ast::Decl*> decls;
 };
 
+// What the checks keep for the command after them. `jr2c check` keeps what the checks report
+// from; a command that goes on (`compile`, `graph`, `workflows`) keeps too the type of every
+// expression, which code generation reads and nothing else does.
+enum class Keep { kReports, kCodegen };
+
+// The type of every expression the checker typed, kept for code generation (Keep::kCodegen):
+// (expression, type) pairs in the order it typed them, sorted once when it is done (seal).
+// 16 bytes an expression, where a std::map took 64 with malloc's share; kept for `check` too,
+// the map had been a tenth of its peak memory (#15).
+class ExprTypes {
+ public:
+  explicit ExprTypes(Keep keep) : kept_(keep == Keep::kCodegen) {}
+  void set(const ast::Expr* e, TypePtr t) {
+    if (kept_) pairs_.emplace_back(e, t);
+  }
+  // Sorts by expression; when one was typed twice, the last type set wins.
+  void seal();
+  // After seal, and only when kept: the expression's type, or null when the checker did not
+  // type it.
+  TypePtr find(const ast::Expr* e) const;
+  size_t size() const { return pairs_.size(); }
+
+ private:
+  std::vector<std::pair<const ast::Expr*, TypePtr>> pairs_;
+  bool kept_;
+  bool sealed_ = false;
+};
+
 // What the type checker learned, for the load walk and code generation.
 struct TypeInfo {
+  explicit TypeInfo(Keep keep) : exprTypes(keep) {}
   Types types;
   std::map<const ast::Decl*, TypePtr> declTypes;  // type/event records; a pool's input record
-  std::map<const ast::Expr*, TypePtr> exprTypes;  // every expression the checker typed
-  std::map<const ast::TypeRef*, TypePtr> typeRefs;
+  ExprTypes exprTypes;                            // every expression the checker typed
   // The `type` or `event` each declared record comes from.
   std::map<const Record*, const ast::Decl*> recordDecls;
   // The worker parameter each pool without `item_input` binds its item to (sema::BoundParam);
@@ -78,6 +106,7 @@ void ResolveNames(Program& program, Diagnostics& diags);
 
 // Phase entry: types every expression against the declared types (E02xx), checks `output`
 // (E0304) and what `on done` / `on error` refer to (E0305). Fills program.typeInfo.
-void CheckTypes(Program& program, Diagnostics& diags);
+// `keep` says whether expression types are kept for code generation (TypeInfo::exprTypes).
+void CheckTypes(Program& program, Diagnostics& diags, Keep keep = Keep::kCodegen);
 
 }  // namespace jr2::sema

@@ -15,6 +15,8 @@ SourceFile::SourceFile(FileId id, std::string name, std::string path, std::strin
   // from there, as the lexer (and ANTLR's input stream) count them. Counted as a column, it put
   // every diagnostic of the file one column left of its token.
   const uint32_t body = text_.compare(0, 3, "\xEF\xBB\xBF") == 0 ? 3 : 0;
+  // Sized exactly: the line table lives as long as the file, through a check's peak memory.
+  lineStarts_.reserve(1 + static_cast<size_t>(std::count(text_.begin(), text_.end(), '\n')));
   lineStarts_.push_back(body);
   bool ascii = true;
   for (uint32_t i = body; i < text_.size(); ++i) {
@@ -23,21 +25,35 @@ SourceFile::SourceFile(FileId id, std::string name, std::string path, std::strin
     if (c >= 0x80) ascii = false;
   }
   if (!ascii) {
-    // One entry per code point: the byte offset where it starts. Continuation bytes are skipped.
-    codePointOffsets_.reserve(text_.size());
+    size_t codePoints = 0;
     for (uint32_t i = body; i < text_.size(); ++i) {
-      if ((static_cast<unsigned char>(text_[i]) & 0xC0) != 0x80) codePointOffsets_.push_back(i);
+      codePoints += (static_cast<unsigned char>(text_[i]) & 0xC0) != 0x80 ? 1 : 0;
     }
-    codePointOffsets_.push_back(static_cast<uint32_t>(text_.size()));
+    codePointSteps_.reserve(codePoints / kCodePointStep + 1);
+    size_t n = 0;  // code points before byte i
+    for (uint32_t i = body; i < text_.size(); ++i) {
+      if ((static_cast<unsigned char>(text_[i]) & 0xC0) == 0x80) continue;  // continuation
+      if (n % kCodePointStep == 0) codePointSteps_.push_back(i);
+      ++n;
+    }
   }
 }
 
 uint32_t SourceFile::byteOffsetOfCodePoint(size_t index) const {
-  if (codePointOffsets_.empty()) {  // ASCII after a byte order mark, if any
-    return static_cast<uint32_t>(std::min(index + lineStarts_[0], text_.size()));
+  const auto size = static_cast<uint32_t>(text_.size());
+  if (codePointSteps_.empty()) {  // ASCII after a byte order mark, if any
+    return static_cast<uint32_t>(std::min<size_t>(index + lineStarts_[0], size));
   }
-  if (index >= codePointOffsets_.size()) return static_cast<uint32_t>(text_.size());
-  return codePointOffsets_[index];
+  const size_t step = index / kCodePointStep;
+  if (step >= codePointSteps_.size()) return size;
+  uint32_t at = codePointSteps_[step];
+  // Walk the rest, at most kCodePointStep - 1 code points: past each lead byte and its
+  // continuation bytes (the text is valid UTF-8 wherever a position is asked of it).
+  for (size_t left = index % kCodePointStep; left > 0 && at < size; --left) {
+    ++at;
+    while (at < size && (static_cast<unsigned char>(text_[at]) & 0xC0) == 0x80) ++at;
+  }
+  return at;
 }
 
 LineCol SourceFile::lineCol(uint32_t offset) const {

@@ -62,8 +62,12 @@ class SourceFile {
   std::string path_;
   std::string text_;
   std::vector<uint32_t> lineStarts_;
+  // Where every kCodePointStep-th code point starts (a byte offset), after the byte order mark:
+  // byteOffsetOfCodePoint walks at most kCodePointStep - 1 code points from the one before it.
+  // An offset for every code point took 4 bytes a byte of a file with one non-ASCII letter.
   // Empty when the text is pure ASCII (then code point index == byte offset).
-  std::vector<uint32_t> codePointOffsets_;
+  static constexpr size_t kCodePointStep = 64;
+  std::vector<uint32_t> codePointSteps_;
 };
 
 // Why a file could not be loaded; each maps to a one-line error.

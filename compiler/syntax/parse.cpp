@@ -13,8 +13,10 @@
 
 #include <algorithm>
 #include <iterator>
+#include <memory>
 #include <optional>
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -62,10 +64,13 @@ namespace {
 // in place and never makes the whitespace and comment tokens (the grammar's HIDDEN channel),
 // which no later pass looks at.
 
-// The tokens of one file, as the lexer made them: 20 bytes a token, in one vector. The parser
-// sees each through a Jr2Token, made on demand a block at a time and freed once the parse of
-// the declarations is past it (TokenVectorStream); the 56-byte token objects of the whole file
-// had been the largest single thing of a check's peak memory.
+// The tokens of one file, as the lexer made them: 20 bytes a token. The passes before the parse
+// (the filter, the recovery, the bracket pass) rewrite them in one vector; the parse reads them
+// from chunks (freeze), and its first stage frees the chunks it is past (releaseBefore), as it
+// frees each declaration's parse tree: the whole table, about four bytes a source byte, had been
+// the largest single thing at the peak memory of a check (#15). The parser sees each token
+// through a Jr2Token, made on demand a block at a time and freed the same way
+// (TokenVectorStream).
 struct LexToken {
   uint32_t byteBegin;  // with `ownText`, the index of the token's text in TokenTable::texts
   uint32_t byteEnd;
@@ -79,7 +84,7 @@ struct TokenTable {
   static constexpr uint16_t kEof = 0xFFFF;
 
   const SourceFile* file = nullptr;
-  // 32-bit fields: a file is at most 8 MiB (SourceManager::kMaxFileBytes).
+  // 32-bit fields: a file is at most 8 MiB (SourceManager::kMaxFileBytes). Empty once frozen.
   std::vector<LexToken> tokens;
   // The code point index at which each line starts (line 1 at [0]): a token's line and column
   // are computed from its start, as the lexer counted them (`\n` alone ends a line).
@@ -87,34 +92,76 @@ struct TokenTable {
   // The texts the token filter gave to tokens (an unterminated string gets its closing quote).
   std::vector<std::string> texts;
 
+  size_t size() const { return frozen_ ? count_ : tokens.size(); }
+  const LexToken& at(size_t i) const { return const_cast<TokenTable*>(this)->at(i); }
+  LexToken& at(size_t i) {
+    if (!frozen_) return tokens[i];
+    LexToken* chunk = chunks_[i / kChunk].get();
+    // A bug, not an input: the parse never looks back past the declaration it is in.
+    if (chunk == nullptr) throw std::logic_error("jr2c: a token was read after it was freed");
+    return chunk[i % kChunk];
+  }
+  // Moves the tokens into chunks, which the parse can free behind it.
+  void freeze() {
+    count_ = tokens.size();
+    chunks_.resize((count_ + kChunk - 1) / kChunk);
+    for (size_t c = 0; c < chunks_.size(); ++c) {
+      const size_t n = std::min(kChunk, count_ - c * kChunk);
+      chunks_[c] = std::make_unique<LexToken[]>(n);
+      std::copy_n(tokens.begin() + static_cast<ptrdiff_t>(c * kChunk), n, chunks_[c].get());
+    }
+    std::vector<LexToken>().swap(tokens);
+    frozen_ = true;
+  }
+  // Frees the chunks whose every token is before `index - 1` (the parser may still read the
+  // token before the one it is at, as the stop of the rule it just left).
+  void releaseBefore(size_t index) {
+    for (; released_ < chunks_.size() && (released_ + 1) * kChunk + 1 <= index; ++released_) {
+      chunks_[released_].reset();
+    }
+  }
+  bool anyReleased() const { return released_ > 0; }
+
   size_t type(size_t i) const {
-    return tokens[i].type == kEof ? antlr4::Token::EOF : size_t{tokens[i].type};
+    const uint16_t t = at(i).type;
+    return t == kEof ? antlr4::Token::EOF : size_t{t};
   }
   void setType(size_t i, size_t type) {
-    tokens[i].type = type == antlr4::Token::EOF ? kEof : static_cast<uint16_t>(type);
+    at(i).type = type == antlr4::Token::EOF ? kEof : static_cast<uint16_t>(type);
   }
   std::string text(size_t i) const {
-    const LexToken& t = tokens[i];
+    const LexToken& t = at(i);
     if (t.ownText != 0) return texts[t.byteBegin];
     return std::string(file->text().substr(t.byteBegin, t.byteEnd - t.byteBegin));
   }
   void setText(size_t i, const std::string& text) {
     texts.push_back(text);
-    tokens[i].byteBegin = static_cast<uint32_t>(texts.size() - 1);
-    tokens[i].byteEnd = 0;
-    tokens[i].ownText = 1;
+    LexToken& t = at(i);
+    t.byteBegin = static_cast<uint32_t>(texts.size() - 1);
+    t.byteEnd = 0;
+    t.ownText = 1;
   }
   // 1-based; 0 for EOF, as ANTLR's EOF token made by us had.
   uint32_t line(size_t i) const {
-    if (tokens[i].type == kEof) return 0;
-    return static_cast<uint32_t>(
-        std::upper_bound(lineStarts.begin(), lineStarts.end(), tokens[i].start) -
-        lineStarts.begin());
+    const LexToken& t = at(i);
+    if (t.type == kEof) return 0;
+    return static_cast<uint32_t>(std::upper_bound(lineStarts.begin(), lineStarts.end(), t.start) -
+                                 lineStarts.begin());
   }
   uint32_t column(size_t i) const {
-    if (tokens[i].type == kEof) return 0;
-    return tokens[i].start - lineStarts[line(i) - 1];
+    const LexToken& t = at(i);
+    if (t.type == kEof) return 0;
+    return t.start - lineStarts[line(i) - 1];
   }
+
+ private:
+  // 2,048 tokens (40 KB) a chunk: under malloc's mmap threshold, so a freed chunk is reused by
+  // the AST that the parse goes on building.
+  static constexpr size_t kChunk = 2048;
+  bool frozen_ = false;
+  size_t count_ = 0;
+  std::vector<std::unique_ptr<LexToken[]>> chunks_;
+  size_t released_ = 0;
 };
 
 // A view of one token of a TokenTable, for ANTLR. Positions are code point indices, as ANTLR's
@@ -150,7 +197,7 @@ class Jr2Token : public antlr4::WritableToken {
   void setTokenIndex(size_t /*index*/) override {}
 
  private:
-  const LexToken& lexed() const { return table_->tokens[index_]; }
+  const LexToken& lexed() const { return table_->at(index_); }
 
   TokenTable* table_ = nullptr;
   uint32_t index_ = 0;
@@ -185,7 +232,7 @@ antlr4::TokenSource* Jr2Token::getTokenSource() const { return TheTokenSource();
 class TokenVectorStream : public antlr4::TokenStream {
  public:
   explicit TokenVectorStream(TokenTable& table)
-      : table_(table), blocks_((table.tokens.size() + kBlock - 1) / kBlock) {}
+      : table_(table), blocks_((table.size() + kBlock - 1) / kBlock) {}
 
   antlr4::Token* LT(ssize_t k) override {
     if (k > 0) return at(std::min(p_ + k - 1, count() - 1));  // EOF repeats at the end
@@ -228,15 +275,24 @@ class TokenVectorStream : public antlr4::TokenStream {
   void release(ssize_t /*marker*/) override {}
   size_t index() override { return p_; }
   void seek(size_t index) override { p_ = std::min(index, size() - 1); }
-  size_t size() override { return table_.tokens.size(); }
+  size_t size() override { return table_.size(); }
   std::string getSourceName() const override { return "jr2"; }
 
-  // Frees the views of the tokens before `index` (whole blocks only): nothing may point to
-  // them any more, as after a declaration whose parse tree is freed.
+  // Frees the views of the tokens before `index` (whole blocks only), and the table's chunks
+  // before it: nothing may point to them any more, as after a declaration whose parse tree is
+  // freed.
   void releaseBefore(size_t index) {
     for (; released_ < index / kBlock && released_ < blocks_.size(); ++released_) {
       blocks_[released_].reset();
     }
+    table_.releaseBefore(index);
+  }
+  // Back to the first token of a table whose tokens were made again: every view is stale.
+  void rewind() {
+    blocks_.clear();
+    blocks_.resize((table_.size() + kBlock - 1) / kBlock);
+    released_ = 0;
+    p_ = 0;
   }
 
  private:
@@ -244,7 +300,7 @@ class TokenVectorStream : public antlr4::TokenStream {
   // 1 KB) is not; each of those consolidated malloc's fast bins.
   static constexpr size_t kBlock = 32;
 
-  size_t count() const { return table_.tokens.size(); }
+  size_t count() const { return table_.size(); }
   // `i` < count().
   antlr4::Token* at(size_t i) const {
     if (Jr2Token* block = blocks_[i / kBlock].get()) return &block[i % kBlock];
@@ -306,6 +362,7 @@ TokenTable Lex(const SourceFile& file, size_t* codePoints) {
   const size_t n = s.size();
   TokenTable table;
   table.file = &file;
+  table.lineStarts.reserve(file.lineCount());  // the file's lines, as the source counted them
   std::vector<LexToken>& out = table.tokens;
   out.reserve(n / 5 + 16);
   size_t i = 0;   // byte offset
@@ -1127,6 +1184,25 @@ bool CheckNesting(TokenTable& table, const SourceFile& file, Diagnostics& diags,
   return true;
 }
 
+// Lexes, filters, recovers and checks the nesting of `file`'s tokens, and ends them with EOF,
+// frozen for the parse. None when the file must not be parsed at all (CheckNesting).
+// `eofReported` is set when a diagnostic already speaks of the end of the file.
+std::optional<TokenTable> PrepareTokens(const SourceFile& file, Diagnostics& diags,
+                                        bool* eofReported) {
+  bool swallowed = false;
+  size_t codePoints = 0;
+  TokenTable tokens = Lex(file, &codePoints);
+  FilterTokens(tokens, file, diags, &swallowed);
+  RecoverTokens(tokens, file, diags);
+  *eofReported = swallowed;
+  if (!CheckNesting(tokens, file, diags, swallowed, eofReported)) return std::nullopt;
+  // The parser needs an EOF token at the end.
+  tokens.tokens.push_back({0, 0, static_cast<uint32_t>(codePoints), 0, TokenTable::kEof, 0});
+  tokens.setText(tokens.tokens.size() - 1, "<EOF>");
+  tokens.freeze();
+  return tokens;
+}
+
 }  // namespace
 
 std::vector<LexedToken> LexForTest(const SourceFile& file) {
@@ -1153,21 +1229,14 @@ std::unique_ptr<ast::File> Parse(const SourceFile& file, Diagnostics& diags) {
     return empty;
   }
 
-  bool swallowed = false;
-  size_t codePoints = 0;
-  TokenTable tokens = Lex(file, &codePoints);
-  FilterTokens(tokens, file, diags, &swallowed);
-  RecoverTokens(tokens, file, diags);
-  bool eofReported = swallowed;
-  if (!CheckNesting(tokens, file, diags, swallowed, &eofReported)) {
+  bool eofReported = false;
+  std::optional<TokenTable> prepared = PrepareTokens(file, diags, &eofReported);
+  if (!prepared) {
     auto empty = std::make_unique<ast::File>();
     empty->file = file.id();
     return empty;
   }
-
-  // The parser needs an EOF token at the end.
-  tokens.tokens.push_back({0, 0, static_cast<uint32_t>(codePoints), 0, TokenTable::kEof, 0});
-  tokens.setText(tokens.tokens.size() - 1, "<EOF>");
+  TokenTable& tokens = *prepared;
   TokenVectorStream stream(tokens);
   Jr2Parser parser(&stream);
   parser.removeErrorListeners();
@@ -1203,6 +1272,17 @@ std::unique_ptr<ast::File> Parse(const SourceFile& file, Diagnostics& diags) {
       if (built.all().empty()) return ast;
     } catch (const antlr4::ParseCancellationException&) {
     }
+  }
+  if (tokens.anyReleased()) {
+    // Stage 1 freed the tokens behind it; the whole-file parses below start again from the
+    // first. The passes are deterministic: the same tokens, and their reports, already made,
+    // go to a scratch list.
+    Diagnostics again;
+    bool eofAgain = false;
+    std::optional<TokenTable> remade = PrepareTokens(file, again, &eofAgain);
+    if (!remade) throw std::logic_error("jr2c: the tokens of a file came out different twice");
+    tokens = std::move(*remade);
+    stream.rewind();
   }
   stream.seek(0);
   parser.reset();

@@ -1,7 +1,9 @@
 // The statechart IR: target resolution and the two analyses the load walk relies on.
 #include <gtest/gtest.h>
+#include <llvm/Support/Casting.h>
 
 #include <algorithm>
+#include <stdexcept>
 
 #include "compiler/driver/driver.h"
 #include "compiler/ir/statechart.h"
@@ -211,6 +213,39 @@ machine none(a: string = "x", b: string = "y") {
   EXPECT_EQ(bound(1), "b") << "the only one without a default";
   EXPECT_EQ(bound(2), "-") << "two required: the item is the whole input";
   EXPECT_EQ(bound(3), "-") << "all have defaults: nothing to bind";
+}
+
+}  // namespace
+}  // namespace jr2
+
+namespace jr2 {
+namespace {
+
+// `jr2c check` does not keep the type of every expression (sema::Keep::kReports); `compile`
+// does, and code generation reads it. Reading what was not kept is a bug of the compiler, and
+// says so, rather than every expression reading as `json`.
+TEST(TypeInfo, ExpressionTypesAreKeptForCodeGenerationOnly) {
+  const std::string text = "machine m(n: int) {\n  var x: int = n + 1\n  initial state a {}\n}\n";
+  for (const sema::Keep keep : {sema::Keep::kReports, sema::Keep::kCodegen}) {
+    SourceManager sm;
+    Diagnostics diags;
+    sema::Program program = std::move(sema::LoadText(sm, "t.jr2", text, diags, false).program);
+    driver::Analyze(program, diags, keep);
+    ASSERT_EQ(diags.errorCount(), 0u);
+    const auto* m = llvm::cast<ast::MachineDecl>(program.roots.front()->ast->decls.front().get());
+    const ast::Expr* init = m->vars.front().init.get();
+    const sema::ExprTypes& types = program.typeInfo->exprTypes;
+    if (keep == sema::Keep::kCodegen) {
+      ASSERT_NE(types.find(init), nullptr);
+      EXPECT_EQ(types.find(init)->kind, sema::Type::Kind::kInt);
+      EXPECT_EQ(m->vars.front().type->checked, types.find(init)) << "`int`, the one type";
+    } else {
+      EXPECT_EQ(types.size(), 0u);
+      EXPECT_THROW(types.find(init), std::logic_error);
+    }
+    // The tree keeps the checker's types (ast::TypeRef::checked): a second check is refused.
+    EXPECT_THROW(sema::CheckTypes(program, diags), std::logic_error);
+  }
 }
 
 }  // namespace

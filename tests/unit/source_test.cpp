@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+#include <vector>
+
 namespace jr2 {
 namespace {
 
@@ -29,6 +32,30 @@ TEST(SourceFile, MapsAntlrCodePointIndexToBytes) {
   EXPECT_EQ(f->byteOffsetOfCodePoint(2), 5u);
   EXPECT_EQ(f->byteOffsetOfCodePoint(3), 6u);
   EXPECT_EQ(f->byteOffsetOfCodePoint(99), 6u);
+}
+
+// The index is sparse (a step every 64 code points): every index, across steps and at the ends,
+// must give the byte offset a table of every code point gave, with and without a byte order mark.
+TEST(SourceFile, MapsEveryCodePointIndexOfALongMixedText) {
+  const char* pieces[] = {"a", "\xC3\xA9", "\xE2\x82\xAC", "\xF0\x9F\x98\x80", "\n", " "};
+  for (const std::string& prefix : {std::string(), std::string("\xEF\xBB\xBF")}) {
+    std::string text = prefix;
+    std::vector<uint32_t> starts;  // byte offset of each code point, the brute-force answer
+    uint32_t seed = 7;
+    for (int i = 0; i < 1000; ++i) {
+      seed = seed * 1103515245u + 12345u;
+      starts.push_back(static_cast<uint32_t>(text.size()));
+      text += pieces[(seed >> 16) % 6];
+    }
+    SourceManager sm;
+    const SourceFile* f = sm.add("m.jr2", "", text);
+    for (size_t i = 0; i < starts.size(); ++i) {
+      ASSERT_EQ(f->byteOffsetOfCodePoint(i), starts[i]) << "code point " << i;
+    }
+    for (size_t i = starts.size(); i < starts.size() + 130; ++i) {
+      ASSERT_EQ(f->byteOffsetOfCodePoint(i), text.size()) << "past the end, " << i;
+    }
+  }
 }
 
 // A leading byte order mark (as some editors save) is not text: line 1 starts after it, and code

@@ -2,6 +2,8 @@
 #include <gtest/gtest.h>
 #include <llvm/Support/Casting.h>
 
+#include <string>
+
 #include "compiler/syntax/parse.h"
 
 namespace jr2 {
@@ -105,6 +107,37 @@ TEST(Syntax, EveryNodeHasARange) {
 TEST(Syntax, RecoversAndReportsSeveralErrors) {
   Parsed p("machine m {\n  initial state a {\n    foo\n  }\n  state b {\n    bar\n  }\n}\n");
   EXPECT_EQ(p.diags.errorCount(), 2u);
+}
+
+// The parse frees the tokens behind it, a chunk of 2,048 at a time; a file whose first
+// declarations parsed clean and whose last does not is parsed again from its first token, from
+// tokens made again. Its reports must be those of the same mistakes in a short file: each once
+// (the token filter's among them, which the second lexing must not repeat), in the same words,
+// and at their own lines.
+TEST(Syntax, AMistakePastTheFreedTokensIsReportedAsInAShortFile) {
+  const std::string early = "event first external;\n";  // the token filter's report
+  const std::string late = "machine m {\n  initial state a { on first -> }\n}\n";
+  std::string filler;
+  for (int i = 0; i < 2000; ++i) filler += "event e" + std::to_string(i) + " external\n";
+  Parsed shortFile(early + late);
+  Parsed longFile(early + filler + late);
+  ASSERT_EQ(shortFile.diags.all().size(), 2u) << "the `;` and the missing target";
+  ASSERT_EQ(longFile.diags.all().size(), shortFile.diags.all().size());
+  for (size_t i = 0; i < shortFile.diags.all().size(); ++i) {
+    const Diagnostic& a = shortFile.diags.all()[i];
+    const Diagnostic& b = longFile.diags.all()[i];
+    EXPECT_STREQ(a.code(), b.code());
+    EXPECT_EQ(a.message, b.message);
+    const SourceFile& fa = shortFile.sm.file(a.range.file);
+    const SourceFile& fb = longFile.sm.file(b.range.file);
+    const uint32_t shift = i == 0 ? 0 : 2000;  // the filler's lines
+    EXPECT_EQ(fa.lineCol(a.range.begin).line + shift, fb.lineCol(b.range.begin).line);
+    EXPECT_EQ(fa.lineCol(a.range.begin).column, fb.lineCol(b.range.begin).column);
+  }
+  // And a long file without a mistake parses whole, past every freed chunk.
+  Parsed clean(filler + "machine m {\n  initial state a { on e1999 -> b }\n  state b {}\n}\n");
+  EXPECT_EQ(clean.diags.all().size(), 0u);
+  EXPECT_EQ(clean.file->decls.size(), 2001u);
 }
 
 TEST(Syntax, RefusesDeepNestingWithoutCrashing) {
