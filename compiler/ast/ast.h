@@ -4,10 +4,15 @@
 // RTTI (`llvm::dyn_cast<ast::MemberExpr>(e)`) so later phases can switch on their kind.
 #pragma once
 
+#include <fmt/core.h>
+
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <optional>
+#include <ostream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "compiler/source/source.h"
@@ -18,9 +23,69 @@ struct Type;
 
 namespace jr2::ast {
 
-// A name as written, with its place.
+// The text of a name: a view (see Name) that reads as a std::string wherever code wants one (a
+// map's key, a message). It is made from a string_view or a literal, never from a std::string,
+// which could be a temporary the view would outlive.
+class Text {
+ public:
+  Text() = default;
+  Text(std::string_view view) : view_(view) {}   // NOLINT(google-explicit-constructor)
+  Text(const char* literal) : view_(literal) {}  // NOLINT(google-explicit-constructor)
+  Text(const std::string&) = delete;             // a view of a temporary would dangle
+
+  operator std::string_view() const { return view_; }  // NOLINT(google-explicit-constructor)
+  operator std::string() const {
+    return std::string(view_);
+  }  // NOLINT(google-explicit-constructor)
+  std::string_view view() const { return view_; }
+  std::string str() const { return std::string(view_); }
+
+  bool empty() const { return view_.empty(); }
+  size_t size() const { return view_.size(); }
+  const char* data() const { return view_.data(); }
+  char operator[](size_t i) const { return view_[i]; }
+  char front() const { return view_.front(); }
+  char back() const { return view_.back(); }
+  std::string_view::const_iterator begin() const { return view_.begin(); }
+  std::string_view::const_iterator end() const { return view_.end(); }
+  std::string_view substr(size_t at, size_t n = std::string_view::npos) const {
+    return view_.substr(at, n);
+  }
+  size_t find(std::string_view what, size_t at = 0) const { return view_.find(what, at); }
+  size_t find(char what, size_t at = 0) const { return view_.find(what, at); }
+  size_t rfind(char what, size_t at = std::string_view::npos) const {
+    return view_.rfind(what, at);
+  }
+
+  friend bool operator==(Text a, Text b) { return a.view_ == b.view_; }
+  friend bool operator!=(Text a, Text b) { return a.view_ != b.view_; }
+  friend bool operator<(Text a, Text b) { return a.view_ < b.view_; }
+  friend bool operator==(Text a, const char* b) { return a.view_ == b; }
+  friend bool operator!=(Text a, const char* b) { return a.view_ != b; }
+  friend bool operator==(const char* a, Text b) { return a == b.view_; }
+  friend bool operator!=(const char* a, Text b) { return a != b.view_; }
+  friend bool operator==(Text a, const std::string& b) { return a.view_ == b; }
+  friend bool operator!=(Text a, const std::string& b) { return a.view_ != b; }
+  friend bool operator==(const std::string& a, Text b) { return a == b.view_; }
+  friend bool operator!=(const std::string& a, Text b) { return a != b.view_; }
+  friend std::string operator+(const std::string& a, Text b) { return a + std::string(b.view_); }
+  friend std::string operator+(const char* a, Text b) { return a + std::string(b.view_); }
+  friend std::string operator+(Text a, const std::string& b) { return std::string(a.view_) + b; }
+  friend std::string operator+(Text a, const char* b) { return std::string(a.view_) + b; }
+  friend std::string operator+(Text a, char b) { return std::string(a.view_) + b; }
+  friend std::ostream& operator<<(std::ostream& out, Text t) { return out << t.view_; }
+
+ private:
+  std::string_view view_;
+};
+
+// A name as written, with its place. The text is a view: of the source file, which outlives
+// every tree made from it (the SourceManager owns it for the whole compilation), or, for the
+// rare name the token passes rewrote, of the text its File keeps (File::texts). 32 bytes; a
+// std::string made it 48, in every node that names something, and the AST is most of a check's
+// peak memory (#15).
 struct Name {
-  std::string text;
+  Text text;
   SourceRange range;
 };
 
@@ -437,6 +502,17 @@ struct File {
   FileId file = 0;
   std::vector<Import> imports;
   std::vector<std::unique_ptr<Decl>> decls;
+  // The text of the names that are not the source's bytes at their range (a token the passes
+  // before the parse rewrote): Name::text views these. A deque: views stay valid as it grows.
+  std::deque<std::string> texts;
 };
 
 }  // namespace jr2::ast
+
+template <>
+struct fmt::formatter<jr2::ast::Text> : fmt::formatter<std::string_view> {
+  template <typename Context>
+  auto format(jr2::ast::Text text, Context& ctx) const {
+    return fmt::formatter<std::string_view>::format(text.view(), ctx);
+  }
+};

@@ -36,8 +36,8 @@ enum class Keep { kReports, kCodegen };
 
 // The type of every expression the checker typed, kept for code generation (Keep::kCodegen):
 // (expression, type) pairs in the order it typed them, sorted once when it is done (seal).
-// 16 bytes an expression, where a std::map took 64 with malloc's share; kept for `check` too,
-// the map had been a tenth of its peak memory (#15).
+// 16 bytes an expression, where a std::map took 64 with malloc's share (#15: that map, kept for
+// `check` too, had been a tenth of its peak memory).
 class ExprTypes {
  public:
   explicit ExprTypes(Keep keep) : kept_(keep == Keep::kCodegen) {}

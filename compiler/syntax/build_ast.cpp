@@ -7,6 +7,7 @@
 #include <llvm/Support/Casting.h>
 
 #include <charconv>
+#include <deque>
 #include <string>
 
 #include "compiler/diag/suggest.h"
@@ -86,6 +87,7 @@ class Builder {
     if (out.decls.empty() && out.imports.empty() && !diags_.hasErrors()) {
       diags_.emit(diag::SyntaxEmptyFile, SourceRange::point(file_.id(), 0), file_.name());
     }
+    out.texts.swap(texts_);  // a swap moves no string: the names' views stay valid
   }
 
  private:
@@ -97,16 +99,34 @@ class Builder {
     return n ? RangeOf(file_, n->getSymbol()) : SourceRange{};
   }
 
+  // A name's text (ast::Name): the source's own bytes at its range, which are the token's text
+  // but for a token the passes before the parse rewrote; that one is kept by the File.
+  std::string_view nameText(const std::string& text, SourceRange r) const {
+    const std::string_view source = file_.text();
+    if (r.begin <= r.end && r.end <= source.size() &&
+        source.substr(r.begin, r.end - r.begin) == text) {
+      return source.substr(r.begin, r.end - r.begin);
+    }
+    texts_.push_back(text);
+    return texts_.back();
+  }
+  ast::Name nameOf(antlr4::tree::TerminalNode* n) const {
+    const SourceRange r = range(n);
+    return {nameText(n->getText(), r), r};
+  }
+
   ast::Name word(P::AnyWordContext* c) const {
     if (c == nullptr) return {};
-    return {TextOf(c), range(c)};
+    const SourceRange r = range(c);
+    return {nameText(TextOf(c), r), r};
   }
 
   // A declared name. A reserved word here is the common mistake `state final` / `event done`.
   // `finalState`: the name is a final state's, where `error` means "the machine fails".
   ast::Name declName(P::DeclNameContext* c, const char* what, bool finalState = false) {
     if (c == nullptr) return {};
-    ast::Name name{TextOf(c), range(c)};
+    const SourceRange at = range(c);
+    ast::Name name{nameText(TextOf(c), at), at};
     if (c->keyword() != nullptr) {
       std::string hint;
       if (finalState && name.text == "error") {
@@ -137,7 +157,7 @@ class Builder {
     // left a third of the AST's memory unused, and the AST is most of a check's peak.
     const auto words = c->anyWord();
     q.parts.reserve((c->IDENT() != nullptr ? 1 : 0) + words.size());
-    if (c->IDENT()) q.parts.push_back({c->IDENT()->getText(), range(c->IDENT())});
+    if (c->IDENT()) q.parts.push_back(nameOf(c->IDENT()));
     for (auto* w : words) q.parts.push_back(word(w));
     return q;
   }
@@ -537,7 +557,7 @@ class Builder {
       case P::ERROR_KW:
       case P::EVENT: {
         auto e = make<ast::NameExpr>(c);
-        e->name = {text, range(t)};
+        e->name = {nameText(text, range(t)), range(t)};
         return e;
       }
       default:
@@ -640,7 +660,7 @@ class Builder {
         act.value = expr(a->expr(0));
       } else {
         act.kind = ast::Action::Kind::kAssign;
-        act.target = {a->IDENT()->getText(), range(a->IDENT())};
+        act.target = nameOf(a->IDENT());
         if (a->sep != nullptr && a->sep->getType() == P::COLON) {
           diags_.emit(diag::SyntaxColonForAssign, range(a->sep), act.target.text)
               .fix(range(a->sep), "=");
@@ -757,7 +777,7 @@ class Builder {
     if (c->stateBlock() != nullptr) {
       s->hasBody = true;
       s->bodyRange = range(c->stateBlock());
-      stateMembers(c->stateBlock(), s->body, nullptr, "state `" + s->name.text + "`");
+      stateMembers(c->stateBlock(), s->body, nullptr, fmt::format("state `{}`", s->name.text));
     }
     return s;
   }
@@ -774,8 +794,7 @@ class Builder {
       if (trig->DONE() != nullptr || trig->ERROR_KW() != nullptr) {
         t.trigger = trig->DONE() != nullptr ? ast::Transition::Trigger::kDone
                                             : ast::Transition::Trigger::kError;
-        if (trig->IDENT() != nullptr)
-          t.invokeName = ast::Name{trig->IDENT()->getText(), range(trig->IDENT())};
+        if (trig->IDENT() != nullptr) t.invokeName = nameOf(trig->IDENT());
       } else {
         t.trigger = ast::Transition::Trigger::kEvent;
         t.event = qualName(trig->qualName());
@@ -818,7 +837,7 @@ class Builder {
     inv.range = range(c);
     if (c->GATE() != nullptr) {
       inv.kind = ast::Invoke::Kind::kGate;
-      if (c->IDENT() != nullptr) inv.gateName = ast::Name{c->IDENT()->getText(), range(c->IDENT())};
+      if (c->IDENT() != nullptr) inv.gateName = nameOf(c->IDENT());
     } else {
       inv.kind = c->EXTERN() != nullptr ? ast::Invoke::Kind::kExtern : ast::Invoke::Kind::kNamed;
       if (c->qualName() == nullptr) return std::nullopt;
@@ -863,7 +882,7 @@ class Builder {
       const auto fields = c->typeBody()->fieldDecl();
       d->fields.reserve(fields.size());
       for (auto* f : fields) {
-        d->fields.push_back(field(f, "type `" + d->name.text + "`"));
+        d->fields.push_back(field(f, fmt::format("type `{}`", d->name.text)));
       }
     }
     return d;
@@ -892,7 +911,7 @@ class Builder {
       const auto fields = c->typeBody()->fieldDecl();
       d->fields.reserve(fields.size());
       for (auto* f : fields) {
-        d->fields.push_back(field(f, "event `" + d->name.text + "`"));
+        d->fields.push_back(field(f, fmt::format("event `{}`", d->name.text)));
       }
     }
     return d;
@@ -902,10 +921,10 @@ class Builder {
     auto d = start<ast::AgentDecl>(c, c->declName(), "an agent");
     if (!d) return nullptr;
     if (auto* body = c->bodyBlock()) {
-      const std::string owner = "agent `" + d->name.text + "`";
+      const std::string owner = fmt::format("agent `{}`", d->name.text);
       for (auto* e : body->bodyEntry()) {
         ast::BodyEntry entry{word(e->anyWord()), expr(e->expr())};
-        checkColon(e->sep, "the agent key", entry.key.text);
+        checkColon(e->sep, "the agent key", std::string(entry.key.text));
         commaInBody(e->COMMA(), owner);
         if (entry.key.text != "model" && entry.key.text != "instructions" &&
             entry.key.text != "picks") {
@@ -946,7 +965,7 @@ class Builder {
 
   void unknownKey(const ast::Name& key, const std::string& owner,
                   std::initializer_list<const char*> keys) {
-    const std::string guess = Closest(key.text, keys);
+    const std::string guess = Closest(std::string(key.text), keys);
     std::string fix = guess.empty() ? fmt::format("; its keys are {}", KeyList(keys))
                                     : fmt::format("; did you mean `{}`?", guess);
     auto b = diags_.emit(diag::SyntaxUnknownKey, key.range, key.text, owner, fix);
@@ -980,10 +999,10 @@ class Builder {
       return std::move(d);
     };
     if (c->sourceBody() == nullptr) return formless();
-    const std::string owner = "source `" + d->name.text + "`";
+    const std::string owner = fmt::format("source `{}`", d->name.text);
     static constexpr std::initializer_list<const char*> kKeys = {
         "next", "read", "push", "wake", "poll_every", "items", "hold", "hook"};
-    auto setForm = [&](ast::SourceDecl::Form form, SourceRange r, const std::string& key) {
+    auto setForm = [&](ast::SourceDecl::Form form, SourceRange r, std::string_view key) {
       if (d->form != ast::SourceDecl::Form::kNone) {
         diags_.emit(diag::SyntaxSecondSourceForm, r, key).note(diag::NoteFirstIsHere, d->formRange);
         return false;
@@ -998,12 +1017,12 @@ class Builder {
       if (e->FATARROW() != nullptr) {
         // hook SERVICE "event" => verdict
         if (idents.size() < 2 || idents[0]->getText() != "hook" || e->STRING() == nullptr) {
-          if (!idents.empty()) unknownKey({idents[0]->getText(), range(idents[0])}, owner, kKeys);
+          if (!idents.empty()) unknownKey(nameOf(idents[0]), owner, kKeys);
           continue;
         }
         ast::Hook h;
         h.range = range(e);
-        h.service = {idents[1]->getText(), range(idents[1])};
+        h.service = nameOf(idents[1]);
         h.eventKey = decodeString(e->STRING()->getSymbol());
         h.eventKeyRange = range(e->STRING());
         auto* v = e->hookVerdict();
@@ -1036,7 +1055,7 @@ class Builder {
       if (e->anyWord() == nullptr) {
         // A bare word: only `push`.
         if (idents.empty()) continue;
-        ast::Name w{idents[0]->getText(), range(idents[0])};
+        ast::Name w = nameOf(idents[0]);
         if (w.text != "push") {
           unknownKey(w, owner, kKeys);
           continue;
@@ -1046,7 +1065,7 @@ class Builder {
         continue;
       }
       ast::Name key = word(e->anyWord());
-      checkColon(e->sep, "the source key", key.text);
+      checkColon(e->sep, "the source key", std::string(key.text));
       auto* value = e->sourceValue();
       if (value == nullptr) continue;
       const bool known = key.text == "next" || key.text == "read" || key.text == "wake" ||
@@ -1071,7 +1090,7 @@ class Builder {
                 key.range, key.text)) {
           continue;
         }
-        if (auto call = sourceCall(value, key.text)) d->call = std::move(call);
+        if (auto call = sourceCall(value, std::string(key.text))) d->call = std::move(call);
         continue;
       }
       ast::ExprPtr v = expr(value->expr());
@@ -1149,7 +1168,7 @@ class Builder {
     d->params = params(c->paramList());
     d->output = typeRef(c->typeRef());
     if (c->stateBlock() != nullptr) d->bodyRange = range(c->stateBlock());
-    stateMembers(c->stateBlock(), d->body, d.get(), "machine `" + d->name.text + "`");
+    stateMembers(c->stateBlock(), d->body, d.get(), fmt::format("machine `{}`", d->name.text));
     return d;
   }
 
@@ -1159,7 +1178,7 @@ class Builder {
     const size_t errorsBefore = diags_.errorCount();
     d->hasParams = c->paramList() != nullptr;
     d->params = params(c->paramList());
-    const std::string owner = "pool `" + d->name.text + "`";
+    const std::string owner = fmt::format("pool `{}`", d->name.text);
     if (auto* w = c->worker()) {
       d->worker.range = range(w);
       d->worker.dispatch = w->DISPATCH() != nullptr;
@@ -1187,9 +1206,9 @@ class Builder {
         "source", "item_id", "cap", "item_input", "failures", "standing"};
     for (auto* e : c->poolBody()->poolEntry()) {
       ast::Name key = word(e->anyWord());
-      checkColon(e->sep, "the pool key", key.text);
+      checkColon(e->sep, "the pool key", std::string(key.text));
       commaInBody(e->COMMA(), owner);
-      const std::string& k = key.text;
+      const std::string k(key.text);
       if (k != "source" && k != "item_id" && k != "cap" && k != "item_input" && k != "failures" &&
           k != "standing") {
         unknownKey(key, owner, kKeys);
@@ -1241,6 +1260,7 @@ class Builder {
   const SourceFile& file_;
   Diagnostics& diags_;
   bool treeHasErrors_;
+  mutable std::deque<std::string> texts_;  // nameText's copies, until finish gives them to the File
   int depth_ = 0;
   bool reportedDepth_ = false;
 };

@@ -367,7 +367,7 @@ class Walker {
     for (const ir::State& s : m.states) {
       for (const ast::Invoke* inv : s.invokes) {
         if (inv->kind != ast::Invoke::Kind::kGate) continue;
-        byName[inv->gateName ? inv->gateName->text : s.path].push_back({s.id, inv});
+        byName[inv->gateName ? inv->gateName->text.str() : s.path].push_back({s.id, inv});
       }
     }
     for (const auto& [name, list] : byName) {
@@ -495,7 +495,7 @@ class Walker {
           if (ts[i].guard || !sameTrigger(ts[i], heard[i], ts[j], heard[j])) continue;
           diags_
               .emit(diag::TransitionShadowed, ts[j].keywordRange, describe(ts[i]),
-                    s.path.empty() ? m.decl->name.text : s.path)
+                    s.path.empty() ? m.decl->name.text.str() : s.path)
               .note(diag::NoteEarlierTransition, ts[i].keywordRange);
           break;
         }

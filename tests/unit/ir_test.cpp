@@ -207,7 +207,7 @@ machine none(a: string = "x", b: string = "y") {
   ASSERT_FALSE(c.diags.hasErrors());
   auto bound = [&](size_t i) {
     const ast::Param* p = sema::BoundParam(c.charts.machines.at(i).decl->params);
-    return p == nullptr ? std::string("-") : p->name.text;
+    return p == nullptr ? std::string("-") : p->name.text.str();
   };
   EXPECT_EQ(bound(0), "a");
   EXPECT_EQ(bound(1), "b") << "the only one without a default";
