@@ -34,9 +34,7 @@ class Text {
   Text(const std::string&) = delete;             // a view of a temporary would dangle
 
   operator std::string_view() const { return view_; }  // NOLINT(google-explicit-constructor)
-  operator std::string() const {
-    return std::string(view_);
-  }  // NOLINT(google-explicit-constructor)
+  operator std::string() const { return str(); }       // NOLINT(google-explicit-constructor)
   std::string_view view() const { return view_; }
   std::string str() const { return std::string(view_); }
 
@@ -80,8 +78,9 @@ class Text {
 };
 
 // A name as written, with its place. The text is a view: of the source file, which outlives
-// every tree made from it (the SourceManager owns it for the whole compilation), or, for the
-// rare name the token passes rewrote, of the text its File keeps (File::texts). 32 bytes; a
+// every tree made from it (the SourceManager owns it for the whole compilation), or, for a name
+// that is not the source's bytes at its range (a token ANTLR's recovery made up, or a recovered
+// name of several tokens), of the copy its File keeps (File::texts). 32 bytes; a
 // std::string made it 48, in every node that names something, and the AST is most of a check's
 // peak memory (#15).
 struct Name {
@@ -502,8 +501,8 @@ struct File {
   FileId file = 0;
   std::vector<Import> imports;
   std::vector<std::unique_ptr<Decl>> decls;
-  // The text of the names that are not the source's bytes at their range (a token the passes
-  // before the parse rewrote): Name::text views these. A deque: views stay valid as it grows.
+  // The text of the names that are not the source's bytes at their range (see Name):
+  // Name::text views these. A deque: views stay valid as it grows.
   std::deque<std::string> texts;
 };
 

@@ -177,6 +177,7 @@ class Builder {
     const auto n = static_cast<StateId>(m_.states.size());
     auto inside = [&](StateId s, StateId a) { return s != a && m_.contains(a, s); };
     std::vector<bool> start(m_.states.size(), false);
+    std::vector<StateId> scratch;  // a transition's exit or entry set, before its copy
     addDefault(0, start);
     for (StateId x = 0; x < n; ++x) {
       if (start[x]) m_.initial.push_back(x);
@@ -191,12 +192,12 @@ class Builder {
             break;
           }
         }
-        size_t exits = 0, entries = 0;
-        for (StateId x = 0; x < n; ++x) exits += inside(x, t.domain) ? 1 : 0;
-        t.exits.reserve(exits);
+        // Collected once into `scratch`, then copied at their exact size.
+        scratch.clear();
         for (StateId x = 0; x < n; ++x) {
-          if (inside(x, t.domain)) t.exits.push_back(x);
+          if (inside(x, t.domain)) scratch.push_back(x);
         }
+        t.exits.assign(scratch.begin(), scratch.end());
         std::vector<bool> enter(m_.states.size(), false);
         addDefault(t.target, enter);
         for (StateId a = m_.states[t.target].parent; a != t.domain && a != kNoState;
@@ -209,11 +210,11 @@ class Builder {
             if (!entered) addDefault(c, enter);
           }
         }
-        for (StateId x = 0; x < n; ++x) entries += enter[x] ? 1 : 0;
-        t.entries.reserve(entries);
+        scratch.clear();
         for (StateId x = 0; x < n; ++x) {
-          if (enter[x]) t.entries.push_back(x);
+          if (enter[x]) scratch.push_back(x);
         }
+        t.entries.assign(scratch.begin(), scratch.end());
       }
     }
   }

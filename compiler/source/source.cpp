@@ -19,16 +19,14 @@ SourceFile::SourceFile(FileId id, std::string name, std::string path, std::strin
   lineStarts_.reserve(1 + static_cast<size_t>(std::count(text_.begin(), text_.end(), '\n')));
   lineStarts_.push_back(body);
   bool ascii = true;
+  size_t codePoints = 0;
   for (uint32_t i = body; i < text_.size(); ++i) {
     const auto c = static_cast<unsigned char>(text_[i]);
     if (c == '\n') lineStarts_.push_back(i + 1);
     if (c >= 0x80) ascii = false;
+    codePoints += (c & 0xC0) != 0x80 ? 1 : 0;
   }
   if (!ascii) {
-    size_t codePoints = 0;
-    for (uint32_t i = body; i < text_.size(); ++i) {
-      codePoints += (static_cast<unsigned char>(text_[i]) & 0xC0) != 0x80 ? 1 : 0;
-    }
     codePointSteps_.reserve(codePoints / kCodePointStep + 1);
     size_t n = 0;  // code points before byte i
     for (uint32_t i = body; i < text_.size(); ++i) {

@@ -99,8 +99,9 @@ class Builder {
     return n ? RangeOf(file_, n->getSymbol()) : SourceRange{};
   }
 
-  // A name's text (ast::Name): the source's own bytes at its range, which are the token's text
-  // but for a token the passes before the parse rewrote; that one is kept by the File.
+  // A name's text (ast::Name): the source's own bytes at its range when they are the text;
+  // otherwise (a token ANTLR's recovery made up, a recovered name of several tokens) a copy
+  // that the File keeps.
   std::string_view nameText(const std::string& text, SourceRange r) const {
     const std::string_view source = file_.text();
     if (r.begin <= r.end && r.end <= source.size() &&

@@ -140,6 +140,40 @@ TEST(Syntax, AMistakePastTheFreedTokensIsReportedAsInAShortFile) {
   EXPECT_EQ(clean.file->decls.size(), 2001u);
 }
 
+// A name is a view (ast::Text): of the source's bytes when they are its token's text, else of a
+// copy its File keeps. ANTLR's recovery makes up tokens that are not in the source (`<missing
+// IDENT>`), and a recovered name can span tokens (`{a`): those read as before, from the File,
+// after the builder that made them is gone.
+TEST(Syntax, ANameIsAViewOfTheSourceOrOfItsFile) {
+  auto inside = [](std::string_view part, std::string_view whole) {
+    return part.data() >= whole.data() && part.data() + part.size() <= whole.data() + whole.size();
+  };
+  Parsed clean("event go\nmachine m {\n  initial state a { on go -> b }\n  state b {}\n}\n");
+  ASSERT_EQ(clean.diags.errorCount(), 0u);
+  const std::string_view source = clean.sm.file(clean.file->file).text();
+  auto* m = llvm::cast<ast::MachineDecl>(clean.file->decls[1].get());
+  const ast::Transition& on = m->body.states[0]->body.transitions[0];
+  EXPECT_EQ(on.event.parts[0].text, "go");
+  EXPECT_TRUE(inside(on.event.parts[0].text, source));
+  EXPECT_TRUE(inside(on.target->parts[0].text, source));
+  EXPECT_TRUE(clean.file->texts.empty()) << "a clean file copies no name";
+
+  Parsed missing("machine m {\n  initial state a { on go -> }\n}\n");
+  ASSERT_GT(missing.diags.errorCount(), 0u);
+  auto* mm = llvm::cast<ast::MachineDecl>(missing.file->decls[0].get());
+  const ast::Transition& t = mm->body.states[0]->body.transitions[0];
+  ASSERT_TRUE(t.target.has_value());
+  const ast::Text made = t.target->parts[0].text;
+  EXPECT_EQ(made, "<missing IDENT>");
+  ASSERT_EQ(missing.file->texts.size(), 1u);
+  EXPECT_TRUE(inside(made, missing.file->texts.front()));
+
+  Parsed spanning("type { a: string }\n");
+  ASSERT_EQ(spanning.file->decls.size(), 1u);
+  EXPECT_EQ(spanning.file->decls[0]->name.text, "{a") << "the recovered name reads as before";
+  EXPECT_TRUE(inside(spanning.file->decls[0]->name.text, spanning.file->texts.front()));
+}
+
 TEST(Syntax, RefusesDeepNestingWithoutCrashing) {
   std::string deep = "machine m { var x: int = " + std::string(10000, '(') + "1" +
                      std::string(10000, ')') + "\n initial state a {} }";
