@@ -291,9 +291,13 @@ void RunHost::stopForSignal() {
   // What is stored stays; nothing more is: the processes the runs started are killed (a restore
   // finds them `interrupted`), held effects never start.
   for (auto& [id, h] : runs_) stoppedEffects_ += h.run->stopEffects();
-  throw HostInterrupted(std::string("stopped by ") + (g_signal == SIGTERM ? "SIGTERM"
-                                                      : g_signal == SIGINT
-                                                          ? "SIGINT"
+  const char* name = g_signal == SIGTERM   ? "SIGTERM"
+                     : g_signal == SIGINT  ? "SIGINT"
+                     : g_signal == SIGHUP  ? "SIGHUP (its terminal closed)"
+                     : g_signal == SIGPIPE ? "SIGPIPE (what read its output went away)"
+                                           : nullptr;
+  throw HostInterrupted(std::string("stopped by ") + (name != nullptr
+                                                          ? std::string(name)
                                                           : "signal " + std::to_string(g_signal)));
 }
 

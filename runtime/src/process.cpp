@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "jr2/stdlib.h"
+#include "orphans.h"
 
 namespace jr2rt {
 namespace {
@@ -120,14 +121,17 @@ class Process : public std::enable_shared_from_this<Process> {
     }
     status_ = status;
     reaped_ = true;
+    // The command is over: what it left running in its group dies now, and the pipes that a
+    // child of its own held open close (orphans.h).
+    EndGroup(c_.pid);
     if (control_) control_->reaped = true;
     pidfd_.close();
     closed();
   }
 
   // Called when each pipe reaches its end and when the process ends: the result goes out once
-  // all three have. A process that ended while a child of its own still holds a pipe open is
-  // given until its deadline.
+  // all three have. A child of its own that still holds a pipe open when the process ends was
+  // killed with its group (exited), so the pipes end soon after.
   void closed() {
     if (++ended_ < 3) return;
     deadline_.cancel();

@@ -1719,6 +1719,9 @@ void Run::offload(std::function<Json()> work, std::function<void(Json)> then,
     } catch (const std::exception& e) {
       const std::string what = ErrorText(e);
       report = [what] { throw Defect(what); };
+    } catch (...) {
+      // `throw 42`: a defect too (docs/host-functions.md), never an abort of the host.
+      report = [] { throw Defect("a host function threw something that is not a std::exception"); };
     }
     Back(engine, life, this, [this, report] {
       --offloaded_;

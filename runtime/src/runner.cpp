@@ -263,13 +263,14 @@ class Runner {
 
   // From here on, SIGINT and SIGTERM stop the host at the end of its turn: what it did is
   // stored, the processes its run started are killed (a restore finds them `interrupted`), and
-  // the command exits 128 + the signal.
+  // the command exits 128 + the signal. SIGHUP (its terminal closed) and SIGPIPE (`| head`
+  // went away) stop it the same way, rather than killing it where it stands; a write to the
+  // closed pipe then fails instead (#30).
   static void CatchStops() {
     struct sigaction sa {};
     sa.sa_handler = [](int sig) { RunHost::Interrupt(sig); };
     sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, nullptr);
-    sigaction(SIGTERM, &sa, nullptr);
+    for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGPIPE}) sigaction(sig, &sa, nullptr);
   }
 
   // Runs `verb` on `host`; a stop by signal is said here, with the run to take up again, and

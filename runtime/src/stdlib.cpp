@@ -21,6 +21,8 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "orphans.h"
+
 namespace jr2rt {
 
 struct NextQuery::Index {
@@ -789,6 +791,7 @@ SpawnedCommand SpawnCommand(const Json& spec, const std::string& home) {
   close(err[1]);
   c.out = out[0];
   c.err = err[0];
+  GuardGroup(c.pid);  // killed with its group if the host dies before it ends (orphans.h)
   return c;
 }
 
@@ -852,13 +855,30 @@ Json Command(const Json& spec, const std::string& home) {
 }  // namespace
 
 // std.command on the calling thread: poll the pipes, then wait for the process (the host's
-// executor awaits processes asynchronously instead: runtime/src/process.cpp).
+// executor awaits processes asynchronously instead: runtime/src/process.cpp). The command is
+// over when its process ends: what it left running in its group is killed then (EndGroup), so
+// a `sh -c "server & echo started"` ends when `sh` does, and holds no pipe open after it.
 Json AwaitCommand(const SpawnedCommand& c) {
   const pid_t pid = c.pid;
   std::string stdoutText, stderrText;
   size_t outDropped = 0, errDropped = 0;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(c.timeoutMs);
   bool timedOut = false;
+  bool reaped = false;
+  int status = 0;
+  // Reaps the process if it has ended, and then ends its group.
+  auto reap = [&](int flags) {
+    if (reaped) return;
+    for (;;) {
+      const pid_t done = waitpid(pid, &status, flags);
+      if (done < 0 && errno == EINTR) continue;
+      if (done == pid || done < 0) {
+        reaped = true;
+        EndGroup(pid);
+      }
+      return;
+    }
+  };
   pollfd fds[2] = {{c.out, POLLIN, 0}, {c.err, POLLIN, 0}};
   int openFds = 2;
   while (openFds > 0) {
@@ -870,7 +890,9 @@ Json AwaitCommand(const SpawnedCommand& c) {
       KillCommand(pid);
       break;
     }
-    if (poll(fds, 2, static_cast<int>(std::min<int64_t>(left, 1000))) < 0) {
+    // Woken at least every 50 ms to see whether the process ended while a child of its own
+    // holds a pipe open.
+    if (poll(fds, 2, static_cast<int>(std::min<int64_t>(left, 50))) < 0) {
       if (errno == EINTR) continue;
       break;
     }
@@ -888,17 +910,16 @@ Json AwaitCommand(const SpawnedCommand& c) {
                    isOut ? outDropped : errDropped);
       }
     }
+    reap(WNOHANG);
   }
   for (auto& f : fds) {
     if (f.fd >= 0) close(f.fd);
   }
   // A process that closed its output may still run: it is waited for until the deadline, then
   // killed, never waited for without end.
-  int status = 0;
-  for (int nap = 1;; nap = std::min(nap * 2, 50)) {
-    const pid_t done = waitpid(pid, &status, WNOHANG);
-    if (done == pid || (done < 0 && errno != EINTR)) break;
-    if (done < 0) continue;
+  for (int nap = 1; !reaped; nap = std::min(nap * 2, 50)) {
+    reap(WNOHANG);
+    if (reaped) break;
     if (!timedOut && std::chrono::steady_clock::now() >= deadline) {
       timedOut = true;
       KillCommand(pid);

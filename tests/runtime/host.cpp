@@ -6,7 +6,11 @@ jr2rt::Json jr2gen::pool::scripted_next(const jr2rt::Json&, const jr2rt::NextQue
   throw jr2rt::Defect("scripted_next is scripted by the tests; run the suite, not this runner");
 }
 
-jr2rt::Json jr2gen::pool::echo_host(const jr2rt::Json& args) { return args.at("value"); }
+// Echoes its value; the value `throw-42` throws what is not a std::exception (pool_test.cpp).
+jr2rt::Json jr2gen::pool::echo_host(const jr2rt::Json& args) {
+  if (args.at("value") == "throw-42") throw 42;  // NOLINT(hicpp-exception-baseclass)
+  return args.at("value");
+}
 
 jr2rt::Json jr2gen::pool::scripted_read(const jr2rt::Json&) {
   throw jr2rt::Defect("scripted_read is scripted by the tests; run the suite, not this runner");

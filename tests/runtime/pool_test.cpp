@@ -974,6 +974,20 @@ TEST_F(Fixture, MoreHostFunctionsOutThanThreadsIsSaidOnce) {
 
 namespace {
 
+// A host function that throws what is not a std::exception (`throw 42`) is a defect that ends
+// the run `error` (docs/host-functions.md), not an abort of the host (#30).
+TEST_F(Fixture, AHostFunctionThatThrowsANonExceptionEndsTheRunError) {
+  source.answers = {Item("A"), Item("throw-42")};
+  auto run = make("conformance_echo");
+  run->start(Json::object());
+  EXPECT_EQ(run->status(), RunStatus::kError) << run->reason();
+  EXPECT_NE(run->reason().find("not a std::exception"), std::string::npos) << run->reason();
+}
+
+}  // namespace
+
+namespace {
+
 // An effect whose invoke is cancelled is stopped (#10): when a defect ends the run, the processes
 // of the other workers are killed, and the run ends at once instead of waiting 30 s for them.
 TEST_F(Fixture, AProcessWhoseInvokeIsCancelledIsKilled) {
