@@ -846,8 +846,8 @@ std::vector<RunSummary> RunHost::runs(bool ended, const std::string& workflow) {
   return out;
 }
 
-std::vector<FeedLine> RunHost::feed(const std::string& id, int64_t afterSeq) {
-  return store_.feed(id, afterSeq);
+std::vector<FeedLine> RunHost::feed(const std::string& id, int64_t afterSeq, int64_t limit) {
+  return limit > 0 ? store_.feedPage(id, afterSeq, limit) : store_.feed(id, afterSeq);
 }
 
 int64_t RunHost::revision(const std::string& id) { return store_.revision(id); }

@@ -49,6 +49,7 @@ struct Args {
   bool dropHeld = false;    // run --drop-held: resume a standing Pool without its held items
   bool inputGiven = false;
   int threads = 0;            // --threads N: for blocking host functions; 0 the default
+  int maxConnections = 0;     // serve --max-connections N; 0: from the file descriptor limit
   bool endOfOptions = false;  // after `--`, every word is positional
 };
 
@@ -198,6 +199,8 @@ class Runner {
     if (a.all && a.verb != "runs") throw UsageError("`--all` goes with `runs`");
     if (!a.listen.empty() && a.verb != "serve") throw UsageError("`--listen` goes with `serve`");
     if (!a.callers.empty() && a.verb != "serve") throw UsageError("`--callers` goes with `serve`");
+    if (a.maxConnections != 0 && a.verb != "serve")
+      throw UsageError("`--max-connections` goes with `serve`");
     if (a.inputGiven && a.verb != "run") throw UsageError("`--input` goes with `run`");
     if (a.dropHeld && a.verb != "run")
       throw UsageError("`--drop-held` goes with `run` (of a paused standing Pool)");
@@ -761,6 +764,7 @@ class Runner {
     if (!a.positional.empty()) throw UsageError("`serve` takes no run; it hosts every waiting one");
     ServeOptions options;
     if (!a.listen.empty()) options.listen = a.listen;
+    options.maxConnections = a.maxConnections;
     for (const auto& w : registry_.workflows()) options.workflows.push_back(w.name);
     options.callersFile = a.callers;
     auto store = open(a);
@@ -858,6 +862,16 @@ Args Parse(int argc, char** argv) {
           n > 1024)
         throw UsageError("`--threads` takes a whole number from 1 to 1024, not `" + v + "`");
       a.threads = static_cast<int>(n);
+    } else if (s == "--max-connections") {
+      if (a.maxConnections != 0) throw UsageError("`--max-connections` is given twice");
+      const std::string v = value("--max-connections");
+      char* end = nullptr;
+      const long n = std::strtol(v.c_str(), &end, 10);
+      if (v.empty() || !std::isdigit(static_cast<unsigned char>(v[0])) || *end != '\0' || n < 4 ||
+          n > 1000000)
+        throw UsageError("`--max-connections` takes a whole number from 4 to 1000000, not `" + v +
+                         "`");
+      a.maxConnections = static_cast<int>(n);
     } else if (s == "--resume") {
       a.resume = value("--resume");
       a.resumeGiven = true;
@@ -929,8 +943,8 @@ int RunnerMain(const Registry& registry, const char* workflow, int argc, char** 
         << "  log   RUN [--follow]                                             the run's feed\n"
         << "  prune --ended-before DURATION                                    delete runs that "
            "ended before\n"
-        << "  serve [--listen HOST:PORT] [--callers FILE]                      host every waiting "
-           "run, over HTTP\n"
+        << "  serve [--listen HOST:PORT] [--callers FILE] [--max-connections N]  host every "
+           "waiting run, over HTTP\n"
         << "  run, send, status, gates, runs, cancel, log … --server URL        the same, sent to "
            "a "
            "serve\n"

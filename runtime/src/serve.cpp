@@ -10,6 +10,9 @@
 // afterCommit). Nothing here drives the engine.
 #include "serve.h"
 
+#include <sys/resource.h>
+
+#include <algorithm>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/write.hpp>
@@ -20,6 +23,8 @@
 #include <boost/beast/http/string_body.hpp>
 #include <boost/beast/http/write.hpp>
 #include <chrono>
+#include <deque>
+#include <map>
 #include <memory>
 #include <optional>
 
@@ -35,8 +40,30 @@ namespace http = boost::beast::http;
 using tcp = boost::asio::ip::tcp;
 
 constexpr size_t kBodyLimit = 1 << 20;  // RUNTIME.md §6: a body over 1 MiB is 413
-constexpr int kMaxConnections = 1024;
 constexpr int64_t kHookLogLimit = 1000;
+// A request must arrive whole within this; then it is answered 408.
+constexpr auto kReadLimit = std::chrono::seconds(10);
+// The feed is sent a page of lines at a time, and the next page only once the client has taken
+// the last: a follower that does not read holds one page, not the feed.
+constexpr int64_t kFeedPage = 128;
+// The engine time that following feeds may take in one pass between turns; the rest waits for
+// the next pass, so that a Gate answer never queues behind every follower.
+constexpr auto kPumpBudget = std::chrono::milliseconds(4);
+// A follower that took nothing of its page for this long is let go.
+constexpr auto kStallLimit = std::chrono::seconds(30);
+// The open band's event streams (no token): at most this many from one address, and a quarter
+// of the connections in all, so that followers without a token can never lock out a Caller.
+constexpr int kOpenStreamsPerAddress = 32;
+
+// What serve holds open, and its bounds (shared with the sessions, which may outlive the
+// Server object by a few handlers).
+struct Limits {
+  int maxConnections = 1024;
+  int maxOpenStreams = 256;
+  int connections = 0;
+  int openStreams = 0;
+  std::map<std::string, int> openByAddress;
+};
 
 // A refusal with its HTTP status: `{"error": message}`.
 struct HttpError {
@@ -81,13 +108,21 @@ class Server;
 // stuck server), then one JSON answer, or an event stream for as long as the run waits.
 class Session : public std::enable_shared_from_this<Session> {
  public:
-  Session(tcp::socket socket, Server& server, std::shared_ptr<int> count);
+  Session(tcp::socket socket, Server& server, std::shared_ptr<Limits> limits);
   ~Session();
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
 
   void start(bool over);
   const http::request<http::string_body>& request() const { return parser_.get(); }
+  const std::string& address() const { return address_; }
+  // Still waiting for its request (an idle connection, the first to go when serve is full).
+  bool reading() const { return reading_; }
+  // Serve is full and this connection has sent no request: it is answered 503 and closed.
+  void evict();
+  // Takes one of the open band's stream slots; false (nothing taken) when its address or the
+  // band is at its bound.
+  bool takeOpenSlot();
 
   void answer(unsigned status, const Json& body, int retryAfter = 0) {
     res_.version(11);
@@ -104,10 +139,19 @@ class Session : public std::enable_shared_from_this<Session> {
   }
   void refuse(const HttpError& e) { answer(e.status, {{"error", e.message}}, e.retryAfter); }
 
-  // Turns the connection into an event stream: `pump` is asked for what to send every 200 ms
-  // (and at once); it gives the text, and true when the stream ends after it.
-  using Pump = std::function<std::pair<std::string, bool>()>;
+  // Turns the connection into an event stream: `pump` is asked for at most a page of what to
+  // send, at once, then every 200 ms, and again as soon as the client has taken a page while
+  // more waits; it gives the text, whether the stream ends after it, and whether more lines
+  // wait now.
+  struct Page {
+    std::string text;
+    bool last = false;
+    bool more = false;
+  };
+  using Pump = std::function<Page(int64_t limit)>;
   void stream(Pump pump);
+  // One pump, when the client has taken the last page (Server::runPumps, between two turns).
+  void pumpNow();
 
  private:
   void read(beast::error_code ec);
@@ -118,21 +162,29 @@ class Session : public std::enable_shared_from_this<Session> {
     stream_.socket().shutdown(tcp::socket::shutdown_both, ignored);
     stream_.socket().close(ignored);
     if (timer_) timer_->cancel();
+    readTimer_.cancel();
   }
 
-  Server& server_;              // used by handlers only: they never run once serve has returned
-  std::shared_ptr<int> count_;  // the open connections
+  Server& server_;                  // used by handlers only: they never run once serve returned
+  std::shared_ptr<Limits> limits_;  // what serve holds open
   beast::tcp_stream stream_;
+  std::string address_;  // the client's IP address
   beast::flat_buffer buffer_;
   http::request_parser<http::string_body> parser_;
   http::response<http::string_body> res_;
+  boost::asio::steady_timer readTimer_;
+  bool reading_ = false;
+  bool readTimedOut_ = false;
+  bool evicted_ = false;
+  bool openSlot_ = false;
   // An event stream's state.
   Pump pump_;
   std::unique_ptr<boost::asio::steady_timer> timer_;
   std::string out_;
   bool writing_ = false;
   bool ending_ = false;
-  std::chrono::steady_clock::time_point lastWrite_;
+  bool more_ = false;  // lines were waiting when the last page was taken
+  std::chrono::steady_clock::time_point writeStarted_;
 };
 
 class Server {
@@ -145,7 +197,52 @@ class Server {
         secrets_(std::move(secrets)) {}
 
   RunHost& host() { return host_; }
-  const std::shared_ptr<int>& connections() const { return connections_; }
+  const std::shared_ptr<Limits>& limits() const { return limits_; }
+
+  // A connection that waits for its request, in the order they came.
+  void reading(const std::shared_ptr<Session>& s) {
+    reading_.push_back(s);
+    if (reading_.size() > 2 * static_cast<size_t>(limits_->maxConnections)) {
+      std::deque<std::weak_ptr<Session>> kept;
+      for (auto& w : reading_) {
+        if (auto live = w.lock(); live && live->reading()) kept.push_back(w);
+      }
+      reading_.swap(kept);
+    }
+  }
+  // Serve is full: the connection that has waited longest without sending its request is let
+  // go, so that idle connections never keep a client out. False when none is idle.
+  bool evictIdle() {
+    while (!reading_.empty()) {
+      auto oldest = reading_.front().lock();
+      reading_.pop_front();
+      if (oldest && oldest->reading()) {
+        oldest->evict();
+        ++evicted_;
+        return true;
+      }
+    }
+    return false;
+  }
+
+  // A follower whose client has taken its last page wants the next: pumped between two turns,
+  // within kPumpBudget a pass.
+  void wantPump(const std::shared_ptr<Session>& s) {
+    pumps_.push_back(s);
+    if (pumpsQueued_) return;
+    pumpsQueued_ = true;
+    host_.queue([this] { runPumps(); });
+  }
+
+  // Turns a store's refusal into a text that names no path (the store's location is not the
+  // clients' to know).
+  std::string withoutPath(std::string text) const {
+    const std::string& path = options_.storePath;
+    if (path.empty()) return text;
+    for (size_t at = text.find(path); at != std::string::npos; at = text.find(path, at))
+      text.replace(at, path.size(), "the store");
+    return text;
+  }
 
   // Routes a request that has arrived whole (between two turns).
   void route(const std::shared_ptr<Session>& s) {
@@ -158,7 +255,7 @@ class Server {
     } catch (const StoreDamaged& e) {
       s->refuse({500, e.what()});
     } catch (const StoreError& e) {
-      s->refuse({404, e.what()});
+      s->refuse({404, withoutPath(e.what())});
     } catch (const BadInput& e) {
       s->refuse({400, e.what()});
     } catch (const std::exception& e) {
@@ -292,6 +389,23 @@ class Server {
     throw HttpError{403, what};
   }
 
+  // Run `prefix`, and in the open band (`workflow` given) only a run of that workflow: a prefix
+  // that names another workflow's run, or several runs, says nothing of them.
+  RunSummary find(const std::string& prefix, const std::string& workflow = "") {
+    RunSummary r;
+    try {
+      r = host_.summary(prefix);
+    } catch (const StoreError& e) {
+      if (workflow.empty()) throw HttpError{404, withoutPath(e.what())};
+      r.workflow.clear();
+    }
+    if (!workflow.empty() && r.workflow != workflow)
+      throw HttpError{404, "workflow `" + Printable(workflow) + "` has no run `" +
+                               Printable(prefix.substr(0, 100)) +
+                               "` (give the whole id, or more of it)"};
+    return r;
+  }
+
   void knownWorkflow(const std::string& name) const {
     for (const auto& w : options_.workflows) {
       if (w == name) return;
@@ -390,9 +504,7 @@ class Server {
     const bool open = !workflow.empty();
     if (open) knownWorkflow(workflow);
     const Caller* c = open ? nullptr : &caller(s);
-    const RunSummary r = host_.summary(prefix);
-    if (open && r.workflow != workflow)
-      throw HttpError{404, "run " + r.id + " is not a run of `" + Printable(workflow) + "`"};
+    const RunSummary r = find(prefix, workflow);
     if (c != nullptr) Require(*c, r.workflow, Scope::kRead);
     int64_t after = 0;
     std::string from;
@@ -411,14 +523,23 @@ class Server {
     // `?follow=false`: the lines stored so far, then the stream ends (`log RUN --server`).
     const auto followQ = t.query.find("follow");
     const bool follow = followQ == t.query.end() || followQ->second != "false";
+    if (open && !s->takeOpenSlot()) {
+      throw HttpError{503,
+                      "the open band follows at most " + std::to_string(kOpenStreamsPerAddress) +
+                          " feeds from one address and " + std::to_string(limits_->maxOpenStreams) +
+                          " in all, and is full; try again, or follow "
+                          "/runs/:id/events with a Caller's token (`read` scope)",
+                      5};
+    }
     const std::string id = r.id;
     auto cursor = std::make_shared<int64_t>(after);
     auto lastBeat =
         std::make_shared<std::chrono::steady_clock::time_point>(std::chrono::steady_clock::now());
     RunHost& host = host_;
-    s->stream([&host, id, cursor, open, follow, lastBeat, this]() -> std::pair<std::string, bool> {
+    s->stream([&host, id, cursor, open, follow, lastBeat, this](int64_t limit) -> Session::Page {
       std::string text;
-      const auto lines = host.feed(id, *cursor);
+      const auto lines = host.feed(id, *cursor, limit);
+      const bool more = static_cast<int64_t>(lines.size()) >= limit;
       Json observation;
       if (open && !lines.empty()) {
         try {
@@ -442,11 +563,11 @@ class Server {
         if (f.kind == "ended") ended = true;
       }
       if (!ended && lines.empty() && host.storedStatus(id) != "waiting") ended = true;
-      if (!follow) ended = true;
+      if (!follow && !more) ended = true;
       const auto now = std::chrono::steady_clock::now();
       if (text.empty() && now - *lastBeat >= std::chrono::seconds(15)) text = ":\n\n";
       if (!text.empty()) *lastBeat = now;
-      return {text, ended};
+      return {text, ended, more && !ended};
     });
   }
 
@@ -505,7 +626,7 @@ class Server {
 
   void showRun(const std::shared_ptr<Session>& s, const std::string& prefix) {
     const Caller& c = caller(s);
-    const RunSummary r = host_.summary(prefix);
+    const RunSummary r = find(prefix);
     const bool read = Callers::Allows(c, r.workflow, Scope::kRead);
     if (!read) Require(c, r.workflow, Scope::kAnswer);  // 403 with neither
     s->answer(200, withRun(r, [&](const Run& run) {
@@ -536,7 +657,7 @@ class Server {
   void answerGate(const std::shared_ptr<Session>& s, const std::string& prefix,
                   const std::string& gate) {
     const Caller& c = caller(s);
-    const RunSummary r = host_.summary(prefix);
+    const RunSummary r = find(prefix);
     Require(c, r.workflow, Scope::kAnswer, gate);
     const Json body = Body(s, {"event", "payload"});
     if (!body.contains("event") || !body["event"].is_string())
@@ -592,7 +713,7 @@ class Server {
 
   void cancelRun(const std::shared_ptr<Session>& s, const std::string& prefix) {
     const Caller& c = caller(s);
-    const RunSummary r = host_.summary(prefix);
+    const RunSummary r = find(prefix);
     Require(c, r.workflow, Scope::kCancel);
     const Json body = Body(s, {"type"});
     if (!body.contains("type") || body["type"] != "CANCEL")
@@ -664,45 +785,114 @@ class Server {
   const ServeOptions& options_;
   Callers callers_;
   std::map<std::string, std::string> secrets_;
-  std::shared_ptr<int> connections_ = std::make_shared<int>(0);
+  std::shared_ptr<Limits> limits_ = std::make_shared<Limits>();
+  std::deque<std::weak_ptr<Session>> reading_;  // connections waiting for their request
+  // Followers whose next page is due, held: nothing else may hold a follower meanwhile.
+  std::deque<std::shared_ptr<Session>> pumps_;
+  bool pumpsQueued_ = false;
+  int64_t evicted_ = 0;
+
+  void runPumps() {
+    pumpsQueued_ = false;
+    const auto until = std::chrono::steady_clock::now() + kPumpBudget;
+    while (!pumps_.empty() && std::chrono::steady_clock::now() < until) {
+      auto s = std::move(pumps_.front());
+      pumps_.pop_front();
+      s->pumpNow();
+    }
+    if (!pumps_.empty()) {
+      pumpsQueued_ = true;
+      host_.queue([this] { runPumps(); });
+    }
+  }
 };
 
-Session::Session(tcp::socket socket, Server& server, std::shared_ptr<int> count)
-    : server_(server), count_(std::move(count)), stream_(std::move(socket)) {
-  ++*count_;
+Session::Session(tcp::socket socket, Server& server, std::shared_ptr<Limits> limits)
+    : server_(server),
+      limits_(std::move(limits)),
+      stream_(std::move(socket)),
+      readTimer_(stream_.get_executor()) {
+  ++limits_->connections;
+  beast::error_code ec;
+  const auto peer = stream_.socket().remote_endpoint(ec);
+  if (!ec) address_ = peer.address().to_string();
 }
 
-Session::~Session() { --*count_; }
+Session::~Session() {
+  --limits_->connections;
+  if (openSlot_) {
+    --limits_->openStreams;
+    if (--limits_->openByAddress[address_] <= 0) limits_->openByAddress.erase(address_);
+  }
+}
+
+bool Session::takeOpenSlot() {
+  if (openSlot_) return true;
+  int& mine = limits_->openByAddress[address_];
+  if (mine >= kOpenStreamsPerAddress || limits_->openStreams >= limits_->maxOpenStreams) {
+    if (mine == 0) limits_->openByAddress.erase(address_);
+    return false;
+  }
+  ++mine;
+  ++limits_->openStreams;
+  openSlot_ = true;
+  return true;
+}
 
 void Session::start(bool over) {
-  if (over) {
-    // More connections than a serve keeps open: refused at once, read or not.
+  if (over && !server_.evictIdle()) {
+    // Full of connections that are all at work: refused at once, read or not.
     answer(503,
-           {{"error",
-             "serve has " + std::to_string(kMaxConnections) + " connections open; try again"}},
+           {{"error", "serve has " + std::to_string(limits_->maxConnections) +
+                          " connections open, none of them idle; try again"}},
            1);
     return;
   }
   parser_.body_limit(kBodyLimit);
   parser_.header_limit(16 * 1024);
-  stream_.expires_after(std::chrono::seconds(10));
+  reading_ = true;
+  server_.reading(shared_from_this());
+  // The read's own deadline, not the stream's: the stream's closes the socket when it expires,
+  // and a slow client is owed its 408.
+  readTimer_.expires_after(kReadLimit);
+  readTimer_.async_wait([self = shared_from_this()](beast::error_code ec) {
+    if (ec || !self->reading_) return;
+    self->readTimedOut_ = true;
+    beast::error_code ignored;
+    self->stream_.socket().cancel(ignored);
+  });
   http::async_read(stream_, buffer_, parser_,
                    [self = shared_from_this()](beast::error_code ec, size_t) { self->read(ec); });
 }
 
+void Session::evict() {
+  if (!reading_) return;
+  evicted_ = true;
+  beast::error_code ignored;
+  stream_.socket().cancel(ignored);
+}
+
 void Session::read(beast::error_code ec) {
+  reading_ = false;
+  readTimer_.cancel();
+  if (evicted_) {
+    return answer(
+        503, {{"error", "serve is full and this connection sent no request; send it again"}}, 1);
+  }
+  if (readTimedOut_) {
+    return answer(408,
+                  {{"error", "the request did not arrive whole within " +
+                                 std::to_string(std::chrono::seconds(kReadLimit).count()) + " s"}});
+  }
   if (ec == http::error::body_limit) return answer(413, {{"error", "the body is over 1 MiB"}});
   if (ec == http::error::header_limit)
     return answer(431, {{"error", "the request's headers are over 16 KiB"}});
-  if (ec == beast::error::timeout)
-    return answer(408, {{"error", "the request did not arrive whole within 10 s"}});
   if (ec) {
     if (ec == http::error::end_of_stream || ec == http::error::partial_message ||
         ec.category() != http::make_error_code(http::error::bad_target).category())
       return close();  // the client went away
     return answer(400, {{"error", "this is not an HTTP/1.1 request: " + ec.message()}});
   }
-  stream_.expires_never();  // routed between two turns: not the client's time any more
   auto self = shared_from_this();
   server_.host().queue([self] { self->server_.route(self); });
 }
@@ -714,21 +904,37 @@ void Session::stream(Pump pump) {
       "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-store\r\n"
       "Connection: close\r\n\r\n",
       false);
-  tick();
+  server_.wantPump(shared_from_this());
 }
 
 void Session::tick() {
-  // What the feed has now, read between two turns (what is stored).
-  auto self = shared_from_this();
-  server_.host().queue([self] {
-    if (!self->stream_.socket().is_open()) return;
-    auto [text, last] = self->pump_();
-    if (!text.empty() || last) self->send(text, last);
-    if (last) return;
-    self->timer_->expires_after(std::chrono::milliseconds(200));
-    self->timer_->async_wait([self](beast::error_code ec) {
+  if (!stream_.socket().is_open()) return;
+  if (writing_) {
+    // The client has not taken its last page yet: nothing more is read for it (a client that
+    // never reads holds one page), and one that takes nothing for kStallLimit is let go.
+    if (std::chrono::steady_clock::now() - writeStarted_ >= kStallLimit) return close();
+    timer_->expires_after(std::chrono::milliseconds(200));
+    timer_->async_wait([self = shared_from_this()](beast::error_code ec) {
       if (!ec) self->tick();
     });
+    return;
+  }
+  server_.wantPump(shared_from_this());
+}
+
+void Session::pumpNow() {
+  if (!stream_.socket().is_open() || ending_) return;
+  if (writing_) return tick();
+  // What the feed has now, read between two turns (what is stored), a page at most.
+  Page page = pump_(kFeedPage);
+  more_ = page.more;
+  if (!page.text.empty() || page.last) send(page.text, page.last);
+  if (page.last) return;
+  if (more_ && writing_) return;  // the next page goes as soon as the client took this one
+  if (more_) return server_.wantPump(shared_from_this());
+  timer_->expires_after(std::chrono::milliseconds(200));
+  timer_->async_wait([self = shared_from_this()](beast::error_code ec) {
+    if (!ec) self->tick();
   });
 }
 
@@ -741,6 +947,7 @@ void Session::send(const std::string& text, bool last) {
     return;
   }
   writing_ = true;
+  writeStarted_ = std::chrono::steady_clock::now();
   auto chunk = std::make_shared<std::string>(std::move(out_));
   out_.clear();
   boost::asio::async_write(stream_.socket(), boost::asio::buffer(*chunk),
@@ -748,13 +955,17 @@ void Session::send(const std::string& text, bool last) {
                              self->writing_ = false;
                              if (ec) return self->close();  // the client went away
                              self->send("", false);
+                             // Taken: a page that was waiting behind it goes now.
+                             if (!self->writing_ && self->more_ && !self->ending_ && self->pump_)
+                               self->server_.wantPump(self);
                            });
 }
 
 class Listener {
  public:
-  Listener(boost::asio::io_context& io, const tcp::endpoint& at, Server& server)
-      : acceptor_(io), server_(server) {
+  Listener(boost::asio::io_context& io, const tcp::endpoint& at, Server& server,
+           std::function<void(const std::string&)> say)
+      : acceptor_(io), pause_(io), server_(server), say_(std::move(say)) {
     acceptor_.open(at.protocol());
     acceptor_.set_option(boost::asio::socket_base::reuse_address(true));
     acceptor_.bind(at);
@@ -764,6 +975,7 @@ class Listener {
   void close() {
     beast::error_code ignored;
     acceptor_.close(ignored);
+    pause_.cancel();
   }
   uint16_t port() const { return acceptor_.local_endpoint().port(); }
 
@@ -771,15 +983,35 @@ class Listener {
   void accept() {
     acceptor_.async_accept([this](beast::error_code ec, tcp::socket socket) {
       if (ec == boost::asio::error::operation_aborted) return;
-      if (!ec) {
-        const bool over = *server_.connections() >= kMaxConnections;
-        std::make_shared<Session>(std::move(socket), server_, server_.connections())->start(over);
+      if (ec) {
+        // Out of file descriptors (or of memory): accepting again at once would fail again at
+        // once, for ever, and starve the engine; the connections waiting in the kernel's queue
+        // are taken when some close. Said once a spell.
+        if (!pausing_) {
+          say_("cannot accept connections: " + ec.message() + " (" +
+               std::to_string(server_.limits()->connections) +
+               " open); trying again every 100 ms (raise `ulimit -n`)");
+        }
+        pausing_ = true;
+        pause_.expires_after(std::chrono::milliseconds(100));
+        pause_.async_wait([this](beast::error_code wec) {
+          if (!wec) accept();
+        });
+        return;
       }
+      if (pausing_) say_("accepting connections again");
+      pausing_ = false;
+      const auto& limits = server_.limits();
+      const bool over = limits->connections >= limits->maxConnections;
+      std::make_shared<Session>(std::move(socket), server_, limits)->start(over);
       accept();
     });
   }
   tcp::acceptor acceptor_;
+  boost::asio::steady_timer pause_;
   Server& server_;
+  std::function<void(const std::string&)> say_;
+  bool pausing_ = false;
 };
 
 }  // namespace
@@ -818,10 +1050,26 @@ int Serve(RunHost& host, const ServeOptions& options,
     secrets[name] = value;
   }
   Server server(host, options, std::move(callers), std::move(secrets));
+  // File descriptors: the soft limit raised to the hard one (1,024 is a shell's usual soft
+  // limit), and the connections bounded below it, leaving room for the store, the processes'
+  // pipes and the hooks' reads.
+  rlimit files{};
+  if (getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < files.rlim_max) {
+    files.rlim_cur = files.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &files);
+    getrlimit(RLIMIT_NOFILE, &files);
+  }
+  const int64_t fds =
+      files.rlim_cur == RLIM_INFINITY ? 65536 : static_cast<int64_t>(files.rlim_cur);
+  server.limits()->maxConnections =
+      options.maxConnections > 0
+          ? options.maxConnections
+          : static_cast<int>(std::clamp<int64_t>(fds * 3 / 4 - 64, 16, 16384));
+  server.limits()->maxOpenStreams = std::max(1, server.limits()->maxConnections / 4);
   std::unique_ptr<Listener> listener;
   try {
     listener = std::make_unique<Listener>(
-        host.engine().io(), tcp::endpoint(address, static_cast<uint16_t>(port)), server);
+        host.engine().io(), tcp::endpoint(address, static_cast<uint16_t>(port)), server, say);
   } catch (const boost::system::system_error& e) {
     throw BadInput("cannot listen on " + options.listen + ": " + e.code().message());
   }

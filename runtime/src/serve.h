@@ -15,6 +15,7 @@ struct ServeOptions {
   std::string callersFile;             // --callers: "" for the instance token alone
   std::string storePath;               // the instance token is `<storePath>.token`
   std::string home;                    // the home of the runs started over HTTP
+  int maxConnections = 0;  // --max-connections; 0: three quarters of the file descriptor limit
 };
 
 // Serves until SIGTERM or SIGINT (RunHost::Interrupt), then exits 0. `say` prints a line for a

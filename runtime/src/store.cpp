@@ -80,6 +80,12 @@ class NotOurs : public StoreError {
 class Db {
  public:
   Db(const std::string& path, const std::string& name, int flags) : path_(path) {
+    // A store it makes is the user's alone, as its token and lock files are (0600): SQLite
+    // makes a file with the umask's mode, and gives its -wal and -shm files the store's.
+    if ((flags & SQLITE_OPEN_CREATE) != 0) {
+      const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+      if (fd >= 0) ::close(fd);
+    }
     if (sqlite3_open_v2(name.c_str(), &db_, flags, nullptr) != SQLITE_OK) {
       const std::string why = db_ ? sqlite3_errmsg(db_) : "out of memory";
       sqlite3_close(db_);
@@ -1037,9 +1043,14 @@ class SqliteStore final : public Store {
   }
 
   std::vector<FeedLine> feed(const std::string& id, int64_t afterSeq) override {
+    return feedPage(id, afterSeq, -1);
+  }
+
+  std::vector<FeedLine> feedPage(const std::string& id, int64_t afterSeq, int64_t limit) override {
     Stmt s(*db_,
-           "SELECT seq, time, line, kind, data FROM feed WHERE run = ? AND seq > ? ORDER BY seq");
-    s.bind(1, id).bind(2, afterSeq);
+           "SELECT seq, time, line, kind, data FROM feed WHERE run = ? AND seq > ? ORDER BY seq"
+           " LIMIT ?");
+    s.bind(1, id).bind(2, afterSeq).bind(3, limit > 0 ? limit : int64_t{-1});
     std::vector<FeedLine> out;
     while (s.step()) {
       FeedLine f;

@@ -132,7 +132,7 @@ class RunHost : private Dispatcher {
   // The runs of `workflow` (every workflow for ""): the waiting ones, or all with `ended`.
   std::vector<RunSummary> runs(bool ended, const std::string& workflow);
   // Run `id`'s feed after line `afterSeq`; its stored revision and status (to follow it).
-  std::vector<FeedLine> feed(const std::string& id, int64_t afterSeq);
+  std::vector<FeedLine> feed(const std::string& id, int64_t afterSeq, int64_t limit = -1);
   int64_t revision(const std::string& id);
   std::string storedStatus(const std::string& id);
   // Deletes the runs of `workflow` that ended before `beforeMs`; gives how many.

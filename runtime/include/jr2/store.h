@@ -148,6 +148,12 @@ class Store {
   virtual int64_t revision(const std::string& id) = 0;
   // The feed of run `id` after line `afterSeq`, in order.
   virtual std::vector<FeedLine> feed(const std::string& id, int64_t afterSeq) = 0;
+  // At most `limit` lines of it: what a follower of a long feed is sent at a time.
+  virtual std::vector<FeedLine> feedPage(const std::string& id, int64_t afterSeq, int64_t limit) {
+    auto lines = feed(id, afterSeq);
+    if (limit > 0 && static_cast<int64_t>(lines.size()) > limit) lines.resize(limit);
+    return lines;
+  }
   // Deletes the runs that ended (any status but `waiting`) before `beforeMs`, with their feeds
   // and lock files; gives how many. `workflow` "" means every workflow. Never the run a head
   // names: a paused standing Pool keeps what it holds for as long as it is paused.

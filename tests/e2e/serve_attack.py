@@ -1,0 +1,304 @@
+"""The attacks on `serve` of #30, each with its counts printed (PASS/FAIL lines for lib.sh).
+
+Usage: serve_attack.py RUNNER_DIR TMP
+  RUNNER_DIR holds conformance_instant (a Pool whose feed is 10,003 lines for 5,000 items) and
+  conformance_secret (a run that waits at two Gates); one serve hosts both on one store.
+"""
+import json
+import os
+import resource
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+
+runner_dir, tmp = sys.argv[1], sys.argv[2]
+instant = os.path.join(runner_dir, "conformance_instant")
+secret = os.path.join(runner_dir, "conformance_secret")
+store = os.path.join(tmp, "jr2.db")
+env = dict(os.environ, JR2_STORE=store)
+
+# The clients below hold over 1,100 sockets at once.
+soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, 8192), hard))
+
+
+def check(ok, what):
+    print(("PASS: " if ok else "FAIL: ") + what, flush=True)
+
+
+def start_serve(name, fds=None, extra=()):
+    def limit():
+        if fds is not None:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (fds, fds))
+
+    err = open(os.path.join(tmp, "serve.%s.err" % name), "w")
+    proc = subprocess.Popen([secret, "serve", "--listen", "127.0.0.1:0", *extra], env=env,
+                            stdout=subprocess.DEVNULL, stderr=err, preexec_fn=limit)
+    path = err.name
+    for _ in range(200):
+        text = open(path).read()
+        if "http://127.0.0.1:" in text:
+            port = int(text.split("http://127.0.0.1:")[1].split()[0])
+            return proc, port, path
+        time.sleep(0.05)
+    raise SystemExit("serve did not start: " + open(path).read())
+
+
+def token():
+    return open(store + ".token").read().strip()
+
+
+def request(port, method, path, body=None, auth=True, timeout=10):
+    req = urllib.request.Request("http://127.0.0.1:%d%s" % (port, path), method=method)
+    if auth:
+        req.add_header("Authorization", "Bearer " + token())
+    data = None
+    if body is not None:
+        data = json.dumps(body).encode()
+        req.add_header("Content-Type", "application/json")
+    try:
+        with urllib.request.urlopen(req, data=data, timeout=timeout) as r:
+            return r.status, json.loads(r.read() or b"null")
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read() or b"null")
+
+
+def rss_kb(pid):
+    for line in open("/proc/%d/status" % pid):
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    return 0
+
+
+def cpu_s(pid):
+    fields = open("/proc/%d/stat" % pid).read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def stop(proc, what):
+    t0 = time.monotonic()
+    proc.send_signal(signal.SIGTERM)
+    try:
+        rc = proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        rc = "hung"
+    ms = (time.monotonic() - t0) * 1000
+    print("%s: SIGTERM answered in %.0f ms, exit %s" % (what, ms, rc))
+    check(rc == 0 and ms < 5000, "%s: SIGTERM stops serve (exit %s after %.0f ms)" % (what, rc, ms))
+
+
+def connect(port):
+    s = socket.socket()
+    s.settimeout(5)
+    s.connect(("127.0.0.1", port))
+    return s
+
+
+def follow(port, path, auth, read):
+    """Opens a follower of `path`; gives (socket, status line). A follower that does not read
+    keeps a small receive buffer and never reads past its headers."""
+    s = socket.socket()
+    if not read:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    s.settimeout(10)
+    s.connect(("127.0.0.1", port))
+    head = "GET %s HTTP/1.1\r\nHost: x\r\n" % path
+    if auth:
+        head += "Authorization: Bearer %s\r\n" % token()
+    s.sendall((head + "\r\n").encode())
+    first = b""
+    while b"\r\n" not in first:
+        got = s.recv(1)
+        if not got:
+            break
+        first += got
+    return s, first.decode(errors="replace").strip()
+
+
+# ---- set-up: a long feed (10,003 lines) and runs that wait at Gates --------------------------
+tasks = os.path.join(tmp, "tasks.json")
+json.dump([{"id": "t%04d" % i} for i in range(5000)], open(tasks, "w"))
+out = subprocess.run([instant, "run", "--input", json.dumps({"tasks": tasks}), "--json"], env=env,
+                     capture_output=True, text=True)
+long_run = json.loads(out.stdout)["run"] if out.stdout.strip().startswith("{") else None
+if long_run is None:
+    raise SystemExit("the long run did not end: " + out.stderr[-500:])
+
+proc, port, err = start_serve("attack")
+secrets = []
+for i in range(60):
+    code, body = request(port, "POST", "/workflows/conformance_secret/runs",
+                         {"input": {"note": {"deep": {"secret": "s%d" % i}}}})
+    if code == 201:
+        secrets.append(body["runId"])
+check(len(secrets) == 60, "60 runs wait at their Gates (%d)" % len(secrets))
+
+# ---- the store is the user's alone -------------------------------------------------------------
+modes = {}
+for suffix in ("", "-wal", "-shm", ".token"):
+    if os.path.exists(store + suffix):
+        modes[suffix or "store"] = oct(os.stat(store + suffix).st_mode & 0o777)
+print("file modes: %s" % modes)
+check(all(m == "0o600" for m in modes.values()), "the store and its files are 0600: %s" % modes)
+
+# ---- a 404 names no path, and a prefix names no run of another workflow ------------------------
+code, body = request(port, "GET", "/workflows/conformance_instant/runs/%s/events" % secrets[0][:4],
+                     auth=False)
+text = json.dumps(body)
+print("open band, a prefix of another workflow's run: %d %s" % (code, text))
+check(code == 404 and secrets[0] not in text, "another workflow's run is not named (%d)" % code)
+code, body = request(port, "GET", "/workflows/conformance_secret/runs/zzzz/events", auth=False)
+print("open band, no such run: %d %s" % (code, json.dumps(body)))
+check(code == 404 and tmp not in json.dumps(body), "a 404 names no path of the store")
+code, body = request(port, "GET", "/runs/zzzz")
+check(code == 404 and tmp not in json.dumps(body), "a guarded 404 names no path (%s)" % body)
+
+# ---- the open band cannot lock a Caller out --------------------------------------------------
+held, refused, broken = [], 0, 0
+for _ in range(1030):
+    try:
+        s, status = follow(port, "/workflows/conformance_secret/runs/%s/events" % secrets[0],
+                           auth=False, read=True)
+    except OSError:
+        broken += 1
+        continue
+    if " 200 " in status + " ":
+        held.append(s)
+    else:
+        refused += 1
+        s.close()
+t0 = time.monotonic()
+code, _ = request(port, "GET", "/runs/%s" % secrets[1])
+ms = (time.monotonic() - t0) * 1000
+print("1,030 no-token followers: %d held, %d refused 503, %d broken; a Caller answered %d in %.0f ms"
+      % (len(held), refused, broken, code, ms))
+check(len(held) <= 32 and refused + len(held) + broken == 1030,
+      "the open band holds at most 32 followers from one address (%d)" % len(held))
+check(code == 200 and ms < 1000, "a Caller is served while they hold on (%d, %.0f ms)" % (code, ms))
+for s in held:
+    s.close()
+
+# ---- 300 followers of a 10,003-line feed, half of them never read -------------------------
+rss_before = rss_kb(proc.pid)
+followers = []
+for i in range(300):
+    s, status = follow(port, "/runs/%s/events" % long_run, auth=True, read=(i % 2 == 0))
+    followers.append((s, i % 2 == 0))
+stop_reading = threading.Event()
+
+
+got_lines = []
+
+
+def drain(s):
+    s.settimeout(1)
+    lines = 0
+    while not stop_reading.is_set():
+        try:
+            got = s.recv(65536)
+        except socket.timeout:
+            continue
+        except OSError:
+            break
+        if not got:
+            break
+        lines += got.count(b"\nid: ") + got.startswith(b"id: ")
+    got_lines.append(lines)
+
+
+readers = [threading.Thread(target=drain, args=(s,), daemon=True) for s, r in followers if r]
+for t in readers:
+    t.start()
+lat = []
+for rid in secrets[:50]:
+    t0 = time.monotonic()
+    code, _ = request(port, "POST", "/runs/%s/gates/approval/events" % rid,
+                      {"event": "rate", "payload": {"score": 1}})
+    lat.append((time.monotonic() - t0) * 1000)
+    time.sleep(0.05)
+rss_during = rss_kb(proc.pid)
+lat.sort()
+p50, p99 = lat[len(lat) // 2], lat[min(len(lat) - 1, int(len(lat) * 0.99))]
+print("300 followers of a 10,003-line feed (150 never read): Gate answers p50 %.1f ms, p99 %.1f ms, "
+      "max %.1f ms; serve RSS %d KB before, %d KB during" % (p50, p99, lat[-1], rss_before,
+                                                            rss_during))
+check(p99 <= 100, "a Gate answer stays within 100 ms p99 (%.1f ms)" % p99)
+check(rss_during - rss_before < 150 * 1024,
+      "serve's memory stays bounded (+%d KB)" % (rss_during - rss_before))
+for t in readers:
+    t.join(timeout=60)
+stop_reading.set()
+whole = sum(1 for n in got_lines if n >= 10003)
+print("followers that read: %d of %d got the whole feed (%s lines each)"
+      % (whole, len(readers), sorted(set(got_lines))[:5]))
+check(whole == len(readers), "every follower that reads gets the whole feed (%d of %d)"
+      % (whole, len(readers)))
+for s, _ in followers:
+    s.close()
+
+# ---- a slow client is answered 408 ---------------------------------------------------------------
+s = connect(port)
+s.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n")  # and never the blank line
+s.settimeout(15)
+t0 = time.monotonic()
+answer = b""
+try:
+    while b"\r\n" not in answer:
+        got = s.recv(4096)
+        if not got:
+            break
+        answer += got
+except OSError:
+    pass
+took = time.monotonic() - t0
+print("a request that never ends: %r after %.1f s" % (answer.split(b"\r\n")[0], took))
+check(answer.startswith(b"HTTP/1.1 408"), "a slow client is answered 408, not a bare close")
+s.close()
+stop(proc, "after the attacks")
+
+# ---- out of file descriptors: serve does not wedge -------------------------------------------
+proc, port, err = start_serve("fds", fds=1024, extra=("--max-connections", "4000"))
+idle = []
+for _ in range(1100):
+    try:
+        idle.append(connect(port))
+    except OSError:
+        break
+time.sleep(0.5)
+c0 = cpu_s(proc.pid)
+time.sleep(1.0)
+spin = cpu_s(proc.pid) - c0
+said = open(err).read()
+print("1,100 idle connections under 1,024 descriptors: %d connected; serve used %.2f s of CPU in 1 s"
+      % (len(idle), spin))
+check("cannot accept connections" in said, "serve says it is out of descriptors")
+check(spin < 0.5, "serve does not spin on EMFILE (%.2f s CPU in 1 s)" % spin)
+for s in idle:
+    s.close()
+t0 = time.monotonic()
+back = None
+while time.monotonic() - t0 < 5:
+    try:
+        code, _ = request(port, "GET", "/healthz", auth=False, timeout=1)
+        if code == 200:
+            back = time.monotonic() - t0
+            break
+    except OSError:
+        time.sleep(0.05)
+print("serve answers again %.2f s after the clients left" % (back if back is not None else -1))
+check(back is not None and back <= 1.0, "serve answers within 1 s of the clients leaving")
+idle = []
+for _ in range(1100):
+    try:
+        idle.append(connect(port))
+    except OSError:
+        break
+stop(proc, "out of descriptors")
+for s in idle:
+    s.close()
