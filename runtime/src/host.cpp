@@ -834,6 +834,25 @@ RunSummary RunHost::summary(const std::string& prefix) {
   return *r;
 }
 
+bool RunHost::known(const std::string& id) {
+  return runs_.count(id) != 0 || store_.summary(id).has_value();
+}
+
+bool RunHost::hadGate(const std::string& id, const std::string& gate) {
+  return store_.hadGate(id, gate);
+}
+
+std::optional<Store::StartKey> RunHost::startKey(const std::string& caller,
+                                                 const std::string& workflow,
+                                                 const std::string& key) {
+  return store_.startKey(caller, workflow, key);
+}
+
+void RunHost::keepStartKey(const std::string& caller, const std::string& workflow,
+                           const std::string& key, const Store::StartKey& start) {
+  store_.keepStartKey(caller, workflow, key, start);
+}
+
 std::vector<Json> RunHost::hookLog(const std::string& hook, int64_t limit) {
   return store_.hookLog(hook, limit);
 }

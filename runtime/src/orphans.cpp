@@ -153,7 +153,7 @@ class Guard {
 };
 
 Guard& TheGuard() {
-  static Guard* guard = new Guard;  // never destroyed: commands may end during exit
+  static auto* guard = new Guard;  // never destroyed: commands may end during exit
   return *guard;
 }
 

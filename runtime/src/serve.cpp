@@ -593,17 +593,58 @@ class Server {
     }
     const Json input = body.contains("input") ? body["input"] : Json::object();
     if (!input.is_object()) throw HttpError{400, "`input` must be a JSON object"};
+    // `Idempotency-Key` (#30): a start sent again with its key — after a timeout, a reset, a
+    // serve that was stopped — gets the run the first one made, never a second run.
+    std::string key;
+    const std::string digest = Sha256Hex(Dump(input));
+    if (const auto k = s->request().find("Idempotency-Key"); k != s->request().end()) {
+      key = std::string(SV(k->value()));
+      const bool printable = std::all_of(key.begin(), key.end(), [](char ch) {
+        return static_cast<unsigned char>(ch) > 0x20 && static_cast<unsigned char>(ch) < 0x7f;
+      });
+      if (key.empty() || key.size() > 200 || !printable)
+        throw HttpError{400,
+                        "`Idempotency-Key` takes 1 to 200 printable ASCII characters, no spaces "
+                        "(a UUID, say)"};
+      if (const auto first = host_.startKey(c.name, workflow, key)) {
+        if (first->digest != digest)
+          throw HttpError{422, "`Idempotency-Key` " + Printable(key) + " started run " +
+                                   first->run + " with another input; a new start needs a new key"};
+        // The run may not be stored: serve stopped before its first commit. Then nothing was
+        // started, and this start is the first.
+        if (host_.known(first->run)) return answerStart(s, first->run, c, /*again=*/true);
+      }
+    }
     const std::string id = host_.begin(workflow, input, options_.home);
+    // Kept before the run's first commit: a serve that stops in between finds a key whose run
+    // was never stored, and starts anew (above).
+    if (!key.empty()) host_.keepStartKey(c.name, workflow, key, {id, digest});
+    answerStart(s, id, c, /*again=*/false);
+  }
+
+  // The answer to a start, after the commit that stores the run: 201, or 200 with
+  // `"replayed": true` for a start sent again with its `Idempotency-Key`.
+  void answerStart(const std::shared_ptr<Session>& s, const std::string& id, const Caller& c,
+                   bool again) {
     const Caller* who = &c;
-    host_.afterCommit([this, s, id, who] {
-      if (!host_.hosts(id)) return s->refuse({500, "run " + id + " was not kept"});
-      const Run& run = host_.run(id);
-      s->answer(201,
-                {{"runId", id},
-                 {"status", ToString(run.status())},
-                 {"gates",
-                  GatesFor(run, Callers::Allows(*who, run.workflow().name, Scope::kRead) ? nullptr
-                                                                                         : who)}});
+    host_.afterCommit([this, s, id, who, again] {
+      Json out = {{"runId", id}};
+      if (host_.hosts(id)) {
+        const Run& run = host_.run(id);
+        out["status"] = ToString(run.status());
+        out["gates"] =
+            GatesFor(run, Callers::Allows(*who, run.workflow().name, Scope::kRead) ? nullptr : who);
+      } else if (again) {
+        const RunSummary r = host_.summary(id);
+        out["status"] = r.status;
+        out["gates"] = withRun(r, [&](const Run& run) {
+          return GatesFor(run, Callers::Allows(*who, r.workflow, Scope::kRead) ? nullptr : who);
+        });
+      } else {
+        return s->refuse({500, "run " + id + " was not kept"});
+      }
+      if (again) out["replayed"] = true;
+      s->answer(again ? 200 : 201, out);
     });
   }
 
@@ -670,10 +711,16 @@ class Server {
       open = open || g.name == gate;
       names += (names.empty() ? "" : ", ") + g.name;
     }
-    if (!open)
-      throw HttpError{404, "run " + r.id + " has no open Gate `" + Printable(gate.substr(0, 200)) +
-                               "`" +
-                               (names.empty() ? "" : "; its open Gates are " + Printable(names))};
+    if (!open) {
+      // A Gate that was open once was answered (or its state was left): 409, so that a client
+      // that sends its answer again knows it was taken, where a Gate never there is 404.
+      const bool was = host_.hadGate(r.id, gate);
+      throw HttpError{was ? 409u : 404u,
+                      "run " + r.id + (was ? " has closed its Gate `" : " has no open Gate `") +
+                          Printable(gate.substr(0, 200)) + "`" +
+                          (was ? " (it was answered, or its state was left)" : "") +
+                          (names.empty() ? "" : "; its open Gates are " + Printable(names))};
+    }
     run.deliver(gate, body["event"].get<std::string>(), payload);  // BadInput: 400, nothing moved
     const std::string id = r.id;
     const Caller* who = &c;

@@ -60,7 +60,12 @@ const char* const kSchema =
     " workflow TEXT PRIMARY KEY, run TEXT NOT NULL, started INTEGER NOT NULL,"
     " streak INTEGER NOT NULL DEFAULT 0, ended TEXT NOT NULL DEFAULT '',"
     " ended_at INTEGER NOT NULL DEFAULT 0, paused TEXT NOT NULL DEFAULT '',"
-    " why TEXT NOT NULL DEFAULT '') WITHOUT ROWID;";
+    " why TEXT NOT NULL DEFAULT '') WITHOUT ROWID;"
+    // serve's starts by idempotency key: a start sent again with its key gets the first run.
+    "CREATE TABLE IF NOT EXISTS starts ("
+    " caller TEXT NOT NULL, workflow TEXT NOT NULL, key TEXT NOT NULL, run TEXT NOT NULL,"
+    " digest TEXT NOT NULL, time INTEGER NOT NULL,"
+    " PRIMARY KEY (caller, workflow, key)) WITHOUT ROWID;";
 
 std::string Quoted(const std::string& path) { return "`" + path + "`"; }
 
@@ -615,8 +620,8 @@ std::unique_ptr<Db> OpenDb(const std::string& path, StoreMode mode) {
       // are added.
       Stmt h(*db,
              "SELECT count(*) FROM sqlite_master WHERE name IN ('hooks_by_seq', 'runs_by_key',"
-             " 'heads')");
-      complete = h.step() && h.integer(0) == 3;
+             " 'heads', 'starts')");
+      complete = h.step() && h.integer(0) == 4;
     }
   }
   if (!complete) {
@@ -1046,6 +1051,33 @@ class SqliteStore final : public Store {
     return feedPage(id, afterSeq, -1);
   }
 
+  bool hadGate(const std::string& id, const std::string& gate) override {
+    Stmt s(*db_,
+           "SELECT 1 FROM feed WHERE run = ? AND kind = 'gate-opened'"
+           " AND json_valid(data) AND json_extract(data, '$.gate') = ? LIMIT 1");
+    s.bind(1, id).bind(2, gate);
+    return s.step();
+  }
+
+  std::optional<StartKey> startKey(const std::string& caller, const std::string& workflow,
+                                   const std::string& key) override {
+    Stmt s(*db_, "SELECT run, digest FROM starts WHERE caller = ? AND workflow = ? AND key = ?");
+    s.bind(1, caller).bind(2, workflow).bind(3, key);
+    if (!s.step()) return std::nullopt;
+    return StartKey{s.text(0), s.text(1)};
+  }
+
+  void keepStartKey(const std::string& caller, const std::string& workflow, const std::string& key,
+                    const StartKey& start) override {
+    Txn txn(*db_, "BEGIN IMMEDIATE");
+    Stmt s(*db_,
+           "INSERT OR REPLACE INTO starts (caller, workflow, key, run, digest, time)"
+           " VALUES (?, ?, ?, ?, ?, CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER))");
+    s.bind(1, caller).bind(2, workflow).bind(3, key).bind(4, start.run).bind(5, start.digest);
+    s.step();
+    txn.commit();
+  }
+
   std::vector<FeedLine> feedPage(const std::string& id, int64_t afterSeq, int64_t limit) override {
     Stmt s(*db_,
            "SELECT seq, time, line, kind, data FROM feed WHERE run = ? AND seq > ? ORDER BY seq"
@@ -1092,6 +1124,11 @@ class SqliteStore final : public Store {
       // asker stopped before it read them.
       db_->exec(
           "DELETE FROM requests WHERE answer IS NOT NULL OR run NOT IN (SELECT id FROM runs)");
+      {
+        // A start key goes with its run.
+        Stmt keys(*db_, "DELETE FROM starts WHERE run NOT IN (SELECT id FROM runs)");
+        keys.step();
+      }
       txn.commit();
     }
     // The lock files go after the commit: a lock file without a run is harmless, the reverse is

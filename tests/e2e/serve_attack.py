@@ -242,6 +242,70 @@ check(whole == len(readers), "every follower that reads gets the whole feed (%d 
 for s, _ in followers:
     s.close()
 
+# ---- a Gate answer sent again is told it was taken -------------------------------------------
+code1, _ = request(port, "POST", "/runs/%s/gates/both.x.review/events" % secrets[55],
+                   {"event": "accept"})
+code2, body2 = request(port, "POST", "/runs/%s/gates/both.x.review/events" % secrets[55],
+                       {"event": "accept"})
+code3, _ = request(port, "POST", "/runs/%s/gates/never/events" % secrets[55], {"event": "accept"})
+print("a Gate answered, then the same answer again, then a Gate never there: %d, %d (%s), %d"
+      % (code1, code2, body2.get("error") if body2 else "", code3))
+check(code1 == 200 and code2 == 409 and code3 == 404,
+      "an answer sent again is 409, a Gate never there 404 (%d, %d, %d)" % (code1, code2, code3))
+
+# ---- 20 starts sent again and again while serve is stopped: 20 runs ---------------------------
+before = {r["runId"] for r in request(port, "GET", "/workflows/conformance_secret/runs",
+                                      auth=False)[1]}
+proc.send_signal(signal.SIGSTOP)
+answers = {}
+
+
+def start_with_key(i):
+    key = "start-%02d-%d" % (i, os.getpid())
+    body = {"input": {"note": {"deep": {"secret": "k%d" % i}}}}
+    sent = 0
+    for attempt in range(6):
+        sent += 1
+        req = urllib.request.Request(
+            "http://127.0.0.1:%d/workflows/conformance_secret/runs" % port, method="POST",
+            data=json.dumps(body).encode(),
+            headers={"Authorization": "Bearer " + token(), "Idempotency-Key": key,
+                     "Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(req, timeout=0.5 if attempt < 4 else 15) as r:
+                answers[i] = (r.status, json.loads(r.read())["runId"], sent)
+                return
+        except (OSError, urllib.error.URLError):
+            continue
+
+
+clients = [threading.Thread(target=start_with_key, args=(i,)) for i in range(20)]
+for t in clients:
+    t.start()
+time.sleep(3)
+proc.send_signal(signal.SIGCONT)
+for t in clients:
+    t.join(timeout=30)
+after = {r["runId"] for r in request(port, "GET", "/workflows/conformance_secret/runs",
+                                     auth=False)[1]}
+made = after - before
+sends = sum(a[2] for a in answers.values())
+told = {a[1] for a in answers.values()}
+print("20 starts with a key each, sent %d times in all while serve was stopped 3 s: %d runs made, "
+      "%d answered, %d distinct runs told" % (sends, len(made), len(answers), len(told)))
+check(len(made) == 20 and told == made, "20 resent starts make 20 runs (%d)" % len(made))
+req = urllib.request.Request(
+    "http://127.0.0.1:%d/workflows/conformance_secret/runs" % port, method="POST",
+    data=json.dumps({"input": {"note": {"deep": {"secret": "y"}}}}).encode(),
+    headers={"Authorization": "Bearer " + token(), "Idempotency-Key": "start-00-%d" % os.getpid()})
+try:
+    urllib.request.urlopen(req, timeout=5)
+    reused = 200
+except urllib.error.HTTPError as e:
+    reused = e.code
+print("a key sent again with another input: %d" % reused)
+check(reused == 422, "a key reused with another input is refused 422 (%d)" % reused)
+
 # ---- a slow client is answered 408 ---------------------------------------------------------------
 s = connect(port)
 s.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n")  # and never the blank line

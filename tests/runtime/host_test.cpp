@@ -63,6 +63,17 @@ class CountingStore final : public jr2rt::Store {
   std::vector<jr2rt::FeedLine> feed(const std::string& id, int64_t after) override {
     return inner_->feed(id, after);
   }
+  bool hadGate(const std::string& id, const std::string& gate) override {
+    return inner_->hadGate(id, gate);
+  }
+  std::optional<StartKey> startKey(const std::string& c, const std::string& w,
+                                   const std::string& k) override {
+    return inner_->startKey(c, w, k);
+  }
+  void keepStartKey(const std::string& c, const std::string& w, const std::string& k,
+                    const StartKey& s) override {
+    inner_->keepStartKey(c, w, k, s);
+  }
   int64_t prune(int64_t before, const std::string& wf) override {
     return inner_->prune(before, wf);
   }

@@ -127,6 +127,15 @@ class RunHost : private Dispatcher {
   std::string resolve(const std::string& prefix, const std::string& workflow);
   // The summary of the stored run `prefix` (StoreError when there is none).
   RunSummary summary(const std::string& prefix);
+  // Whether run `id` (full) is stored or hosted.
+  bool known(const std::string& id);
+  // Whether Gate `gate` of run `id` was ever open (Store::hadGate).
+  bool hadGate(const std::string& id, const std::string& gate);
+  // serve's starts by idempotency key (Store::startKey, Store::keepStartKey).
+  std::optional<Store::StartKey> startKey(const std::string& caller, const std::string& workflow,
+                                          const std::string& key);
+  void keepStartKey(const std::string& caller, const std::string& workflow, const std::string& key,
+                    const Store::StartKey& start);
   // The newest `limit` deliveries of hook `hook` (`{delivery, time, event, answer}`).
   std::vector<Json> hookLog(const std::string& hook, int64_t limit);
   // The runs of `workflow` (every workflow for ""): the waiting ones, or all with `ended`.

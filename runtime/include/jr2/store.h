@@ -148,6 +148,20 @@ class Store {
   virtual int64_t revision(const std::string& id) = 0;
   // The feed of run `id` after line `afterSeq`, in order.
   virtual std::vector<FeedLine> feed(const std::string& id, int64_t afterSeq) = 0;
+  // Whether Gate `gate` of run `id` was ever open (its feed says it opened): an answer to a Gate
+  // that is not open now was taken already, or its state was left, rather than never there.
+  virtual bool hadGate(const std::string& id, const std::string& gate) = 0;
+  // Starts by idempotency key (serve's `Idempotency-Key`, #30): the run that a Caller's start of
+  // `workflow` with `key` made, and the digest of its input; kept until that run is pruned.
+  struct StartKey {
+    std::string run;
+    std::string digest;
+  };
+  virtual std::optional<StartKey> startKey(const std::string& caller, const std::string& workflow,
+                                           const std::string& key) = 0;
+  // Keeps (or replaces) the run a key started; stored at once, before that run's first commit.
+  virtual void keepStartKey(const std::string& caller, const std::string& workflow,
+                            const std::string& key, const StartKey& start) = 0;
   // At most `limit` lines of it: what a follower of a long feed is sent at a time.
   virtual std::vector<FeedLine> feedPage(const std::string& id, int64_t afterSeq, int64_t limit) {
     auto lines = feed(id, afterSeq);
