@@ -158,6 +158,52 @@ Callers Callers::Parse(const Json& doc, const std::string& where) {
   return out;
 }
 
+std::string NewToken() {
+  std::random_device rd;
+  static const char* hex = "0123456789abcdef";
+  std::string token;
+  for (int i = 0; i < 32; ++i) {
+    const unsigned v = rd() & 0xff;
+    token += hex[v >> 4];
+    token += hex[v & 15];
+  }
+  return token;
+}
+
+std::string AddCaller(const std::string& path, const std::string& name, const Json& scopes,
+                      const std::vector<std::string>& gates) {
+  struct stat st {};
+  Json doc = {{"callers", Json::array()}};
+  const bool exists = lstat(path.c_str(), &st) == 0;
+  if (exists) {
+    if (!S_ISREG(st.st_mode))
+      throw BadInput("the callers file `" + path + "` is not a plain file; give another path");
+    doc = ReadExternalJsonFile(path, "the callers file");
+    Callers::Parse(doc, "the callers file `" + path + "`");  // as it is: it must be sound
+  }
+  const std::string token = NewToken();
+  Json caller = {{"name", name}, {"token_sha256", Sha256Hex(token)}, {"scopes", scopes}};
+  if (!gates.empty()) caller["gates"] = gates;
+  if (!doc.contains("callers") || !doc["callers"].is_array()) doc["callers"] = Json::array();
+  doc["callers"].push_back(caller);
+  Callers::Parse(doc, "the Caller `" + name + "` (not added)");  // a duplicate name, a bad scope
+  const std::string part = path + ".part-" + std::to_string(getpid());
+  const int out =
+      ::open(part.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0600);
+  if (out < 0)
+    throw BadInput("cannot write the callers file `" + path + "`: " + std::strerror(errno));
+  const std::string text = doc.dump(2) + "\n";
+  const bool written = ::write(out, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+  const bool synced = written && ::fsync(out) == 0;
+  ::close(out);
+  if (!synced || ::rename(part.c_str(), path.c_str()) != 0) {
+    const int why = errno;
+    ::unlink(part.c_str());
+    throw BadInput("cannot write the callers file `" + path + "`: " + std::strerror(why));
+  }
+  return token;
+}
+
 Callers Callers::Load(const std::string& path) {
   return Parse(ReadExternalJsonFile(path, "the callers file"), "the callers file `" + path + "`");
 }
@@ -254,14 +300,7 @@ std::string InstanceToken(const std::string& storePath, bool make) {
                    "`: set JR2_TOKEN to a Caller's token, or give the --store that serve uses "
                    "(serve writes `<store>.token` when it starts)");
   }
-  std::random_device rd;
-  static const char* hex = "0123456789abcdef";
-  std::string token;
-  for (int i = 0; i < 32; ++i) {
-    const unsigned v = rd() & 0xff;
-    token += hex[v >> 4];
-    token += hex[v & 15];
-  }
+  const std::string token = NewToken();
   const int out =
       ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0600);
   if (out < 0) {

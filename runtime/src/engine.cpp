@@ -31,7 +31,7 @@ void Engine::remove(Run* run) {
   runs_.erase(std::remove(runs_.begin(), runs_.end(), run), runs_.end());
 }
 
-void Engine::commitTurn() {
+bool Engine::commitTurn() {
   std::vector<Run*> changed;
   for (Run* r : runs_) {
     if (r->dirty_ || r->steps_ != r->committed_) {
@@ -42,13 +42,18 @@ void Engine::commitTurn() {
   }
   if (!changed.empty()) {
     if (turn_) {
-      turn_(changed);  // one transaction for every run the turn changed
+      // One transaction for every run the turn changed; not stored, they stay changed.
+      if (!turn_(changed)) {
+        for (Run* r : changed) r->dirty_ = true;
+        return false;
+      }
     } else {
       for (Run* r : changed) {
         if (r->commit_) r->commit_();
       }
     }
   }
+  return true;
 }
 
 bool Engine::releaseHeld() {
@@ -97,9 +102,10 @@ uint64_t Engine::turns(bool forever) {
     if (io_.stopped()) io_.restart();
     io_.poll();
     ++turns;
-    commitTurn();
+    const bool stored = commitTurn();
     if (stop_ && stop_()) return turns;
-    if (releaseHeld() || fireDue()) continue;
+    // Nothing of a turn that was not stored goes out: its effects wait for the commit.
+    if ((stored && releaseHeld()) || fireDue()) continue;
     if (again_) {
       again_ = false;
       continue;

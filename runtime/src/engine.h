@@ -50,7 +50,9 @@ class Engine {
 
   // Group commit: when set, the end of each turn calls `fn` once with every run the turn
   // changed (to store them in one transaction), instead of each run's own onCommit.
-  void onTurn(std::function<void(const std::vector<Run*>&)> fn) { turn_ = std::move(fn); }
+  // `fn` answers whether the runs were stored: when not (the disk was full), they are changed
+  // still, and the effects the turn started stay held until a later commit stores them.
+  void onTurn(std::function<bool(const std::vector<Run*>&)> fn) { turn_ = std::move(fn); }
   bool grouped() const { return turn_ != nullptr; }
 
   // Every drive ends early when `stop()` is true after a turn's commit (before the effects it
@@ -75,8 +77,9 @@ class Engine {
  private:
   // The turn loop of drive() (until quiet) and serve() (until stopped).
   uint64_t turns(bool forever);
-  // Commits the runs that changed (one group commit when onTurn set one).
-  void commitTurn();
+  // Commits the runs that changed (one group commit when onTurn set one). False when the group
+  // commit could not store them.
+  bool commitTurn();
   // Releases the effects the committed turn started. True when one was released.
   bool releaseHeld();
   // Fires the due timers of runs on a real clock. True when one fired.
@@ -89,7 +92,7 @@ class Engine {
   std::unique_ptr<boost::asio::thread_pool> pool_;
   std::vector<Run*> runs_;
   std::atomic<int> out_{0};
-  std::function<void(const std::vector<Run*>&)> turn_;
+  std::function<bool(const std::vector<Run*>&)> turn_;
   std::function<bool()> stop_;
   int64_t stopEvery_ = 0;
   bool again_ = false;

@@ -206,7 +206,7 @@ RunHost::RunHost(const Registry& registry, Store& store, Clock& clock, int threa
       store_(store),
       clock_(clock),
       engine_(std::make_shared<Engine>(threads)) {
-  engine_->onTurn([this](const std::vector<Run*>& runs) { commit(runs); });
+  engine_->onTurn([this](const std::vector<Run*>& runs) { return commit(runs); });
   // A signal stops every drive at the end of the turn under way; while processes run, the
   // engine looks every 100 ms.
   engine_->stopWhen(
@@ -259,9 +259,13 @@ void RunHost::attach(Hosted& h, bool fresh) {
     keys_[{run.workflow().name, run.dispatchedBy().value("key", "")}] = id;
 }
 
-void RunHost::commit(const std::vector<Run*>& runs) {
+bool RunHost::commit(const std::vector<Run*>& runs) {
   // Group commit (RUNTIME.md §7): every run the turn changed, in one transaction; only then is
   // anything of the turn told (onSaved) or started (the engine releases the held effects).
+  // While the store's disk is full, serve tries again once a second; what the runs did
+  // meanwhile is held in memory, and nothing of it is told or started.
+  const auto now = std::chrono::steady_clock::now();
+  if (full_ && now - fullTried_ < std::chrono::seconds(1)) return false;
   std::vector<Store::Save> batch;
   std::vector<Hosted*> saved;
   for (Run* r : runs) {
@@ -273,13 +277,31 @@ void RunHost::commit(const std::vector<Run*>& runs) {
       saved.push_back(&it->second);
     }
   }
-  if (batch.empty()) return;
-  const std::vector<int64_t> revisions = store_.saveAll(batch);
+  if (batch.empty()) return true;
+  std::vector<int64_t> revisions;
+  try {
+    revisions = store_.saveAll(batch);
+  } catch (const StoreFull& e) {
+    for (size_t i = 0; i < batch.size(); ++i) saved[i]->saver->failed(*saved[i]->run, batch[i]);
+    if (!serving_) throw;  // a command says so and exits; serve waits for space
+    if (!full_) {
+      note(std::string(e.what()) +
+           "; serve keeps answering reads, refuses changes (503), and stores what its runs do "
+           "once there is space (it tries every second)");
+    }
+    full_ = true;
+    fullReason_ = e.what();
+    fullTried_ = now;
+    return false;
+  }
+  if (full_) note("the run store has space again: what the runs did meanwhile is stored");
+  full_ = false;
   for (size_t i = 0; i < batch.size(); ++i) {
     saved[i]->saver->committed(revisions[i], batch[i]);
     if (batch[i].head) saved[i]->head = batch[i].head->ended.empty() ? 1 : 2;
   }
   tellEnded(batch);
+  return true;
 }
 
 void RunHost::drive() {
@@ -1131,26 +1153,40 @@ void RunHost::cancelHosted(const std::string& id) {
 
 void RunHost::serve(const std::function<void()>& every) {
   auto last = std::chrono::steady_clock::now();
+  serving_ = true;
   engine_->stopWhen(
       [this, &every, &last] {
-        answerDue();
-        // The answers to what the handlers changed before this commit, then their new requests.
-        std::vector<std::function<void()>> due;
-        due.swap(afterCommit_);
-        for (auto& fn : due) fn();
+        // The answers to what the handlers changed before this commit, then their new
+        // requests. While the disk is full nothing of the last turns is stored: their answers
+        // wait for the commit that stores them.
+        if (!full_) {
+          answerDue();
+          std::vector<std::function<void()>> due;
+          due.swap(afterCommit_);
+          for (auto& fn : due) fn();
+        }
         if (g_signal != 0) return true;
-        serveInbox();
+        try {
+          if (!full_) serveInbox();
+        } catch (const StoreFull&) {
+          // Nothing was taken from the inbox: it is read again when there is space.
+        }
         std::vector<std::function<void()>> actions;
         actions.swap(actions_);
         for (auto& action : actions) action();
         if (every && std::chrono::steady_clock::now() - last >= std::chrono::seconds(1)) {
           last = std::chrono::steady_clock::now();
-          every();
+          try {
+            if (!full_) every();
+          } catch (const StoreFull&) {
+            // Taking up runs and standing Pools waits for space too.
+          }
         }
         return false;
       },
       100);
   engine_->serve();
+  serving_ = false;
   for (auto& [id, h] : runs_) stoppedEffects_ += h.run->stopEffects();
 }
 

@@ -48,9 +48,11 @@ struct Args {
   std::string server;       // --server URL: the verb goes to a serve
   bool dropHeld = false;    // run --drop-held: resume a standing Pool without its held items
   bool inputGiven = false;
-  int threads = 0;            // --threads N: for blocking host functions; 0 the default
-  int maxConnections = 0;     // serve --max-connections N; 0: from the file descriptor limit
-  bool endOfOptions = false;  // after `--`, every word is positional
+  int threads = 0;                  // --threads N: for blocking host functions; 0 the default
+  int maxConnections = 0;           // serve --max-connections N; 0: from the file descriptor limit
+  std::vector<std::string> scopes;  // callers add --scope WORKFLOW=SCOPE,…
+  std::string gates;                // callers add --gates PATTERN,…
+  bool endOfOptions = false;        // after `--`, every word is positional
 };
 
 class UsageError : public std::runtime_error {
@@ -198,7 +200,10 @@ class Runner {
       throw UsageError("`--follow` goes with `run`, `send` and `log`");
     if (a.all && a.verb != "runs") throw UsageError("`--all` goes with `runs`");
     if (!a.listen.empty() && a.verb != "serve") throw UsageError("`--listen` goes with `serve`");
-    if (!a.callers.empty() && a.verb != "serve") throw UsageError("`--callers` goes with `serve`");
+    if (!a.callers.empty() && a.verb != "serve" && a.verb != "callers")
+      throw UsageError("`--callers` goes with `serve` and `callers add`");
+    if ((!a.scopes.empty() || !a.gates.empty()) && a.verb != "callers")
+      throw UsageError("`--scope` and `--gates` go with `callers add`");
     if (a.maxConnections != 0 && a.verb != "serve")
       throw UsageError("`--max-connections` goes with `serve`");
     if (a.inputGiven && a.verb != "run") throw UsageError("`--input` goes with `run`");
@@ -216,9 +221,11 @@ class Runner {
     if (a.verb == "log") return log(a);
     if (a.verb == "prune") return prune(a);
     if (a.verb == "serve") return serve(a);
+    if (a.verb == "store") return storeVerb(a);
+    if (a.verb == "callers") return callersVerb(a);
     throw UsageError("unknown verb `" + Printable(a.verb) +
-                     "`; the verbs are run, send, status, gates, runs, cancel, log, prune and "
-                     "serve");
+                     "`; the verbs are run, send, status, gates, runs, cancel, log, prune, "
+                     "serve, store and callers");
   }
 
  private:
@@ -798,6 +805,68 @@ class Runner {
     return kExitDone;
   }
 
+  // callers add NAME --scope WORKFLOW=SCOPE,… [--gates PATTERN,…] --callers FILE: a Caller
+  // added to the callers file, its token printed once (stdout), only its hash kept.
+  int callersVerb(const Args& a) {
+    if (a.positional.size() != 2 || a.positional[0] != "add")
+      throw UsageError("`callers` takes `add NAME`: `" + workflow_ + " callers add ci --scope " +
+                       workflow_ + "=start,read --callers FILE`");
+    if (a.callers.empty())
+      throw UsageError("`callers add` needs --callers FILE (the file serve reads)");
+    if (a.scopes.empty())
+      throw UsageError("`callers add` needs at least one --scope WORKFLOW=SCOPE,… (`" + workflow_ +
+                       "=start,read,answer,cancel`, or `*=read`)");
+    Json scopes = Json::object();
+    for (const auto& s : a.scopes) {
+      const size_t eq = s.find('=');
+      if (eq == std::string::npos || eq == 0 || eq + 1 == s.size())
+        throw UsageError("--scope takes WORKFLOW=SCOPE,…, such as `" + workflow_ +
+                         "=start,read`, not `" + Printable(s) + "`");
+      Json& list = scopes[s.substr(0, eq)];
+      if (!list.is_array()) list = Json::array();
+      for (const auto& scope : SplitCommas(s.substr(eq + 1))) list.push_back(scope);
+    }
+    const std::string token = AddCaller(a.callers, a.positional[1], scopes, SplitCommas(a.gates));
+    if (a.json) {
+      PrintJson({{"caller", a.positional[1]}, {"token", token}, {"callers", a.callers}});
+    } else {
+      std::cout << token << "\n" << std::flush;
+    }
+    std::cerr << workflow_ << ": Caller `" << Printable(a.positional[1]) << "` added to "
+              << Printable(a.callers)
+              << "; its token, above, is shown this once (the file keeps its SHA-256). serve reads "
+                 "the file when it starts: restart it\n";
+    return kExitDone;
+  }
+
+  static std::vector<std::string> SplitCommas(const std::string& text) {
+    std::vector<std::string> out;
+    size_t from = 0;
+    while (from < text.size()) {
+      const size_t comma = text.find(',', from);
+      std::string part =
+          text.substr(from, comma == std::string::npos ? std::string::npos : comma - from);
+      if (!part.empty()) out.push_back(std::move(part));
+      if (comma == std::string::npos) break;
+      from = comma + 1;
+    }
+    return out;
+  }
+
+  // store backup FILE: a consistent copy of the store, safe while serve and commands use it.
+  int storeVerb(const Args& a) {
+    if (a.positional.size() != 2 || a.positional[0] != "backup")
+      throw UsageError("`store` takes `backup FILE`: `" + workflow_ + " store backup jr2-copy.db`");
+    storePath_ = StorePath(a);
+    const std::string& to = a.positional[1];
+    const BackupInfo info = BackupSqliteStore(storePath_, to);
+    if (a.json) PrintJson({{"backup", to}, {"runs", info.runs}, {"bytes", info.bytes}});
+    std::cerr << workflow_ << ": backed up " << info.runs << " run" << (info.runs == 1 ? "" : "s")
+              << " (" << (info.bytes + 1023) / 1024 << " KB) from " << Printable(storePath_)
+              << " to " << Printable(to) << "\n";
+    return kExitDone;
+  }
+
   const Registry& registry_;
   std::string workflow_;
   std::string storePath_;
@@ -849,6 +918,10 @@ Args Parse(int argc, char** argv) {
       a.listen = value("--listen");
     else if (s == "--callers")
       a.callers = value("--callers");
+    else if (s == "--scope")
+      a.scopes.push_back(value("--scope"));
+    else if (s == "--gates")
+      a.gates = value("--gates");
     else if (s == "--server")
       a.server = value("--server");
     else if (s == "--drop-held")
@@ -945,6 +1018,10 @@ int RunnerMain(const Registry& registry, const char* workflow, int argc, char** 
            "ended before\n"
         << "  serve [--listen HOST:PORT] [--callers FILE] [--max-connections N]  host every "
            "waiting run, over HTTP\n"
+        << "  store backup FILE                                                a copy of the "
+           "store, safe while it is used\n"
+        << "  callers add NAME --scope WORKFLOW=SCOPE,… [--gates P,…] --callers FILE   a Caller, "
+           "its token printed once\n"
         << "  run, send, status, gates, runs, cancel, log … --server URL        the same, sent to "
            "a "
            "serve\n"

@@ -47,6 +47,13 @@ std::optional<Store::Save> RunSaver::prepare(Run& run) {
   return save;
 }
 
+void RunSaver::failed(Run& run, Store::Save& save) {
+  save.feed.insert(save.feed.end(), std::make_move_iterator(pending_.begin()),
+                   std::make_move_iterator(pending_.end()));
+  pending_ = std::move(save.feed);
+  run.restoreJournal(std::move(save.run.journal));
+}
+
 void RunSaver::committed(int64_t revision, Store::Save& save) {
   revision_ = revision;
   ++saves_;

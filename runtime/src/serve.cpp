@@ -239,8 +239,14 @@ class Server {
   std::string withoutPath(std::string text) const {
     const std::string& path = options_.storePath;
     if (path.empty()) return text;
-    for (size_t at = text.find(path); at != std::string::npos; at = text.find(path, at))
-      text.replace(at, path.size(), "the store");
+    auto replace = [&text](const std::string& what, const std::string& with) {
+      for (size_t at = text.find(what); at != std::string::npos;
+           at = text.find(what, at + with.size()))
+        text.replace(at, what.size(), with);
+    };
+    replace("run store `" + path + "`", "run store");
+    replace("`" + path + "`", "the store");
+    replace(path, "the store");
     return text;
   }
 
@@ -252,6 +258,8 @@ class Server {
       s->refuse(e);
     } catch (const RunDrifted& e) {
       s->refuse({409, e.what()});
+    } catch (const StoreFull& e) {
+      s->refuse({503, withoutPath(e.what()), 5});
     } catch (const StoreDamaged& e) {
       s->refuse({500, e.what()});
     } catch (const StoreError& e) {
@@ -317,6 +325,14 @@ class Server {
                                  Printable(std::string(SV(req.target())).substr(0, 200)) +
                                  "; it takes " + std::string(SV(http::to_string(allowed)))};
     };
+    // The store's disk is full: what is stored is served, and nothing is changed.
+    if (const std::string full = host_.storeFull(); !full.empty() && m == http::verb::post) {
+      throw HttpError{503,
+                      withoutPath(full) +
+                          "; serve answers reads and takes changes again once "
+                          "there is space",
+                      5};
+    }
     if (is({"healthz"})) {
       only(http::verb::get);
       return s->answer(200, {{"ok", true}});

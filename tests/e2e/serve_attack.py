@@ -199,6 +199,7 @@ got_lines = []
 def drain(s):
     s.settimeout(1)
     lines = 0
+    tail = b""  # the last 4 bytes: an `\nid: ` that a read cut in two is counted once
     while not stop_reading.is_set():
         try:
             got = s.recv(65536)
@@ -208,7 +209,8 @@ def drain(s):
             break
         if not got:
             break
-        lines += got.count(b"\nid: ") + got.startswith(b"id: ")
+        lines += (tail + got).count(b"\nid: ")
+        tail = (tail + got)[-4:]
     got_lines.append(lines)
 
 

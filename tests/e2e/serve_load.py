@@ -4,7 +4,7 @@
 Phase `load`: a run of `conformance_load` (tests/runtime/load.jr2: a Pool of ITEMS items, cap 64,
 over a backlog file, each worker waiting at a Gate `<id>.review` for `approve {n}`) is started over
 HTTP. CLIENTS threads list `GET /gates` and answer the Gates (each thread its own share of the ids,
-now and then one of another's, so collisions happen and must be a 404), while HOOK_THREADS threads
+now and then one of another's, so collisions happen and must be a 409), while HOOK_THREADS threads
 send HOOKS signed deliveries `POST /hooks/forge` (`ping` => reread). An extra item `hold` waits at
 a Gate `hold.hold` that nobody answers until every delivery is answered, so every delivery meets a
 waiting run; then the driver releases it and the run ends `done`.
@@ -203,7 +203,7 @@ class Phase:
         self.foreign_gates = 0       # a reviewer saw a Gate outside *.review
         self.other_answers = []      # unexpected answers, a few kept
         self.retry_after = 0
-        self.resolved = set()        # items answered: a 2xx, or a 404 (answered by someone)
+        self.resolved = set()        # items answered: a 2xx, or a 409 (answered by someone)
         self.crashed = []            # a test thread that broke (a bug of the test)
         # hooks
         self.hook_lat = []
@@ -358,7 +358,7 @@ class Phase:
                                              {"event": "approve", "payload": {"n": n}},
                                              self.auth(reviewer))
             except ConnError:
-                # No answer: it may or may not have been applied. Ask again (a 404 then says it was).
+                # No answer: it may or may not have been applied. Ask again (a 409 then says it was).
                 with self.lock:
                     self.conn_errors += 1
                     self.uncertain.add(item)
@@ -376,7 +376,7 @@ class Phase:
                         if len(self.other_answers) < 5:
                             self.other_answers.append("answer %s body %s" % (st, data[:200]))
                 return
-            if st == 404:
+            if st == 409:
                 with self.lock:
                     self.resolved.add(item)
                 return  # answered already (by another client, or before a kill)
@@ -556,10 +556,10 @@ class Phase:
               "%d Gates answered 200 twice or more, e.g. %s" %
               (len(twice), ["%s: n=%s" % (i, [a for a, _ in self.ok[i]]) for i in twice[:4]]))
         unexpected = {k: v for k, v in self.status_count.items()
-                      if not (k.startswith("answer 2") or k == "answer 404" or k == "answer 503"
+                      if not (k.startswith("answer 2") or k == "answer 409" or k == "answer 503"
                               or k == "GET /gates 503")}
         check(not unexpected and not self.other_answers,
-              "%s: every answer is 200 or a 404 for a Gate already answered" % n,
+              "%s: every answer is 200 or a 409 for a Gate already answered" % n,
               "%s %s" % (unexpected, self.other_answers[:2]))
         check(self.foreign_gates == 0,
               "%s: the reviewer (gates *.review) is listed only *.review Gates" % n,

@@ -158,7 +158,10 @@ TEST_F(Host, OneTurnThatMovesTwoRunsIsOneCommitOfBoth) {
   // turn: that turn commits both runs at once.
   auto engine = std::make_shared<jr2rt::Engine>(2);
   std::vector<std::vector<jr2rt::Run*>> turns;
-  engine->onTurn([&](const std::vector<jr2rt::Run*>& runs) { turns.push_back(runs); });
+  engine->onTurn([&](const std::vector<jr2rt::Run*>& runs) {
+    turns.push_back(runs);
+    return true;
+  });
   jr2rt::ManualClock manual;
   std::vector<std::function<void(Json)>> pending;
   auto make = [&](const std::string& id) {

@@ -68,6 +68,18 @@ class Callers {
   std::map<std::string, HookConfig> hooks_;
 };
 
+// A new token: 32 random bytes, as 64 lowercase hex digits.
+std::string NewToken();
+
+// `<runner> callers add NAME --scope WORKFLOW=SCOPE,… [--gates PATTERN,…] --callers FILE`
+// (#30): adds a Caller to the callers file at `path` (made, mode 0600, when there is none) and
+// gives its token, which is stored nowhere (the file keeps its SHA-256). `scopes` is what the
+// file's `scopes` holds (workflow to scope names); `gates` its `gates`. The file as it would be is
+// checked whole (Callers::Parse) before it replaces the old one (written beside, renamed over):
+// a refused Caller changes nothing. BadInput names what is wrong.
+std::string AddCaller(const std::string& path, const std::string& name, const Json& scopes,
+                      const std::vector<std::string>& gates);
+
 // `*` as any run of characters (none included); every other character as itself.
 bool GlobMatches(std::string_view pattern, std::string_view text);
 

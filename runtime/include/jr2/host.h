@@ -7,6 +7,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <functional>
 #include <map>
 #include <memory>
@@ -129,6 +130,9 @@ class RunHost : private Dispatcher {
   RunSummary summary(const std::string& prefix);
   // Whether run `id` (full) is stored or hosted.
   bool known(const std::string& id);
+  // While serving: the store's disk was full at the last commit (why, "" when it was not).
+  // Reads go on; changes are refused until a commit stores again.
+  std::string storeFull() const { return full_ ? fullReason_ : std::string(); }
   // Whether Gate `gate` of run `id` was ever open (Store::hadGate).
   bool hadGate(const std::string& id, const std::string& gate);
   // serve's starts by idempotency key (Store::startKey, Store::keepStartKey).
@@ -234,7 +238,11 @@ class RunHost : private Dispatcher {
   // Answers the requests in the store's inbox for the runs this host drives (at most every
   // 200 ms: the engine asks after each turn).
   void serveInbox();
-  void commit(const std::vector<Run*>& runs);
+  bool commit(const std::vector<Run*>& runs);
+  bool serving_ = false;  // in serve(): a full disk is waited out, not thrown
+  bool full_ = false;     // the last group commit found the disk full
+  std::string fullReason_;
+  std::chrono::steady_clock::time_point fullTried_;
   void note(const std::string& text) {
     if (note_) note_(text);
   }

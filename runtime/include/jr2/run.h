@@ -350,6 +350,12 @@ class Run {
   bool journaling() const { return journaling_; }
   bool journalPending() const { return !journalNew_.empty(); }
   std::vector<Json> takeJournal() { return std::move(journalNew_); }
+  // Entries takeJournal() gave that were not stored: before the ones made since.
+  void restoreJournal(std::vector<Json> entries) {
+    entries.insert(entries.end(), std::make_move_iterator(journalNew_.begin()),
+                   std::make_move_iterator(journalNew_.end()));
+    journalNew_ = std::move(entries);
+  }
 
   // The scripted Agent harness (RUNTIME.md §5; no model is reachable here): `script` maps an
   // Agent's name to its replies in order, each `{ "event": NAME, "payload": {…} }`. Each time

@@ -37,6 +37,9 @@ class RunSaver {
   // revision the store gave it and hands the lines on.
   std::optional<Store::Save> prepare(Run& run);
   void committed(int64_t revision, Store::Save& save);
+  // The Save prepare() gave was not stored (the disk was full): its feed lines and journal
+  // entries go back, to be stored with the next one.
+  void failed(Run& run, Store::Save& save);
   // A feed line (or typed event) of the current turn, stored with the next checkpoint.
   void addLine(std::string line, int64_t timeMs);
   void addEvent(FeedLine event) { pending_.push_back(std::move(event)); }

@@ -80,6 +80,13 @@ class StoreMissing : public StoreError {
   using StoreError::StoreError;
 };
 
+// The store's disk is full (SQLite's SQLITE_FULL): nothing of the write was stored. serve keeps
+// serving reads and stores again when there is space (#30); a command exits 65 saying so.
+class StoreFull : public StoreError {
+ public:
+  using StoreError::StoreError;
+};
+
 // A run's stored row cannot be read (a snapshot that is not JSON, a row another tool wrote).
 // The message names the run; every other run stays usable.
 class StoreDamaged : public StoreError {
@@ -231,5 +238,16 @@ enum class StoreMode {
 // unchanged.
 std::unique_ptr<Store> OpenSqliteStore(const std::string& path,
                                        StoreMode mode = StoreMode::kReadWrite);
+
+// `<runner> store backup FILE` (#30): a copy of the store at `from`, consistent as of one
+// instant, made while commands and serve use it (SQLite's online backup, in one read
+// transaction: a writer is never blocked). Written beside `to` and renamed to it once whole and
+// checked (integrity_check), mode 0600; `to` must not exist. Gives the runs it holds and its
+// bytes. StoreMissing without a store; StoreError for a `to` it cannot write.
+struct BackupInfo {
+  int64_t runs = 0;
+  int64_t bytes = 0;
+};
+BackupInfo BackupSqliteStore(const std::string& from, const std::string& to);
 
 }  // namespace jr2rt
