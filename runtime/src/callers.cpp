@@ -181,7 +181,7 @@ std::string AddCaller(const std::string& path, const std::string& name, const Js
     doc = ReadExternalJsonFile(path, "the callers file");
     Callers::Parse(doc, "the callers file `" + path + "`");  // as it is: it must be sound
   }
-  const std::string token = NewToken();
+  std::string token = NewToken();
   Json caller = {{"name", name}, {"token_sha256", Sha256Hex(token)}, {"scopes", scopes}};
   if (!gates.empty()) caller["gates"] = gates;
   if (!doc.contains("callers") || !doc["callers"].is_array()) doc["callers"] = Json::array();
