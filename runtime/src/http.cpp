@@ -59,6 +59,12 @@ Url ParseUrl(const std::string& url) {
   return out;
 }
 
+// "64 MiB", "100 bytes": a body limit, as an error says it.
+std::string Bytes(size_t n) {
+  if (n >= (size_t{1} << 20) && n % (size_t{1} << 20) == 0) return std::to_string(n >> 20) + " MiB";
+  return std::to_string(n) + " bytes";
+}
+
 struct Answer {
   unsigned status = 0;
   std::string reason;
@@ -71,7 +77,7 @@ struct Answer {
 // send, answer): Beast's stream timeouts apply only to asynchronous operations.
 Answer Exchange(const Url& url, http::verb method, const std::string& body,
                 const std::vector<std::pair<std::string, std::string>>& headers,
-                std::chrono::milliseconds timeout) {
+                std::chrono::milliseconds timeout, size_t maxBody = kMaxHttpBodyBytes) {
   boost::asio::io_context io;
   tcp::resolver resolver(io);
   beast::tcp_stream stream(io);
@@ -87,7 +93,7 @@ Answer Exchange(const Url& url, http::verb method, const std::string& body,
   }
   beast::flat_buffer buffer;
   http::response_parser<http::string_body> parser;
-  parser.body_limit(std::uint64_t{64} * 1024 * 1024);
+  parser.body_limit(std::uint64_t{maxBody});
 
   std::string failure;  // set by the step that failed
   bool answered = false;
@@ -102,6 +108,11 @@ Answer Exchange(const Url& url, http::verb method, const std::string& body,
           http::async_write(stream, request, [&](beast::error_code ec, size_t) {
             if (ec) return failed("cannot send the request", ec);
             http::async_read(stream, buffer, parser, [&](beast::error_code ec, size_t) {
+              if (ec == http::error::body_limit) {
+                failure = "the answer's body is longer than " + Bytes(maxBody) +
+                          ", the most this client reads";
+                return;
+              }
               if (ec) return failed("cannot read the answer", ec);
               answered = true;
             });
@@ -178,11 +189,11 @@ Json ParseBody(const std::string& text) {
 
 HttpReply HttpCall(const std::string& method, const std::string& url, const std::string& body,
                    const std::vector<std::pair<std::string, std::string>>& headers,
-                   int64_t timeoutMs) {
+                   int64_t timeoutMs, size_t maxBodyBytes) {
   const http::verb verb = http::string_to_verb(method);
   if (verb == http::verb::unknown) throw Failure("no HTTP method `" + method + "`");
-  const Answer a =
-      Exchange(ParseUrl(url), verb, body, headers, std::chrono::milliseconds(timeoutMs));
+  const Answer a = Exchange(ParseUrl(url), verb, body, headers,
+                            std::chrono::milliseconds(timeoutMs), maxBodyBytes);
   return {a.status, a.body, a.retryAfter};
 }
 

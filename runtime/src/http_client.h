@@ -2,6 +2,7 @@
 // runner's `--server URL` speaks to a `serve`. Private to the runtime and the runner.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -16,12 +17,16 @@ struct HttpReply {
   std::string retryAfter;  // the `Retry-After` header, when the server sent one
 };
 
+// The most of an answer's body that is read unless a caller says otherwise.
+inline constexpr size_t kMaxHttpBodyBytes = size_t{64} << 20;
+
 // One request (`GET`, `POST`, …) to `url` (`http://HOST:PORT/PATH`) with a JSON `body` (none for
-// GET) and extra `headers`, under one deadline for the whole exchange. Throws Failure when it
-// cannot connect, send or read in time.
+// GET) and extra `headers`, under one deadline for the whole exchange, reading at most
+// `maxBodyBytes` of the answer's body. Throws Failure when it cannot connect, send or read in
+// time, or the body is longer.
 HttpReply HttpCall(const std::string& method, const std::string& url, const std::string& body,
                    const std::vector<std::pair<std::string, std::string>>& headers,
-                   int64_t timeoutMs);
+                   int64_t timeoutMs, size_t maxBodyBytes = kMaxHttpBodyBytes);
 
 // A GET whose body is a stream (server-sent events): each piece of the body, as it comes, goes to
 // `chunk`, until the server ends it or `chunk` gives false. A status other than 200 gives its

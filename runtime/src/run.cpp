@@ -1973,7 +1973,8 @@ void Run::askModel(const std::string& gate) {
   offload(
       [server = modelServer_, request, note] {
         try {
-          return AskModel(*server, request, HttpTransport(*server), note);
+          return AskModel(*server, request,
+                          server->transport ? *server->transport : HttpTransport(*server), note);
         } catch (const std::exception& e) {
           return Json{{"kind", "failed"}, {"why", ErrorText(e)}};
         }
@@ -2041,10 +2042,15 @@ void Run::modelAnswered(const std::string& gate, uint64_t opening, const Json& a
   }
   data["answered"] = true;
   data["event"] = event;
+  // Only the first call is the pick (the harness built no other: agents.h).
   const int64_t calls = answer.value("calls", int64_t{1});
+  if (calls > 1) data["calls"] = calls;
   emit("agent", data,
        "agent " + agent + " answered " + event + " at " + gate + " (" + modelServer_->model +
-           (calls > 1 ? ", the first of its " + std::to_string(calls) + " tool calls" : "") + ")");
+           (calls > 1 ? ", the first of its " + std::to_string(calls) + " tool calls; the other " +
+                            std::to_string(calls - 1) + " dropped"
+                      : "") +
+           ")");
 }
 
 bool Run::hears(const std::string& service) const {

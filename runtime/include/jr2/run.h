@@ -131,6 +131,9 @@ void CheckInput(const WorkflowInfo& workflow, const Json& input);
 // (the generated code always gives it); this is the bound of an Agent no module declares.
 inline constexpr int kAgentPicks = 3;
 
+// How the harness reaches its model server (runtime/src/agents.h): tests give a fake.
+struct ModelTransport;
+
 // The OpenAI-compatible Agent harness (docs/runtime.md, Agents): a model server that answers
 // `POST …/v1/chat/completions` with tool calls (llama.cpp's server, vLLM, Ollama, a hosted API
 // behind a local proxy). Each time an Agent's Gate opens, the Agent's `instructions` and the
@@ -146,6 +149,7 @@ struct ModelServer {
                                // not a chat completion is tried again, up to this many times
   int64_t backoffMs = 1000;    // the first wait between tries, doubled at each
   int64_t maxRetryAfterMs = 60000;  // the longest `Retry-After` obeyed (a longer one waits this)
+  std::shared_ptr<const ModelTransport> transport;  // null: HTTP to `url` (tests give a fake)
 };
 
 // The harness from the environment: JR2_AGENT_BASE_URL (`http://HOST:PORT` or `…/v1`),
