@@ -7,7 +7,6 @@
 #include <chrono>
 #include <cstdlib>
 #include <ctime>
-#include <thread>
 #include <utility>
 #include <vector>
 
@@ -477,24 +476,7 @@ ModelTransport HttpTransport(const ModelServer& server) {
     if (!server.apiKey.empty()) headers.emplace_back("Authorization", "Bearer " + server.apiKey);
     return HttpCall("POST", server.url, body, headers, timeoutMs, kMaxCompletionBytes);
   };
-  t.sleep = [](int64_t ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); };
   return t;
-}
-
-Json AskModel(const ModelServer& server, const Json& request, const ModelTransport& transport,
-              const std::function<void(const std::string& line, const Json& data)>& note) {
-  const std::string body = request.dump();
-  int attempt = 1;
-  int64_t backoff = server.backoffMs;
-  for (;;) {
-    Json answer = TryModel(server, body, attempt, backoff, transport);
-    if (answer.value("kind", "") != "retry") return answer;
-    note(answer["line"].get<std::string>(), answer["data"]);
-    const int64_t wait = answer["waitMs"].get<int64_t>();
-    if (wait > 0) transport.sleep(wait);
-    attempt = answer["attempt"].get<int>();
-    backoff = answer["backoffMs"].get<int64_t>();
-  }
 }
 
 Json TryModel(const ModelServer& server, const std::string& body, int attempt, int64_t backoffMs,

@@ -27,7 +27,6 @@ Json ModelRequest(const ModelServer& server, const Json& messages, const Json& m
 // How a try reaches the server: tests give a fake (ModelServer::transport).
 struct ModelTransport {
   std::function<HttpReply(const std::string& body, int64_t timeoutMs)> post;
-  std::function<void(int64_t ms)> sleep;
 };
 // The transport of a real server: HttpCall to `server.url` with the key as a Bearer token, at
 // most kMaxCompletionBytes of its answer read.
@@ -60,11 +59,6 @@ inline constexpr size_t kMaxCompletionBytes = size_t{8} << 20;
 // (`\u0073k-…`, escaped again inside `arguments`), and the arguments are cut again once parsed.
 Json TryModel(const ModelServer& server, const std::string& body, int attempt, int64_t backoffMs,
               const ModelTransport& transport);
-
-// One ask: TryModel until it answers, each retry told to `note` and waited out with
-// transport.sleep on this thread.
-Json AskModel(const ModelServer& server, const Json& request, const ModelTransport& transport,
-              const std::function<void(const std::string& line, const Json& data)>& note);
 
 // `text` with every occurrence of `key` replaced by `[the API key]`: as it is, or with any of
 // its characters written as JSON escapes (`\u0073`, `\/`, a surrogate pair; behind up to 8

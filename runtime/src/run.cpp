@@ -7,6 +7,7 @@
 #include <atomic>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <chrono>
@@ -1943,10 +1944,16 @@ void Run::askModel(const std::string& gate) {
   ModelTurn& turn = modelTurns_[gate];
   if (turn.opening != entry.opening || !turn.messages.is_array()) {
     const Json* definition = registry_.agent(agent);
-    turn = {entry.opening,
-            ModelMessages(definition ? *definition : Json::object(), shownGate.meta)};
+    turn = ModelTurn();
+    turn.opening = entry.opening;
+    turn.messages = ModelMessages(definition ? *definition : Json::object(), shownGate.meta);
   }
   const Json request = ModelRequest(*modelServer_, turn.messages, MenuJson(shownGate));
+  turn.body = std::make_shared<const std::string>(request.dump());
+  turn.attempt = 1;
+  turn.backoffMs = modelServer_->backoffMs;
+  turn.retryTimer.reset();
+  turn.retryDueMs.reset();
   const int pick = entry.refusedPicks + 1;
   emit("agent", {{"agent", agent}, {"gate", gate}, {"model", modelServer_->model}, {"pick", pick}},
        "agent " + agent + " asks " + modelServer_->model + " at " + modelServer_->shown +
@@ -1954,33 +1961,35 @@ void Run::askModel(const std::string& gate) {
            (pick > 1 ? " (pick " + std::to_string(pick) + " of " +
                            std::to_string(agentPicks(agent)) + ")"
                      : std::string()));
-  // The exchange holds an effect thread (its retries wait there). Its notes reach the feed as
-  // they happen, each told on the strand; its answer comes back like a host function's.
-  std::weak_ptr<int> life = life_;
-  Engine& engine = *engine_;
-  auto note = [this, &engine, life, agent, gate](const std::string& line, const Json& data) {
-    boost::asio::post(engine.io(), [this, life, agent, gate, line, data] {
-      if (life.expired()) return;
-      post([this, agent, gate, line, data] {
-        Json told = data;
-        told["agent"] = agent;
-        told["gate"] = gate;
-        emit("agent", told, "agent " + agent + " at " + gate + ": " + line);
-      });
-    });
-  };
-  const uint64_t opening = entry.opening;
+  tryModel(gate);
+}
+
+void Run::tryModel(const std::string& gate) {
+  auto it = gates_.find(gate);
+  auto turn = modelTurns_.find(gate);
+  if (it == gates_.end() || turn == modelTurns_.end() || !turn->second.body) return;
+  // A try holds an effect thread while it waits for the server (HttpCall blocks); its answer
+  // comes back like a host function's.
+  const uint64_t opening = it->second.opening;
   offload(
-      [server = modelServer_, request, note] {
-        try {
-          return AskModel(*server, request,
-                          server->transport ? *server->transport : HttpTransport(*server), note);
-        } catch (const std::exception& e) {
-          return Json{{"kind", "failed"}, {"why", ErrorText(e)}};
-        }
+      [server = modelServer_, body = turn->second.body, attempt = turn->second.attempt,
+       backoff = turn->second.backoffMs] {
+        return TryModel(*server, *body, attempt, backoff,
+                        server->transport ? *server->transport : HttpTransport(*server));
       },
       [this, gate, opening](const Json& answer) { modelAnswered(gate, opening, answer); },
-      [](const Failure&) {});  // AskModel answers every failure as {"kind": "failed"}
+      [](const Failure&) {});  // TryModel answers every failure as {"kind": "failed"}
+}
+
+void Run::retryModel(const std::string& gate, uint64_t opening) {
+  auto it = gates_.find(gate);
+  auto turn = modelTurns_.find(gate);
+  if (it == gates_.end() || it->second.opening != opening || turn == modelTurns_.end() ||
+      turn->second.opening != opening)
+    return;  // the Gate left meanwhile
+  turn->second.retryTimer.reset();
+  turn->second.retryDueMs.reset();
+  tryModel(gate);
 }
 
 void Run::modelAnswered(const std::string& gate, uint64_t opening, const Json& answer) {
@@ -1989,6 +1998,35 @@ void Run::modelAnswered(const std::string& gate, uint64_t opening, const Json& a
   GateEntry& entry = it->second;
   const std::string agent = agentOf(entry);
   const std::string kind = answer.value("kind", "");
+  if (kind == "retry") {
+    Json told = answer.value("data", Json::object());
+    told["agent"] = agent;
+    told["gate"] = gate;
+    emit("agent", told, "agent " + agent + " at " + gate + ": " + answer.value("line", ""));
+    ModelTurn& turn = modelTurns_[gate];
+    turn.attempt = answer.value("attempt", turn.attempt + 1);
+    turn.backoffMs = answer.value("backoffMs", turn.backoffMs * 2);
+    const int64_t waitMs = std::max<int64_t>(0, answer.value("waitMs", int64_t{0}));
+    if (!clock_.real()) {
+      turn.retryDueMs = clock_.nowMs() + waitMs;  // fired by tick(), when the clock says
+      return;
+    }
+    // The wait is a timer on the engine: no thread waits, and a drive waits for it as for an
+    // effect (counted out until its handler runs). Destroying it (the Gate closed, the run
+    // ended or destroyed) cancels it; its handler then only counts it back.
+    auto timer = std::make_shared<boost::asio::steady_timer>(engine_->io(),
+                                                             std::chrono::milliseconds(waitMs));
+    engine_->effectOut();
+    Engine& engine = *engine_;
+    std::weak_ptr<int> life = life_;
+    timer->async_wait([this, &engine, life, gate, opening](const boost::system::error_code& ec) {
+      engine.effectBack();
+      if (ec || life.expired()) return;
+      post([this, gate, opening] { retryModel(gate, opening); });
+    });
+    turn.retryTimer = std::move(timer);
+    return;
+  }
   Json data = {{"agent", agent}, {"gate", gate}, {"model", modelServer_->model}};
   if (kind == "failed") {
     data["answered"] = false;
@@ -2081,6 +2119,14 @@ void Run::tick() {
 bool Run::fireDue() {
   if (ended()) return false;
   const int64_t now = clock_.nowMs();
+  // A model's retry on a manual clock (on a real one, its timer is the engine's).
+  bool retried = false;
+  for (auto& [gate, turn] : modelTurns_) {
+    if (!turn.retryDueMs || *turn.retryDueMs > now) continue;
+    turn.retryDueMs.reset();
+    post([this, gate = gate, opening = turn.opening] { retryModel(gate, opening); });
+    retried = true;
+  }
   std::vector<Timer> due;
   for (const Timer& t : timers_) {
     if (t.due <= now) due.push_back(t);
@@ -2093,7 +2139,7 @@ bool Run::fireDue() {
     const int id = t.id;
     owner->later([owner, id] { owner->timer(id); });
   }
-  return !due.empty();
+  return retried || !due.empty();
 }
 
 void Run::cancel() {
@@ -2113,6 +2159,7 @@ void Run::cancel() {
   output_ = std::move(done);
   reason_ = "cancelled";
   gates_.clear();
+  modelTurns_.clear();  // a retry waited for is cancelled with its timer
   timers_.clear();
   emit("ended", {{"status", ToString(status_)}, {"reason", reason_}}, "");
 }
@@ -2236,6 +2283,10 @@ int Run::stopEffects() {
   }
   effects_.clear();
   held_.clear();
+  for (auto& [gate, turn] : modelTurns_) {  // a model's retry waited for is not tried
+    turn.retryTimer.reset();
+    turn.retryDueMs.reset();
+  }
   return killed;
 }
 
@@ -2268,6 +2319,7 @@ void Run::finish(RunStatus status, Json output, std::string reason) {
   reason_ = std::move(reason);
   if (top_) top_->stop();
   gates_.clear();
+  modelTurns_.clear();  // a retry waited for is cancelled with its timer
   timers_.clear();
   emit("ended", {{"status", ToString(status_)}, {"reason", reason_}}, "");
 }
@@ -2330,6 +2382,10 @@ std::optional<int64_t> Run::nextUnattendedTimer() const {
     if (attended) continue;
     if (!best || t.due < *best) best = t.due;
   }
+  // A model's retry is work under way (its Gate waits for the Agent, not a person).
+  for (const auto& [gate, turn] : modelTurns_) {
+    if (turn.retryDueMs && (!best || *turn.retryDueMs < *best)) best = turn.retryDueMs;
+  }
   return best;
 }
 
@@ -2337,6 +2393,9 @@ std::optional<int64_t> Run::nextTimer() const {
   std::optional<int64_t> best;
   for (const Timer& t : timers_) {
     if (!best || t.due < *best) best = t.due;
+  }
+  for (const auto& [gate, turn] : modelTurns_) {
+    if (turn.retryDueMs && (!best || *turn.retryDueMs < *best)) best = turn.retryDueMs;
   }
   return best;
 }

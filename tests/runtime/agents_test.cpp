@@ -1,18 +1,23 @@
 // The OpenAI-compatible harness's exchange (agents.h) with a fake transport: what it sends, what
-// it makes of each kind of answer, how it retries and waits (a recorded sleep, never a real one),
-// and that the API key never reaches what it answers or notes. The whole path through a runner
-// and a loopback server is tests/e2e/agents_openai_test.sh.
+// it makes of each kind of answer, how it retries and how long it waits (on a manual clock, or a
+// timer of a few ms that no thread waits for), and that the API key never reaches what it answers
+// or notes. The whole path through a runner and a loopback server is
+// tests/e2e/agents_openai_test.sh.
 #include "agents.h"
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <deque>
+#include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
+#include "engine.h"
 #include "jr2/run.h"
 #include "pool.jr2.h"
 
@@ -53,12 +58,22 @@ struct Fake {
       answers.pop_front();
       return next();
     };
-    t.sleep = [this](int64_t ms) { waits.push_back(ms); };
     return t;
   }
+  // One ask as a run makes it: try, and on a retry note its line, wait (recorded) and try again
+  // with the attempt and back-off it gives.
   Json ask(const ModelServer& server, const Json& request = {{"model", "qwen"}}) {
-    return jr2rt::AskModel(server, request, transport(),
-                           [this](const std::string& line, const Json&) { notes.push_back(line); });
+    const std::string body = request.dump();
+    int attempt = 1;
+    int64_t backoff = server.backoffMs;
+    for (;;) {
+      Json answer = jr2rt::TryModel(server, body, attempt, backoff, transport());
+      if (answer["kind"] != "retry") return answer;
+      notes.push_back(answer["line"]);
+      waits.push_back(answer["waitMs"]);
+      attempt = answer["attempt"];
+      backoff = answer["backoffMs"];
+    }
   }
   void reply(unsigned status, const std::string& body, const std::string& retryAfter = "") {
     answers.emplace_back([=] { return HttpReply{status, body, retryAfter}; });
@@ -529,6 +544,142 @@ TEST(ModelHarness, ARunSaysHowManyToolCallsItDropped) {
                        "dropped)") != std::string::npos;
   }
   EXPECT_TRUE(told) << ::testing::PrintToString(r.feed);
+}
+
+// ---- the wait between tries --------------------------------------------------------------------
+
+// A back-off is waited out by the run, not by a thread: on a manual clock the retry is due at its
+// time and fires at tick(); before, nothing is asked.
+TEST(ModelHarness, ARetryWaitsOnTheRunsClockNotOnAThread) {
+  Fake fake;
+  fake.reply(500, "upstream exploded");
+  fake.reply(429, "slow down", "7");
+  fake.reply(200, ToolCall("answer", R"({"text": "42"})"));
+  AskerRun r(fake);
+  r.run->start(Json::object());
+  EXPECT_EQ(r.run->status(), jr2rt::RunStatus::kWaiting);
+  EXPECT_EQ(fake.requests.size(), 1u);
+  EXPECT_EQ(r.run->nextTimer(), 1000) << "the retry is due in the back-off";
+  EXPECT_EQ(r.run->nextUnattendedTimer(), 1000) << "work under way, not a person's deadline";
+  r.clock.advance(999);
+  r.run->tick();
+  EXPECT_EQ(fake.requests.size(), 1u) << "not before it is due";
+  r.clock.advance(1);
+  r.run->tick();
+  EXPECT_EQ(fake.requests.size(), 2u);
+  EXPECT_EQ(r.run->nextTimer(), 1000 + 7000) << "the 429's Retry-After";
+  r.clock.advance(7000);
+  r.run->tick();
+  ASSERT_EQ(r.run->status(), jr2rt::RunStatus::kDone) << r.run->reason();
+  EXPECT_EQ(r.run->output(), "42");
+  EXPECT_EQ(fake.requests.size(), 3u);
+  EXPECT_FALSE(r.run->nextTimer()) << "nothing left to wait for";
+  size_t retries = 0;
+  for (const auto& line : r.feed) {
+    retries += line.find("asking again in") != std::string::npos ? 1 : 0;
+  }
+  EXPECT_EQ(retries, 2u) << ::testing::PrintToString(r.feed);
+}
+
+// A retry waited for dies with its Gate: the run cancelled, nothing more is asked.
+TEST(ModelHarness, ACancelledRunAsksNoMore) {
+  Fake fake;
+  fake.reply(503, "warming up");
+  fake.reply(200, ToolCall("answer", R"({"text": "42"})"));
+  AskerRun r(fake);
+  r.run->start(Json::object());
+  ASSERT_TRUE(r.run->nextTimer());
+  r.run->cancel();
+  EXPECT_FALSE(r.run->nextTimer());
+  r.clock.advance(60000);
+  r.run->tick();
+  EXPECT_EQ(fake.requests.size(), 1u);
+  EXPECT_EQ(r.run->status(), jr2rt::RunStatus::kCancelled);
+}
+
+// On the wall clock, with one effect thread shared by two runs: run A's model fails once and A
+// waits out its back-off; run B's model is asked meanwhile, on the thread A's wait does not hold.
+// (A back-off slept on the thread would ask A twice before B.) The wait is a 30 ms timer on the
+// engine, which the drive waits for: no sleep here.
+TEST(ModelHarness, ABackOffHoldsNoEffectThread) {
+  std::mutex mu;
+  std::vector<std::string> order;
+  auto transport = [&](const std::string& name, std::vector<HttpReply> replies) {
+    auto left = std::make_shared<std::deque<HttpReply>>(replies.begin(), replies.end());
+    jr2rt::ModelTransport t;
+    t.post = [&, name, left](const std::string&, int64_t) {
+      std::lock_guard<std::mutex> lock(mu);
+      order.push_back(name);
+      HttpReply next = left->front();
+      left->pop_front();
+      return next;
+    };
+    return std::make_shared<const jr2rt::ModelTransport>(t);
+  };
+  const std::string pick = ToolCall("answer", R"({"text": "42"})");
+  jr2rt::Registry registry;
+  jr2gen::pool::RegisterWorkflows(registry);
+  jr2rt::SystemClock clock;
+  auto engine = std::make_shared<jr2rt::Engine>(1);
+  const auto& workflow = *registry.workflow("conformance_asker");
+  auto serverOf = [&](const std::string& name, std::vector<HttpReply> replies) {
+    ModelServer s = Server();
+    s.backoffMs = 30;
+    s.transport = transport(name, std::move(replies));
+    return std::make_shared<const ModelServer>(std::move(s));
+  };
+  jr2rt::Run a(registry, workflow, "a", clock, engine);
+  jr2rt::Run b(registry, workflow, "b", clock, engine);
+  a.modelAgents(serverOf("A", {HttpReply{500, "upstream exploded", ""}, HttpReply{200, pick, ""}}));
+  b.modelAgents(serverOf("B", {HttpReply{200, pick, ""}}));
+  a.begin(Json::object());
+  b.begin(Json::object());
+  const auto start = std::chrono::steady_clock::now();
+  engine->drive();
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                      std::chrono::steady_clock::now() - start)
+                      .count();
+  EXPECT_EQ(a.status(), jr2rt::RunStatus::kDone) << a.reason();
+  EXPECT_EQ(b.status(), jr2rt::RunStatus::kDone) << b.reason();
+  EXPECT_EQ(order, (std::vector<std::string>{"A", "B", "A"}))
+      << "B is asked while A waits out its back-off";
+  EXPECT_GE(ms, 30) << "the drive waited for A's retry";
+  std::printf("[ two runs, one effect thread, a 30 ms back-off: asked %s in %lld ms ]\n",
+              ::testing::PrintToString(order).c_str(), static_cast<long long>(ms));
+}
+
+// A run cancelled while it waits out a long back-off (a 429 asking for 60 s) lets its engine go at
+// once: the timer is cancelled with the Gate, and the drive waits for nothing.
+TEST(ModelHarness, ACancelEndsARetryWaitOnTheWallClock) {
+  jr2rt::Registry registry;
+  jr2gen::pool::RegisterWorkflows(registry);
+  jr2rt::SystemClock clock;
+  auto engine = std::make_shared<jr2rt::Engine>(1);
+  Fake fake;
+  fake.reply(429, "slow down", "60");
+  ModelServer server = Server();
+  server.transport = std::make_shared<const jr2rt::ModelTransport>(fake.transport());
+  jr2rt::Run run(registry, *registry.workflow("conformance_asker"), "r", clock, engine);
+  run.modelAgents(std::make_shared<const ModelServer>(std::move(server)));
+  run.begin(Json::object());
+  bool retrying = false;
+  run.onEvent([&](const jr2rt::Run::FeedEvent& e) {
+    retrying = retrying || e.line.find("asking again in 60 s") != std::string::npos;
+  });
+  engine->stopWhen([&] { return retrying; }, 10);
+  const auto start = std::chrono::steady_clock::now();
+  engine->drive();
+  ASSERT_TRUE(retrying);
+  EXPECT_EQ(engine->out(), 1) << "the wait is counted out, as an effect";
+  run.cancel();
+  engine->stopWhen(nullptr, 0);
+  engine->drive();
+  EXPECT_EQ(engine->out(), 0);
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                      std::chrono::steady_clock::now() - start)
+                      .count();
+  EXPECT_LT(ms, 5000) << "the cancel did not end the 60 s wait";
+  EXPECT_EQ(fake.requests.size(), 1u);
 }
 
 TEST(ModelHarness, TheEnvironmentNamesWhatIsMissing) {

@@ -367,7 +367,9 @@ class Run {
   // The OpenAI-compatible harness (ModelServer) for this run's Agents: each Agent Gate that
   // opens (and at once each open now) is put to the model; its answer is the Agent's pick. What
   // the exchange does — a retry, a refused pick, a failure that leaves the Gate to a person — is
-  // on the feed. Nothing of it is stored: a run restored mid-Turn asks the model again.
+  // on the feed. A try holds an effect thread while it waits for the server; the wait between
+  // tries holds none (a timer on the run's engine, or on a manual clock, due at tick()). The
+  // exchange is not stored: a run restored mid-Turn asks the model again.
   void modelAgents(std::shared_ptr<const ModelServer> server);
 
   // For tests: replaces how a Source's `next` is called (scripted answers, deferred on purpose).
@@ -486,10 +488,18 @@ class Run {
     int refusedPicks = 0;   // an Agent's picks refused at this opening (its `picks:` bound)
   };
   // An Agent's Turn with the model at one opening of its Gate: the conversation so far (the
-  // request's messages, then each refused pick and why), while the Gate is open.
+  // request's messages, then each refused pick and why), while the Gate is open; and the ask
+  // out now, one try at a time, with the wait before its next try (agents.h, TryModel).
   struct ModelTurn {
     uint64_t opening = 0;
     Json messages;
+    std::shared_ptr<const std::string> body;  // the ask's request, as sent
+    int attempt = 1;                          // the next try's number
+    int64_t backoffMs = 0;                    // the wait after the next try fails
+    // A try waited for. On a real clock, a timer on the engine (destroying it cancels the wait);
+    // on a manual clock, the time it is due, fired by tick().
+    std::shared_ptr<void> retryTimer;
+    std::optional<int64_t> retryDueMs;
   };
   struct Timer {
     Actor* owner;
@@ -512,8 +522,12 @@ class Run {
   // with a model server, asks the model (askModel).
   void answerAgent(const std::string& gate);
   void askModel(const std::string& gate);
-  // The model's answer for the Turn at `gate` (AskModel's JSON), taken on the strand.
+  // Sends the next try of the ask at `gate` (on an effect thread; its answer on the strand).
+  void tryModel(const std::string& gate);
+  // A try's answer for the Turn at `gate` (TryModel's JSON), taken on the strand: a retry is
+  // waited out on the run's executor, holding no thread.
   void modelAnswered(const std::string& gate, uint64_t opening, const Json& answer);
+  void retryModel(const std::string& gate, uint64_t opening);
   // After a refused pick at `gate`: the Agent picks again, or, its `picks:` spent, the Gate waits
   // for a person. Returns whether it picks again.
   bool pickAgain(GateEntry& entry);
