@@ -1883,8 +1883,11 @@ int Run::agentPicks(const std::string& agent) const {
 bool Run::pickAgain(GateEntry& entry) { return ++entry.refusedPicks < agentPicks(agentOf(entry)); }
 
 void Run::answerAgent(const std::string& gate) {
-  if (modelServer_) return askModel(gate);
   auto it = gates_.find(gate);
+  // Its `picks:` spent (a run taken up again after it waited for a person): the Gate is a
+  // person's now, and neither harness is asked.
+  if (it != gates_.end() && it->second.refusedPicks >= agentPicks(agentOf(it->second))) return;
+  if (modelServer_) return askModel(gate);
   if (it == gates_.end() || !agentScript_.is_object()) return;
   const std::string agent = agentOf(it->second);
   if (!agentScript_.contains(agent)) return;
@@ -2441,7 +2444,13 @@ const NextCall* Run::scripted(const std::string& function) const {
 
 Json Run::snapshot() const {
   const bool standingEnded = ended() && workflow_.pool != nullptr && workflow_.pool->standing;
-  return Obj()("version", 1)("id", id_)("workflow", workflow_.name)("home", home_)(
+  // The picks refused at each Agent's Gate open now: a run taken up again goes on counting, and
+  // one whose `picks:` are spent is not put to its Agent again.
+  Json refused = Json::object();
+  for (const auto& [name, g] : gates_) {
+    if (g.kind == OpenGate::Kind::kAgent && g.refusedPicks > 0) refused[name] = g.refusedPicks;
+  }
+  Json out = Obj()("version", 1)("id", id_)("workflow", workflow_.name)("home", home_)(
       "status", ToString(status_))("reason", reason_)("input", input_)("output", output_)(
       "agentReplies", agentReplies_)("journal", journaling_)(
       "top", top_ && !ended() ? top_->snapshot() : Json(nullptr))("dispatchedBy", dispatchedBy_)(
@@ -2449,6 +2458,8 @@ Json Run::snapshot() const {
       // A standing run that ended keeps what a new run takes of it (held items, live keys).
       ("carry", standingEnded ? handOverCarry_ : Json(nullptr))(
           "standing", ended() ? standingEnd_ : Json(nullptr));
+  if (!refused.empty()) out["refusedPicks"] = std::move(refused);
+  return out;
 }
 
 Json Run::CarryOf(const Json& snapshot) {
@@ -2541,6 +2552,15 @@ std::unique_ptr<Run> Run::Restore(const Registry& registry, const Json& snap, Cl
   run->restoringJournal_ = journal;
   if (!snap.at("top").is_null()) run->top_ = Actor::Restore(*run, nullptr, snap.at("top"));
   run->restoringJournal_ = nullptr;
+  // The Gates are open again: their refused picks go on from where they were (none stored by a
+  // runtime before issue #30: a count of 0, as then).
+  const Json refused = snap.value("refusedPicks", Json::object());
+  for (const auto& [name, count] : refused.items()) {
+    auto it = run->gates_.find(name);
+    if (it != run->gates_.end() && it->second.kind == OpenGate::Kind::kAgent &&
+        count.is_number_integer())
+      it->second.refusedPicks = std::max(0, count.get<int>());
+  }
   return run;
 }
 

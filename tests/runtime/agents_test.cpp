@@ -546,6 +546,79 @@ TEST(ModelHarness, ARunSaysHowManyToolCallsItDropped) {
   EXPECT_TRUE(told) << ::testing::PrintToString(r.feed);
 }
 
+// ---- refused picks across a restore -------------------------------------------------------------
+
+// The refused picks are stored with the run: a run taken up again (its process killed while the
+// model thought) goes on counting from where it was, and a Gate whose `picks:` are spent is a
+// person's, never put to the model again.
+TEST(ModelHarness, RefusedPicksAreStoredAndCountedOnAfterARestore) {
+  const std::string bad = ToolCall("answer", R"({"text": 7})");
+  Fake first;
+  first.reply(200, bad);
+  first.reply(200, bad);
+  first.reply(503, "the process is killed while the model thinks");
+  AskerRun r(first);
+  r.run->start(Json::object());
+  ASSERT_EQ(first.requests.size(), 3u);
+  const Json saved = r.run->snapshot();
+  EXPECT_EQ(saved["refusedPicks"], (Json{{"asking", 2}}));
+
+  // Taken up again: picks 3 and 4 of `picks: 4`, then the Gate waits for a person.
+  Fake second;
+  for (int i = 0; i < 4; ++i) second.reply(200, bad);
+  r.run = jr2rt::Run::Restore(r.registry, Json::parse(saved.dump()), r.clock);
+  r.feed.clear();
+  r.listen();
+  ModelServer server = Server();
+  server.transport = std::make_shared<const jr2rt::ModelTransport>(second.transport());
+  auto shared = std::make_shared<const ModelServer>(std::move(server));
+  r.run->modelAgents(shared);
+  r.run->tick();
+  EXPECT_EQ(second.requests.size(), 2u) << "picks 3 and 4 only: " << r.all();
+  EXPECT_EQ(r.run->status(), jr2rt::RunStatus::kWaiting);
+  bool third = false, spent = false;
+  for (const auto& line : r.feed) {
+    third = third || line.find("for a pick at asking (pick 3 of 4)") != std::string::npos;
+    spent = spent ||
+            line.find("4 picks refused, the Gate asking waits for a person") != std::string::npos;
+  }
+  EXPECT_TRUE(third) << r.all();
+  EXPECT_TRUE(spent) << r.all();
+
+  // Taken up once more: the spent Gate is not put to the model; a person answers it.
+  const Json waiting = r.run->snapshot();
+  EXPECT_EQ(waiting["refusedPicks"], (Json{{"asking", 4}}));
+  r.run = jr2rt::Run::Restore(r.registry, Json::parse(waiting.dump()), r.clock);
+  r.run->modelAgents(shared);
+  r.run->tick();
+  EXPECT_EQ(second.requests.size(), 2u) << "the model is not asked again";
+  r.run->send("asking", "answer", {{"text", "by hand"}});
+  EXPECT_EQ(r.run->status(), jr2rt::RunStatus::kDone) << r.run->reason();
+  EXPECT_FALSE(r.run->snapshot().contains("refusedPicks")) << "nothing stored once it is closed";
+}
+
+// The same count holds for the scripted harness: a restored run whose Agent spent its picks uses
+// no more of its replies.
+TEST(ModelHarness, AScriptedAgentsSpentPicksStaySpentAfterARestore) {
+  jr2rt::Registry registry;
+  jr2gen::pool::RegisterWorkflows(registry);
+  jr2rt::ManualClock clock;
+  const Json bad = {{"event", "answer"}, {"payload", {{"text", 7}}}};
+  const Json good = {{"event", "answer"}, {"payload", {{"text", "42"}}}};
+  auto run =
+      std::make_unique<jr2rt::Run>(registry, *registry.workflow("conformance_asker"), "r", clock);
+  run->scriptAgents({{"helper", {bad, bad, bad, bad, good}}});
+  run->start(Json::object());
+  ASSERT_EQ(run->status(), jr2rt::RunStatus::kWaiting);
+  const Json saved = run->snapshot();
+  EXPECT_EQ(saved["refusedPicks"], (Json{{"asking", 4}}));
+  run = jr2rt::Run::Restore(registry, Json::parse(saved.dump()), clock);
+  run->scriptAgents({{"helper", {bad, bad, bad, bad, good}}});
+  run->tick();
+  EXPECT_EQ(run->status(), jr2rt::RunStatus::kWaiting) << "the fifth reply is not used";
+  EXPECT_EQ(run->snapshot()["agentReplies"], (Json{{"helper", 4}}));
+}
+
 // ---- the wait between tries --------------------------------------------------------------------
 
 // A back-off is waited out by the run, not by a thread: on a manual clock the retry is due at its

@@ -485,7 +485,8 @@ class Run {
     int invokeId;
     uint64_t opening = 0;   // which opening of the Gate (a name can close and open again)
     bool answered = false;  // an answer accepted, delivered at the next turn
-    int refusedPicks = 0;   // an Agent's picks refused at this opening (its `picks:` bound)
+    int refusedPicks = 0;   // an Agent's picks refused at this opening (its `picks:` bound);
+                            // stored with the run (snapshot's `refusedPicks`)
   };
   // An Agent's Turn with the model at one opening of its Gate: the conversation so far (the
   // request's messages, then each refused pick and why), while the Gate is open; and the ask
