@@ -389,16 +389,13 @@ ModelServer ModelServerFromEnv() {
         "`--agents openai` needs the model server's address in JR2_AGENT_BASE_URL; set it, for "
         "example `export JR2_AGENT_BASE_URL=http://127.0.0.1:8080/v1` (llama.cpp's server)");
   }
-  if (base.rfind("https://", 0) == 0) {
-    throw BadInput(
-        "JR2_AGENT_BASE_URL is `" + ValidUtf8(base) +
-        "`, an https address, and this runtime speaks plain http only; put a local "
-        "proxy in front of the hosted API (docs/runtime.md, Agents) and give its http address");
-  }
-  const std::string scheme = "http://";
+  // A hosted API over https (its certificate verified against the system's CA store, or
+  // SSL_CERT_FILE), or a local server over http.
+  const std::string scheme = base.rfind("https://", 0) == 0 ? "https://" : "http://";
   if (base.rfind(scheme, 0) != 0 || base.size() == scheme.size()) {
     throw BadInput("JR2_AGENT_BASE_URL is `" + ValidUtf8(base) +
-                   "`, which is not an http:// address; write it as `http://HOST:PORT/v1`");
+                   "`, which is not an http:// or https:// address; write it as "
+                   "`https://HOST/v1` (a hosted API) or `http://HOST:PORT/v1` (a local server)");
   }
   while (!base.empty() && base.back() == '/') base.pop_back();
   const std::string v1 = "/v1";
@@ -508,8 +505,11 @@ Json TryModel(const ModelServer& server, const std::string& body, int attempt, i
       return {{"kind", "failed"}, {"why", why}};
     }
   } catch (const Failure& f) {
-    why = Excerpt(server, f.reason(), 200);
+    why = Excerpt(server, f.reason(), 240);
     if (why.rfind("no answer within", 0) == 0) why.insert(0, "the server gave ");
+    // A certificate refused (not trusted, or not for this host): asking again changes nothing.
+    if (f.detail().is_object() && f.detail().value("certificate", false))
+      return {{"kind", "failed"}, {"why", why}};
   } catch (const std::exception& e) {
     why = Excerpt(server, ErrorText(e), 200);
   }

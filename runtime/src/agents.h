@@ -46,7 +46,8 @@ inline constexpr size_t kMaxCompletionBytes = size_t{8} << 20;
 // A timeout, a 429, a 5xx or a body that is not a chat completion is a `retry` while tries are
 // left: ask again after `waitMs` (the 429's `Retry-After`, at most maxRetryAfterMs, else
 // `backoffMs`) with the `attempt` and `backoffMs` it gives (the back-off doubled), telling
-// `line` and `data` on the feed. The last try's failure and a 4xx are `failed`.
+// `line` and `data` on the feed. The last try's failure, a 4xx, and a certificate the client
+// refuses are `failed`.
 //
 // Only the first tool call is the pick, so only it is built: the rest of the calls, and every
 // field of the answer the harness does not read, are dropped while the body is parsed (`calls`

@@ -1,5 +1,8 @@
-// The runtime's HTTP client beside `std.http_get` (http.cpp, where Beast's client lives): what the
-// runner's `--server URL` speaks to a `serve`. Private to the runtime and the runner.
+// The runtime's HTTP client beside `std.http_get` (http.cpp, where Beast's client and its TLS
+// live): what the runner's `--server URL` speaks to a `serve`, and the model harness to its
+// server. `http://` and `https://`: a TLS peer is verified against the system's CA store (or
+// SSL_CERT_FILE / SSL_CERT_DIR) and its name, TLS 1.2 at least. Private to the runtime and the
+// runner.
 #pragma once
 
 #include <cstddef>
@@ -20,10 +23,11 @@ struct HttpReply {
 // The most of an answer's body that is read unless a caller says otherwise.
 inline constexpr size_t kMaxHttpBodyBytes = size_t{64} << 20;
 
-// One request (`GET`, `POST`, …) to `url` (`http://HOST:PORT/PATH`) with a JSON `body` (none for
-// GET) and extra `headers`, under one deadline for the whole exchange, reading at most
+// One request (`GET`, `POST`, …) to `url` (`http[s]://HOST[:PORT]/PATH`) with a JSON `body` (none
+// for GET) and extra `headers`, under one deadline for the whole exchange, reading at most
 // `maxBodyBytes` of the answer's body. Throws Failure when it cannot connect, send or read in
-// time, or the body is longer.
+// time, or the body is longer; a certificate refused is a Failure whose detail says
+// `certificate: true` (and `verify`, OpenSSL's reason).
 HttpReply HttpCall(const std::string& method, const std::string& url, const std::string& body,
                    const std::vector<std::pair<std::string, std::string>>& headers,
                    int64_t timeoutMs, size_t maxBodyBytes = kMaxHttpBodyBytes);

@@ -768,8 +768,10 @@ TEST(ModelHarness, TheEnvironmentNamesWhatIsMissing) {
     return std::string();
   };
   EXPECT_NE(refusal().find("JR2_AGENT_BASE_URL"), std::string::npos);
-  setenv("JR2_AGENT_BASE_URL", "https://api.example.com/v1", 1);
-  EXPECT_NE(refusal().find("plain http only"), std::string::npos);
+  setenv("JR2_AGENT_BASE_URL", "ftp://api.example.com/v1", 1);
+  EXPECT_NE(refusal().find("not an http:// or https:// address"), std::string::npos);
+  setenv("JR2_AGENT_BASE_URL", "https://", 1);
+  EXPECT_NE(refusal().find("not an http:// or https:// address"), std::string::npos);
   setenv("JR2_AGENT_BASE_URL", "http://127.0.0.1:8080/v1/", 1);
   EXPECT_NE(refusal().find("JR2_AGENT_MODEL"), std::string::npos);
   setenv("JR2_AGENT_MODEL", "qwen", 1);
@@ -782,6 +784,10 @@ TEST(ModelHarness, TheEnvironmentNamesWhatIsMissing) {
   EXPECT_EQ(s.timeoutMs, 30000);
   setenv("JR2_AGENT_BASE_URL", "http://localhost:11434", 1);
   EXPECT_EQ(jr2rt::ModelServerFromEnv().url, "http://localhost:11434/v1/chat/completions");
+  // A hosted API over https (its certificate verified: tests/runtime/http_test.cpp).
+  setenv("JR2_AGENT_BASE_URL", "https://api.example.com/v1", 1);
+  EXPECT_EQ(jr2rt::ModelServerFromEnv().url, "https://api.example.com/v1/chat/completions");
+  EXPECT_EQ(jr2rt::ModelServerFromEnv().shown, "api.example.com");
   unsetenv("JR2_AGENT_BASE_URL");
   unsetenv("JR2_AGENT_MODEL");
   unsetenv("JR2_AGENT_TIMEOUT");

@@ -136,14 +136,14 @@ struct ModelTransport;
 
 // The OpenAI-compatible Agent harness (docs/runtime.md, Agents): a model server that answers
 // `POST …/v1/chat/completions` with tool calls (llama.cpp's server, vLLM, Ollama, a hosted API
-// behind a local proxy). Each time an Agent's Gate opens, the Agent's `instructions` and the
+// over https). Each time an Agent's Gate opens, the Agent's `instructions` and the
 // Gate's meta go to the model with the Gate's Menu as its tools, and the tool call it answers is
 // the Agent's pick.
 struct ModelServer {
-  std::string url;             // the completions endpoint: `http://HOST:PORT/v1/chat/completions`
-  std::string shown;           // `HOST:PORT`, for the feed
-  std::string model;           // sent as `model`
-  std::string apiKey;          // sent as a Bearer token; never on the feed, in a log or stored
+  std::string url;     // the completions endpoint: `http[s]://HOST[:PORT]/v1/chat/completions`
+  std::string shown;   // `HOST:PORT`, for the feed
+  std::string model;   // sent as `model`
+  std::string apiKey;  // sent as a Bearer token; never on the feed, in a log or stored
   int64_t timeoutMs = 120000;  // one request's deadline
   int attempts = 4;            // tries of one request: a timeout, a 429, a 5xx or a body that is
                                // not a chat completion is tried again, up to this many times
@@ -152,7 +152,7 @@ struct ModelServer {
   std::shared_ptr<const ModelTransport> transport;  // null: HTTP to `url` (tests give a fake)
 };
 
-// The harness from the environment: JR2_AGENT_BASE_URL (`http://HOST:PORT` or `…/v1`),
+// The harness from the environment: JR2_AGENT_BASE_URL (`http[s]://HOST[:PORT]` or `…/v1`),
 // JR2_AGENT_MODEL, JR2_AGENT_API_KEY (optional) and JR2_AGENT_TIMEOUT (seconds, optional).
 // Throws BadInput naming the variable that is missing or wrong, and how to set it.
 ModelServer ModelServerFromEnv();
