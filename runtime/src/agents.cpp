@@ -1,13 +1,14 @@
 // The OpenAI-compatible Agent harness's exchange with its model server (agents.h,
-// docs/runtime.md, Agents). Blocking, on an effect thread: Run::askModel takes the answer on the
-// strand.
+// docs/runtime.md, Agents). One try at a time, on an effect thread: Run::askModel takes the
+// answer on the strand and waits out a back-off on the run's executor.
 
 #include "agents.h"
 
 #include <chrono>
 #include <cstdlib>
 #include <ctime>
-#include <thread>
+#include <utility>
+#include <vector>
 
 #include "jr2/stdlib.h"
 
@@ -15,22 +16,113 @@ namespace jr2rt {
 
 namespace {
 
-// Text from the server, fit for the feed: valid UTF-8, one line, at most `max` bytes, and never
-// the key (a server that echoes the request's headers must not put the key on the feed).
-// `text` with every occurrence of the key replaced; whether there was one.
-bool CutKey(const ModelServer& server, std::string& text) {
-  bool cut = false;
-  if (server.apiKey.empty()) return cut;
-  for (size_t at = text.find(server.apiKey); at != std::string::npos;
-       at = text.find(server.apiKey, at)) {
-    text.replace(at, server.apiKey.size(), "[the API key]");
-    cut = true;
+const std::string kKeyShown = "[the API key]";
+
+// The UTF-8 bytes of code point `cp`.
+std::string Utf8Of(unsigned cp) {
+  std::string out;
+  if (cp < 0x80) {
+    out += static_cast<char>(cp);
+  } else if (cp < 0x800) {
+    out += static_cast<char>(0xC0 | (cp >> 6));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  } else if (cp < 0x10000) {
+    out += static_cast<char>(0xE0 | (cp >> 12));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  } else {
+    out += static_cast<char>(0xF0 | (cp >> 18));
+    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
   }
-  return cut;
+  return out;
 }
 
+// The JSON escape at `text[i]` (a backslash): the bytes it stands for in `out`, and the index
+// after it; 0 when there is none. Up to 8 backslashes may lead it (text escaped more than once:
+// `arguments` is JSON inside a JSON string), and a surrogate pair is one character. Bounded, so a
+// hostile text of backslashes costs linear time.
+size_t EscapeAt(const std::string& text, size_t i, std::string& out) {
+  constexpr size_t kMaxRun = 8;
+  const size_t n = text.size();
+  auto run = [&](size_t from) {
+    size_t j = from;
+    while (j < n && text[j] == '\\' && j - from < kMaxRun) ++j;
+    return j;
+  };
+  auto hex4 = [&](size_t at, unsigned& v) {
+    if (at + 4 > n) return false;
+    v = 0;
+    for (size_t k = at; k < at + 4; ++k) {
+      const char c = text[k];
+      const int d = c >= '0' && c <= '9'   ? c - '0'
+                    : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                    : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                           : -1;
+      if (d < 0) return false;
+      v = v * 16 + static_cast<unsigned>(d);
+    }
+    return true;
+  };
+  size_t j = run(i);
+  if (j == i || j >= n) return 0;
+  if (text[j] == 'u') {
+    unsigned cp = 0;
+    if (!hex4(j + 1, cp)) return 0;
+    j += 5;
+    if (cp >= 0xD800 && cp <= 0xDBFF) {
+      const size_t k = run(j);
+      unsigned low = 0;
+      if (k == j || k >= n || text[k] != 'u' || !hex4(k + 1, low) || low < 0xDC00 || low > 0xDFFF)
+        return 0;
+      cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
+      j = k + 5;
+    } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
+      return 0;
+    }
+    out = Utf8Of(cp);
+    return j;
+  }
+  static constexpr char kFrom[] = "\"/bfnrt";
+  static constexpr char kTo[] = "\"/\b\f\n\r\t";
+  for (size_t k = 0; k + 1 < sizeof kFrom; ++k) {
+    if (text[j] == kFrom[k]) {
+      out.assign(1, kTo[k]);
+      return j + 1;
+    }
+  }
+  return 0;
+}
+
+// The length of an occurrence of `key` at `text[at]`, each of its characters there as it is or as
+// a JSON escape; 0 when there is none.
+size_t KeyAt(const std::string& text, size_t at, const std::string& key) {
+  size_t i = at;
+  size_t k = 0;
+  std::string piece;
+  while (k < key.size()) {
+    if (i >= text.size()) return 0;
+    if (text[i] == '\\') {
+      if (const size_t next = EscapeAt(text, i, piece); next != 0) {
+        if (key.compare(k, piece.size(), piece) != 0) return 0;
+        k += piece.size();
+        i = next;
+        continue;
+      }
+    }
+    if (text[i] != key[k]) return 0;
+    ++i;
+    ++k;
+  }
+  return i - at;
+}
+
+// Text from the server, fit for the feed: valid UTF-8, one line, at most `max` bytes, and never
+// the key (a server that echoes the request's headers must not put the key on the feed). The
+// key is cut before the text is: a cut never leaves a part of it.
 std::string Excerpt(const ModelServer& server, std::string text, size_t max = 200) {
-  CutKey(server, text);
+  CutKey(server.apiKey, text);
   for (char& c : text) {
     if (static_cast<unsigned char>(c) < 0x20) c = ' ';
   }
@@ -42,14 +134,26 @@ std::string Excerpt(const ModelServer& server, std::string text, size_t max = 20
   return ValidUtf8(text);
 }
 
-// Every string in `value` with the key cut out (the assistant's message is kept for the Turn's
-// conversation: a server that echoes the key into it must not get it into memory the run keeps).
+// Every string in `value`, and every object key, with the key cut out: what the harness keeps of
+// an answer goes to the conversation, the feed, the Gate (and so the run's output and store).
 void ScrubKey(const ModelServer& server, Json& value) {
   if (server.apiKey.empty()) return;
   if (value.is_string()) {
     std::string text = value.get<std::string>();
-    if (CutKey(server, text)) value = text;
-  } else if (value.is_structured()) {
+    if (CutKey(server.apiKey, text)) value = std::move(text);
+  } else if (value.is_object()) {
+    std::vector<std::pair<std::string, std::string>> renamed;
+    for (auto it = value.begin(); it != value.end(); ++it) {
+      ScrubKey(server, it.value());
+      std::string name = it.key();
+      if (CutKey(server.apiKey, name)) renamed.emplace_back(it.key(), std::move(name));
+    }
+    for (auto& [from, to] : renamed) {
+      Json moved = std::move(value[from]);
+      value.erase(from);
+      value[to] = std::move(moved);
+    }
+  } else if (value.is_array()) {
     for (auto& item : value) ScrubKey(server, item);
   }
 }
@@ -74,13 +178,100 @@ std::string Seconds(int64_t ms) {
   return std::to_string(ms) + " ms";
 }
 
-// What a 200's body says: a pick, a bad pick, text, or (empty) not a chat completion, with why.
+// What of a chat completion is built while it is parsed: `choices[0].message`'s role, content
+// and first tool call (its id, type, and its function's name and arguments). Everything else is
+// dropped as the parser reaches it (ParseExternalJson's `keep`): an answer of 100,000 tool calls
+// builds one, and counts the others.
+class CompletionFilter {
+ public:
+  size_t droppedCalls = 0;
+
+  bool operator()(int depth, Json::parse_event_t event, Json& parsed) {
+    using E = Json::parse_event_t;
+    const auto d = static_cast<size_t>(depth);
+    // The parser reports no end of a container it dropped: its depth says where it is.
+    if (event == E::object_end || event == E::array_end) {
+      if (stack_.size() > d) stack_.resize(d);
+      return true;
+    }
+    if (event == E::key) {
+      if (d == 0 || stack_.size() < d) return false;
+      Frame& parent = stack_[d - 1];
+      parent.key = parsed.is_string() ? parsed.get<std::string>() : std::string();
+      return roleIn(parent, /*count=*/false) != Role::kDrop;
+    }
+    if (stack_.size() > d) stack_.resize(d);
+    Role role = Role::kRoot;
+    if (d > 0) {
+      if (stack_.size() < d) return false;
+      role = roleIn(stack_[d - 1], /*count=*/true);
+    }
+    if (event == E::object_start || event == E::array_start)
+      stack_.push_back({role, event == E::array_start, {}, 0});
+    return role != Role::kDrop;
+  }
+
+ private:
+  enum class Role { kRoot, kChoices, kChoice, kMessage, kCalls, kCall, kFunction, kWhole, kDrop };
+  struct Frame {
+    Role role;
+    bool array;
+    std::string key;  // an object's key being read
+    size_t index;     // an array's elements so far
+  };
+
+  // The role of the element being read in `parent` (its key, or its index, counted when `count`).
+  Role roleIn(Frame& parent, bool count) {
+    const std::string& k = parent.key;
+    size_t index = 0;
+    if (parent.array) {
+      index = parent.index;
+      if (count) ++parent.index;
+    }
+    switch (parent.role) {
+      case Role::kRoot:
+        return !parent.array && k == "choices" ? Role::kChoices : Role::kDrop;
+      case Role::kChoices:
+        return parent.array && index == 0 ? Role::kChoice : Role::kDrop;
+      case Role::kChoice:
+        return !parent.array && k == "message" ? Role::kMessage : Role::kDrop;
+      case Role::kMessage:
+        if (parent.array) return Role::kDrop;
+        if (k == "tool_calls") return Role::kCalls;
+        return k == "role" || k == "content" ? Role::kWhole : Role::kDrop;
+      case Role::kCalls:
+        if (!parent.array) return Role::kDrop;
+        if (index == 0) return Role::kCall;
+        if (count) ++droppedCalls;
+        return Role::kDrop;
+      case Role::kCall:
+        if (parent.array) return Role::kDrop;
+        if (k == "function") return Role::kFunction;
+        return k == "id" || k == "type" ? Role::kWhole : Role::kDrop;
+      case Role::kFunction:
+        return !parent.array && (k == "name" || k == "arguments") ? Role::kWhole : Role::kDrop;
+      case Role::kWhole:
+        return Role::kWhole;
+      case Role::kDrop:
+        return Role::kDrop;
+    }
+    return Role::kDrop;
+  }
+
+  std::vector<Frame> stack_;
+};
+
+// What a 200's body says: a pick, a bad pick, text, or (null) not a chat completion, with why.
 Json ReadCompletion(const ModelServer& server, const std::string& body, std::string& why) {
-  // Bounded as any JSON from outside (ParseExternalJson: 16 MiB, 512 levels, UTF-8): a hostile
-  // server's body nested a million deep is refused at the bound, naming it.
+  // Bounded as any JSON from outside (ParseExternalJson: 8 MiB here, 512 levels, UTF-8): a
+  // hostile server's body nested a million deep is refused at the bound, naming it.
+  CompletionFilter filter;
   Json answer;
   try {
-    answer = ParseExternalJson(body, "its body");
+    answer = ParseExternalJson(body, "its body", kMaxCompletionBytes,
+                               [&filter](int depth, Json::parse_event_t event, Json& parsed) {
+                                 return filter(depth, event, parsed);
+                               });
   } catch (const BadInput& e) {
     const std::string m = e.what();
     why = m.find("is not valid JSON") != std::string::npos
@@ -88,37 +279,48 @@ Json ReadCompletion(const ModelServer& server, const std::string& body, std::str
               : Excerpt(server, m);
     return nullptr;
   }
-  const Json* choices =
-      answer.is_object() && answer.contains("choices") ? &answer["choices"] : nullptr;
+  Json* choices = answer.is_object() && answer.contains("choices") ? &answer["choices"] : nullptr;
   if (choices == nullptr || !choices->is_array() || choices->empty() ||
       !(*choices)[0].is_object() || !(*choices)[0].contains("message") ||
       !(*choices)[0]["message"].is_object()) {
     why = "its body has no `choices[0].message`";
     return nullptr;
   }
-  Json message = (*choices)[0]["message"];
+  Json message = std::move((*choices)[0]["message"]);
   ScrubKey(server, message);
-  const Json calls = message.value("tool_calls", Json());
-  if (!calls.is_array() || calls.empty()) {
-    const Json content = message.value("content", Json());
-    return {{"kind", "text"},
-            {"text", Excerpt(server, content.is_string() ? content.get<std::string>() : "", 400)},
-            {"message", message}};
+  // What the conversation keeps of the answer: its role, content and one call, nothing more.
+  Json kept = {{"role", "assistant"}, {"content", nullptr}};
+  if (message.contains("content")) kept["content"] = std::move(message["content"]);
+  const Json* calls = message.contains("tool_calls") ? &message["tool_calls"] : nullptr;
+  if (calls == nullptr || !calls->is_array() || calls->empty()) {
+    const Json& content = kept["content"];
+    std::string text = Excerpt(server, content.is_string() ? content.get<std::string>() : "", 400);
+    return {{"kind", "text"}, {"text", std::move(text)}, {"message", std::move(kept)}};
   }
-  const Json& call = calls[0];
+  const Json& call = (*calls)[0];
   if (!call.is_object() || !call.contains("function") || !call["function"].is_object() ||
       !call["function"].value("name", Json()).is_string()) {
     why = "its tool call has no `function.name`";
     return nullptr;
   }
+  const size_t count = calls->size() + filter.droppedCalls;
   const Json& function = call["function"];
   const std::string event = function["name"].get<std::string>();
   const std::string callId =
       call.value("id", Json()).is_string() ? call["id"].get<std::string>() : std::string("call_0");
-  // `arguments` is JSON text (OpenAI); some servers give the object itself.
+  auto keptWith = [&](Json arguments) {
+    kept["tool_calls"] =
+        Json::array({{{"id", callId},
+                      {"type", "function"},
+                      {"function", {{"name", event}, {"arguments", std::move(arguments)}}}}});
+    return std::move(kept);
+  };
+  // `arguments` is JSON text (OpenAI); some servers give the object itself. Its text was cut of
+  // the key as written; once parsed, its strings and keys are cut again as decoded.
   Json arguments = function.value("arguments", Json::object());
+  std::string text;
   if (arguments.is_string()) {
-    const std::string text = arguments.get<std::string>();
+    text = arguments.get<std::string>();
     try {
       arguments = text.empty() ? Json::object() : ParseExternalJson(text, "its arguments");
     } catch (const BadInput& e) {
@@ -128,22 +330,52 @@ Json ReadCompletion(const ModelServer& server, const std::string& body, std::str
               {"why", m.find("is not valid JSON") != std::string::npos
                           ? "its arguments are not JSON: " + Excerpt(server, text, 80)
                           : Excerpt(server, m)},
-              {"message", message},
-              {"callId", callId}};
+              {"message", keptWith(text)},
+              {"callId", callId},
+              {"calls", count}};
     }
   }
+  ScrubKey(server, arguments);
   if (!arguments.is_object()) {
     return {{"kind", "bad-arguments"},
             {"event", Excerpt(server, event, 80)},
             {"why", "its arguments are not a JSON object"},
-            {"message", message},
-            {"callId", callId}};
+            {"message", keptWith(arguments.dump())},
+            {"callId", callId},
+            {"calls", count}};
   }
-  return {{"kind", "pick"},     {"event", event},   {"payload", std::move(arguments)},
-          {"message", message}, {"callId", callId}, {"calls", calls.size()}};
+  Json said = keptWith(arguments.dump());
+  return {{"kind", "pick"},
+          {"event", event},
+          {"payload", std::move(arguments)},
+          {"message", std::move(said)},
+          {"callId", callId},
+          {"calls", count}};
 }
 
 }  // namespace
+
+bool CutKey(const std::string& key, std::string& text) {
+  if (key.empty()) return false;
+  std::string out;
+  size_t copied = 0;
+  for (size_t at = 0; at < text.size();) {
+    const char c = text[at];
+    const size_t length = c == key[0] || c == '\\' ? KeyAt(text, at, key) : 0;
+    if (length == 0) {
+      ++at;
+      continue;
+    }
+    out.append(text, copied, at - copied);
+    out += kKeyShown;
+    at += length;
+    copied = at;
+  }
+  if (copied == 0) return false;
+  out.append(text, copied, std::string::npos);
+  text = std::move(out);
+  return true;
+}
 
 ModelServer ModelServerFromEnv() {
   auto env = [](const char* name) {
@@ -157,16 +389,13 @@ ModelServer ModelServerFromEnv() {
         "`--agents openai` needs the model server's address in JR2_AGENT_BASE_URL; set it, for "
         "example `export JR2_AGENT_BASE_URL=http://127.0.0.1:8080/v1` (llama.cpp's server)");
   }
-  if (base.rfind("https://", 0) == 0) {
-    throw BadInput(
-        "JR2_AGENT_BASE_URL is `" + ValidUtf8(base) +
-        "`, an https address, and this runtime speaks plain http only; put a local "
-        "proxy in front of the hosted API (docs/runtime.md, Agents) and give its http address");
-  }
-  const std::string scheme = "http://";
+  // A hosted API over https (its certificate verified against the system's CA store, or
+  // SSL_CERT_FILE), or a local server over http.
+  const std::string scheme = base.rfind("https://", 0) == 0 ? "https://" : "http://";
   if (base.rfind(scheme, 0) != 0 || base.size() == scheme.size()) {
     throw BadInput("JR2_AGENT_BASE_URL is `" + ValidUtf8(base) +
-                   "`, which is not an http:// address; write it as `http://HOST:PORT/v1`");
+                   "`, which is not an http:// or https:// address; write it as "
+                   "`https://HOST/v1` (a hosted API) or `http://HOST:PORT/v1` (a local server)");
   }
   while (!base.empty() && base.back() == '/') base.pop_back();
   const std::string v1 = "/v1";
@@ -242,58 +471,62 @@ ModelTransport HttpTransport(const ModelServer& server) {
   t.post = [server](const std::string& body, int64_t timeoutMs) {
     std::vector<std::pair<std::string, std::string>> headers;
     if (!server.apiKey.empty()) headers.emplace_back("Authorization", "Bearer " + server.apiKey);
-    return HttpCall("POST", server.url, body, headers, timeoutMs);
+    return HttpCall("POST", server.url, body, headers, timeoutMs, kMaxCompletionBytes);
   };
-  t.sleep = [](int64_t ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); };
   return t;
 }
 
-Json AskModel(const ModelServer& server, const Json& request, const ModelTransport& transport,
-              const std::function<void(const std::string& line, const Json& data)>& note) {
-  const std::string body = request.dump();
+Json TryModel(const ModelServer& server, const std::string& body, int attempt, int64_t backoffMs,
+              const ModelTransport& transport) {
   const int attempts = std::max(1, server.attempts);
-  int64_t backoff = std::max<int64_t>(0, server.backoffMs);
+  int64_t wait = std::max<int64_t>(0, backoffMs);
   std::string why;
-  for (int attempt = 1; attempt <= attempts; ++attempt) {
-    int64_t wait = backoff;
-    Json data = {{"attempt", attempt}, {"attempts", attempts}};
-    try {
-      const HttpReply reply = transport.post(body, server.timeoutMs);
-      data["status"] = reply.status;
-      if (reply.status == 200) {
-        Json answer = ReadCompletion(server, reply.body, why);
-        if (!answer.is_null()) return answer;
-        why.insert(0, "the server's answer is not a chat completion: ");
-      } else if (reply.status == 429) {
-        const int64_t asked = RetryAfterMs(reply.retryAfter);
-        if (asked >= 0) wait = std::min(asked, server.maxRetryAfterMs);
-        why = "the server is rate-limiting (429)" +
-              (asked >= 0 ? ", and its Retry-After asks for " + Seconds(asked)
-                          : std::string(", with no Retry-After"));
-      } else if (reply.status >= 500) {
-        why = "the server answered " + std::to_string(reply.status) + ": " +
-              Excerpt(server, reply.body, 120);
-      } else {
-        // 400, 401, 404 …: the request or the key is wrong; asking again changes nothing.
-        why = "the server refused the request with " + std::to_string(reply.status) + ": " +
-              Excerpt(server, reply.body, 160);
-        return {{"kind", "failed"}, {"why", why}};
-      }
-    } catch (const Failure& f) {
-      why = Excerpt(server, f.reason(), 200);
-      if (why.rfind("no answer within", 0) == 0) why.insert(0, "the server gave ");
+  Json data = {{"attempt", attempt}, {"attempts", attempts}};
+  try {
+    const HttpReply reply = transport.post(body, server.timeoutMs);
+    data["status"] = reply.status;
+    if (reply.status == 200) {
+      Json answer = ReadCompletion(server, reply.body, why);
+      if (!answer.is_null()) return answer;
+      why.insert(0, "the server's answer is not a chat completion: ");
+    } else if (reply.status == 429) {
+      const int64_t asked = RetryAfterMs(reply.retryAfter);
+      if (asked >= 0) wait = std::min(asked, server.maxRetryAfterMs);
+      why = "the server is rate-limiting (429)" +
+            (asked >= 0 ? ", and its Retry-After asks for " + Seconds(asked)
+                        : std::string(", with no Retry-After"));
+    } else if (reply.status >= 500) {
+      why = "the server answered " + std::to_string(reply.status) + ": " +
+            Excerpt(server, reply.body, 120);
+    } else {
+      // 400, 401, 404 …: the request or the key is wrong; asking again changes nothing.
+      why = "the server refused the request with " + std::to_string(reply.status) + ": " +
+            Excerpt(server, reply.body, 160);
+      return {{"kind", "failed"}, {"why", why}};
     }
-    data["why"] = why;
-    if (attempt == attempts) break;
-    data["waitMs"] = wait;
-    note(why + "; asking again in " + Seconds(wait) + " (try " + std::to_string(attempt + 1) +
-             " of " + std::to_string(attempts) + ")",
-         data);
-    if (wait > 0) transport.sleep(wait);
-    backoff *= 2;
+  } catch (const Failure& f) {
+    why = Excerpt(server, f.reason(), 240);
+    if (why.rfind("no answer within", 0) == 0) why.insert(0, "the server gave ");
+    // A certificate refused (not trusted, or not for this host): asking again changes nothing.
+    if (f.detail().is_object() && f.detail().value("certificate", false))
+      return {{"kind", "failed"}, {"why", why}};
+  } catch (const std::exception& e) {
+    why = Excerpt(server, ErrorText(e), 200);
   }
-  return {{"kind", "failed"},
-          {"why", why + (attempts > 1 ? " (" + std::to_string(attempts) + " tries)" : "")}};
+  if (attempt >= attempts) {
+    return {{"kind", "failed"},
+            {"why", why + (attempts > 1 ? " (" + std::to_string(attempts) + " tries)" : "")}};
+  }
+  data["why"] = why;
+  data["waitMs"] = wait;
+  return {{"kind", "retry"},
+          {"why", why},
+          {"line", why + "; asking again in " + Seconds(wait) + " (try " +
+                       std::to_string(attempt + 1) + " of " + std::to_string(attempts) + ")"},
+          {"data", std::move(data)},
+          {"waitMs", wait},
+          {"attempt", attempt + 1},
+          {"backoffMs", std::max<int64_t>(0, backoffMs) * 2}};
 }
 
 }  // namespace jr2rt

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <chrono>
@@ -1885,8 +1886,11 @@ int Run::agentPicks(const std::string& agent) const {
 bool Run::pickAgain(GateEntry& entry) { return ++entry.refusedPicks < agentPicks(agentOf(entry)); }
 
 void Run::answerAgent(const std::string& gate) {
-  if (modelServer_) return askModel(gate);
   auto it = gates_.find(gate);
+  // Its `picks:` spent (a run taken up again after it waited for a person): the Gate is a
+  // person's now, and neither harness is asked.
+  if (it != gates_.end() && it->second.refusedPicks >= agentPicks(agentOf(it->second))) return;
+  if (modelServer_) return askModel(gate);
   if (it == gates_.end() || !agentScript_.is_object()) return;
   const std::string agent = agentOf(it->second);
   if (!agentScript_.contains(agent)) return;
@@ -1946,10 +1950,16 @@ void Run::askModel(const std::string& gate) {
   ModelTurn& turn = modelTurns_[gate];
   if (turn.opening != entry.opening || !turn.messages.is_array()) {
     const Json* definition = registry_.agent(agent);
-    turn = {entry.opening,
-            ModelMessages(definition ? *definition : Json::object(), shownGate.meta)};
+    turn = ModelTurn();
+    turn.opening = entry.opening;
+    turn.messages = ModelMessages(definition ? *definition : Json::object(), shownGate.meta);
   }
   const Json request = ModelRequest(*modelServer_, turn.messages, MenuJson(shownGate));
+  turn.body = std::make_shared<const std::string>(request.dump());
+  turn.attempt = 1;
+  turn.backoffMs = modelServer_->backoffMs;
+  turn.retryTimer.reset();
+  turn.retryDueMs.reset();
   const int pick = entry.refusedPicks + 1;
   emit("agent", {{"agent", agent}, {"gate", gate}, {"model", modelServer_->model}, {"pick", pick}},
        "agent " + agent + " asks " + modelServer_->model + " at " + modelServer_->shown +
@@ -1957,32 +1967,35 @@ void Run::askModel(const std::string& gate) {
            (pick > 1 ? " (pick " + std::to_string(pick) + " of " +
                            std::to_string(agentPicks(agent)) + ")"
                      : std::string()));
-  // The exchange holds an effect thread (its retries wait there). Its notes reach the feed as
-  // they happen, each told on the strand; its answer comes back like a host function's.
-  std::weak_ptr<int> life = life_;
-  Engine& engine = *engine_;
-  auto note = [this, &engine, life, agent, gate](const std::string& line, const Json& data) {
-    boost::asio::post(engine.io(), [this, life, agent, gate, line, data] {
-      if (life.expired()) return;
-      post([this, agent, gate, line, data] {
-        Json told = data;
-        told["agent"] = agent;
-        told["gate"] = gate;
-        emit("agent", told, "agent " + agent + " at " + gate + ": " + line);
-      });
-    });
-  };
-  const uint64_t opening = entry.opening;
+  tryModel(gate);
+}
+
+void Run::tryModel(const std::string& gate) {
+  auto it = gates_.find(gate);
+  auto turn = modelTurns_.find(gate);
+  if (it == gates_.end() || turn == modelTurns_.end() || !turn->second.body) return;
+  // A try holds an effect thread while it waits for the server (HttpCall blocks); its answer
+  // comes back like a host function's.
+  const uint64_t opening = it->second.opening;
   offload(
-      [server = modelServer_, request, note] {
-        try {
-          return AskModel(*server, request, HttpTransport(*server), note);
-        } catch (const std::exception& e) {
-          return Json{{"kind", "failed"}, {"why", ErrorText(e)}};
-        }
+      [server = modelServer_, body = turn->second.body, attempt = turn->second.attempt,
+       backoff = turn->second.backoffMs] {
+        return TryModel(*server, *body, attempt, backoff,
+                        server->transport ? *server->transport : HttpTransport(*server));
       },
       [this, gate, opening](const Json& answer) { modelAnswered(gate, opening, answer); },
-      [](const Failure&) {});  // AskModel answers every failure as {"kind": "failed"}
+      [](const Failure&) {});  // TryModel answers every failure as {"kind": "failed"}
+}
+
+void Run::retryModel(const std::string& gate, uint64_t opening) {
+  auto it = gates_.find(gate);
+  auto turn = modelTurns_.find(gate);
+  if (it == gates_.end() || it->second.opening != opening || turn == modelTurns_.end() ||
+      turn->second.opening != opening)
+    return;  // the Gate left meanwhile
+  turn->second.retryTimer.reset();
+  turn->second.retryDueMs.reset();
+  tryModel(gate);
 }
 
 void Run::modelAnswered(const std::string& gate, uint64_t opening, const Json& answer) {
@@ -1991,6 +2004,35 @@ void Run::modelAnswered(const std::string& gate, uint64_t opening, const Json& a
   GateEntry& entry = it->second;
   const std::string agent = agentOf(entry);
   const std::string kind = answer.value("kind", "");
+  if (kind == "retry") {
+    Json told = answer.value("data", Json::object());
+    told["agent"] = agent;
+    told["gate"] = gate;
+    emit("agent", told, "agent " + agent + " at " + gate + ": " + answer.value("line", ""));
+    ModelTurn& turn = modelTurns_[gate];
+    turn.attempt = answer.value("attempt", turn.attempt + 1);
+    turn.backoffMs = answer.value("backoffMs", turn.backoffMs * 2);
+    const int64_t waitMs = std::max<int64_t>(0, answer.value("waitMs", int64_t{0}));
+    if (!clock_.real()) {
+      turn.retryDueMs = clock_.nowMs() + waitMs;  // fired by tick(), when the clock says
+      return;
+    }
+    // The wait is a timer on the engine: no thread waits, and a drive waits for it as for an
+    // effect (counted out until its handler runs). Destroying it (the Gate closed, the run
+    // ended or destroyed) cancels it; its handler then only counts it back.
+    auto timer = std::make_shared<boost::asio::steady_timer>(engine_->io(),
+                                                             std::chrono::milliseconds(waitMs));
+    engine_->effectOut();
+    Engine& engine = *engine_;
+    std::weak_ptr<int> life = life_;
+    timer->async_wait([this, &engine, life, gate, opening](const boost::system::error_code& ec) {
+      engine.effectBack();
+      if (ec || life.expired()) return;
+      post([this, gate, opening] { retryModel(gate, opening); });
+    });
+    turn.retryTimer = std::move(timer);
+    return;
+  }
   Json data = {{"agent", agent}, {"gate", gate}, {"model", modelServer_->model}};
   if (kind == "failed") {
     data["answered"] = false;
@@ -2044,10 +2086,15 @@ void Run::modelAnswered(const std::string& gate, uint64_t opening, const Json& a
   }
   data["answered"] = true;
   data["event"] = event;
+  // Only the first call is the pick (the harness built no other: agents.h).
   const int64_t calls = answer.value("calls", int64_t{1});
+  if (calls > 1) data["calls"] = calls;
   emit("agent", data,
        "agent " + agent + " answered " + event + " at " + gate + " (" + modelServer_->model +
-           (calls > 1 ? ", the first of its " + std::to_string(calls) + " tool calls" : "") + ")");
+           (calls > 1 ? ", the first of its " + std::to_string(calls) + " tool calls; the other " +
+                            std::to_string(calls - 1) + " dropped"
+                      : "") +
+           ")");
 }
 
 bool Run::hears(const std::string& service) const {
@@ -2078,6 +2125,14 @@ void Run::tick() {
 bool Run::fireDue() {
   if (ended()) return false;
   const int64_t now = clock_.nowMs();
+  // A model's retry on a manual clock (on a real one, its timer is the engine's).
+  bool retried = false;
+  for (auto& [gate, turn] : modelTurns_) {
+    if (!turn.retryDueMs || *turn.retryDueMs > now) continue;
+    turn.retryDueMs.reset();
+    post([this, gate = gate, opening = turn.opening] { retryModel(gate, opening); });
+    retried = true;
+  }
   std::vector<Timer> due;
   for (const Timer& t : timers_) {
     if (t.due <= now) due.push_back(t);
@@ -2090,7 +2145,7 @@ bool Run::fireDue() {
     const int id = t.id;
     owner->later([owner, id] { owner->timer(id); });
   }
-  return !due.empty();
+  return retried || !due.empty();
 }
 
 void Run::cancel() {
@@ -2110,6 +2165,7 @@ void Run::cancel() {
   output_ = std::move(done);
   reason_ = "cancelled";
   gates_.clear();
+  modelTurns_.clear();  // a retry waited for is cancelled with its timer
   timers_.clear();
   emit("ended", {{"status", ToString(status_)}, {"reason", reason_}}, "");
 }
@@ -2233,6 +2289,10 @@ int Run::stopEffects() {
   }
   effects_.clear();
   held_.clear();
+  for (auto& [gate, turn] : modelTurns_) {  // a model's retry waited for is not tried
+    turn.retryTimer.reset();
+    turn.retryDueMs.reset();
+  }
   return killed;
 }
 
@@ -2265,6 +2325,7 @@ void Run::finish(RunStatus status, Json output, std::string reason) {
   reason_ = std::move(reason);
   if (top_) top_->stop();
   gates_.clear();
+  modelTurns_.clear();  // a retry waited for is cancelled with its timer
   timers_.clear();
   emit("ended", {{"status", ToString(status_)}, {"reason", reason_}}, "");
 }
@@ -2327,6 +2388,10 @@ std::optional<int64_t> Run::nextUnattendedTimer() const {
     if (attended) continue;
     if (!best || t.due < *best) best = t.due;
   }
+  // A model's retry is work under way (its Gate waits for the Agent, not a person).
+  for (const auto& [gate, turn] : modelTurns_) {
+    if (turn.retryDueMs && (!best || *turn.retryDueMs < *best)) best = turn.retryDueMs;
+  }
   return best;
 }
 
@@ -2334,6 +2399,9 @@ std::optional<int64_t> Run::nextTimer() const {
   std::optional<int64_t> best;
   for (const Timer& t : timers_) {
     if (!best || t.due < *best) best = t.due;
+  }
+  for (const auto& [gate, turn] : modelTurns_) {
+    if (turn.retryDueMs && (!best || *turn.retryDueMs < *best)) best = turn.retryDueMs;
   }
   return best;
 }
@@ -2379,7 +2447,13 @@ const NextCall* Run::scripted(const std::string& function) const {
 
 Json Run::snapshot() const {
   const bool standingEnded = ended() && workflow_.pool != nullptr && workflow_.pool->standing;
-  return Obj()("version", 1)("id", id_)("workflow", workflow_.name)("home", home_)(
+  // The picks refused at each Agent's Gate open now: a run taken up again goes on counting, and
+  // one whose `picks:` are spent is not put to its Agent again.
+  Json refused = Json::object();
+  for (const auto& [name, g] : gates_) {
+    if (g.kind == OpenGate::Kind::kAgent && g.refusedPicks > 0) refused[name] = g.refusedPicks;
+  }
+  Json out = Obj()("version", 1)("id", id_)("workflow", workflow_.name)("home", home_)(
       "status", ToString(status_))("reason", reason_)("input", input_)("output", output_)(
       "agentReplies", agentReplies_)("journal", journaling_)(
       "top", top_ && !ended() ? top_->snapshot() : Json(nullptr))("dispatchedBy", dispatchedBy_)(
@@ -2387,6 +2461,8 @@ Json Run::snapshot() const {
       // A standing run that ended keeps what a new run takes of it (held items, live keys).
       ("carry", standingEnded ? handOverCarry_ : Json(nullptr))(
           "standing", ended() ? standingEnd_ : Json(nullptr));
+  if (!refused.empty()) out["refusedPicks"] = std::move(refused);
+  return out;
 }
 
 Json Run::CarryOf(const Json& snapshot) {
@@ -2479,6 +2555,15 @@ std::unique_ptr<Run> Run::Restore(const Registry& registry, const Json& snap, Cl
   run->restoringJournal_ = journal;
   if (!snap.at("top").is_null()) run->top_ = Actor::Restore(*run, nullptr, snap.at("top"));
   run->restoringJournal_ = nullptr;
+  // The Gates are open again: their refused picks go on from where they were (none stored by a
+  // runtime before issue #30: a count of 0, as then).
+  const Json refused = snap.value("refusedPicks", Json::object());
+  for (const auto& [name, count] : refused.items()) {
+    auto it = run->gates_.find(name);
+    if (it != run->gates_.end() && it->second.kind == OpenGate::Kind::kAgent &&
+        count.is_number_integer())
+      it->second.refusedPicks = std::max(0, count.get<int>());
+  }
   return run;
 }
 

@@ -368,7 +368,8 @@ Utf8Step Utf8At(std::string_view text, size_t i) {
   return {good, length};
 }
 
-Json ParseExternalJson(std::string_view text, const std::string& what, size_t maxBytes) {
+Json ParseExternalJson(std::string_view text, const std::string& what, size_t maxBytes,
+                       const Json::parser_callback_t& keep) {
   if (text.size() > maxBytes) throw BadInput(what + " is larger than " + SizeText(maxBytes));
   if (const size_t bad = FirstBadUtf8(text); bad != std::string_view::npos) {
     size_t line = 1, lineStart = 0;
@@ -383,12 +384,13 @@ Json ParseExternalJson(std::string_view text, const std::string& what, size_t ma
   }
   // The depth is checked as the parser opens each object or list, so a deep text never becomes
   // a deep tree (whose destructor and serializer recurse).
-  const Json::parser_callback_t depth = [](int level, Json::parse_event_t event, Json&) {
+  const Json::parser_callback_t depth = [&keep](int level, Json::parse_event_t event,
+                                                Json& parsed) {
     if ((event == Json::parse_event_t::object_start || event == Json::parse_event_t::array_start) &&
         level >= kMaxExternalDepth) {
       throw TooDeep{};
     }
-    return true;
+    return keep ? keep(level, event, parsed) : true;
   };
   try {
     return Json::parse(text.begin(), text.end(), depth);

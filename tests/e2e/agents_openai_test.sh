@@ -111,8 +111,9 @@ expect "a 401 is not retried, and the Gate waits" 3 \
 
 expect "no model named: the variable to set" 65 'JR2_AGENT_MODEL' -- \
   env -u JR2_AGENT_MODEL "$asker" run --agents openai
-expect "an https server: what to do instead" 65 'plain http only' -- \
-  env JR2_AGENT_BASE_URL=https://api.openai.com/v1 "$asker" run --agents openai
+expect "an address that is neither http nor https: how to write it" 65 \
+  'not an http:// or https:// address; write it as `https://HOST/v1`' -- \
+  env JR2_AGENT_BASE_URL=ftp://api.openai.com/v1 "$asker" run --agents openai
 expect "--agents openai goes with run, send and serve" 64 '`--agents` goes with' -- \
   "$asker" status x --agents openai
 

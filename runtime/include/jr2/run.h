@@ -131,24 +131,28 @@ void CheckInput(const WorkflowInfo& workflow, const Json& input);
 // (the generated code always gives it); this is the bound of an Agent no module declares.
 inline constexpr int kAgentPicks = 3;
 
+// How the harness reaches its model server (runtime/src/agents.h): tests give a fake.
+struct ModelTransport;
+
 // The OpenAI-compatible Agent harness (docs/runtime.md, Agents): a model server that answers
 // `POST …/v1/chat/completions` with tool calls (llama.cpp's server, vLLM, Ollama, a hosted API
-// behind a local proxy). Each time an Agent's Gate opens, the Agent's `instructions` and the
+// over https). Each time an Agent's Gate opens, the Agent's `instructions` and the
 // Gate's meta go to the model with the Gate's Menu as its tools, and the tool call it answers is
 // the Agent's pick.
 struct ModelServer {
-  std::string url;             // the completions endpoint: `http://HOST:PORT/v1/chat/completions`
-  std::string shown;           // `HOST:PORT`, for the feed
-  std::string model;           // sent as `model`
-  std::string apiKey;          // sent as a Bearer token; never on the feed, in a log or stored
+  std::string url;     // the completions endpoint: `http[s]://HOST[:PORT]/v1/chat/completions`
+  std::string shown;   // `HOST:PORT`, for the feed
+  std::string model;   // sent as `model`
+  std::string apiKey;  // sent as a Bearer token; never on the feed, in a log or stored
   int64_t timeoutMs = 120000;  // one request's deadline
   int attempts = 4;            // tries of one request: a timeout, a 429, a 5xx or a body that is
                                // not a chat completion is tried again, up to this many times
   int64_t backoffMs = 1000;    // the first wait between tries, doubled at each
   int64_t maxRetryAfterMs = 60000;  // the longest `Retry-After` obeyed (a longer one waits this)
+  std::shared_ptr<const ModelTransport> transport;  // null: HTTP to `url` (tests give a fake)
 };
 
-// The harness from the environment: JR2_AGENT_BASE_URL (`http://HOST:PORT` or `…/v1`),
+// The harness from the environment: JR2_AGENT_BASE_URL (`http[s]://HOST[:PORT]` or `…/v1`),
 // JR2_AGENT_MODEL, JR2_AGENT_API_KEY (optional) and JR2_AGENT_TIMEOUT (seconds, optional).
 // Throws BadInput naming the variable that is missing or wrong, and how to set it.
 ModelServer ModelServerFromEnv();
@@ -369,7 +373,9 @@ class Run {
   // The OpenAI-compatible harness (ModelServer) for this run's Agents: each Agent Gate that
   // opens (and at once each open now) is put to the model; its answer is the Agent's pick. What
   // the exchange does — a retry, a refused pick, a failure that leaves the Gate to a person — is
-  // on the feed. Nothing of it is stored: a run restored mid-Turn asks the model again.
+  // on the feed. A try holds an effect thread while it waits for the server; the wait between
+  // tries holds none (a timer on the run's engine, or on a manual clock, due at tick()). The
+  // exchange is not stored: a run restored mid-Turn asks the model again.
   void modelAgents(std::shared_ptr<const ModelServer> server);
 
   // For tests: replaces how a Source's `next` is called (scripted answers, deferred on purpose).
@@ -485,13 +491,22 @@ class Run {
     int invokeId;
     uint64_t opening = 0;   // which opening of the Gate (a name can close and open again)
     bool answered = false;  // an answer accepted, delivered at the next turn
-    int refusedPicks = 0;   // an Agent's picks refused at this opening (its `picks:` bound)
+    int refusedPicks = 0;   // an Agent's picks refused at this opening (its `picks:` bound);
+                            // stored with the run (snapshot's `refusedPicks`)
   };
   // An Agent's Turn with the model at one opening of its Gate: the conversation so far (the
-  // request's messages, then each refused pick and why), while the Gate is open.
+  // request's messages, then each refused pick and why), while the Gate is open; and the ask
+  // out now, one try at a time, with the wait before its next try (agents.h, TryModel).
   struct ModelTurn {
     uint64_t opening = 0;
     Json messages;
+    std::shared_ptr<const std::string> body;  // the ask's request, as sent
+    int attempt = 1;                          // the next try's number
+    int64_t backoffMs = 0;                    // the wait after the next try fails
+    // A try waited for. On a real clock, a timer on the engine (destroying it cancels the wait);
+    // on a manual clock, the time it is due, fired by tick().
+    std::shared_ptr<void> retryTimer;
+    std::optional<int64_t> retryDueMs;
   };
   struct Timer {
     Actor* owner;
@@ -514,8 +529,12 @@ class Run {
   // with a model server, asks the model (askModel).
   void answerAgent(const std::string& gate);
   void askModel(const std::string& gate);
-  // The model's answer for the Turn at `gate` (AskModel's JSON), taken on the strand.
+  // Sends the next try of the ask at `gate` (on an effect thread; its answer on the strand).
+  void tryModel(const std::string& gate);
+  // A try's answer for the Turn at `gate` (TryModel's JSON), taken on the strand: a retry is
+  // waited out on the run's executor, holding no thread.
   void modelAnswered(const std::string& gate, uint64_t opening, const Json& answer);
+  void retryModel(const std::string& gate, uint64_t opening);
   // After a refused pick at `gate`: the Agent picks again, or, its `picks:` spent, the Gate waits
   // for a person. Returns whether it picks again.
   bool pickAgain(GateEntry& entry);

@@ -461,8 +461,12 @@ Utf8Step Utf8At(std::string_view text, size_t i);
 //   "WHAT is not UTF-8: the byte 0xFF at line 1, column 7 is not part of a UTF-8 character"
 //   "WHAT nests deeper than 512 levels"          (found while parsing, never after)
 //   "WHAT is not valid JSON: at line 1, column 11: unexpected end of input; expected …"
+// `keep`, when given, is asked of each element after the depth check, as nlohmann's parser
+// callback is: what it refuses is never built (a caller that needs a small part of a large text
+// keeps its memory to that part).
 Json ParseExternalJson(std::string_view text, const std::string& what,
-                       size_t maxBytes = kMaxExternalBytes);
+                       size_t maxBytes = kMaxExternalBytes,
+                       const Json::parser_callback_t& keep = nullptr);
 
 // Reads a file that comes from outside, at most maxBytes of it (it reads one byte more to know
 // that there is more: `/dev/zero` stops at once). Throws BadInput naming `what` and the path:
