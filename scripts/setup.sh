@@ -13,6 +13,7 @@ packages=(
   libssl-dev
   clang-14 libclang-rt-14-dev clang-format clang-tidy
   graphviz
+  python3-prometheus-client
 )
 
 missing=()

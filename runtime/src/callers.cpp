@@ -23,6 +23,8 @@ const char* ToString(Scope s) {
       return "answer";
     case Scope::kCancel:
       return "cancel";
+    case Scope::kMetrics:
+      return "metrics";
   }
   return "?";
 }
@@ -124,10 +126,13 @@ Callers Callers::Parse(const Json& doc, const std::string& where) {
           scope = Scope::kAnswer;
         } else if (name == "cancel") {
           scope = Scope::kCancel;
+        } else if (name == "metrics") {
+          scope = Scope::kMetrics;
         } else {
-          std::string what =
-              "has the scope `" + name + "`; the scopes are start, read, answer and cancel";
-          if (const std::string near = ClosestName(name, {"start", "read", "answer", "cancel"});
+          std::string what = "has the scope `" + name +
+                             "`; the scopes are start, read, answer, cancel and metrics";
+          if (const std::string near =
+                  ClosestName(name, {"start", "read", "answer", "cancel", "metrics"});
               !near.empty()) {
             what = "has the scope `" + name + "`; did you mean `";
             what += near;

@@ -248,7 +248,9 @@ void RunHost::attach(Hosted& h, bool fresh) {
     if (saved_) saved_(id, lines);
   });
   run.onEvent([this, id, saver](const Run::FeedEvent& e) {
-    saver->addEvent(FeedLine(0, SystemClock().nowMs(), e.line, e.kind, e.data));
+    const int64_t now = SystemClock().nowMs();
+    count(id, e, now);
+    saver->addEvent(FeedLine(0, now, e.line, e.kind, e.data));
     if (event_) event_(id, e);
   });
   if (!agents_.is_null()) run.scriptAgents(agents_);
@@ -257,6 +259,37 @@ void RunHost::attach(Hosted& h, bool fresh) {
   run.setDispatcher(this);
   if (run.dispatchedBy().is_object())
     keys_[{run.workflow().name, run.dispatchedBy().value("key", "")}] = id;
+}
+
+void RunHost::Histogram::observe(double seconds) {
+  if (counts.size() != bounds.size() + 1) counts.assign(bounds.size() + 1, 0);
+  size_t i = 0;
+  while (i < bounds.size() && seconds > bounds[i]) ++i;
+  ++counts[i];
+  sum += seconds;
+  ++count;
+}
+
+void RunHost::count(const std::string& id, const Run::FeedEvent& e, int64_t nowMs) {
+  ++metrics_.events[e.kind];
+  if (e.kind == "gate-opened" && e.data.value("kind", "") != "source") {
+    metrics_.gateOpened[{id, e.data.value("gate", "")}] = nowMs;
+  } else if (e.kind == "gate-closed") {
+    const auto it = metrics_.gateOpened.find({id, e.data.value("gate", "")});
+    if (it != metrics_.gateOpened.end()) {
+      metrics_.gateWait.observe(static_cast<double>(nowMs - it->second) / 1000.0);
+      metrics_.gateOpened.erase(it);
+    }
+  } else if (e.kind == "agent" && e.data.is_object()) {
+    if (e.data.contains("pick") && e.data.contains("model")) ++metrics_.modelRequests;
+    if (e.data.contains("waitMs")) ++metrics_.modelRetries;
+  }
+}
+
+int RunHost::effectsOut() const { return engine_->out(); }
+
+std::map<std::pair<std::string, std::string>, int64_t> RunHost::runCounts() {
+  return store_.runCounts();
 }
 
 bool RunHost::commit(const std::vector<Run*>& runs) {
@@ -281,7 +314,10 @@ bool RunHost::commit(const std::vector<Run*>& runs) {
   std::vector<int64_t> revisions;
   try {
     revisions = store_.saveAll(batch);
+    metrics_.commit.observe(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - now).count());
   } catch (const StoreFull& e) {
+    ++metrics_.commitsFailed;
     for (size_t i = 0; i < batch.size(); ++i) saved[i]->saver->failed(*saved[i]->run, batch[i]);
     if (!serving_) throw;  // a command says so and exits; serve waits for space
     if (!full_) {

@@ -63,6 +63,11 @@ struct Limits {
   int connections = 0;
   int openStreams = 0;
   std::map<std::string, int> openByAddress;
+  // For GET /metrics: the answers by route (its pattern) and status, the hook verdicts, and the
+  // connections sent away.
+  std::map<std::pair<std::string, unsigned>, int64_t> answers;
+  std::map<std::pair<std::string, std::string>, int64_t> verdicts;
+  int64_t evicted = 0;
 };
 
 // A refusal with its HTTP status: `{"error": message}`.
@@ -124,7 +129,11 @@ class Session : public std::enable_shared_from_this<Session> {
   // band is at its bound.
   bool takeOpenSlot();
 
+  // The route's pattern (`GET /runs/:id`), for the metrics; "" until it is known.
+  void route(std::string pattern) { route_ = std::move(pattern); }
+
   void answer(unsigned status, const Json& body, int retryAfter = 0) {
+    ++limits_->answers[{route_.empty() ? "other" : route_, status}];
     res_.version(11);
     res_.result(status);
     res_.set(http::field::content_type, "application/json");
@@ -138,6 +147,20 @@ class Session : public std::enable_shared_from_this<Session> {
                       [self = shared_from_this()](beast::error_code, size_t) { self->close(); });
   }
   void refuse(const HttpError& e) { answer(e.status, {{"error", e.message}}, e.retryAfter); }
+  // A text answer (GET /metrics).
+  void answerText(unsigned status, std::string body, const char* type) {
+    ++limits_->answers[{route_.empty() ? "other" : route_, status}];
+    res_.version(11);
+    res_.result(status);
+    res_.set(http::field::content_type, type);
+    res_.set(http::field::connection, "close");
+    res_.set(http::field::cache_control, "no-store");
+    res_.body() = std::move(body);
+    res_.prepare_payload();
+    stream_.expires_after(std::chrono::seconds(10));
+    http::async_write(stream_, res_,
+                      [self = shared_from_this()](beast::error_code, size_t) { self->close(); });
+  }
 
   // Turns the connection into an event stream: `pump` is asked for at most a page of what to
   // send, at once, then every 200 ms, and again as soon as the client has taken a page while
@@ -177,6 +200,7 @@ class Session : public std::enable_shared_from_this<Session> {
   bool readTimedOut_ = false;
   bool evicted_ = false;
   bool openSlot_ = false;
+  std::string route_;
   // An event stream's state.
   Pump pump_;
   std::unique_ptr<boost::asio::steady_timer> timer_;
@@ -218,7 +242,7 @@ class Server {
       reading_.pop_front();
       if (oldest && oldest->reading()) {
         oldest->evict();
-        ++evicted_;
+        ++limits_->evicted;
         return true;
       }
     }
@@ -333,41 +357,57 @@ class Server {
                           "there is space",
                       5};
     }
+    const std::string method(SV(http::to_string(m)));
+    auto label = [&](const char* pattern) { s->route(method + " " + pattern); };
     if (is({"healthz"})) {
+      label("/healthz");
       only(http::verb::get);
       return s->answer(200, {{"ok", true}});
     }
+    if (is({"metrics"})) {
+      label("/metrics");
+      only(http::verb::get);
+      return metrics(s);
+    }
     if (is({"workflows", ":name", "runs"})) {
+      label("/workflows/:name/runs");
       if (m == http::verb::post) return startRun(s, seg[1], t);
       only(http::verb::get);
       return observeRuns(s, seg[1]);
     }
     if (is({"workflows", ":name", "runs", ":id", "events"})) {
+      label("/workflows/:name/runs/:id/events");
       only(http::verb::get);
       return events(s, seg[3], seg[1], t);
     }
     if (is({"runs"})) {
+      label("/runs");
       only(http::verb::get);
       return listRuns(s);
     }
     if (is({"runs", ":id"})) {
+      label("/runs/:id");
       only(http::verb::get);
       return showRun(s, seg[1]);
     }
     if (is({"runs", ":id", "events"})) {
+      label("/runs/:id/events");
       if (m == http::verb::post) return cancelRun(s, seg[1]);
       only(http::verb::get);
       return events(s, seg[1], "", t);
     }
     if (is({"runs", ":id", "gates", ":gate", "events"})) {
+      label("/runs/:id/gates/:gate/events");
       only(http::verb::post);
       return answerGate(s, seg[1], seg[3]);
     }
     if (is({"gates"})) {
+      label("/gates");
       only(http::verb::get);
       return listGates(s);
     }
     if (is({"hooks", ":name"})) {
+      label("/hooks/:name");
       if (m == http::verb::post) return hook(s, seg[1]);
       only(http::verb::get);
       return hookLog(s, seg[1]);
@@ -824,13 +864,109 @@ class Server {
       throw HttpError{400, "a delivery id or event key is at most 200 characters"};
     const Json verdict = host_.deliverHook(name, key, delivery, payload, /*drive=*/false);
     // Above the Pool's `hold`: 429, and the delivery is not kept (a resend is heard).
-    host_.afterCommit([s, verdict] {
+    const std::shared_ptr<Limits> limits = limits_;
+    host_.afterCommit([s, verdict, name, limits] {
       const std::string v = verdict.value("verdict", "");
+      ++limits->verdicts[{name, v}];
       if (v == "paused" || v == "backoff" || v == "busy")
         return s->answer(503, verdict, static_cast<int>(verdict.value("retryAfter", int64_t{0})));
       if (v == "hold-full") return s->answer(429, verdict, 1);
       s->answer(200, verdict);
     });
+  }
+
+  // GET /metrics (#30): the Prometheus text format (0.0.4), for the instance token or a Caller
+  // with the `metrics` scope.
+  void metrics(const std::shared_ptr<Session>& s) {
+    const Caller& c = caller(s);
+    if (!Callers::HasAnywhere(c, Scope::kMetrics))
+      throw HttpError{403, "Caller `" + Printable(c.name) +
+                               "` has no `metrics` scope (give it `\"*\": [\"metrics\"]` in the "
+                               "callers file)"};
+    std::string out;
+    auto family = [&out](const char* name, const char* type, const char* help) {
+      out += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " " + type + "\n";
+    };
+    auto labels = [](std::initializer_list<std::pair<const char*, std::string>> ls) {
+      std::string text = "{";
+      for (const auto& [k, v] : ls) {
+        if (text.size() > 1) text += ",";
+        text += std::string(k) + "=\"";
+        for (char ch : v) {
+          if (ch == '\\' || ch == '"') text += '\\';
+          if (ch == '\n') {
+            text += "\\n";
+            continue;
+          }
+          text += ch;
+        }
+        text += "\"";
+      }
+      return text + "}";
+    };
+    auto num = [](double v) {
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "%.9g", v);
+      return std::string(buf);
+    };
+    const RunHost::Metrics& m = host_.metrics();
+    family("jr2_runs", "gauge", "Runs in the store, by workflow and status.");
+    for (const auto& [key, n] : host_.runCounts())
+      out += "jr2_runs" + labels({{"workflow", key.first}, {"status", key.second}}) + " " +
+             std::to_string(n) + "\n";
+    auto eventCount = [&](const char* kind) {
+      const auto it = m.events.find(kind);
+      return it == m.events.end() ? int64_t{0} : it->second;
+    };
+    family("jr2_items_settled_total", "counter", "Pool items settled since serve started.");
+    out += "jr2_items_settled_total " + std::to_string(eventCount("settled")) + "\n";
+    family("jr2_items_failed_total", "counter", "Pool items failed since serve started.");
+    out += "jr2_items_failed_total " + std::to_string(eventCount("failed")) + "\n";
+    family("jr2_gates_opened_total", "counter", "Gates opened since serve started.");
+    out += "jr2_gates_opened_total " + std::to_string(eventCount("gate-opened")) + "\n";
+    family("jr2_gates_open", "gauge", "Gates open now (of the runs serve hosts).");
+    out += "jr2_gates_open " + std::to_string(m.gateOpened.size()) + "\n";
+    auto histogram = [&](const char* name, const char* help, const RunHost::Histogram& h) {
+      family(name, "histogram", help);
+      int64_t cumulative = 0;
+      for (size_t i = 0; i <= h.bounds.size(); ++i) {
+        cumulative += i < h.counts.size() ? h.counts[i] : 0;
+        out += std::string(name) + "_bucket" +
+               labels({{"le", i < h.bounds.size() ? num(h.bounds[i]) : "+Inf"}}) + " " +
+               std::to_string(cumulative) + "\n";
+      }
+      out += std::string(name) + "_sum " + num(h.sum) + "\n";
+      out += std::string(name) + "_count " + std::to_string(h.count) + "\n";
+    };
+    histogram("jr2_gate_wait_seconds", "How long a Gate was open, from opened to closed.",
+              m.gateWait);
+    histogram("jr2_commit_seconds", "How long a turn's group commit took.", m.commit);
+    family("jr2_commits_failed_total", "counter", "Group commits the store's disk refused.");
+    out += "jr2_commits_failed_total " + std::to_string(m.commitsFailed) + "\n";
+    family("jr2_store_full", "gauge", "1 while the store's disk is full.");
+    out += std::string("jr2_store_full ") + (host_.storeFull().empty() ? "0" : "1") + "\n";
+    family("jr2_effects_running", "gauge", "Processes, host functions and waits out now.");
+    out += "jr2_effects_running " + std::to_string(host_.effectsOut()) + "\n";
+    family("jr2_hook_deliveries_total", "counter", "Hook deliveries by hook and verdict.");
+    for (const auto& [key, n] : limits_->verdicts)
+      out += "jr2_hook_deliveries_total" + labels({{"hook", key.first}, {"verdict", key.second}}) +
+             " " + std::to_string(n) + "\n";
+    family("jr2_http_requests_total", "counter", "HTTP answers by route and status.");
+    for (const auto& [key, n] : limits_->answers)
+      out += "jr2_http_requests_total" +
+             labels({{"route", key.first}, {"status", std::to_string(key.second)}}) + " " +
+             std::to_string(n) + "\n";
+    family("jr2_http_connections", "gauge", "HTTP connections open now.");
+    out += "jr2_http_connections " + std::to_string(limits_->connections) + "\n";
+    family("jr2_http_open_streams", "gauge", "Event streams of the open band now.");
+    out += "jr2_http_open_streams " + std::to_string(limits_->openStreams) + "\n";
+    family("jr2_http_evicted_total", "counter", "Idle connections sent away when serve was full.");
+    out += "jr2_http_evicted_total " + std::to_string(limits_->evicted) + "\n";
+    family("jr2_model_requests_total", "counter", "An Agent's asks of its model.");
+    out += "jr2_model_requests_total " + std::to_string(m.modelRequests) + "\n";
+    family("jr2_model_retries_total", "counter", "Tries again after a model's failed answer.");
+    out += "jr2_model_retries_total " + std::to_string(m.modelRetries) + "\n";
+    s->answerText(200, out, "text/plain; version=0.0.4; charset=utf-8");
   }
 
   void hookLog(const std::shared_ptr<Session>& s, const std::string& name) {
@@ -853,7 +989,6 @@ class Server {
   // Followers whose next page is due, held: nothing else may hold a follower meanwhile.
   std::deque<std::shared_ptr<Session>> pumps_;
   bool pumpsQueued_ = false;
-  int64_t evicted_ = 0;
 
   void runPumps() {
     pumpsQueued_ = false;
@@ -961,6 +1096,7 @@ void Session::read(beast::error_code ec) {
 }
 
 void Session::stream(Pump pump) {
+  ++limits_->answers[{route_, 200}];
   pump_ = std::move(pump);
   timer_ = std::make_unique<boost::asio::steady_timer>(stream_.get_executor());
   send(

@@ -1055,6 +1055,13 @@ class SqliteStore final : public Store {
     return feedPage(id, afterSeq, -1);
   }
 
+  std::map<std::pair<std::string, std::string>, int64_t> runCounts() override {
+    Stmt s(*db_, "SELECT workflow, status, count(*) FROM runs GROUP BY workflow, status");
+    std::map<std::pair<std::string, std::string>, int64_t> out;
+    while (s.step()) out[{s.text(0), s.text(1)}] = s.integer(2);
+    return out;
+  }
+
   bool hadGate(const std::string& id, const std::string& gate) override {
     Stmt s(*db_,
            "SELECT 1 FROM feed WHERE run = ? AND kind = 'gate-opened'"

@@ -308,6 +308,47 @@ except urllib.error.HTTPError as e:
 print("a key sent again with another input: %d" % reused)
 check(reused == 422, "a key reused with another input is refused 422 (%d)" % reused)
 
+# ---- GET /metrics, read by Prometheus's own parser -------------------------------------------
+req = urllib.request.Request("http://127.0.0.1:%d/metrics" % port,
+                             headers={"Authorization": "Bearer " + token()})
+with urllib.request.urlopen(req, timeout=10) as r:
+    metrics_type = r.headers.get("Content-Type", "")
+    metrics_text = r.read().decode()
+code_open, _ = request(port, "GET", "/metrics", auth=False)
+parsed = subprocess.run(
+    ["/usr/bin/python3", "-c", """
+import json, sys
+from prometheus_client.parser import text_string_to_metric_families
+out = {}
+for family in text_string_to_metric_families(sys.stdin.read()):
+    for sample in family.samples:
+        out.setdefault(sample.name, []).append([sample.labels, sample.value])
+print(json.dumps(out))
+"""], input=metrics_text, capture_output=True, text=True)
+samples = json.loads(parsed.stdout) if parsed.returncode == 0 else {}
+if parsed.returncode != 0:
+    print(parsed.stderr[-800:])
+
+
+def value(name, **labels):
+    return sum(v for l, v in samples.get(name, []) if all(l.get(k) == x for k, x in labels.items()))
+
+
+runs_total = value("jr2_runs")
+stored = len(request(port, "GET", "/runs")[1])
+print("GET /metrics: %s, %d families parsed by prometheus_client; jr2_runs %d (GET /runs %d), "
+      "Gate answers 409 %d, gate waits %d, settled %d; without a token %d"
+      % (metrics_type, len({n.rsplit("_bucket", 1)[0] for n in samples}), runs_total, stored,
+         value("jr2_http_requests_total", route="POST /runs/:id/gates/:gate/events", status="409"),
+         value("jr2_gate_wait_seconds_count"), value("jr2_items_settled_total"), code_open))
+check(parsed.returncode == 0, "the metrics parse as the Prometheus text format")
+check(metrics_type.startswith("text/plain; version=0.0.4"), "the metrics' type is 0.0.4")
+check(runs_total == stored and runs_total > 0, "jr2_runs counts the stored runs")
+check(value("jr2_http_requests_total", route="POST /runs/:id/gates/:gate/events", status="409") >= 1,
+      "the 409 of an answer sent again is counted by route and status")
+check(value("jr2_gate_wait_seconds_count") >= 50, "every answered Gate's wait is observed")
+check(code_open == 401, "the metrics need a token (%d)" % code_open)
+
 # ---- a slow client is answered 408 ---------------------------------------------------------------
 s = connect(port)
 s.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n")  # and never the blank line

@@ -63,6 +63,9 @@ class CountingStore final : public jr2rt::Store {
   std::vector<jr2rt::FeedLine> feed(const std::string& id, int64_t after) override {
     return inner_->feed(id, after);
   }
+  std::map<std::pair<std::string, std::string>, int64_t> runCounts() override {
+    return inner_->runCounts();
+  }
   bool hadGate(const std::string& id, const std::string& gate) override {
     return inner_->hadGate(id, gate);
   }

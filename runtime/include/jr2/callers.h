@@ -14,7 +14,8 @@
 
 namespace jr2rt {
 
-enum class Scope { kStart, kRead, kAnswer, kCancel };
+// kMetrics: `GET /metrics` (#30), given under any workflow's name (`"*": ["metrics"]`).
+enum class Scope { kStart, kRead, kAnswer, kCancel, kMetrics };
 const char* ToString(Scope s);
 
 struct Caller {

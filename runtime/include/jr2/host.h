@@ -130,6 +130,29 @@ class RunHost : private Dispatcher {
   RunSummary summary(const std::string& prefix);
   // Whether run `id` (full) is stored or hosted.
   bool known(const std::string& id);
+  // What `GET /metrics` tells of the host (#30): counts since it started, and two histograms
+  // (upper bounds in seconds; the counts are per bucket, not cumulative).
+  struct Histogram {
+    std::vector<double> bounds;
+    std::vector<int64_t> counts;  // one more than bounds: the last is +Inf
+    double sum = 0;
+    int64_t count = 0;
+    void observe(double seconds);
+  };
+  struct Metrics {
+    std::map<std::string, int64_t> events;  // feed lines by kind (`settled`, `failed`, …)
+    int64_t modelRequests = 0;              // an Agent's asks of its model
+    int64_t modelRetries = 0;               // and the tries again after a failed one
+    int64_t commitsFailed = 0;              // group commits the disk refused
+    Histogram gateWait{{1, 10, 60, 300, 900, 3600, 14400, 86400}, {}};
+    Histogram commit{{0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1}, {}};
+    std::map<std::pair<std::string, std::string>, int64_t> gateOpened;  // (run, Gate): ms
+  };
+  const Metrics& metrics() const { return metrics_; }
+  int effectsOut() const;
+  // Runs in the store by (workflow, status).
+  std::map<std::pair<std::string, std::string>, int64_t> runCounts();
+
   // While serving: the store's disk was full at the last commit (why, "" when it was not).
   // Reads go on; changes are refused until a commit stores again.
   std::string storeFull() const { return full_ ? fullReason_ : std::string(); }
@@ -239,6 +262,9 @@ class RunHost : private Dispatcher {
   // 200 ms: the engine asks after each turn).
   void serveInbox();
   bool commit(const std::vector<Run*>& runs);
+  // Counts a feed event of run `id` into metrics_.
+  void count(const std::string& id, const Run::FeedEvent& e, int64_t nowMs);
+  Metrics metrics_;
   bool serving_ = false;  // in serve(): a full disk is waited out, not thrown
   bool full_ = false;     // the last group commit found the disk full
   std::string fullReason_;

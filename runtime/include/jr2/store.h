@@ -4,6 +4,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -155,6 +156,8 @@ class Store {
   virtual int64_t revision(const std::string& id) = 0;
   // The feed of run `id` after line `afterSeq`, in order.
   virtual std::vector<FeedLine> feed(const std::string& id, int64_t afterSeq) = 0;
+  // How many runs the store holds, by (workflow, status): `GET /metrics`.
+  virtual std::map<std::pair<std::string, std::string>, int64_t> runCounts() = 0;
   // Whether Gate `gate` of run `id` was ever open (its feed says it opened): an answer to a Gate
   // that is not open now was taken already, or its state was left, rather than never there.
   virtual bool hadGate(const std::string& id, const std::string& gate) = 0;
