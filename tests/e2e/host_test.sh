@@ -10,7 +10,7 @@ lib="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/lib.sh"
 runner=$(realpath "$1")
 tmp=$(mktemp -d)
 trap 'pkill -KILL -f "^sleep (30\.12[0-9]|3\.127)$" 2>/dev/null; rm -rf "$tmp"' EXIT
-. "$lib"  # ok, fail
+. "$lib"  # ok, fail, sleeps, wait_exit
 cd "$tmp" || exit 1
 passed=0
 failed=0
@@ -31,22 +31,6 @@ start_run() {
     sleep 0.05
   done
   id=$("$runner" runs --json 2>/dev/null | python3 -c 'import json,sys; r=json.load(sys.stdin); print(r[-1]["run"] if r else "")')
-}
-
-sleeps() { pgrep -c -f "^sleep $1\$" || true; }
-
-# Waits up to 10 s for process $1 to end; sets rc to its exit code, or "hung" (in this shell:
-# `wait` takes only a child of its own).
-wait_exit() {
-  rc=hung
-  for _ in $(seq 1 200); do
-    if ! kill -0 "$1" 2>/dev/null; then
-      wait "$1"
-      rc=$?
-      return
-    fi
-    sleep 0.05
-  done
 }
 
 # 1. cancel while `run` waits for 8 processes of 30 s.

@@ -76,3 +76,21 @@ serve_url() {
   fi
   echo "$url"
 }
+
+# sleeps NAP: how many `sleep NAP` processes run (each test's naps are values no other test
+# uses, so its processes can be counted).
+sleeps() { pgrep -c -f "^sleep $1\$" || true; }
+
+# wait_exit PID: waits up to 10 s for process PID (a child of this shell) to end; sets rc to its
+# exit code, or "hung".
+wait_exit() {
+  rc=hung
+  for _ in $(seq 1 200); do
+    if ! kill -0 "$1" 2>/dev/null; then
+      wait "$1"
+      rc=$?
+      return
+    fi
+    sleep 0.05
+  done
+}

@@ -12,15 +12,13 @@ torture="$dir/conformance_torture"
 shell="$dir/conformance_shell"
 tmp=$(mktemp -d)
 trap 'pkill -KILL -f "^sleep 30\.14[0-9]$" 2>/dev/null; rm -rf "$tmp"' EXIT
-. "$lib"  # ok, fail
+. "$lib"  # ok, fail, sleeps, wait_exit
 cd "$tmp" || exit 1
 passed=0
 failed=0
 export JR2_STORE="$tmp/store.db"
 
 python3 -c "import json; print(json.dumps([{'id': 't%02d' % i} for i in range(8)]))" > tasks.json
-
-sleeps() { pgrep -c -f "^sleep $1\$" || true; }
 
 # Waits up to 5 s for no `sleep NAP` to be left; echoes how many are.
 settle() {
@@ -31,19 +29,6 @@ settle() {
     sleep 0.05
   done
   echo "$n"
-}
-
-# Waits up to 10 s for process $1 to end; sets rc to its exit code, or "hung".
-wait_exit() {
-  rc=hung
-  for _ in $(seq 1 200); do
-    if ! kill -0 "$1" 2>/dev/null; then
-      wait "$1"
-      rc=$?
-      return
-    fi
-    sleep 0.05
-  done
 }
 
 # A torture run of 8 items, each `sh -c "…; sleep NAP"` (sh and its child sleep), in the
