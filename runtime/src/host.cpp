@@ -929,6 +929,8 @@ std::vector<FeedLine> RunHost::feed(const std::string& id, int64_t afterSeq, int
 
 int64_t RunHost::revision(const std::string& id) { return store_.revision(id); }
 
+int64_t RunHost::lastSeq(const std::string& id) { return store_.lastSeq(id); }
+
 std::string RunHost::storedStatus(const std::string& id) {
   const auto r = store_.summary(id);
   return r ? r->status : std::string();

@@ -2231,10 +2231,16 @@ void Run::startCommand(Json spec, std::function<void(Json)> then,
     Engine& engine = *engine_;
     std::weak_ptr<int> life = life_;
     auto ok = [this, &engine, life, then](const Json& out) {
-      Back(engine, life, this, [then, out] { then(out); });
+      Back(engine, life, this, [this, then, out] {
+        --commandsOut_;
+        then(out);
+      });
     };
     auto bad = [this, &engine, life, failed](const Failure& f) {
-      Back(engine, life, this, [failed, f] { failed(f); });
+      Back(engine, life, this, [this, failed, f] {
+        --commandsOut_;
+        failed(f);
+      });
     };
     // Its output on the feed as it comes, each line told on the strand (a feed entry is stored
     // with the turn that tells it). Called from a handler of the executor, like Back's tasks,
@@ -2247,9 +2253,11 @@ void Run::startCommand(Json spec, std::function<void(Json)> then,
       });
     };
     engine.effectOut();
+    ++commandsOut_;
     if (!StartCommand(engine.io(), spec, home_, ok, bad, control, line)) {
       // No pidfd on this kernel: the blocking form, on the thread pool.
       engine.effectBack();
+      --commandsOut_;
       offload(
           [spec, home = home_] {
             return StdEffect("std.command", {{"spec", spec}}, home);

@@ -1089,6 +1089,12 @@ class SqliteStore final : public Store {
     txn.commit();
   }
 
+  int64_t lastSeq(const std::string& id) override {
+    Stmt s(*db_, "SELECT coalesce(max(seq), 0) FROM feed WHERE run = ?");
+    s.bind(1, id);
+    return s.step() ? s.integer(0) : 0;
+  }
+
   std::vector<FeedLine> feedPage(const std::string& id, int64_t afterSeq, int64_t limit) override {
     Stmt s(*db_,
            "SELECT seq, time, line, kind, data FROM feed WHERE run = ? AND seq > ? ORDER BY seq"

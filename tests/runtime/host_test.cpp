@@ -4,6 +4,7 @@
 #include "jr2/host.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -12,6 +13,7 @@
 #include <fstream>
 #include <map>
 #include <set>
+#include <thread>
 
 #include "engine.h"
 #include "jr2/run.h"
@@ -752,3 +754,43 @@ TEST_F(Host, AQueuedChangeIsAnsweredAfterTheCommitThatStoresIt) {
 }
 
 }  // namespace
+
+// Run::workOut (serve's `working`, what `run --server` and `send --server` wait on): true from
+// the turn that starts a process until the turn that takes its end, false for a run that waits
+// at a Gate with nothing out. The process waits on a FIFO that the test writes, so nothing sleeps.
+TEST_F(Host, WorkIsOutFromAProcesssStartToItsEndAndNotAtAGate) {
+  const std::string dir = FreshDir("work-out");
+  const std::string fifo = dir + "go";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  auto store = jr2rt::OpenSqliteStore(dir + "store.db");
+  jr2rt::RunHost host(registry, *store, clock);
+  std::string command, gate;
+  std::vector<bool> seen;  // workOut() of the command's run: at its start, out, after its end
+  bool atGate = true;
+  std::thread writer;
+  std::function<void()> untilEnded = [&] {
+    if (!host.run(command).ended()) return host.queue(untilEnded);
+    seen.push_back(host.run(command).workOut());
+    jr2rt::RunHost::Interrupt(SIGTERM);  // serve() returns after this turn
+  };
+  host.queue([&] {
+    command = host.begin("conformance_command", {{"argv", {"sh", "-c", "read x < " + fifo}}}, dir);
+    gate = host.begin("conformance_two_step", Json::object(), dir);
+    host.afterCommit([&] {
+      seen.push_back(host.run(command).workOut());  // held for this commit
+      atGate = host.run(gate).workOut();
+      host.queue([&] {
+        seen.push_back(host.run(command).workOut());  // out, or about to be
+        // The process ends once it reads a line: written from a thread, whose open waits for
+        // the process to open its end (the engine's thread must not).
+        writer = std::thread([&] { std::ofstream(fifo) << "go\n"; });
+        host.queue(untilEnded);
+      });
+    });
+  });
+  host.serve(nullptr);
+  if (writer.joinable()) writer.join();
+  EXPECT_EQ(seen, (std::vector<bool>{true, true, false}));
+  EXPECT_FALSE(atGate) << "a run at its Gate has no work out";
+  EXPECT_EQ(store->summary(command)->status, "done");
+}

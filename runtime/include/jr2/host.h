@@ -170,6 +170,8 @@ class RunHost : private Dispatcher {
   // Run `id`'s feed after line `afterSeq`; its stored revision and status (to follow it).
   std::vector<FeedLine> feed(const std::string& id, int64_t afterSeq, int64_t limit = -1);
   int64_t revision(const std::string& id);
+  // The number of run `id`'s last feed line (0 when none).
+  int64_t lastSeq(const std::string& id);
   std::string storedStatus(const std::string& id);
   // Deletes the runs of `workflow` that ended before `beforeMs`; gives how many.
   int64_t prune(int64_t beforeMs, const std::string& workflow);

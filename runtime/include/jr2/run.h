@@ -319,6 +319,13 @@ class Run {
   // not a deadline on a person's answer nor the poll of a Pool that waits at Gates. While there
   // is one, the run is not waiting for anybody.
   std::optional<int64_t> nextUnattendedTimer() const;
+  // Whether work of the run is out now: a host function or a process out (a read, an Agent's
+  // exchange), or an effect held for the turn's commit. With nextUnattendedTimer(), what tells a
+  // run that goes on by itself from one that waits for somebody (serve's `working`, which the
+  // `--server` verbs wait on as the local ones wait for the engine to be quiet).
+  bool workOut() const {
+    return !ended() && (offloaded_ > 0 || commandsOut_ > 0 || !held_.empty());
+  }
 
   // Progress lines (`T-1 started`, `T-1 settled`, …) as the run moves.
   void onProgress(std::function<void(const std::string&)> fn) { progress_ = std::move(fn); }
@@ -575,7 +582,8 @@ class Run {
   bool journaling_ = false;
   std::vector<Json> journalNew_;
   const std::vector<Json>* restoringJournal_ = nullptr;
-  int offloaded_ = 0;  // host functions out on the thread pool
+  int offloaded_ = 0;    // host functions out on the thread pool
+  int commandsOut_ = 0;  // processes awaited on the executor
   bool toldThreads_ = false;
   uint64_t steps_ = 0;      // handlers run on the strand: what a commit is for
   uint64_t committed_ = 0;  // steps_ at the last commit

@@ -178,6 +178,12 @@ class Store {
     if (limit > 0 && static_cast<int64_t>(lines.size()) > limit) lines.resize(limit);
     return lines;
   }
+  // The number of run `id`'s last feed line (0 when it has none): where a follower that wants
+  // only what comes next starts.
+  virtual int64_t lastSeq(const std::string& id) {
+    const auto lines = feed(id, 0);
+    return lines.empty() ? 0 : lines.back().seq;
+  }
   // Deletes the runs that ended (any status but `waiting`) before `beforeMs`, with their feeds
   // and lock files; gives how many. `workflow` "" means every workflow. Never the run a head
   // names: a paused standing Pool keeps what it holds for as long as it is paused.
