@@ -156,6 +156,12 @@ std::string Printable(const std::string& text) {
   return out;
 }
 
+std::string ResumedText(const std::string& workflow, const std::string& id, const std::string& from,
+                        bool dropHeld) {
+  return "standing Pool `" + workflow + "` resumed: run " + id + " takes over from run " + from +
+         (dropHeld ? " (its held items dropped)" : "");
+}
+
 std::string StandingChain(const WorkflowInfo& wf) {
   if (wf.pool == nullptr || !wf.pool->standing) return "";
   std::set<std::string> services;
@@ -1177,8 +1183,7 @@ std::string RunHost::resume(const std::string& workflow, bool dropHeld) {
   carried["streak"] = 0;  // a person resumed it: the count starts again
   std::string id = beginRun(workflow, Json::object(), CurrentDirectory(), nullptr, carried);
   standing_.erase(workflow);
-  note("standing Pool `" + workflow + "` resumed: run " + id + " takes over from run " + head->run +
-       (dropHeld ? " (its held items dropped)" : ""));
+  note(ResumedText(workflow, id, head->run, dropHeld));
   return id;
 }
 

@@ -1,18 +1,27 @@
-// The runner's verbs sent to a `serve` (`--server URL`): each verb is one or two requests to the
-// routes of docs/serve.md, and prints what the same verb prints against the store, with the
-// same `--json` shapes and exit codes.
+// The runner's verbs sent to a `serve` (`--server URL`): each verb is a few requests to the
+// routes of docs/serve.md, and prints what the same verb prints against the store — the same
+// lines, `--json` documents and exit codes — with the same printers (report.h), from the data
+// serve's answers carry for them. tests/e2e/server_contract_test.sh holds the two fronts to it.
 #include "remote.h"
 
 #include <chrono>
+#include <csignal>
 #include <iostream>
 #include <thread>
 
 #include "http_client.h"
 #include "jr2/host.h"
 #include "jr2/runner.h"
+#include "report.h"
 
 namespace jr2rt {
 namespace {
+
+// How often a verb that waits for the run asks serve again.
+constexpr auto kPoll = std::chrono::milliseconds(200);
+
+// SIGINT or SIGTERM while a verb waits for the run: it stops waiting (serve goes on).
+volatile std::sig_atomic_t g_stop = 0;
 
 // A path segment as it goes in a URL: every byte but the unreserved ones percent-encoded.
 std::string Segment(const std::string& text) {
@@ -28,10 +37,6 @@ std::string Segment(const std::string& text) {
     }
   }
   return out;
-}
-
-void PrintJson(const Json& j) {
-  std::cout << j.dump(2, ' ', false, Json::error_handler_t::replace) << "\n";
 }
 
 class Client {
@@ -65,8 +70,9 @@ class Client {
     }
   }
 
-  // A feed as server-sent events: each event's data to `line`, until the stream ends.
-  void stream(const std::string& path, const std::function<void(const Json&)>& line) {
+  // A feed as server-sent events: each event's data to `line` until the stream ends, or until
+  // `line` gives false.
+  void stream(const std::string& path, const std::function<bool(const Json&)>& line) {
     std::string pending;
     HttpReply reply;
     try {
@@ -80,7 +86,7 @@ class Client {
             size_t eol = event.find('\n', at);
             if (eol == std::string::npos) eol = event.size();
             const std::string field = event.substr(at, eol - at);
-            if (field.rfind("data: ", 0) == 0) line(Json::parse(field.substr(6)));
+            if (field.rfind("data: ", 0) == 0 && !line(Json::parse(field.substr(6)))) return false;
             at = eol + 1;
           }
         }
@@ -97,6 +103,8 @@ class Client {
     return {{"Authorization", "Bearer " + call_.token}};
   }
 
+  // A refusal (4xx) is serve's own line, which names what was refused and why as the local
+  // verb's does; anything else says where it came from.
   Json check(const HttpReply& reply) const {
     Json doc = Json::parse(reply.body, nullptr, false);
     if (reply.status >= 200 && reply.status < 300) {
@@ -104,132 +112,194 @@ class Client {
         throw BadInput("serve at " + base_ + " answered something that is not JSON");
       return doc;
     }
-    std::string error = doc.is_object() && doc.contains("error") && doc["error"].is_string()
-                            ? doc["error"].get<std::string>()
-                            : "(no error line)";
-    throw BadInput("serve answered " + std::to_string(reply.status) + ": " + error);
+    const bool lined = doc.is_object() && doc.contains("error") && doc["error"].is_string();
+    if (lined && reply.status >= 400 && reply.status < 500)
+      throw BadInput(doc["error"].get<std::string>());
+    throw BadInput("serve at " + base_ + " answered " + std::to_string(reply.status) + ": " +
+                   (lined ? doc["error"].get<std::string>() : "(no error line)"));
   }
 
   const RemoteCall& call_;
   std::string base_;
 };
 
-// The local verbs' shapes: a Gate `{name, meta, accepts, menu}` (and `run` in a list of them).
-Json LocalGate(const Json& g) {
-  return {{"name", g.value("gate", "")},
-          {"meta", g.value("meta", Json(nullptr))},
-          {"accepts", g.value("accepts", Json::array())},
-          {"menu", g.value("menu", Json::array())}};
-}
-
 class Verbs {
  public:
-  Verbs(const RemoteCall& call, const std::function<void(const std::string&)>& say)
-      : call_(call), say_(say), client_(call) {}
+  explicit Verbs(const RemoteCall& call) : call_(call), client_(call) {
+    print_.runner = call.workflow;
+    print_.server = call.server;
+    print_.json = call.json;
+  }
 
   int main() {
     const std::string& v = call_.verb;
     const auto& p = call_.positional;
     if (v == "run") return run();
-    if (v == "send") {
-      if (p.size() < 3 || p.size() > 4) throw BadInput("`send` takes RUN GATE EVENT [JSON]");
-      const Json payload = p.size() == 4 ? ParseExternalJson(p[3], "the payload") : Json::object();
-      const Json answer =
-          client_.call("POST", "/runs/" + Segment(p[0]) + "/gates/" + Segment(p[1]) + "/events",
-                       {{"event", p[2]}, {"payload", payload}});
-      return report(p[0], answer);
-    }
-    if (v == "status") {
-      if (p.size() != 1) throw BadInput("`status` takes RUN");
-      return report(p[0], client_.call("GET", "/runs/" + Segment(p[0])));
-    }
+    if (v == "send") return send();
+    if (v == "status") return report(get(p[0]), /*standing=*/true);
     if (v == "gates") return gates();
     if (v == "runs") return runs();
-    if (v == "cancel") {
-      if (p.size() != 1) throw BadInput("`cancel` takes RUN");
-      const Json answer =
-          client_.call("POST", "/runs/" + Segment(p[0]) + "/events", {{"type", "CANCEL"}});
-      if (call_.json) PrintJson({{"run", p[0]}, {"status", answer.value("status", "")}});
-      say_("run " + Printable(p[0]) + " was cancelled");
-      return kExitDone;
-    }
+    if (v == "cancel") return cancel();
     if (v == "log") return log();
     throw BadInput("`" + Printable(v) + "` works on the store itself, not through `--server`: " +
                    "run it where the store is");
   }
 
  private:
+  // GET /runs/:id of one of this workflow's runs (a prefix resolved by serve), refused as the
+  // store refuses another workflow's run.
+  Json get(const std::string& prefix) {
+    Json doc = client_.call("GET", "/runs/" + Segment(prefix));
+    const std::string workflow = doc.value("workflow", "");
+    if (workflow != call_.workflow)
+      throw BadInput("run " + doc.value("runId", prefix) + " is a run of `" + Printable(workflow) +
+                     "`, not `" + Printable(call_.workflow) + "`");
+    return doc;
+  }
+
   int run() {
-    if (!call_.positional.empty())
-      throw BadInput("`run` takes no positional arguments; give the input with --input");
-    Json answer = client_.call("POST", "/workflows/" + Segment(call_.workflow) + "/runs",
-                               {{"input", call_.input}});
-    const std::string id = answer.value("runId", "");
-    say_("run " + id + " started on serve");
-    // As the local `run`: until it ends, or (without --follow) until it waits for a person.
+    const std::string query = call_.dropHeld ? "?drop-held=true" : "";
+    const Json answer =
+        client_.call("POST", "/workflows/" + Segment(call_.workflow) + "/runs" + query,
+                     {{"input", call_.input}});
+    if (answer.value("resumed", false))  // a standing Pool's, as RunHost::resume tells it
+      std::cerr << print_.runner << ": "
+                << Printable(ResumedText(call_.workflow, answer.value("runId", ""),
+                                         answer.value("from", ""), call_.dropHeld))
+                << "\n";
+    // As the local `run`: until it ends or waits for somebody; with --follow, every timer.
+    return report(await(answer.value("runId", ""), 0, /*underWay=*/true));
+  }
+
+  int send() {
+    const auto& p = call_.positional;
+    const Json payload = p.size() == 4 ? ParseExternalJson(p[3], "the payload") : Json::object();
+    const Json before = get(p[0]);
+    const std::string id = before.value("runId", p[0]);
+    client_.call("POST", "/runs/" + Segment(id) + "/gates/" + Segment(p[1]) + "/events",
+                 {{"event", p[2]}, {"payload", payload}});
+    // As the local `send`: until what the answer started is done (the work under way waited for
+    // only with --follow).
+    return report(await(id, before.value("seq", int64_t{0}), /*underWay=*/call_.follow));
+  }
+
+  int cancel() {
+    const Json before = get(call_.positional[0]);
+    const std::string id = before.value("runId", "");
+    client_.call("POST", "/runs/" + Segment(id) + "/events", {{"type", "CANCEL"}});
+    const Json now = client_.call("GET", "/runs/" + Segment(id));
+    tell(id, before.value("seq", int64_t{0}), now);
+    report(now);
+    return kExitDone;  // RUNTIME.md §4: the `cancel` that cancelled the run exits 0
+  }
+
+  // Asks for run `id` until it ended, or waits with no work out (and no timer of work under way
+  // with `underWay`, no timer at all with --follow); tells the feed's lines after `seq` as they
+  // come. Gives the run's last answer.
+  Json await(const std::string& id, int64_t seq, bool underWay) {
+    struct sigaction sa {};
+    sa.sa_handler = [](int sig) { g_stop = sig; };
+    sigemptyset(&sa.sa_mask);
+    for (int sig : {SIGINT, SIGTERM}) sigaction(sig, &sa, nullptr);
+    bool told = false;
     for (;;) {
+      if (g_stop != 0) {
+        // As the local verb stopped by a signal says which run to take up, this says where the
+        // run goes on.
+        std::cerr << print_.runner << ": stopped waiting for run " << id
+                  << "; serve goes on with it (`" << print_.runner << " status " << id
+                  << " --server " << call_.server << "` shows it)\n";
+        std::_Exit(128 + g_stop);
+      }
       Json now = client_.call("GET", "/runs/" + Segment(id));
-      const std::string status = now.value("status", "");
-      const bool waitsForPerson = now.contains("gates") && !now["gates"].empty();
-      if (status != "waiting" || (waitsForPerson && !call_.follow)) return report(id, now);
-      std::this_thread::sleep_for(std::chrono::milliseconds(250));
+      seq = tell(id, seq, now);
+      if (now.value("status", "") != "waiting") return now;
+      const Json timer = now.value("report", Json::object())
+                             .value("text", Json::object())
+                             .value("timer", Json(nullptr));
+      const bool forTimer =
+          timer.is_object() && (call_.follow || (underWay && timer.value("underWay", false)));
+      if (!now.value("working", false) && !forTimer) return now;
+      if (forTimer && !told) {
+        // What the local verb says when it waits for a timer (RunHost::follow).
+        const int64_t wait = timer.value("due", int64_t{0}) - SystemClock().nowMs();
+        std::cerr << print_.runner << ": run " << id << " has a timer due in "
+                  << DurationText(std::max<int64_t>(wait, 0))
+                  << (call_.follow ? "; waiting for it (--follow)"
+                                   : " for work under way; waiting for it (Ctrl-C stops the "
+                                     "wait; serve goes on with the run)")
+                  << "\n";
+        told = true;
+      }
+      std::this_thread::sleep_for(kPoll);
     }
   }
 
-  // What `status` prints: the run's status and Gates; its output once it ended.
-  int report(const std::string& run, const Json& doc) {
-    const std::string status = doc.value("status", "");
-    const std::string id = doc.value("runId", run);
+  // Prints the lines of run `id`'s feed after `seq`, up to the last one stored when `now` was
+  // read (what the local verb prints as each step is stored); gives the last one printed.
+  int64_t tell(const std::string& id, int64_t seq, const Json& now) {
+    const int64_t last = now.value("seq", int64_t{0});
+    if (last <= seq) return seq;
+    client_.stream("/runs/" + Segment(id) + "/events?follow=false&after=" + std::to_string(seq),
+                   [&](const Json& f) {
+                     const int64_t at = f.value("seq", int64_t{0});
+                     if (at > last) return false;
+                     seq = at;
+                     const std::string line = f.value("line", "");
+                     if (!line.empty())
+                       std::cerr << print_.runner << ": " << Printable(line) << "\n";
+                     return true;
+                   });
+    return seq;
+  }
+
+  // What the local verb prints of the run; `standing`: the head of its standing workflow, which
+  // only `status` shows.
+  int report(const Json& doc, bool standing = false) {
+    Json view = doc.contains("report") ? doc["report"] : Fallback(doc);
+    if (!standing) view.erase("standing");
+    return PrintRun(view, print_);
+  }
+
+  // The view of a Caller that may answer and not read (GET /runs/:id without `report`): the
+  // status and the Gates it may answer.
+  static Json Fallback(const Json& doc) {
     Json gates = Json::array();
-    for (const auto& g : doc.value("gates", Json::array())) gates.push_back(LocalGate(g));
-    if (call_.json) {
-      Json out = {{"run", id}, {"status", status}, {"gates", gates}};
-      for (const char* key : {"workflow", "output", "reason", "items", "failures"}) {
-        if (doc.contains(key)) out[key] = doc[key];
-      }
-      PrintJson(out);
+    Json fields = Json::object();
+    for (const auto& g : doc.value("gates", Json::array())) {
+      gates.push_back({{"name", g.value("gate", "")},
+                       {"meta", g.value("meta", Json(nullptr))},
+                       {"accepts", g.value("accepts", Json::array())},
+                       {"menu", g.value("menu", Json::array())}});
     }
-    if (status == "waiting") {
-      say_("run " + Printable(id) + " is waiting at " + std::to_string(gates.size()) + " Gate" +
-           (gates.size() == 1 ? "" : "s") + (gates.empty() ? ", with no Gate open" : ":"));
-      for (const auto& g : gates) {
-        std::string accepts;
-        for (const auto& e : g["accepts"]) accepts += "  " + e.get<std::string>();
-        say_("  " + Printable(g["name"].get<std::string>()) + accepts);
-      }
-    } else {
-      say_("run " + Printable(id) + " ended " + status +
-           (doc.value("reason", "").empty() ? "" : ": " + Printable(doc.value("reason", ""))));
-      if (!call_.json && doc.contains("output") && !doc["output"].is_null())
-        PrintJson(doc["output"]);
-    }
-    return ExitCodeOf(RunStatusFrom(status));
+    return {{"run", doc.value("runId", "")},
+            {"workflow", doc.value("workflow", "")},
+            {"status", doc.value("status", "")},
+            {"output", nullptr},
+            {"reason", ""},
+            {"gates", gates},
+            {"text", {{"fields", fields}, {"timer", nullptr}, {"chain", ""}, {"hold", nullptr}}}};
   }
 
   int gates() {
-    if (call_.positional.size() > 1) throw BadInput("`gates` takes at most RUN");
-    const std::string prefix = call_.positional.empty() ? "" : call_.positional[0];
+    std::string run;
+    if (!call_.positional.empty()) run = get(call_.positional[0]).value("runId", "");
     Json all = Json::array();
     for (const auto& g : client_.call("GET", "/gates")) {
-      const std::string run = g.value("runId", "");
-      if (run.rfind(prefix, 0) != 0 || g.value("workflow", "") != call_.workflow) continue;
-      if (call_.json) {
-        Json gate = LocalGate(g);
-        gate["run"] = run;
-        all.push_back(std::move(gate));
-        continue;
-      }
-      std::cout << run << "  " << Printable(g.value("gate", ""));
-      for (const auto& e : g.value("accepts", Json::array()))
-        std::cout << "  " << e.get<std::string>();
-      std::cout << "\n";
+      if (g.value("workflow", "") != call_.workflow) continue;
+      if (!run.empty() && g.value("runId", "") != run) continue;
+      all.push_back({{"run", g.value("runId", "")},
+                     {"name", g.value("gate", "")},
+                     {"meta", g.value("meta", Json(nullptr))},
+                     {"accepts", g.value("accepts", Json::array())},
+                     {"menu", g.value("menu", Json::array())},
+                     {"fields", g.value("fields", Json::object())}});
     }
-    if (call_.json) PrintJson(all);
+    PrintGates(all, print_);
     return kExitDone;
   }
 
   int runs() {
-    if (!call_.positional.empty()) throw BadInput("`runs` takes no run; `status RUN` shows one");
     Json list = Json::array();
     const Json found = client_.call("GET", "/runs");
     // The serve lists newest first; the store's `runs`, oldest change first.
@@ -237,55 +307,42 @@ class Verbs {
       const Json& r = *it;
       if (r.value("workflow", "") != call_.workflow) continue;
       if (!call_.all && r.value("status", "") != "waiting") continue;
-      if (call_.json) {
-        list.push_back({{"run", r.value("runId", "")},
-                        {"workflow", r.value("workflow", "")},
-                        {"status", r.value("status", "")},
-                        {"updated", r.value("updated", int64_t{0})}});
-        continue;
-      }
-      std::string status = r.value("status", "");
-      status.resize(std::max<size_t>(status.size(), 10), ' ');
-      std::cout << r.value("runId", "") << "  " << status << "  "
-                << LocalTime(r.value("updated", int64_t{0})) << "\n";
+      list.push_back({{"run", r.value("runId", "")},
+                      {"workflow", r.value("workflow", "")},
+                      {"status", r.value("status", "")},
+                      {"updated", r.value("updated", int64_t{0})}});
     }
-    if (call_.json) PrintJson(list);
+    PrintRuns(list, call_.all, call_.server, print_);
     return kExitDone;
   }
 
   int log() {
-    if (call_.positional.size() != 1) throw BadInput("`log` takes RUN");
+    const std::string id = get(call_.positional[0]).value("runId", "");
     Json all = Json::array();
+    std::string ended;
     client_.stream(
-        "/runs/" + Segment(call_.positional[0]) + "/events" + (call_.follow ? "" : "?follow=false"),
+        "/runs/" + Segment(id) + "/events" + (call_.follow ? "" : "?follow=false"),
         [&](const Json& f) {
-          const Json doc = {{"seq", f.value("seq", int64_t{0})},
-                            {"time", f.value("time", int64_t{0})},
-                            {"kind", f.value("kind", "")},
-                            {"data", f.value("data", Json(nullptr))},
-                            {"line", f.value("line", "")}};
-          if (call_.json && !call_.follow) {
-            all.push_back(doc);
-          } else if (call_.json) {
-            std::cout << doc.dump(-1, ' ', false, Json::error_handler_t::replace) << std::endl;
-          } else if (!doc["line"].get<std::string>().empty()) {
-            std::cout << LocalTime(doc["time"].get<int64_t>()) << "  "
-                      << Printable(doc["line"].get<std::string>()) << std::endl;
-          }
+          PrintFeedLine(f, call_.follow, print_, all);
+          if (f.value("kind", "") == "ended" && f.contains("data") && f["data"].is_object())
+            ended = f["data"].value("status", "");
+          return true;
         });
+    if (call_.follow) {
+      if (ended.empty()) ended = client_.call("GET", "/runs/" + Segment(id)).value("status", "");
+      PrintFeedEnd(id, ended, print_);
+    }
     if (call_.json && !call_.follow) PrintJson(all);
     return kExitDone;
   }
 
   const RemoteCall& call_;
-  const std::function<void(const std::string&)>& say_;
   Client client_;
+  PrintOptions print_;
 };
 
 }  // namespace
 
-int Remote(const RemoteCall& call, const std::function<void(const std::string&)>& say) {
-  return Verbs(call, say).main();
-}
+int Remote(const RemoteCall& call) { return Verbs(call).main(); }
 
 }  // namespace jr2rt

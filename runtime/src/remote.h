@@ -2,7 +2,6 @@
 // HTTP routes instead of the store. Private to the runner.
 #pragma once
 
-#include <functional>
 #include <string>
 #include <vector>
 
@@ -20,11 +19,13 @@ struct RemoteCall {
   bool json = false;
   bool all = false;
   bool follow = false;
+  bool dropHeld = false;  // run --drop-held (a paused standing Pool)
 };
 
-// Does `call.verb` on the serve at `call.server`; gives the exit code the verb gives locally.
-// `say` prints a line for a person (stderr); JSON documents go to stdout. Throws BadInput with
-// the serve's own error line for a refused request, and when the serve cannot be reached.
-int Remote(const RemoteCall& call, const std::function<void(const std::string&)>& say);
+// Does `call.verb` on the serve at `call.server` and prints what the verb prints against the
+// store, with the same printers (report.h); gives the exit code the verb gives locally. Throws
+// BadInput with the serve's own error line for a refused request, and when the serve cannot be
+// reached.
+int Remote(const RemoteCall& call);
 
 }  // namespace jr2rt

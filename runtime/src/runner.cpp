@@ -26,6 +26,7 @@
 #include "jr2/run.h"
 #include "jr2/store.h"
 #include "remote.h"
+#include "report.h"
 #include "serve.h"
 
 namespace jr2rt {
@@ -105,41 +106,6 @@ std::string StorePath(const Args& a) {
   return "jr2.db";
 }
 
-// One word of a command line for a POSIX shell, to be pasted: plain when it is made only of
-// characters no shell treats specially, in single quotes otherwise, and as $'…' with escapes when
-// it holds a control character (so that it neither runs anything nor reaches the terminal raw).
-std::string ShellQuote(const std::string& word) {
-  if (word.empty()) return "''";
-  bool plain = true, control = false;
-  for (char ch : word) {
-    const auto c = static_cast<unsigned char>(ch);
-    if (c < 0x20 || c == 0x7f) control = true;
-    if (!(std::isalnum(c) != 0 || std::strchr("_-./:@%+=,", ch) != nullptr) || c >= 0x80)
-      plain = false;
-  }
-  if (plain) return word;
-  if (!control && Printable(word) == word) {
-    std::string out = "'";
-    for (char ch : word) out += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
-    return out + "'";
-  }
-  std::string out = "$'";
-  for (char ch : word) {
-    const auto c = static_cast<unsigned char>(ch);
-    char buf[8];
-    if (ch == '\'' || ch == '\\') {
-      out += '\\';
-      out += ch;
-    } else if (c < 0x20 || c == 0x7f || c >= 0x80) {
-      std::snprintf(buf, sizeof buf, "\\x%02x", c);
-      out += buf;
-    } else {
-      out += ch;
-    }
-  }
-  return out + "'";
-}
-
 // `prune --ended-before 30d`: a count and a unit (s, min, h, d, w), as `.jr2` writes durations.
 int64_t DurationArg(const std::string& text) {
   size_t digits = 0;
@@ -157,25 +123,17 @@ int64_t DurationArg(const std::string& text) {
                    Printable(text) + "`");
 }
 
-std::string FieldsText(const EventSpec& e) {
-  if (e.fields.empty()) return "";
-  std::string out = " {";
-  for (size_t i = 0; i < e.fields.size(); ++i) {
-    out += (i ? ", " : " ") + e.fields[i].name + (e.fields[i].required ? "" : "?") + ": " +
-           e.fields[i].type;
-  }
-  return out + " }";
-}
-
-std::string ExamplePayload(const EventSpec& e) {
-  Json j = Json::object();
-  for (const auto& f : e.fields) {
-    if (!f.required) continue;
-    j[f.name] = f.type == "int" || f.type == "float" ? Json(0)
-                : f.type == "bool"                   ? Json(false)
-                                                     : Json("…");
-  }
-  return j.empty() ? "" : " " + ShellQuote(j.dump());
+// The words each verb takes after it: the same against the store and through `--server`.
+void CheckArity(const Args& a) {
+  const size_t n = a.positional.size();
+  if (a.verb == "run" && n != 0)
+    throw UsageError("`run` takes no positional arguments; give the input with --input");
+  if (a.verb == "send" && (n < 3 || n > 4)) throw UsageError("`send` takes RUN GATE EVENT [JSON]");
+  if (a.verb == "status" && n != 1) throw UsageError("`status` takes RUN");
+  if (a.verb == "gates" && n > 1) throw UsageError("`gates` takes at most RUN");
+  if (a.verb == "runs" && n != 0) throw UsageError("`runs` takes no run; `status RUN` shows one");
+  if (a.verb == "cancel" && n != 1) throw UsageError("`cancel` takes RUN");
+  if (a.verb == "log" && n != 1) throw UsageError("`log` takes RUN");
 }
 
 class Runner {
@@ -211,6 +169,7 @@ class Runner {
       throw UsageError("`--drop-held` goes with `run` (of a paused standing Pool)");
     if (a.threads > 0 && a.verb != "run" && a.verb != "send")
       throw UsageError("`--threads` goes with `run` and `send`");
+    CheckArity(a);
     if (!a.server.empty()) return remote(a);
     if (a.verb == "run") return run(a);
     if (a.verb == "send") return send(a);
@@ -306,170 +265,20 @@ class Runner {
     }
   }
 
-  static Json GateJson(const OpenGate& g) {
-    Json accepts = Json::array();
-    for (const auto& e : g.accepts) accepts.push_back(e.name);
-    return {{"name", g.name}, {"meta", g.meta}, {"accepts", accepts}, {"menu", MenuJson(g)}};
-  }
-
-  static void PrintJson(const Json& j) {
-    std::cout << j.dump(2, ' ', false, Json::error_handler_t::replace) << "\n";
-  }
-
-  // `T-3 settled · 2 live (T-4, T-5) · 1 failed`: what a waiting Pool has done so far.
-  static std::string SofarText(const Json& sofar) {
-    const Json& live = sofar["live"];
-    std::string out = std::to_string(sofar["items"].size()) + " settled, " +
-                      std::to_string(sofar["failures"].size()) + " failed, " +
-                      std::to_string(live.size()) + " live";
-    if (!live.empty()) {
-      out += " (";
-      size_t shown = 0;
-      for (const auto& id : live) {
-        if (shown == 8) {
-          out += ", …";
-          break;
-        }
-        out += (shown++ ? ", " : "") + Printable(id.get<std::string>());
-      }
-      out += ")";
-    }
-    return out;
-  }
-
-  // The head of a standing workflow (RunHost::standingState) in one line.
-  std::string StandingText(const Json& st) const {
-    const std::string name = "standing Pool `" + workflow_ + "`";
-    const std::string state = st.value("state", "");
-    const auto n = [&](const char* key) { return std::to_string(st.value(key, int64_t{0})); };
-    const std::string holds = n("held") + " held items and " + n("keys") + " live runs";
-    const std::string count = n("streak") + " counted runs in a row";
-    if (state == "new") return name + " has never run: `" + workflow_ + " serve` starts it";
-    if (state == "live")
-      return name + ": its live run is " + st.value("run", "") + ", since " +
-             LocalTime(st.value("startedMs", int64_t{0})) + ", with " + holds;
-    if (state == "paused")
-      return name + " is paused (" + st.value("paused", "") +
-             "): " + Printable(st.value("why", "")) + "; it keeps " + holds + "; `" + workflow_ +
-             " run` resumes it (`--drop-held` without the held items)";
-    return name + ": its run " + st.value("run", "") + " ended " + st.value("ended", "") + " (" +
-           count + "); a running `serve` starts the next at " +
-           LocalTime(st.value("retryAtMs", int64_t{0})) + ", with " + holds;
+  // How this command prints (report.h): the same printers as `--server`'s.
+  PrintOptions printing(bool json) const {
+    PrintOptions o;
+    o.runner = workflow_;
+    o.json = json;
+    return o;
   }
 
   // Prints what the run is now; gives the exit code of its status.
   int report(const Run& run, bool json, const Json& standing = nullptr) {
-    const std::string& id = run.id();
-    const Json sofar = run.sofar();  // what a waiting Pool has done; null otherwise
-    if (json) {
-      Json gates = Json::array();
-      for (const auto& g : run.gates()) gates.push_back(GateJson(g));
-      Json doc = {{"run", id},
-                  {"workflow", run.workflow().name},
-                  {"status", ToString(run.status())},
-                  {"output", run.output()},
-                  {"reason", run.reason()},
-                  {"gates", gates}};
-      if (!sofar.is_null()) doc["sofar"] = sofar;
-      if (!standing.is_null()) doc["standing"] = standing;
-      PrintJson(doc);
-    }
-
-    switch (run.status()) {
-      case RunStatus::kWaiting: {
-        const auto gates = run.gates();
-        if (gates.empty()) {
-          std::cerr << workflow_ << ": run " << id << " is waiting, with no Gate open:\n";
-        } else {
-          std::cerr << workflow_ << ": run " << id << " is waiting at " << gates.size() << " Gate"
-                    << (gates.size() == 1 ? "" : "s") << ":\n";
-        }
-        for (const auto& g : gates) {
-          std::cerr << "  " << Printable(g.name);
-          if (g.meta.is_object() && !g.meta.empty())
-            std::cerr << "  "
-                      << Printable(g.meta.dump(-1, ' ', false, Json::error_handler_t::replace));
-          std::cerr << "\n";
-          for (const auto& e : g.accepts) {
-            std::cerr << "    " << e.name << FieldsText(e)
-                      << (e.description.empty() ? "" : "  — " + Printable(e.description))
-                      << "\n      " << workflow_ << " send " << id << " "
-                      << (g.name.rfind('-', 0) == 0 ? "-- " : "") << ShellQuote(g.name) << " "
-                      << e.name << ExamplePayload(e) << "\n";
-          }
-        }
-        if (!sofar.is_null()) std::cerr << "  so far: " << SofarText(sofar) << "\n";
-        if (const std::string chain = StandingChain(run.workflow()); !chain.empty()) {
-          const Json state = run.handOverState();
-          std::cerr << "  standing: " << chain << "; " << state["held"].size() << " held, "
-                    << state["keys"].size() << " live runs\n";
-        }
-        const auto underWay = run.nextUnattendedTimer();
-        if (const auto due = underWay ? underWay : run.nextTimer()) {
-          const int64_t wait = *due - SystemClock().nowMs();
-          std::cerr << "  and a timer" << (underWay ? " of work under way" : "") << ", "
-                    << (wait > 0 ? "due in " + DurationText(wait) : "due now");
-          if (gates.empty() || underWay) {
-            std::cerr << ": a `run` process waiting for it goes on with it; if none is, `"
-                      << workflow_ << " run --resume " << id << "` does\n";
-          } else {
-            std::cerr << ": it fires at the next `send`, or wait for it with `" << workflow_
-                      << " run --resume " << id << " --follow`\n";
-          }
-        }
-        break;
-      }
-      case RunStatus::kDone:
-        std::cerr << workflow_ << ": run " << id << " ended done\n";
-        if (!json) PrintJson(run.output());
-        break;
-      case RunStatus::kDeadlocked: {
-        const Json& out = run.output();
-        std::cerr << workflow_ << ": run " << id
-                  << " ended deadlocked: no worker is live, and the items left can never start ("
-                  << out["items"].size() << " settled)\n";
-        if (!json) PrintJson(out);
-        break;
-      }
-      case RunStatus::kFailed:
-        std::cerr << workflow_ << ": run " << id << " ended failed: " << Printable(run.reason())
-                  << "\n";
-        if (!json && !run.output().is_null()) PrintJson(run.output());
-        break;
-      case RunStatus::kError:
-        std::cerr << workflow_ << ": run " << id << " ended error: " << Printable(run.reason())
-                  << "\n";
-        break;
-      case RunStatus::kCancelled:
-        if (const std::string chain = StandingChain(run.workflow()); !chain.empty()) {
-          const Json& carry = run.carry();
-          std::cerr << workflow_ << ": run " << id << " was cancelled: standing Pool " << chain
-                    << " is paused, holding " << (carry.is_object() ? carry["held"].size() : 0)
-                    << " items and " << (carry.is_object() ? carry["keys"].size() : 0)
-                    << " live runs; `" << workflow_ << " run` resumes it (`--drop-held` without "
-                    << "the held items)\n";
-          break;
-        }
-        std::cerr << workflow_ << ": run " << id << " was cancelled";
-        if (run.output().is_object()) {
-          std::cerr << "; what it had done is kept: " << run.output()["items"].size()
-                    << " settled, " << run.output()["failures"].size() << " failed";
-        }
-        std::cerr << "\n";
-        if (!json && !run.output().is_null()) PrintJson(run.output());
-        break;
-    }
-    // The head of its standing workflow, unless the lines above said it (this run's cancel).
-    const bool itsHead = standing.is_object() && standing.value("run", "") == id;
-    if (standing.is_object() && !(itsHead && standing.value("state", "") == "live") &&
-        !(itsHead && standing.value("paused", "") == "cancelled"))
-      std::cerr << StandingText(standing) << "\n";
-    return ExitCodeOf(run.status());
+    return PrintRun(RunView(run, standing), printing(json));
   }
 
   int run(const Args& a) {
-    if (!a.positional.empty())
-      throw UsageError("`run` takes no positional arguments; give the input with --input");
     if (!a.resume.empty()) return resume(a);
     const WorkflowInfo* wf = registry_.workflow(workflow_);
     if (wf->pool != nullptr && wf->pool->standing) return resumeStanding(a);
@@ -543,9 +352,6 @@ class Runner {
   }
 
   int send(const Args& a) {
-    if (a.positional.size() < 3 || a.positional.size() > 4) {
-      throw UsageError("`send` takes RUN GATE EVENT [JSON]");
-    }
     const Json payload = a.positional.size() == 4
                              ? ParseExternalJson(a.positional[3], "the payload")
                              : Json::object();
@@ -573,7 +379,6 @@ class Runner {
   }
 
   int status(const Args& a) {
-    if (a.positional.size() != 1) throw UsageError("`status` takes RUN");
     auto store = open(a, StoreMode::kReadOnly);
     SystemClock clock;
     RunHost host(registry_, *store, clock);
@@ -582,13 +387,12 @@ class Runner {
   }
 
   int gates(const Args& a) {
-    if (a.positional.size() > 1) throw UsageError("`gates` takes at most RUN");
     std::unique_ptr<Store> store;
     try {
       store = open(a, StoreMode::kReadOnly);
     } catch (const StoreMissing&) {
       if (!a.positional.empty()) throw;
-      if (a.json) PrintJson(Json::array());
+      PrintGates(Json::array(), printing(a.json));
       std::cerr << workflow_ << ": nothing needs a person: there is no run store at `"
                 << Printable(storePath_) << "` yet\n";
       return kExitDone;
@@ -620,23 +424,17 @@ class Runner {
         continue;
       }
       for (const auto& g : run->gates()) {
-        if (a.json) {
-          Json gate = GateJson(g);
-          gate["run"] = id;
-          all.push_back(std::move(gate));
-          continue;
-        }
-        std::cout << id << "  " << Printable(g.name);
-        for (const auto& e : g.accepts) std::cout << "  " << e.name << FieldsText(e);
-        std::cout << "\n";
+        Json gate = GateJson(g);
+        gate["run"] = id;
+        gate["fields"] = GateFields(g);
+        all.push_back(std::move(gate));
       }
     }
-    if (a.json) PrintJson(all);
+    PrintGates(all, printing(a.json));
     return broken > 0 ? kExitError : kExitDone;
   }
 
   int runs(const Args& a) {
-    if (!a.positional.empty()) throw UsageError("`runs` takes no run; `status RUN` shows one");
     std::vector<RunSummary> found;
     try {
       auto store = open(a, StoreMode::kReadOnly);
@@ -645,34 +443,18 @@ class Runner {
     } catch (const StoreMissing&) {
       // No store yet: no runs, and nothing is created by looking.
     }
-    if (a.json) {
-      Json list = Json::array();
-      for (const auto& r : found) {
-        list.push_back({{"run", r.id},
-                        {"workflow", r.workflow},
-                        {"status", r.status},
-                        {"updated", r.updatedMs}});
-      }
-      PrintJson(list);
-      return kExitDone;
-    }
-    if (found.empty()) {
-      std::cerr << workflow_ << ": no " << (a.all ? "" : "waiting ") << "runs of `" << workflow_
-                << "` in `" << Printable(storePath_) << "`"
-                << (a.all ? "" : "; `runs --all` lists the ended ones too") << "\n";
-      return kExitDone;
-    }
+    Json list = Json::array();
     for (const auto& r : found) {
-      // id, status, then when it last changed (local time), padded so the columns line up.
-      std::string status = r.status;
-      status.resize(std::max<size_t>(status.size(), 10), ' ');
-      std::cout << r.id << "  " << status << "  " << LocalTime(r.updatedMs) << "\n";
+      list.push_back({{"run", r.id},
+                      {"workflow", r.workflow},
+                      {"status", r.status},
+                      {"updated", r.updatedMs}});
     }
+    PrintRuns(list, a.all, StorePath(a), printing(a.json));
     return kExitDone;
   }
 
   int cancel(const Args& a) {
-    if (a.positional.size() != 1) throw UsageError("`cancel` takes RUN");
     auto store = open(a, StoreMode::kReadOnly);
     SystemClock clock;
     auto host = this->host(*store, clock, a);
@@ -692,7 +474,6 @@ class Runner {
   // log RUN [--follow]: the run's feed as it was saved, each line with its local time; with
   // --follow, then the lines still to come, until the run ends (or Ctrl-C).
   int log(const Args& a) {
-    if (a.positional.size() != 1) throw UsageError("`log` takes RUN");
     auto store = open(a, StoreMode::kReadOnly);
     SystemClock clock;
     RunHost host(registry_, *store, clock);
@@ -702,18 +483,12 @@ class Runner {
     auto show = [&] {
       for (const auto& f : host.feed(id, seq)) {
         seq = f.seq;
-        const Json doc = {{"seq", f.seq},
-                          {"time", f.timeMs},
-                          {"kind", f.kind},
-                          {"data", f.data},
-                          {"line", f.line}};
-        if (a.json && !a.follow) {
-          all.push_back(doc);
-        } else if (a.json) {  // --follow --json: one JSON document per line, as they come
-          std::cout << doc.dump(-1, ' ', false, Json::error_handler_t::replace) << std::endl;
-        } else if (!f.line.empty()) {  // the events that are only data are for --json
-          std::cout << LocalTime(f.timeMs) << "  " << Printable(f.line) << std::endl;
-        }
+        PrintFeedLine({{"seq", f.seq},
+                       {"time", f.timeMs},
+                       {"kind", f.kind},
+                       {"data", f.data},
+                       {"line", f.line}},
+                      a.follow, printing(a.json), all);
       }
     };
     show();
@@ -725,7 +500,7 @@ class Runner {
           rev = now;
           show();
           if (const std::string status = host.storedStatus(id); status != "waiting") {
-            std::cerr << workflow_ << ": run " << id << " ended " << status << "\n";
+            PrintFeedEnd(id, status, printing(a.json));
             break;
           }
         }
@@ -760,9 +535,8 @@ class Runner {
     call.json = a.json;
     call.all = a.all;
     call.follow = a.follow;
-    return Remote(call, [this](const std::string& line) {
-      std::cerr << workflow_ << ": " << Printable(line) << "\n";
-    });
+    call.dropHeld = a.dropHeld;
+    return Remote(call);
   }
 
   // serve [--listen HOST:PORT]: hosts every waiting run of this runner's workflows until SIGTERM

@@ -31,6 +31,7 @@
 #include "engine.h"
 #include "jr2/auth.h"
 #include "jr2/callers.h"
+#include "report.h"
 
 namespace jr2rt {
 namespace {
@@ -494,11 +495,16 @@ class Server {
     return fn(static_cast<const Run&>(*run));
   }
 
-  // A run this serve may change now: hosted, or taken up at once; 409 when it has ended, 503
-  // while another command drives it.
-  Run& changeable(const RunSummary& r) {
-    if (r.status != "waiting" && !host_.hosts(r.id))
-      throw HttpError{409, "run " + r.id + " has ended `" + r.status + "`"};
+  // A run this serve may change now: hosted, or taken up at once; 409 when it has ended (said as
+  // the local `send`, or with `cancel` the local `cancel`, says it), 503 while another command
+  // drives it.
+  Run& changeable(const RunSummary& r, bool cancel = false) {
+    const auto ended = [&](const std::string& status) {
+      return HttpError{409,
+                       cancel ? "run " + r.id + " has already ended `" + status + "`"
+                              : "run " + r.id + " has ended `" + status + "`; it takes no events"};
+    };
+    if (r.status != "waiting" && !host_.hosts(r.id)) throw ended(r.status);
     std::string holder;
     if (!host_.host(r.id, &holder)) {
       throw HttpError{503,
@@ -508,8 +514,7 @@ class Server {
                       1};
     }
     Run& run = host_.run(r.id);
-    if (run.ended())
-      throw HttpError{409, "run " + r.id + " has ended `" + ToString(run.status()) + "`"};
+    if (run.ended()) throw ended(ToString(run.status()));
     return run;
   }
 
@@ -638,13 +643,16 @@ class Server {
       // Nobody starts a standing Pool; a paused one is resumed (`?drop-held=true`: without its
       // held items). Live, never run, or in its back-off: 409.
       const auto drop = t.query.find("drop-held");
+      const std::string from = host_.standingState(workflow).value("run", "");
       std::string id;
       try {
         id = host_.resume(workflow, drop != t.query.end() && drop->second == "true");
       } catch (const BadInput& e) {
         throw HttpError{409, e.what()};
       }
-      host_.afterCommit([s, id] { s->answer(201, {{"runId", id}, {"resumed", true}}); });
+      host_.afterCommit([s, id, from] {
+        s->answer(201, {{"runId", id}, {"resumed", true}, {"from", from}});
+      });
       return;
     }
     const Json input = body.contains("input") ? body["input"] : Json::object();
@@ -730,6 +738,7 @@ class Server {
                 if (!read) {
                   Json view = run.observe();
                   view["gates"] = GatesFor(run, &c);
+                  view["working"] = run.workOut();
                   return view;
                 }
                 Json items = nullptr;
@@ -747,7 +756,11 @@ class Server {
                             {"reason", run.reason()},
                             {"items", items},
                             {"failures", failures},
-                            {"gates", GatesFor(run, nullptr)}};
+                            {"gates", GatesFor(run, nullptr)},
+                            // What the runner's verbs print (report.h), for `--server`.
+                            {"working", run.workOut()},
+                            {"seq", host_.lastSeq(run.id())},
+                            {"report", RunView(run, host_.standingState(run.workflow().name))}};
               }));
   }
 
@@ -799,10 +812,12 @@ class Server {
       if (!Callers::Allows(c, r.workflow, Scope::kAnswer)) continue;
       try {
         withRun(r, [&](const Run& run) {
-          for (const auto& g : GatesFor(run, &c)) {
-            Json entry = g;
+          for (const auto& g : run.gates()) {
+            if (!Callers::Allows(c, run.workflow().name, Scope::kAnswer, g.name)) continue;
+            Json entry = GateView(g);
             entry["runId"] = run.id();
             entry["workflow"] = run.workflow().name;
+            entry["fields"] = GateFields(g);  // for the lines of `gates --server`
             out.push_back(std::move(entry));
           }
           return 0;
@@ -821,7 +836,7 @@ class Server {
     const Json body = Body(s, {"type"});
     if (!body.contains("type") || body["type"] != "CANCEL")
       throw HttpError{400, "this route takes {\"type\":\"CANCEL\"}"};
-    changeable(r);
+    changeable(r, /*cancel=*/true);
     host_.cancelHosted(r.id);  // stored at once
     s->answer(200, {{"status", ToString(host_.run(r.id).status())}});
   }

@@ -284,7 +284,11 @@ def prepare():
 
 # ---------------------------------------------------------------------------------------------
 OBS_KEYS = {"runId", "workflow", "status", "value", "children"}
-READ_KEYS = {"runId", "workflow", "status", "output", "reason", "items", "failures", "gates"}
+# GET /runs/:id adds `working` (both shapes), and for `read` the `seq` and `report` that the
+# `--server` verbs print from (server_contract_test.sh).
+ANSWER_KEYS = OBS_KEYS | {"gates", "working"}
+READ_KEYS = {"runId", "workflow", "status", "output", "reason", "items", "failures", "gates", "working",
+             "seq", "report"}
 
 
 def gate_names(gates):
@@ -412,20 +416,22 @@ def table(st, tok):
           "GET /gates as other: only the Gates of conformance_two_step", repr(j)[:300])
     j = answers[("GET /gates", "reviewer")].json
     check(isinstance(j, list) and j and all(x.get("gate", "").endswith(".review") for x in j)
-          and all(set(x) == {"runId", "workflow", "gate", "meta", "accepts", "menu"} for x in j),
-          "GET /gates as reviewer: only *.review Gates, each {runId, workflow, gate, meta, accepts, menu}", repr(j)[:300])
+          and all(set(x) == {"runId", "workflow", "gate", "meta", "accepts", "menu", "fields"} for x in j),
+          "GET /gates as reviewer: only *.review Gates, each {runId, workflow, gate, meta, accepts, menu, fields}",
+          repr(j)[:300])
     check(all([m.get("event") for m in x["menu"]] == x["accepts"]
               and all(set(m) == {"event", "audience", "description", "schema"}
                       and m["schema"].get("type") == "object" for m in x["menu"]) for x in j),
           "GET /gates: each Gate's menu lists its accepted events, each with its payload's schema",
           repr(j)[:300])
     j = answers[("GET /runs/R", "reviewer")].json or {}
-    check(isinstance(j, dict) and set(j) == OBS_KEYS | {"gates"} and gate_names(j.get("gates")) == ["both.x.review"],
+    check(isinstance(j, dict) and set(j) == ANSWER_KEYS and gate_names(j.get("gates")) == ["both.x.review"],
           "GET /runs/R as reviewer: the observation and only the Gate it may answer", repr(j)[:300])
     j = answers[("GET /runs/R", "read")].json or {}
     check(isinstance(j, dict) and set(j) == READ_KEYS and j.get("items") is None and j.get("failures") is None
           and j.get("status") == "waiting",
-          "GET /runs/R as read: {runId, workflow, status, output, reason, items, failures, gates}", repr(j)[:300])
+          "GET /runs/R as read: {runId, workflow, status, output, reason, items, failures, gates, working, seq, "
+          "report}", repr(j)[:300])
     j = answers[("GET /healthz", "none")]
     check(j.json == {"ok": True}, "GET /healthz: {\"ok\": true}", j.text[:100])
     j = answers[("GET /runs/R/events", "read")]
@@ -473,7 +479,7 @@ def secret_checks(st, tok):
             r = no_secret("%s as %s" % (what, c), http("GET", path, tok[c]))
             check(r.status == 200, "%s as %s: 200" % (what, c), "%d %s" % (r.status, r.text[:200]))
     r = http("GET", "/runs/" + ended, tok["answer"])
-    check(isinstance(r.json, dict) and set(r.json) == OBS_KEYS | {"gates"} and r.json.get("gates") == [],
+    check(isinstance(r.json, dict) and set(r.json) == ANSWER_KEYS and r.json.get("gates") == [],
           "GET /runs/:id (ended) as answer: the observation, no Gates, no output", r.text[:300])
     check(not leaks, "the planted secret appears in no open-band answer and no answer to an answer-only Caller",
           "it leaked in: " + "; ".join(leaks))

@@ -347,6 +347,10 @@ std::string Printable(const std::string& text);
 // A standing Pool's chain, from its hooks to the workflow its runs are of: `sentry → alerts →
 // triage` ("" for a workflow that does not stand).
 std::string StandingChain(const WorkflowInfo& workflow);
+// What a resume of standing Pool `workflow` tells (RunHost::resume, and `run --server`): run `id`
+// takes over from run `from`.
+std::string ResumedText(const std::string& workflow, const std::string& id, const std::string& from,
+                        bool dropHeld);
 // What `serve` says of the standing Pools of `workflows` when it starts: each chain, and a
 // warning for two that dispatch to one workflow.
 std::vector<std::string> StandingNotes(const Registry& registry,

@@ -1,0 +1,56 @@
+// What the runner's verbs print (docs/runtime.md#the-runner), against the store and through
+// `--server` alike: each verb's answer as data, and one printer of it. The local verbs make the
+// data from the run they hold; serve's answers carry the same data (docs/serve.md); the
+// `--server` client prints them with the same printers, so the two fronts cannot drift apart
+// (tests/e2e/server_contract_test.sh holds them to it). Private to the runner.
+#pragma once
+
+#include <string>
+
+#include "jr2/run.h"
+
+namespace jr2rt {
+
+// How a front prints: the runner's name (every line on stderr starts with it, and the printed
+// commands name it), the serve's URL through `--server` ("" against the store), and `--json`.
+struct PrintOptions {
+  std::string runner;
+  std::string server;
+  bool json = false;
+};
+
+// One JSON document on stdout, as every verb's `--json` prints it.
+void PrintJson(const Json& doc);
+
+// A Gate as the verbs show it (`--json`): `{name, meta, accepts, menu}`.
+Json GateJson(const OpenGate& gate);
+// The fields of each event a Gate takes, for the lines that show them: `{EVENT: [{name, type,
+// required}]}`, the type as the `.jr2` writes it.
+Json GateFields(const OpenGate& gate);
+
+// A run as `run`, `send`, `status` and `cancel` print it: the document `--json` prints —
+// `{run, workflow, status, output, reason, gates}`, with `sofar` while a Pool waits and the head
+// of its standing workflow when `standing` is given — and `text`, what the lines need beside it:
+// `{fields, timer, chain, hold}` (GateFields of every open Gate; the next timer as `{due,
+// underWay}` or null; a standing Pool's chain, "" for another; its held items and live runs as
+// `{held, keys}`, or null).
+Json RunView(const Run& run, const Json& standing = nullptr);
+// Prints a RunView: with --json the document on stdout; the lines for a person on stderr; the
+// output of an ended run on stdout without --json. Gives the exit code of the run's status.
+int PrintRun(const Json& view, const PrintOptions& options);
+
+// `gates`: each entry `{run, name, meta, accepts, menu, fields}` (GateJson with its run and
+// GateFields); --json prints them without `fields`.
+void PrintGates(const Json& gates, const PrintOptions& options);
+
+// `runs`: each entry `{run, workflow, status, updated}`, oldest change first; `where` (the store's
+// path or the serve's URL) is named when there is none.
+void PrintRuns(const Json& runs, bool all, const std::string& where, const PrintOptions& options);
+
+// `log`: a feed line `{seq, time, kind, data, line}`. With --json it is kept in `all` (printed
+// whole at the end), or printed as one document per line with `follow`.
+void PrintFeedLine(const Json& line, bool follow, const PrintOptions& options, Json& all);
+// The end of `log --follow`: the run ended `status`.
+void PrintFeedEnd(const std::string& run, const std::string& status, const PrintOptions& options);
+
+}  // namespace jr2rt
