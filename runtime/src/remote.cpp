@@ -39,6 +39,16 @@ std::string Segment(const std::string& text) {
   return out;
 }
 
+// A request serve refused (4xx): its status, and serve's own line.
+class Refused : public BadInput {
+ public:
+  Refused(unsigned status, const std::string& line) : BadInput(line), status_(status) {}
+  unsigned status() const { return status_; }
+
+ private:
+  unsigned status_;
+};
+
 class Client {
  public:
   explicit Client(const RemoteCall& call) : call_(call) {
@@ -114,7 +124,7 @@ class Client {
     }
     const bool lined = doc.is_object() && doc.contains("error") && doc["error"].is_string();
     if (lined && reply.status >= 400 && reply.status < 500)
-      throw BadInput(doc["error"].get<std::string>());
+      throw Refused(reply.status, doc["error"].get<std::string>());
     throw BadInput("serve at " + base_ + " answered " + std::to_string(reply.status) + ": " +
                    (lined ? doc["error"].get<std::string>() : "(no error line)"));
   }
@@ -168,7 +178,20 @@ class Verbs {
                                          answer.value("from", ""), call_.dropHeld))
                 << "\n";
     // As the local `run`: until it ends or waits for somebody; with --follow, every timer.
-    return report(await(answer.value("runId", ""), 0, /*underWay=*/true));
+    const std::string id = answer.value("runId", "");
+    try {
+      return report(await(id, 0, /*underWay=*/true));
+    } catch (const Refused& e) {
+      // A Caller that may start runs and neither read nor answer them: the run as the start's
+      // answer tells it, and why no more is told.
+      if (e.status() != 403) throw;
+      Json start = answer;
+      start["workflow"] = call_.workflow;
+      const int code = report(start);
+      std::cerr << print_.runner << ": " << Printable(e.what()) << ": a token with `read` there "
+                << "sees what run " << id << " does next\n";
+      return code;
+    }
   }
 
   int send() {

@@ -22,6 +22,7 @@ What is normalised, and why it must differ:
     serve has.
 Usage: server_contract.py DIR_OF_CONFORMANCE_RUNNERS TMPDIR
 """
+import hashlib
 import json
 import os
 import re
@@ -212,9 +213,18 @@ STEPS = [
 ]
 
 
+STARTER = "starter-token-" + os.urandom(8).hex()  # a Caller that may start runs, and no more
+
+
 def start_serve(side, port):
     """A serve on `side`'s store, once it answers and has started its standing Pool."""
-    serve = subprocess.Popen([os.path.join(DIR, TICKETS), "serve", "--listen", "127.0.0.1:%d" % port],
+    callers = os.path.join(side.home, "callers.json")
+    with open(callers, "w") as f:
+        json.dump({"callers": [{"name": "starter",
+                                "token_sha256": hashlib.sha256(STARTER.encode()).hexdigest(),
+                                "scopes": {TICKETS: ["start"]}}]}, f)
+    serve = subprocess.Popen([os.path.join(DIR, TICKETS), "serve", "--listen", "127.0.0.1:%d" % port,
+                              "--callers", callers],
                              cwd=side.home, env=side.env(), stdout=subprocess.DEVNULL,
                              stderr=open(os.path.join(side.home, "serve.err"), "a"))
     for _ in range(100):
@@ -284,7 +294,26 @@ def contract(local, server):
                 print("  %s differs:\n  --- local\n%s\n  --- through --server\n%s" %
                       (what, indent(outs[0][i]), indent(outs[1][i])))
     print_table(results)
+    failures += starter(server)
     return 1 if failures else 0
+
+
+def starter(server):
+    """Through serve alone: a Caller that may start runs but not read them gets the run as the
+    start answered it, and a line that says why no more (it used to wait for a 403 forever)."""
+    env = server.env()
+    env["JR2_TOKEN"] = STARTER
+    p = subprocess.run([os.path.join(DIR, TICKETS), "run", "--input", T % "one.json", "--server",
+                        server.url], cwd=server.home, env=env, capture_output=True, text=True,
+                       timeout=60)
+    said = re.search(r"is waiting, with no Gate open:\n.*no `answer` scope on workflow "
+                     r"`conformance_tickets`: a token with `read` there sees what run \S+ does next",
+                     p.stderr, re.S)
+    if p.returncode == 3 and said:
+        print("PASS: a Caller with `start` alone: the run as started, exit 3, and why no more")
+        return 0
+    print("FAIL: a Caller with `start` alone: exit %d, stderr:\n%s" % (p.returncode, indent(p.stderr)))
+    return 1
 
 
 def side_id(side, scenario):
