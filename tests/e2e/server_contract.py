@@ -14,7 +14,8 @@ What is normalised, and why it must differ:
   - times: a local time `2026-11-30 18:04:27` and ms since the epoch (`time`, `updated`, `due`, …),
     and a timer's `due in 59 min 59 s` (each side asks the clock at its own instant);
   - where the runs are: the store's path, the serve's URL, and the ` --server URL` that a printed
-    command needs through serve; serve names no path (docs/serve.md), so `the store` is one too;
+    command needs through serve; serve names no path of its store (docs/serve.md), so the store's
+    path, and the serve's URL where the local verb names the store, read as serve's `the store`;
     and a run's home (the folder of the `run`, or of serve, that started it);
   - how a timer goes on: the local runner tells you which command fires it, serve fires it itself
     (`: serve fires it then`), and a wait is stopped differently (Ctrl-C, or serve goes on);
@@ -97,8 +98,11 @@ class Side:
             text = text.replace(run, "<" + scenario + ">")
         if self.url is not None:
             text = text.replace(" --server " + self.url, "")
-            text = text.replace(self.url, "<where>")
-        text = text.replace(self.store, "<where>").replace("`the store`", "`<where>`")
+            text = text.replace("`%s`" % self.url, "the store").replace(self.url, "the store")
+        # serve names no path of its store (docs/serve.md): the local side's reads as serve's.
+        text = text.replace("run store `%s`" % self.store, "run store")
+        text = text.replace("`%s`" % self.store, "the store").replace(self.store, "the store")
+        text = text.replace("`the store`", "the store")
         text = text.replace(self.home, "<home>")
         text = re.sub(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d", "<time>", text)
         text = re.sub(r"\b1\d{12}\b", "<ms>", text)
@@ -176,6 +180,7 @@ STEPS = [
     ("done", "run", COMMAND, ["run", "--input", '{"argv":["sh","-c","sleep 0.3"]}'], {"new": "done"}),
     ("done", "status --json", COMMAND, ["status", "{done}", "--json"], {}),
     ("done", "log", COMMAND, ["log", "{done}"], {}),
+    ("done", "runs", COMMAND, ["runs"], {}),  # none waits: where none are is named
     ("done", "run --json", COMMAND, ["run", "--input", '{"argv":["true"]}', "--json"], {"new": "done2"}),
     ("failed", "run", COMMAND, ["run", "--input", '{"argv":["/nonexistent/jr2-contract"]}'],
      {"new": "failed2"}),
