@@ -10,10 +10,18 @@ store=$(mktemp -d)/jr2.db
 export JR2_STORE=$store
 
 step() { printf '\n\033[1m$ %s\033[0m\n' "$*"; }
-expect() {  # expect CODE COMMAND…: run it, show it, and check its exit code
-  local want=$1
+# A word as a shell reads it back: plain when safe, else in single quotes (so that a shown
+# command can be pasted as it is).
+quote() {
+  if [[ $1 =~ ^[A-Za-z0-9_./:=@%+-]+$ ]]; then printf '%s' "$1"; else
+    printf "'%s'" "${1//\'/\'\\\'\'}"
+  fi
+}
+expect() {  # expect CODE COMMAND…: run it, show it (as it can be pasted), and check its exit code
+  local want=$1 shown="" word
   shift
-  step "${*/#$tickets/tickets}"
+  for word in "$@"; do shown+="${shown:+ }$(quote "$word")"; done
+  step "$shown"
   set +e
   "$@"
   local got=$?
@@ -41,8 +49,8 @@ expect 3 "$tickets" send "$run" T-2.review reject '{"reason":"Not now."}'
 echo "Both settled (a rejection is an outcome, not a Failure), so T-3 is ready and started."
 
 expect 2 "$tickets" send "$run" T-3.review approve
-echo "Only T-4 is left, and it can never start: the run ended deadlocked (exit 2),"
-echo "with the three outcomes in \`items\` and no worker live."
+echo "Only T-4 is left, and it can never start: it waits for T-9, which no item is. The run"
+echo "ended deadlocked (exit 2), with the three outcomes in \`items\`, T-4 in \`blocked\`."
 
-step "tickets status $run --json"
+step "$tickets status $run --json"
 "$tickets" status "$run" --json || true

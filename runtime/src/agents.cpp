@@ -401,6 +401,13 @@ ModelServer ModelServerFromEnv() {
   const std::string v1 = "/v1";
   const bool hasV1 = base.size() >= v1.size() && base.compare(base.size() - 3, 3, v1) == 0;
   server.url = base + (hasV1 ? "" : "/v1") + "/chat/completions";
+  try {
+    CheckHttpUrl(server.url);
+  } catch (const Failure& f) {
+    throw BadInput("JR2_AGENT_BASE_URL is `" + ValidUtf8(base) + "`: the model's address " +
+                   ValidUtf8(f.reason()) + "; write it as `https://HOST/v1` or " +
+                   "`http://HOST:PORT/v1`");
+  }
   server.shown = base.substr(scheme.size());
   if (const size_t slash = server.shown.find('/'); slash != std::string::npos)
     server.shown.resize(slash);

@@ -962,6 +962,7 @@ Json RunHost::deliverHook(const std::string& hook, const std::string& eventKey,
   };
   Json runs = Json::array();
   Json best = {{"verdict", "skipped"}, {"reason", ""}};
+  bool bestUnheard = true;
   for (const auto& id : ids()) {
     Run& r = run(id);
     if (!r.hears(hook)) continue;  // a machine, an ended run, a Source with no such hook
@@ -970,9 +971,16 @@ Json RunHost::deliverHook(const std::string& hook, const std::string& eventKey,
     v["run"] = v.contains("run") ? v["run"] : Json(id);
     v["pool"] = id;
     const std::string verdict = v.value("verdict", "skipped");
+    // A Pool whose Source has no hook for this event key did not hear it: its skip is the
+    // top-level reason only when no Pool heard it.
+    const bool unheard = v.value("unheard", false);
+    v.erase("unheard");
     if (rank(verdict) > rank(best["verdict"]) ||
-        (verdict == "skipped" && best["reason"] == "" && best["verdict"] == "skipped"))
+        (verdict == "skipped" && best["verdict"] == "skipped" &&
+         (best["reason"] == "" || (bestUnheard && !unheard)))) {
       best = v;
+      bestUnheard = unheard;
+    }
     runs.push_back(std::move(v));
   }
   if (runs.empty() && !retried) {

@@ -66,23 +66,25 @@ Url ParseUrl(const std::string& url) {
   } else if (url.rfind("http://", 0) == 0) {
     rest = url.substr(7);
   } else {
-    throw Failure("std.http_get: `" + url + "` is not an http:// or https:// URL");
+    throw Failure("`" + url + "` is not an http:// or https:// URL");
   }
   out.port = out.tls ? "443" : "80";
   const size_t slash = rest.find('/');
   std::string authority = rest.substr(0, slash);
   if (slash != std::string::npos) out.target = rest.substr(slash);
   if (authority.find('@') != std::string::npos)
-    throw Failure("std.http_get: `" + url + "` carries credentials, which are not supported");
+    throw Failure("`" + url + "` carries credentials, which are not supported");
   const size_t colon = authority.rfind(':');
   if (colon != std::string::npos && authority.find(']') == std::string::npos) {
     out.port = authority.substr(colon + 1);
     authority = authority.substr(0, colon);
   }
   out.host = authority;
-  if (out.host.empty()) throw Failure("std.http_get: `" + url + "` names no host");
+  if (out.host.empty()) throw Failure("`" + url + "` names no host");
   if (out.port.empty() || out.port.find_first_not_of("0123456789") != std::string::npos)
-    throw Failure("std.http_get: `" + url + "` has a bad port `" + out.port + "`");
+    throw Failure(
+        "`" + url + "` has " +
+        (out.port.empty() ? std::string("an empty port") : "a bad port `" + out.port + "`"));
   return out;
 }
 
@@ -325,6 +327,8 @@ Json ParseBody(const std::string& text) {
 
 }  // namespace
 
+void CheckHttpUrl(const std::string& url) { (void)ParseUrl(url); }
+
 HttpReply HttpCall(const std::string& method, const std::string& url, const std::string& body,
                    const std::vector<std::pair<std::string, std::string>>& headers,
                    int64_t timeoutMs, size_t maxBodyBytes) {
@@ -421,13 +425,17 @@ Json HttpGet(const Json& request) {
     // A redirect's Location may carry any bytes: the URL is shown (in texts that are stored)
     // with the bad ones replaced, and requested as it is.
     const std::string shown = ValidUtf8(url);
-    Answer answer;
+    Url parsed;
     try {
-      answer = Get(ParseUrl(url), timeout);
+      parsed = ParseUrl(url);
     } catch (const Failure& f) {
       // ParseUrl's texts quote the URL, which a redirect may have filled with any bytes.
-      if (f.reason().rfind("std.http_get", 0) == 0)
-        throw Failure(ValidUtf8(f.reason()), f.detail());
+      throw Failure(ValidUtf8("std.http_get: " + f.reason()), f.detail());
+    }
+    Answer answer;
+    try {
+      answer = Get(parsed, timeout);
+    } catch (const Failure& f) {
       throw Failure(ValidUtf8("std.http_get: GET " + shown + ": " + f.reason()), {{"url", shown}});
     }
     const bool redirect = answer.status == 301 || answer.status == 302 || answer.status == 303 ||

@@ -23,6 +23,10 @@ struct HttpReply {
 // The most of an answer's body that is read unless a caller says otherwise.
 inline constexpr size_t kMaxHttpBodyBytes = size_t{64} << 20;
 
+// Throws Failure (its reason names the URL and what is wrong) unless `url` is
+// `http[s]://HOST[:PORT][/PATH]` with a host and a port of digits, as HttpCall takes it.
+void CheckHttpUrl(const std::string& url);
+
 // One request (`GET`, `POST`, …) to `url` (`http[s]://HOST[:PORT]/PATH`) with a JSON `body` (none
 // for GET) and extra `headers`, under one deadline for the whole exchange, reading at most
 // `maxBodyBytes` of the answer's body. Throws Failure when it cannot connect, send or read in

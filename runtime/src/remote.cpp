@@ -54,11 +54,11 @@ class Client {
   explicit Client(const RemoteCall& call) : call_(call) {
     base_ = call.server;
     while (!base_.empty() && base_.back() == '/') base_.pop_back();
-    if (base_.rfind("http://", 0) != 0)
+    if (base_.rfind("http://", 0) != 0 && base_.rfind("https://", 0) != 0)
       throw BadInput(
-          "`--server` takes the URL of a serve, such as http://127.0.0.1:8470, not `" +
-          Printable(call.server) + "`" +
-          (base_.rfind("https://", 0) == 0 ? " (serve speaks plain http on loopback)" : ""));
+          "`--server` takes the URL of a serve, such as http://127.0.0.1:8470 or "
+          "https://jr2.example.com:8470, not `" +
+          Printable(call.server) + "`");
   }
 
   // One request; a refusal is the serve's own line. A `503` that says when to come back (a run
@@ -123,6 +123,8 @@ class Client {
       return doc;
     }
     const bool lined = doc.is_object() && doc.contains("error") && doc["error"].is_string();
+    if (lined && reply.status == 409 && doc.value("drifted", false))
+      throw RunDrifted(doc["error"].get<std::string>());  // exit 4, as against the store
     if (lined && reply.status >= 400 && reply.status < 500)
       throw Refused(reply.status, doc["error"].get<std::string>());
     throw BadInput("serve at " + base_ + " answered " + std::to_string(reply.status) + ": " +
@@ -137,6 +139,7 @@ class Verbs {
  public:
   explicit Verbs(const RemoteCall& call) : call_(call), client_(call) {
     print_.runner = call.workflow;
+    print_.command = call.command.empty() ? call.workflow : call.command;
     print_.server = call.server;
     print_.json = call.json;
   }
@@ -230,7 +233,7 @@ class Verbs {
         // As the local verb stopped by a signal says which run to take up, this says where the
         // run goes on.
         std::cerr << print_.runner << ": stopped waiting for run " << id
-                  << "; serve goes on with it (`" << print_.runner << " status " << id
+                  << "; serve goes on with it (`" << print_.command << " status " << id
                   << " --server " << call_.server << "` shows it)\n";
         std::_Exit(128 + g_stop);
       }

@@ -13,6 +13,7 @@ struct RemoteCall {
   std::string server;    // http://HOST:PORT
   std::string token;     // JR2_TOKEN, or the instance token of the store
   std::string workflow;  // the runner's workflow
+  std::string command;   // how printed commands call the runner (its name, or its path)
   std::string verb;
   std::vector<std::string> positional;
   Json input = Json::object();  // run --input

@@ -12,11 +12,8 @@
 #include "jr2/runner.h"
 
 namespace jr2rt {
-namespace {
 
-// One word of a command line for a POSIX shell, to be pasted: plain when it is made only of
-// characters no shell treats specially, in single quotes otherwise, and as $'…' with escapes when
-// it holds a control character (so that it neither runs anything nor reaches the terminal raw).
+// report.h. Neither runs anything nor reaches the terminal raw.
 std::string ShellQuote(const std::string& word) {
   if (word.empty()) return "''";
   bool plain = true, control = false;
@@ -49,14 +46,20 @@ std::string ShellQuote(const std::string& word) {
   return out + "'";
 }
 
+namespace {
+
 // ` { reason: string, note?: string }`: an event's fields (GateFields) as a person reads them.
 std::string FieldsText(const Json& fields) {
   if (!fields.is_array() || fields.empty()) return "";
   std::string out = " {";
   for (size_t i = 0; i < fields.size(); ++i) {
     const Json& f = fields[i];
-    out += (i ? ", " : " ") + f.value("name", "") + (f.value("required", true) ? "" : "?") + ": " +
-           f.value("type", "");
+    // An optional field is marked once: `owner: string?` as the .jr2 writes a nullable type, and
+    // `note?: string` for one that may be left out for another reason (a default).
+    const std::string type = f.value("type", "");
+    const bool nullable = !type.empty() && type.back() == '?';
+    out += (i ? ", " : " ") + f.value("name", "") +
+           (f.value("required", true) || nullable ? "" : "?") + ": " + type;
   }
   return out + " }";
 }
@@ -74,11 +77,42 @@ std::string ExamplePayload(const Json& fields) {
   return j.empty() ? "" : " " + ShellQuote(j.dump());
 }
 
+// Why a deadlocked Pool's items can never start (its output's `blocked` and `cycle`):
+// `; a dependency cycle: A → B → A; T-3 waits for T-2 (failed), T-4 waits for T-3 (waiting)`.
+std::string DeadlockText(const Json& output) {
+  std::string out;
+  if (const auto c = output.find("cycle"); c != output.end() && c->is_array()) {
+    out += "; a dependency cycle: ";
+    bool first = true;
+    for (const auto& id : *c) {
+      out += (first ? "" : " → ") + Printable(id.is_string() ? id.get<std::string>() : id.dump());
+      first = false;
+    }
+  }
+  const auto b = output.find("blocked");
+  if (b == output.end() || !b->is_array()) return out;
+  for (const auto& item : *b) {
+    out += "; " + Printable(item.value("id", "")) + " waits for ";
+    bool first = true;
+    for (const auto& need : item.value("waitsFor", Json::array())) {
+      out +=
+          (first ? "" : ", ") + Printable(need.value("id", "")) + " (" + need.value("is", "") + ")";
+      first = false;
+    }
+  }
+  if (b->size() == 10) out += "; …";
+  return out;
+}
+
 // `3 settled, 1 failed, 2 live (T-4, T-5)`: what a waiting Pool has done so far.
 std::string SofarText(const Json& sofar) {
   const Json live = sofar.value("live", Json::array());
-  std::string out = std::to_string(sofar.value("items", Json::object()).size()) + " settled, " +
-                    std::to_string(sofar.value("failures", Json::object()).size()) + " failed, " +
+  // A standing Pool keeps counts, not outputs.
+  const int64_t settled = sofar.value(
+      "settledCount", static_cast<int64_t>(sofar.value("items", Json::object()).size()));
+  const int64_t failed = sofar.value(
+      "failedCount", static_cast<int64_t>(sofar.value("failures", Json::object()).size()));
+  std::string out = std::to_string(settled) + " settled, " + std::to_string(failed) + " failed, " +
                     std::to_string(live.size()) + " live";
   if (!live.empty()) {
     out += " (";
@@ -167,7 +201,11 @@ Json RunView(const Run& run, const Json& standing) {
   const std::string chain = StandingChain(run.workflow());
   Json hold = nullptr;
   if (!chain.empty()) hold = HoldCounts(run.ended() ? run.carry() : run.handOverState());
-  view["text"] = {{"fields", fields}, {"timer", timer}, {"chain", chain}, {"hold", hold}};
+  view["text"] = {{"fields", fields},
+                  {"timer", timer},
+                  {"chain", chain},
+                  {"hold", hold},
+                  {"stopped", run.outAtRestore()}};
   return view;
 }
 
@@ -182,6 +220,7 @@ int PrintRun(const Json& view, const PrintOptions& o) {
   const Json standing = view.value("standing", Json(nullptr));
   std::ostream& err = std::cerr;
   const std::string& w = o.runner;
+  const std::string& cmd = o.command.empty() ? o.runner : o.command;
   const std::string tail = o.server.empty() ? "" : " --server " + ShellQuote(o.server);
   if (o.json) {
     Json doc = view;
@@ -209,12 +248,26 @@ int PrintRun(const Json& view, const PrintOptions& o) {
         const std::string description = e.value("description", "");
         const Json f = fields.value(event, Json::array());
         err << "    " << event << FieldsText(f)
-            << (description.empty() ? "" : "  — " + Printable(description)) << "\n      " << w
+            << (description.empty() ? "" : "  — " + Printable(description)) << "\n      " << cmd
             << " send " << id << " " << (name.rfind('-', 0) == 0 ? "-- " : "") << ShellQuote(name)
             << " " << event << ExamplePayload(f) << tail << "\n";
       }
     }
     if (view.contains("sofar")) err << "  so far: " << SofarText(view["sofar"]) << "\n";
+    // Work that was out when the run was last stored: its host may be at it still, or was
+    // stopped with it (Ctrl-C, a kill), and then nothing goes on until the run is taken up.
+    if (const Json stopped = text.value("stopped", Json::array());
+        stopped.is_array() && !stopped.empty() && o.server.empty()) {
+      err << "  and " << stopped.size() << " effect" << (stopped.size() == 1 ? " was" : "s were")
+          << " out when the run was last stored (";
+      for (size_t i = 0; i < stopped.size(); ++i)
+        err << (i ? ", " : "") << Printable(stopped[i].get<std::string>());
+      err << "): a `run` or `serve` driving the run goes on with "
+          << (stopped.size() == 1 ? "it" : "them") << "; if none is (it was stopped), `" << cmd
+          << " run --resume " << id << "` takes the run up again, and "
+          << (stopped.size() == 1 ? "it reads" : "each reads")
+          << " `interrupted` (it is not run again by itself)\n";
+    }
     if (!chain.empty() && hold.is_object())
       err << "  standing: " << chain << "; " << hold.value("held", 0) << " held, "
           << hold.value("keys", 0) << " live runs\n";
@@ -227,11 +280,11 @@ int PrintRun(const Json& view, const PrintOptions& o) {
         // serve fires every timer of the runs it hosts on time: nobody has to wait for it.
         err << ": serve fires it then\n";
       } else if (gates.empty() || underWay) {
-        err << ": a `run` process waiting for it goes on with it; if none is, `" << w
+        err << ": a `run` process waiting for it goes on with it; if none is, `" << cmd
             << " run --resume " << id << "` does\n";
       } else {
-        err << ": it fires at the next `send`, or wait for it with `" << w << " run --resume " << id
-            << " --follow`\n";
+        err << ": it fires at the next `send`, or wait for it with `" << cmd << " run --resume "
+            << id << " --follow`\n";
       }
     }
   } else if (status == "done") {
@@ -240,7 +293,8 @@ int PrintRun(const Json& view, const PrintOptions& o) {
   } else if (status == "deadlocked") {
     err << w << ": run " << id
         << " ended deadlocked: no worker is live, and the items left can never start ("
-        << output.value("items", Json::object()).size() << " settled)\n";
+        << output.value("items", Json::object()).size() << " settled)" << DeadlockText(output)
+        << "\n";
     if (!o.json) PrintJson(output);
   } else if (status == "failed") {
     err << w << ": run " << id << " ended failed: " << reason << "\n";
@@ -250,7 +304,7 @@ int PrintRun(const Json& view, const PrintOptions& o) {
   } else if (status == "cancelled" && !chain.empty()) {
     err << w << ": run " << id << " was cancelled: standing Pool " << chain
         << " is paused, holding " << (hold.is_object() ? hold.value("held", 0) : 0) << " items and "
-        << (hold.is_object() ? hold.value("keys", 0) : 0) << " live runs; `" << w
+        << (hold.is_object() ? hold.value("keys", 0) : 0) << " live runs; `" << cmd
         << " run` resumes it (`--drop-held` without the held items)\n";
   } else if (status == "cancelled") {
     err << w << ": run " << id << " was cancelled";

@@ -15,9 +15,15 @@ namespace jr2rt {
 // commands name it), the serve's URL through `--server` ("" against the store), and `--json`.
 struct PrintOptions {
   std::string runner;
+  std::string command;  // how the printed commands call the runner; "" for `runner`
   std::string server;
   bool json = false;
 };
+
+// One word of a command line for a POSIX shell, to be pasted: plain when it is made only of
+// characters no shell treats specially, in single quotes otherwise, and as $'…' with escapes when
+// it holds a control character.
+std::string ShellQuote(const std::string& word);
 
 // One JSON document on stdout, as every verb's `--json` prints it.
 void PrintJson(const Json& doc);

@@ -134,6 +134,14 @@ class Actor {
   // What the actor has done so far, for `status` and a cancel: a Pool's settled items, its
   // failures and live workers; null for a machine.
   virtual Json sofar() const { return nullptr; }
+  // What a cancel keeps of the actor: a Pool's sofar() (its settled items, failures and live
+  // workers); a machine's children that kept anything, at every depth, as `{"children": {NAME:
+  // kept}}` (NAME the invoke's `as` name, else its state's path); null when nothing was done.
+  virtual Json kept() const {
+    Json out = sofar();
+    if (out.is_object()) out.erase("open");
+    return out;
+  }
   // Where the actor is, for the observation (Run::observe): `{kind, value, children}`, never
   // its context, input or output.
   virtual Json observe() const = 0;
@@ -234,9 +242,10 @@ std::vector<EventSpec> Accepted(const std::vector<EventSpec>& all, bool agent) {
 }
 
 // The events a Gate that machine `m` opens in state `statePath` takes: those a transition of
-// that state or an ancestor handles (an event handled in another state would be taken and do
-// nothing), for its audience. The same for every instance of the machine's class, so computed
-// once per (class, state, audience) and shared: a parked worker holds a pointer.
+// that state, an ancestor or a descendant handles (an event handled in another state would be
+// taken and do nothing; one of a descendant is taken only while a state that handles it is
+// active: MachineActor::check), for its audience. The same for every instance of the machine's
+// class, so computed once per (class, state, audience) and shared: a parked worker holds a pointer.
 std::shared_ptr<const std::vector<EventSpec>> AcceptedAt(const Machine& m,
                                                          const std::string& statePath, bool agent) {
   using Key = std::tuple<std::type_index, std::string, bool>;
@@ -337,11 +346,34 @@ class MachineActor final : public Actor, public MachineHost {
   void check(int, const std::string& event, const Json& payload) const override {
     const int id = m_->eventId(event);
     if (id < 0) throw BadInput("machine `" + *name_ + "` takes no event `" + event + "`");
+    if (!m_->handlesNow(id)) {
+      // A Gate on a compound state takes the events of the states below it while they are
+      // active; this one is not, now.
+      std::string where;
+      for (const auto& path : m_->statesHandling(id)) where += (where.empty() ? "" : ", ") + path;
+      std::string now;
+      for (const auto& path : m_->activeStates()) now = path;  // the innermost comes last
+      throw BadInput("`" + event + "` is taken only in " + (where.empty() ? "no state" : where) +
+                     ", and machine `" + *name_ + "` is in " + (now.empty() ? "its root" : now) +
+                     " now; answer with an event that state takes");
+    }
     try {
       m_->checkPayload(id, payload);
     } catch (const std::exception& e) {
       throw BadInput("the payload of `" + event + "` does not fit: " + e.what());
     }
+  }
+
+  Json kept() const override {
+    Json children = Json::object();
+    for (const auto& [key, c] : children_) {
+      if (!c.actor) continue;
+      Json k = c.actor->kept();
+      if (!k.is_null())
+        children[c.spec.name.empty() ? c.spec.statePath : c.spec.name] = std::move(k);
+    }
+    if (children.empty()) return nullptr;
+    return {{"children", std::move(children)}};
   }
 
   void deliver(int, const std::string& event, const Json& payload) override {
@@ -842,7 +874,15 @@ class PoolActor final : public Actor {
     for (const auto& id : live_->slots) {
       if (!id.empty()) live.push_back(id);
     }
-    return {{"items", items_}, {"failures", failures_}, {"live", live}, {"open", lastOpen_}};
+    Json out = {{"items", items_}, {"failures", failures_}, {"live", live}, {"open", lastOpen_}};
+    if (spec_.standing) {
+      // A standing Pool forgets each item's output once it settled (forgetOutput): its counts
+      // are kept instead, for `status`'s `so far`.
+      const auto failed = static_cast<int64_t>(failed_->size());
+      out["settledCount"] = static_cast<int64_t>(settled_->size()) - failed;
+      out["failedCount"] = failed;
+    }
+    return out;
   }
 
   void restoreFrom(const Json& snap) {
@@ -1021,8 +1061,10 @@ class PoolActor final : public Actor {
                          " Source");
       }
     }
-    return skipped("source `" + spec_.source.name + "` has no hook for " + service + " `" + key +
-                   "`");
+    Json none =
+        skipped("source `" + spec_.source.name + "` has no hook for " + service + " `" + key + "`");
+    none["unheard"] = true;  // weaker than any other skip (RunHost::deliverHook)
+    return none;
   }
 
  private:
@@ -1197,12 +1239,31 @@ class PoolActor final : public Actor {
     };
     Json item;
     std::string id;
+    const std::string hookName =
+        "hook " + service + " `" + key + "` of source `" + spec_.source.name + "`";
     try {
       const Json params = spec_.source.params ? spec_.source.params(input_) : Json::object();
       item = h.value ? h.value(payload, params) : payload;
+    } catch (const std::exception& e) {
+      return answer("skipped",
+                    "the delivery carries no item: the `carry` of " + hookName +
+                        " failed on its payload: " + ErrorText(e),
+                    Json::object());
+    }
+    try {
       id = spec_.itemId(item, input_);
     } catch (const std::exception& e) {
-      return answer("skipped", "the delivery carries no item: " + ErrorText(e), Json::object());
+      // Name the item carried and where its id comes from: the usual cause is a payload
+      // without the field that `item_id` reads (`id`).
+      std::string shown = item.dump(-1, ' ', false, Json::error_handler_t::replace);
+      if (shown.size() > 200) shown = shown.substr(0, 200) + "…";
+      return answer("skipped",
+                    "the item that " + hookName + " carries has no id (pool `" + spec_.name +
+                        "`'s `item_id`: " + ErrorText(e) +
+                        "); the item carried: " + Printable(shown) +
+                        " (send a payload with the field `item_id` reads, or change the "
+                        "`carry`)",
+                    Json::object());
     }
     if (const std::string why = IdProblem(id); !why.empty())
       return answer("skipped", "its item id `" + Printable(id) + "` " + why, Json::object());
@@ -1311,6 +1372,24 @@ class PoolActor final : public Actor {
     run_.schedule(this, 0, pollDue_);
   }
 
+  // Why the items left can never start, in the output (`blocked`, `cycle`): what a `std.backlog`
+  // says of its items (ExplainBacklog), read once, when the Pool ends deadlocked. Another Source
+  // (an `extern` next) knows its own items: the output says how many it left open.
+  void explainDeadlock(Json& output) {
+    if (spec_.source.function != "std.backlog" || !args_ || !shared_) return;
+    try {
+      const PoolSpec& spec = spec_;
+      const std::shared_ptr<const Json> input = shared_;
+      Json why = ExplainBacklog(
+          *args_, query(), [&spec, input](const Json& item) { return spec.itemId(item, *input); },
+          run_.home());
+      output["blocked"] = std::move(why["blocked"]);
+      if (why.contains("cycle")) output["cycle"] = std::move(why["cycle"]);
+    } catch (const std::exception&) {
+      // The backlog changed or went since the last call: the deadlock stands unexplained.
+    }
+  }
+
   // No live worker and no item: drained or deadlocked (§2.6); a standing Pool parks instead,
   // until a delivery, a wake or its poll.
   void end() {
@@ -1324,6 +1403,7 @@ class PoolActor final : public Actor {
     Json output = Obj()("status", deadlocked ? "deadlocked" : "drained")(
         "items", top ? std::move(items_) : Json(items_))(
         "failures", top ? std::move(failures_) : Json(failures_));
+    if (deadlocked) explainDeadlock(output);
     if (failed != 0 && !spec_.reportFailures) {
       fail(Failure(
           std::to_string(failed) + " of " + std::to_string(settled_->size()) + " items failed",
@@ -1577,8 +1657,15 @@ void MachineActor::resumeEffect(int id, const std::string& target, const Json& i
     launchEffect(id, target, input);
     return;
   }
+  const auto child = children_.find(id);
+  std::string what = Join(prefix_, child == children_.end()          ? std::string()
+                                   : child->second.spec.name.empty() ? child->second.spec.statePath
+                                                                     : child->second.spec.name);
+  what += (what.empty() ? "" : ": ") + target;
+  run_.noteOutAtRestore(what);
   MachineActor* self = this;
-  later([self, id, target] {
+  later([self, id, target, what] {
+    self->run_.takenUpAtRestore(what);
     self->childFailed(id, Failure("interrupted: the process stopped while " + target + " ran",
                                   {{"effect", target},
                                    {"why",
@@ -1809,6 +1896,11 @@ void Run::deliver(const std::string& gate, const std::string& event, const Json&
   }
   accept(gate, event, payload);
   dirty_ = true;
+}
+
+bool Run::gateTaken(const std::string& gate) const {
+  const auto it = gates_.find(gate);
+  return it != gates_.end() && it->second.answered;
 }
 
 void Run::precheck(const std::string& gate, const std::string& event, const Json& payload) const {
@@ -2154,11 +2246,9 @@ void Run::cancel() {
   // output, with the workers that were live when it was cancelled.
   if (handOverCarry_.is_null()) handOverCarry_ = handOverState();  // a standing run's, for a resume
   if (standingEnd_.is_null()) standingEnd_ = standing();
-  Json done = top_ ? top_->sofar() : Json(nullptr);
-  if (done.is_object()) {
-    done.erase("open");
-    done["status"] = "cancelled";
-  }
+  // At every depth: a machine keeps what its child Pools did (MachineActor::kept).
+  Json done = top_ ? top_->kept() : Json(nullptr);
+  if (done.is_object()) done["status"] = "cancelled";
   dirty_ = true;
   if (top_) top_->stop();
   status_ = RunStatus::kCancelled;

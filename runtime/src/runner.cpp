@@ -4,7 +4,9 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -51,10 +53,53 @@ struct Args {
   bool inputGiven = false;
   int threads = 0;                  // --threads N: for blocking host functions; 0 the default
   int maxConnections = 0;           // serve --max-connections N; 0: from the file descriptor limit
+  int64_t drainMs = -1;             // serve --drain-timeout SECONDS; -1: the default (10 s)
+  std::string logFormat;            // serve --log-format text|json
+  std::string tlsCert, tlsKey;      // serve --tls-cert FILE --tls-key FILE
+  bool insecureHttp = false;        // serve --insecure-http
+  bool supervise = false;           // serve --supervise
   std::vector<std::string> scopes;  // callers add --scope WORKFLOW=SCOPE,…
   std::string gates;                // callers add --gates PATTERN,…
   bool endOfOptions = false;        // after `--`, every word is positional
 };
+
+// `ms` (since the epoch) as ISO 8601 in UTC with milliseconds: `2026-12-02T13:37:52.120Z`, the
+// time of `serve --log-format json`.
+std::string IsoTime(int64_t ms) {
+  const auto t = static_cast<std::time_t>(ms / 1000);
+  std::tm utc{};
+  gmtime_r(&t, &utc);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%S", &utc);
+  char out[48];
+  std::snprintf(out, sizeof out, "%s.%03dZ", text, static_cast<int>(ms % 1000));
+  return out;
+}
+
+// How the printed commands (`send …`, `run --resume …`) call this runner: its bare name when that
+// is what was typed or PATH finds this very file by it; else the path it was run by, quoted for a
+// shell (`./build/samples/tickets`), which works from the same directory.
+std::string InvokedAs(const char* argv0, const std::string& name) {
+  std::string typed = argv0 == nullptr ? name : argv0;
+  if (typed.find('/') == std::string::npos) return typed;
+  struct stat self {};
+  if (stat(typed.c_str(), &self) != 0) return ShellQuote(typed);
+  const char* path = std::getenv("PATH");
+  std::string dirs = path == nullptr ? "" : path;
+  std::string base = typed.substr(typed.rfind('/') + 1);
+  for (size_t at = 0; at <= dirs.size();) {
+    const size_t colon = std::min(dirs.find(':', at), dirs.size());
+    const std::string dir = dirs.substr(at, colon - at);
+    struct stat found {};
+    std::string candidate = dir;
+    candidate.append("/").append(base);
+    if (!dir.empty() && stat(candidate.c_str(), &found) == 0 && found.st_dev == self.st_dev &&
+        found.st_ino == self.st_ino)
+      return base;
+    at = colon + 1;
+  }
+  return ShellQuote(typed);
+}
 
 class UsageError : public std::runtime_error {
  public:
@@ -138,17 +183,24 @@ void CheckArity(const Args& a) {
 
 class Runner {
  public:
-  Runner(const Registry& registry, const char* workflow)
-      : registry_(registry), workflow_(workflow) {}
+  // `command`: how to call this runner again in a printed command (InvokedAs).
+  Runner(const Registry& registry, const char* workflow, std::string command)
+      : registry_(registry), workflow_(workflow), command_(std::move(command)) {}
 
   int main(const Args& a) {
     if (!a.agents.empty() && a.verb != "run" && a.verb != "send" && a.verb != "serve")
       throw UsageError("`--agents` goes with `run`, `send` and `serve`");
     // `--agents openai` is the model server of the environment (a script named `openai` is
     // `--agents ./openai`); anything else is a script's path.
-    if (a.agents == "openai")
-      model_ = std::make_shared<const ModelServer>(ModelServerFromEnv());
-    else
+    if (a.agents == "openai") {
+      // The environment is part of how the command was called: a variable missing or wrong is a
+      // usage error (64), said before anything runs.
+      try {
+        model_ = std::make_shared<const ModelServer>(ModelServerFromEnv());
+      } catch (const BadInput& e) {
+        throw UsageError(e.what());
+      }
+    } else
       agents_ = ReadAgentScript(a.agents);
     if (a.resumeGiven && a.verb != "run")
       throw UsageError("`--resume` goes with `run`: `" + workflow_ + " run --resume RUN`");
@@ -164,6 +216,17 @@ class Runner {
       throw UsageError("`--scope` and `--gates` go with `callers add`");
     if (a.maxConnections != 0 && a.verb != "serve")
       throw UsageError("`--max-connections` goes with `serve`");
+    if (a.drainMs >= 0 && a.verb != "serve")
+      throw UsageError("`--drain-timeout` goes with `serve`");
+    if (!a.logFormat.empty() && a.verb != "serve")
+      throw UsageError("`--log-format` goes with `serve`");
+    if ((!a.tlsCert.empty() || !a.tlsKey.empty() || a.insecureHttp || a.supervise) &&
+        a.verb != "serve")
+      throw UsageError(
+          "`--tls-cert`, `--tls-key`, `--insecure-http` and `--supervise` go with "
+          "`serve`");
+    if (a.insecureHttp && !a.tlsCert.empty())
+      throw UsageError("`--insecure-http` and `--tls-cert` contradict each other: give one");
     if (a.inputGiven && a.verb != "run") throw UsageError("`--input` goes with `run`");
     if (a.dropHeld && a.verb != "run")
       throw UsageError("`--drop-held` goes with `run` (of a paused standing Pool)");
@@ -206,28 +269,33 @@ class Runner {
       if (e.kind == "started") ++taken_;
       if (e.kind == "settled") ++settled_;
       if (e.kind == "failed") ++failed_;
-      if (tty && !e.line.empty()) {
+      // The live line is a Pool's: a run of one machine (whose `settled` and `failed` are its
+      // children's) has no items to count.
+      if (tty && !e.line.empty() && taken_ > 0) {
         std::cerr << "\r\033[K";
         std::cerr << "[" << workflow_ << "] " << taken_ << " taken · "
-                  << (taken_ - settled_ - failed_) << " live · " << settled_ << " settled · "
-                  << failed_ << " failed" << std::flush;
+                  << std::max(0, taken_ - settled_ - failed_) << " live · " << settled_
+                  << " settled · " << failed_ << " failed" << std::flush;
+        liveShown_ = true;
       }
     });
-    host->onSaved([this](const std::string&, const std::vector<FeedLine>& lines) {
+    host->onSaved([this](const std::string& run, const std::vector<FeedLine>& lines) {
       endLiveLine();
       for (const auto& f : lines) {
-        if (!f.line.empty()) std::cerr << workflow_ << ": " << Printable(f.line) << "\n";
+        if (!f.line.empty()) say(f.line, run, f.kind);
       }
     });
     host->onNote([this](const std::string& note) {
       endLiveLine();
-      std::cerr << workflow_ << ": " << Printable(note) << "\n";
+      say(note, "", "note");
     });
     return host;
   }
 
+  // Clears the live line before a line is printed, so that nothing is glued onto it.
   void endLiveLine() {
-    if (isatty(STDERR_FILENO) != 0 && taken_ > 0) std::cerr << "\r\033[K";
+    if (liveShown_) std::cerr << "\r\033[K";
+    liveShown_ = false;
   }
 
   // From here on, SIGINT and SIGTERM stop the host at the end of its turn: what it did is
@@ -257,7 +325,7 @@ class Runner {
           std::cerr << ", and the " << host.stoppedEffects() << " process"
                     << (host.stoppedEffects() == 1 ? " it ran was" : "es it ran were")
                     << " stopped (they read `interrupted` when it goes on)";
-        std::cerr << "; `" << workflow_ << " run --resume " << run << "` takes it up again";
+        std::cerr << "; `" << command_ << " run --resume " << run << "` takes it up again";
       }
       std::cerr << "\n" << std::flush;
       std::fflush(stdout);
@@ -269,6 +337,7 @@ class Runner {
   PrintOptions printing(bool json) const {
     PrintOptions o;
     o.runner = workflow_;
+    o.command = command_;
     o.json = json;
     return o;
   }
@@ -529,6 +598,7 @@ class Runner {
       call.token = InstanceToken(StorePath(a), /*make=*/false);
     }
     call.workflow = workflow_;
+    call.command = command_;
     call.verb = a.verb;
     call.positional = a.positional;
     call.input = ReadInput(a.input);
@@ -546,6 +616,17 @@ class Runner {
     ServeOptions options;
     if (!a.listen.empty()) options.listen = a.listen;
     options.maxConnections = a.maxConnections;
+    if (a.drainMs >= 0) options.drainMs = a.drainMs;
+    options.tlsCert = a.tlsCert;
+    options.tlsKey = a.tlsKey;
+    options.insecureHttp = a.insecureHttp;
+    if (a.supervise) {
+      // The supervisor binds, then forks each serve; it returns here in the serve it forked.
+      options.listenFd = ListenOn(options.listen);
+      supervise();
+    }
+    serving_ = true;
+    logJson_ = a.logFormat == "json";
     for (const auto& w : registry_.workflows()) options.workflows.push_back(w.name);
     options.callersFile = a.callers;
     auto store = open(a);
@@ -554,9 +635,91 @@ class Runner {
     SystemClock clock;
     auto host = this->host(*store, clock, a);
     CatchStops();
-    return Serve(*host, options, [this](const std::string& line) {
-      std::cerr << workflow_ << ": " << Printable(line) << "\n" << std::flush;
-    });
+    return Serve(*host, options, [this](const std::string& line) { say(line, "", "serve"); });
+  }
+
+  // serve --supervise: this process stays a supervisor, and each serve it forks returns from
+  // here to serve on the socket bound before. A serve that ends by a signal it did not handle
+  // (SIGSEGV, SIGABRT, SIGBUS, SIGKILL from the OOM killer, …) is started again after a pause
+  // (0.5 s, doubled up to 8 s); five such ends within 60 s give up (exit 70). A serve that
+  // exits is followed: its code is the supervisor's. SIGTERM, SIGINT and SIGHUP are passed on
+  // to the serve (which drains); a serve outlives no supervisor (PR_SET_PDEATHSIG).
+  void supervise() {
+    static volatile std::sig_atomic_t passOn = 0;
+    struct sigaction sa {};
+    sa.sa_handler = [](int sig) { passOn = sig; };
+    sigemptyset(&sa.sa_mask);
+    for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaction(sig, &sa, nullptr);
+    std::vector<std::chrono::steady_clock::time_point> crashes;
+    const pid_t supervisor = getpid();
+    for (;;) {
+      std::fflush(stdout);
+      std::cerr << std::flush;
+      const pid_t child = fork();
+      if (child < 0)
+        throw BadInput(std::string("serve --supervise cannot fork: ") + std::strerror(errno));
+      if (child == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != supervisor) std::_Exit(0);  // the supervisor was gone already
+        struct sigaction dfl {};
+        dfl.sa_handler = SIG_DFL;
+        sigemptyset(&dfl.sa_mask);
+        for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaction(sig, &dfl, nullptr);
+        return;  // this is the serve
+      }
+      int status = 0;
+      bool told = false;
+      for (;;) {
+        if (passOn != 0 && !told) {
+          kill(child, passOn);
+          told = true;
+        }
+        const pid_t r = waitpid(child, &status, 0);
+        if (r == child) break;
+        if (r < 0 && errno != EINTR) std::_Exit(70);
+      }
+      if (WIFEXITED(status)) std::_Exit(WEXITSTATUS(status));
+      const int sig = WTERMSIG(status);
+      if (told) std::_Exit(128 + sig);
+      const auto now = std::chrono::steady_clock::now();
+      crashes.push_back(now);
+      while (!crashes.empty() && now - crashes.front() > std::chrono::seconds(60))
+        crashes.erase(crashes.begin());
+      const char* name = strsignal(sig);
+      if (crashes.size() >= 5) {
+        say("serve (pid " + std::to_string(child) + ") ended by signal " + std::to_string(sig) +
+                " (" + (name != nullptr ? name : "?") + "), the 5th time in 60 s; giving up",
+            "", "supervisor");
+        std::_Exit(70);
+      }
+      const int64_t pauseMs = std::min<int64_t>(8000, int64_t{500} << (crashes.size() - 1));
+      say("serve (pid " + std::to_string(child) + ") ended by signal " + std::to_string(sig) +
+              " (" + (name != nullptr ? name : "?") + "); starting it again in " +
+              std::to_string(pauseMs) + " ms (" + std::to_string(crashes.size()) +
+              " in 60 s; the runs it hosted go on from the store, an effect that was out reads "
+              "`interrupted`)",
+          "", "supervisor");
+      for (int64_t waited = 0; waited < pauseMs && passOn == 0; waited += 50)
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      if (passOn != 0) std::_Exit(128 + passOn);
+    }
+  }
+
+  // A line for the person (or the log collector) watching serve or a run: `WORKFLOW: TEXT` (with
+  // the run under serve, which hosts many), or with `serve --log-format json` one JSON object a
+  // line: `{"time", "workflow", "run"?, "kind", "message"}`.
+  void say(const std::string& text, const std::string& run, const std::string& kind) {
+    if (logJson_) {
+      Json line = {{"time", IsoTime(SystemClock().nowMs())}, {"workflow", workflow_}};
+      if (!run.empty()) line["run"] = run;
+      line["kind"] = kind;
+      line["message"] = text;
+      std::cerr << line.dump(-1, ' ', false, Json::error_handler_t::replace) << "\n" << std::flush;
+      return;
+    }
+    std::cerr << workflow_ << ": " << (serving_ && !run.empty() ? run + ": " : "")
+              << Printable(text) << "\n"
+              << std::flush;
   }
 
   // prune --ended-before DURATION: deletes this workflow's runs that ended longer ago than that.
@@ -643,9 +806,13 @@ class Runner {
 
   const Registry& registry_;
   std::string workflow_;
+  std::string command_;  // the runner as the printed commands call it
   std::string storePath_;
   Json agents_;                               // --agents FILE
   std::shared_ptr<const ModelServer> model_;  // --agents openai
+  bool serving_ = false;                      // serve: its lines name their run
+  bool liveShown_ = false;  // the live line is on the terminal (cleared before the next line)
+  bool logJson_ = false;    // serve --log-format json
   int taken_ = 0;
   int settled_ = 0;
   int failed_ = 0;
@@ -719,6 +886,32 @@ Args Parse(int argc, char** argv) {
         throw UsageError("`--max-connections` takes a whole number from 4 to 1000000, not `" + v +
                          "`");
       a.maxConnections = static_cast<int>(n);
+    } else if (s == "--drain-timeout") {
+      if (a.drainMs >= 0) throw UsageError("`--drain-timeout` is given twice");
+      const std::string v = value("--drain-timeout");
+      char* end = nullptr;
+      const long n = std::strtol(v.c_str(), &end, 10);
+      if (v.empty() || !std::isdigit(static_cast<unsigned char>(v[0])) || *end != '\0' || n < 0 ||
+          n > 3600)
+        throw UsageError("`--drain-timeout` takes whole seconds from 0 to 3600, not `" + v + "`");
+      a.drainMs = static_cast<int64_t>(n) * 1000;
+    } else if (s == "--tls-cert") {
+      if (!a.tlsCert.empty()) throw UsageError("`--tls-cert` is given twice");
+      a.tlsCert = value("--tls-cert");
+      if (a.tlsCert.empty()) throw UsageError("`--tls-cert` needs a file");
+    } else if (s == "--tls-key") {
+      if (!a.tlsKey.empty()) throw UsageError("`--tls-key` is given twice");
+      a.tlsKey = value("--tls-key");
+      if (a.tlsKey.empty()) throw UsageError("`--tls-key` needs a file");
+    } else if (s == "--insecure-http") {
+      a.insecureHttp = true;
+    } else if (s == "--supervise") {
+      a.supervise = true;
+    } else if (s == "--log-format") {
+      if (!a.logFormat.empty()) throw UsageError("`--log-format` is given twice");
+      a.logFormat = value("--log-format");
+      if (a.logFormat != "text" && a.logFormat != "json")
+        throw UsageError("`--log-format` takes `text` or `json`, not `" + a.logFormat + "`");
     } else if (s == "--resume") {
       a.resume = value("--resume");
       a.resumeGiven = true;
@@ -792,6 +985,8 @@ int RunnerMain(const Registry& registry, const char* workflow, int argc, char** 
            "ended before\n"
         << "  serve [--listen HOST:PORT] [--callers FILE] [--max-connections N]  host every "
            "waiting run, over HTTP\n"
+        << "        [--tls-cert FILE --tls-key FILE | --insecure-http] [--drain-timeout S] "
+           "[--log-format text|json]\n"
         << "  store backup FILE                                                a copy of the "
            "store, safe while it is used\n"
         << "  callers add NAME --scope WORKFLOW=SCOPE,… [--gates P,…] --callers FILE   a Caller, "
@@ -807,7 +1002,8 @@ int RunnerMain(const Registry& registry, const char* workflow, int argc, char** 
   }
   try {
     const Args args = Parse(argc, argv);
-    return Runner(registry, workflow).main(args);
+    return Runner(registry, workflow, InvokedAs(argc > 0 ? argv[0] : workflow, workflow))
+        .main(args);
   } catch (const UsageError& e) {
     std::cerr << workflow << ": error: " << Printable(e.what()) << "\n";
     return kExitUsage;

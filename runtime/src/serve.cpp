@@ -10,10 +10,12 @@
 // afterCommit). Nothing here drives the engine.
 #include "serve.h"
 
+#include <openssl/ssl.h>
 #include <sys/resource.h>
 
 #include <algorithm>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl/context.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
@@ -22,11 +24,15 @@
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/string_body.hpp>
 #include <boost/beast/http/write.hpp>
+#include <boost/beast/ssl/ssl_stream.hpp>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <deque>
 #include <map>
 #include <memory>
 #include <optional>
+#include <unordered_set>
 
 #include "engine.h"
 #include "jr2/auth.h"
@@ -44,6 +50,8 @@ constexpr size_t kBodyLimit = 1 << 20;  // RUNTIME.md §6: a body over 1 MiB is 
 constexpr int64_t kHookLogLimit = 1000;
 // A request must arrive whole within this; then it is answered 408.
 constexpr auto kReadLimit = std::chrono::seconds(10);
+// While serve stops (its drain), a request on its way has this long to arrive whole.
+constexpr auto kDrainReadLimit = std::chrono::milliseconds(250);
 // The feed is sent a page of lines at a time, and the next page only once the client has taken
 // the last: a follower that does not read holds one page, not the feed.
 constexpr int64_t kFeedPage = 128;
@@ -55,6 +63,8 @@ constexpr auto kStallLimit = std::chrono::seconds(30);
 // The open band's event streams (no token): at most this many from one address, and a quarter
 // of the connections in all, so that followers without a token can never lock out a Caller.
 constexpr int kOpenStreamsPerAddress = 32;
+
+class Session;
 
 // What serve holds open, and its bounds (shared with the sessions, which may outlive the
 // Server object by a few handlers).
@@ -69,6 +79,9 @@ struct Limits {
   std::map<std::pair<std::string, unsigned>, int64_t> answers;
   std::map<std::pair<std::string, std::string>, int64_t> verdicts;
   int64_t evicted = 0;
+  // Every connection open, for the drain (Session's constructor and destructor keep it).
+  std::unordered_set<Session*> open;
+  bool stopping = false;  // SIGTERM came: a request not yet routed is answered 503
 };
 
 // A refusal with its HTTP status: `{"error": message}`.
@@ -114,7 +127,9 @@ class Server;
 // stuck server), then one JSON answer, or an event stream for as long as the run waits.
 class Session : public std::enable_shared_from_this<Session> {
  public:
-  Session(tcp::socket socket, Server& server, std::shared_ptr<Limits> limits);
+  // `tls`: the server's TLS context (`--tls-cert`), or null for plain HTTP.
+  Session(tcp::socket socket, Server& server, std::shared_ptr<Limits> limits,
+          boost::asio::ssl::context* tls);
   ~Session();
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
@@ -126,6 +141,12 @@ class Session : public std::enable_shared_from_this<Session> {
   bool reading() const { return reading_; }
   // Serve is full and this connection has sent no request: it is answered 503 and closed.
   void evict();
+  // Serve stops (SIGTERM): a request not yet routed is answered 503 (nothing of it was done),
+  // an event stream ends once its last page is taken, an answer under way is sent whole.
+  void drain();
+  // Whether its socket is open still (a Session may outlive its socket, held by a handler
+  // queued for a turn that never comes once serve stops).
+  bool connected() { return lowest().socket().is_open(); }
   // Takes one of the open band's stream slots; false (nothing taken) when its address or the
   // band is at its bound.
   bool takeOpenSlot();
@@ -134,6 +155,8 @@ class Session : public std::enable_shared_from_this<Session> {
   void route(std::string pattern) { route_ = std::move(pattern); }
 
   void answer(unsigned status, const Json& body, int retryAfter = 0) {
+    if (answered_) return;  // one answer a connection (a drain may come after a route's)
+    answered_ = true;
     ++limits_->answers[{route_.empty() ? "other" : route_, status}];
     res_.version(11);
     res_.result(status);
@@ -143,13 +166,13 @@ class Session : public std::enable_shared_from_this<Session> {
     if (retryAfter > 0) res_.set(http::field::retry_after, std::to_string(retryAfter));
     res_.body() = Dump(body) + "\n";
     res_.prepare_payload();
-    stream_.expires_after(std::chrono::seconds(10));
-    http::async_write(stream_, res_,
-                      [self = shared_from_this()](beast::error_code, size_t) { self->close(); });
+    write();
   }
   void refuse(const HttpError& e) { answer(e.status, {{"error", e.message}}, e.retryAfter); }
   // A text answer (GET /metrics).
   void answerText(unsigned status, std::string body, const char* type) {
+    if (answered_) return;
+    answered_ = true;
     ++limits_->answers[{route_.empty() ? "other" : route_, status}];
     res_.version(11);
     res_.result(status);
@@ -158,9 +181,7 @@ class Session : public std::enable_shared_from_this<Session> {
     res_.set(http::field::cache_control, "no-store");
     res_.body() = std::move(body);
     res_.prepare_payload();
-    stream_.expires_after(std::chrono::seconds(10));
-    http::async_write(stream_, res_,
-                      [self = shared_from_this()](beast::error_code, size_t) { self->close(); });
+    write();
   }
 
   // Turns the connection into an event stream: `pump` is asked for at most a page of what to
@@ -178,21 +199,50 @@ class Session : public std::enable_shared_from_this<Session> {
   void pumpNow();
 
  private:
+  // The connection as TCP (its socket, its deadline), under TLS or not.
+  beast::tcp_stream& lowest() { return tls_ ? beast::get_lowest_layer(*tls_) : *plain_; }
+  // Calls `fn` with the stream HTTP is read from and written to: TLS's, or the TCP stream.
+  template <class F>
+  void io(F&& fn) {
+    if (tls_)
+      fn(*tls_);
+    else
+      fn(*plain_);
+  }
+  // After the TLS handshake, if any: start()'s own work.
+  void begin(bool over);
+  // The request must arrive whole within `limit` (then 408, or 503 while serve stops).
+  void armReadLimit(std::chrono::milliseconds limit);
   void read(beast::error_code ec);
+  // Writes res_ whole, then finishes.
+  void write() {
+    lowest().expires_after(std::chrono::seconds(10));
+    io([this](auto& stream) {
+      http::async_write(stream, res_,
+                        [self = shared_from_this()](beast::error_code, size_t) { self->finish(); });
+    });
+  }
+  // The answer was sent: TLS says close_notify (within 2 s), then the connection closes.
+  void finish() {
+    if (!tls_ || !lowest().socket().is_open()) return close();
+    lowest().expires_after(std::chrono::seconds(2));
+    tls_->async_shutdown([self = shared_from_this()](beast::error_code) { self->close(); });
+  }
   void tick();
   void send(const std::string& text, bool last);
   void close() {
     beast::error_code ignored;
-    stream_.socket().shutdown(tcp::socket::shutdown_both, ignored);
-    stream_.socket().close(ignored);
+    lowest().socket().shutdown(tcp::socket::shutdown_both, ignored);
+    lowest().socket().close(ignored);
     if (timer_) timer_->cancel();
     readTimer_.cancel();
   }
 
   Server& server_;                  // used by handlers only: they never run once serve returned
   std::shared_ptr<Limits> limits_;  // what serve holds open
-  beast::tcp_stream stream_;
-  std::string address_;  // the client's IP address
+  std::optional<beast::tcp_stream> plain_;                   // without TLS
+  std::optional<beast::ssl_stream<beast::tcp_stream>> tls_;  // with it
+  std::string address_;                                      // the client's IP address
   beast::flat_buffer buffer_;
   http::request_parser<http::string_body> parser_;
   http::response<http::string_body> res_;
@@ -200,6 +250,9 @@ class Session : public std::enable_shared_from_this<Session> {
   bool reading_ = false;
   bool readTimedOut_ = false;
   bool evicted_ = false;
+  bool routed_ = false;     // handed to the Server (between two turns)
+  bool handshook_ = false;  // the TLS handshake is over (or failed)
+  bool answered_ = false;   // an answer or a stream began
   bool openSlot_ = false;
   std::string route_;
   // An event stream's state.
@@ -282,7 +335,8 @@ class Server {
     } catch (const HttpError& e) {
       s->refuse(e);
     } catch (const RunDrifted& e) {
-      s->refuse({409, e.what()});
+      // `drifted`: the `--server` client exits as the local verb does (4, an error of the run).
+      s->answer(409, {{"error", e.what()}, {"drifted", true}});
     } catch (const StoreFull& e) {
       s->refuse({503, withoutPath(e.what()), 5});
     } catch (const StoreDamaged& e) {
@@ -790,6 +844,13 @@ class Server {
                           (was ? " (it was answered, or its state was left)" : "") +
                           (names.empty() ? "" : "; its open Gates are " + Printable(names))};
     }
+    if (run.gateTaken(gate)) {
+      // Two answers to one Gate in one turn: the first was taken; this one is late, as one sent
+      // after the Gate closed is.
+      throw HttpError{409, "run " + r.id + " has closed its Gate `" +
+                               Printable(gate.substr(0, 200)) +
+                               "` (another answer to it was taken first)"};
+    }
     run.deliver(gate, body["event"].get<std::string>(), payload);  // BadInput: 400, nothing moved
     const std::string id = r.id;
     const Caller* who = &c;
@@ -1020,19 +1081,23 @@ class Server {
   }
 };
 
-Session::Session(tcp::socket socket, Server& server, std::shared_ptr<Limits> limits)
-    : server_(server),
-      limits_(std::move(limits)),
-      stream_(std::move(socket)),
-      readTimer_(stream_.get_executor()) {
+Session::Session(tcp::socket socket, Server& server, std::shared_ptr<Limits> limits,
+                 boost::asio::ssl::context* tls)
+    : server_(server), limits_(std::move(limits)), readTimer_(socket.get_executor()) {
+  if (tls != nullptr)
+    tls_.emplace(std::move(socket), *tls);
+  else
+    plain_.emplace(std::move(socket));
   ++limits_->connections;
+  limits_->open.insert(this);
   beast::error_code ec;
-  const auto peer = stream_.socket().remote_endpoint(ec);
+  const auto peer = lowest().socket().remote_endpoint(ec);
   if (!ec) address_ = peer.address().to_string();
 }
 
 Session::~Session() {
   --limits_->connections;
+  limits_->open.erase(this);
   if (openSlot_) {
     --limits_->openStreams;
     if (--limits_->openByAddress[address_] <= 0) limits_->openByAddress.erase(address_);
@@ -1053,6 +1118,24 @@ bool Session::takeOpenSlot() {
 }
 
 void Session::start(bool over) {
+  if (!tls_) return begin(over);
+  // The handshake first, under the read's deadline: a client that never finishes it (or speaks
+  // plain HTTP to a TLS port) is let go.
+  readTimer_.expires_after(kReadLimit);
+  readTimer_.async_wait([self = shared_from_this()](beast::error_code ec) {
+    if (ec || self->handshook_) return;
+    self->close();
+  });
+  tls_->async_handshake(boost::asio::ssl::stream_base::server,
+                        [self = shared_from_this(), over](beast::error_code ec) {
+                          self->handshook_ = true;
+                          self->readTimer_.cancel();
+                          if (ec) return self->close();  // not TLS, or a certificate refused
+                          self->begin(over);
+                        });
+}
+
+void Session::begin(bool over) {
   if (over && !server_.evictIdle()) {
     // Full of connections that are all at work: refused at once, read or not.
     answer(503,
@@ -1066,28 +1149,70 @@ void Session::start(bool over) {
   reading_ = true;
   server_.reading(shared_from_this());
   // The read's own deadline, not the stream's: the stream's closes the socket when it expires,
-  // and a slow client is owed its 408.
-  readTimer_.expires_after(kReadLimit);
-  readTimer_.async_wait([self = shared_from_this()](beast::error_code ec) {
-    if (ec || !self->reading_) return;
-    self->readTimedOut_ = true;
-    beast::error_code ignored;
-    self->stream_.socket().cancel(ignored);
+  // and a slow client is owed its 408. While serve stops, a moment to finish what it sends.
+  armReadLimit(limits_->stopping ? kDrainReadLimit : kReadLimit);
+  io([this](auto& stream) {
+    http::async_read(stream, buffer_, parser_,
+                     [self = shared_from_this()](beast::error_code ec, size_t) { self->read(ec); });
   });
-  http::async_read(stream_, buffer_, parser_,
-                   [self = shared_from_this()](beast::error_code ec, size_t) { self->read(ec); });
 }
 
 void Session::evict() {
   if (!reading_) return;
   evicted_ = true;
   beast::error_code ignored;
-  stream_.socket().cancel(ignored);
+  lowest().socket().cancel(ignored);
+}
+
+void Session::armReadLimit(std::chrono::milliseconds limit) {
+  readTimer_.expires_after(limit);
+  readTimer_.async_wait([self = shared_from_this()](beast::error_code ec) {
+    if (ec || !self->reading_) return;
+    self->readTimedOut_ = true;
+    beast::error_code ignored;
+    self->lowest().socket().cancel(ignored);
+  });
+}
+
+void Session::drain() {
+  if (tls_ && !handshook_) return;  // begin() reads under the drain's short limit
+  if (reading_) {
+    // A request on its way has a moment to arrive whole (then read() answers 503, having read
+    // it: a close with unread bytes would reset the connection before the client reads the
+    // answer); one that does not arrive is answered 503 then.
+    armReadLimit(kDrainReadLimit);
+    return;
+  }
+  if (pump_) {
+    // An event stream ends now, between two events or in a page the client has not taken: a
+    // follower takes the feed up from the next serve with Last-Event-ID, and one that reads
+    // nothing holds up no stop.
+    ending_ = true;
+    close();
+    return;
+  }
+  if (!answered_) {
+    answer(
+        503,
+        {{"error", routed_ ? "serve stopped before this request was done; what it stored is kept "
+                             "(`GET` the run to see it); send the request again when serve is "
+                             "back (a start with the same Idempotency-Key is answered with its run)"
+                           : "serve is stopping and did not take this request; nothing of it "
+                             "was done; send it again when serve is back"}},
+        5);
+  }
 }
 
 void Session::read(beast::error_code ec) {
   reading_ = false;
   readTimer_.cancel();
+  if (limits_->stopping && (!ec || ec == boost::asio::error::operation_aborted || readTimedOut_)) {
+    return answer(503,
+                  {{"error",
+                    "serve is stopping and did not take this request; nothing of it was "
+                    "done; send it again when serve is back"}},
+                  5);
+  }
   if (evicted_) {
     return answer(
         503, {{"error", "serve is full and this connection sent no request; send it again"}}, 1);
@@ -1107,13 +1232,18 @@ void Session::read(beast::error_code ec) {
     return answer(400, {{"error", "this is not an HTTP/1.1 request: " + ec.message()}});
   }
   auto self = shared_from_this();
-  server_.host().queue([self] { self->server_.route(self); });
+  server_.host().queue([self] {
+    self->routed_ = true;
+    self->server_.route(self);
+  });
 }
 
 void Session::stream(Pump pump) {
+  answered_ = true;
   ++limits_->answers[{route_, 200}];
   pump_ = std::move(pump);
-  timer_ = std::make_unique<boost::asio::steady_timer>(stream_.get_executor());
+  timer_ = std::make_unique<boost::asio::steady_timer>(lowest().get_executor());
+  lowest().expires_never();  // a stream lives as long as its run waits; stalls are tick()'s
   send(
       "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-store\r\n"
       "Connection: close\r\n\r\n",
@@ -1122,7 +1252,7 @@ void Session::stream(Pump pump) {
 }
 
 void Session::tick() {
-  if (!stream_.socket().is_open()) return;
+  if (!lowest().socket().is_open()) return;
   if (writing_) {
     // The client has not taken its last page yet: nothing more is read for it (a client that
     // never reads holds one page), and one that takes nothing for kStallLimit is let go.
@@ -1137,7 +1267,7 @@ void Session::tick() {
 }
 
 void Session::pumpNow() {
-  if (!stream_.socket().is_open() || ending_) return;
+  if (!lowest().socket().is_open() || ending_) return;
   if (writing_) return tick();
   // What the feed has now, read between two turns (what is stored), a page at most.
   Page page = pump_(kFeedPage);
@@ -1157,39 +1287,60 @@ void Session::send(const std::string& text, bool last) {
   ending_ = ending_ || last;
   if (writing_) return;
   if (out_.empty()) {
-    if (ending_) close();
+    if (ending_) finish();
     return;
   }
   writing_ = true;
   writeStarted_ = std::chrono::steady_clock::now();
   auto chunk = std::make_shared<std::string>(std::move(out_));
   out_.clear();
-  boost::asio::async_write(stream_.socket(), boost::asio::buffer(*chunk),
-                           [self = shared_from_this(), chunk](beast::error_code ec, size_t) {
-                             self->writing_ = false;
-                             if (ec) return self->close();  // the client went away
-                             self->send("", false);
-                             // Taken: a page that was waiting behind it goes now.
-                             if (!self->writing_ && self->more_ && !self->ending_ && self->pump_)
-                               self->server_.wantPump(self);
-                           });
+  io([this, chunk](auto& stream) {
+    boost::asio::async_write(stream, boost::asio::buffer(*chunk),
+                             [self = shared_from_this(), chunk](beast::error_code ec, size_t) {
+                               self->writing_ = false;
+                               if (ec) return self->close();  // the client went away
+                               self->send("", false);
+                               // Taken: a page that was waiting behind it goes now.
+                               if (!self->writing_ && self->more_ && !self->ending_ && self->pump_)
+                                 self->server_.wantPump(self);
+                             });
+  });
 }
 
 class Listener {
  public:
-  Listener(boost::asio::io_context& io, const tcp::endpoint& at, Server& server,
-           std::function<void(const std::string&)> say)
-      : acceptor_(io), pause_(io), server_(server), say_(std::move(say)) {
-    acceptor_.open(at.protocol());
-    acceptor_.set_option(boost::asio::socket_base::reuse_address(true));
-    acceptor_.bind(at);
-    acceptor_.listen();
+  // `fd`: a socket that listens already (serve --supervise's, kept across restarts), or -1.
+  Listener(boost::asio::io_context& io, const tcp::endpoint& at, int fd, Server& server,
+           boost::asio::ssl::context* tls, std::function<void(const std::string&)> say)
+      : acceptor_(io), pause_(io), server_(server), tls_(tls), say_(std::move(say)) {
+    if (fd >= 0) {
+      acceptor_.assign(at.protocol(), fd);
+    } else {
+      acceptor_.open(at.protocol());
+      acceptor_.set_option(boost::asio::socket_base::reuse_address(true));
+      acceptor_.bind(at);
+      acceptor_.listen();
+    }
     accept();
   }
   void close() {
     beast::error_code ignored;
     acceptor_.close(ignored);
     pause_.cancel();
+  }
+  // Serve stops: the connections waiting in the kernel's queue are taken now (and answered 503
+  // by the drain, having done nothing), not reset by the close that follows.
+  void takeWaiting() {
+    beast::error_code ec;
+    acceptor_.non_blocking(true, ec);
+    if (ec) return;
+    const auto& limits = server_.limits();
+    for (int taken = 0; taken < limits->maxConnections; ++taken) {
+      tcp::socket socket(acceptor_.get_executor());
+      acceptor_.accept(socket, ec);
+      if (ec) return;  // would block: the queue is empty
+      std::make_shared<Session>(std::move(socket), server_, limits, tls_)->start(false);
+    }
   }
   uint16_t port() const { return acceptor_.local_endpoint().port(); }
 
@@ -1217,35 +1368,100 @@ class Listener {
       pausing_ = false;
       const auto& limits = server_.limits();
       const bool over = limits->connections >= limits->maxConnections;
-      std::make_shared<Session>(std::move(socket), server_, limits)->start(over);
+      std::make_shared<Session>(std::move(socket), server_, limits, tls_)->start(over);
       accept();
     });
   }
   tcp::acceptor acceptor_;
   boost::asio::steady_timer pause_;
   Server& server_;
+  boost::asio::ssl::context* tls_;
   std::function<void(const std::string&)> say_;
   bool pausing_ = false;
 };
 
-}  // namespace
-
-int Serve(RunHost& host, const ServeOptions& options,
-          const std::function<void(const std::string&)>& say) {
-  // HOST:PORT, loopback by default.
-  std::string hostPart = "127.0.0.1";
-  std::string portPart = options.listen;
-  if (const auto colon = options.listen.rfind(':'); colon != std::string::npos) {
-    hostPart = options.listen.substr(0, colon);
-    portPart = options.listen.substr(colon + 1);
+// `--listen HOST:PORT` as an endpoint (loopback when HOST is left out); BadInput for one that
+// is not an IP address and a port.
+tcp::endpoint ListenAddress(const std::string& listen, std::string* hostPart) {
+  *hostPart = "127.0.0.1";
+  std::string portPart = listen;
+  if (const auto colon = listen.rfind(':'); colon != std::string::npos) {
+    *hostPart = listen.substr(0, colon);
+    portPart = listen.substr(colon + 1);
   }
   beast::error_code ec;
-  const auto address = boost::asio::ip::make_address(hostPart, ec);
+  const auto address = boost::asio::ip::make_address(*hostPart, ec);
   char* end = nullptr;
   const long port = std::strtol(portPart.c_str(), &end, 10);
   if (ec || portPart.empty() || *end != '\0' || port < 0 || port > 65535) {
     throw BadInput("`--listen` takes HOST:PORT with an IP address, such as 127.0.0.1:8470, not `" +
-                   Printable(options.listen) + "`");
+                   Printable(listen) + "`");
+  }
+  return {address, static_cast<uint16_t>(port)};
+}
+
+}  // namespace
+
+int ListenOn(const std::string& listen) {
+  std::string hostPart;
+  const tcp::endpoint at = ListenAddress(listen, &hostPart);
+  boost::asio::io_context io;
+  tcp::acceptor acceptor(io);
+  try {
+    acceptor.open(at.protocol());
+    acceptor.set_option(boost::asio::socket_base::reuse_address(true));
+    acceptor.bind(at);
+    acceptor.listen();
+  } catch (const boost::system::system_error& e) {
+    throw BadInput("cannot listen on " + listen + ": " + e.code().message());
+  }
+  return acceptor.release();
+}
+
+int Serve(RunHost& host, const ServeOptions& options,
+          const std::function<void(const std::string&)>& say) {
+  // HOST:PORT, loopback by default.
+  std::string hostPart;
+  const tcp::endpoint endpoint = ListenAddress(options.listen, &hostPart);
+  const auto address = endpoint.address();
+  // TLS: a certificate and its key, read now (a file that cannot be used is said before serve
+  // listens); without them, plain HTTP only on loopback unless told --insecure-http.
+  std::unique_ptr<boost::asio::ssl::context> tls;
+  if (options.tlsCert.empty() != options.tlsKey.empty())
+    throw BadInput(
+        "`--tls-cert` and `--tls-key` go together: give the certificate (its chain, "
+        "PEM) and its private key (PEM)");
+  if (!options.tlsCert.empty()) {
+    namespace ssl = boost::asio::ssl;
+    tls = std::make_unique<ssl::context>(ssl::context::tls_server);
+    tls->set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 |
+                     ssl::context::no_sslv3 | ssl::context::no_tlsv1 | ssl::context::no_tlsv1_1 |
+                     ssl::context::single_dh_use);
+    auto load = [&](const char* flag, const std::string& file, auto&& fn) {
+      beast::error_code lec;
+      fn(lec);
+      if (lec) {
+        throw BadInput("cannot use " + std::string(flag) + " `" + Printable(file) +
+                       "`: " + lec.message() + " (give a PEM file that this user can read)");
+      }
+    };
+    // The key first: a certificate that is not the key's then fails the check below, which
+    // names both files (the other order gives OpenSSL's "key values mismatch").
+    load("--tls-key", options.tlsKey, [&](beast::error_code& e) {
+      tls->use_private_key_file(options.tlsKey, ssl::context::pem, e);
+    });
+    load("--tls-cert", options.tlsCert,
+         [&](beast::error_code& e) { tls->use_certificate_chain_file(options.tlsCert, e); });
+    if (SSL_CTX_check_private_key(tls->native_handle()) != 1) {
+      throw BadInput("`--tls-key` `" + Printable(options.tlsKey) +
+                     "` is not the private key of the certificate in `--tls-cert` `" +
+                     Printable(options.tlsCert) + "`");
+    }
+  } else if (!address.is_loopback() && !options.insecureHttp) {
+    throw BadInput("serve would listen on " + Printable(options.listen) +
+                   " in plain HTTP, and every token would cross the network readable; give "
+                   "`--tls-cert FILE --tls-key FILE`, or `--insecure-http` when a proxy in front "
+                   "of serve speaks TLS for it");
   }
   // The Callers: the file's, and the instance token (every scope), made on first start.
   Callers callers;
@@ -1282,8 +1498,8 @@ int Serve(RunHost& host, const ServeOptions& options,
   server.limits()->maxOpenStreams = std::max(1, server.limits()->maxConnections / 4);
   std::unique_ptr<Listener> listener;
   try {
-    listener = std::make_unique<Listener>(
-        host.engine().io(), tcp::endpoint(address, static_cast<uint16_t>(port)), server, say);
+    listener = std::make_unique<Listener>(host.engine().io(), endpoint, options.listenFd, server,
+                                          tls.get(), say);
   } catch (const boost::system::system_error& e) {
     throw BadInput("cannot listen on " + options.listen + ": " + e.code().message());
   }
@@ -1293,8 +1509,8 @@ int Serve(RunHost& host, const ServeOptions& options,
   // live keys go with it); a standing workflow with no live run gets one.
   taken += static_cast<int>(host.handOverDue().size());
   taken += static_cast<int>(host.standUp(options.workflows).size());
-  say("serving " + std::to_string(taken) + " waiting run" + (taken == 1 ? "" : "s") +
-      " on http://" + hostPart + ":" + std::to_string(listener->port()) +
+  say("serving " + std::to_string(taken) + " waiting run" + (taken == 1 ? "" : "s") + " on " +
+      (tls ? "https://" : "http://") + hostPart + ":" + std::to_string(listener->port()) +
       " (the instance token is in " + options.storePath + ".token; SIGTERM or Ctrl-C stops it)");
   host.serve([&] {
     host.releaseEnded();
@@ -1304,12 +1520,56 @@ int Serve(RunHost& host, const ServeOptions& options,
       say("took up " + std::to_string(more) + " more run" + (more == 1 ? "" : "s"));
     }
   });
+  // The drain: every connection is answered or ended, within the bound; then serve exits. (A
+  // Session may outlive its socket, held by a handler queued for a turn that never comes: what
+  // counts is the sockets still open.)
+  server.limits()->stopping = true;
+  listener->takeWaiting();  // the connections in the kernel's queue, answered 503 below
   listener->close();
+  const auto connected = [&] {
+    size_t n = 0;
+    for (Session* s : server.limits()->open) n += s->connected() ? 1 : 0;
+    return n;
+  };
+  const size_t open = connected();
+  if (open > 0) {
+    say("draining " + std::to_string(open) + " connection" + (open == 1 ? "" : "s") + " (at most " +
+        std::to_string(options.drainMs / 1000) + " s)");
+  }
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(options.drainMs);
+  {
+    std::vector<std::shared_ptr<Session>> all;
+    for (Session* s : server.limits()->open) {
+      if (s->connected()) all.push_back(s->shared_from_this());
+    }
+    for (auto& s : all) s->drain();
+  }
+  auto& io = host.engine().io();
+  if (io.stopped()) io.restart();
+  while (connected() > 0 && std::chrono::steady_clock::now() < deadline) {
+    io.run_one_until(
+        std::min(deadline, std::chrono::steady_clock::now() + std::chrono::milliseconds(50)));
+  }
+  const size_t cut = connected();
+  if (open > 0) {
+    say("drained: " + std::to_string(open - cut) + " connection" + (open - cut == 1 ? "" : "s") +
+        " answered or ended" +
+        (cut > 0 ? ", " + std::to_string(cut) + " cut at the bound (their clients took nothing)"
+                 : std::string()));
+  }
   say("stopped: every step under way is stored" +
       (host.stoppedEffects() > 0
            ? "; " + std::to_string(host.stoppedEffects()) +
                  " processes were stopped (they read `interrupted` when the runs go on)"
            : std::string()));
+  if (host.engine().out() > 0) {
+    // A blocking host function still runs on a thread: it is not waited for (its run reads
+    // `interrupted` when it goes on), as a stopped `run` does not wait for one.
+    say("a host function still running is not waited for");
+    std::fflush(stdout);
+    std::_Exit(0);
+  }
   return 0;
 }
 

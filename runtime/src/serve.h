@@ -15,10 +15,20 @@ struct ServeOptions {
   std::string callersFile;             // --callers: "" for the instance token alone
   std::string storePath;               // the instance token is `<storePath>.token`
   std::string home;                    // the home of the runs started over HTTP
-  int maxConnections = 0;  // --max-connections; 0: three quarters of the file descriptor limit
+  int maxConnections = 0;       // --max-connections; 0: three quarters of the file descriptor limit
+  std::string tlsCert, tlsKey;  // --tls-cert, --tls-key: PEM files; both or neither
+  bool insecureHttp = false;    // --insecure-http: plain HTTP on an address that is not loopback
+  int64_t drainMs = 10000;
+  int listenFd = -1;  // a socket listening already (ListenOn, serve --supervise); -1: bind `listen`
+                      // // --drain-timeout: how long a SIGTERM waits for clients to take answers
 };
 
-// Serves until SIGTERM or SIGINT (RunHost::Interrupt), then exits 0. `say` prints a line for a
+// Binds `--listen HOST:PORT` and listens; gives the socket (for serve --supervise, which keeps it
+// across the restarts of its serve). Throws BadInput.
+int ListenOn(const std::string& listen);
+
+// Serves until SIGTERM or SIGINT (RunHost::Interrupt), then drains (every connection answered or
+// its stream ended, within `drainMs`) and gives 0. `say` prints a line for a
 // person. Throws BadInput for a `--listen` it cannot use.
 int Serve(RunHost& host, const ServeOptions& options,
           const std::function<void(const std::string&)>& say);

@@ -124,10 +124,33 @@ std::vector<int> Statechart::eventsHandledAt(const std::string& statePath) const
   for (int t = 0; t < tables_.transitionCount; ++t) {
     const TransitionInfo& info = transitions_[t];
     if (info.trigger != TransitionInfo::kOn) continue;
-    if (info.source != state && !isDescendant(state, info.source)) continue;
+    if (info.source != state && !isDescendant(state, info.source) &&
+        !isDescendant(info.source, state))
+      continue;
     if (std::find(out.begin(), out.end(), info.id) == out.end()) out.push_back(info.id);
   }
   std::sort(out.begin(), out.end());
+  return out;
+}
+
+bool Statechart::handlesNow(int eventId) const {
+  syncFlags();
+  for (int t = 0; t < tables_.transitionCount; ++t) {
+    const TransitionInfo& info = transitions_[t];
+    if (info.trigger == TransitionInfo::kOn && info.id == eventId && active(info.source))
+      return true;
+  }
+  return false;
+}
+
+std::vector<std::string> Statechart::statesHandling(int eventId) const {
+  std::vector<std::string> out;
+  for (int t = 0; t < tables_.transitionCount; ++t) {
+    const TransitionInfo& info = transitions_[t];
+    if (info.trigger != TransitionInfo::kOn || info.id != eventId) continue;
+    const std::string& path = states_[info.source].path;
+    if (std::find(out.begin(), out.end(), path) == out.end()) out.push_back(path);
+  }
   return out;
 }
 

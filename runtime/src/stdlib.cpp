@@ -681,6 +681,77 @@ Json StdBacklog(const Json& args, const NextQuery& query, ItemIdOf idOf, const s
   return {{"item", ready != nullptr ? *ready : Json(nullptr)}, {"open", open}};
 }
 
+Json ExplainBacklog(const Json& args, const NextQuery& query, ItemIdOf idOf,
+                    const std::string& home) {
+  if (!idOf) idOf = FieldId;
+  const BacklogAt at(args, home);
+  const std::shared_ptr<const BacklogFile> file = LoadBacklog(at);
+  const std::vector<std::string> ids =
+      IdsOf("std.backlog: in " + at.name + ", ", file->items, idOf);
+  std::unordered_map<std::string, size_t> index;
+  for (size_t i = 0; i < ids.size(); ++i) index.emplace(ids[i], i);
+  auto left = [&](const std::string& id) { return !query.isActive(id) && !query.isSettled(id); };
+  constexpr size_t kShown = 10;
+  Json blocked = Json::array();
+  int64_t count = 0;
+  // Each item left, the needs it waits for (a need that failed, that names no item, or that is
+  // left too), and the edges between items left, for a cycle.
+  std::vector<std::vector<size_t>> waitsOn(ids.size());
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (!left(ids[i])) continue;
+    Json waits = Json::array();
+    for (const std::string& need : file->needs[i]) {
+      const auto found = index.find(need);
+      const char* is = found == index.end()   ? "missing"
+                       : query.isFailed(need) ? "failed"
+                       : left(need)           ? "waiting"
+                                              : nullptr;
+      if (is == nullptr) continue;
+      if (found != index.end() && left(need)) waitsOn[i].push_back(found->second);
+      waits.push_back({{"id", need}, {"is", is}});
+    }
+    if (waits.empty()) continue;
+    ++count;
+    if (blocked.size() < kShown)
+      blocked.push_back({{"id", ids[i]}, {"waitsFor", std::move(waits)}});
+  }
+  // A cycle among the items left: a depth-first walk (its own stack: a chain of 100,000 items is
+  // no deeper on the thread's), the path kept, until an edge meets the path.
+  Json cycle = nullptr;
+  std::vector<int> mark(ids.size(), 0);          // 0 unseen, 1 on the path, 2 done
+  std::vector<std::pair<size_t, size_t>> stack;  // (item, next edge to follow)
+  for (size_t start = 0; start < ids.size() && cycle.is_null(); ++start) {
+    if (mark[start] != 0 || waitsOn[start].empty()) continue;
+    stack.emplace_back(start, 0);
+    mark[start] = 1;
+    while (!stack.empty() && cycle.is_null()) {
+      auto& [i, edge] = stack.back();
+      if (edge == waitsOn[i].size()) {
+        mark[i] = 2;
+        stack.pop_back();
+        continue;
+      }
+      const size_t next = waitsOn[i][edge++];
+      if (mark[next] == 1) {
+        cycle = Json::array();
+        bool on = false;
+        for (const auto& frame : stack) {
+          on = on || frame.first == next;
+          if (on) cycle.push_back(ids[frame.first]);
+        }
+        cycle.push_back(ids[next]);
+      } else if (mark[next] == 0) {
+        mark[next] = 1;
+        stack.emplace_back(next, 0);
+      }
+    }
+    stack.clear();
+  }
+  Json out = {{"blocked", std::move(blocked)}, {"count", count}};
+  if (!cycle.is_null()) out["cycle"] = std::move(cycle);
+  return out;
+}
+
 Json StdQueue(const Json& args, const NextQuery& query, ItemIdOf idOf) {
   if (!idOf) idOf = FieldId;
   const Json& list = QueueList(args);

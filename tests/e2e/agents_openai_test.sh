@@ -109,9 +109,12 @@ expect "a 401 is not retried, and the Gate waits" 3 \
   "$asker" run --agents openai
 [ "$(requests)" -eq 1 ] && ok || fail "a 401 was asked $(requests) times"
 
-expect "no model named: the variable to set" 65 'JR2_AGENT_MODEL' -- \
+# A variable missing or wrong is a usage error (64), as docs/runtime.md says (#30).
+expect "no model named: the variable to set" 64 'JR2_AGENT_MODEL' -- \
   env -u JR2_AGENT_MODEL "$asker" run --agents openai
-expect "an address that is neither http nor https: how to write it" 65 \
+expect "an empty port: refused before any request" 64 'has an empty port' -- \
+  env JR2_AGENT_BASE_URL=http://127.0.0.1:/v1 "$asker" run --agents openai
+expect "an address that is neither http nor https: how to write it" 64 \
   'not an http:// or https:// address; write it as `https://HOST/v1`' -- \
   env JR2_AGENT_BASE_URL=ftp://api.openai.com/v1 "$asker" run --agents openai
 expect "--agents openai goes with run, send and serve" 64 '`--agents` goes with' -- \

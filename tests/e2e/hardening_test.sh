@@ -132,14 +132,15 @@ EOF
 "$tickets" run --input @cap3.json > "$tmp/evil.out" 2>&1
 evil=$(first_waiting)
 if grep -q $'\x1b' "$tmp/evil.out"; then fail "an escape character reached the terminal"; else ok; fi
-if grep -qF "tickets send $evil '\$(touch pwned).review' approve" "$tmp/evil.out"; then ok; else
+# The printed commands call the runner by the path it was run by (it is not on PATH here).
+if grep -qF "$tickets send $evil '\$(touch pwned).review' approve" "$tmp/evil.out"; then ok; else
   fail "the \$(…) id is not single-quoted"; grep 'send' "$tmp/evil.out" | head -3
 fi
 pasted=0
 while IFS= read -r line; do
-  PATH="$(dirname "$tickets"):$PATH" bash -c "$line" > /dev/null 2>&1
+  bash -c "$line" > /dev/null 2>&1
   pasted=$((pasted + 1))
-done < <(grep -E "^ +tickets send $evil .* approve$" "$tmp/evil.out")
+done < <(grep -F "$tickets send $evil " "$tmp/evil.out" | grep -E " approve$")
 if [ ! -e pwned ] && [ ! -e "$tmp/pwned" ]; then ok; else fail "a pasted command ran \$(touch pwned)"; fi
 echo "pasted commands: $pasted"
 left=$("$tickets" gates "$evil" 2>/dev/null | grep -c 'review')
@@ -161,11 +162,16 @@ printf '%s\n' '[ { "id": "-rf --json", "title": "\u009b2J C1 in a title" } ]' > 
 "$tickets" run --input '{"backlog_file":"dash.json"}' > "$tmp/dash.out" 2>&1
 dash=$(first_waiting)
 if grep -q $'\xc2\x9b' "$tmp/dash.out"; then fail "a C1 control reached the terminal raw"; else ok; fi
-line=$(grep -E "^ +tickets send $dash -- '-rf --json.review' approve$" "$tmp/dash.out")
+line=$(grep -F "$tickets send $dash -- '-rf --json.review' approve" "$tmp/dash.out")
 if [ -n "$line" ]; then ok; else fail "no -- before a Gate that starts with -"; grep send "$tmp/dash.out" | head -2; fi
-PATH="$(dirname "$tickets"):$PATH" bash -c "$line" > /dev/null 2>&1
+bash -c "$line" > /dev/null 2>&1
 expect "the pasted command answered it" 0 'ended done' -- "$tickets" status "$dash"
 
+# Called by its name through PATH, the printed commands call it by its name (#30).
+PATH="$(dirname "$tickets"):$PATH" tickets status "$evil" > "$tmp/named.out" 2>&1
+if grep -qE "^ +tickets send $evil " "$tmp/named.out"; then ok; else
+  fail "called by its name, the printed commands do not use it"; grep send "$tmp/named.out" | head -2
+fi
 # Text in an error is never raw either: a field name with ESC and a newline in a payload.
 out=$("$tickets" send "$evil" "$(printf 'x\033[31my.review')" reject \
   '{"reason":"r","\u001b]0;pwned\u0007\nforged":1}' 2>&1)

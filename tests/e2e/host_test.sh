@@ -106,6 +106,12 @@ for sig in TERM INT; do
   after=$(sleeps "$nap")
   want=143
   [ "$sig" = INT ] && want=130
+  # `status` before the resume says the processes were out and how the run goes on (#30: it
+  # listed the items as live and said nothing more).
+  "$runner" status "$id" > /dev/null 2> "$sig.status.err"
+  grep -q "8 effects were out when the run was last stored" "$sig.status.err" \
+    && grep -q "run --resume $id\` takes the run up again" "$sig.status.err" && ok \
+    || fail "SIG$sig: status does not say the processes were out: $(cat "$sig.status.err")"
   "$runner" run --resume "$id" --json > "$sig.json" 2> "$sig.resume.err"
   counts=$(python3 - "$sig.json" "$sig.log" <<'PY'
 import collections, json, sys

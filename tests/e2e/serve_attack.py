@@ -255,6 +255,30 @@ print("a Gate answered, then the same answer again, then a Gate never there: %d,
 check(code1 == 200 and code2 == 409 and code3 == 404,
       "an answer sent again is 409, a Gate never there 404 (%d, %d, %d)" % (code1, code2, code3))
 
+# ---- 20 answers to one Gate at once: one taken, 19 told it was taken (never a 400) -------------
+race = {}
+
+
+def answer_race(i):
+    race[i] = request(port, "POST", "/runs/%s/gates/both.x.review/events" % secrets[56],
+                      {"event": "accept"})[0]
+
+
+racers = [threading.Thread(target=answer_race, args=(i,)) for i in range(20)]
+proc.send_signal(signal.SIGSTOP)  # all 20 arrive before serve routes one: one turn for them all
+for t in racers:
+    t.start()
+time.sleep(0.5)
+proc.send_signal(signal.SIGCONT)
+for t in racers:
+    t.join(timeout=30)
+by_code = {}
+for c in race.values():
+    by_code[c] = by_code.get(c, 0) + 1
+print("20 answers to one Gate at once: %s" % by_code)
+check(by_code.get(200) == 1 and by_code.get(409) == 19,
+      "20 answers to one Gate at once: one 200, 19 409s (%s)" % by_code)
+
 # ---- 20 starts sent again and again while serve is stopped: 20 runs ---------------------------
 before = {r["runId"] for r in request(port, "GET", "/workflows/conformance_secret/runs",
                                       auth=False)[1]}

@@ -274,6 +274,15 @@ def _flow(s):
         check(good, "flow: %s answers %d %s" % (what, code, v), "%s %s" % (st, j))
         return j if isinstance(j, dict) else {}
 
+    # A delivery whose alert has no id (#30): skipped, and the reason names the hook's `carry`,
+    # the Pool's `item_id` and the item carried, not a bare "`value` must be a string".
+    body = json.dumps({"alert": {"level": "warn"}}).encode()
+    noid = verdict("an alert without an id", request(s.port, "POST", "/hooks/monitor", body,
+                   {"X-Jr2-Event": "alert.raised", "X-Hub-Signature-256": sign(body),
+                    "X-Jr2-Delivery": "d0-noid"}), 200, "skipped")
+    why = noid.get("reason", "")
+    check("has no id" in why and "carry" in why and "item_id" in why and '"level"' in why,
+          "flow: a delivery without an id says which carry and item_id, and the item", why)
     verdict("a1 (d1)", s.deliver("a1", delivery="d1"), 200, "held", item="a1", run=pool)
     # a1 is claimed at once (2 free slots): its callee run.
     def dispatched():
@@ -423,6 +432,18 @@ def _flow(s):
           "GET: items %s failures %s; status --json: items %s failures %s" %
           (sorted(j.get("items") or {}), sorted(j.get("failures") or {}), sorted(sofar.get("items") or {}),
            sorted(sofar.get("failures") or {})))
+    # ... and keeps its counts: `status` says what settled (#30: it said `0 settled` after 2).
+    settled_lines = [e for e in kinds(s.feed(pool), "settled")]
+    text = subprocess.run([s.runner, "status", pool], cwd=s.work, env=env, capture_output=True,
+                          timeout=30).stderr.decode()
+    said = [l for l in text.splitlines() if "so far:" in l]
+    check(len(settled_lines) > 0 and said and
+          ("%d settled" % sofar.get("settledCount", -1)) in said[0] and
+          sofar.get("settledCount", 0) + sofar.get("failedCount", 0) ==
+          len(settled_lines) + len(kinds(s.feed(pool), "failed")),
+          "flow: `status` of the standing Pool counts what settled (%d settled lines on its feed)"
+          % len(settled_lines), "%s; sofar %s" % (said, {k: v for k, v in sofar.items()
+                                                        if k.endswith("Count")}))
 
     # ---- two standing Pools, one callee workflow: a key is one run, whichever Pool gives it ----
     pagers = s.runs(PAGER_WF)

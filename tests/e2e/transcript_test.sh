@@ -13,8 +13,10 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 export JR2_STORE=$tmp/jr2.db
 # Each runner is called by its file name, as a person would call it.
+runners=()
 for runner in "$@"; do
   path=$(realpath "$runner")
+  runners+=("$path")
   eval "$(basename "$runner")() { \"$path\" \"\$@\"; }"
 done
 first=$(basename "$1")
@@ -48,6 +50,9 @@ while IFS= read -r line || [ -n "$line" ]; do
       if [ "$i" = 0 ]; then label='$RUN'; else label="\$RUN$((i + 1))"; fi
       sed -i "s/${ids[$i]}/$label/g" "$tmp/$f"
     done
+    # A runner run by its path prints commands that call it by that path (runner.cpp InvokedAs):
+    # read as its name, as a person with it on PATH sees them.
+    for runner in "${runners[@]}"; do sed -i "s|$runner|$(basename "$runner")|g" "$tmp/$f"; done
     sed -i -E "s|$tmp|\$TMP|g; s/[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}/\$TIME/g; s/due in [0-9]+ [a-z]+( [0-9]+ [a-z]+)?/due in \$WAIT/g" "$tmp/$f"
     sed 's/^/| /; s/^| $/|/' "$tmp/$f" >> "$tmp/new"
   done

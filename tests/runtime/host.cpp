@@ -1,5 +1,7 @@
 // The program's host function. Never called by the suite: every test scripts `scripted_next` on
 // its run; the runners that jr2_add_workflow builds from pool.jr2 link against this.
+#include <csignal>
+
 #include "pool.jr2.h"
 
 jr2rt::Json jr2gen::pool::scripted_next(const jr2rt::Json&, const jr2rt::NextQuery&) {
@@ -8,7 +10,8 @@ jr2rt::Json jr2gen::pool::scripted_next(const jr2rt::Json&, const jr2rt::NextQue
 
 // Echoes its value; the value `throw-42` throws what is not a std::exception (pool_test.cpp).
 jr2rt::Json jr2gen::pool::echo_host(const jr2rt::Json& args) {
-  if (args.at("value") == "throw-42") throw 42;  // NOLINT(hicpp-exception-baseclass)
+  if (args.at("value") == "throw-42") throw 42;         // NOLINT(hicpp-exception-baseclass)
+  if (args.at("value") == "segv") std::raise(SIGSEGV);  // a host function that crashes
   return args.at("value");
 }
 

@@ -762,6 +762,61 @@ TEST_F(Fixture, AGateTakesOnlyTheEventsItsStateHandles) {
   EXPECT_EQ(run->status(), RunStatus::kDone);
 }
 
+// #30 item 11: the compiler allows an Agent on `active` to send `wrote`, handled in
+// `active.working` (E0503 looks above the transition for a party); the runtime's Gate takes it
+// while `working` is active, and refuses `answer` there, naming the state that takes it.
+TEST_F(Fixture, AnAgentOnACompoundStateSendsTheEventsOfTheStatesBelowIt) {
+  auto run = make("conformance_nested_agent");
+  run->start(Json::object());
+  ASSERT_EQ(GateNames(*run), std::vector<std::string>{"active"});
+  const auto gates = run->gates();
+  std::vector<std::string> accepts;
+  for (const auto& e : gates[0].accepts) accepts.push_back(e.name);
+  EXPECT_EQ(accepts, (std::vector<std::string>{"answer", "wrote"})) << "the states below it";
+  const std::string before = run->snapshot().dump();
+  try {
+    run->send("active", "answer", {{"text", "early"}});
+    FAIL() << "`answer` is taken only in active.checking";
+  } catch (const jr2rt::BadInput& e) {
+    EXPECT_NE(std::string(e.what()).find("`answer` is taken only in active.checking"),
+              std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find("is in active.working now"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(run->snapshot().dump(), before) << "the refusal changed nothing";
+  run->send("active", "wrote", {{"summary", "patch"}});
+  ASSERT_EQ(GateNames(*run), std::vector<std::string>{"active"}) << "the Gate stays open";
+  EXPECT_THROW(run->send("active", "wrote", {{"summary", "again"}}), jr2rt::BadInput);
+  run->send("active", "answer", {{"text", "ok"}});
+  EXPECT_EQ(run->status(), RunStatus::kDone) << run->reason();
+  EXPECT_EQ(run->output(), "patch / ok");
+
+  // The scripted Agent's pick of `wrote` is taken at once (it was refused before #30: "the Gate
+  // active takes no event, not `wrote`", and the run waited for a person).
+  auto agent = make("conformance_nested_agent");
+  agent->scriptAgents({{"helper", {{{"event", "wrote"}, {"payload", {{"summary", "p"}}}}}}});
+  agent->start(Json::object());
+  EXPECT_EQ(agent->status(), RunStatus::kWaiting) << agent->reason();
+  agent->send("active", "answer", {{"text", "fine"}});
+  EXPECT_EQ(agent->status(), RunStatus::kDone) << agent->reason();
+  EXPECT_EQ(agent->output(), "p / fine");
+}
+
+// #30 item 12: a cancel keeps what a Pool inside a machine did, as it does for a top-level Pool.
+TEST_F(Fixture, ACancelKeepsWhatANestedPoolDid) {
+  source.answers = {Item("A"), Item("B")};
+  auto run = make("conformance_outer");
+  run->start(Json::object());
+  run->send("inner.A.approval", "finish", Json::object());
+  run->cancel();
+  EXPECT_EQ(run->status(), RunStatus::kCancelled);
+  EXPECT_EQ(run->output(), Json::parse(R"({"status": "cancelled", "children": {"inner":
+                             {"items": {"A": "A"}, "failures": {}, "live": ["B"]}}})"));
+  auto again = jr2rt::Run::Restore(registry, run->snapshot(), clock);
+  EXPECT_EQ(again->output(), run->output());
+}
+
 TEST_F(Fixture, ACancelKeepsWhatWasDone) {
   source.answers = {Item("A"), Item("B", "fail"), Item("C")};
   auto run = make("conformance_jobs");

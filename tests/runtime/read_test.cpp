@@ -212,9 +212,12 @@ TEST_F(Reads, AHookRereadReadsAgainAndASkipSaysWhy) {
   EXPECT_EQ(count("reread"), 2);
   EXPECT_EQ(run->hook("forge", "issues.closed", {{"action", "closed"}}),
             (Json{{"verdict", "skipped"}, {"reason", "closed issues start nothing"}}));
+  // `unheard`: no hook of the Source took the event key; RunHost::deliverHook ranks such a skip
+  // below any other, for the delivery's top-level reason, and drops the mark.
   EXPECT_EQ(run->hook("forge", "push", Json::object()),
             (Json{{"verdict", "skipped"},
-                  {"reason", "source `read_items` has no hook for forge `push`"}}));
+                  {"reason", "source `read_items` has no hook for forge `push`"},
+                  {"unheard", true}}));
   EXPECT_EQ(run->hook("sentry", "issues.labeled", Json::object())["verdict"], "skipped");
   EXPECT_EQ(reads, 3) << "a skip reads nothing";
 }

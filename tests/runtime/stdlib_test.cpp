@@ -631,6 +631,41 @@ TEST_F(StdPool, ABacklogAtTheRunsHomeDrainsInDependencyOrder) {
   run.start({{"file", "packages.json"}, {"jobs", 4}});
   EXPECT_EQ(run.status(), RunStatus::kDeadlocked) << "`extra` needs an item that is not there";
   EXPECT_EQ(started, (Ids{"core", "cli", "docs"}));
+  // The deadlock is explained in the output (#30): the item left and what it waits for.
+  EXPECT_EQ(run.output()["blocked"], Json::parse(R"([{"id": "extra", "waitsFor":
+                                       [{"id": "nothing", "is": "missing"}]}])"))
+      << run.output();
+  EXPECT_FALSE(run.output().contains("cycle"));
+}
+
+// Why the items left can never start: a failed need, a missing one, one left too, and a cycle
+// (#30: "the items left can never start" named neither the items nor a cycle).
+TEST(StdBacklog, ADeadlockIsExplainedItemByItemWithItsCycle) {
+  const std::string dir = TempDir("explain");
+  Write(dir + "/b.json", R"([{"pkg":"core"},{"pkg":"json","needs":["core"]},
+                             {"pkg":"cli","needs":["json"]},{"pkg":"a","needs":["b"]},
+                             {"pkg":"b","needs":["c"]},{"pkg":"c","needs":["a","ghost"]},
+                             {"pkg":"free"}])");
+  const Json why = jr2rt::ExplainBacklog({{"path", "b.json"}},
+                                         Query({}, {"core", "json", "free"}, {"json"}), PkgOf, dir);
+  EXPECT_EQ(why["count"], 4);
+  EXPECT_EQ(why["blocked"], Json::parse(R"([
+    {"id": "cli", "waitsFor": [{"id": "json", "is": "failed"}]},
+    {"id": "a", "waitsFor": [{"id": "b", "is": "waiting"}]},
+    {"id": "b", "waitsFor": [{"id": "c", "is": "waiting"}]},
+    {"id": "c", "waitsFor": [{"id": "a", "is": "waiting"}, {"id": "ghost", "is": "missing"}]}])"));
+  EXPECT_EQ(why["cycle"], (Json{"a", "b", "c", "a"}));
+  // A long chain with its cycle at the end: walked without recursion, shown 10 items at most.
+  std::string items = "[";
+  for (int i = 0; i < 100000; ++i)
+    items +=
+        "{\"pkg\":\"p" + std::to_string(i) + "\",\"needs\":[\"p" + std::to_string(i + 1) + "\"]},";
+  items += "{\"pkg\":\"p100000\",\"needs\":[\"p99999\"]}]";
+  Write(dir + "/long.json", items);
+  const Json chain = jr2rt::ExplainBacklog({{"path", "long.json"}}, Query({}), PkgOf, dir);
+  EXPECT_EQ(chain["count"], 100001);
+  EXPECT_EQ(chain["blocked"].size(), 10u);
+  EXPECT_EQ(chain["cycle"], (Json{"p99999", "p100000", "p99999"}));
 }
 
 // ---- std.command ------------------------------------------------------------------------------

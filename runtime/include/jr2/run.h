@@ -5,6 +5,7 @@
 // starts, settles and statuses. It never sleeps: timers fire when the clock says they are due.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <deque>
@@ -271,8 +272,9 @@ class Run {
   // maps (`service`, `eventKey`) to a verdict: `reread` (a pull or read Source calls `next` or
   // reads again now; during a call it latches one more), or `skipped` with its reason (a `skip`
   // line, no line for that event, a verdict the Source's form cannot take). Gives
-  // `{verdict, reason}` and drives the run (with `drive` false, the read goes out at the
-  // engine's next turn: for a host whose engine is being driven already).
+  // `{verdict, reason}` (and `unheard: true` when no hook of the Source takes that event) and
+  // drives the run (with `drive` false, the read goes out at the engine's next turn: for a host
+  // whose engine is being driven already).
   Json hook(const std::string& service, const std::string& eventKey, const Json& payload,
             bool drive = true);
   // Whether a delivery to hook `service` reaches this run: it waits, and its top Pool's Source
@@ -319,6 +321,19 @@ class Run {
   // not a deadline on a person's answer nor the poll of a Pool that waits at Gates. While there
   // is one, the run is not waiting for anybody.
   std::optional<int64_t> nextUnattendedTimer() const;
+  // The effects that were out when the run was last stored, found by its restore and not yet
+  // taken up (a drive takes them up: an idempotent one runs again, another reads `interrupted`),
+  // each as `WHERE: TARGET` (`T-1.build: std.command`). What `status` says of a run whose host
+  // was stopped while a process of it ran.
+  const std::vector<std::string>& outAtRestore() const { return outAtRestore_; }
+  // Whether Gate `gate` is open and an answer to it was taken, to be delivered in this turn:
+  // another answer is late (serve's 409, where a Gate never open is 404).
+  bool gateTaken(const std::string& gate) const;
+  void noteOutAtRestore(std::string what) { outAtRestore_.push_back(std::move(what)); }
+  void takenUpAtRestore(const std::string& what) {
+    const auto it = std::find(outAtRestore_.begin(), outAtRestore_.end(), what);
+    if (it != outAtRestore_.end()) outAtRestore_.erase(it);
+  }
   // Whether work of the run is out now: a host function or a process out (a read, an Agent's
   // exchange), or an effect held for the turn's commit. With nextUnattendedTimer(), what tells a
   // run that goes on by itself from one that waits for somebody (serve's `working`, which the
@@ -582,8 +597,9 @@ class Run {
   bool journaling_ = false;
   std::vector<Json> journalNew_;
   const std::vector<Json>* restoringJournal_ = nullptr;
-  int offloaded_ = 0;    // host functions out on the thread pool
-  int commandsOut_ = 0;  // processes awaited on the executor
+  int offloaded_ = 0;                      // host functions out on the thread pool
+  int commandsOut_ = 0;                    // processes awaited on the executor
+  std::vector<std::string> outAtRestore_;  // outAtRestore()
   bool toldThreads_ = false;
   uint64_t steps_ = 0;      // handlers run on the strand: what a commit is for
   uint64_t committed_ = 0;  // steps_ at the last commit

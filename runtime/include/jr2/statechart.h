@@ -107,14 +107,27 @@ class Machine {
     (void)timerId;
     return {};
   }
-  // The ids of the events that a transition of state `statePath` or of one of its ancestors
-  // handles, in id order: what a Gate invoked from that state accepts. ("" or a path the
-  // machine lacks: every event the machine handles.)
+  // The ids of the events that a transition of state `statePath`, of one of its ancestors or of
+  // one of its descendants handles, in id order: what a Gate (or an Agent) invoked from that state
+  // accepts, as the load walk allows it (docs/language.md#invokes: "the state, or a state below
+  // it"). ("" or a path the machine lacks: every event the machine handles.)
   virtual std::vector<int> eventsHandledAt(const std::string& statePath) const {
     (void)statePath;
     std::vector<int> all;
     for (int i = 0; i < static_cast<int>(eventSpecs().size()); ++i) all.push_back(i);
     return all;
+  }
+  // Whether a transition of an active state handles event `eventId` now: a Gate on a compound
+  // state takes the events of the states below it only while one of them is active.
+  virtual bool handlesNow(int eventId) const {
+    (void)eventId;
+    return true;
+  }
+  // The paths of the states whose transitions handle event `eventId`, for the refusal that names
+  // them.
+  virtual std::vector<std::string> statesHandling(int eventId) const {
+    (void)eventId;
+    return {};
   }
 };
 
@@ -184,6 +197,8 @@ class Statechart : public Machine {
   std::vector<std::string> activeStates() const override;
   std::string timerState(int timerId) const override;
   std::vector<int> eventsHandledAt(const std::string& statePath) const override;
+  bool handlesNow(int eventId) const override;
+  std::vector<std::string> statesHandling(int eventId) const override;
 
  protected:
   explicit Statechart(const MachineTables& tables);

@@ -36,6 +36,12 @@ std::unique_ptr<StdNextSource> MakeStdNext(const std::string& function, ItemIdOf
 Json StdBacklog(const Json& args, const NextQuery& query, ItemIdOf idOf = nullptr,
                 const std::string& home = ".");
 Json StdQueue(const Json& args, const NextQuery& query, ItemIdOf idOf = nullptr);
+// Why the items a `std.backlog` Pool left can never start (a deadlock): `{"blocked": [{"id",
+// "waitsFor": [{"id", "is"}]}], "count", "cycle"?}` — the first 10 items left, each with the needs
+// it waits for (`is`: `failed`, `missing` (no item has that id) or `waiting` (left too)), how many
+// are blocked in all, and a dependency cycle among them when there is one (`[A, B, A]`).
+Json ExplainBacklog(const Json& args, const NextQuery& query, ItemIdOf idOf = nullptr,
+                    const std::string& home = ".");
 
 // `std.command({ argv, cwd, timeout })` → `{ exit, stdout, stderr }`; a non-zero exit or a
 // timeout is a Failure. `cwd` (default ".") resolves against `home`. Output that is not UTF-8 is

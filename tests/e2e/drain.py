@@ -1,0 +1,256 @@
+"""serve drains on SIGTERM (#30, docs/operations.md#stopping-serve), with its counts printed
+(PASS/FAIL lines for lib.sh).
+
+Usage: drain.py RUNNER_DIR TMP
+  RUNNER_DIR holds conformance_secret (a run that waits at two Gates).
+
+What a client of a stopping serve must see: every request it sent is answered whole (201, 200 or
+a 503 that says serve is stopping and to send again), never a connection cut without an answer;
+an event stream ends cleanly; nothing is stored that was not answered 2xx; serve exits 0 within
+its --drain-timeout even when a client never reads; and the starts answered 503, sent again to
+the next serve with their Idempotency-Key, make exactly the runs that are missing.
+"""
+import atexit
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+runner_dir, tmp = sys.argv[1], sys.argv[2]
+secret = os.path.join(runner_dir, "conformance_secret")
+store = os.path.join(tmp, "jr2.db")
+env = dict(os.environ, JR2_STORE=store)
+
+
+def check(ok, what):
+    print(("PASS: " if ok else "FAIL: ") + what, flush=True)
+
+
+started = []  # every serve started here, killed at exit (never another test's)
+
+
+@atexit.register
+def kill_started():
+    for proc in started:
+        if proc.poll() is None:
+            proc.kill()
+
+
+def start_serve(name, extra=()):
+    err = open(os.path.join(tmp, "serve.%s.err" % name), "w")
+    proc = subprocess.Popen([secret, "serve", "--listen", "127.0.0.1:0", *extra], env=env,
+                            stdout=subprocess.DEVNULL, stderr=err)
+    started.append(proc)
+    for _ in range(200):
+        text = open(err.name).read()
+        if "http://127.0.0.1:" in text:
+            return proc, int(text.split("http://127.0.0.1:")[1].split()[0]), err.name
+        time.sleep(0.05)
+    raise SystemExit("serve did not start: " + open(err.name).read())
+
+
+def token():
+    return open(store + ".token").read().strip()
+
+
+def raw(port, method, path, body=None, key=None, timeout=15):
+    """One request on its own connection; gives (status, body) or ("cut", why): a connection
+    that closed before a whole answer came."""
+    s = socket.socket()
+    s.settimeout(timeout)
+    try:
+        s.connect(("127.0.0.1", port))
+        data = json.dumps(body).encode() if body is not None else b""
+        head = "%s %s HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n" % (method, path, token())
+        if key:
+            head += "Idempotency-Key: %s\r\n" % key
+        head += "Content-Type: application/json\r\nContent-Length: %d\r\n\r\n" % len(data)
+        s.sendall(head.encode() + data)
+        got = b""
+        while True:
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            got += chunk
+    except OSError as e:
+        return "cut", str(e)
+    finally:
+        s.close()
+    return parse(got)
+
+
+def parse(got):
+    if b"\r\n\r\n" not in got:
+        return "cut", "%d bytes, no whole head" % len(got)
+    head, body = got.split(b"\r\n\r\n", 1)
+    status = int(head.split(b" ", 2)[1])
+    length = None
+    for line in head.split(b"\r\n")[1:]:
+        name, _, value = line.partition(b":")
+        if name.strip().lower() == b"content-length":
+            length = int(value.strip())
+    if length is not None and len(body) < length:
+        return "cut", "%d of %d bytes of the body" % (len(body), length)
+    try:
+        return status, json.loads(body or b"null")
+    except ValueError:
+        return "cut", "not JSON: %r" % body[:80]
+
+
+def runs():
+    out = subprocess.run([secret, "runs", "--all", "--json"], env=env, capture_output=True,
+                         text=True)
+    return {r["run"] for r in json.loads(out.stdout)} if out.stdout.strip() else set()
+
+
+def start_body(i):
+    return {"input": {"note": {"deep": {"secret": "d%d" % i}}}}
+
+
+# ---- 1. SIGTERM while 40 starts come, 4 followers follow and 3 requests are half sent ----------
+proc, port, err = start_serve("one", ("--drain-timeout", "3"))
+first = raw(port, "POST", "/workflows/conformance_secret/runs", start_body(999), key="first")
+check(first[0] == 201, "a run to follow starts (%s)" % (first[0],))
+followed = first[1]["runId"]
+
+followers = []
+for i in range(4):
+    s = socket.socket()
+    s.settimeout(10)
+    s.connect(("127.0.0.1", port))
+    s.sendall(("GET /runs/%s/events HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n\r\n"
+               % (followed, token())).encode())
+    followers.append(s)
+# A follower that never reads, with a small buffer: the drain's bound is for it.
+stuck = socket.socket()
+stuck.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 2048)
+stuck.connect(("127.0.0.1", port))
+stuck.sendall(("GET /runs/%s/events HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n\r\n"
+               % (followed, token())).encode())
+half = []
+for i in range(3):
+    s = socket.socket()
+    s.settimeout(10)
+    s.connect(("127.0.0.1", port))
+    s.sendall(("POST /workflows/conformance_secret/runs HTTP/1.1\r\nHost: x\r\n"
+               "Authorization: Bearer %s\r\nContent-Length: 100\r\n\r\n{\"input\"" % token())
+              .encode())
+    half.append(s)
+time.sleep(0.3)
+
+answers = {}
+go = threading.Event()
+
+
+def starter(i):
+    go.wait()
+    time.sleep(0.005 * i)
+    answers[i] = raw(port, "POST", "/workflows/conformance_secret/runs", start_body(i),
+                     key="drain-%d" % i)
+
+
+threads = [threading.Thread(target=starter, args=(i,)) for i in range(40)]
+for t in threads:
+    t.start()
+go.set()
+time.sleep(0.08)
+t0 = time.monotonic()
+proc.send_signal(signal.SIGTERM)
+try:
+    rc = proc.wait(timeout=15)
+except subprocess.TimeoutExpired:
+    proc.kill()
+    rc = "hung"
+stopped_ms = (time.monotonic() - t0) * 1000
+for t in threads:
+    t.join(timeout=20)
+
+codes = {}
+for i, a in answers.items():
+    codes[a[0]] = codes.get(a[0], 0) + 1
+cut = [i for i, a in answers.items() if a[0] == "cut"]
+print("40 starts around a SIGTERM: answers by status %s; serve exit %s after %.0f ms"
+      % (json.dumps({str(k): v for k, v in sorted(codes.items(), key=str)}), rc, stopped_ms))
+refused = 0
+for i, a in answers.items():
+    if a[0] == 503 and "stopping" in a[1].get("error", ""):
+        refused += 1
+check(rc == 0, "serve exits 0 after SIGTERM (%s)" % rc)
+check(stopped_ms < 3000 + 2000,
+      "serve exits within its 3 s drain bound and a turn, with a client that never reads "
+      "(%.0f ms)" % stopped_ms)
+# A start refused before serve listened no more ("connection refused") is not a cut: nothing
+# was sent. A cut is a request that was taken and never answered.
+never = [i for i in cut if "refused" in answers[i][1].lower()]
+taken_cut = [i for i in cut if i not in never]
+print("connections refused once serve stopped listening: %d; requests taken and never "
+      "answered: %d" % (len(never), len(taken_cut)))
+check(not taken_cut, "no request taken is left unanswered (%s)"
+      % [answers[i][1] for i in taken_cut][:3])
+check(codes.get(201, 0) + refused + len(never) == 40,
+      "each start is answered 201 or a 503 that says serve is stopping (%d + %d + %d refused "
+      "connections)" % (codes.get(201, 0), refused, len(never)))
+
+ended = 0
+for s in followers:
+    try:
+        data = b""
+        while True:
+            chunk = s.recv(65536)
+            if not chunk:
+                ended += 1
+                break
+            data += chunk
+    except OSError:
+        pass
+print("followers whose stream ended with a clean close: %d of 4" % ended)
+check(ended == 4, "the event streams end cleanly (%d of 4)" % ended)
+half_answers = []
+for s in half:
+    try:
+        data = b""
+        while True:
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+        half_answers.append(parse(data)[0])
+    except OSError as e:
+        half_answers.append("cut: %s" % e)
+print("requests half sent when serve stopped: %s" % half_answers)
+check(half_answers == [503, 503, 503], "a request half sent is answered 503 (%s)" % half_answers)
+log = open(err).read()
+check("draining" in log and "drained" in log, "serve says it drains and what it cut: "
+      + " | ".join(l for l in log.splitlines() if "drain" in l))
+
+stored = runs()
+made_201 = {a[1]["runId"] for a in answers.values() if a[0] == 201}
+print("runs stored: %d (the followed one and %d answered 201)" % (len(stored), len(made_201)))
+check(stored == made_201 | {followed},
+      "what is stored is what was answered 201 (%d stored, %d answered)"
+      % (len(stored), len(made_201) + 1))
+
+# ---- 2. the 503s, sent again to the next serve with their keys: 40 runs, none twice -----------
+proc, port, err = start_serve("two")
+again = 0
+for i, a in sorted(answers.items()):
+    if a[0] != 201:
+        b = raw(port, "POST", "/workflows/conformance_secret/runs", start_body(i),
+                key="drain-%d" % i)
+        again += 1
+        answers[i] = b
+# And one answered 201 before, sent again: the same run.
+resent = raw(port, "POST", "/workflows/conformance_secret/runs", start_body(0), key="drain-0")
+proc.send_signal(signal.SIGTERM)
+proc.wait(timeout=15)
+stored = runs() - {followed}
+told = {a[1]["runId"] for a in answers.values() if a[0] in (200, 201)}
+print("sent again after the restart: %d; runs of the 40 starts stored: %d, distinct runs told: %d"
+      % (again, len(stored), len(told)))
+check(len(stored) == 40 and told == stored, "40 starts make 40 runs (%d)" % len(stored))
+check(resent[0] == 200 and resent[1]["runId"] == answers[0][1]["runId"],
+      "a start sent again is answered with its run (%s)" % (resent[0],))
