@@ -10,7 +10,6 @@ an event stream ends cleanly; nothing is stored that was not answered 2xx; serve
 its --drain-timeout even when a client never reads; and the starts answered 503, sent again to
 the next serve with their Idempotency-Key, make exactly the runs that are missing.
 """
-import atexit
 import json
 import os
 import signal
@@ -20,41 +19,22 @@ import sys
 import threading
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import serve_lib  # noqa: E402
+from serve_lib import check  # noqa: E402
+
 runner_dir, tmp = sys.argv[1], sys.argv[2]
 secret = os.path.join(runner_dir, "conformance_secret")
 store = os.path.join(tmp, "jr2.db")
 env = dict(os.environ, JR2_STORE=store)
 
 
-def check(ok, what):
-    print(("PASS: " if ok else "FAIL: ") + what, flush=True)
-
-
-started = []  # every serve started here, killed at exit (never another test's)
-
-
-@atexit.register
-def kill_started():
-    for proc in started:
-        if proc.poll() is None:
-            proc.kill()
-
-
 def start_serve(name, extra=()):
-    err = open(os.path.join(tmp, "serve.%s.err" % name), "w")
-    proc = subprocess.Popen([secret, "serve", "--listen", "127.0.0.1:0", *extra], env=env,
-                            stdout=subprocess.DEVNULL, stderr=err)
-    started.append(proc)
-    for _ in range(200):
-        text = open(err.name).read()
-        if "http://127.0.0.1:" in text:
-            return proc, int(text.split("http://127.0.0.1:")[1].split()[0]), err.name
-        time.sleep(0.05)
-    raise SystemExit("serve did not start: " + open(err.name).read())
+    return serve_lib.start_serve(secret, env, tmp, name, extra)
 
 
 def token():
-    return open(store + ".token").read().strip()
+    return serve_lib.token(store)
 
 
 def raw(port, method, path, body=None, key=None, timeout=15):

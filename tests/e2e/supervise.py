@@ -5,7 +5,6 @@ Usage: supervise.py RUNNER_DIR TMP
   RUNNER_DIR holds conformance_secret (runs that wait at Gates) and conformance_crasher (a run
   whose host function raises SIGSEGV when its input says `segv`); one serve hosts both.
 """
-import atexit
 import json
 import os
 import signal
@@ -16,6 +15,10 @@ import time
 import urllib.error
 import urllib.request
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import serve_lib  # noqa: E402
+from serve_lib import check  # noqa: E402
+
 runner_dir, tmp = sys.argv[1], sys.argv[2]
 secret = os.path.join(runner_dir, "conformance_secret")
 crasher = os.path.join(runner_dir, "conformance_crasher")
@@ -23,35 +26,12 @@ store = os.path.join(tmp, "jr2.db")
 env = dict(os.environ, JR2_STORE=store)
 
 
-def check(ok, what):
-    print(("PASS: " if ok else "FAIL: ") + what, flush=True)
-
-
-started = []  # every serve started here, killed at exit (never another test's)
-
-
-@atexit.register
-def kill_started():
-    for proc in started:
-        if proc.poll() is None:
-            proc.kill()
-
-
 def start_serve(name, extra=()):
-    err = open(os.path.join(tmp, "serve.%s.err" % name), "w")
-    proc = subprocess.Popen([secret, "serve", "--supervise", "--listen", "127.0.0.1:0", *extra],
-                            env=env, stdout=subprocess.DEVNULL, stderr=err)
-    started.append(proc)
-    for _ in range(200):
-        text = open(err.name).read()
-        if "http://127.0.0.1:" in text:
-            return proc, int(text.split("http://127.0.0.1:")[1].split()[0]), err.name
-        time.sleep(0.05)
-    raise SystemExit("serve did not start: " + open(err.name).read())
+    return serve_lib.start_serve(secret, env, tmp, name, ("--supervise", *extra))
 
 
 def token():
-    return open(store + ".token").read().strip()
+    return serve_lib.token(store)
 
 
 def request(port, method, path, body=None, key=None, timeout=10):
