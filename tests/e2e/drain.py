@@ -215,7 +215,8 @@ check(stored == made_201 | {followed},
       % (len(stored), len(made_201) + 1))
 
 # ---- 2. the 503s, sent again to the next serve with their keys: 40 runs, none twice -----------
-proc, port, err = start_serve("two")
+# (This serve logs JSON: each line is checked below.)
+proc, port, err = start_serve("two", ("--log-format", "json"))
 again = 0
 for i, a in sorted(answers.items()):
     if a[0] != 201:
@@ -234,3 +235,23 @@ print("sent again after the restart: %d; runs of the 40 starts stored: %d, disti
 check(len(stored) == 40 and told == stored, "40 starts make 40 runs (%d)" % len(stored))
 check(resent[0] == 200 and resent[1]["runId"] == answers[0][1]["runId"],
       "a start sent again is answered with its run (%s)" % (resent[0],))
+
+# ---- 3. --log-format json: one object a line, each with its time, kind and message ------------
+lines = [l for l in open(err).read().splitlines() if l.strip()]
+parsed, bad, with_run = 0, [], 0
+for line in lines:
+    try:
+        doc = json.loads(line)
+    except ValueError:
+        bad.append(line)
+        continue
+    if not all(k in doc for k in ("time", "workflow", "kind", "message")) or \
+            not doc["time"].endswith("Z"):
+        bad.append(line)
+        continue
+    parsed += 1
+    with_run += "run" in doc
+print("--log-format json: %d lines, %d objects with time/workflow/kind/message, %d naming a run"
+      % (len(lines), parsed, with_run))
+check(lines and not bad and with_run > 0,
+      "--log-format json writes one JSON object a line (%s)" % bad[:2])
