@@ -11,7 +11,7 @@
 #include <new>
 #include <string>
 
-#include "agents.h"
+#include "run/agents.h"
 
 namespace {
 std::atomic<size_t> g_live{0};

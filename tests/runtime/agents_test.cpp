@@ -3,7 +3,7 @@
 // timer of a few ms that no thread waits for), and that the API key never reaches what it answers
 // or notes. The whole path through a runner and a loopback server is
 // tests/e2e/agents_openai_test.sh.
-#include "agents.h"
+#include "run/agents.h"
 
 #include <gtest/gtest.h>
 
@@ -17,9 +17,9 @@
 #include <string>
 #include <vector>
 
-#include "engine.h"
 #include "jr2/run.h"
 #include "pool.jr2.h"
+#include "run/engine.h"
 
 namespace {
 

@@ -15,10 +15,10 @@
 #include <set>
 #include <thread>
 
-#include "engine.h"
 #include "jr2/run.h"
 #include "jr2/store.h"
 #include "pool.jr2.h"
+#include "run/engine.h"
 #include "serve.jr2.h"
 #include "standing.jr2.h"
 

@@ -25,11 +25,11 @@
 #include <thread>
 #include <vector>
 
-#include "agents.h"
-#include "http_client.h"
+#include "effects/http_client.h"
 #include "jr2/run.h"
 #include "jr2/stdlib.h"
 #include "pool.jr2.h"
+#include "run/agents.h"
 
 namespace {
 

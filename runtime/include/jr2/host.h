@@ -339,11 +339,6 @@ class RunHost : private Dispatcher {
   bool lockFree(const std::string& id, std::string* holder);
 };
 
-// Text from outside (ids, Gate names, reasons, `log(...)` lines) as it may reach a terminal:
-// each control character is shown escaped (`\n`, `\x1b`), so no text can move the cursor,
-// recolour the screen or forge a line of its own.
-std::string Printable(const std::string& text);
-
 // A standing Pool's chain, from its hooks to the workflow its runs are of: `sentry → alerts →
 // triage` ("" for a workflow that does not stand).
 std::string StandingChain(const WorkflowInfo& workflow);

@@ -21,6 +21,7 @@
 
 #include "jr2/registry.h"
 #include "jr2/statechart.h"
+#include "jr2/stdlib.h"
 #include "jr2/value.h"
 
 namespace jr2rt {
@@ -56,17 +57,6 @@ class ManualClock final : public Clock {
 // process (`std.command`) needs none.
 void SetEffectThreads(int threads);
 int EffectThreads();
-
-// What an actor holds of an effect it started, to stop it: set `cancelled` when its invoke is
-// cancelled (the state left, the run cancelled or ended). An effect still held for its commit
-// then never starts; a process that runs is killed (`pid`, until it is reaped).
-struct EffectControl {
-  std::atomic<bool> cancelled{false};
-  std::atomic<int> pid{-1};         // a process's, once spawned
-  std::atomic<bool> reaped{false};  // the process ended and was waited for: its pid may be reused
-  // Stops it: marks it cancelled and kills the process if one runs.
-  void cancel();
-};
 
 enum class RunStatus { kWaiting, kDone, kFailed, kDeadlocked, kError, kCancelled };
 const char* ToString(RunStatus s);
@@ -132,7 +122,7 @@ void CheckInput(const WorkflowInfo& workflow, const Json& input);
 // (the generated code always gives it); this is the bound of an Agent no module declares.
 inline constexpr int kAgentPicks = 3;
 
-// How the harness reaches its model server (runtime/src/agents.h): tests give a fake.
+// How the harness reaches its model server (runtime/src/run/agents.h): tests give a fake.
 struct ModelTransport;
 
 // The OpenAI-compatible Agent harness (docs/runtime.md, Agents): a model server that answers
@@ -473,7 +463,7 @@ class Run {
                           const std::shared_ptr<EffectControl>& control = nullptr);
   // `std.command` with `spec`, awaited on the executor (a running process holds no thread),
   // started after the turn's commit; `then` or `failed` later, on the strand. `who` names it on
-  // the feed, where its output's lines go as they come (bounded: runtime/src/process.h).
+  // the feed, where its output's lines go as they come (bounded: runtime/src/effects/process.h).
   void startCommand(Json spec, std::function<void(Json)> then,
                     std::function<void(const Failure&)> failed,
                     const std::shared_ptr<EffectControl>& control, std::string who = "");

@@ -3,6 +3,7 @@
 
 #include <sys/types.h>
 
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <string>
@@ -12,6 +13,17 @@
 #include "jr2/value.h"
 
 namespace jr2rt {
+
+// What an actor holds of an effect it started, to stop it: set `cancelled` when its invoke is
+// cancelled (the state left, the run cancelled or ended). An effect still held for its commit
+// then never starts; a process that runs is killed (`pid`, until it is reaped).
+struct EffectControl {
+  std::atomic<bool> cancelled{false};
+  std::atomic<int> pid{-1};         // a process's, once spawned
+  std::atomic<bool> reaped{false};  // the process ended and was waited for: its pid may be reused
+  // Stops it: marks it cancelled and kills the process if one runs.
+  void cancel();
+};
 
 // A standard-library pull Source (`std.backlog`, `std.queue`), one per Pool: it keeps what it
 // worked out at earlier calls, so a call costs what changed since the last one, never a pass

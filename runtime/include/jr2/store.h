@@ -63,12 +63,6 @@ struct FeedLine {
   Json data = nullptr;
 };
 
-// A store that cannot be opened or read: a clear one-line error (the runner exits 65).
-class StoreError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
-
 // Another command saved the run since this one loaded it: nothing was written.
 class StoreConflict : public StoreError {
  public:
@@ -84,13 +78,6 @@ class StoreMissing : public StoreError {
 // The store's disk is full (SQLite's SQLITE_FULL): nothing of the write was stored. serve keeps
 // serving reads and stores again when there is space (#30); a command exits 65 saying so.
 class StoreFull : public StoreError {
- public:
-  using StoreError::StoreError;
-};
-
-// A run's stored row cannot be read (a snapshot that is not JSON, a row another tool wrote).
-// The message names the run; every other run stays usable.
-class StoreDamaged : public StoreError {
  public:
   using StoreError::StoreError;
 };

@@ -43,6 +43,21 @@ class Defect : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// A store that cannot be opened or read: a clear one-line error (the runner exits 65). Here, in
+// the core, because a run that finds its own journal inconsistent says so (StoreDamaged) without
+// knowing any store.
+class StoreError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// A run's stored row cannot be read (a snapshot that is not JSON, a row another tool wrote).
+// The message names the run; every other run stays usable.
+class StoreDamaged : public StoreError {
+ public:
+  using StoreError::StoreError;
+};
+
 // Input that is refused before anything changes: an unknown Gate or event, a payload its schema
 // refuses, an input that does not fit, JSON from outside that is malformed or too big or deep.
 // The runner exits 65; `serve` answers 400.
@@ -242,6 +257,11 @@ std::string Str(const T& v) {
 // ("[json.exception.type_error.302] type must be string, but is number" reads "must be a
 // string, not a number"); any other is its what().
 std::string ErrorText(const std::exception& e);
+
+// Text from outside (ids, Gate names, reasons, `log(...)` lines) as it may reach a terminal:
+// each control character is shown escaped (`\n`, `\x1b`), so no text can move the cursor,
+// recolour the screen or forge a line of its own.
+std::string Printable(const std::string& text);
 
 // ---- Reading JSON into typed values -----------------------------------------------------------
 //

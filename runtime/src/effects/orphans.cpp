@@ -9,7 +9,7 @@
 //
 // The guard is forked from a process that may run threads, so from the fork on it makes only
 // async-signal-safe calls: no allocation, no locks, no C++ library.
-#include "orphans.h"
+#include "effects/orphans.h"
 
 #include <fcntl.h>
 #include <sys/prctl.h>

@@ -21,7 +21,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "orphans.h"
+#include "effects/orphans.h"
 
 namespace jr2rt {
 
@@ -926,9 +926,9 @@ Json Command(const Json& spec, const std::string& home) {
 }  // namespace
 
 // std.command on the calling thread: poll the pipes, then wait for the process (the host's
-// executor awaits processes asynchronously instead: runtime/src/process.cpp). The command is
-// over when its process ends: what it left running in its group is killed then (EndGroup), so
-// a `sh -c "server & echo started"` ends when `sh` does, and holds no pipe open after it.
+// executor awaits processes asynchronously instead: runtime/src/effects/process.cpp). The command
+// is over when its process ends: what it left running in its group is killed then (EndGroup), so a
+// `sh -c "server & echo started"` ends when `sh` does, and holds no pipe open after it.
 Json AwaitCommand(const SpawnedCommand& c) {
   const pid_t pid = c.pid;
   std::string stdoutText, stderrText;
@@ -1012,6 +1012,12 @@ Json StdEffect(const std::string& name, const Json& args, const std::string& hom
     return HttpGet(args.contains("request") ? args["request"] : args.value("arg0", Json::object()));
   }
   throw Failure("`" + name + "` is not available in this runtime");
+}
+
+void EffectControl::cancel() {
+  cancelled = true;
+  const int p = pid.load();
+  if (p > 0 && !reaped.load()) KillCommand(p);
 }
 
 }  // namespace jr2rt

@@ -1,6 +1,6 @@
 // std.command on the executor: read both pipes and await the pidfd, then build the result as the
 // blocking form does (jr2/stdlib.h's CommandResult).
-#include "process.h"
+#include "effects/process.h"
 
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -16,8 +16,8 @@
 #include <memory>
 #include <thread>
 
+#include "effects/orphans.h"
 #include "jr2/stdlib.h"
-#include "orphans.h"
 
 namespace jr2rt {
 namespace {

@@ -1,6 +1,6 @@
 // The runner's printers (report.h): every line a verb prints is made here, from data that the
 // local verbs and serve's answers both give.
-#include "report.h"
+#include "front/report.h"
 
 #include <algorithm>
 #include <cctype>

@@ -2,7 +2,7 @@
 // docs/runtime.md, Agents). One try at a time, on an effect thread: Run::askModel takes the
 // answer on the strand and waits out a back-off on the run's executor.
 
-#include "agents.h"
+#include "run/agents.h"
 
 #include <chrono>
 #include <cstdlib>

@@ -444,4 +444,47 @@ Json ReadExternalJsonFile(const std::string& path, const std::string& what, size
                            maxBytes);
 }
 
+std::string Printable(const std::string& text) {
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size(); ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    char buf[8];
+    if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else if (c < 0x20 || c == 0x7f) {
+      std::snprintf(buf, sizeof buf, "\\x%02x", c);
+      out += buf;
+    } else if (c == 0xe2 && i + 2 < text.size() &&
+               ((text[i + 1] == '\x80' && (static_cast<unsigned char>(text[i + 2]) == 0xa8 ||
+                                           static_cast<unsigned char>(text[i + 2]) == 0xa9 ||
+                                           (static_cast<unsigned char>(text[i + 2]) >= 0xaa &&
+                                            static_cast<unsigned char>(text[i + 2]) <= 0xae))) ||
+                (text[i + 1] == '\x81' && static_cast<unsigned char>(text[i + 2]) >= 0xa6 &&
+                 static_cast<unsigned char>(text[i + 2]) <= 0xa9))) {
+      // U+2028/2029 (line and paragraph separators) and the bidirectional controls
+      // (U+202A–202E, U+2066–2069): they can break or reorder what a person reads.
+      const unsigned cp = 0x2000u + ((static_cast<unsigned char>(text[i + 1]) & 0x3fu) << 6) +
+                          (static_cast<unsigned char>(text[i + 2]) & 0x3fu);
+      std::snprintf(buf, sizeof buf, "\\u%04x", cp);
+      out += buf;
+      i += 2;
+    } else if (c == 0xc2 && i + 1 < text.size() &&
+               static_cast<unsigned char>(text[i + 1]) >= 0x80 &&
+               static_cast<unsigned char>(text[i + 1]) <= 0x9f) {
+      // A C1 control (U+0080–U+009F): some terminals take U+009B as an escape sequence.
+      std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned char>(text[i + 1]));
+      out += buf;
+      ++i;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out;
+}
+
 }  // namespace jr2rt

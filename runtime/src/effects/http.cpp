@@ -31,7 +31,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "http_client.h"
+#include "effects/http_client.h"
 #include "jr2/stdlib.h"
 
 namespace jr2rt {

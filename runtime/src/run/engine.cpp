@@ -1,4 +1,4 @@
-#include "engine.h"
+#include "run/engine.h"
 
 #include <algorithm>
 #include <boost/asio/executor_work_guard.hpp>

@@ -9,7 +9,7 @@
 #include <functional>
 #include <string>
 
-#include "http_client.h"
+#include "effects/http_client.h"
 #include "jr2/run.h"
 
 namespace jr2rt {

@@ -2,17 +2,17 @@
 // routes of docs/serve.md, and prints what the same verb prints against the store — the same
 // lines, `--json` documents and exit codes — with the same printers (report.h), from the data
 // serve's answers carry for them. tests/e2e/server_contract_test.sh holds the two fronts to it.
-#include "remote.h"
+#include "front/remote.h"
 
 #include <chrono>
 #include <csignal>
 #include <iostream>
 #include <thread>
 
-#include "http_client.h"
+#include "effects/http_client.h"
+#include "front/report.h"
 #include "jr2/host.h"
 #include "jr2/runner.h"
-#include "report.h"
 
 namespace jr2rt {
 namespace {

@@ -6,7 +6,7 @@
 #include <memory>
 #include <string>
 
-#include "jr2/run.h"
+#include "jr2/stdlib.h"
 #include "jr2/value.h"
 
 namespace boost::asio {

@@ -21,13 +21,11 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "agents.h"
-#include "engine.h"
-#include "jr2/host.h"
+#include "effects/process.h"
 #include "jr2/source.h"
 #include "jr2/stdlib.h"
-#include "jr2/store.h"
-#include "process.h"
+#include "run/agents.h"
+#include "run/engine.h"
 
 namespace jr2rt {
 
@@ -2303,12 +2301,6 @@ void Run::guard(Task step, Origin origin) {
     // Anything else that is not a Failure is a defect (§2.5).
     finish(RunStatus::kError, nullptr, ErrorText(e));
   }
-}
-
-void EffectControl::cancel() {
-  cancelled = true;
-  const int p = pid.load();
-  if (p > 0 && !reaped.load()) KillCommand(p);
 }
 
 void Run::startCommand(Json spec, std::function<void(Json)> then,

@@ -8,7 +8,7 @@
 // queue), after the commit of the turn before: what it reads is what is stored, and what it
 // changes is a step of the next turn, whose commit comes before its answer (RunHost::
 // afterCommit). Nothing here drives the engine.
-#include "serve.h"
+#include "front/serve.h"
 
 #include <openssl/ssl.h>
 #include <sys/resource.h>
@@ -34,10 +34,10 @@
 #include <optional>
 #include <unordered_set>
 
-#include "engine.h"
+#include "front/report.h"
 #include "jr2/auth.h"
 #include "jr2/callers.h"
-#include "report.h"
+#include "run/engine.h"
 
 namespace jr2rt {
 namespace {

@@ -23,13 +23,13 @@
 #include <thread>
 #include <tuple>
 
+#include "front/remote.h"
+#include "front/report.h"
+#include "front/serve.h"
 #include "jr2/callers.h"
 #include "jr2/host.h"
 #include "jr2/run.h"
 #include "jr2/store.h"
-#include "remote.h"
-#include "report.h"
-#include "serve.h"
 
 namespace jr2rt {
 namespace {
