@@ -71,7 +71,7 @@ void BM_PoolItems(benchmark::State& state) {
     Script(run, items, "done", &next);
     std::unique_ptr<jr2rt::RunSaver> saver;
     if (mode == 1) {
-      saver = std::make_unique<jr2rt::RunSaver>(*db);
+      saver = std::make_unique<jr2rt::RunSaver>(*db, clock);
       saver->attach(run, /*fresh=*/true);
       run.onProgress([&](const std::string& line) { saver->addLine(line, 0); });
     } else if (mode == 2) {
@@ -207,7 +207,7 @@ void BM_FlatSaves(benchmark::State& state) {
     jr2rt::Run run(registry, *registry.workflow("conformance_jobs"), "bench", clock);
     int64_t next = 0;
     Script(run, n, "wait", &next);
-    jr2rt::RunSaver saver(*db);
+    jr2rt::RunSaver saver(*db, clock);
     saver.attach(run, /*fresh=*/true);
     run.start({{"jobs", 1}});
     using Clock = std::chrono::steady_clock;

@@ -42,7 +42,7 @@ void BM_SavePerSettle(benchmark::State& state) {
         if (next > kSettles) return answer({{"item", nullptr}, {"open", 0}});
         answer({{"item", {{"id", "i" + std::to_string(next++)}, {"mode", "wait"}}}, {"open", 0}});
       });
-  jr2rt::RunSaver saver(*db);
+  jr2rt::RunSaver saver(*db, clock);
   saver.attach(run, /*fresh=*/true);
   run.start({{"jobs", 1}});
   int64_t i = 0;

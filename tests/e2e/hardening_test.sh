@@ -63,12 +63,14 @@ expect "a cancelled run is 5" 5 'was cancelled' -- "$tickets" status "$run"
 expect "its output keeps T-1" 5 '"T-1": \{' -- "$tickets" status "$run" --json
 expect "log records the cancel" 0 'cancelled' -- "$tickets" log "$run"
 
-# A run whose snapshot no longer fits the build ends `drifted`; the others keep working.
+# A run whose snapshot no longer fits the build ends `drifted`; the others keep working. What a
+# new build finds: a snapshot its machine does not have, under a view another build saved (reads
+# trust a view only from the build that saved it, and restore the run once otherwise).
 "$tickets" run > /dev/null 2>&1
 drift=$(first_waiting)
 "$tickets" run > /dev/null 2>&1
 other=$(first_waiting)
-sql "UPDATE runs SET snapshot = replace(snapshot, '\"active\":[\"review\"]', '\"active\":[\"working\"]') WHERE id = '$drift'"
+sql "UPDATE runs SET snapshot = replace(snapshot, '\"active\":[\"review\"]', '\"active\":[\"working\"]'), view = json_set(view, '$.build', 'another build') WHERE id = '$drift'"
 expect "a drifted run is an error that says why" 4 'no longer fits this build.*working' -- \
   "$tickets" status "$drift"
 expect "runs lists it drifted" 0 "$drift  drifted" -- "$tickets" runs --all

@@ -57,7 +57,14 @@ class CountingStore final : public jr2rt::Store {
   }
   jr2rt::StoredRun load(const std::string& prefix) override { return inner_->load(prefix); }
   std::string resolve(const std::string& prefix) override { return inner_->resolve(prefix); }
-  std::vector<jr2rt::RunSummary> list(bool all) override { return inner_->list(all); }
+  std::vector<jr2rt::RunSummary> list(bool all, bool views) override {
+    return inner_->list(all, views);
+  }
+  jr2rt::RunSummary find(const std::string& prefix, bool view) override {
+    return inner_->find(prefix, view);
+  }
+  std::vector<Json> journal(const std::string& id) override { return inner_->journal(id); }
+  int64_t statements() const override { return inner_->statements(); }
   int64_t revision(const std::string& id) override { return inner_->revision(id); }
   std::optional<jr2rt::RunSummary> summary(const std::string& id) override {
     return inner_->summary(id);
@@ -244,6 +251,81 @@ TEST_F(Host, AStoredRunThatNoLongerFitsIsMarkedDriftedOnce) {
   EXPECT_THROW(host.peek("abcd", "conformance_instant"), jr2rt::RunDrifted);
   EXPECT_THROW(host.peek("abcd", "conformance_torture"), jr2rt::BadInput)
       << "another workflow's run is refused, not restored";
+}
+
+// Reads come from the view each save stores (#31): one statement, no restore — a reader whose
+// build does not even know the workflow reads it — stamped by the host's clock. A view another
+// build saved is not trusted: the run is restored once, which finds whether it still fits.
+TEST_F(Host, ReadsComeFromTheSavedViewAndNeverRestoreTheRun) {
+  const std::string dir = FreshDir("views");
+  CountingStore store(dir + "store.db");
+  jr2rt::ManualClock manual;
+  manual.set(1'700'000'000'000);
+  std::string id;
+  {
+    jr2rt::RunHost host(registry, store, manual);
+    id = host.start("conformance_secret", {{"note", {{"deep", {{"secret", "s3"}}}}}}, dir);
+    ASSERT_EQ(host.run(id).status(), RunStatus::kWaiting) << host.run(id).reason();
+  }
+  for (const auto& f : store.feed(id, 0)) EXPECT_EQ(f.timeMs, manual.nowMs()) << f.kind;
+  EXPECT_EQ(store.summary(id)->updatedMs, manual.nowMs());
+
+  jr2rt::Registry bare;  // a reader that could not restore this run if it tried
+  jr2rt::RunHost reader(bare, store, manual);
+  const int64_t before = store.statements();
+  const Json view = reader.view(id.substr(0, 8), "conformance_secret");
+  const int64_t statements = store.statements() - before;
+  std::cout << "[ host ] a run read through its view: " << statements << " statement\n";
+  EXPECT_EQ(statements, 1);
+  const Json& report = view["report"];
+  EXPECT_EQ(report["run"], id);
+  EXPECT_EQ(report["status"], "waiting");
+  std::set<std::string> gates;
+  for (const auto& g : report["gates"]) gates.insert(g["name"].get<std::string>());
+  EXPECT_EQ(gates, (std::set<std::string>{"approval", "both.x.review"}));
+  EXPECT_EQ(report["text"]["fields"]["rate"][0]["name"], "score");
+  EXPECT_FALSE(view["observe"]["value"].empty());
+  EXPECT_FALSE(view["observe"].dump().find("s3") != std::string::npos)
+      << "the observation never carries the context";
+  EXPECT_EQ(view["working"], false);
+  EXPECT_THROW(reader.view(id, "conformance_torture"), jr2rt::BadInput);
+
+  // The same run as another build saved it: restored once to be read (a build that cannot
+  // restore it says so), and what it reads is what the view said.
+  jr2rt::StoredRun stored = store.load(id);
+  Json other = Json::parse(store.find(id, true).view);
+  other["build"] = "another build";
+  stored.viewText = other.dump();
+  store.save(stored, {});
+  jr2rt::RunHost full(registry, store, manual);
+  const Json restored = full.view(id, "conformance_secret");
+  EXPECT_EQ(restored["report"]["gates"], report["gates"]);
+  EXPECT_EQ(restored["observe"], view["observe"]);
+  EXPECT_THROW(reader.view(id, "conformance_secret"), jr2rt::RunDrifted);
+}
+
+// A Pool's items are in its journal, not in each save's view; a read gives them back from it, as
+// a restore would.
+TEST_F(Host, APoolsViewTakesItsItemsFromTheJournal) {
+  const std::string dir = FreshDir("views-pool");
+  auto store = jr2rt::OpenSqliteStore(dir + "store.db");
+  { std::ofstream(dir + "tasks.json") << R"([{"id": "T-1"}, {"id": "T-2"}, {"id": "T-3"}])"; }
+  std::string id;
+  {
+    jr2rt::RunHost host(registry, *store, clock);
+    id = host.start("conformance_hooked", {{"tasks", dir + "tasks.json"}}, dir);
+    host.send(id, "T-2.review", "accept", Json::object());
+    ASSERT_EQ(host.run(id).status(), RunStatus::kWaiting) << host.run(id).reason();
+  }
+  const Json saved = Json::parse(store->find(id, true).view);
+  EXPECT_EQ(saved["report"]["sofar"]["journaled"], true);
+  EXPECT_FALSE(saved["report"]["sofar"].contains("items")) << "a save writes no item again";
+  jr2rt::RunHost reader(registry, *store, clock);
+  const Json view = reader.view(id, "conformance_hooked");
+  const std::unique_ptr<jr2rt::Run> run = reader.peek(id, "conformance_hooked");
+  EXPECT_EQ(view["report"]["sofar"], run->sofar()) << "the same as a restore finds";
+  EXPECT_EQ(view["report"]["sofar"]["items"], (Json{{"T-2", "T-2"}}));
+  EXPECT_EQ(view["report"]["gates"].size(), 2u);
 }
 
 // A hook delivery through the host: its verdict from the run's Source, logged by delivery id; the

@@ -80,6 +80,15 @@ class RunHost : private Dispatcher {
   std::string take(const std::string& prefix, const std::string& workflow);
   // Loads a stored run to read it, without its lock and without driving it.
   std::unique_ptr<Run> peek(const std::string& prefix, const std::string& workflow);
+  // What reads show of the stored run `prefix` of `workflow` (views.h SavedView: `{build,
+  // report, observe, working}`), read from the view its last save wrote, never restored; with
+  // `items`, a Pool's settled items and failures are read from its journal into
+  // `report.sofar`. A run saved by another build (or before views were stored) is restored once
+  // to check that it still fits this one: RunDrifted as take() finds it. Throws StoreError
+  // (unknown, damaged) and BadInput (another workflow's run).
+  Json view(const std::string& prefix, const std::string& workflow, bool items = true);
+  // The same from a summary read with its view (Store::list with views, Store::find).
+  Json view(const RunSummary& run, bool items = true);
 
   // The run `id` that this host drives (start or take), and the ids of all it drives.
   Run& run(const std::string& id);
@@ -126,8 +135,9 @@ class RunHost : private Dispatcher {
   // ---- reading the store ---------------------------------------------------------------------
   // The full id of the stored run `prefix`, a run of `workflow` (BadInput for another's).
   std::string resolve(const std::string& prefix, const std::string& workflow);
-  // The summary of the stored run `prefix` (StoreError when there is none).
-  RunSummary summary(const std::string& prefix);
+  // The summary of the stored run `prefix` (StoreError when there is none): one read; with
+  // `view`, with its view.
+  RunSummary summary(const std::string& prefix, bool view = false);
   // Whether run `id` (full) is stored or hosted.
   bool known(const std::string& id);
   // What `GET /metrics` tells of the host (#30): counts since it started, and two histograms
@@ -165,8 +175,9 @@ class RunHost : private Dispatcher {
                     const Store::StartKey& start);
   // The newest `limit` deliveries of hook `hook` (`{delivery, time, event, answer}`).
   std::vector<Json> hookLog(const std::string& hook, int64_t limit);
-  // The runs of `workflow` (every workflow for ""): the waiting ones, or all with `ended`.
-  std::vector<RunSummary> runs(bool ended, const std::string& workflow);
+  // The runs of `workflow` (every workflow for ""): the waiting ones, or all with `ended`; with
+  // `views`, each with the view its last save wrote (for view()).
+  std::vector<RunSummary> runs(bool ended, const std::string& workflow, bool views = false);
   // Run `id`'s feed after line `afterSeq`; its stored revision and status (to follow it).
   std::vector<FeedLine> feed(const std::string& id, int64_t afterSeq, int64_t limit = -1);
   int64_t revision(const std::string& id);

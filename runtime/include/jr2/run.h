@@ -316,6 +316,9 @@ class Run {
   // each as `WHERE: TARGET` (`T-1.build: std.command`). What `status` says of a run whose host
   // was stopped while a process of it ran.
   const std::vector<std::string>& outAtRestore() const { return outAtRestore_; }
+  // The effects out now that a restore would not run again (not idempotent), named as
+  // outAtRestore() names them: what the view saved with the run says (views.h SavedView).
+  std::vector<std::string> effectsOut() const;
   // Whether Gate `gate` is open and an answer to it was taken, to be delivered in this turn:
   // another answer is late (serve's 409, where a Gate never open is 404).
   bool gateTaken(const std::string& gate) const;

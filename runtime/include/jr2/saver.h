@@ -17,7 +17,8 @@ namespace jr2rt {
 
 class RunSaver {
  public:
-  explicit RunSaver(Store& store) : store_(store) {}
+  // `clock`: what stamps each save (the host's: a test's manual clock stamps what it stores).
+  RunSaver(Store& store, Clock& clock) : store_(store), clock_(clock) {}
   RunSaver(const RunSaver&) = delete;
   RunSaver& operator=(const RunSaver&) = delete;
 
@@ -51,6 +52,7 @@ class RunSaver {
 
  private:
   Store& store_;
+  Clock& clock_;
   std::vector<FeedLine> pending_;
   std::function<void(const std::vector<FeedLine>&)> saved_;
   int64_t revision_ = 0;      // of the run as loaded or last saved

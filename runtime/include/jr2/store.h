@@ -31,6 +31,10 @@ struct StoredRun {
   int64_t journalBefore = 0;
   // A run a Pool of runs dispatched: its key, unique per workflow while its row lives ("" none).
   std::string key;
+  // What reads of the run need, as JSON text (host/views.h SavedView): written with each save so
+  // that `status`, `gates` and every HTTP read come from it, never from a restore. "" stores
+  // none (a benchmark's bare save).
+  std::string viewText;
 };
 
 // What `runs` shows of a run: its summary columns, never its snapshot.
@@ -40,6 +44,9 @@ struct RunSummary {
   std::string status;
   int64_t updatedMs = 0;
   int64_t revision = 0;
+  // The view its last save wrote (StoredRun::viewText), when it was asked for; "" when it was not,
+  // or the row has none (a store written before views, a bare save).
+  std::string view;
 };
 
 // One event of a run's feed (`log RUN`; `serve` streams it): what happened, typed — `started`,
@@ -135,8 +142,17 @@ class Store {
   // The full id of the run whose id starts with `prefix` (the same rules as load), without
   // reading its snapshot.
   virtual std::string resolve(const std::string& prefix) = 0;
-  // Summaries, oldest change first: the waiting runs, or every run with `includeEnded`.
-  virtual std::vector<RunSummary> list(bool includeEnded) = 0;
+  // Summaries, oldest change first: the waiting runs, or every run with `includeEnded`; with
+  // `views`, each with its view.
+  virtual std::vector<RunSummary> list(bool includeEnded, bool views = false) = 0;
+  // The run whose id starts with `prefix`, by the rules of load(), as a summary, with its view
+  // when `view`: one read, never its snapshot.
+  virtual RunSummary find(const std::string& prefix, bool view) = 0;
+  // Run `id`'s journal (StoredRun::journal), every entry in order, without its snapshot.
+  virtual std::vector<Json> journal(const std::string& id) = 0;
+  // How many statements this store has executed since it was opened (the cost of a verb, in
+  // tests and in `GET /metrics`); 0 for a store that does not count.
+  virtual int64_t statements() const { return 0; }
   // Run `id`'s summary (its full id), without reading its snapshot; nothing when there is none.
   virtual std::optional<RunSummary> summary(const std::string& id) = 0;
   // The stored revision of run `id` (its full id), without reading its snapshot; 0 when none.

@@ -149,64 +149,10 @@ std::string StandingText(const Json& st, const std::string& runner) {
          LocalTime(st.value("retryAtMs", int64_t{0})) + ", with " + holds;
 }
 
-// `{held, keys}` as counts: the held items and live runs a standing Pool keeps.
-Json HoldCounts(const Json& state) {
-  if (!state.is_object()) return nullptr;
-  return {{"held", state.value("held", Json::array()).size()},
-          {"keys", state.value("keys", Json::object()).size()}};
-}
-
 }  // namespace
 
 void PrintJson(const Json& doc) {
   std::cout << doc.dump(2, ' ', false, Json::error_handler_t::replace) << "\n";
-}
-
-Json GateJson(const OpenGate& gate) {
-  Json accepts = Json::array();
-  for (const auto& e : gate.accepts) accepts.push_back(e.name);
-  return {{"name", gate.name}, {"meta", gate.meta}, {"accepts", accepts}, {"menu", MenuJson(gate)}};
-}
-
-Json GateFields(const OpenGate& gate) {
-  Json out = Json::object();
-  for (const auto& e : gate.accepts) {
-    Json fields = Json::array();
-    for (const auto& f : e.fields)
-      fields.push_back({{"name", f.name}, {"type", f.type}, {"required", f.required}});
-    out[e.name] = std::move(fields);
-  }
-  return out;
-}
-
-Json RunView(const Run& run, const Json& standing) {
-  Json gates = Json::array();
-  Json fields = Json::object();
-  for (const auto& g : run.gates()) {
-    gates.push_back(GateJson(g));
-    fields.update(GateFields(g));
-  }
-  Json view = {{"run", run.id()},
-               {"workflow", run.workflow().name},
-               {"status", ToString(run.status())},
-               {"output", run.output()},
-               {"reason", run.reason()},
-               {"gates", gates}};
-  if (const Json sofar = run.sofar(); !sofar.is_null()) view["sofar"] = sofar;
-  if (!standing.is_null()) view["standing"] = standing;
-  Json timer = nullptr;
-  const auto underWay = run.nextUnattendedTimer();
-  if (const auto due = underWay ? underWay : run.nextTimer())
-    timer = {{"due", *due}, {"underWay", underWay.has_value()}};
-  const std::string chain = StandingChain(run.workflow());
-  Json hold = nullptr;
-  if (!chain.empty()) hold = HoldCounts(run.ended() ? run.carry() : run.handOverState());
-  view["text"] = {{"fields", fields},
-                  {"timer", timer},
-                  {"chain", chain},
-                  {"hold", hold},
-                  {"stopped", run.outAtRestore()}};
-  return view;
 }
 
 int PrintRun(const Json& view, const PrintOptions& o) {

@@ -7,7 +7,7 @@
 
 #include <string>
 
-#include "jr2/run.h"
+#include "jr2/views.h"
 
 namespace jr2rt {
 
@@ -28,19 +28,6 @@ std::string ShellQuote(const std::string& word);
 // One JSON document on stdout, as every verb's `--json` prints it.
 void PrintJson(const Json& doc);
 
-// A Gate as the verbs show it (`--json`): `{name, meta, accepts, menu}`.
-Json GateJson(const OpenGate& gate);
-// The fields of each event a Gate takes, for the lines that show them: `{EVENT: [{name, type,
-// required}]}`, the type as the `.jr2` writes it.
-Json GateFields(const OpenGate& gate);
-
-// A run as `run`, `send`, `status` and `cancel` print it: the document `--json` prints —
-// `{run, workflow, status, output, reason, gates}`, with `sofar` while a Pool waits and the head
-// of its standing workflow when `standing` is given — and `text`, what the lines need beside it:
-// `{fields, timer, chain, hold}` (GateFields of every open Gate; the next timer as `{due,
-// underWay}` or null; a standing Pool's chain, "" for another; its held items and live runs as
-// `{held, keys}`, or null).
-Json RunView(const Run& run, const Json& standing = nullptr);
 // Prints a RunView: with --json the document on stdout; the lines for a person on stderr; the
 // output of an ended run on stdout without --json. Gives the exit code of the run's status.
 int PrintRun(const Json& view, const PrintOptions& options);

@@ -346,6 +346,10 @@ class Runner {
   int report(const Run& run, bool json, const Json& standing = nullptr) {
     return PrintRun(RunView(run, standing), printing(json));
   }
+  // A stored run as its last save left it (RunHost::view): read, never restored.
+  int report(RunHost& host, const std::string& id, bool json) {
+    return PrintRun(host.view(id, workflow_)["report"], printing(json));
+  }
 
   int run(const Args& a) {
     if (!a.resume.empty()) return resume(a);
@@ -370,7 +374,7 @@ class Runner {
     std::string id;
     return drive(*host, id, [&] {
       id = host->start(workflow_, input, home);
-      if (!host->follow(id, a.follow)) return report(*host->peek(id, workflow_), a.json);
+      if (!host->follow(id, a.follow)) return report(*host, id, a.json);
       return report(host->run(id), a.json);
     });
   }
@@ -415,7 +419,7 @@ class Runner {
     CatchStops();
     return drive(*host, id, [&] {
       host->tick(id);  // nothing due: nothing is written, and the stored run stays as it is
-      if (!host->follow(id, a.follow)) return report(*host->peek(id, workflow_), a.json);
+      if (!host->follow(id, a.follow)) return report(*host, id, a.json);
       return report(host->run(id), a.json);
     });
   }
@@ -439,10 +443,10 @@ class Runner {
           {{"gate", a.positional[1]}, {"event", a.positional[2]}, {"payload", payload}});
       if (!taken) {
         std::cerr << workflow_ << ": the command that drives run " << id << " took the answer\n";
-        return report(*host->peek(id, workflow_), a.json);
+        return report(*host, id, a.json);
       }
       host->send(id, a.positional[1], a.positional[2], payload);
-      if (a.follow && !host->follow(id, true)) return report(*host->peek(id, workflow_), a.json);
+      if (a.follow && !host->follow(id, true)) return report(*host, id, a.json);
       return report(host->run(id), a.json);
     });
   }
@@ -451,8 +455,10 @@ class Runner {
     auto store = open(a, StoreMode::kReadOnly);
     SystemClock clock;
     RunHost host(registry_, *store, clock);
-    const auto run = host.peek(a.positional[0], workflow_);
-    return report(*run, a.json, host.standingState(run->workflow().name));
+    Json view = host.view(a.positional[0], workflow_)["report"];
+    if (Json standing = host.standingState(workflow_); !standing.is_null())
+      view["standing"] = std::move(standing);
+    return PrintRun(view, printing(a.json));
   }
 
   int gates(const Args& a) {
@@ -468,18 +474,18 @@ class Runner {
     }
     SystemClock clock;
     RunHost host(registry_, *store, clock);
-    std::vector<std::string> ids;
+    std::vector<RunSummary> found;
     if (a.positional.size() == 1) {
-      ids.push_back(host.resolve(a.positional[0], workflow_));
+      found.push_back(host.summary(host.resolve(a.positional[0], workflow_), /*view=*/true));
     } else {
-      for (const auto& r : host.runs(false, workflow_)) ids.push_back(r.id);
+      found = host.runs(false, workflow_, /*views=*/true);
     }
     Json all = Json::array();
     int broken = 0;
-    for (const auto& id : ids) {
-      std::unique_ptr<Run> run;
+    for (const auto& r : found) {
+      Json view;
       try {
-        run = host.peek(id, workflow_);
+        view = host.view(r, /*items=*/false);
       } catch (const std::exception& e) {
         // One run that cannot be read (damaged, drifted, or anything else) is named, and the
         // others are still listed; `gates RUN` for that run alone is its error.
@@ -488,14 +494,21 @@ class Runner {
         const bool named = dynamic_cast<const StoreError*>(&e) != nullptr ||
                            dynamic_cast<const RunDrifted*>(&e) != nullptr;
         std::cerr << workflow_ << ": "
-                  << Printable(named ? e.what() : "run " + id + " cannot be read: " + ErrorText(e))
+                  << Printable(named ? e.what()
+                                     : "run " + r.id + " cannot be read: " + ErrorText(e))
                   << "\n";
         continue;
       }
-      for (const auto& g : run->gates()) {
-        Json gate = GateJson(g);
-        gate["run"] = id;
-        gate["fields"] = GateFields(g);
+      const Json& report = view["report"];
+      const Json fields = report["text"].value("fields", Json::object());
+      for (Json gate : report.value("gates", Json::array())) {
+        gate["run"] = r.id;
+        Json mine = Json::object();
+        for (const auto& e : gate.value("accepts", Json::array())) {
+          const std::string event = e.get<std::string>();
+          if (fields.contains(event)) mine[event] = fields[event];
+        }
+        gate["fields"] = std::move(mine);
         all.push_back(std::move(gate));
       }
     }
@@ -535,7 +548,7 @@ class Runner {
       bool taken = false;
       std::tie(id, taken) = host->takeOrHand(a.positional[0], workflow_, "cancel", Json::object());
       if (taken) host->cancel(id);
-      report(*host->peek(id, workflow_), a.json);
+      report(*host, id, a.json);
       return kExitDone;  // RUNTIME.md §4: the `cancel` that cancelled the run exits 0
     });
   }

@@ -502,10 +502,10 @@ class Server {
 
   // Run `prefix`, and in the open band (`workflow` given) only a run of that workflow: a prefix
   // that names another workflow's run, or several runs, says nothing of them.
-  RunSummary find(const std::string& prefix, const std::string& workflow = "") {
+  RunSummary find(const std::string& prefix, const std::string& workflow = "", bool view = false) {
     RunSummary r;
     try {
-      r = host_.summary(prefix);
+      r = host_.summary(prefix, view);
     } catch (const StoreError& e) {
       if (workflow.empty()) throw HttpError{404, withoutPath(e.what())};
       r.workflow.clear();
@@ -525,28 +525,31 @@ class Server {
   }
 
   // ---- what is told --------------------------------------------------------------------------
-  static Json GateView(const OpenGate& g) {
-    Json accepts = Json::array();
-    for (const auto& e : g.accepts) accepts.push_back(e.name);
-    return {{"gate", g.name}, {"meta", g.meta}, {"accepts", accepts}, {"menu", MenuJson(g)}};
+  // A Gate as HTTP shows it: GateJson with `gate` for its name.
+  static Json HttpGate(Json g) {
+    g["gate"] = std::move(g["name"]);
+    g.erase("name");
+    return g;
   }
   // The Gates of `run` that `c` may answer (every one for a caller whose `answer` names none).
   static Json GatesFor(const Run& run, const Caller* c) {
     Json out = Json::array();
     for (const auto& g : run.gates()) {
       if (c == nullptr || Callers::Allows(*c, run.workflow().name, Scope::kAnswer, g.name))
-        out.push_back(GateView(g));
+        out.push_back(HttpGate(GateJson(g)));
     }
     return out;
   }
-
-  // Reads run `id` (full) as it is stored: the hosted run (stored as of the last commit), or
-  // the store's.
-  template <typename Fn>
-  auto withRun(const RunSummary& r, Fn fn) {
-    if (host_.hosts(r.id)) return fn(static_cast<const Run&>(host_.run(r.id)));
-    const std::unique_ptr<Run> run = host_.peek(r.id, r.workflow);
-    return fn(static_cast<const Run&>(*run));
+  // The same from a run's view (RunHost::view): what its last save stored.
+  static Json GatesFor(const Json& view, const Caller* c) {
+    Json out = Json::array();
+    const Json& report = view["report"];
+    const std::string workflow = report.value("workflow", "");
+    for (const Json& g : report.value("gates", Json::array())) {
+      if (c == nullptr || Callers::Allows(*c, workflow, Scope::kAnswer, g.value("name", "")))
+        out.push_back(HttpGate(g));
+    }
+    return out;
   }
 
   // A run this serve may change now: hosted, or taken up at once; 409 when it has ended (said as
@@ -596,10 +599,10 @@ class Server {
   void observeRuns(const std::shared_ptr<Session>& s, const std::string& workflow) {
     knownWorkflow(workflow);
     Json out = Json::array();
-    auto all = host_.runs(true, workflow);
+    auto all = host_.runs(true, workflow, /*views=*/true);
     for (auto it = all.rbegin(); it != all.rend(); ++it) {
       try {
-        out.push_back(withRun(*it, [](const Run& run) { return run.observe(); }));
+        out.push_back(host_.view(*it, /*items=*/false)["observe"]);
       } catch (const std::exception&) {
         // A run that cannot be read (drifted, damaged) is still named, where it is unknown.
         out.push_back({{"runId", it->id},
@@ -658,7 +661,7 @@ class Server {
       Json observation;
       if (open && !lines.empty()) {
         try {
-          observation = withRun(host.summary(id), [](const Run& run) { return run.observe(); });
+          observation = host.view(host.summary(id, /*view=*/true), /*items=*/false)["observe"];
         } catch (const std::exception&) {
           observation = nullptr;
         }
@@ -753,11 +756,10 @@ class Server {
         out["gates"] =
             GatesFor(run, Callers::Allows(*who, run.workflow().name, Scope::kRead) ? nullptr : who);
       } else if (again) {
-        const RunSummary r = host_.summary(id);
+        const RunSummary r = host_.summary(id, /*view=*/true);
         out["status"] = r.status;
-        out["gates"] = withRun(r, [&](const Run& run) {
-          return GatesFor(run, Callers::Allows(*who, r.workflow, Scope::kRead) ? nullptr : who);
-        });
+        out["gates"] = GatesFor(host_.view(r, /*items=*/false),
+                                Callers::Allows(*who, r.workflow, Scope::kRead) ? nullptr : who);
       } else {
         return s->refuse({500, "run " + id + " was not kept"});
       }
@@ -785,37 +787,39 @@ class Server {
 
   void showRun(const std::shared_ptr<Session>& s, const std::string& prefix) {
     const Caller& c = caller(s);
-    const RunSummary r = find(prefix);
+    const RunSummary r = find(prefix, "", /*view=*/true);
     const bool read = Callers::Allows(c, r.workflow, Scope::kRead);
     if (!read) Require(c, r.workflow, Scope::kAnswer);  // 403 with neither
-    s->answer(200, withRun(r, [&](const Run& run) {
-                if (!read) {
-                  Json view = run.observe();
-                  view["gates"] = GatesFor(run, &c);
-                  view["working"] = run.workOut();
-                  return view;
-                }
-                Json items = nullptr;
-                Json failures = nullptr;
-                const Json sofar = run.sofar();
-                const Json& from = sofar.is_object() ? sofar : run.output();
-                if (run.workflow().pool != nullptr && from.is_object()) {
-                  items = from.value("items", Json(nullptr));
-                  failures = from.value("failures", Json(nullptr));
-                }
-                return Json{{"runId", run.id()},
-                            {"workflow", run.workflow().name},
-                            {"status", ToString(run.status())},
-                            {"output", run.output()},
-                            {"reason", run.reason()},
-                            {"items", items},
-                            {"failures", failures},
-                            {"gates", GatesFor(run, nullptr)},
-                            // What the runner's verbs print (report.h), for `--server`.
-                            {"working", run.workOut()},
-                            {"seq", host_.lastSeq(run.id())},
-                            {"report", RunView(run, host_.standingState(run.workflow().name))}};
-              }));
+    const Json view = host_.view(r, /*items=*/read);
+    if (!read) {
+      Json out = view["observe"];
+      out["gates"] = GatesFor(view, &c);
+      out["working"] = view["working"];
+      return s->answer(200, out);
+    }
+    Json report = view["report"];
+    Json items = nullptr;
+    Json failures = nullptr;
+    const Json& from = report.contains("sofar") ? report["sofar"] : report["output"];
+    const WorkflowInfo* wf = host_.registry().workflow(r.workflow);
+    if (wf != nullptr && wf->pool != nullptr && from.is_object()) {
+      items = from.value("items", Json(nullptr));
+      failures = from.value("failures", Json(nullptr));
+    }
+    if (Json standing = host_.standingState(r.workflow); !standing.is_null())
+      report["standing"] = std::move(standing);
+    s->answer(200, Json{{"runId", r.id},
+                        {"workflow", r.workflow},
+                        {"status", report["status"]},
+                        {"output", report["output"]},
+                        {"reason", report["reason"]},
+                        {"items", items},
+                        {"failures", failures},
+                        {"gates", GatesFor(view, nullptr)},
+                        // What the runner's verbs print (report.h), for `--server`.
+                        {"working", view["working"]},
+                        {"seq", host_.lastSeq(r.id)},
+                        {"report", std::move(report)}});
   }
 
   void answerGate(const std::shared_ptr<Session>& s, const std::string& prefix,
@@ -869,22 +873,25 @@ class Server {
       throw HttpError{403,
                       "Caller `" + Printable(c.name) + "` has no `answer` scope on any workflow"};
     Json out = Json::array();
-    for (const auto& r : host_.runs(false, "")) {
+    for (const auto& r : host_.runs(false, "", /*views=*/true)) {
       if (!Callers::Allows(c, r.workflow, Scope::kAnswer)) continue;
+      Json view;
       try {
-        withRun(r, [&](const Run& run) {
-          for (const auto& g : run.gates()) {
-            if (!Callers::Allows(c, run.workflow().name, Scope::kAnswer, g.name)) continue;
-            Json entry = GateView(g);
-            entry["runId"] = run.id();
-            entry["workflow"] = run.workflow().name;
-            entry["fields"] = GateFields(g);  // for the lines of `gates --server`
-            out.push_back(std::move(entry));
-          }
-          return 0;
-        });
+        view = host_.view(r, /*items=*/false);
       } catch (const std::exception&) {
-        // A run that cannot be read has no Gate anybody can answer; the others are listed.
+        continue;  // a run that cannot be read has no Gate anybody can answer
+      }
+      const Json fields = view["report"]["text"].value("fields", Json::object());
+      for (Json entry : GatesFor(view, &c)) {
+        entry["runId"] = r.id;
+        entry["workflow"] = r.workflow;
+        Json mine = Json::object();  // for the lines of `gates --server`
+        for (const auto& e : entry.value("accepts", Json::array())) {
+          const std::string event = e.get<std::string>();
+          if (fields.contains(event)) mine[event] = fields[event];
+        }
+        entry["fields"] = std::move(mine);
+        out.push_back(std::move(entry));
       }
     }
     s->answer(200, out);

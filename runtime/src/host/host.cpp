@@ -10,6 +10,7 @@
 #include <random>
 #include <thread>
 
+#include "jr2/views.h"
 #include "run/engine.h"
 
 namespace jr2rt {
@@ -211,7 +212,7 @@ void RunHost::attach(Hosted& h, bool fresh) {
     if (saved_) saved_(id, lines);
   });
   run.onEvent([this, id, saver](const Run::FeedEvent& e) {
-    const int64_t now = SystemClock().nowMs();
+    const int64_t now = clock_.nowMs();
     count(id, e, now);
     saver->addEvent(FeedLine(0, now, e.line, e.kind, e.data));
     if (event_) event_(id, e);
@@ -342,7 +343,7 @@ std::string RunHost::beginRun(const std::string& workflow, const Json& input,
   std::string id = NewRunId();
   Hosted h;
   h.lock = store_.lock(id, [](const std::string&) {});
-  h.saver = std::make_unique<RunSaver>(store_);
+  h.saver = std::make_unique<RunSaver>(store_, clock_);
   h.run = std::make_unique<Run>(registry_, *wf, id, clock_, engine_);
   h.run->setHome(home);
   if (!by.is_null()) h.run->setDispatchedBy(by);
@@ -620,7 +621,7 @@ std::unique_ptr<Run> RunHost::restore(const StoredRun& stored, RunSaver* saver) 
     marked.snapshotText.clear();  // written again from the edited snapshot
     marked.snapshot["status"] = "drifted";
     marked.snapshot["reason"] = ErrorText(e);
-    marked.updatedMs = SystemClock().nowMs();
+    marked.updatedMs = clock_.nowMs();
     try {
       store_.save(marked, {FeedLine(0, marked.updatedMs, "drifted: " + ErrorText(e), "drifted",
                                     Json{{"reason", ErrorText(e)}})});
@@ -649,7 +650,7 @@ std::string RunHost::take(const std::string& prefix, const std::string& workflow
 
 RunHost::Hosted& RunHost::adopt(const StoredRun& stored, std::unique_ptr<RunLock> lock) {
   Hosted h;
-  h.saver = std::make_unique<RunSaver>(store_);
+  h.saver = std::make_unique<RunSaver>(store_, clock_);
   h.run = restore(stored, h.saver.get());
   h.lock = std::move(lock);
   Hosted& ref = runs_[stored.id] = std::move(h);
@@ -693,7 +694,7 @@ void RunHost::cancel(const std::string& id) {
 
 void RunHost::cancelNow(Hosted& h) {
   h.run->cancel();  // its children stop: processes killed, held effects never start
-  h.saver->addEvent(FeedLine(0, SystemClock().nowMs(), "cancelled", "cancelled"));
+  h.saver->addEvent(FeedLine(0, clock_.nowMs(), "cancelled", "cancelled"));
   commit({h.run.get()});
 }
 
@@ -848,11 +849,34 @@ std::string RunHost::resolve(const std::string& prefix, const std::string& workf
   return id;
 }
 
-RunSummary RunHost::summary(const std::string& prefix) {
-  const std::string id = store_.resolve(prefix);
-  auto r = store_.summary(id);
-  if (!r) throw StoreError("there is no run `" + Printable(prefix) + "` in the store");
-  return *r;
+RunSummary RunHost::summary(const std::string& prefix, bool view) {
+  return store_.find(prefix, view);
+}
+
+Json RunHost::view(const std::string& prefix, const std::string& workflow, bool items) {
+  const RunSummary r = store_.find(prefix, true);
+  CheckWorkflow(r.id, r.workflow, workflow);
+  return view(r, items);
+}
+
+Json RunHost::view(const RunSummary& r, bool items) {
+  Json v;
+  if (!r.view.empty()) {
+    try {
+      v = Json::parse(r.view);
+    } catch (const Json::exception&) {
+      v = nullptr;  // read again from the run itself, which says what is wrong with it
+    }
+  }
+  if (!v.is_object() || !v.contains("report") || v.value("build", "") != BuildId()) {
+    // Saved by another build, or before views were stored: the run is restored once, which
+    // finds a run that no longer fits (and marks it `drifted`, as take() would).
+    const std::unique_ptr<Run> run = peek(r.id, r.workflow);
+    v = SavedView(*run);
+  }
+  if (items && v["report"].contains("sofar") && v["report"]["sofar"].value("journaled", false))
+    FillFromJournal(v, store_.journal(r.id));
+  return v;
 }
 
 bool RunHost::known(const std::string& id) {
@@ -878,9 +902,9 @@ std::vector<Json> RunHost::hookLog(const std::string& hook, int64_t limit) {
   return store_.hookLog(hook, limit);
 }
 
-std::vector<RunSummary> RunHost::runs(bool ended, const std::string& workflow) {
+std::vector<RunSummary> RunHost::runs(bool ended, const std::string& workflow, bool views) {
   std::vector<RunSummary> out;
-  for (auto& r : store_.list(ended)) {
+  for (auto& r : store_.list(ended, views)) {
     if (workflow.empty() || r.workflow == workflow) out.push_back(std::move(r));
   }
   return out;
@@ -996,7 +1020,7 @@ Json RunHost::deliverHook(const std::string& hook, const std::string& eventKey,
   }
   // Above `hold`, the delivery is not kept: a resend is heard (HTTP 429).
   if (delivery.empty() || answer["verdict"] == "hold-full") return answer;
-  Store::HookEntry entry{hook, delivery, SystemClock().nowMs(), eventKey, answer};
+  Store::HookEntry entry{hook, delivery, clock_.nowMs(), eventKey, answer};
   if (drive) {
     store_.logHooks({entry});  // after the drive that stored its reread
     return answer;

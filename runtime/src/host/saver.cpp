@@ -1,5 +1,7 @@
 #include "jr2/saver.h"
 
+#include "jr2/views.h"
+
 namespace jr2rt {
 
 void RunSaver::attach(Run& run, bool fresh) {
@@ -36,13 +38,14 @@ std::optional<Store::Save> RunSaver::prepare(Run& run) {
   stored.id = run.id();
   stored.workflow = run.workflow().name;
   stored.status = ToString(run.status());
-  stored.updatedMs = SystemClock().nowMs();
+  stored.updatedMs = clock_.nowMs();
   stored.snapshot = std::move(snapshot);
   stored.revision = revision_;
   stored.journal = run.takeJournal();
   stored.journalBefore = journalCount_;
   if (run.dispatchedBy().is_object()) stored.key = run.dispatchedBy().value("key", "");
   stored.snapshotText = std::move(text);
+  stored.viewText = SavedView(run).dump(-1, ' ', false, Json::error_handler_t::replace);
   save.feed.swap(pending_);
   return save;
 }

@@ -143,6 +143,9 @@ class Actor {
   // Where the actor is, for the observation (Run::observe): `{kind, value, children}`, never
   // its context, input or output.
   virtual Json observe() const = 0;
+  // Appends the effects of this actor and those below it that are out now and would not be run
+  // again by a restore (not idempotent), each as resumeEffect names them (Run::effectsOut).
+  virtual void effectsOut(std::vector<std::string>& out) const { (void)out; }
   // Checks an event and its payload before delivery (throws BadInput).
   virtual void check(int invokeId, const std::string& event, const Json& payload) const = 0;
   // Checks an input as start() would read it, changing nothing (throws SchemaError).
@@ -443,6 +446,18 @@ class MachineActor final : public Actor, public MachineHost {
     return {{"kind", "machine"}, {"value", m_->activeStates()}, {"children", children}};
   }
 
+  void effectsOut(std::vector<std::string>& out) const override {
+    for (const auto& [id, c] : children_) {
+      if (c.actor) {
+        c.actor->effectsOut(out);
+      } else if ((c.spec.kind == InvokeSpec::Kind::kExtern ||
+                  c.spec.kind == InvokeSpec::Kind::kStd) &&
+                 !Idempotent(run_.registry(), c.spec.target)) {
+        out.push_back(effectName(c.spec));
+      }
+    }
+  }
+
   Json snapshot() const override {
     Json children = Json::array();
     for (const auto& [id, c] : children_) {
@@ -519,6 +534,12 @@ class MachineActor final : public Actor, public MachineHost {
   // A restored run found child `id`'s effect out with no result: run again when idempotent,
   // else the child fails `interrupted`.
   void resumeEffect(int id, const std::string& target, const Json& input);
+
+  // An effect as `status` names it when it was out at a save: `WHERE: TARGET`.
+  std::string effectName(const InvokeSpec& spec) const {
+    std::string what = Join(prefix_, spec.name.empty() ? spec.statePath : spec.name);
+    return what + (what.empty() ? "" : ": ") + spec.target;
+  }
 
   std::string gateName(const InvokeSpec& spec) const {
     return Join(prefix_, spec.name.empty() ? spec.statePath : spec.name);
@@ -855,6 +876,10 @@ class PoolActor final : public Actor {
         "skipped", std::move(skipped))("held", std::move(held))("taken", taken_)("ran", ran_)(
         "streak", streak_)("startedMs", startedMs_)("pollDue",
                                                     pollArmed_ ? Json(pollDue_) : Json(nullptr));
+  }
+
+  void effectsOut(std::vector<std::string>& out) const override {
+    for (const auto& [key, w] : workers_) w.actor->effectsOut(out);
   }
 
   Json observe() const override {
@@ -1656,10 +1681,12 @@ void MachineActor::resumeEffect(int id, const std::string& target, const Json& i
     return;
   }
   const auto child = children_.find(id);
-  std::string what = Join(prefix_, child == children_.end()          ? std::string()
-                                   : child->second.spec.name.empty() ? child->second.spec.statePath
-                                                                     : child->second.spec.name);
-  what += (what.empty() ? "" : ": ") + target;
+  std::string what;
+  if (child != children_.end()) {
+    what = effectName(child->second.spec);
+  } else {
+    what = Join(prefix_, "") + (prefix_.empty() ? "" : ": ") + target;
+  }
   run_.noteOutAtRestore(what);
   MachineActor* self = this;
   later([self, id, target, what] {
@@ -2273,6 +2300,12 @@ Json Run::observe() const {
 }
 
 Json Run::sofar() const { return top_ && !ended() ? top_->sofar() : Json(nullptr); }
+
+std::vector<std::string> Run::effectsOut() const {
+  std::vector<std::string> out;
+  if (top_ && !ended()) top_->effectsOut(out);
+  return out;
+}
 
 void Run::timerFired(const std::string& state, int64_t afterMs) {
   fired_.push_back({state, afterMs});

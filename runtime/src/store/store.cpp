@@ -123,6 +123,7 @@ class Db {
   }
 
   void exec(const char* sql) {
+    ++statements_;
     const int rc = sqlite3_exec(db_, sql, nullptr, nullptr, nullptr);
     if (rc != SQLITE_OK) fail(rc);
   }
@@ -138,10 +139,15 @@ class Db {
     return st;
   }
 
+  // Store::statements(): each statement executed counts once, however many rows it gave.
+  int64_t statements() const { return statements_; }
+  void executed() { ++statements_; }
+
  private:
   std::string path_;
   sqlite3* db_ = nullptr;
   std::map<const char*, sqlite3_stmt*> cache_;
+  int64_t statements_ = 0;
 };
 
 // A use of a prepared statement; it is reset (and its bindings dropped) when the use ends.
@@ -165,6 +171,8 @@ class Stmt {
   }
   // True with a row to read, false when done.
   bool step() {
+    if (!stepped_) db_.executed();
+    stepped_ = true;
     const int rc = sqlite3_step(st_);
     if (rc == SQLITE_ROW) return true;
     if (rc == SQLITE_DONE) return false;
@@ -174,6 +182,7 @@ class Stmt {
   void reset() {
     sqlite3_reset(st_);
     sqlite3_clear_bindings(st_);
+    stepped_ = false;
   }
   int type(int i) const { return sqlite3_column_type(st_, i); }
   // A NULL reads "": a summary of a damaged row still lists.
@@ -186,6 +195,7 @@ class Stmt {
  private:
   Db& db_;
   sqlite3_stmt* st_;
+  bool stepped_ = false;
 };
 
 // A transaction that rolls back unless committed, so a throw in the middle writes nothing.
@@ -627,6 +637,10 @@ std::unique_ptr<Db> OpenDb(const std::string& path, StoreMode mode) {
              " 'heads', 'starts')");
       complete = h.step() && h.integer(0) == 4;
     }
+    if (complete) {
+      Stmt v(*db, "SELECT 1 FROM pragma_table_info('runs') WHERE name = 'view'");
+      complete = v.step();  // a store from before stored views: the column is added
+    }
   }
   if (!complete) {
     // Looked at again under the write lock: another command may have made or changed the file
@@ -674,6 +688,9 @@ std::unique_ptr<Db> OpenDb(const std::string& path, StoreMode mode) {
       if (!k.step()) db->exec("ALTER TABLE runs ADD COLUMN dkey TEXT");
       db->exec(
           "CREATE INDEX IF NOT EXISTS runs_by_key ON runs (workflow, dkey) WHERE dkey IS NOT NULL");
+      // What reads need of a run (StoredRun::viewText); NULL in the rows saved before it.
+      Stmt v(*db, "SELECT 1 FROM pragma_table_info('runs') WHERE name = 'view'");
+      if (!v.step()) db->exec("ALTER TABLE runs ADD COLUMN view TEXT");
     }
     db->exec(("PRAGMA application_id=" + std::to_string(kAppId)).c_str());
     txn.commit();
@@ -764,17 +781,17 @@ class SqliteStore final : public Store {
     const int64_t next = stored + 1;
     {
       Stmt s(*db_,
-             "INSERT INTO runs (id, workflow, status, updated, rev, snapshot, dkey) "
-             "VALUES (?1, ?2, ?3, ?4, ?5, ?6, nullif(?7, '')) ON CONFLICT (id) DO UPDATE SET "
-             "workflow = ?2, status = ?3, updated = ?4, rev = ?5, snapshot = ?6, "
-             "dkey = nullif(?7, '')");
+             "INSERT INTO runs (id, workflow, status, updated, rev, snapshot, dkey, view) "
+             "VALUES (?1, ?2, ?3, ?4, ?5, ?6, nullif(?7, ''), nullif(?8, '')) ON CONFLICT (id) "
+             "DO UPDATE SET workflow = ?2, status = ?3, updated = ?4, rev = ?5, snapshot = ?6, "
+             "dkey = nullif(?7, ''), view = nullif(?8, '')");
       s.bind(1, run.id).bind(2, run.workflow).bind(3, run.status).bind(4, run.updatedMs);
       s.bind(5, next);
       if (run.snapshotText.empty())
         s.bind(6, run.snapshot.dump(-1, ' ', false, Json::error_handler_t::replace));
       else
         s.bind(6, run.snapshotText);
-      s.bind(7, run.key);
+      s.bind(7, run.key).bind(8, run.viewText);
       s.step();
     }
     if (!feed.empty()) {
@@ -876,33 +893,41 @@ class SqliteStore final : public Store {
     return r;
   }
 
-  std::string resolve(const std::string& prefix) override {
+  std::string resolve(const std::string& prefix) override { return find(prefix, false).id; }
+
+  RunSummary find(const std::string& prefix, bool view) override {
     if (prefix.size() < 4) {
       throw StoreError("a run id needs at least 4 characters; `" + prefix + "` is too short");
     }
     // A range of the primary key, not a scan: `id >= prefix AND id < PrefixEnd(prefix)`.
     // (An `OR` for the unbounded case would cost the upper bound its use of the index.)
     const std::string end = PrefixEnd(prefix);
-    Stmt s(*db_, end.empty()
-                     ? "SELECT id, status FROM runs WHERE id >= ?1 ORDER BY id"
-                     : "SELECT id, status FROM runs WHERE id >= ?1 AND id < ?2 ORDER BY id");
-    s.bind(1, prefix);
+    Stmt s(*db_, end.empty() ? "SELECT id, workflow, status, updated, rev,"
+                               " CASE WHEN ?3 THEN view END FROM runs WHERE id >= ?1 ORDER BY id"
+                             : "SELECT id, workflow, status, updated, rev,"
+                               " CASE WHEN ?3 THEN view END FROM runs"
+                               " WHERE id >= ?1 AND id < ?2 ORDER BY id");
+    s.bind(1, prefix).bind(3, int64_t{view ? 1 : 0});
     if (!end.empty()) s.bind(2, end);
-    std::vector<std::pair<std::string, std::string>> found;
+    std::vector<RunSummary> found;
     int64_t count = 0;
     while (s.step()) {
-      std::string id = s.text(0);
-      if (id == prefix) return id;  // a whole id names its run, whatever else it starts
-      if (found.size() < 10) found.emplace_back(id, s.text(1));
+      RunSummary r{s.text(0), s.text(1), s.text(2), s.integer(3), s.integer(4), s.text(5)};
+      if (r.id == prefix) return r;  // a whole id names its run, whatever else it starts
+      if (found.size() < 10) found.push_back(std::move(r));
       ++count;
     }
     if (count == 0) {
       throw StoreError("no run `" + prefix + "` in " + Quoted(path_) + "; `runs --all` lists them");
     }
-    if (count == 1) return found.front().first;
+    if (count == 1) return found.front();
     std::string names;
-    for (const auto& [id, status] : found) {
-      names.append(names.empty() ? "" : ", ").append(id).append(" (").append(status).append(")");
+    for (const RunSummary& r : found) {
+      names.append(names.empty() ? "" : ", ")
+          .append(r.id)
+          .append(" (")
+          .append(r.status)
+          .append(")");
     }
     if (count > static_cast<int64_t>(found.size())) {
       names += ", and " + std::to_string(count - static_cast<int64_t>(found.size())) + " more";
@@ -911,13 +936,36 @@ class SqliteStore final : public Store {
                      "; give more of the id");
   }
 
-  std::vector<RunSummary> list(bool includeEnded) override {
-    Stmt s(*db_, includeEnded ? "SELECT id, workflow, status, updated, rev FROM runs"
-                                " ORDER BY updated, id"
-                              : "SELECT id, workflow, status, updated, rev FROM runs"
-                                " WHERE status = 'waiting' ORDER BY updated, id");
+  std::vector<Json> journal(const std::string& id) override {
+    Stmt j(*db_, "SELECT entry FROM journal WHERE run = ? ORDER BY seq");
+    j.bind(1, id);
+    std::vector<Json> out;
+    while (j.step()) {
+      try {
+        out.push_back(Json::parse(j.text(0)));
+      } catch (const Json::exception& e) {
+        throw StoreDamaged("run " + id + " in " + Quoted(path_) +
+                           " is damaged: a journal entry is not valid JSON (" + ErrorText(e) + ")");
+      }
+    }
+    return out;
+  }
+
+  int64_t statements() const override { return db_->statements(); }
+
+  std::vector<RunSummary> list(bool includeEnded, bool views) override {
+    // Without views the index covers the columns: a listing never reads a row.
+    Stmt s(*db_, views ? (includeEnded ? "SELECT id, workflow, status, updated, rev, view FROM runs"
+                                         " ORDER BY updated, id"
+                                       : "SELECT id, workflow, status, updated, rev, view FROM runs"
+                                         " WHERE status = 'waiting' ORDER BY updated, id")
+                       : (includeEnded ? "SELECT id, workflow, status, updated, rev, '' FROM runs"
+                                         " ORDER BY updated, id"
+                                       : "SELECT id, workflow, status, updated, rev, '' FROM runs"
+                                         " WHERE status = 'waiting' ORDER BY updated, id"));
     std::vector<RunSummary> out;
-    while (s.step()) out.push_back({s.text(0), s.text(1), s.text(2), s.integer(3), s.integer(4)});
+    while (s.step())
+      out.push_back({s.text(0), s.text(1), s.text(2), s.integer(3), s.integer(4), s.text(5)});
     return out;
   }
 
@@ -979,7 +1027,7 @@ class SqliteStore final : public Store {
            "ORDER BY updated DESC LIMIT 1");
     s.bind(1, workflow).bind(2, key);
     if (!s.step()) return std::nullopt;
-    return RunSummary{s.text(0), s.text(1), s.text(2), s.integer(3), s.integer(4)};
+    return RunSummary{s.text(0), s.text(1), s.text(2), s.integer(3), s.integer(4), ""};
   }
 
   std::optional<Json> hookAnswer(const std::string& hook, const std::string& delivery) override {

@@ -1,0 +1,42 @@
+// What the verbs show of a run (docs/runtime.md#what-reads-show), as data: a Gate with its Menu,
+// the run as `run`, `send`, `status` and `cancel` show it, and the view that each save stores
+// beside the snapshot so that reads (`status`, `gates`, every HTTP read) never restore a run.
+// The printers (front/present) and serve's answers are made from these; nothing here prints.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "jr2/run.h"
+
+namespace jr2rt {
+
+// A Gate as the verbs show it (`--json`): `{name, meta, accepts, menu}`.
+Json GateJson(const OpenGate& gate);
+// The fields of each event a Gate takes, for the lines that show them: `{EVENT: [{name, type,
+// required}]}`, the type as the `.jr2` writes it.
+Json GateFields(const OpenGate& gate);
+
+// A run as `run`, `send`, `status` and `cancel` print it: the document `--json` prints —
+// `{run, workflow, status, output, reason, gates}`, with `sofar` while a Pool waits and the head
+// of its standing workflow when `standing` is given — and `text`, what the lines need beside it:
+// `{fields, timer, chain, hold, stopped}` (GateFields of every open Gate; the next timer as
+// `{due, underWay}` or null; a standing Pool's chain, "" for another; its held items and live runs
+// as `{held, keys}`, or null; the effects that were out when the run was restored).
+Json RunView(const Run& run, const Json& standing = nullptr);
+
+// What a save stores for reads (StoredRun::viewText): `{build, report, observe, working}` —
+// `report` the RunView of the run as it is stored (its `text.stopped` the effects out at this
+// save: what a restore would find out; a journaled Pool's `sofar` without its items, which the
+// journal holds: `sofar.journaled` says so), `observe` the observation (Run::observe), `working`
+// Run::workOut(), `build` this build's id (BuildId).
+Json SavedView(const Run& run);
+// The saved view of a run as a reader uses it: `report.sofar` given its items and failures from
+// the run's `journal` when it was saved without them.
+void FillFromJournal(Json& view, const std::vector<Json>& journal);
+// This executable's build (its ELF build id, in hex; "" when it has none): a view saved by
+// another build may not describe what this one would make of the run, so a reader restores such a
+// run once to check that it still fits (RunHost::view).
+const std::string& BuildId();
+
+}  // namespace jr2rt

@@ -1,0 +1,147 @@
+// What the verbs show of a run (views.h): made here once, from a hosted run or at each save.
+#include "jr2/views.h"
+
+#include <link.h>
+
+#include <cstdio>
+
+#include "jr2/host.h"
+
+namespace jr2rt {
+
+namespace {
+
+// `{held, keys}` as counts: the held items and live runs a standing Pool keeps.
+Json HoldCounts(const Json& state) {
+  if (!state.is_object()) return nullptr;
+  return {{"held", state.value("held", Json::array()).size()},
+          {"keys", state.value("keys", Json::object()).size()}};
+}
+
+// The `.note.gnu.build-id` of the executable, read from its program headers as they are mapped.
+int FindBuildId(dl_phdr_info* info, size_t /*size*/, void* data) {
+  auto* out = static_cast<std::string*>(data);
+  // The first object is the executable itself; a shared library's id is not the build's.
+  for (int i = 0; i < info->dlpi_phnum; ++i) {
+    const ElfW(Phdr)& ph = info->dlpi_phdr[i];
+    if (ph.p_type != PT_NOTE) continue;
+    const char* p = reinterpret_cast<const char*>(info->dlpi_addr + ph.p_vaddr);
+    const char* end = p + ph.p_memsz;
+    while (p + sizeof(ElfW(Nhdr)) <= end) {
+      const auto* note = reinterpret_cast<const ElfW(Nhdr)*>(p);
+      const char* name = p + sizeof(ElfW(Nhdr));
+      const char* desc = name + ((note->n_namesz + 3) & ~3U);
+      if (note->n_type == NT_GNU_BUILD_ID && note->n_namesz == 4 && std::string(name, 3) == "GNU" &&
+          desc + note->n_descsz <= end) {
+        char hex[3];
+        for (size_t k = 0; k < note->n_descsz; ++k) {
+          std::snprintf(hex, sizeof hex, "%02x", static_cast<unsigned char>(desc[k]));
+          *out += hex;
+        }
+        return 1;
+      }
+      p = desc + ((note->n_descsz + 3) & ~3U);
+    }
+  }
+  return 1;  // only the executable is looked at
+}
+
+}  // namespace
+
+const std::string& BuildId() {
+  static const std::string id = [] {
+    std::string out;
+    dl_iterate_phdr(FindBuildId, &out);
+    return out;
+  }();
+  return id;
+}
+
+Json GateJson(const OpenGate& gate) {
+  Json accepts = Json::array();
+  for (const auto& e : gate.accepts) accepts.push_back(e.name);
+  return {{"name", gate.name}, {"meta", gate.meta}, {"accepts", accepts}, {"menu", MenuJson(gate)}};
+}
+
+Json GateFields(const OpenGate& gate) {
+  Json out = Json::object();
+  for (const auto& e : gate.accepts) {
+    Json fields = Json::array();
+    for (const auto& f : e.fields)
+      fields.push_back({{"name", f.name}, {"type", f.type}, {"required", f.required}});
+    out[e.name] = std::move(fields);
+  }
+  return out;
+}
+
+namespace {
+
+Json ViewOf(const Run& run, const Json& standing, const std::vector<std::string>& stopped) {
+  Json gates = Json::array();
+  Json fields = Json::object();
+  for (const auto& g : run.gates()) {
+    gates.push_back(GateJson(g));
+    fields.update(GateFields(g));
+  }
+  Json view = {{"run", run.id()},
+               {"workflow", run.workflow().name},
+               {"status", ToString(run.status())},
+               {"output", run.output()},
+               {"reason", run.reason()},
+               {"gates", gates}};
+  if (Json sofar = run.sofar(); !sofar.is_null()) view["sofar"] = std::move(sofar);
+  if (!standing.is_null()) view["standing"] = standing;
+  Json timer = nullptr;
+  const auto underWay = run.nextUnattendedTimer();
+  if (const auto due = underWay ? underWay : run.nextTimer())
+    timer = {{"due", *due}, {"underWay", underWay.has_value()}};
+  const std::string chain = StandingChain(run.workflow());
+  Json hold = nullptr;
+  if (!chain.empty()) hold = HoldCounts(run.ended() ? run.carry() : run.handOverState());
+  view["text"] = {
+      {"fields", fields}, {"timer", timer}, {"chain", chain}, {"hold", hold}, {"stopped", stopped}};
+  return view;
+}
+
+}  // namespace
+
+Json RunView(const Run& run, const Json& standing) {
+  return ViewOf(run, standing, run.outAtRestore());
+}
+
+Json SavedView(const Run& run) {
+  Json report = ViewOf(run, nullptr, run.effectsOut());
+  if (run.journaling() && report.contains("sofar")) {
+    // The journal holds the items (one row each): the view keeps none of them, or each save
+    // would write every item again.
+    Json& sofar = report["sofar"];
+    sofar.erase("items");
+    sofar.erase("failures");
+    sofar["journaled"] = true;
+  }
+  return {{"build", BuildId()},
+          {"report", std::move(report)},
+          {"observe", run.observe()},
+          {"working", run.workOut()}};
+}
+
+void FillFromJournal(Json& view, const std::vector<Json>& journal) {
+  if (!view.contains("report") || !view["report"].contains("sofar")) return;
+  Json& sofar = view["report"]["sofar"];
+  if (!sofar.is_object() || !sofar.value("journaled", false)) return;
+  sofar.erase("journaled");
+  // As the Pool rebuilds them when it is restored (PoolActor::readJournal).
+  Json items = Json::object();
+  Json failures = Json::object();
+  for (const Json& e : journal) {
+    if (!e.is_object()) continue;
+    if (const auto s = e.find("settled"); s != e.end() && s->is_string())
+      items[s->get<std::string>()] = e.value("output", Json(nullptr));
+    else if (const auto f = e.find("failed"); f != e.end() && f->is_string())
+      failures[f->get<std::string>()] = e.value("failure", Json(nullptr));
+  }
+  sofar["items"] = std::move(items);
+  sofar["failures"] = std::move(failures);
+}
+
+}  // namespace jr2rt
