@@ -25,7 +25,9 @@ int FindBuildId(dl_phdr_info* info, size_t /*size*/, void* data) {
   for (int i = 0; i < info->dlpi_phnum; ++i) {
     const ElfW(Phdr)& ph = info->dlpi_phdr[i];
     if (ph.p_type != PT_NOTE) continue;
-    const char* p = reinterpret_cast<const char*>(info->dlpi_addr + ph.p_vaddr);
+    // The loader gives the object's base as an integer: the one way to its mapped notes.
+    const char* p = reinterpret_cast<const char*>(  // NOLINT(performance-no-int-to-ptr)
+        info->dlpi_addr + ph.p_vaddr);
     const char* end = p + ph.p_memsz;
     while (p + sizeof(ElfW(Nhdr)) <= end) {
       const auto* note = reinterpret_cast<const ElfW(Nhdr)*>(p);
@@ -49,12 +51,12 @@ int FindBuildId(dl_phdr_info* info, size_t /*size*/, void* data) {
 }  // namespace
 
 const std::string& BuildId() {
-  static const std::string id = [] {
+  static const std::string kId = [] {
     std::string out;
     dl_iterate_phdr(FindBuildId, &out);
     return out;
   }();
-  return id;
+  return kId;
 }
 
 Json GateJson(const OpenGate& gate) {
