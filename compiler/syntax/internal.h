@@ -1,10 +1,8 @@
-// Shared between parse.cpp and build_ast.cpp; outside compiler/syntax, included only by
-// tests/unit/lexer_test.cpp (LexForTest).
+// Shared by the files of compiler/syntax: the AST builder the parse hands its trees to, and where
+// a token or a parse-tree node stands in the source. Never included outside compiler/syntax.
 #pragma once
 
 #include <memory>
-#include <string>
-#include <vector>
 
 #include "Jr2Parser.h"
 #include "compiler/ast/ast.h"
@@ -37,15 +35,6 @@ class AstBuilder {
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
-
-// What the hand-written lexer makes of `file` (valid UTF-8), the default channel's tokens and
-// EOF, as ANTLR would say them: for the test that holds it to ANTLR's lexer generated from
-// grammar/Jr2Lexer.g4, which stays the specification.
-struct LexedToken {
-  size_t type, start, stop, line, column;
-  std::string text;
-};
-std::vector<LexedToken> LexForTest(const SourceFile& file);
 
 // The byte range of one token / one parse-tree node in `file`.
 SourceRange RangeOf(const SourceFile& file, const antlr4::Token* token);

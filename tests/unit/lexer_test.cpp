@@ -1,4 +1,4 @@
-// The hand-written lexer (compiler/syntax/parse.cpp) against ANTLR's lexer generated from
+// The hand-written lexer (compiler/syntax/scanner.cpp) against ANTLR's lexer generated from
 // grammar/Jr2Lexer.g4, which stays the specification: every token of the default channel and
 // EOF, its type, code-point range, line, column and text, on every `.jr2` of the project, the
 // fuzz corpus, and seeded mutations of them (inserted, deleted and replaced characters, so that
@@ -8,7 +8,7 @@
 // <cstdio>'s macros of those names would break.
 #include "Jr2Lexer.h"
 #include "antlr4-runtime.h"
-#include "compiler/syntax/internal.h"
+#include "compiler/syntax/scanner.h"
 // Then the rest.
 #include <gtest/gtest.h>
 
