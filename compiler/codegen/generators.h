@@ -1,11 +1,13 @@
 // What the generators share (internal to codegen): the context of one module's generation, the
 // C++ type of a value, and one pair of emitters per construct — its declaration for the header,
 // its definition for the source:
-//   expr.cpp          expressions, as C++ over the typed structs (ExprGen)
-//   record.cpp        `type` and `event` records: a struct and its JSON conversions
-//   machine.cpp       a machine: its class, its tables, its fast path
-//   pool.cpp          a pool: its PoolSpec, with the Source, the hooks and the item's input
-//   registration.cpp  host functions (externs) and RegisterWorkflows()
+//   expr.cpp            expressions, as C++ over the typed structs (ExprGen)
+//   record.cpp          `type` and `event` records: a struct and its JSON conversions
+//   machine.cpp         a machine: its class, its input, output and snapshot, its guards,
+//                       actions, entries and exits, its fast path
+//   machine_tables.cpp  a machine's tables: its states, its transitions and their sets
+//   pool.cpp            a pool: its PoolSpec, with the Source, the hooks and the item's input
+//   registration.cpp    host functions (externs) and RegisterWorkflows()
 // codegen.cpp puts them together (Generate). Each reads what sema and ir::Build decided — the
 // types, the record declarations, each transition's trigger and sets, the bound worker
 // parameter — and decides nothing of the program's meaning again.
@@ -147,6 +149,13 @@ void DefineRecord(const Context& cx, Printer& p, const ast::Decl& d);
 // Machines (machine.cpp).
 void DeclareMachine(const Context& cx, Printer& p, const ir::Machine& m);
 void DefineMachine(const Context& cx, Printer& p, const ir::Machine& m);
+// A machine's tables (machine_tables.cpp), the runtime's MachineTables, and the constructor of
+// its class `cls`, which hands them to ::jr2rt::Statechart. `transitions` are the machine's, state
+// by state: the table's order, by which DefineMachine numbers each guard, action and fast-path
+// case.
+void DefineMachineTables(const Context& cx, Printer& p, const ir::Machine& m,
+                         const std::vector<const ir::Transition*>& transitions,
+                         const std::string& cls);
 // An event as a Gate lists it (an ::jr2rt::EventSpec initializer); the Source's wake event too.
 std::string EventSpecOf(const Context& cx, const ast::Decl* ev);
 

@@ -1,13 +1,13 @@
-// A machine: a class deriving ::jr2rt::Statechart in the header; in the source its tables (the
-// states, the transitions with the trigger and the sets ir::Build lowered, the initial
-// configuration), the code of its guards, actions, entries and exits, its input, output and
+// A machine: a class deriving ::jr2rt::Statechart in the header; in the source its tables
+// (machine_tables.cpp), the code of its guards, actions, entries and exits, its input, output and
 // snapshot, and — when it has one — its generated fast path.
 
 #include <fmt/format.h>
 #include <llvm/Support/Casting.h>
 
-#include <algorithm>
 #include <map>
+#include <string>
+#include <vector>
 
 #include "compiler/codegen/generators.h"
 #include "compiler/sema/rules.h"
@@ -50,22 +50,7 @@ bool HasExitCode(const ir::State& s) {
   return !s.body->exit.empty() || !s.invokes.empty() || HasTimers(s);
 }
 
-// The row a transition's trigger has in the runtime's table, and the kind of event it matches.
-const char* TableTrigger(Trigger t) {
-  switch (t) {
-    case Trigger::kEvent:
-      return "kOn";
-    case Trigger::kTimer:
-      return "kAfter";
-    case Trigger::kDone:
-      return "kDone";
-    case Trigger::kError:
-      return "kError";
-    case Trigger::kAlways:
-      break;
-  }
-  return "kAlways";
-}
+// The kind of event a transition's trigger matches, for the fast path's tests.
 const char* EventKind(Trigger t) {
   switch (t) {
     case Trigger::kEvent:
@@ -79,20 +64,6 @@ const char* EventKind(Trigger t) {
       break;
   }
   return "kError";
-}
-
-const char* StateKind(ir::State::Kind k) {
-  switch (k) {
-    case ir::State::Kind::kAtomic:
-      return "kAtomic";
-    case ir::State::Kind::kCompound:
-      return "kCompound";
-    case ir::State::Kind::kParallel:
-      return "kParallel";
-    case ir::State::Kind::kFinal:
-      break;
-  }
-  return "kFinal";
 }
 
 // Whether a required parameter: no default, and not one that may be absent.
@@ -127,7 +98,7 @@ class MachineGen {
   }
 
   void run() {
-    tables();
+    DefineMachineTables(cx_, p_, m_, ts_, cls_);
     input();
     events();
     output();
@@ -145,127 +116,6 @@ class MachineGen {
   }
 
  private:
-  // The states, the exit and entry sets, the transitions: the runtime's MachineTables.
-  void tables() {
-    std::vector<int> firstOf(m_.states.size(), 0);  // each state's first transition
-    int at = 0;
-    for (const ir::State& s : m_.states) {
-      firstOf[static_cast<size_t>(s.id)] = at;
-      at += static_cast<int>(s.transitions.size());
-    }
-    // The sets the transitions' exits and entries are runs of (ir::Transition): one table, each
-    // distinct run once. The initial configuration first.
-    std::vector<int> sets;
-    std::map<std::vector<int>, int> runAt;
-    auto runOf = [&](const std::vector<ir::StateId>& run) {
-      if (run.empty()) return 0;
-      auto [it, fresh] = runAt.emplace(run, static_cast<int>(sets.size()));
-      if (fresh) sets.insert(sets.end(), run.begin(), run.end());
-      return it->second;
-    };
-    const int initialAt = runOf(m_.initial);
-    std::vector<std::pair<int, int>> exitRuns, entryRuns;  // (first, count) per transition
-    for (const ir::Transition* t : ts_) {
-      exitRuns.emplace_back(runOf(t->exits), static_cast<int>(t->exits.size()));
-      entryRuns.emplace_back(runOf(t->entries), static_cast<int>(t->entries.size()));
-    }
-    bool hasAlways = false;
-    for (const ir::Transition* t : ts_) hasAlways = hasAlways || t->trigger == Trigger::kAlways;
-    p_.emit(R"gen(
-
-      // ---- machine $jr2name$ (from $from$) ----
-
-      namespace {
-
-      // Its states (path, parent, kind, initial, depth, transitions: first, count).
-      const ::jr2rt::StateInfo k_$name$_states[] = {
-          $states$
-      };
-
-      // The exit and entry sets of its transitions, and its initial configuration.
-      const int k_$name$_sets[] = {
-          $sets$
-      };
-
-      // Its transitions (source, trigger, id, target, guarded, domain, exits: first, count,
-      // entries: first, count).
-      const ::jr2rt::TransitionInfo k_$name$_transitions[] = {
-          $transitions$
-      };
-
-      const ::jr2rt::MachineTables k_$name$_tables = {
-          k_$name$_states, $ns$, k_$name$_transitions, $nt$, k_$name$_sets, $if$, $in$, $always$};
-
-      }  // namespace
-
-      $cls$::$cls$() : ::jr2rt::Statechart(k_$name$_tables) {}
-    )gen",
-            {{"jr2name", d_.name.text},
-             {"from", cx_.from(d_.name.range)},
-             {"name", name_},
-             {"cls", cls_},
-             {"ns", std::to_string(m_.states.size())},
-             {"nt", std::to_string(ts_.size())},
-             {"if", std::to_string(initialAt)},
-             {"in", std::to_string(m_.initial.size())},
-             {"always", hasAlways ? "true" : "false"},
-             {"states",
-              [&] {
-                for (const ir::State& s : m_.states) {
-                  p_.print(
-                      "{$path$, $parent$, ::jr2rt::StateInfo::$kind$, $initial$, $depth$, "
-                      "$first$, $n$},  // $id$$from$\n",
-                      {{"path", CppString(s.path)},
-                       {"parent", std::to_string(s.parent)},
-                       {"kind", StateKind(s.kind)},
-                       {"initial", std::to_string(s.initial)},
-                       {"depth", std::to_string(s.depth)},
-                       {"first", std::to_string(firstOf[static_cast<size_t>(s.id)])},
-                       {"n", std::to_string(s.transitions.size())},
-                       {"id", std::to_string(s.id)},
-                       {"from", s.ast ? " " + cx_.from(s.ast->name.range) : ""}});
-                }
-              }},
-             {"sets",
-              [&] {
-                if (sets.empty()) {
-                  p_.print("0,\n");
-                  return;
-                }
-                for (size_t i = 0; i < sets.size(); i += 20) {
-                  std::string line;
-                  for (size_t k = i; k < std::min(i + 20, sets.size()); ++k)
-                    line += (k == i ? "" : " ") + std::to_string(sets[k]) + ",";
-                  p_.print("$line$\n", {{"line", line}});
-                }
-              }},
-             {"transitions", [&] {
-                for (size_t i = 0; i < ts_.size(); ++i) {
-                  const ir::Transition& t = *ts_[i];
-                  p_.print(
-                      "{$source$, ::jr2rt::TransitionInfo::$trigger$, $id$, $target$, $guarded$, "
-                      "$domain$, $xf$, $xn$, $ef$, $en$},  // $i$ $from$\n",
-                      {{"source", std::to_string(t.source)},
-                       {"trigger", TableTrigger(t.trigger)},
-                       {"id", std::to_string(t.triggerId)},
-                       {"target", std::to_string(t.target)},
-                       {"guarded", t.ast->guard ? "true" : "false"},
-                       {"domain", std::to_string(t.domain)},
-                       {"xf", std::to_string(exitRuns[i].first)},
-                       {"xn", std::to_string(exitRuns[i].second)},
-                       {"ef", std::to_string(entryRuns[i].first)},
-                       {"en", std::to_string(entryRuns[i].second)},
-                       {"i", std::to_string(i)},
-                       {"from", cx_.from(t.ast->range)}});
-                }
-                if (ts_.empty()) {
-                  p_.print(
-                      "{0, ::jr2rt::TransitionInfo::kAlways, -1, -1, true, 0, 0, 0, 0, 0},"
-                      "  // none\n");
-                }
-              }}});
-  }
-
   // readInput(), checkInput() and start(): the input and the parameters' defaults (the same
   // code for both), then the vars and the initial configuration.
   void input() {
