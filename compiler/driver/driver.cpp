@@ -95,6 +95,22 @@ int Usage(std::ostream& err, const std::string& message) {
   return kExitUsage;
 }
 
+// A file's stem names its generated code (`jr2gen::STEM`, `STEM.jr2.h`), as it names its
+// declarations for an importer: `compile` reports E0104 for a file it was given whose stem is not
+// an identifier, with the check's other reports, and writes nothing.
+void CheckOutputStems(const sema::Program& program, Diagnostics& diags) {
+  for (const sema::Module* m : program.roots) {
+    const std::string& stem = m->stem;
+    const bool ident =
+        !stem.empty() && (std::isalpha(static_cast<unsigned char>(stem[0])) || stem[0] == '_') &&
+        std::all_of(stem.begin(), stem.end(),
+                    [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+    if (!ident) {
+      diags.emit(diag::OutputStemNotIdent, SourceRange::point(m->source->id(), 0), stem);
+    }
+  }
+}
+
 // What a command does with a program that checked clean.
 using AfterCheck = std::function<int(const sema::Program&, const ir::Program&)>;
 
@@ -114,6 +130,7 @@ int Frontend(const Options& opts, std::ostream& out, std::ostream& err, const Af
     // `workflows`) keeps too what code generation reads (sema::Keep).
     const ir::Program charts =
         Analyze(loaded.program, diags, after ? sema::Keep::kCodegen : sema::Keep::kReports);
+    if (opts.command == "compile") CheckOutputStems(loaded.program, diags);
     diags.sortByLocation();
     switch (opts.format) {
       case DiagFormat::kText:
@@ -173,22 +190,6 @@ int Compile(const Options& opts, std::ostream& out, std::ostream& err) {
     if (ec) {
       err << "jr2c: error: cannot create `" << opts.outDir << "`: " << ec.message() << "\n";
       return kExitErrors;
-    }
-    // A file's stem names its generated code (`jr2gen::STEM`, `STEM.jr2.h`), as it names its
-    // declarations for an importer (E0104): it must be an identifier.
-    for (const sema::Module* m : program.roots) {
-      const std::string stem = std::filesystem::path(m->source->name()).stem().string();
-      const bool ident = !stem.empty() &&
-                         (std::isalpha(static_cast<unsigned char>(stem[0])) || stem[0] == '_') &&
-                         std::all_of(stem.begin(), stem.end(), [](char c) {
-                           return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
-                         });
-      if (!ident) {
-        err << "jr2c: error: the file stem `" << stem << "` of `" << m->source->name()
-            << "` is not an identifier, so it cannot name its generated code (`jr2gen::" << stem
-            << "`); rename the file (letters, digits and `_`, not starting with a digit)\n";
-        return kExitErrors;
-      }
     }
     // Generate everything first: nothing is written unless all of it could be made.
     std::vector<std::pair<std::string, std::string>> files;

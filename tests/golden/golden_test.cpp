@@ -2,6 +2,7 @@
 // expectations at its end:
 //
 //   // ARGS: --Werror                       (optional, anywhere: extra jr2c arguments)
+//   // COMMAND: compile                     (optional, anywhere: `check` when not given)
 //   // EXPECT: E0405                        (optional: the output must show this code)
 //   // EXPECT-NOT: E0405                    (optional: the output must not show this code)
 //   // CHECK:EXIT: 1
@@ -10,8 +11,9 @@
 //   // CHECK:STDERR:       |        ^~~~~~
 //
 // The case runs as `jr2c check [ARGS] case.jr2` from the case's folder, and stderr must match
-// the STDERR lines exactly (positions, carets, messages). A `.jr2` file with no `// CHECK:` line
-// is a support file (an import target), not a case.
+// the STDERR lines exactly (positions, carets, messages). A case for what only `compile` reports
+// runs as `jr2c compile [ARGS] case.jr2 -o TMP`, TMP a new temporary folder, removed after. A
+// `.jr2` file with no `// CHECK:` line is a support file (an import target), not a case.
 //
 // A case whose input must not be followed by anything (an unterminated comment would swallow its
 // own CHECK lines) says `// CHECK:SIDECAR` instead, and keeps its CHECK lines in
@@ -24,6 +26,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -40,6 +43,7 @@ namespace fs = std::filesystem;
 constexpr const char* kCheckStderr = "// CHECK:STDERR:";
 constexpr const char* kCheckExit = "// CHECK:EXIT:";
 constexpr const char* kArgs = "// ARGS:";
+constexpr const char* kCommand = "// COMMAND:";
 constexpr const char* kSidecar = "// CHECK:SIDECAR";
 constexpr const char* kExpect = "// EXPECT:";
 constexpr const char* kExpectNot = "// EXPECT-NOT:";
@@ -52,6 +56,7 @@ struct Case {
   bool sidecar = false;
   std::vector<std::string> body;  // the file without its CHECK lines
   std::vector<std::string> args;
+  std::string command = "check";            // or `compile`
   std::vector<std::string> expectCodes;     // EXPECT: the intent of the case, held by hand
   std::vector<std::string> expectNotCodes;  // EXPECT-NOT: a near miss that must stay quiet
   std::vector<std::string> expectedStderr;
@@ -116,6 +121,7 @@ std::optional<Case> ReadCase(const fs::path& path) {
         std::string w;
         while (words >> w) c.args.push_back(w);
       }
+      if (StartsWith(line, kCommand)) c.command = Rest(line, kCommand);
       c.body.push_back(line);
     }
   }
@@ -145,12 +151,20 @@ struct Result {
 Result RunCase(const Case& c) {
   const fs::path cwd = fs::current_path();
   fs::current_path(c.path.parent_path());
-  std::vector<std::string> args = {"check"};
+  std::vector<std::string> args = {c.command};
   args.insert(args.end(), c.args.begin(), c.args.end());
   args.push_back(c.path.filename().string());
+  std::string outDir;  // compile: where it writes, never the case's folder
+  if (c.command == "compile") {
+    outDir = (fs::temp_directory_path() / "jr2-golden-XXXXXX").string();
+    if (mkdtemp(outDir.data()) == nullptr) outDir.clear();
+    args.emplace_back("-o");
+    args.push_back(outDir);
+  }
   std::ostringstream out, err;
   const int exit = jr2::driver::Run(args, out, err);
   fs::current_path(cwd);
+  if (!outDir.empty()) fs::remove_all(outDir);
   return {exit, err.str()};
 }
 
