@@ -1,5 +1,5 @@
-// Code generation (LANGUAGE.md §4): one C++ header and one source per `.jr2` file, in
-// `namespace jr2gen::<stem>`, against the runtime in runtime/include/jr2.
+// Code generation (docs/architecture.md#code-generation): one C++ header and one source per `.jr2`
+// file, in `namespace jr2gen::<stem>`, against the runtime in runtime/include/jr2.
 #pragma once
 
 #include <string>

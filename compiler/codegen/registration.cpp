@@ -39,7 +39,8 @@ void DeclareExterns(const Context& cx, Printer& p) {
 
 void DefineRegistration(const Context& cx, Printer& p) {
   // The module's text, hashed: a runner's assembly is the hash of its modules' (a standing
-  // Pool's run is handed over to a new run at a new build, RUNTIME.md §3).
+  // Pool's run is handed over to a new run at a new build: "Hand-overs" in
+  // docs/runtime.md#standing-pools-of-runs-over-push-sources-12).
   uint64_t hash = 1469598103934665603ULL;  // FNV-1a, 64 bits
   for (const char ch : cx.module.source->text()) {
     hash ^= static_cast<unsigned char>(ch);

@@ -11,7 +11,7 @@
 
 namespace jr2::driver {
 
-// Exit codes of `jr2c` (LANGUAGE.md §5).
+// Exit codes of `jr2c` (docs/diagnostics.md#exit-codes).
 inline constexpr int kExitClean = 0;
 inline constexpr int kExitErrors = 1;
 inline constexpr int kExitUsage = 2;

@@ -38,7 +38,7 @@ std::vector<bool> Machine::enterable() const {
   // A state is entered when the run starts in it (the root, the initial child of an entered
   // compound state, every region of an entered parallel state), or when an enterable state
   // outside it has a transition into it or a state inside it. Neither a state's own transitions
-  // into itself nor its own `initial` count, as ADR-0015 says.
+  // into itself nor its own `initial` count (docs/checks.md#which-states-can-be-entered).
   std::vector<bool> entered(states.size(), false);
   std::deque<StateId> work;
   auto enter = [&](StateId s) {
@@ -306,8 +306,8 @@ class Builder {
     }
   }
 
-  // TARGET resolution (LANGUAGE.md §2.4): one name is a sibling of the source state, else a
-  // sibling of the nearest enclosing state that has one; a dotted name is absolute.
+  // TARGET resolution (docs/language.md#transitions): one name is a sibling of the source state,
+  // else a sibling of the nearest enclosing state that has one; a dotted name is absolute.
   StateId resolve(StateId source, const ast::QualName& target) {
     auto childNamed = [&](StateId parent, const std::string& name) {
       for (StateId c : m_.states[parent].children) {

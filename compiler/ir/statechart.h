@@ -76,7 +76,7 @@ struct Machine {
   // Two states can be active together when they are one state, one is inside the other, or their
   // nearest common ancestor is parallel and they lie in different regions of it.
   bool canBeActiveTogether(StateId a, StateId b) const;
-  // For each state, whether a run can enter it (ADR-0015's "a mode that nothing enters").
+  // For each state, whether a run can enter it (docs/checks.md#which-states-can-be-entered).
   std::vector<bool> enterable() const;
 };
 

@@ -158,7 +158,7 @@ class Checker {
     return types_.json();
   }
 
-  // `{ status, items, failures }` of a pool (RUNTIME.md §2).
+  // `{ status, items, failures }` of a pool (docs/checks.md#pools-and-sources).
   TypePtr poolOutput(const ast::PoolDecl& p) {
     if (auto it = poolOutputs_.find(&p); it != poolOutputs_.end()) return it->second;
     poolOutputs_[&p] = types_.error();  // a pool that (wrongly) contains itself
@@ -879,8 +879,9 @@ class Checker {
     return d != nullptr && d->kind != ast::Decl::Kind::kAgent;
   }
 
-  // E0308: the second child of one state without `as` (LANGUAGE.md: "a state with several
-  // invokes names them with `as`"). One unnamed child is fine; its plain `on done` is clear.
+  // E0308: the second child of one state without `as` (docs/language.md#invokes: "A state with
+  // more than one invoke must name them"). One unnamed child is fine; its plain `on done` is
+  // clear.
   void unnamedChildren(const ast::StateBody& b, const ast::State* state) {
     const ast::Invoke* first = nullptr;
     for (const auto& inv : b.invokes) {

@@ -91,7 +91,8 @@ std::string Spell(TypePtr t);
 // as properties (each with its description), the required ones listed, no other property allowed.
 // A record a field holds is written once under `$defs` and referred to (records may nest
 // themselves). A `duration` is a whole number of milliseconds; `json` is any value. What an
-// Agent's harness gives the model for an event's payload (an Agent's Menu, ADR-0015).
+// Agent's harness gives the model for an event's payload (an Agent's Menu,
+// docs/runtime.md#the-menu).
 std::string JsonSchema(const Record& record, const std::string& description = "");
 
 // The type without its `?` (itself when not optional).

@@ -1,5 +1,6 @@
-// The load walk. Each check says why in the voice of ADR-0017 and ADR-0015, points at the
-// offending construct, adds notes on the related ones, and gives the fix.
+// The load walk (docs/checks.md). Each check says why, as
+// docs/diagnostics.md#how-a-message-is-worded asks, points at the offending construct, adds notes
+// on the related ones, and gives the fix.
 
 #include "compiler/walk/walk.h"
 
@@ -356,8 +357,9 @@ class Walker {
 
   // ---- Gate names (E0309) ----------------------------------------------------------------------
 
-  // A Gate's name is its authored name or, without one, its state's path (RUNTIME.md §2.8); two
-  // Gates of one name that can be open together could not be told apart by whoever answers.
+  // A Gate's name is its authored name or, without one, its state's path
+  // (docs/language.md#invokes); two Gates of one name that can be open together could not be told
+  // apart by whoever answers.
   void gates(const ir::Machine& m) {
     struct GateUse {
       StateId state;
@@ -412,10 +414,10 @@ class Walker {
     }
   }
 
-  // Whether a party of the right kind may send on `s`'s transitions (LANGUAGE.md §3, ADR-0015):
-  // an Agent (or a Gate) invoked in `s` or a state above it. A transition with no party at all at
-  // or above it belongs to every party, so then a party invoked inside `s` also counts: its
-  // accepted set takes its ancestors' transitions.
+  // Whether a party of the right kind may send on `s`'s transitions: an Agent (or a Gate) invoked
+  // in `s` or a state above it (docs/checks.md#who-may-send-an-event). A transition with no party
+  // at all at or above it belongs to every party, so then a party invoked inside `s` also counts:
+  // its accepted set takes its ancestors' transitions.
   bool partyNear(const ir::Machine& m, StateId s, bool agent) const {
     auto isParty = [](const ast::Invoke* inv, bool wantAgent) {
       if (wantAgent) {

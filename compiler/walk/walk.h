@@ -1,4 +1,4 @@
-// The load walk: the checks of LANGUAGE.md §3 that look at a whole program — Pools and Sources
+// The load walk: the checks of docs/checks.md that look at a whole program — Pools and Sources
 // (E0400–E0411), Agent slots, modes and audience (E0500–E0503), and the warnings W0600/W0601.
 #pragma once
 
