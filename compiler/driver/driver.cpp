@@ -16,6 +16,7 @@
 #include "compiler/graph/graph.h"
 #include "compiler/ir/statechart.h"
 #include "compiler/sema/program.h"
+#include "compiler/sema/rules.h"
 #include "compiler/syntax/parse.h"
 #include "compiler/walk/walk.h"
 
@@ -101,11 +102,7 @@ int Usage(std::ostream& err, const std::string& message) {
 void CheckOutputStems(const sema::Program& program, Diagnostics& diags) {
   for (const sema::Module* m : program.roots) {
     const std::string& stem = m->stem;
-    const bool ident =
-        !stem.empty() && (std::isalpha(static_cast<unsigned char>(stem[0])) || stem[0] == '_') &&
-        std::all_of(stem.begin(), stem.end(),
-                    [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
-    if (!ident) {
+    if (!sema::IsIdentifier(stem)) {
       diags.emit(diag::OutputStemNotIdent, SourceRange::point(m->source->id(), 0), stem);
     }
   }

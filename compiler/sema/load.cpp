@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "compiler/sema/program.h"
+#include "compiler/sema/rules.h"
 #include "compiler/syntax/parse.h"
 
 namespace jr2::sema {
@@ -13,14 +14,6 @@ extern const std::string_view kStdlibText;
 namespace {
 
 namespace fs = std::filesystem;
-
-bool IsIdentifier(const std::string& s) {
-  if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_')) return false;
-  for (char c : s) {
-    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_')) return false;
-  }
-  return true;
-}
 
 std::string StemOf(const std::string& path) { return fs::path(path).stem().string(); }
 

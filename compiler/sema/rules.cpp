@@ -2,7 +2,17 @@
 
 #include <llvm/Support/Casting.h>
 
+#include <cctype>
+
 namespace jr2::sema {
+
+bool IsIdentifier(std::string_view s) {
+  if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_')) return false;
+  for (char c : s) {
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_')) return false;
+  }
+  return true;
+}
 
 const ast::Invoke* HeardInvoke(const ast::Transition& t,
                                const std::vector<const ast::Invoke*>& invokes) {

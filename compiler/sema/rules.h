@@ -2,6 +2,7 @@
 // statechart lowering ask these functions rather than spelling the rule again.
 #pragma once
 
+#include <string_view>
 #include <vector>
 
 #include "compiler/ast/ast.h"
@@ -22,6 +23,11 @@ const ast::Param* BoundParam(const std::vector<ast::Param>& params);
 // The parameters of a declaration that takes arguments (a machine, a pool, an extern, a
 // source); null for any other.
 const std::vector<ast::Param>* ParamsOf(const ast::Decl* d);
+
+// Whether a file stem can be written as a name (letters, digits and `_`, not starting with a
+// digit): what an import's stem must be to qualify names (`stem.NAME`), and a compiled file's to
+// name its generated code (`jr2gen::stem`). Both are E0104.
+bool IsIdentifier(std::string_view s);
 
 // An Agent's picks at one opening of its Gate: `picks:` when the agent declaration writes it
 // (from 1 to kMaxAgentPicks, E0504), else kDefaultAgentPicks. The runtime counts them.
