@@ -15,6 +15,7 @@
 #include <set>
 #include <thread>
 
+#include "jr2/errors.h"
 #include "jr2/run.h"
 #include "jr2/store.h"
 #include "pool.jr2.h"
@@ -302,6 +303,61 @@ TEST_F(Host, ReadsComeFromTheSavedViewAndNeverRestoreTheRun) {
   EXPECT_EQ(restored["report"]["gates"], report["gates"]);
   EXPECT_EQ(restored["observe"], view["observe"]);
   EXPECT_THROW(reader.view(id, "conformance_secret"), jr2rt::RunDrifted);
+}
+
+// A Gate answer as serve takes it (#31): the run found with one read (RunHost::summary, what
+// serve's find() calls), the Gate checked once (Run::deliver through RunHost::answerAt), and the
+// turn that delivers it stored by one commit: one statement for the run's row, one per feed line.
+TEST_F(Host, AGateAnswerReadsTheStoreOnceAndCommitsOnce) {
+  const std::string dir = FreshDir("answer");
+  CountingStore store(dir + "store.db");
+  jr2rt::ManualClock manual;
+  jr2rt::RunHost host(registry, store, manual);
+  const std::string id =
+      host.start("conformance_secret", {{"note", {{"deep", {{"secret", "s"}}}}}}, dir);
+  ASSERT_EQ(host.run(id).gates().size(), 2u);
+  const size_t lines = store.feed(id, 0).size();
+  const int64_t before = store.statements();
+  const int64_t commits = store.commits;
+  const int64_t afterRead = [&] {
+    const jr2rt::RunSummary r = host.summary(id.substr(0, 8));
+    const int64_t n = store.statements();
+    host.answerAt(r, "approval", "rate", {{"score", 3}});
+    return n;
+  }();
+  host.tick(id);  // the engine's next turn: the answer delivered, the turn committed
+  const int64_t statements = store.statements() - before;  // before the feed is read below
+  const int64_t written = static_cast<int64_t>(store.feed(id, 0).size() - lines);
+  std::cout << "[ host ] a Gate answer: " << afterRead - before << " read, "
+            << store.commits - commits << " commit, " << statements << " statements in all ("
+            << written << " feed lines)\n";
+  EXPECT_EQ(afterRead - before, 1) << "the store is read once";
+  EXPECT_EQ(store.commits - commits, 1);
+  // BEGIN, the row (revision checked and bumped in one UPDATE), each feed line, COMMIT.
+  EXPECT_EQ(statements, 1 + 3 + written);
+  EXPECT_EQ(host.run(id).gates().size(), 1u);
+  // Each refusal by its kind, before anything moved.
+  const jr2rt::RunSummary r = host.summary(id);
+  EXPECT_THROW(host.answerAt(r, "approval", "rate", {{"score", 1}}), jr2rt::GateRefused);
+  EXPECT_THROW(host.answerAt(r, "both.x.review", "rate", {{"score", 1}}), jr2rt::BadInput);
+  EXPECT_THROW(host.answerAt(r, "both.x.review", "accept", {{"extra", 1}}), jr2rt::BadInput);
+  host.answerAt(r, "both.x.review", "accept", Json::object());
+  try {
+    host.answerAt(r, "both.x.review", "accept", Json::object());
+    ADD_FAILURE() << "a second answer in one turn was taken";
+  } catch (const jr2rt::GateRefused& e) {
+    EXPECT_EQ(e.why, jr2rt::GateRefused::Why::kTaken);
+    EXPECT_EQ(jr2rt::RuleOf(jr2rt::KindOf(e)).http, 409u);
+  }
+  host.tick(id);
+  ASSERT_TRUE(host.run(id).ended());
+  try {
+    host.answerAt(host.summary(id), "approval", "rate", {{"score", 1}});
+    ADD_FAILURE() << "an ended run took an answer";
+  } catch (const jr2rt::RunEnded& e) {
+    EXPECT_EQ(jr2rt::RuleOf(jr2rt::KindOf(e)).exit, 65);
+    EXPECT_EQ(jr2rt::RuleOf(jr2rt::KindOf(e)).http, 409u);
+  }
 }
 
 // A Pool's items are in its journal, not in each save's view; a read gives them back from it, as

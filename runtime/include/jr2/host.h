@@ -32,6 +32,12 @@ class RunDrifted : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// The run has ended: it takes no events and no cancel (65; serve's 409).
+class RunEnded : public BadInput {
+ public:
+  using BadInput::BadInput;
+};
+
 // What a host call was given back instead of finishing: SIGINT or SIGTERM reached the host.
 class HostInterrupted : public std::runtime_error {
  public:
@@ -214,6 +220,16 @@ class RunHost : private Dispatcher {
   std::string begin(const std::string& workflow, const Json& input, const std::string& home);
   // Whether this host drives run `id`.
   bool hosts(const std::string& id) const { return runs_.count(id) != 0; }
+  // Run `r` to change now: hosted, or taken up at once. RunEnded when it has ended (said as the
+  // local `send` says it, or with `cancel` as the local `cancel` does); RunBusy while another
+  // command drives it.
+  Run& changeable(const RunSummary& r, bool cancel = false);
+  // serve's answer to Gate `gate` of run `r` (as summary() found it: the one read of the store),
+  // for the next turn (stored by its commit): the run taken up if it is not hosted, and the
+  // answer checked and queued by Run::deliver, the one check of a Gate. Throws RunEnded, RunBusy,
+  // GateRefused, BadInput (the event or its payload).
+  void answerAt(const RunSummary& r, const std::string& gate, const std::string& event,
+                const Json& payload);
   // Takes up the stored waiting run `id` now, if no other command drives it; else false, with
   // the holder of its lock (`pid N`) in `holder`.
   bool host(const std::string& id, std::string* holder);

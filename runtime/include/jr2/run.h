@@ -71,6 +71,18 @@ struct OpenGate {
   std::string agent;               // kAgent: the Agent slot's name (`triager`)
 };
 
+// Why Run::deliver refused an answer at a Gate, before anything moved (the message says it for
+// a person): the run has ended, no Gate of that name is open, or another answer to it was taken
+// in this turn. `open` names the Gates open now (`A, B`). serve answers each with its status.
+class GateRefused : public BadInput {
+ public:
+  enum class Why { kEnded, kNotOpen, kTaken };
+  GateRefused(Why why, std::string open, const std::string& message)
+      : BadInput(message), why(why), open(std::move(open)) {}
+  Why why;
+  std::string open;
+};
+
 // A Gate's Menu (ADR-0015): each event it accepts as `{event, audience, description, schema}`,
 // the schema its payload's JSON Schema (null when the generated code gave none). An Agent's Gate
 // accepts only the events whose audience is `agent` or `any`. What `gates`, `status --json` and
@@ -319,9 +331,6 @@ class Run {
   // The effects out now that a restore would not run again (not idempotent), named as
   // outAtRestore() names them: what the view saved with the run says (views.h SavedView).
   std::vector<std::string> effectsOut() const;
-  // Whether Gate `gate` is open and an answer to it was taken, to be delivered in this turn:
-  // another answer is late (serve's 409, where a Gate never open is 404).
-  bool gateTaken(const std::string& gate) const;
   void noteOutAtRestore(std::string what) { outAtRestore_.push_back(std::move(what)); }
   void takenUpAtRestore(const std::string& what) {
     const auto it = std::find(outAtRestore_.begin(), outAtRestore_.end(), what);

@@ -11,6 +11,7 @@
 
 #include "effects/http_client.h"
 #include "front/report.h"
+#include "jr2/errors.h"
 #include "jr2/host.h"
 #include "jr2/runner.h"
 
@@ -123,7 +124,12 @@ class Client {
       return doc;
     }
     const bool lined = doc.is_object() && doc.contains("error") && doc["error"].is_string();
-    if (lined && reply.status == 409 && doc.value("drifted", false))
+    // The kind serve names (errors.h), else its status's: the exit code is the local verb's.
+    const ErrorRule* rule = lined && doc.contains("kind") && doc["kind"].is_string()
+                                ? RuleNamed(doc["kind"].get<std::string>())
+                                : nullptr;
+    const ErrorKind kind = rule != nullptr ? rule->kind : KindOfStatus(reply.status);
+    if (lined && kind == ErrorKind::kDrifted)
       throw RunDrifted(doc["error"].get<std::string>());  // exit 4, as against the store
     if (lined && reply.status >= 400 && reply.status < 500)
       throw Refused(reply.status, doc["error"].get<std::string>());

@@ -27,6 +27,7 @@
 #include "front/report.h"
 #include "front/serve.h"
 #include "jr2/callers.h"
+#include "jr2/errors.h"
 #include "jr2/host.h"
 #include "jr2/run.h"
 #include "jr2/store.h"
@@ -100,11 +101,6 @@ std::string InvokedAs(const char* argv0, const std::string& name) {
   }
   return ShellQuote(typed);
 }
-
-class UsageError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
 
 // --input JSON or --input @FILE: JSON from outside, bounded in size and depth.
 Json ReadInput(const std::string& value) {
@@ -1017,21 +1013,10 @@ int RunnerMain(const Registry& registry, const char* workflow, int argc, char** 
     const Args args = Parse(argc, argv);
     return Runner(registry, workflow, InvokedAs(argc > 0 ? argv[0] : workflow, workflow))
         .main(args);
-  } catch (const UsageError& e) {
-    std::cerr << workflow << ": error: " << Printable(e.what()) << "\n";
-    return kExitUsage;
-  } catch (const BadInput& e) {
-    std::cerr << workflow << ": error: " << Printable(e.what()) << "\n";
-    return kExitBadInput;
-  } catch (const StoreError& e) {
-    std::cerr << workflow << ": error: " << Printable(e.what()) << "\n";
-    return kExitBadInput;
-  } catch (const RunDrifted& e) {
-    std::cerr << workflow << ": error: " << Printable(e.what()) << "\n";
-    return kExitError;
   } catch (const std::exception& e) {
+    // The exit code of each kind of error is the table's (errors.h), as serve's status is.
     std::cerr << workflow << ": error: " << Printable(e.what()) << "\n";
-    return kExitError;
+    return RuleOf(KindOf(e)).exit;
   }
 }
 

@@ -37,6 +37,7 @@
 #include "front/report.h"
 #include "jr2/auth.h"
 #include "jr2/callers.h"
+#include "jr2/errors.h"
 #include "run/engine.h"
 
 namespace jr2rt {
@@ -89,6 +90,8 @@ struct HttpError {
   unsigned status;
   std::string message;
   int retryAfter = 0;  // seconds, for a 503 that will pass
+  // The error's kind (errors.h), named in the body; unset: the status's (KindOfStatus).
+  std::optional<ErrorKind> kind = std::nullopt;
 };
 
 // Beast's string_view (Boost's) as the standard one.
@@ -168,7 +171,14 @@ class Session : public std::enable_shared_from_this<Session> {
     res_.prepare_payload();
     write();
   }
-  void refuse(const HttpError& e) { answer(e.status, {{"error", e.message}}, e.retryAfter); }
+  // The body of every refusal: `{error, kind}`, the kind as the table names it (errors.h), which
+  // the `--server` client reads to exit as the local verb does.
+  void refuse(const HttpError& e) {
+    const ErrorRule& rule = RuleOf(e.kind ? *e.kind : KindOfStatus(e.status));
+    Json body = {{"error", e.message}, {"kind", rule.name}};
+    if (rule.kind == ErrorKind::kDrifted) body["drifted"] = true;
+    answer(e.status, body, e.retryAfter);
+  }
   // A text answer (GET /metrics).
   void answerText(unsigned status, std::string body, const char* type) {
     if (answered_) return;
@@ -334,19 +344,15 @@ class Server {
       dispatch(s);
     } catch (const HttpError& e) {
       s->refuse(e);
-    } catch (const RunDrifted& e) {
-      // `drifted`: the `--server` client exits as the local verb does (4, an error of the run).
-      s->answer(409, {{"error", e.what()}, {"drifted", true}});
-    } catch (const StoreFull& e) {
-      s->refuse({503, withoutPath(e.what()), 5});
-    } catch (const StoreDamaged& e) {
-      s->refuse({500, e.what()});
-    } catch (const StoreError& e) {
-      s->refuse({404, withoutPath(e.what())});
-    } catch (const BadInput& e) {
-      s->refuse({400, e.what()});
     } catch (const std::exception& e) {
-      s->refuse({500, "serve could not answer: " + ErrorText(e)});
+      // Every other error by the one table (errors.h): its status, its kind, when to try again.
+      const ErrorKind kind = KindOf(e);
+      const ErrorRule& rule = RuleOf(kind);
+      const int retry = kind == ErrorKind::kBusy ? 1 : kind == ErrorKind::kFull ? 5 : 0;
+      s->refuse({rule.http,
+                 kind == ErrorKind::kInternal ? "serve could not answer: " + ErrorText(e)
+                                              : withoutPath(e.what()),
+                 retry, kind});
     }
   }
 
@@ -550,29 +556,6 @@ class Server {
         out.push_back(HttpGate(g));
     }
     return out;
-  }
-
-  // A run this serve may change now: hosted, or taken up at once; 409 when it has ended (said as
-  // the local `send`, or with `cancel` the local `cancel`, says it), 503 while another command
-  // drives it.
-  Run& changeable(const RunSummary& r, bool cancel = false) {
-    const auto ended = [&](const std::string& status) {
-      return HttpError{409,
-                       cancel ? "run " + r.id + " has already ended `" + status + "`"
-                              : "run " + r.id + " has ended `" + status + "`; it takes no events"};
-    };
-    if (r.status != "waiting" && !host_.hosts(r.id)) throw ended(r.status);
-    std::string holder;
-    if (!host_.host(r.id, &holder)) {
-      throw HttpError{503,
-                      "run " + r.id + " is driven by another command" +
-                          (holder.empty() ? std::string() : " (" + holder + ")") +
-                          " now; serve takes it up when that command lets it go: try again",
-                      1};
-    }
-    Run& run = host_.run(r.id);
-    if (run.ended()) throw ended(ToString(run.status()));
-    return run;
   }
 
   // The request's body: a JSON object whose fields are among `fields`.
@@ -825,38 +808,34 @@ class Server {
   void answerGate(const std::shared_ptr<Session>& s, const std::string& prefix,
                   const std::string& gate) {
     const Caller& c = caller(s);
-    const RunSummary r = find(prefix);
+    const RunSummary r = find(prefix);  // the one read of the store
     Require(c, r.workflow, Scope::kAnswer, gate);
     const Json body = Body(s, {"event", "payload"});
     if (!body.contains("event") || !body["event"].is_string())
       throw HttpError{400, "the request body needs `event`: the name of the event to deliver"};
     const Json payload = body.contains("payload") ? body["payload"] : Json::object();
-    Run& run = changeable(r);
-    bool open = false;
-    std::string names;
-    for (const auto& g : run.gates()) {
-      open = open || g.name == gate;
-      names += (names.empty() ? "" : ", ") + g.name;
-    }
-    if (!open) {
+    const std::string& id = r.id;
+    try {
+      host_.answerAt(r, gate, body["event"].get<std::string>(), payload);
+    } catch (const GateRefused& e) {
+      const std::string& run = r.id;
+      const std::string name = Printable(gate.substr(0, 200));
+      if (e.why == GateRefused::Why::kEnded) throw HttpError{409, e.what()};
+      if (e.why == GateRefused::Why::kTaken) {
+        // Two answers to one Gate in one turn: the first was taken; this one is late, as one
+        // sent after the Gate closed is.
+        throw HttpError{409, "run " + run + " has closed its Gate `" + name +
+                                 "` (another answer to it was taken first)"};
+      }
       // A Gate that was open once was answered (or its state was left): 409, so that a client
-      // that sends its answer again knows it was taken, where a Gate never there is 404.
-      const bool was = host_.hadGate(r.id, gate);
+      // that sends its answer again knows it was taken, where a Gate never there is 404. The
+      // store is read for this only when the answer is refused.
+      const bool was = host_.hadGate(run, gate);
       throw HttpError{was ? 409u : 404u,
-                      "run " + r.id + (was ? " has closed its Gate `" : " has no open Gate `") +
-                          Printable(gate.substr(0, 200)) + "`" +
-                          (was ? " (it was answered, or its state was left)" : "") +
-                          (names.empty() ? "" : "; its open Gates are " + Printable(names))};
-    }
-    if (run.gateTaken(gate)) {
-      // Two answers to one Gate in one turn: the first was taken; this one is late, as one sent
-      // after the Gate closed is.
-      throw HttpError{409, "run " + r.id + " has closed its Gate `" +
-                               Printable(gate.substr(0, 200)) +
-                               "` (another answer to it was taken first)"};
-    }
-    run.deliver(gate, body["event"].get<std::string>(), payload);  // BadInput: 400, nothing moved
-    const std::string id = r.id;
+                      "run " + run + (was ? " has closed its Gate `" : " has no open Gate `") +
+                          name + "`" + (was ? " (it was answered, or its state was left)" : "") +
+                          (e.open.empty() ? "" : "; its open Gates are " + Printable(e.open))};
+    }  // any other error by the table: no run 404, ended 409, busy 503, a payload refused 400
     const Caller* who = &c;
     host_.afterCommit([this, s, id, who] {
       if (!host_.hosts(id)) return s->refuse({500, "run " + id + " is no longer hosted"});
@@ -904,8 +883,8 @@ class Server {
     const Json body = Body(s, {"type"});
     if (!body.contains("type") || body["type"] != "CANCEL")
       throw HttpError{400, "this route takes {\"type\":\"CANCEL\"}"};
-    changeable(r, /*cancel=*/true);
-    host_.cancelHosted(r.id);  // stored at once
+    host_.changeable(r, /*cancel=*/true);  // RunEnded 409, RunBusy 503
+    host_.cancelHosted(r.id);              // stored at once
     s->answer(200, {{"status", ToString(host_.run(r.id).status())}});
   }
 

@@ -10,6 +10,7 @@
 #include <random>
 #include <thread>
 
+#include "jr2/errors.h"
 #include "jr2/views.h"
 #include "run/engine.h"
 
@@ -686,7 +687,7 @@ void RunHost::cancel(const std::string& id) {
   Hosted& h = hosted(id);
   Run& run = *h.run;
   if (run.ended())
-    throw BadInput("run " + id + " has already ended `" + ToString(run.status()) + "`");
+    throw RunEnded("run " + id + " has already ended `" + ToString(run.status()) + "`");
   cancelNow(h);
   // The processes killed end now: awaited (and reaped) here; the run, ended, takes no result.
   engine_->drive();
@@ -1075,6 +1076,29 @@ void RunHost::afterCommit(std::function<void()> fn) {
   engine_->again();
 }
 
+Run& RunHost::changeable(const RunSummary& r, bool cancel) {
+  const auto ended = [&](const std::string& status) {
+    return RunEnded(cancel ? "run " + r.id + " has already ended `" + status + "`"
+                           : "run " + r.id + " has ended `" + status + "`; it takes no events");
+  };
+  if (r.status != "waiting" && !hosts(r.id)) throw ended(r.status);
+  std::string holder;
+  if (!host(r.id, &holder)) {
+    throw RunBusy("run " + r.id + " is driven by another command" +
+                      (holder.empty() ? std::string() : " (" + holder + ")") +
+                      " now; serve takes it up when that command lets it go: try again",
+                  holder);
+  }
+  Run& run = *runs_.at(r.id).run;
+  if (run.ended()) throw ended(ToString(run.status()));
+  return run;
+}
+
+void RunHost::answerAt(const RunSummary& r, const std::string& gate, const std::string& event,
+                       const Json& payload) {
+  changeable(r).deliver(gate, event, payload);
+}
+
 bool RunHost::host(const std::string& id, std::string* holder) {
   if (runs_.count(id) != 0) return true;
   if (!lockFree(id, holder)) return false;
@@ -1179,7 +1203,7 @@ std::string RunHost::resume(const std::string& workflow, bool dropHeld) {
 void RunHost::cancelHosted(const std::string& id) {
   Hosted& h = hosted(id);
   if (h.run->ended())
-    throw BadInput("run " + id + " has already ended `" + ToString(h.run->status()) + "`");
+    throw RunEnded("run " + id + " has already ended `" + ToString(h.run->status()) + "`");
   cancelNow(h);
 }
 

@@ -1907,25 +1907,24 @@ void Run::send(const std::string& gate, const std::string& event, const Json& pa
 }
 
 void Run::deliver(const std::string& gate, const std::string& event, const Json& payload) {
+  // The one place an answer is checked against the Gates (the runner's `send`, serve's answer).
   if (ended())
-    throw BadInput("run " + id_ + " has ended `" + ToString(status_) + "`; it takes no events");
+    throw GateRefused(GateRefused::Why::kEnded, "",
+                      "run " + id_ + " has ended `" + ToString(status_) + "`; it takes no events");
   auto it = gates_.find(gate);
   if (it == gates_.end() || it->second.answered) {
     std::string open;
     for (const auto& [name, g] : gates_) {
       if (!g.answered) open += (open.empty() ? "" : ", ") + name;
     }
-    throw BadInput("run " + id_ + " has no open Gate `" + gate + "`" +
-                   (it != gates_.end() ? " (another answer to it is being delivered)" : "") +
-                   (open.empty() ? "" : "; its open Gates are " + open));
+    const bool taken = it != gates_.end();
+    throw GateRefused(taken ? GateRefused::Why::kTaken : GateRefused::Why::kNotOpen, open,
+                      "run " + id_ + " has no open Gate `" + gate + "`" +
+                          (taken ? " (another answer to it is being delivered)" : "") +
+                          (open.empty() ? "" : "; its open Gates are " + open));
   }
   accept(gate, event, payload);
   dirty_ = true;
-}
-
-bool Run::gateTaken(const std::string& gate) const {
-  const auto it = gates_.find(gate);
-  return it != gates_.end() && it->second.answered;
 }
 
 void Run::precheck(const std::string& gate, const std::string& event, const Json& payload) const {

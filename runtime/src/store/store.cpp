@@ -770,43 +770,52 @@ class SqliteStore final : public Store {
     return out;
   }
 
-  // One run's save, inside the caller's transaction.
+  // One run's save, inside the caller's transaction: one statement for the row (the revision
+  // checked and bumped by the same UPDATE), one per feed line (its number found by the insert).
   int64_t write(const StoredRun& run, const std::vector<FeedLine>& feed) {
-    const int64_t stored = revision(run.id);
-    if (run.revision != 0 && stored != run.revision) {
-      throw StoreConflict("run " + run.id + " was changed by another command (revision " +
-                          std::to_string(stored) + ", this command had " +
-                          std::to_string(run.revision) + ")");
-    }
-    const int64_t next = stored + 1;
-    {
+    const std::string snapshot =
+        run.snapshotText.empty() ? run.snapshot.dump(-1, ' ', false, Json::error_handler_t::replace)
+                                 : std::string();
+    const std::string& text = run.snapshotText.empty() ? snapshot : run.snapshotText;
+    int64_t next = 0;
+    if (run.revision != 0) {
+      // Written only if the stored run still has the revision this command had.
       Stmt s(*db_,
-             "INSERT INTO runs (id, workflow, status, updated, rev, snapshot, dkey, view) "
-             "VALUES (?1, ?2, ?3, ?4, ?5, ?6, nullif(?7, ''), nullif(?8, '')) ON CONFLICT (id) "
-             "DO UPDATE SET workflow = ?2, status = ?3, updated = ?4, rev = ?5, snapshot = ?6, "
-             "dkey = nullif(?7, ''), view = nullif(?8, '')");
+             "UPDATE runs SET workflow = ?2, status = ?3, updated = ?4, rev = rev + 1,"
+             " snapshot = ?6, dkey = nullif(?7, ''), view = nullif(?8, '')"
+             " WHERE id = ?1 AND rev = ?5 RETURNING rev");
       s.bind(1, run.id).bind(2, run.workflow).bind(3, run.status).bind(4, run.updatedMs);
-      s.bind(5, next);
-      if (run.snapshotText.empty())
-        s.bind(6, run.snapshot.dump(-1, ' ', false, Json::error_handler_t::replace));
-      else
-        s.bind(6, run.snapshotText);
-      s.bind(7, run.key).bind(8, run.viewText);
-      s.step();
+      s.bind(5, run.revision).bind(6, text).bind(7, run.key).bind(8, run.viewText);
+      if (!s.step()) {
+        const int64_t stored = revision(run.id);
+        throw StoreConflict("run " + run.id + " was changed by another command (revision " +
+                            std::to_string(stored) + ", this command had " +
+                            std::to_string(run.revision) + ")");
+      }
+      next = s.integer(0);
+    } else {
+      // A new run (or a benchmark's bare save): whatever is stored is written over.
+      Stmt s(
+          *db_,
+          "INSERT INTO runs (id, workflow, status, updated, rev, snapshot, dkey, view) "
+          "VALUES (?1, ?2, ?3, ?4, 1, ?5, nullif(?6, ''), nullif(?7, '')) ON CONFLICT (id) "
+          "DO UPDATE SET workflow = ?2, status = ?3, updated = ?4, rev = rev + 1, snapshot = ?5, "
+          "dkey = nullif(?6, ''), view = nullif(?7, '') RETURNING rev");
+      s.bind(1, run.id).bind(2, run.workflow).bind(3, run.status).bind(4, run.updatedMs);
+      s.bind(5, text).bind(6, run.key).bind(7, run.viewText);
+      if (!s.step())
+        throw StoreError("the run store " + Quoted(path_) + " did not save run " + run.id);
+      next = s.integer(0);
     }
     if (!feed.empty()) {
-      int64_t seq = 0;
-      {
-        Stmt s(*db_, "SELECT coalesce(max(seq), 0) FROM feed WHERE run = ?");
-        s.bind(1, run.id);
-        if (s.step()) seq = s.integer(0);
-      }
+      Stmt s(*db_,
+             "INSERT INTO feed (run, seq, time, line, kind, data)"
+             " SELECT ?1, coalesce(max(seq), 0) + 1, ?2, ?3, ?4, ?5 FROM feed WHERE run = ?1");
       for (const FeedLine& line : feed) {
-        Stmt s(*db_,
-               "INSERT INTO feed (run, seq, time, line, kind, data) VALUES (?, ?, ?, ?, ?, ?)");
-        s.bind(1, run.id).bind(2, ++seq).bind(3, line.timeMs).bind(4, line.line).bind(5, line.kind);
-        s.bind(6, line.data.dump(-1, ' ', false, Json::error_handler_t::replace));
+        s.bind(1, run.id).bind(2, line.timeMs).bind(3, line.line).bind(4, line.kind);
+        s.bind(5, line.data.dump(-1, ' ', false, Json::error_handler_t::replace));
         s.step();
+        s.reset();
       }
     }
     if (!run.journal.empty()) {
