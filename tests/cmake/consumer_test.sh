@@ -43,7 +43,7 @@ store="$tmp/vocab.db"
 rc=0
 "$tmp/build/vocab_review" run --store "$store" --input '{"ticket":{"id":"T-1"}}' > "$tmp/vocab.out" 2>&1 || rc=$?
 check test "$rc" -eq 3
-run_id=$("$tmp/build/vocab_review" runs --store "$store" --json | sed -n 's/.*"run": *"\([^"]*\)".*/\1/p' | head -1)
+run_id=$("$tmp/build/vocab_review" runs --store "$store" --json | sed -n 's/.*"runId": *"\([^"]*\)".*/\1/p' | head -1)
 rc=0
 "$tmp/build/vocab_review" send --store "$store" "$run_id" open approve > "$tmp/vocab.send" 2>&1 || rc=$?
 check test "$rc" -eq 0

@@ -32,7 +32,7 @@ requests() { [ -f log.jsonl ] && wc -l < log.jsonl || echo 0; }
 # The newest run's id.
 last_run() {
   "$asker" runs --all --json |
-    python3 -c 'import json,sys; print(max(json.load(sys.stdin), key=lambda r: r["updated"])["run"])'
+    python3 -c 'import json,sys; print(max(json.load(sys.stdin), key=lambda r: r["updated"])["runId"])'
 }
 
 good='{"tool": "answer", "arguments": {"text": "42"}}'
@@ -124,7 +124,7 @@ expect "--agents openai goes with run, send and serve" 64 '`--agents` goes with'
 leaks=0
 for f in jr2.db*; do [ -f "$f" ] && grep -qaF "$key" "$f" && leaks=$((leaks + 1)); done
 runs=0
-for r in $("$asker" runs --all --json | python3 -c 'import json,sys; print(" ".join(r["run"] for r in json.load(sys.stdin)))'); do
+for r in $("$asker" runs --all --json | python3 -c 'import json,sys; print(" ".join(r["runId"] for r in json.load(sys.stdin)))'); do
   runs=$((runs + 1))
   "$asker" log "$r" 2>&1 | grep -qF "$key" && leaks=$((leaks + 1))
   "$asker" status "$r" --json 2>&1 | grep -qF "$key" && leaks=$((leaks + 1))

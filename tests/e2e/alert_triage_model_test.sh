@@ -51,15 +51,15 @@ import json, sys
 gates = json.loads(sys.stdin.read())
 seen = {}
 for g in gates:
-    assert g["name"] == "review", g
+    assert g["gate"] == "review", g
     p = g["meta"]["proposal"]
     seen[g["meta"]["alert"]["level"]] = (p["action"], p["decided_by"])
-    print(g["run"])
+    print(g["runId"])
 assert seen == {"fatal": ("page", "agent"), "error": ("ticket", "agent")}, seen' <<<"$gates")
 [ "$(wc -w <<<"$runs")" -eq 2 ] && ok || fail "two escalations wait at review with the model's proposals: $gates"
 done_runs=$("$triage" runs --all --server "$url" --json | python3 -c '
 import json, sys
-print(" ".join(r["run"] for r in json.load(sys.stdin) if r["workflow"] == "triage" and r["status"] == "done"))')
+print(" ".join(r["runId"] for r in json.load(sys.stdin) if r["workflow"] == "triage" and r["status"] == "done"))')
 [ "$(wc -w <<<"$done_runs")" -eq 1 ] && ok || fail "the warning's run ended done by itself: $done_runs"
 verdict=$("$triage" status $done_runs --server "$url" --json 2>/dev/null)
 python3 -c '

@@ -51,8 +51,8 @@ runs=$(python3 -c '
 import json, sys
 gates = json.loads(sys.stdin.read())
 for g in gates:
-    assert g["name"] == "review" and g["meta"]["question"], g
-    print(g["run"])' <<<"$gates")
+    assert g["gate"] == "review" and g["meta"]["question"], g
+    print(g["runId"])' <<<"$gates")
 [ "$(wc -w <<<"$runs")" -eq 3 ] && ok || fail "three triage runs wait at review with the Agent's question: $gates"
 for r in $runs; do
   "$triage" send "$r" review rethink '{"note":"Yes: the deploy renamed cart.total."}' --server "$url" > /dev/null 2>&1
@@ -70,7 +70,7 @@ assert doc["status"] == "done" and doc["output"]["decided_by"] == "agent" and do
 done
 
 # The standing Pool settled each alert once; one triage run per alert.
-pool=$("$alerts" runs --server "$url" --json | python3 -c 'import json,sys; print([r["run"] for r in json.load(sys.stdin) if r["status"] == "waiting"][0])')
+pool=$("$alerts" runs --server "$url" --json | python3 -c 'import json,sys; print([r["runId"] for r in json.load(sys.stdin) if r["status"] == "waiting"][0])')
 settled=0
 for _ in $(seq 50); do
   settled=$("$alerts" log "$pool" --server "$url" 2>/dev/null | grep -c 'settled')

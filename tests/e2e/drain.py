@@ -84,7 +84,7 @@ def parse(got):
 def runs():
     out = subprocess.run([secret, "runs", "--all", "--json"], env=env, capture_output=True,
                          text=True)
-    return {r["run"] for r in json.loads(out.stdout)} if out.stdout.strip() else set()
+    return {r["runId"] for r in json.loads(out.stdout)} if out.stdout.strip() else set()
 
 
 def start_body(i):

@@ -51,8 +51,8 @@ cd "$tmp/home" || exit 1
 
 # Every verb that prints takes --json.
 expect "runs --json" 0 '"status": "waiting"' -- "$tickets" runs --json
-expect "gates --json" 0 '"name": "T-2.review"' -- "$tickets" gates --json
-expect "gates RUN --json names the run" 0 "\"run\": \"$run\"" -- "$tickets" gates "$run" --json
+expect "gates --json" 0 '"gate": "T-2.review"' -- "$tickets" gates --json
+expect "gates RUN --json names the run" 0 "\"runId\": \"$run\"" -- "$tickets" gates "$run" --json
 expect "log shows the feed" 0 'T-1 settled' -- "$tickets" log "$run"
 expect "log --json" 0 '"line": "T-1 started"' -- "$tickets" log "$run" --json
 expect "--all goes with runs only" 64 '`--all` goes with `runs`' -- "$tickets" gates --all
@@ -186,7 +186,7 @@ sql "INSERT INTO runs (id, workflow, status, updated, snapshot, rev) VALUES ('f4
 expect "a snapshot that is a number" 65 'f42f42f42f42.*is damaged: its stored snapshot is not a run' -- \
   "$tickets" status f42f
 out=$("$tickets" gates --json 2>/dev/null)
-if grep -q "\"run\": \"$evil\"" <<<"$out"; then ok; else fail "gates --json stopped at a damaged row"; fi
+if grep -q "\"runId\": \"$evil\"" <<<"$out"; then ok; else fail "gates --json stopped at a damaged row"; fi
 
 # Flags on the wrong verb, --help anywhere.
 expect "--input on cancel" 64 '`--input` goes with `run`' -- "$tickets" cancel "$evil" --input '{}'

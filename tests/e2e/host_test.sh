@@ -30,7 +30,7 @@ start_run() {
     [ "$(wc -l < "$log")" -ge 8 ] && break
     sleep 0.05
   done
-  id=$("$runner" runs --json 2>/dev/null | python3 -c 'import json,sys; r=json.load(sys.stdin); print(r[-1]["run"] if r else "")')
+  id=$("$runner" runs --json 2>/dev/null | python3 -c 'import json,sys; r=json.load(sys.stdin); print(r[-1]["runId"] if r else "")')
 }
 
 # 1. cancel while `run` waits for 8 processes of 30 s.

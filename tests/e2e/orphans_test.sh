@@ -43,7 +43,7 @@ start_run() {
     [ "$(sleeps "$nap")" -ge 8 ] && break
     sleep 0.05
   done
-  id=$("$torture" runs --json 2>/dev/null | python3 -c 'import json,sys; r=json.load(sys.stdin); print(r[-1]["run"] if r else "")')
+  id=$("$torture" runs --json 2>/dev/null | python3 -c 'import json,sys; r=json.load(sys.stdin); print(r[-1]["runId"] if r else "")')
 }
 
 # 1. SIGKILL: the runner runs no code, and its guard kills the 8 groups.
@@ -95,7 +95,7 @@ for _ in $(seq 1 200); do
   sleep 0.05
 done
 # The next line it writes (a cancel's) meets the closed pipe.
-"$torture" cancel "$("$torture" runs --json | python3 -c 'import json,sys; print(json.load(sys.stdin)[-1]["run"])')" \
+"$torture" cancel "$("$torture" runs --json | python3 -c 'import json,sys; print(json.load(sys.stdin)[-1]["runId"])')" \
   > /dev/null 2>&1
 wait
 after=$(settle 30.144)
@@ -135,7 +135,7 @@ for _ in $(seq 1 200); do
   sleep 0.05
 done
 before=$(sleeps 30.147)
-id=$("$shell" runs --json | python3 -c 'import json,sys; print(json.load(sys.stdin)[-1]["run"])')
+id=$("$shell" runs --json | python3 -c 'import json,sys; print(json.load(sys.stdin)[-1]["runId"])')
 "$shell" cancel "$id" > /dev/null 2>&1
 wait_exit "$pid"
 after=$(settle 30.147)

@@ -126,7 +126,7 @@ tasks = os.path.join(tmp, "tasks.json")
 json.dump([{"id": "t%04d" % i} for i in range(5000)], open(tasks, "w"))
 out = subprocess.run([instant, "run", "--input", json.dumps({"tasks": tasks}), "--json"], env=env,
                      capture_output=True, text=True)
-long_run = json.loads(out.stdout)["run"] if out.stdout.strip().startswith("{") else None
+long_run = json.loads(out.stdout)["runId"] if out.stdout.strip().startswith("{") else None
 if long_run is None:
     raise SystemExit("the long run did not end: " + out.stderr[-500:])
 

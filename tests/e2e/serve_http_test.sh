@@ -249,7 +249,7 @@ def start_secret_run():
     if rc != 3 or j.get("status") != "waiting":
         out("FAIL prepare: conformance_secret run: exit %d %s %s" % (rc, so[:200], se[:200]))
         return None
-    return j["run"]
+    return j["runId"]
 
 
 def snapshot(workflow, run):
@@ -273,11 +273,11 @@ def prepare():
     rc, so, se = cli("conformance_secret", "send", ended, "both.x.review", "accept")
     check(rc == 0, "prepare: a secret run answered by the CLI ends done", "exit %d %s" % (rc, se[:200]))
     j = cli_json("conformance_two_step", "run")
-    st["two_step"] = j.get("run")
+    st["two_step"] = j.get("runId")
     with open("tasks.json", "w") as f:
         json.dump([{"id": "T-1"}], f)
     j = cli_json("conformance_hooked", "run", "--input", json.dumps({"tasks": os.path.abspath("tasks.json")}))
-    st["hooked"] = j.get("run")
+    st["hooked"] = j.get("runId")
     check(j.get("status") == "waiting", "prepare: the hooked Pool waits at T-1.review", str(j)[:300])
     save(st)
 
@@ -383,7 +383,7 @@ def table(st, tok):
         check(isinstance(j, dict) and j.get("status") == "waiting" and gate_names(j.get("gates")) == ["both.x.review"],
               "answer at approval as %s: 200 {status: waiting, gates: [both.x.review]}" % c, repr(j)[:300])
         s = cli_json("conformance_secret", "status", R["appr_" + c])
-        check([g["name"] for g in s.get("gates", [])] == ["both.x.review"],
+        check([g["gate"] for g in s.get("gates", [])] == ["both.x.review"],
               "answer at approval as %s: the store has it" % c, repr(s)[:300])
     for c in ["answer", "reviewer", "all", "instance"]:
         j = answers[("POST /runs/R/gates/both.x.review/events", c)].json or {}
@@ -391,7 +391,7 @@ def table(st, tok):
         check(isinstance(j, dict) and j.get("status") == "waiting" and gate_names(j.get("gates")) == gates,
               "answer at both.x.review as %s: 200 {status: waiting, gates: %s}" % (c, gates), repr(j)[:300])
         s = cli_json("conformance_secret", "status", R["rev_" + c])
-        check([g["name"] for g in s.get("gates", [])] == ["approval"],
+        check([g["gate"] for g in s.get("gates", [])] == ["approval"],
               "answer at both.x.review as %s: the store has it" % c, repr(s)[:300])
     for c in ["cancel", "all", "instance"]:
         j = answers[("POST /runs/R/events CANCEL", c)].json or {}
@@ -704,7 +704,7 @@ def hooks(st, tok):
         return None
 
     def open_gates():
-        return sorted(g["name"] for g in cli_json("conformance_hooked", "status", H).get("gates", []))
+        return sorted(g["gate"] for g in cli_json("conformance_hooked", "status", H).get("gates", []))
 
     def tasks(*ids):
         with open("tasks.json", "w") as f:
@@ -796,7 +796,7 @@ def driven(st, tok):
         time.sleep(0.05)
         runs = cli_json("conformance_command", "runs")
         if isinstance(runs, list) and runs:
-            rid = runs[0]["run"]
+            rid = runs[0]["runId"]
             break
     if not check(rid is not None, "a run driven by `run` is in the store", ""):
         p.kill()
@@ -861,7 +861,7 @@ def main():
           "%d %s" % (r.status, r.text[:200]))
     if not dl:
         rc, so, se = cli("conformance_deadline2", "run", "--json")
-        dl = json.loads(so or "{}").get("run")
+        dl = json.loads(so or "{}").get("runId")
         t_dl = time.time()
     moved = {}
 

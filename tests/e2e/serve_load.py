@@ -266,7 +266,7 @@ class Phase:
             print("%s: the CLI run could not start either (exit %d): %s" %
                   (self.name, p.returncode, p.stderr.decode()[-300:]), flush=True)
             return False
-        self.run_id = runs[0]["run"]
+        self.run_id = runs[0]["runId"]
         print("%s: started run %s with the CLI instead" % (self.name, self.run_id), flush=True)
         return True
 

@@ -33,7 +33,7 @@ status_of() { "$deadline" status "$1" --json 2>/dev/null | python3 -c 'import js
 # A run waiting at a Gate with a 1 s deadline; nobody will type anything more about it.
 "$deadline" run > /dev/null 2>&1
 [ $? -eq 3 ] && ok || fail "the deadline run should wait (3)"
-id=$("$deadline" runs --json | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["run"])')
+id=$("$deadline" runs --json | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["runId"])')
 
 "$deadline" serve --listen "127.0.0.1:$port" > serve.out 2> serve.err &
 spid=$!
@@ -63,7 +63,7 @@ wait "$slow" 2>/dev/null
 
 # 3. A run started while serve runs is taken up, and a `send` is handed to serve.
 "$napper" run > /dev/null 2>&1  # naps 2 s, then waits at its Gate (deadline 1 h)
-id2=$("$napper" runs --json | python3 -c 'import json,sys; r=json.load(sys.stdin); print(r[-1]["run"] if r else "")')
+id2=$("$napper" runs --json | python3 -c 'import json,sys; r=json.load(sys.stdin); print(r[-1]["runId"] if r else "")')
 sleep 1.5
 "$napper" send "$id2" asking finish > send.out 2> send.err
 src=$?

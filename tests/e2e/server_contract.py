@@ -91,7 +91,7 @@ class Side:
         """The runs of `workflow` in this side's store, read with the local runner."""
         p = subprocess.run([os.path.join(DIR, workflow), "runs", "--all", "--json"], cwd=self.home,
                            env=self.env(), capture_output=True, text=True, timeout=30)
-        return {r["run"] for r in json.loads(p.stdout or "[]")}
+        return {r["runId"] for r in json.loads(p.stdout or "[]")}
 
     def normalise(self, text):
         for run, scenario in self.ids.items():

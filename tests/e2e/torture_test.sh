@@ -36,7 +36,7 @@ kill_after_random() {
   wait "$pid" 2>/dev/null
 }
 
-run_id() { "$runner" runs --all --json 2>/dev/null | python3 -c 'import json,sys; r=json.load(sys.stdin); print(r[0]["run"] if r else "")'; }
+run_id() { "$runner" runs --all --json 2>/dev/null | python3 -c 'import json,sys; r=json.load(sys.stdin); print(r[0]["runId"] if r else "")'; }
 
 # The first `run`, killed once it has saved: it must be listed.
 "$runner" run --input "$input" > /dev/null 2>&1 &

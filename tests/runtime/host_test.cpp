@@ -279,10 +279,10 @@ TEST_F(Host, ReadsComeFromTheSavedViewAndNeverRestoreTheRun) {
   std::cout << "[ host ] a run read through its view: " << statements << " statement\n";
   EXPECT_EQ(statements, 1);
   const Json& report = view["report"];
-  EXPECT_EQ(report["run"], id);
+  EXPECT_EQ(report["runId"], id);
   EXPECT_EQ(report["status"], "waiting");
   std::set<std::string> gates;
-  for (const auto& g : report["gates"]) gates.insert(g["name"].get<std::string>());
+  for (const auto& g : report["gates"]) gates.insert(g["gate"].get<std::string>());
   EXPECT_EQ(gates, (std::set<std::string>{"approval", "both.x.review"}));
   EXPECT_EQ(report["text"]["fields"]["rate"][0]["name"], "score");
   EXPECT_FALSE(view["observe"]["value"].empty());

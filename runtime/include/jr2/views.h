@@ -11,14 +11,14 @@
 
 namespace jr2rt {
 
-// A Gate as the verbs show it (`--json`): `{name, meta, accepts, menu}`.
+// A Gate as the verbs show it (`--json`, HTTP): `{gate, meta, accepts, menu}`.
 Json GateJson(const OpenGate& gate);
 // The fields of each event a Gate takes, for the lines that show them: `{EVENT: [{name, type,
 // required}]}`, the type as the `.jr2` writes it.
 Json GateFields(const OpenGate& gate);
 
 // A run as `run`, `send`, `status` and `cancel` print it: the document `--json` prints —
-// `{run, workflow, status, output, reason, gates}`, with `sofar` while a Pool waits and the head
+// `{runId, workflow, status, output, reason, gates}`, with `sofar` while a Pool waits and the head
 // of its standing workflow when `standing` is given — and `text`, what the lines need beside it:
 // `{fields, timer, chain, hold, stopped}` (GateFields of every open Gate; the next timer as
 // `{due, underWay}` or null; a standing Pool's chain, "" for another; its held items and live runs

@@ -299,12 +299,12 @@ class Verbs {
     Json gates = Json::array();
     Json fields = Json::object();
     for (const auto& g : doc.value("gates", Json::array())) {
-      gates.push_back({{"name", g.value("gate", "")},
+      gates.push_back({{"gate", g.value("gate", "")},
                        {"meta", g.value("meta", Json(nullptr))},
                        {"accepts", g.value("accepts", Json::array())},
                        {"menu", g.value("menu", Json::array())}});
     }
-    return {{"run", doc.value("runId", "")},
+    return {{"runId", doc.value("runId", "")},
             {"workflow", doc.value("workflow", "")},
             {"status", doc.value("status", "")},
             {"output", nullptr},
@@ -320,8 +320,8 @@ class Verbs {
     for (const auto& g : client_.call("GET", "/gates")) {
       if (g.value("workflow", "") != call_.workflow) continue;
       if (!run.empty() && g.value("runId", "") != run) continue;
-      all.push_back({{"run", g.value("runId", "")},
-                     {"name", g.value("gate", "")},
+      all.push_back({{"runId", g.value("runId", "")},
+                     {"gate", g.value("gate", "")},
                      {"meta", g.value("meta", Json(nullptr))},
                      {"accepts", g.value("accepts", Json::array())},
                      {"menu", g.value("menu", Json::array())},
@@ -339,7 +339,7 @@ class Verbs {
       const Json& r = *it;
       if (r.value("workflow", "") != call_.workflow) continue;
       if (!call_.all && r.value("status", "") != "waiting") continue;
-      list.push_back({{"run", r.value("runId", "")},
+      list.push_back({{"runId", r.value("runId", "")},
                       {"workflow", r.value("workflow", "")},
                       {"status", r.value("status", "")},
                       {"updated", r.value("updated", int64_t{0})}});

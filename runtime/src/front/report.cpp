@@ -156,7 +156,7 @@ void PrintJson(const Json& doc) {
 }
 
 int PrintRun(const Json& view, const PrintOptions& o) {
-  const std::string id = view.value("run", "");
+  const std::string id = view.value("runId", "");
   const std::string status = view.value("status", "");
   const Json text = view.value("text", Json::object());
   const std::string chain = text.value("chain", "");
@@ -183,7 +183,7 @@ int PrintRun(const Json& view, const PrintOptions& o) {
     }
     const Json fields = text.value("fields", Json::object());
     for (const auto& g : gates) {
-      const std::string name = g.value("name", "");
+      const std::string name = g.value("gate", "");
       const Json meta = g.value("meta", Json(nullptr));
       err << "  " << Printable(name);
       if (meta.is_object() && !meta.empty())
@@ -281,7 +281,7 @@ void PrintGates(const Json& gates, const PrintOptions& o) {
   }
   for (const auto& g : gates) {
     const Json fields = g.value("fields", Json::object());
-    std::cout << g.value("run", "") << "  " << Printable(g.value("name", ""));
+    std::cout << g.value("runId", "") << "  " << Printable(g.value("gate", ""));
     for (const auto& e : g.value("accepts", Json::array())) {
       const std::string event = e.get<std::string>();
       std::cout << "  " << event << FieldsText(fields.value(event, Json::array()));
@@ -305,7 +305,7 @@ void PrintRuns(const Json& runs, bool all, const std::string& where, const Print
     // id, status, then when it last changed (local time), padded so the columns line up.
     std::string status = r.value("status", "");
     status.resize(std::max<size_t>(status.size(), 10), ' ');
-    std::cout << r.value("run", "") << "  " << status << "  "
+    std::cout << r.value("runId", "") << "  " << status << "  "
               << LocalTime(r.value("updated", int64_t{0})) << "\n";
   }
 }

@@ -32,11 +32,11 @@ void PrintJson(const Json& doc);
 // output of an ended run on stdout without --json. Gives the exit code of the run's status.
 int PrintRun(const Json& view, const PrintOptions& options);
 
-// `gates`: each entry `{run, name, meta, accepts, menu, fields}` (GateJson with its run and
+// `gates`: each entry `{runId, gate, meta, accepts, menu, fields}` (GateJson with its run and
 // GateFields); --json prints them without `fields`.
 void PrintGates(const Json& gates, const PrintOptions& options);
 
-// `runs`: each entry `{run, workflow, status, updated}`, oldest change first; `where` (the store's
+// `runs`: each entry `{runId, workflow, status, updated}`, oldest change first; `where` (the store's
 // path or the serve's URL) is named when there is none.
 void PrintRuns(const Json& runs, bool all, const std::string& where, const PrintOptions& options);
 

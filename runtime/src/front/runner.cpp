@@ -498,7 +498,7 @@ class Runner {
       const Json& report = view["report"];
       const Json fields = report["text"].value("fields", Json::object());
       for (Json gate : report.value("gates", Json::array())) {
-        gate["run"] = r.id;
+        gate["runId"] = r.id;
         Json mine = Json::object();
         for (const auto& e : gate.value("accepts", Json::array())) {
           const std::string event = e.get<std::string>();
@@ -523,7 +523,7 @@ class Runner {
     }
     Json list = Json::array();
     for (const auto& r : found) {
-      list.push_back({{"run", r.id},
+      list.push_back({{"runId", r.id},
                       {"workflow", r.workflow},
                       {"status", r.status},
                       {"updated", r.updatedMs}});

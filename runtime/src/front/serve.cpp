@@ -531,18 +531,12 @@ class Server {
   }
 
   // ---- what is told --------------------------------------------------------------------------
-  // A Gate as HTTP shows it: GateJson with `gate` for its name.
-  static Json HttpGate(Json g) {
-    g["gate"] = std::move(g["name"]);
-    g.erase("name");
-    return g;
-  }
   // The Gates of `run` that `c` may answer (every one for a caller whose `answer` names none).
   static Json GatesFor(const Run& run, const Caller* c) {
     Json out = Json::array();
     for (const auto& g : run.gates()) {
       if (c == nullptr || Callers::Allows(*c, run.workflow().name, Scope::kAnswer, g.name))
-        out.push_back(HttpGate(GateJson(g)));
+        out.push_back(GateJson(g));
     }
     return out;
   }
@@ -552,8 +546,8 @@ class Server {
     const Json& report = view["report"];
     const std::string workflow = report.value("workflow", "");
     for (const Json& g : report.value("gates", Json::array())) {
-      if (c == nullptr || Callers::Allows(*c, workflow, Scope::kAnswer, g.value("name", "")))
-        out.push_back(HttpGate(g));
+      if (c == nullptr || Callers::Allows(*c, workflow, Scope::kAnswer, g.value("gate", "")))
+        out.push_back(g);
     }
     return out;
   }

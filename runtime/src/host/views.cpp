@@ -62,7 +62,7 @@ const std::string& BuildId() {
 Json GateJson(const OpenGate& gate) {
   Json accepts = Json::array();
   for (const auto& e : gate.accepts) accepts.push_back(e.name);
-  return {{"name", gate.name}, {"meta", gate.meta}, {"accepts", accepts}, {"menu", MenuJson(gate)}};
+  return {{"gate", gate.name}, {"meta", gate.meta}, {"accepts", accepts}, {"menu", MenuJson(gate)}};
 }
 
 Json GateFields(const OpenGate& gate) {
@@ -85,7 +85,7 @@ Json ViewOf(const Run& run, const Json& standing, const std::vector<std::string>
     gates.push_back(GateJson(g));
     fields.update(GateFields(g));
   }
-  Json view = {{"run", run.id()},
+  Json view = {{"runId", run.id()},
                {"workflow", run.workflow().name},
                {"status", ToString(run.status())},
                {"output", run.output()},
