@@ -36,8 +36,8 @@ int PrintRun(const Json& view, const PrintOptions& options);
 // GateFields); --json prints them without `fields`.
 void PrintGates(const Json& gates, const PrintOptions& options);
 
-// `runs`: each entry `{runId, workflow, status, updated}`, oldest change first; `where` (the store's
-// path or the serve's URL) is named when there is none.
+// `runs`: each entry `{runId, workflow, status, updated}`, oldest change first; `where` (the
+// store's path or the serve's URL) is named when there is none.
 void PrintRuns(const Json& runs, bool all, const std::string& where, const PrintOptions& options);
 
 // `log`: a feed line `{seq, time, kind, data, line}`. With --json it is kept in `all` (printed
