@@ -47,6 +47,9 @@ class RunSaver {
   void onSaved(std::function<void(const std::vector<FeedLine>&)> fn) { saved_ = std::move(fn); }
   // The run's revision as this saver last loaded or stored it.
   int64_t revision() const { return revision_; }
+  // The view it last stored with the run (views.h SavedView), null before its first save: what
+  // a host reads of a run it drives instead of reading it back from the store.
+  const Json& view() const { return view_; }
   // How many saves actually wrote (a turn that changed nothing writes nothing).
   int64_t saves() const { return saves_; }
 
@@ -59,6 +62,8 @@ class RunSaver {
   std::string lastSaved_;     // its snapshot then
   int64_t journalCount_ = 0;  // journal entries stored
   int64_t saves_ = 0;
+  Json pendingView_;  // prepared, not yet committed
+  Json view_;
 };
 
 }  // namespace jr2rt

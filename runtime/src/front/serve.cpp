@@ -576,7 +576,7 @@ class Server {
   void observeRuns(const std::shared_ptr<Session>& s, const std::string& workflow) {
     knownWorkflow(workflow);
     Json out = Json::array();
-    auto all = host_.runs(true, workflow, /*views=*/true);
+    auto all = host_.runs(true, workflow);  // views: from memory for the runs serve hosts
     for (auto it = all.rbegin(); it != all.rend(); ++it) {
       try {
         out.push_back(host_.view(*it, /*items=*/false)["observe"]);
@@ -638,7 +638,7 @@ class Server {
       Json observation;
       if (open && !lines.empty()) {
         try {
-          observation = host.view(host.summary(id, /*view=*/true), /*items=*/false)["observe"];
+          observation = host.view(host.summary(id), /*items=*/false)["observe"];
         } catch (const std::exception&) {
           observation = nullptr;
         }
@@ -846,7 +846,7 @@ class Server {
       throw HttpError{403,
                       "Caller `" + Printable(c.name) + "` has no `answer` scope on any workflow"};
     Json out = Json::array();
-    for (const auto& r : host_.runs(false, "", /*views=*/true)) {
+    for (const auto& r : host_.runs(false, "")) {  // views: as observeRuns
       if (!Callers::Allows(c, r.workflow, Scope::kAnswer)) continue;
       Json view;
       try {

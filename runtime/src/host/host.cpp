@@ -862,9 +862,15 @@ Json RunHost::view(const std::string& prefix, const std::string& workflow, bool 
 
 Json RunHost::view(const RunSummary& r, bool items) {
   Json v;
-  if (!r.view.empty()) {
+  const auto hostedRun = runs_.find(r.id);
+  if (hostedRun != runs_.end() && hostedRun->second.saver &&
+      hostedRun->second.saver->view().is_object()) {
+    // A run this host drives: the view its last commit stored, as this host made it.
+    v = hostedRun->second.saver->view();
+  } else if (const std::string text = r.view.empty() ? store_.find(r.id, true).view : r.view;
+             !text.empty()) {
     try {
-      v = Json::parse(r.view);
+      v = Json::parse(text);
     } catch (const Json::exception&) {
       v = nullptr;  // read again from the run itself, which says what is wrong with it
     }
@@ -875,8 +881,15 @@ Json RunHost::view(const RunSummary& r, bool items) {
     const std::unique_ptr<Run> run = peek(r.id, r.workflow);
     v = SavedView(*run);
   }
-  if (items && v["report"].contains("sofar") && v["report"]["sofar"].value("journaled", false))
-    FillFromJournal(v, store_.journal(r.id));
+  if (items && v["report"].contains("sofar") && v["report"]["sofar"].value("journaled", false)) {
+    if (hostedRun != runs_.end() && !hostedRun->second.run->ended()) {
+      // A run this host drives holds its items: as stored by its last commit (reads come
+      // between turns), without reading the journal back.
+      v["report"]["sofar"] = hostedRun->second.run->sofar();
+    } else {
+      FillFromJournal(v, store_.journal(r.id));
+    }
+  }
   return v;
 }
 

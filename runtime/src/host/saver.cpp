@@ -45,7 +45,8 @@ std::optional<Store::Save> RunSaver::prepare(Run& run) {
   stored.journalBefore = journalCount_;
   if (run.dispatchedBy().is_object()) stored.key = run.dispatchedBy().value("key", "");
   stored.snapshotText = std::move(text);
-  stored.viewText = SavedView(run).dump(-1, ' ', false, Json::error_handler_t::replace);
+  pendingView_ = SavedView(run);
+  stored.viewText = pendingView_.dump(-1, ' ', false, Json::error_handler_t::replace);
   save.feed.swap(pending_);
   return save;
 }
@@ -63,6 +64,7 @@ void RunSaver::committed(int64_t revision, Store::Save& save) {
   journalCount_ += static_cast<int64_t>(save.run.journal.size());
   // What was written is what the next turn compares with; the Save is spent after this.
   lastSaved_ = std::move(save.run.snapshotText);
+  view_ = std::move(pendingView_);
   if (saved_) saved_(save.feed);
 }
 

@@ -4,6 +4,8 @@
 #include <link.h>
 
 #include <cstdio>
+#include <map>
+#include <mutex>
 
 #include "jr2/host.h"
 
@@ -59,22 +61,49 @@ const std::string& BuildId() {
   return kId;
 }
 
-Json GateJson(const OpenGate& gate) {
-  Json accepts = Json::array();
-  for (const auto& e : gate.accepts) accepts.push_back(e.name);
-  return {{"gate", gate.name}, {"meta", gate.meta}, {"accepts", accepts}, {"menu", MenuJson(gate)}};
-}
+namespace {
 
-Json GateFields(const OpenGate& gate) {
-  Json out = Json::object();
+// What a Gate shows of the events it accepts (names, Menu, fields) depends on those events and
+// its kind alone: made once per such set, not at every save (a Menu parses each event's schema).
+struct Accepted {
+  Json names;
+  Json menu;
+  Json fields;
+};
+
+const Accepted& AcceptedOf(const OpenGate& gate) {
+  static std::mutex mutex;
+  static std::map<std::string, Accepted> made;
+  std::string key = std::to_string(static_cast<int>(gate.kind));
+  for (const auto& e : gate.accepts) key += "\n" + e.name;
+  const std::lock_guard<std::mutex> lock(mutex);
+  auto it = made.find(key);
+  if (it != made.end()) return it->second;
+  Accepted a;
+  a.names = Json::array();
+  a.fields = Json::object();
   for (const auto& e : gate.accepts) {
+    a.names.push_back(e.name);
     Json fields = Json::array();
     for (const auto& f : e.fields)
       fields.push_back({{"name", f.name}, {"type", f.type}, {"required", f.required}});
-    out[e.name] = std::move(fields);
+    a.fields[e.name] = std::move(fields);
   }
-  return out;
+  OpenGate bare;
+  bare.kind = gate.kind;
+  bare.accepts = gate.accepts;
+  a.menu = MenuJson(bare);
+  return made.emplace(std::move(key), std::move(a)).first->second;
 }
+
+}  // namespace
+
+Json GateJson(const OpenGate& gate) {
+  const Accepted& a = AcceptedOf(gate);
+  return {{"gate", gate.name}, {"meta", gate.meta}, {"accepts", a.names}, {"menu", a.menu}};
+}
+
+Json GateFields(const OpenGate& gate) { return AcceptedOf(gate).fields; }
 
 namespace {
 
