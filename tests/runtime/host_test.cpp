@@ -376,12 +376,17 @@ TEST_F(Host, APoolsViewTakesItsItemsFromTheJournal) {
   const Json saved = Json::parse(store->find(id, true).view);
   EXPECT_EQ(saved["report"]["sofar"]["journaled"], true);
   EXPECT_FALSE(saved["report"]["sofar"].contains("items")) << "a save writes no item again";
+  EXPECT_EQ(saved["menus"].size(), 1u) << "two Gates of one kind store one Menu";
+  EXPECT_TRUE(saved["report"]["gates"][0].contains("menuOf"));
   jr2rt::RunHost reader(registry, *store, clock);
   const Json view = reader.view(id, "conformance_hooked");
   const std::unique_ptr<jr2rt::Run> run = reader.peek(id, "conformance_hooked");
   EXPECT_EQ(view["report"]["sofar"], run->sofar()) << "the same as a restore finds";
   EXPECT_EQ(view["report"]["sofar"]["items"], (Json{{"T-2", "T-2"}}));
   EXPECT_EQ(view["report"]["gates"].size(), 2u);
+  EXPECT_EQ(view["report"]["gates"][0]["menu"], view["report"]["gates"][1]["menu"]);
+  EXPECT_EQ(view["report"]["gates"][0]["menu"][0]["event"], "accept");
+  EXPECT_FALSE(view.contains("menus"));
 }
 
 // A hook delivery through the host: its verdict from the run's Source, logged by delivery id; the

@@ -25,12 +25,15 @@ Json GateFields(const OpenGate& gate);
 // as `{held, keys}`, or null; the effects that were out when the run was restored).
 Json RunView(const Run& run, const Json& standing = nullptr);
 
-// What a save stores for reads (StoredRun::viewText): `{build, report, observe, working}` —
+// What a save stores for reads (StoredRun::viewText): `{build, menus, report, observe, working}` —
 // `report` the RunView of the run as it is stored (its `text.stopped` the effects out at this
 // save: what a restore would find out; a journaled Pool's `sofar` without its items, which the
 // journal holds: `sofar.journaled` says so), `observe` the observation (Run::observe), `working`
-// Run::workOut(), `build` this build's id (BuildId).
+// Run::workOut(), `build` this build's id (BuildId); each Gate of `report` names its Menu in
+// `menus` (`menuOf`) rather than carrying it, so one kind of Gate open 64 times stores one Menu.
 Json SavedView(const Run& run);
+// A saved view as readers use it: each Gate given its Menu back, `menus` gone.
+void ExpandView(Json& view);
 // The saved view of a run as a reader uses it: `report.sofar` given its items and failures from
 // the run's `journal` when it was saved without them.
 void FillFromJournal(Json& view, const std::vector<Json>& journal);

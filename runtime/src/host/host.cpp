@@ -881,15 +881,11 @@ Json RunHost::view(const RunSummary& r, bool items) {
     const std::unique_ptr<Run> run = peek(r.id, r.workflow);
     v = SavedView(*run);
   }
-  if (items && v["report"].contains("sofar") && v["report"]["sofar"].value("journaled", false)) {
-    if (hostedRun != runs_.end() && !hostedRun->second.run->ended()) {
-      // A run this host drives holds its items: as stored by its last commit (reads come
-      // between turns), without reading the journal back.
-      v["report"]["sofar"] = hostedRun->second.run->sofar();
-    } else {
-      FillFromJournal(v, store_.journal(r.id));
-    }
-  }
+  ExpandView(v);
+  // A Pool's items from its journal, as a restore rebuilds them (a standing Pool's run in memory
+  // has forgotten the outputs it settled).
+  if (items && v["report"].contains("sofar") && v["report"]["sofar"].value("journaled", false))
+    FillFromJournal(v, store_.journal(r.id));
   return v;
 }
 

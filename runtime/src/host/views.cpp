@@ -66,6 +66,7 @@ namespace {
 // What a Gate shows of the events it accepts (names, Menu, fields) depends on those events and
 // its kind alone: made once per such set, not at every save (a Menu parses each event's schema).
 struct Accepted {
+  std::string key;  // the kind and the events' names: what the Menu is made from
   Json names;
   Json menu;
   Json fields;
@@ -80,6 +81,7 @@ const Accepted& AcceptedOf(const OpenGate& gate) {
   auto it = made.find(key);
   if (it != made.end()) return it->second;
   Accepted a;
+  a.key = key;
   a.names = Json::array();
   a.fields = Json::object();
   for (const auto& e : gate.accepts) {
@@ -107,12 +109,22 @@ Json GateFields(const OpenGate& gate) { return AcceptedOf(gate).fields; }
 
 namespace {
 
-Json ViewOf(const Run& run, const Json& standing, const std::vector<std::string>& stopped) {
+// `menus`: when given, each Gate names its Menu (`menuOf`) in it instead of carrying it: a Pool
+// of 64 workers at one kind of Gate stores one Menu, not 64 (ExpandView puts them back).
+Json ViewOf(const Run& run, const Json& standing, const std::vector<std::string>& stopped,
+            Json* menus = nullptr) {
   Json gates = Json::array();
   Json fields = Json::object();
   for (const auto& g : run.gates()) {
-    gates.push_back(GateJson(g));
-    fields.update(GateFields(g));
+    const Accepted& a = AcceptedOf(g);
+    if (menus != nullptr) {
+      if (!menus->contains(a.key)) (*menus)[a.key] = a.menu;
+      gates.push_back(
+          {{"gate", g.name}, {"meta", g.meta}, {"accepts", a.names}, {"menuOf", a.key}});
+    } else {
+      gates.push_back(GateJson(g));
+    }
+    fields.update(a.fields);
   }
   Json view = {{"runId", run.id()},
                {"workflow", run.workflow().name},
@@ -141,7 +153,8 @@ Json RunView(const Run& run, const Json& standing) {
 }
 
 Json SavedView(const Run& run) {
-  Json report = ViewOf(run, nullptr, run.effectsOut());
+  Json menus = Json::object();
+  Json report = ViewOf(run, nullptr, run.effectsOut(), &menus);
   if (run.journaling() && report.contains("sofar")) {
     // The journal holds the items (one row each): the view keeps none of them, or each save
     // would write every item again.
@@ -151,9 +164,25 @@ Json SavedView(const Run& run) {
     sofar["journaled"] = true;
   }
   return {{"build", BuildId()},
+          {"menus", std::move(menus)},
           {"report", std::move(report)},
           {"observe", run.observe()},
           {"working", run.workOut()}};
+}
+
+void ExpandView(Json& view) {
+  const auto menus = view.find("menus");
+  if (menus == view.end()) return;
+  if (view.contains("report") && view["report"].contains("gates")) {
+    for (Json& g : view["report"]["gates"]) {
+      const auto of = g.find("menuOf");
+      if (of == g.end()) continue;
+      const auto menu = of->is_string() ? menus->find(of->get<std::string>()) : menus->end();
+      g["menu"] = menu != menus->end() ? *menu : Json::array();
+      g.erase("menuOf");
+    }
+  }
+  view.erase("menus");
 }
 
 void FillFromJournal(Json& view, const std::vector<Json>& journal) {
