@@ -1,7 +1,7 @@
-// The runner's verbs sent to a `serve` (`--server URL`): each verb is a few requests to the
-// routes of docs/serve.md, and prints what the same verb prints against the store — the same
-// lines, `--json` documents and exit codes — with the same printers (report.h), from the data
-// serve's answers carry for them. tests/e2e/server_contract_test.sh holds the two fronts to it.
+// The runner's verbs sent to a `serve` (`--server URL`): each verb of verbs.h is a few requests to
+// the routes of docs/serve.md, and gives what the same verb gives against the store — the same
+// documents, lines and errors — from the data serve's answers carry for them; the runner prints
+// both with the same printers. tests/e2e/server_contract_test.sh holds the two fronts to it.
 #include "front/remote.h"
 
 #include <chrono>
@@ -10,7 +10,6 @@
 #include <thread>
 
 #include "effects/http_client.h"
-#include "front/report.h"
 #include "jr2/errors.h"
 #include "jr2/host.h"
 #include "jr2/runner.h"
@@ -141,30 +140,124 @@ class Client {
   std::string base_;
 };
 
-class Verbs {
+class ServerVerbs final : public Verbs {
  public:
-  explicit Verbs(const RemoteCall& call) : call_(call), client_(call) {
-    print_.runner = call.workflow;
-    print_.command = call.command.empty() ? call.workflow : call.command;
-    print_.server = call.server;
-    print_.json = call.json;
+  ServerVerbs(RemoteCall call, VerbTell tell)
+      : call_(std::move(call)), client_(call_), tell_(std::move(tell)) {
+    if (call_.command.empty()) call_.command = call_.workflow;
   }
 
-  int main() {
-    const std::string& v = call_.verb;
-    const auto& p = call_.positional;
-    if (v == "run") return run();
-    if (v == "send") return send();
-    if (v == "status") return report(get(p[0]), /*standing=*/true);
-    if (v == "gates") return gates();
-    if (v == "runs") return runs();
-    if (v == "cancel") return cancel();
-    if (v == "log") return log();
-    throw BadInput("`" + Printable(v) + "` works on the store itself, not through `--server`: " +
-                   "run it where the store is");
+  std::string where() const override { return call_.server; }
+
+  Changed start(const Json& input, bool follow, bool dropHeld) override {
+    const std::string query = dropHeld ? "?drop-held=true" : "";
+    const Json answer = client_.call(
+        "POST", "/workflows/" + Segment(call_.workflow) + "/runs" + query, {{"input", input}});
+    if (answer.value("resumed", false))  // a standing Pool's, as RunHost::resume tells it
+      note(ResumedText(call_.workflow, answer.value("runId", ""), answer.value("from", ""),
+                       dropHeld));
+    // As the local `run`: until it ends or waits for somebody; with --follow, every timer.
+    const std::string id = answer.value("runId", "");
+    try {
+      return {view(await(id, 0, /*underWay=*/true, follow)), false, ""};
+    } catch (const Refused& e) {
+      // A Caller that may start runs and neither read nor answer them: the run as the start's
+      // answer tells it, and why no more is told.
+      if (e.status() != 403) throw;
+      Json start = answer;
+      start["workflow"] = call_.workflow;
+      return {
+          view(start), false,
+          std::string(e.what()) + ": a token with `read` there sees what run " + id + " does next"};
+    }
+  }
+
+  Json resume(const std::string&, bool) override {
+    throw UsageError("`run --resume` works on the store; serve takes its runs up itself");
+  }
+
+  Changed send(const std::string& prefix, const std::string& gate, const std::string& event,
+               const Json& payload, bool follow) override {
+    const Json before = get(prefix);
+    const std::string id = before.value("runId", prefix);
+    client_.call("POST", "/runs/" + Segment(id) + "/gates/" + Segment(gate) + "/events",
+                 {{"event", event}, {"payload", payload}});
+    // As the local `send`: until what the answer started is done (the work under way waited for
+    // only with --follow).
+    return {view(await(id, before.value("seq", int64_t{0}), /*underWay=*/follow, follow)), false,
+            ""};
+  }
+
+  Changed cancel(const std::string& prefix) override {
+    const Json before = get(prefix);
+    const std::string id = before.value("runId", "");
+    client_.call("POST", "/runs/" + Segment(id) + "/events", {{"type", "CANCEL"}});
+    const Json now = client_.call("GET", "/runs/" + Segment(id));
+    tell(id, before.value("seq", int64_t{0}), now);
+    return {view(now), false, ""};
+  }
+
+  Json status(const std::string& prefix) override { return view(get(prefix), /*standing=*/true); }
+
+  GateList gates(const std::string& prefix) override {
+    std::string run;
+    if (!prefix.empty()) run = get(prefix).value("runId", "");
+    GateList out;
+    for (const auto& g : client_.call("GET", "/gates")) {
+      if (g.value("workflow", "") != call_.workflow) continue;
+      if (!run.empty() && g.value("runId", "") != run) continue;
+      out.gates.push_back({{"runId", g.value("runId", "")},
+                           {"gate", g.value("gate", "")},
+                           {"meta", g.value("meta", Json(nullptr))},
+                           {"accepts", g.value("accepts", Json::array())},
+                           {"menu", g.value("menu", Json::array())},
+                           {"fields", g.value("fields", Json::object())}});
+    }
+    return out;
+  }
+
+  Json runs(bool all) override {
+    Json list = Json::array();
+    const Json found = client_.call("GET", "/runs");
+    // The serve lists newest first; the store's `runs`, oldest change first.
+    for (auto it = found.rbegin(); it != found.rend(); ++it) {
+      const Json& r = *it;
+      if (r.value("workflow", "") != call_.workflow) continue;
+      if (!all && r.value("status", "") != "waiting") continue;
+      list.push_back({{"runId", r.value("runId", "")},
+                      {"workflow", r.value("workflow", "")},
+                      {"status", r.value("status", "")},
+                      {"updated", r.value("updated", int64_t{0})}});
+    }
+    return list;
+  }
+
+  std::string log(const std::string& prefix, bool follow,
+                  const std::function<void(const Json&)>& line, std::string* idOut) override {
+    const std::string id = get(prefix).value("runId", "");
+    if (idOut != nullptr) *idOut = id;
+    std::string ended;
+    client_.stream(
+        "/runs/" + Segment(id) + "/events" + (follow ? "" : "?follow=false"), [&](const Json& f) {
+          line(f);
+          if (f.value("kind", "") == "ended" && f.contains("data") && f["data"].is_object())
+            ended = f["data"].value("status", "");
+          return true;
+        });
+    if (!follow) return "";
+    if (ended.empty()) ended = client_.call("GET", "/runs/" + Segment(id)).value("status", "");
+    return ended;
+  }
+
+  int64_t prune(int64_t) override {
+    throw UsageError("`prune` works on the store itself, not through `--server`");
   }
 
  private:
+  void note(const std::string& text) const {
+    if (tell_) tell_("", "note", text);
+  }
+
   // GET /runs/:id of one of this workflow's runs (a prefix resolved by serve), refused as the
   // store refuses another workflow's run.
   Json get(const std::string& prefix) {
@@ -176,59 +269,10 @@ class Verbs {
     return doc;
   }
 
-  int run() {
-    const std::string query = call_.dropHeld ? "?drop-held=true" : "";
-    const Json answer =
-        client_.call("POST", "/workflows/" + Segment(call_.workflow) + "/runs" + query,
-                     {{"input", call_.input}});
-    if (answer.value("resumed", false))  // a standing Pool's, as RunHost::resume tells it
-      std::cerr << print_.runner << ": "
-                << Printable(ResumedText(call_.workflow, answer.value("runId", ""),
-                                         answer.value("from", ""), call_.dropHeld))
-                << "\n";
-    // As the local `run`: until it ends or waits for somebody; with --follow, every timer.
-    const std::string id = answer.value("runId", "");
-    try {
-      return report(await(id, 0, /*underWay=*/true));
-    } catch (const Refused& e) {
-      // A Caller that may start runs and neither read nor answer them: the run as the start's
-      // answer tells it, and why no more is told.
-      if (e.status() != 403) throw;
-      Json start = answer;
-      start["workflow"] = call_.workflow;
-      const int code = report(start);
-      std::cerr << print_.runner << ": " << Printable(e.what()) << ": a token with `read` there "
-                << "sees what run " << id << " does next\n";
-      return code;
-    }
-  }
-
-  int send() {
-    const auto& p = call_.positional;
-    const Json payload = p.size() == 4 ? ParseExternalJson(p[3], "the payload") : Json::object();
-    const Json before = get(p[0]);
-    const std::string id = before.value("runId", p[0]);
-    client_.call("POST", "/runs/" + Segment(id) + "/gates/" + Segment(p[1]) + "/events",
-                 {{"event", p[2]}, {"payload", payload}});
-    // As the local `send`: until what the answer started is done (the work under way waited for
-    // only with --follow).
-    return report(await(id, before.value("seq", int64_t{0}), /*underWay=*/call_.follow));
-  }
-
-  int cancel() {
-    const Json before = get(call_.positional[0]);
-    const std::string id = before.value("runId", "");
-    client_.call("POST", "/runs/" + Segment(id) + "/events", {{"type", "CANCEL"}});
-    const Json now = client_.call("GET", "/runs/" + Segment(id));
-    tell(id, before.value("seq", int64_t{0}), now);
-    report(now);
-    return kExitDone;  // RUNTIME.md §4: the `cancel` that cancelled the run exits 0
-  }
-
   // Asks for run `id` until it ended, or waits with no work out (and no timer of work under way
-  // with `underWay`, no timer at all with --follow); tells the feed's lines after `seq` as they
+  // with `underWay`, no timer at all with `follow`); tells the feed's lines after `seq` as they
   // come. Gives the run's last answer.
-  Json await(const std::string& id, int64_t seq, bool underWay) {
+  Json await(const std::string& id, int64_t seq, bool underWay, bool follow) {
     struct sigaction sa {};
     sa.sa_handler = [](int sig) { g_stop = sig; };
     sigemptyset(&sa.sa_mask);
@@ -238,9 +282,8 @@ class Verbs {
       if (g_stop != 0) {
         // As the local verb stopped by a signal says which run to take up, this says where the
         // run goes on.
-        std::cerr << print_.runner << ": stopped waiting for run " << id
-                  << "; serve goes on with it (`" << print_.command << " status " << id
-                  << " --server " << call_.server << "` shows it)\n";
+        note("stopped waiting for run " + id + "; serve goes on with it (`" + call_.command +
+             " status " + id + " --server " + call_.server + "` shows it)");
         std::_Exit(128 + g_stop);
       }
       Json now = client_.call("GET", "/runs/" + Segment(id));
@@ -250,25 +293,23 @@ class Verbs {
                              .value("text", Json::object())
                              .value("timer", Json(nullptr));
       const bool forTimer =
-          timer.is_object() && (call_.follow || (underWay && timer.value("underWay", false)));
+          timer.is_object() && (follow || (underWay && timer.value("underWay", false)));
       if (!now.value("working", false) && !forTimer) return now;
       if (forTimer && !told) {
         // What the local verb says when it waits for a timer (RunHost::follow).
         const int64_t wait = timer.value("due", int64_t{0}) - SystemClock().nowMs();
-        std::cerr << print_.runner << ": run " << id << " has a timer due in "
-                  << DurationText(std::max<int64_t>(wait, 0))
-                  << (call_.follow ? "; waiting for it (--follow)"
-                                   : " for work under way; waiting for it (Ctrl-C stops the "
-                                     "wait; serve goes on with the run)")
-                  << "\n";
+        note("run " + id + " has a timer due in " + DurationText(std::max<int64_t>(wait, 0)) +
+             (follow ? "; waiting for it (--follow)"
+                     : " for work under way; waiting for it (Ctrl-C stops the wait; serve goes "
+                       "on with the run)"));
         told = true;
       }
       std::this_thread::sleep_for(kPoll);
     }
   }
 
-  // Prints the lines of run `id`'s feed after `seq`, up to the last one stored when `now` was
-  // read (what the local verb prints as each step is stored); gives the last one printed.
+  // Tells the lines of run `id`'s feed after `seq`, up to the last one stored when `now` was
+  // read (what the local verb tells as each step is stored); gives the last one told.
   int64_t tell(const std::string& id, int64_t seq, const Json& now) {
     const int64_t last = now.value("seq", int64_t{0});
     if (last <= seq) return seq;
@@ -278,19 +319,18 @@ class Verbs {
                      if (at > last) return false;
                      seq = at;
                      const std::string line = f.value("line", "");
-                     if (!line.empty())
-                       std::cerr << print_.runner << ": " << Printable(line) << "\n";
+                     if (!line.empty() && tell_) tell_(id, f.value("kind", ""), line);
                      return true;
                    });
     return seq;
   }
 
-  // What the local verb prints of the run; `standing`: the head of its standing workflow, which
-  // only `status` shows.
-  int report(const Json& doc, bool standing = false) {
+  // The run as the local verb gives it, from serve's answer; `standing`: the head of its
+  // standing workflow, which only `status` shows.
+  static Json view(const Json& doc, bool standing = false) {
     Json view = doc.contains("report") ? doc["report"] : Fallback(doc);
     if (!standing) view.erase("standing");
-    return PrintRun(view, print_);
+    return view;
   }
 
   // The view of a Caller that may answer and not read (GET /runs/:id without `report`): the
@@ -313,68 +353,15 @@ class Verbs {
             {"text", {{"fields", fields}, {"timer", nullptr}, {"chain", ""}, {"hold", nullptr}}}};
   }
 
-  int gates() {
-    std::string run;
-    if (!call_.positional.empty()) run = get(call_.positional[0]).value("runId", "");
-    Json all = Json::array();
-    for (const auto& g : client_.call("GET", "/gates")) {
-      if (g.value("workflow", "") != call_.workflow) continue;
-      if (!run.empty() && g.value("runId", "") != run) continue;
-      all.push_back({{"runId", g.value("runId", "")},
-                     {"gate", g.value("gate", "")},
-                     {"meta", g.value("meta", Json(nullptr))},
-                     {"accepts", g.value("accepts", Json::array())},
-                     {"menu", g.value("menu", Json::array())},
-                     {"fields", g.value("fields", Json::object())}});
-    }
-    PrintGates(all, print_);
-    return kExitDone;
-  }
-
-  int runs() {
-    Json list = Json::array();
-    const Json found = client_.call("GET", "/runs");
-    // The serve lists newest first; the store's `runs`, oldest change first.
-    for (auto it = found.rbegin(); it != found.rend(); ++it) {
-      const Json& r = *it;
-      if (r.value("workflow", "") != call_.workflow) continue;
-      if (!call_.all && r.value("status", "") != "waiting") continue;
-      list.push_back({{"runId", r.value("runId", "")},
-                      {"workflow", r.value("workflow", "")},
-                      {"status", r.value("status", "")},
-                      {"updated", r.value("updated", int64_t{0})}});
-    }
-    PrintRuns(list, call_.all, call_.server, print_);
-    return kExitDone;
-  }
-
-  int log() {
-    const std::string id = get(call_.positional[0]).value("runId", "");
-    Json all = Json::array();
-    std::string ended;
-    client_.stream(
-        "/runs/" + Segment(id) + "/events" + (call_.follow ? "" : "?follow=false"),
-        [&](const Json& f) {
-          PrintFeedLine(f, call_.follow, print_, all);
-          if (f.value("kind", "") == "ended" && f.contains("data") && f["data"].is_object())
-            ended = f["data"].value("status", "");
-          return true;
-        });
-    if (call_.follow) {
-      if (ended.empty()) ended = client_.call("GET", "/runs/" + Segment(id)).value("status", "");
-      PrintFeedEnd(id, ended, print_);
-    }
-    if (call_.json && !call_.follow) PrintJson(all);
-    return kExitDone;
-  }
-
-  const RemoteCall& call_;
+  RemoteCall call_;
   Client client_;
-  PrintOptions print_;
+  VerbTell tell_;
 };
 
 }  // namespace
 
-int Remote(const RemoteCall& call) { return Verbs(call).main(); }
+std::unique_ptr<Verbs> OpenServerVerbs(const RemoteCall& call, VerbTell tell) {
+  return std::make_unique<ServerVerbs>(call, std::move(tell));
+}
 
 }  // namespace jr2rt

@@ -1,11 +1,12 @@
-// The runner's verbs sent to a `serve` (`--server URL`, RUNTIME.md §6): the same verbs over its
-// HTTP routes instead of the store. Private to the runner.
+// The runner's verbs sent to a `serve` (`--server URL`, docs/serve.md): the Verbs of verbs.h over
+// serve's HTTP routes instead of the store, giving the same documents, so that the runner prints
+// them with the same printers (report.h). Private to the runner.
 #pragma once
 
+#include <memory>
 #include <string>
-#include <vector>
 
-#include "jr2/value.h"
+#include "jr2/verbs.h"
 
 namespace jr2rt {
 
@@ -14,19 +15,12 @@ struct RemoteCall {
   std::string token;     // JR2_TOKEN, or the instance token of the store
   std::string workflow;  // the runner's workflow
   std::string command;   // how printed commands call the runner (its name, or its path)
-  std::string verb;
-  std::vector<std::string> positional;
-  Json input = Json::object();  // run --input
-  bool json = false;
-  bool all = false;
-  bool follow = false;
-  bool dropHeld = false;  // run --drop-held (a paused standing Pool)
 };
 
-// Does `call.verb` on the serve at `call.server` and prints what the verb prints against the
-// store, with the same printers (report.h); gives the exit code the verb gives locally. Throws
-// BadInput with the serve's own error line for a refused request, and when the serve cannot be
-// reached.
-int Remote(const RemoteCall& call);
+// The verbs of `call.workflow` on the serve at `call.server`; what they tell while they wait
+// (the run's lines as serve stores them, notes) goes to `tell`. A refused request throws BadInput
+// with the serve's own line (RunDrifted for a drifted run, exit 4 as against the store), as does
+// a serve that cannot be reached.
+std::unique_ptr<Verbs> OpenServerVerbs(const RemoteCall& call, VerbTell tell);
 
 }  // namespace jr2rt

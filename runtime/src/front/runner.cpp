@@ -31,6 +31,7 @@
 #include "jr2/host.h"
 #include "jr2/run.h"
 #include "jr2/store.h"
+#include "jr2/verbs.h"
 
 namespace jr2rt {
 namespace {
@@ -229,7 +230,7 @@ class Runner {
     if (a.threads > 0 && a.verb != "run" && a.verb != "send")
       throw UsageError("`--threads` goes with `run` and `send`");
     CheckArity(a);
-    if (!a.server.empty()) return remote(a);
+    if (!a.server.empty()) checkRemote(a);
     if (a.verb == "run") return run(a);
     if (a.verb == "send") return send(a);
     if (a.verb == "status") return status(a);
@@ -252,29 +253,65 @@ class Runner {
     return OpenSqliteStore(storePath_, mode);
   }
 
-  // The run host this command drives its run on, with the front end's side of it: progress
-  // lines are printed once the step they tell of is stored (RUNTIME.md §1: nothing is visible
-  // outside before it is stored), and kept in the run's feed; on a terminal, a live line keeps
-  // the counts (items taken, live, settled, failed) current.
+  // The verbs (verbs.h) this command does: against the store, or with `--server` against that
+  // serve, with the token of $JR2_TOKEN or else the instance token beside the store
+  // (`<store>.token`). What they tell as they work is printed as it comes (say): the lines of
+  // each step once it is stored, and on a terminal a live line with the counts (items taken,
+  // live, settled, failed).
+  std::unique_ptr<Verbs> verbs(const Args& a) {
+    storePath_ = StorePath(a);
+    VerbTell tell = [this](const std::string& run, const std::string& kind,
+                           const std::string& line) {
+      endLiveLine();
+      say(line, run, kind);
+    };
+    if (!a.server.empty()) {
+      RemoteCall call;
+      call.server = a.server;
+      if (const char* env = std::getenv("JR2_TOKEN"); env != nullptr && *env != '\0') {
+        call.token = env;
+      } else {
+        call.token = InstanceToken(storePath_, /*make=*/false);
+      }
+      call.workflow = workflow_;
+      call.command = command_;
+      return OpenServerVerbs(call, std::move(tell));
+    }
+    StoreVerbsOptions o;
+    o.agents = agents_;
+    o.model = model_;
+    o.threads = a.threads;
+    o.tell = std::move(tell);
+    if (isatty(STDERR_FILENO) != 0)
+      o.counted = [this](const std::string&, const Run::FeedEvent& e) { liveLine(e); };
+    // A stop by a signal is said here, with the run to take up again, and the process ends at
+    // once (a host function still running on a thread is not waited for).
+    o.interrupted = [this](const VerbInterrupted& e) {
+      endLiveLine();
+      std::cerr << workflow_ << ": " << e.what();
+      if (!e.run.empty()) {
+        std::cerr << "; run " << e.run << " is stored as of its last step";
+        if (e.stopped > 0)
+          std::cerr << ", and the " << e.stopped << " process"
+                    << (e.stopped == 1 ? " it ran was" : "es it ran were")
+                    << " stopped (they read `interrupted` when it goes on)";
+        std::cerr << "; `" << command_ << " run --resume " << e.run << "` takes it up again";
+      }
+      std::cerr << "\n" << std::flush;
+      std::fflush(stdout);
+      std::_Exit(128 + RunHost::Interrupted());
+    };
+    return OpenStoreVerbs(registry_, workflow_, storePath_, std::move(o));
+  }
+
+  // serve's run host, with the front end's side of it: the lines of each step once it is stored,
+  // and notes.
   std::unique_ptr<RunHost> host(Store& store, Clock& clock, const Args& a) {
     auto host = std::make_unique<RunHost>(registry_, store, clock, a.threads);
     if (!agents_.is_null()) host->scriptAgents(agents_);
     if (model_) host->modelAgents(model_);
-    const bool tty = isatty(STDERR_FILENO) != 0;
-    host->onEvent([this, tty](const std::string&, const Run::FeedEvent& e) {
-      if (e.kind == "started") ++taken_;
-      if (e.kind == "settled") ++settled_;
-      if (e.kind == "failed") ++failed_;
-      // The live line is a Pool's: a run of one machine (whose `settled` and `failed` are its
-      // children's) has no items to count.
-      if (tty && !e.line.empty() && taken_ > 0) {
-        std::cerr << "\r\033[K";
-        std::cerr << "[" << workflow_ << "] " << taken_ << " taken · "
-                  << std::max(0, taken_ - settled_ - failed_) << " live · " << settled_
-                  << " settled · " << failed_ << " failed" << std::flush;
-        liveShown_ = true;
-      }
-    });
+    if (isatty(STDERR_FILENO) != 0)
+      host->onEvent([this](const std::string&, const Run::FeedEvent& e) { liveLine(e); });
     host->onSaved([this](const std::string& run, const std::vector<FeedLine>& lines) {
       endLiveLine();
       for (const auto& f : lines) {
@@ -288,6 +325,22 @@ class Runner {
     return host;
   }
 
+  // On a terminal, the live line of a Pool's counts (items taken, live, settled, failed), kept
+  // current as each feed event happens. A run of one machine (whose `settled` and `failed` are
+  // its children's) has no items to count, and shows none.
+  void liveLine(const Run::FeedEvent& e) {
+    if (e.kind == "started") ++taken_;
+    if (e.kind == "settled") ++settled_;
+    if (e.kind == "failed") ++failed_;
+    if (!e.line.empty() && taken_ > 0) {
+      std::cerr << "\r\033[K";
+      std::cerr << "[" << workflow_ << "] " << taken_ << " taken · "
+                << std::max(0, taken_ - settled_ - failed_) << " live · " << settled_
+                << " settled · " << failed_ << " failed" << std::flush;
+      liveShown_ = true;
+    }
+  }
+
   // Clears the live line before a line is printed, so that nothing is glued onto it.
   void endLiveLine() {
     if (liveShown_) std::cerr << "\r\033[K";
@@ -298,324 +351,103 @@ class Runner {
   // stored, the processes its run started are killed (a restore finds them `interrupted`), and
   // the command exits 128 + the signal. SIGHUP (its terminal closed) and SIGPIPE (`| head`
   // went away) stop it the same way, rather than killing it where it stands; a write to the
-  // closed pipe then fails instead (#30).
-  static void CatchStops() {
+  // closed pipe then fails instead (#30). Through `--server` the client handles its own stops.
+  static void CatchStops(const Args& a) {
+    if (!a.server.empty()) return;
     struct sigaction sa {};
     sa.sa_handler = [](int sig) { RunHost::Interrupt(sig); };
     sigemptyset(&sa.sa_mask);
     for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGPIPE}) sigaction(sig, &sa, nullptr);
   }
 
-  // Runs `verb` on `host`; a stop by signal is said here, with the run to take up again, and
-  // the process ends at once (a host function still running on a thread is not waited for).
-  int drive(RunHost& host, const std::string& id, const std::function<int()>& verb) {
-    try {
-      return verb();
-    } catch (const HostInterrupted& e) {
-      endLiveLine();
-      std::cerr << workflow_ << ": " << e.what();
-      if (!id.empty() || !host.ids().empty()) {
-        const std::string run = id.empty() ? host.ids().front() : id;
-        std::cerr << "; run " << run << " is stored as of its last step";
-        if (host.stoppedEffects() > 0)
-          std::cerr << ", and the " << host.stoppedEffects() << " process"
-                    << (host.stoppedEffects() == 1 ? " it ran was" : "es it ran were")
-                    << " stopped (they read `interrupted` when it goes on)";
-        std::cerr << "; `" << command_ << " run --resume " << run << "` takes it up again";
-      }
-      std::cerr << "\n" << std::flush;
-      std::fflush(stdout);
-      std::_Exit(128 + RunHost::Interrupted());
-    }
-  }
-
-  // How this command prints (report.h): the same printers as `--server`'s.
-  PrintOptions printing(bool json) const {
+  // How this command prints (report.h): the same printers for both fronts.
+  PrintOptions printing(const Args& a) const {
     PrintOptions o;
     o.runner = workflow_;
     o.command = command_;
-    o.json = json;
+    o.server = a.server;
+    o.json = a.json;
     return o;
   }
 
-  // Prints what the run is now; gives the exit code of its status.
-  int report(const Run& run, bool json, const Json& standing = nullptr) {
-    return PrintRun(RunView(run, standing), printing(json));
-  }
-  // A stored run as its last save left it (RunHost::view): read, never restored.
-  int report(RunHost& host, const std::string& id, bool json) {
-    return PrintRun(host.view(id, workflow_)["report"], printing(json));
-  }
-
   int run(const Args& a) {
-    if (!a.resume.empty()) return resume(a);
+    auto verbs = this->verbs(a);
+    if (!a.resume.empty()) {
+      if (a.inputGiven)
+        throw UsageError("`run --resume` goes on with the run's own input; remove --input");
+      CatchStops(a);
+      return PrintRun(verbs->resume(a.resume, a.follow), printing(a));
+    }
     const WorkflowInfo* wf = registry_.workflow(workflow_);
-    if (wf->pool != nullptr && wf->pool->standing) return resumeStanding(a);
-    const Json input = ReadInput(a.input);
-    // A store that exists is checked (a foreign file refused) before anything starts; a new one
-    // is made only once the input has been taken: a refused input stores nothing, not even a
-    // new store file.
-    std::unique_ptr<Store> store;
-    try {
-      store = open(a, StoreMode::kReadOnly);
-    } catch (const StoreMissing&) {
-    }
-    CheckInput(*wf, input);
-    if (!store) store = open(a);
-    // The run's home: relative paths it reads resolve against the directory it started in.
-    const std::string home = CurrentDirectory();
-    SystemClock clock;
-    auto host = this->host(*store, clock, a);
-    CatchStops();
-    std::string id;
-    return drive(*host, id, [&] {
-      id = host->start(workflow_, input, home);
-      if (!host->follow(id, a.follow)) return report(*host, id, a.json);
-      return report(host->run(id), a.json);
-    });
-  }
-
-  // run of a standing Pool: nobody starts one (`serve` does); a paused one is resumed: a new run
-  // takes the held items (none with --drop-held) and the live keys of the last.
-  int resumeStanding(const Args& a) {
-    if (a.inputGiven)
+    if (wf->pool != nullptr && wf->pool->standing && a.inputGiven)
       throw UsageError("a standing Pool takes no --input: `serve` starts it with its defaults");
-    std::unique_ptr<Store> store;
-    try {
-      store = open(a, StoreMode::kReadOnly);
-    } catch (const StoreMissing&) {
-      throw BadInput("`" + workflow_ + "` is a standing Pool: nobody starts it; `" + workflow_ +
-                     " serve` starts its one run and keeps it live");
-    }
-    SystemClock clock;
-    auto host = this->host(*store, clock, a);
-    CatchStops();
-    std::string id;
-    return drive(*host, id, [&] {
-      id = host->resume(workflow_, a.dropHeld);
-      host->tick(id);
-      std::cerr << workflow_ << ": a running `serve` takes run " << id
-                << " up within a second; until one runs, it waits\n";
-      return report(host->run(id), a.json);
-    });
-  }
-
-  // run --resume RUN: takes a saved run up again: fires the timers that fell due while no
-  // process ran, and waits for the ones of work under way (all of them with --follow).
-  int resume(const Args& a) {
-    if (a.inputGiven)
-      throw UsageError("`run --resume` goes on with the run's own input; remove --input");
-    auto store = open(a, StoreMode::kReadOnly);
-    SystemClock clock;
-    auto host = this->host(*store, clock, a);
-    const std::string id = host->take(a.resume, workflow_);
-    if (host->run(id).ended())
-      throw BadInput("run " + id + " has ended `" + ToString(host->run(id).status()) +
-                     "`; there is nothing to resume");
-    CatchStops();
-    return drive(*host, id, [&] {
-      host->tick(id);  // nothing due: nothing is written, and the stored run stays as it is
-      if (!host->follow(id, a.follow)) return report(*host, id, a.json);
-      return report(host->run(id), a.json);
-    });
+    const Json input = ReadInput(a.input);
+    CatchStops(a);
+    const Changed started = verbs->start(input, a.follow, a.dropHeld);
+    const int code = PrintRun(started.view, printing(a));
+    if (!started.after.empty()) std::cerr << workflow_ << ": " << Printable(started.after) << "\n";
+    return code;
   }
 
   int send(const Args& a) {
     const Json payload = a.positional.size() == 4
                              ? ParseExternalJson(a.positional[3], "the payload")
                              : Json::object();
-    auto store = open(a, StoreMode::kReadOnly);
-    SystemClock clock;
-    auto host = this->host(*store, clock, a);
-    // Ctrl-C from here on: a hand-over not yet taken is withdrawn (it never happens later).
-    CatchStops();
-    std::string id;
-    return drive(*host, id, [&] {
-      // When another command drives the run (a `run` waiting for its processes), the answer is
-      // handed to it; it delivers it at its next turn and answers once that step is stored.
-      bool taken = false;
-      std::tie(id, taken) = host->takeOrHand(
-          a.positional[0], workflow_, "send",
-          {{"gate", a.positional[1]}, {"event", a.positional[2]}, {"payload", payload}});
-      if (!taken) {
-        std::cerr << workflow_ << ": the command that drives run " << id << " took the answer\n";
-        return report(*host, id, a.json);
-      }
-      host->send(id, a.positional[1], a.positional[2], payload);
-      if (a.follow && !host->follow(id, true)) return report(*host, id, a.json);
-      return report(host->run(id), a.json);
-    });
+    auto verbs = this->verbs(a);
+    CatchStops(a);  // Ctrl-C from here on: a hand-over not yet taken is withdrawn
+    const Changed done =
+        verbs->send(a.positional[0], a.positional[1], a.positional[2], payload, a.follow);
+    if (done.handedOver)
+      std::cerr << workflow_ << ": the command that drives run " << done.view.value("runId", "")
+                << " took the answer\n";
+    return PrintRun(done.view, printing(a));
   }
 
-  int status(const Args& a) {
-    auto store = open(a, StoreMode::kReadOnly);
-    SystemClock clock;
-    RunHost host(registry_, *store, clock);
-    Json view = host.view(a.positional[0], workflow_)["report"];
-    if (Json standing = host.standingState(workflow_); !standing.is_null())
-      view["standing"] = std::move(standing);
-    return PrintRun(view, printing(a.json));
-  }
+  int status(const Args& a) { return PrintRun(verbs(a)->status(a.positional[0]), printing(a)); }
 
   int gates(const Args& a) {
-    std::unique_ptr<Store> store;
-    try {
-      store = open(a, StoreMode::kReadOnly);
-    } catch (const StoreMissing&) {
-      if (!a.positional.empty()) throw;
-      PrintGates(Json::array(), printing(a.json));
-      std::cerr << workflow_ << ": nothing needs a person: there is no run store at `"
-                << Printable(storePath_) << "` yet\n";
-      return kExitDone;
-    }
-    SystemClock clock;
-    RunHost host(registry_, *store, clock);
-    std::vector<RunSummary> found;
-    if (a.positional.size() == 1) {
-      found.push_back(host.summary(host.resolve(a.positional[0], workflow_), /*view=*/true));
-    } else {
-      found = host.runs(false, workflow_, /*views=*/true);
-    }
-    Json all = Json::array();
-    int broken = 0;
-    for (const auto& r : found) {
-      Json view;
-      try {
-        view = host.view(r, /*items=*/false);
-      } catch (const std::exception& e) {
-        // One run that cannot be read (damaged, drifted, or anything else) is named, and the
-        // others are still listed; `gates RUN` for that run alone is its error.
-        if (a.positional.size() == 1) throw;
-        ++broken;
-        const bool named = dynamic_cast<const StoreError*>(&e) != nullptr ||
-                           dynamic_cast<const RunDrifted*>(&e) != nullptr;
-        std::cerr << workflow_ << ": "
-                  << Printable(named ? e.what()
-                                     : "run " + r.id + " cannot be read: " + ErrorText(e))
-                  << "\n";
-        continue;
-      }
-      const Json& report = view["report"];
-      const Json fields = report["text"].value("fields", Json::object());
-      for (Json gate : report.value("gates", Json::array())) {
-        gate["runId"] = r.id;
-        Json mine = Json::object();
-        for (const auto& e : gate.value("accepts", Json::array())) {
-          const std::string event = e.get<std::string>();
-          if (fields.contains(event)) mine[event] = fields[event];
-        }
-        gate["fields"] = std::move(mine);
-        all.push_back(std::move(gate));
-      }
-    }
-    PrintGates(all, printing(a.json));
-    return broken > 0 ? kExitError : kExitDone;
+    const GateList found = verbs(a)->gates(a.positional.empty() ? "" : a.positional[0]);
+    for (const auto& line : found.unreadable)
+      std::cerr << workflow_ << ": " << Printable(line) << "\n";
+    PrintGates(found.gates, printing(a));
+    return found.unreadable.empty() ? kExitDone : kExitError;
   }
 
   int runs(const Args& a) {
-    std::vector<RunSummary> found;
-    try {
-      auto store = open(a, StoreMode::kReadOnly);
-      SystemClock clock;
-      found = RunHost(registry_, *store, clock).runs(a.all, workflow_);
-    } catch (const StoreMissing&) {
-      // No store yet: no runs, and nothing is created by looking.
-    }
-    Json list = Json::array();
-    for (const auto& r : found) {
-      list.push_back({{"runId", r.id},
-                      {"workflow", r.workflow},
-                      {"status", r.status},
-                      {"updated", r.updatedMs}});
-    }
-    PrintRuns(list, a.all, StorePath(a), printing(a.json));
+    auto verbs = this->verbs(a);
+    PrintRuns(verbs->runs(a.all), a.all, verbs->where(), printing(a));
     return kExitDone;
   }
 
   int cancel(const Args& a) {
-    auto store = open(a, StoreMode::kReadOnly);
-    SystemClock clock;
-    auto host = this->host(*store, clock, a);
-    // Stored with its `cancelled` and `ended` events, by this command or by the one that drives
-    // the run now (asked through the store).
-    CatchStops();  // Ctrl-C: a hand-over not yet taken is withdrawn
-    std::string id;
-    return drive(*host, id, [&] {
-      bool taken = false;
-      std::tie(id, taken) = host->takeOrHand(a.positional[0], workflow_, "cancel", Json::object());
-      if (taken) host->cancel(id);
-      report(*host, id, a.json);
-      return kExitDone;  // RUNTIME.md §4: the `cancel` that cancelled the run exits 0
-    });
+    auto verbs = this->verbs(a);
+    CatchStops(a);  // Ctrl-C: a hand-over not yet taken is withdrawn
+    PrintRun(verbs->cancel(a.positional[0]).view, printing(a));
+    return kExitDone;  // docs/runtime.md: the `cancel` that cancelled the run exits 0
   }
 
   // log RUN [--follow]: the run's feed as it was saved, each line with its local time; with
   // --follow, then the lines still to come, until the run ends (or Ctrl-C).
   int log(const Args& a) {
-    auto store = open(a, StoreMode::kReadOnly);
-    SystemClock clock;
-    RunHost host(registry_, *store, clock);
-    const std::string id = host.resolve(a.positional[0], workflow_);
-    int64_t seq = 0;
     Json all = Json::array();
-    auto show = [&] {
-      for (const auto& f : host.feed(id, seq)) {
-        seq = f.seq;
-        PrintFeedLine({{"seq", f.seq},
-                       {"time", f.timeMs},
-                       {"kind", f.kind},
-                       {"data", f.data},
-                       {"line", f.line}},
-                      a.follow, printing(a.json), all);
-      }
-    };
-    show();
-    if (a.follow) {
-      int64_t rev = -1;
-      for (;;) {
-        const int64_t now = host.revision(id);
-        if (now != rev) {
-          rev = now;
-          show();
-          if (const std::string status = host.storedStatus(id); status != "waiting") {
-            PrintFeedEnd(id, status, printing(a.json));
-            break;
-          }
-        }
-        std::this_thread::sleep_for(std::chrono::milliseconds(200));
-      }
-    }
+    std::string id;
+    const std::string ended = verbs(a)->log(
+        a.positional[0], a.follow,
+        [&](const Json& line) { PrintFeedLine(line, a.follow, printing(a), all); }, &id);
+    if (a.follow) PrintFeedEnd(id, ended, printing(a));
     if (a.json && !a.follow) PrintJson(all);
     return kExitDone;
   }
 
-  // --server URL: the verb goes to that serve over HTTP (RUNTIME.md §6), with the token of
-  // $JR2_TOKEN or else the instance token beside the store (`<store>.token`).
-  int remote(const Args& a) {
-    if (a.verb == "serve" || a.verb == "prune")
+  // --server URL: the verbs that go to a serve, and the options that are the serve's.
+  static void checkRemote(const Args& a) {
+    if (a.verb == "serve" || a.verb == "prune" || a.verb == "store" || a.verb == "callers")
       throw UsageError("`--server` goes with run, send, status, gates, runs, cancel and log; `" +
                        a.verb + "` works on the store itself");
     if (!a.agents.empty() || a.threads > 0 || a.resumeGiven)
       throw UsageError(
           "with `--server` the serve drives the runs: --agents, --threads and "
           "--resume are the serve's business");
-    RemoteCall call;
-    call.server = a.server;
-    if (const char* env = std::getenv("JR2_TOKEN"); env != nullptr && *env != '\0') {
-      call.token = env;
-    } else {
-      call.token = InstanceToken(StorePath(a), /*make=*/false);
-    }
-    call.workflow = workflow_;
-    call.command = command_;
-    call.verb = a.verb;
-    call.positional = a.positional;
-    call.input = ReadInput(a.input);
-    call.json = a.json;
-    call.all = a.all;
-    call.follow = a.follow;
-    call.dropHeld = a.dropHeld;
-    return Remote(call);
   }
 
   // serve [--listen HOST:PORT]: hosts every waiting run of this runner's workflows until SIGTERM
@@ -643,7 +475,7 @@ class Runner {
     options.home = CurrentDirectory();
     SystemClock clock;
     auto host = this->host(*store, clock, a);
-    CatchStops();
+    CatchStops(a);
     return Serve(*host, options, [this](const std::string& line) { say(line, "", "serve"); });
   }
 
@@ -737,14 +569,8 @@ class Runner {
     if (a.endedBefore.empty())
       throw UsageError("`prune` needs --ended-before DURATION (30d, 12h, …)");
     const int64_t age = DurationArg(a.endedBefore);
-    int64_t pruned = 0;
     const int64_t before = SystemClock().nowMs() - age;
-    try {
-      auto store = open(a, StoreMode::kReadOnly);
-      SystemClock clock;
-      pruned = RunHost(registry_, *store, clock).prune(before, workflow_);
-    } catch (const StoreMissing&) {
-    }
+    const int64_t pruned = verbs(a)->prune(before);
     if (a.json) PrintJson({{"pruned", pruned}, {"endedBefore", before}});
     std::cerr << workflow_ << ": pruned " << pruned << " run" << (pruned == 1 ? "" : "s")
               << " that ended before " << LocalTime(before) << "\n";

@@ -38,6 +38,7 @@
 #include "jr2/auth.h"
 #include "jr2/callers.h"
 #include "jr2/errors.h"
+#include "jr2/verbs.h"
 #include "run/engine.h"
 
 namespace jr2rt {
@@ -754,10 +755,7 @@ class Server {
     auto all = host_.runs(true, "");
     for (auto it = all.rbegin(); it != all.rend(); ++it) {
       if (!Callers::Allows(c, it->workflow, Scope::kRead)) continue;
-      out.push_back({{"runId", it->id},
-                     {"workflow", it->workflow},
-                     {"status", it->status},
-                     {"updated", it->updatedMs}});
+      out.push_back(RunListEntry(*it));
     }
     s->answer(200, out);
   }
@@ -845,29 +843,18 @@ class Server {
     if (!Callers::HasAnywhere(c, Scope::kAnswer))
       throw HttpError{403,
                       "Caller `" + Printable(c.name) + "` has no `answer` scope on any workflow"};
-    Json out = Json::array();
-    for (const auto& r : host_.runs(false, "")) {  // views: as observeRuns
-      if (!Callers::Allows(c, r.workflow, Scope::kAnswer)) continue;
-      Json view;
-      try {
-        view = host_.view(r, /*items=*/false);
-      } catch (const std::exception&) {
-        continue;  // a run that cannot be read has no Gate anybody can answer
-      }
-      const Json fields = view["report"]["text"].value("fields", Json::object());
-      for (Json entry : GatesFor(view, &c)) {
-        entry["runId"] = r.id;
-        entry["workflow"] = r.workflow;
-        Json mine = Json::object();  // for the lines of `gates --server`
-        for (const auto& e : entry.value("accepts", Json::array())) {
-          const std::string event = e.get<std::string>();
-          if (fields.contains(event)) mine[event] = fields[event];
-        }
-        entry["fields"] = std::move(mine);
-        out.push_back(std::move(entry));
-      }
+    std::vector<RunSummary> runs;
+    for (auto& r : host_.runs(false, "")) {  // views: as observeRuns
+      if (Callers::Allows(c, r.workflow, Scope::kAnswer)) runs.push_back(std::move(r));
     }
-    s->answer(200, out);
+    // A run that cannot be read has no Gate anybody can answer: it is left out.
+    GateList found = ReadGates(
+        host_, runs,
+        [&c](const std::string& workflow, const std::string& gate) {
+          return Callers::Allows(c, workflow, Scope::kAnswer, gate);
+        },
+        /*throwUnreadable=*/false);
+    s->answer(200, found.gates);
   }
 
   void cancelRun(const std::shared_ptr<Session>& s, const std::string& prefix) {

@@ -1,0 +1,322 @@
+// The runner's verbs against the run store (verbs.h): each verb opens the store as it needs it,
+// makes a RunHost over it, and gives the documents of views.h. Nothing here prints: what a verb
+// tells a person goes to StoreVerbsOptions::tell, and the front prints it.
+#include "jr2/verbs.h"
+
+#include <chrono>
+#include <thread>
+
+#include "jr2/registry.h"
+#include "jr2/views.h"
+
+namespace jr2rt {
+
+Json RunListEntry(const RunSummary& run) {
+  return {{"runId", run.id},
+          {"workflow", run.workflow},
+          {"status", run.status},
+          {"updated", run.updatedMs}};
+}
+
+Json FeedLineJson(const FeedLine& line) {
+  return {{"seq", line.seq},
+          {"time", line.timeMs},
+          {"kind", line.kind},
+          {"data", line.data},
+          {"line", line.line}};
+}
+
+GateList ReadGates(RunHost& host, const std::vector<RunSummary>& runs,
+                   const std::function<bool(const std::string&, const std::string&)>& allow,
+                   bool throwUnreadable) {
+  GateList out;
+  for (const auto& r : runs) {
+    Json view;
+    try {
+      view = host.view(r, /*items=*/false);
+    } catch (const std::exception& e) {
+      // One run that cannot be read (damaged, drifted, or anything else) is named, and the
+      // others are still listed.
+      if (throwUnreadable) throw;
+      const bool named = dynamic_cast<const StoreError*>(&e) != nullptr ||
+                         dynamic_cast<const RunDrifted*>(&e) != nullptr;
+      out.unreadable.push_back(named ? e.what()
+                                     : "run " + r.id + " cannot be read: " + ErrorText(e));
+      continue;
+    }
+    Json& report = view["report"];
+    const Json fields = report["text"].value("fields", Json::object());
+    for (Json& gate : report["gates"]) {
+      if (allow && !allow(r.workflow, gate.value("gate", ""))) continue;
+      gate["runId"] = r.id;
+      gate["workflow"] = r.workflow;
+      Json mine = Json::object();  // the fields of the events it takes, for the lines
+      for (const auto& e : gate.value("accepts", Json::array())) {
+        const std::string& event = e.get_ref<const std::string&>();
+        if (const auto f = fields.find(event); f != fields.end()) mine[event] = *f;
+      }
+      gate["fields"] = std::move(mine);
+      out.gates.push_back(std::move(gate));
+    }
+  }
+  return out;
+}
+
+namespace {
+
+class StoreVerbs final : public Verbs {
+ public:
+  StoreVerbs(const Registry& registry, std::string workflow, std::string storePath,
+             StoreVerbsOptions options)
+      : registry_(registry),
+        workflow_(std::move(workflow)),
+        path_(std::move(storePath)),
+        options_(std::move(options)) {}
+
+  std::string where() const override { return path_; }
+
+  Changed start(const Json& input, bool follow, bool dropHeld) override {
+    const WorkflowInfo* wf = registry_.workflow(workflow_);
+    if (wf->pool != nullptr && wf->pool->standing) return {resumeStanding(dropHeld), false, ""};
+    // A store that exists is checked (a foreign file refused) before anything starts; a new one
+    // is made only once the input has been taken: a refused input stores nothing, not even a
+    // new store file.
+    std::unique_ptr<Store> store;
+    try {
+      store = OpenSqliteStore(path_, StoreMode::kReadOnly);
+    } catch (const StoreMissing&) {
+    }
+    CheckInput(*wf, input);
+    if (!store) store = OpenSqliteStore(path_, StoreMode::kReadWrite);
+    // The run's home: relative paths it reads resolve against the directory it started in.
+    const std::string home = CurrentDirectory();
+    auto host = this->host(*store);
+    std::string id;
+    return {drive(*host, id,
+                  [&] {
+                    id = host->start(workflow_, input, home);
+                    return after(*host, id, follow);
+                  }),
+            false, ""};
+  }
+
+  Json resume(const std::string& prefix, bool follow) override {
+    auto store = OpenSqliteStore(path_, StoreMode::kReadOnly);
+    auto host = this->host(*store);
+    std::string id = host->take(prefix, workflow_);
+    if (host->run(id).ended())
+      throw BadInput("run " + id + " has ended `" + ToString(host->run(id).status()) +
+                     "`; there is nothing to resume");
+    return drive(*host, id, [&] {
+      host->tick(id);  // nothing due: nothing is written, and the stored run stays as it is
+      return after(*host, id, follow);
+    });
+  }
+
+  Changed send(const std::string& prefix, const std::string& gate, const std::string& event,
+               const Json& payload, bool follow) override {
+    auto store = OpenSqliteStore(path_, StoreMode::kReadOnly);
+    auto host = this->host(*store);
+    std::string id;
+    Changed out;
+    out.view = drive(*host, id, [&] {
+      // When another command drives the run (a `run` waiting for its processes), the answer is
+      // handed to it; it delivers it at its next turn and answers once that step is stored.
+      bool taken = false;
+      std::tie(id, taken) = host->takeOrHand(
+          prefix, workflow_, "send", {{"gate", gate}, {"event", event}, {"payload", payload}});
+      if (!taken) {
+        out.handedOver = true;
+        return stored(*host, id);
+      }
+      host->send(id, gate, event, payload);
+      if (follow && !host->follow(id, true)) return stored(*host, id);
+      return RunView(host->run(id));
+    });
+    return out;
+  }
+
+  Changed cancel(const std::string& prefix) override {
+    auto store = OpenSqliteStore(path_, StoreMode::kReadOnly);
+    auto host = this->host(*store);
+    // Stored with its `cancelled` and `ended` events, by this command or by the one that drives
+    // the run now (asked through the store).
+    std::string id;
+    Changed out;
+    out.view = drive(*host, id, [&] {
+      bool taken = false;
+      std::tie(id, taken) = host->takeOrHand(prefix, workflow_, "cancel", Json::object());
+      out.handedOver = !taken;
+      if (taken) host->cancel(id);
+      return stored(*host, id);
+    });
+    return out;
+  }
+
+  Json status(const std::string& prefix) override {
+    auto store = OpenSqliteStore(path_, StoreMode::kReadOnly);
+    SystemClock clock;
+    RunHost host(registry_, *store, clock);
+    Json view = host.view(prefix, workflow_)["report"];
+    if (Json standing = host.standingState(workflow_); !standing.is_null())
+      view["standing"] = std::move(standing);
+    return view;
+  }
+
+  GateList gates(const std::string& prefix) override {
+    std::unique_ptr<Store> store;
+    try {
+      store = OpenSqliteStore(path_, StoreMode::kReadOnly);
+    } catch (const StoreMissing&) {
+      if (!prefix.empty()) throw;
+      tell("", "note", "nothing needs a person: there is no run store at `" + path_ + "` yet");
+      return {};
+    }
+    SystemClock clock;
+    RunHost host(registry_, *store, clock);
+    std::vector<RunSummary> found;
+    if (!prefix.empty()) {
+      found.push_back(host.summary(host.resolve(prefix, workflow_), /*view=*/true));
+    } else {
+      found = host.runs(false, workflow_, /*views=*/true);
+    }
+    // `gates RUN` for one run that cannot be read is that run's error.
+    GateList out = ReadGates(host, found, nullptr, /*throwUnreadable=*/!prefix.empty());
+    for (Json& g : out.gates) g.erase("workflow");  // the runner's are all its workflow's
+    return out;
+  }
+
+  Json runs(bool all) override {
+    Json list = Json::array();
+    try {
+      auto store = OpenSqliteStore(path_, StoreMode::kReadOnly);
+      SystemClock clock;
+      for (const auto& r : RunHost(registry_, *store, clock).runs(all, workflow_))
+        list.push_back(RunListEntry(r));
+    } catch (const StoreMissing&) {
+      // No store yet: no runs, and nothing is created by looking.
+    }
+    return list;
+  }
+
+  std::string log(const std::string& prefix, bool follow,
+                  const std::function<void(const Json&)>& line, std::string* idOut) override {
+    auto store = OpenSqliteStore(path_, StoreMode::kReadOnly);
+    SystemClock clock;
+    RunHost host(registry_, *store, clock);
+    const std::string id = host.resolve(prefix, workflow_);
+    if (idOut != nullptr) *idOut = id;
+    int64_t seq = 0;
+    auto show = [&] {
+      for (const auto& f : host.feed(id, seq)) {
+        seq = f.seq;
+        line(FeedLineJson(f));
+      }
+    };
+    show();
+    if (!follow) return "";
+    int64_t rev = -1;
+    for (;;) {
+      const int64_t now = host.revision(id);
+      if (now != rev) {
+        rev = now;
+        show();
+        if (std::string status = host.storedStatus(id); status != "waiting") return status;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+  }
+
+  int64_t prune(int64_t beforeMs) override {
+    try {
+      auto store = OpenSqliteStore(path_, StoreMode::kReadOnly);
+      SystemClock clock;
+      return RunHost(registry_, *store, clock).prune(beforeMs, workflow_);
+    } catch (const StoreMissing&) {
+      return 0;
+    }
+  }
+
+ private:
+  // The run host a verb drives its run on. Its progress lines are told once the step they
+  // tell of is stored (nothing is visible outside before it is stored).
+  std::unique_ptr<RunHost> host(Store& store) {
+    auto host = std::make_unique<RunHost>(registry_, store, clock_, options_.threads);
+    if (!options_.agents.is_null()) host->scriptAgents(options_.agents);
+    if (options_.model) host->modelAgents(options_.model);
+    if (options_.counted) {
+      host->onEvent(
+          [this](const std::string& run, const Run::FeedEvent& e) { options_.counted(run, e); });
+    }
+    host->onSaved([this](const std::string& run, const std::vector<FeedLine>& lines) {
+      for (const auto& f : lines) {
+        if (!f.line.empty()) tell(run, f.kind, f.line);
+      }
+    });
+    host->onNote([this](const std::string& note) { tell("", "note", note); });
+    return host;
+  }
+
+  void tell(const std::string& run, const std::string& kind, const std::string& line) const {
+    if (options_.tell) options_.tell(run, kind, line);
+  }
+
+  // `run` of a standing Pool: nobody starts one (`serve` does); a paused one is resumed: a new
+  // run takes the held items (none with `dropHeld`) and the live keys of the last.
+  Json resumeStanding(bool dropHeld) {
+    std::unique_ptr<Store> store;
+    try {
+      store = OpenSqliteStore(path_, StoreMode::kReadOnly);
+    } catch (const StoreMissing&) {
+      throw BadInput("`" + workflow_ + "` is a standing Pool: nobody starts it; `" + workflow_ +
+                     " serve` starts its one run and keeps it live");
+    }
+    auto host = this->host(*store);
+    std::string id;
+    return drive(*host, id, [&] {
+      id = host->resume(workflow_, dropHeld);
+      host->tick(id);
+      tell(id, "note",
+           "a running `serve` takes run " + id + " up within a second; until one runs, it waits");
+      return RunView(host->run(id));
+    });
+  }
+
+  // After a start or a resume: with `follow`, every timer waited for; the run as it is then, or
+  // as stored when another command (`serve`) took it over during a wait.
+  Json after(RunHost& host, const std::string& id, bool follow) {
+    if (!host.follow(id, follow)) return stored(host, id);
+    return RunView(host.run(id));
+  }
+
+  // A stored run as its last save left it (RunHost::view): read, never restored.
+  Json stored(RunHost& host, const std::string& id) { return host.view(id, workflow_)["report"]; }
+
+  // Runs `verb` on `host`; a stop by a signal becomes VerbInterrupted with the run to take up.
+  Json drive(RunHost& host, const std::string& id, const std::function<Json()>& verb) {
+    try {
+      return verb();
+    } catch (const HostInterrupted& e) {
+      std::string run = id;
+      if (run.empty() && !host.ids().empty()) run = host.ids().front();
+      const VerbInterrupted stop(e.what(), run, host.stoppedEffects());
+      if (options_.interrupted) options_.interrupted(stop);
+      throw stop;
+    }
+  }
+
+  const Registry& registry_;
+  const std::string workflow_;
+  const std::string path_;
+  StoreVerbsOptions options_;
+  SystemClock clock_;
+};
+
+}  // namespace
+
+std::unique_ptr<Verbs> OpenStoreVerbs(const Registry& registry, const std::string& workflow,
+                                      const std::string& storePath, StoreVerbsOptions options) {
+  return std::make_unique<StoreVerbs>(registry, workflow, storePath, std::move(options));
+}
+
+}  // namespace jr2rt
