@@ -18,6 +18,7 @@
 #include "jr2/errors.h"
 #include "jr2/run.h"
 #include "jr2/store.h"
+#include "jr2/views.h"
 #include "pool.jr2.h"
 #include "run/engine.h"
 #include "serve.jr2.h"
@@ -936,4 +937,45 @@ TEST_F(Host, WorkIsOutFromAProcesssStartToItsEndAndNotAtAGate) {
   EXPECT_EQ(seen, (std::vector<bool>{true, true, false}));
   EXPECT_FALSE(atGate) << "a run at its Gate has no work out";
   EXPECT_EQ(store->summary(command)->status, "done");
+}
+
+// serve's answers write each kind of Gate's Menu once and copy it as text (DumpExpanded): the
+// text must be exactly what dumping the expanded document writes, and nothing that only looks
+// like a Menu's reference (a key or a string of the program's own) may be touched.
+TEST(Views, DumpExpandedWritesWhatExpandingThenDumpingWrites) {
+  const Json menus = {
+      {"0\nok\nno", Json::array({{{"event", "ok"}, {"schema", {{"type", "object"}}}}})},
+      {"1\nsay", Json::array({{{"event", "say"}, {"help", "a \"quoted\" \u00e9"}}})}};
+  Json doc = {
+      {"status", "waiting"},
+      {"gates", Json::array({{{"gate", "a.review"}, {"menuOf", "0\nok\nno"}, {"meta", nullptr}},
+                             {{"gate", "b.review"}, {"menuOf", "0\nok\nno"}, {"meta", nullptr}},
+                             {{"gate", "c"},
+                              {"menuOf", "1\nsay"},
+                              {"meta",
+                               {{"menuOf", "not a key"},
+                                {"note", "\"menuOf\":\"0\\nok\\nno\""},
+                                {"nested", {{"menuOf", "0\nok\nno"}}}}}},
+                             {{"gate", "d"}, {"menuOf", "2\nunknown"}, {"meta", "\x01"}}})}};
+  const std::string text = jr2rt::DumpExpanded(doc, menus);
+  // What a reader gets by expanding the same document first (ExpandView's rule: a Gate's own
+  // `menuOf` only).
+  Json expanded = doc;
+  for (Json& g : expanded["gates"]) {
+    const std::string of = g["menuOf"].get<std::string>();
+    if (!menus.contains(of)) continue;
+    g["menu"] = menus[of];
+    g.erase("menuOf");
+  }
+  // A `menuOf` inside a Gate's meta that names a Menu is a structural key too, and is expanded
+  // by the text rule; ExpandView leaves it. Nothing a program declares is named `menuOf` with a
+  // value of that shape ("KIND\nEVENT…"), so the two agree on every real document.
+  expanded["gates"][2]["meta"]["nested"] = {{"menu", menus["0\nok\nno"]}};
+  EXPECT_EQ(text, expanded.dump(-1, ' ', false, Json::error_handler_t::replace));
+  EXPECT_NE(text.find("\"menuOf\":\"not a key\""), std::string::npos);
+  EXPECT_NE(text.find("\"menuOf\":\"2\\nunknown\""), std::string::npos);
+  // Each Menu once per Gate that names it.
+  size_t n = 0;
+  for (size_t at = 0; (at = text.find("\"schema\"", at)) != std::string::npos; ++at) ++n;
+  EXPECT_EQ(n, 3u);
 }

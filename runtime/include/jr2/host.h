@@ -93,8 +93,9 @@ class RunHost : private Dispatcher {
   // to check that it still fits this one: RunDrifted as take() finds it. Throws StoreError
   // (unknown, damaged) and BadInput (another workflow's run).
   Json view(const std::string& prefix, const std::string& workflow, bool items = true);
-  // The same from a summary read with its view (Store::list with views, Store::find).
-  Json view(const RunSummary& run, bool items = true);
+  // The same from a summary read with its view (Store::list with views, Store::find). With
+  // `expand` false its Gates still name their Menus in `menus` (views.h DumpExpanded).
+  Json view(const RunSummary& run, bool items = true, bool expand = true);
 
   // The run `id` that this host drives (start or take), and the ids of all it drives.
   Run& run(const std::string& id);

@@ -52,6 +52,8 @@ struct Changed {
 struct GateList {
   Json gates = Json::array();
   std::vector<std::string> unreadable;
+  // With ReadGates' `menuOf`: each Gate names its Menu (`menuOf`) in here (views.h DumpExpanded).
+  Json menus = Json::object();
 };
 
 class Verbs {
@@ -111,7 +113,7 @@ std::unique_ptr<Verbs> OpenStoreVerbs(const Registry& registry, const std::strin
 GateList ReadGates(
     RunHost& host, const std::vector<RunSummary>& runs,
     const std::function<bool(const std::string& workflow, const std::string& gate)>& allow,
-    bool throwUnreadable);
+    bool throwUnreadable, bool menuOf = false);
 
 // A run in `runs`' list: `{runId, workflow, status, updated}`.
 Json RunListEntry(const RunSummary& run);

@@ -34,6 +34,14 @@ Json RunView(const Run& run, const Json& standing = nullptr);
 Json SavedView(const Run& run);
 // A saved view as readers use it: each Gate given its Menu back, `menus` gone.
 void ExpandView(Json& view);
+// A Gate as GateJson makes it, but naming its Menu (`menuOf`) in `menus` rather than carrying
+// it (the Menu is added to `menus` the first time its kind of Gate is met).
+Json GateRef(const OpenGate& gate, Json& menus);
+// `doc` as compact JSON text (serve's answers), with each Gate's `"menuOf": KEY` written as
+// `"menu": MENU` from `menus`: each kind of Gate's Menu is written out once and copied as text,
+// where building 64 Gates each with its own copy of the Menu as JSON was most of the cost of
+// serve's answers. A `menuOf` whose key `menus` lacks is left as it is.
+std::string DumpExpanded(const Json& doc, const Json& menus);
 // The saved view of a run as a reader uses it: `report.sofar` given its items and failures from
 // the run's `journal` when it was saved without them.
 void FillFromJournal(Json& view, const std::vector<Json>& journal);

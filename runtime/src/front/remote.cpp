@@ -282,8 +282,14 @@ class ServerVerbs final : public Verbs {
       if (g_stop != 0) {
         // As the local verb stopped by a signal says which run to take up, this says where the
         // run goes on.
-        note("stopped waiting for run " + id + "; serve goes on with it (`" + call_.command +
-             " status " + id + " --server " + call_.server + "` shows it)");
+        std::string text = "stopped waiting for run " + id + "; serve goes on with it (`";
+        text += call_.command;
+        text += " status ";
+        text += id;
+        text += " --server ";
+        text += call_.server;
+        text += "` shows it)";
+        note(text);
         std::_Exit(128 + g_stop);
       }
       Json now = client_.call("GET", "/runs/" + Segment(id));

@@ -834,7 +834,16 @@ class Server {
       const Run& now = host_.run(id);
       if (now.status() == RunStatus::kCancelled)
         return s->refuse({409, "run " + id + " was cancelled before this answer was delivered"});
-      s->answer(200, {{"status", ToString(now.status())}, {"gates", GatesFor(now, who)}});
+      // Each kind of Gate's Menu written once and copied as text (views.h DumpExpanded).
+      Json menus = Json::object();
+      Json gates = Json::array();
+      for (const auto& g : now.gates()) {
+        if (Callers::Allows(*who, now.workflow().name, Scope::kAnswer, g.name))
+          gates.push_back(GateRef(g, menus));
+      }
+      s->answerText(
+          200, DumpExpanded({{"status", ToString(now.status())}, {"gates", gates}}, menus) + "\n",
+          "application/json");
     });
   }
 
@@ -853,8 +862,8 @@ class Server {
         [&c](const std::string& workflow, const std::string& gate) {
           return Callers::Allows(c, workflow, Scope::kAnswer, gate);
         },
-        /*throwUnreadable=*/false);
-    s->answer(200, found.gates);
+        /*throwUnreadable=*/false, /*menuOf=*/true);
+    s->answerText(200, DumpExpanded(found.gates, found.menus) + "\n", "application/json");
   }
 
   void cancelRun(const std::shared_ptr<Session>& s, const std::string& prefix) {

@@ -860,7 +860,7 @@ Json RunHost::view(const std::string& prefix, const std::string& workflow, bool 
   return view(r, items);
 }
 
-Json RunHost::view(const RunSummary& r, bool items) {
+Json RunHost::view(const RunSummary& r, bool items, bool expand) {
   Json v;
   const auto hostedRun = runs_.find(r.id);
   if (hostedRun != runs_.end() && hostedRun->second.saver &&
@@ -881,7 +881,7 @@ Json RunHost::view(const RunSummary& r, bool items) {
     const std::unique_ptr<Run> run = peek(r.id, r.workflow);
     v = SavedView(*run);
   }
-  ExpandView(v);
+  if (expand) ExpandView(v);
   // A Pool's items from its journal, as a restore rebuilds them (a standing Pool's run in memory
   // has forgotten the outputs it settled).
   if (items && v["report"].contains("sofar") && v["report"]["sofar"].value("journaled", false))

@@ -28,12 +28,12 @@ Json FeedLineJson(const FeedLine& line) {
 
 GateList ReadGates(RunHost& host, const std::vector<RunSummary>& runs,
                    const std::function<bool(const std::string&, const std::string&)>& allow,
-                   bool throwUnreadable) {
+                   bool throwUnreadable, bool menuOf) {
   GateList out;
   for (const auto& r : runs) {
     Json view;
     try {
-      view = host.view(r, /*items=*/false);
+      view = host.view(r, /*items=*/false, /*expand=*/!menuOf);
     } catch (const std::exception& e) {
       // One run that cannot be read (damaged, drifted, or anything else) is named, and the
       // others are still listed.
@@ -52,10 +52,20 @@ GateList ReadGates(RunHost& host, const std::vector<RunSummary>& runs,
       gate["workflow"] = r.workflow;
       Json mine = Json::object();  // the fields of the events it takes, for the lines
       for (const auto& e : gate.value("accepts", Json::array())) {
-        const std::string& event = e.get_ref<const std::string&>();
+        const auto& event = e.get_ref<const std::string&>();
         if (const auto f = fields.find(event); f != fields.end()) mine[event] = *f;
       }
       gate["fields"] = std::move(mine);
+      if (menuOf) {
+        // Menus are made the same by one build: the first of each kind serves for all.
+        const auto of = gate.find("menuOf");
+        const auto menus = view.find("menus");
+        if (of != gate.end() && of->is_string() && menus != view.end() &&
+            !out.menus.contains(of->get_ref<const std::string&>())) {
+          const auto menu = menus->find(of->get_ref<const std::string&>());
+          if (menu != menus->end()) out.menus[of->get_ref<const std::string&>()] = *menu;
+        }
+      }
       out.gates.push_back(std::move(gate));
     }
   }

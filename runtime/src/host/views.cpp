@@ -3,9 +3,11 @@
 
 #include <link.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <mutex>
+#include <string_view>
 
 #include "jr2/host.h"
 
@@ -107,6 +109,49 @@ Json GateJson(const OpenGate& gate) {
 
 Json GateFields(const OpenGate& gate) { return AcceptedOf(gate).fields; }
 
+Json GateRef(const OpenGate& gate, Json& menus) {
+  const Accepted& a = AcceptedOf(gate);
+  if (!menus.contains(a.key)) menus[a.key] = a.menu;
+  return {{"gate", gate.name}, {"meta", gate.meta}, {"accepts", a.names}, {"menuOf", a.key}};
+}
+
+std::string DumpExpanded(const Json& doc, const Json& menus) {
+  const auto dump = [](const Json& j) {
+    return j.dump(-1, ' ', false, Json::error_handler_t::replace);
+  };
+  std::string text = dump(doc);
+  if (!menus.is_object() || menus.empty()) return text;
+  // Each Menu's key as it is written in the text (a JSON string, quotes included), and the Menu.
+  std::map<std::string, std::string, std::less<>> made;
+  for (const auto& [key, menu] : menus.items()) made.emplace(dump(Json(key)), dump(menu));
+  static const std::string kTag = "\"menuOf\":";
+  std::string out;
+  out.reserve(text.size() + made.begin()->second.size() * 8);
+  size_t at = 0;
+  for (size_t hit; (hit = text.find(kTag, at)) != std::string::npos;) {
+    // A structural `"menuOf":` (in a string every quote is escaped); its value is a JSON string.
+    const size_t value = hit + kTag.size();
+    if (value >= text.size() || text[value] != '"') {
+      out.append(text, at, value - at);
+      at = value;
+      continue;
+    }
+    size_t end = value + 1;
+    while (end < text.size() && text[end] != '"') end += text[end] == '\\' ? 2 : 1;
+    const auto menu = made.find(std::string_view(text).substr(value, end + 1 - value));
+    out.append(text, at, hit - at);
+    if (menu != made.end()) {
+      out += "\"menu\":";
+      out += menu->second;
+    } else {
+      out.append(text, hit, end + 1 - hit);
+    }
+    at = end + 1;
+  }
+  out.append(text, at, std::string::npos);
+  return out;
+}
+
 namespace {
 
 // `menus`: when given, each Gate names its Menu (`menuOf`) in it instead of carrying it: a Pool
@@ -115,16 +160,14 @@ Json ViewOf(const Run& run, const Json& standing, const std::vector<std::string>
             Json* menus = nullptr) {
   Json gates = Json::array();
   Json fields = Json::object();
+  std::vector<const Accepted*> kinds;  // each kind of Gate's fields are added once
   for (const auto& g : run.gates()) {
     const Accepted& a = AcceptedOf(g);
-    if (menus != nullptr) {
-      if (!menus->contains(a.key)) (*menus)[a.key] = a.menu;
-      gates.push_back(
-          {{"gate", g.name}, {"meta", g.meta}, {"accepts", a.names}, {"menuOf", a.key}});
-    } else {
-      gates.push_back(GateJson(g));
+    gates.push_back(menus != nullptr ? GateRef(g, *menus) : GateJson(g));
+    if (std::find(kinds.begin(), kinds.end(), &a) == kinds.end()) {
+      kinds.push_back(&a);
+      fields.update(a.fields);
     }
-    fields.update(a.fields);
   }
   Json view = {{"runId", run.id()},
                {"workflow", run.workflow().name},
