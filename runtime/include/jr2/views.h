@@ -37,10 +37,12 @@ void ExpandView(Json& view);
 // A Gate as GateJson makes it, but naming its Menu (`menuOf`) in `menus` rather than carrying
 // it (the Menu is added to `menus` the first time its kind of Gate is met).
 Json GateRef(const OpenGate& gate, Json& menus);
-// `doc` as compact JSON text (serve's answers), with each Gate's `"menuOf": KEY` written as
-// `"menu": MENU` from `menus`: each kind of Gate's Menu is written out once and copied as text,
-// where building 64 Gates each with its own copy of the Menu as JSON was most of the cost of
-// serve's answers. A `menuOf` whose key `menus` lacks is left as it is.
+// `doc` as compact JSON text (serve's answers), each Gate in it (an object with a string
+// `menuOf`) written with `"menu": MENU` from `menus` in its place, byte for byte what expanding
+// and then dumping writes: each kind of Gate's Menu is written out once and copied as text, where
+// building 64 Gates each with its own copy of the Menu as JSON was most of the cost of serve's
+// answers. Nothing inside a Gate (its `meta`) is expanded; a Gate whose Menu `menus` lacks is
+// left as it is.
 std::string DumpExpanded(const Json& doc, const Json& menus);
 // The saved view of a run as a reader uses it: `report.sofar` given its items and failures from
 // the run's `journal` when it was saved without them.

@@ -532,12 +532,13 @@ class Server {
   }
 
   // ---- what is told --------------------------------------------------------------------------
-  // The Gates of `run` that `c` may answer (every one for a caller whose `answer` names none).
-  static Json GatesFor(const Run& run, const Caller* c) {
+  // The Gates of `run` that `c` may answer (every one for a caller whose `answer` names none);
+  // with `menus`, each naming its Menu there (views.h GateRef, for DumpExpanded).
+  static Json GatesFor(const Run& run, const Caller* c, Json* menus = nullptr) {
     Json out = Json::array();
     for (const auto& g : run.gates()) {
       if (c == nullptr || Callers::Allows(*c, run.workflow().name, Scope::kAnswer, g.name))
-        out.push_back(GateJson(g));
+        out.push_back(menus != nullptr ? GateRef(g, *menus) : GateJson(g));
     }
     return out;
   }
@@ -836,14 +837,9 @@ class Server {
         return s->refuse({409, "run " + id + " was cancelled before this answer was delivered"});
       // Each kind of Gate's Menu written once and copied as text (views.h DumpExpanded).
       Json menus = Json::object();
-      Json gates = Json::array();
-      for (const auto& g : now.gates()) {
-        if (Callers::Allows(*who, now.workflow().name, Scope::kAnswer, g.name))
-          gates.push_back(GateRef(g, menus));
-      }
-      s->answerText(
-          200, DumpExpanded({{"status", ToString(now.status())}, {"gates", gates}}, menus) + "\n",
-          "application/json");
+      const Json answer = {{"status", ToString(now.status())},
+                           {"gates", GatesFor(now, who, &menus)}};
+      s->answerText(200, DumpExpanded(answer, menus) + "\n", "application/json");
     });
   }
 

@@ -44,6 +44,10 @@ GateList ReadGates(RunHost& host, const std::vector<RunSummary>& runs,
                                      : "run " + r.id + " cannot be read: " + ErrorText(e));
       continue;
     }
+    // Menus are made the same by one build (a view is trusted only by its own): the first of
+    // each kind serves for all.
+    if (menuOf && view.contains("menus"))
+      out.menus.insert(view["menus"].begin(), view["menus"].end());
     Json& report = view["report"];
     const Json fields = report["text"].value("fields", Json::object());
     for (Json& gate : report["gates"]) {
@@ -56,16 +60,6 @@ GateList ReadGates(RunHost& host, const std::vector<RunSummary>& runs,
         if (const auto f = fields.find(event); f != fields.end()) mine[event] = *f;
       }
       gate["fields"] = std::move(mine);
-      if (menuOf) {
-        // Menus are made the same by one build: the first of each kind serves for all.
-        const auto of = gate.find("menuOf");
-        const auto menus = view.find("menus");
-        if (of != gate.end() && of->is_string() && menus != view.end() &&
-            !out.menus.contains(of->get_ref<const std::string&>())) {
-          const auto menu = menus->find(of->get_ref<const std::string&>());
-          if (menu != menus->end()) out.menus[of->get_ref<const std::string&>()] = *menu;
-        }
-      }
       out.gates.push_back(std::move(gate));
     }
   }

@@ -7,7 +7,6 @@
 #include <cstdio>
 #include <map>
 #include <mutex>
-#include <string_view>
 
 #include "jr2/host.h"
 
@@ -115,40 +114,70 @@ Json GateRef(const OpenGate& gate, Json& menus) {
   return {{"gate", gate.name}, {"meta", gate.meta}, {"accepts", a.names}, {"menuOf", a.key}};
 }
 
-std::string DumpExpanded(const Json& doc, const Json& menus) {
-  const auto dump = [](const Json& j) {
-    return j.dump(-1, ' ', false, Json::error_handler_t::replace);
-  };
-  std::string text = dump(doc);
-  if (!menus.is_object() || menus.empty()) return text;
-  // Each Menu's key as it is written in the text (a JSON string, quotes included), and the Menu.
-  std::map<std::string, std::string, std::less<>> made;
-  for (const auto& [key, menu] : menus.items()) made.emplace(dump(Json(key)), dump(menu));
-  static const std::string kTag = "\"menuOf\":";
-  std::string out;
-  out.reserve(text.size() + made.begin()->second.size() * 8);
-  size_t at = 0;
-  for (size_t hit; (hit = text.find(kTag, at)) != std::string::npos;) {
-    // A structural `"menuOf":` (in a string every quote is escaped); its value is a JSON string.
-    const size_t value = hit + kTag.size();
-    if (value >= text.size() || text[value] != '"') {
-      out.append(text, at, value - at);
-      at = value;
-      continue;
+namespace {
+
+std::string DumpText(const Json& j) {
+  return j.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
+// `j` as DumpText writes it, each Gate (an object with a string `menuOf`) with `"menu": MENU`
+// from `made` (each Menu already text) in its place. A Gate's own members, its `meta` among
+// them, are written as they are: what a program or an item put there is never taken for a Menu.
+void WriteExpanded(const Json& j, const std::map<std::string, std::string, std::less<>>& made,
+                   std::string& out) {
+  if (j.is_array()) {
+    out += '[';
+    for (size_t i = 0; i < j.size(); ++i) {
+      if (i > 0) out += ',';
+      WriteExpanded(j[i], made, out);
     }
-    size_t end = value + 1;
-    while (end < text.size() && text[end] != '"') end += text[end] == '\\' ? 2 : 1;
-    const auto menu = made.find(std::string_view(text).substr(value, end + 1 - value));
-    out.append(text, at, hit - at);
-    if (menu != made.end()) {
-      out += "\"menu\":";
-      out += menu->second;
-    } else {
-      out.append(text, hit, end + 1 - hit);
-    }
-    at = end + 1;
+    out += ']';
+    return;
   }
-  out.append(text, at, std::string::npos);
+  if (!j.is_object()) {
+    out += DumpText(j);
+    return;
+  }
+  const auto of = j.find("menuOf");
+  const bool gate = of != j.end() && of->is_string();
+  const auto menu = gate ? made.find(of->get_ref<const std::string&>()) : made.end();
+  if (gate && menu == made.end()) {  // a Menu it does not have: the Gate as it is
+    out += DumpText(j);
+    return;
+  }
+  // In the order JSON's objects keep their members (by name), `menu` where `menuOf` was named.
+  std::map<std::string, const Json*> members;
+  for (const auto& [key, value] : j.items()) members.emplace(key, &value);
+  if (gate) {
+    members.erase("menuOf");
+    members.emplace("menu", nullptr);
+  }
+  out += '{';
+  bool first = true;
+  for (const auto& [key, value] : members) {
+    if (!first) out += ',';
+    first = false;
+    out += DumpText(Json(key));
+    out += ':';
+    if (value == nullptr) {
+      out += menu->second;
+    } else if (gate) {
+      out += DumpText(*value);
+    } else {
+      WriteExpanded(*value, made, out);
+    }
+  }
+  out += '}';
+}
+
+}  // namespace
+
+std::string DumpExpanded(const Json& doc, const Json& menus) {
+  if (!menus.is_object() || menus.empty()) return DumpText(doc);
+  std::map<std::string, std::string, std::less<>> made;  // each Menu's text, by its key
+  for (const auto& [key, menu] : menus.items()) made.emplace(key, DumpText(menu));
+  std::string out;
+  WriteExpanded(doc, made, out);
   return out;
 }
 
