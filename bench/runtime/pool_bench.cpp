@@ -14,6 +14,7 @@
 #include "jr2/host.h"
 #include "jr2/run.h"
 #include "jr2/saver.h"
+#include "jr2/sqlite_store.h"
 #include "jr2/stdlib.h"
 #include "jr2/store.h"
 #include "pool.jr2.h"

@@ -12,6 +12,7 @@
 
 #include "jr2/run.h"
 #include "jr2/saver.h"
+#include "jr2/sqlite_store.h"
 #include "jr2/store.h"
 #include "pool.jr2.h"
 

@@ -17,6 +17,7 @@
 
 #include "jr2/errors.h"
 #include "jr2/run.h"
+#include "jr2/sqlite_store.h"
 #include "jr2/store.h"
 #include "jr2/views.h"
 #include "pool.jr2.h"

@@ -21,6 +21,8 @@
 #include <sstream>
 #include <thread>
 
+#include "jr2/sqlite_store.h"
+
 namespace {
 
 namespace fs = std::filesystem;

@@ -18,7 +18,7 @@ namespace jr2rt {
 class RunSaver {
  public:
   // `clock`: what stamps each save (the host's: a test's manual clock stamps what it stores).
-  RunSaver(Store& store, Clock& clock) : store_(store), clock_(clock) {}
+  RunSaver(RunRows& store, Clock& clock) : store_(store), clock_(clock) {}
   RunSaver(const RunSaver&) = delete;
   RunSaver& operator=(const RunSaver&) = delete;
 
@@ -54,7 +54,7 @@ class RunSaver {
   int64_t saves() const { return saves_; }
 
  private:
-  Store& store_;
+  RunRows& store_;
   Clock& clock_;
   std::vector<FeedLine> pending_;
   std::function<void(const std::vector<FeedLine>&)> saved_;

@@ -1,4 +1,8 @@
-// The run store (RUNTIME.md §1, §7): an interface, and the embedded default over one SQLite file.
+// The run store (docs/runtime.md#the-store, docs/architecture.md#the-runtime): small interfaces,
+// one per thing the store keeps — runs, feed, journal, inbox, hook log, heads, start keys, drive
+// locks — and `Store`, all of them, which one backend implements: today the embedded one over a
+// SQLite file (jr2/sqlite_store.h). No interface names a SQLite type or a file: a networked store
+// shared by several hosts can honour each of them.
 // A run is saved in one transaction after each step that changed it, with the feed lines of
 // that step, before anything about the step is printed or answered.
 #pragma once
@@ -76,49 +80,28 @@ class StoreConflict : public StoreError {
   using StoreError::StoreError;
 };
 
-// A read-only open of a path where no store exists: nothing was created.
+// A read-only open of a location where no store exists: nothing was created.
 class StoreMissing : public StoreError {
  public:
   using StoreError::StoreError;
 };
 
 // The store's disk is full (SQLite's SQLITE_FULL): nothing of the write was stored. serve keeps
-// serving reads and stores again when there is space (#30); a command exits 65 saying so.
+// serving reads and stores again when there is space (docs/operations.md#a-full-disk); a command
+// exits 65 saying so.
 class StoreFull : public StoreError {
  public:
   using StoreError::StoreError;
 };
 
-// The per-run drive lock: one command (or one host) drives a run at a time. Held from the
-// moment it is made until it is destroyed; release() and take() let a process that sleeps give
-// it up meanwhile. The kernel drops it when the process dies, so a killed command never leaves a
-// run locked.
-class RunLock {
+// The head of a standing workflow (docs/runtime.md#standing-pools-of-runs-over-push-sources-12):
+// its newest run, when that run started, how many counted runs in a row ended (`streak`), how the
+// run ended (`ended`: "" while it is live, else `error`, `failed`, `bound` or `cancelled`, at
+// `endedMs`) and why the Pool is paused (`paused`: "" when it is not, else `errors`, `bound` or
+// `cancelled`; `why` says it in a sentence). Written in the transaction that saves the run it
+// names (RunRows::saveAll); read here.
+class Heads {
  public:
-  virtual ~RunLock() = default;
-  virtual void release() = 0;
-  virtual void take() = 0;
-  // take() without waiting: false when another process holds the lock now.
-  virtual bool tryTake() = 0;
-};
-
-class Store {
- public:
-  virtual ~Store() = default;
-  // Saves the run and appends `feed` to its feed, in one transaction, and gives the new
-  // revision. With a `revision` other than 0 (the one it was loaded or last saved at) it writes
-  // only if the stored run still has that revision, and otherwise throws StoreConflict: two
-  // commands on one run never lose each other's steps. With 0 it writes whatever is stored (a
-  // new run, a benchmark).
-  virtual int64_t save(const StoredRun& run, const std::vector<FeedLine>& feed) = 0;
-  int64_t save(const StoredRun& run) { return save(run, {}); }
-  // Group commit (RUNTIME.md §7): saves several runs, each with its feed lines, in one
-  // transaction, and gives their new revisions in order. A conflict on one writes none.
-  // The head of a standing workflow (RUNTIME.md §3): its newest run, when that run started, how
-  // many counted runs in a row ended (`streak`), how the run ended (`ended`: "" while it is live,
-  // else `error`, `failed`, `bound` or `cancelled`, at `endedMs`) and why the Pool is paused
-  // (`paused`: "" when it is not, else `errors`, `bound` or `cancelled`; `why` says it in a
-  // sentence). Written in the transaction that saves the run it names.
   struct Head {
     std::string workflow;
     std::string run;
@@ -129,10 +112,31 @@ class Store {
     std::string paused;
     std::string why;
   };
+  virtual ~Heads() = default;
+  // The head of standing workflow `workflow`, if it ever had a run; every head.
+  virtual std::optional<Head> head(const std::string& workflow) = 0;
+  virtual std::vector<Head> heads() = 0;
+};
+
+// The runs: each one's row (snapshot, revision, summary, view, dispatch key), saved with its
+// feed lines, journal entries and head in one transaction.
+class RunRows {
+ public:
+  virtual ~RunRows() = default;
+  // Saves the run and appends `feed` to its feed, in one transaction, and gives the new
+  // revision. With a `revision` other than 0 (the one it was loaded or last saved at) it writes
+  // only if the stored run still has that revision, and otherwise throws StoreConflict: two
+  // commands on one run never lose each other's steps. With 0 it writes whatever is stored (a
+  // new run, a benchmark).
+  virtual int64_t save(const StoredRun& run, const std::vector<FeedLine>& feed) = 0;
+  int64_t save(const StoredRun& run) { return save(run, {}); }
+  // Group commit (docs/runtime.md#saved-as-it-moves-effects-at-most-once): saves several runs,
+  // each with its feed lines, in one transaction, and gives their new revisions in order. A
+  // conflict on one writes none.
   struct Save {
     StoredRun run;
     std::vector<FeedLine> feed;
-    std::optional<Head> head;  // written after the run, in the same transaction
+    std::optional<Heads::Head> head;  // written after the run, in the same transaction
   };
   virtual std::vector<int64_t> saveAll(const std::vector<Save>& batch) = 0;
   // The run whose id starts with `prefix` (4 characters or more). Throws StoreError when none
@@ -148,33 +152,28 @@ class Store {
   // The run whose id starts with `prefix`, by the rules of load(), as a summary, with its view
   // when `view`: one read, never its snapshot.
   virtual RunSummary find(const std::string& prefix, bool view) = 0;
-  // Run `id`'s journal (StoredRun::journal), every entry in order, without its snapshot.
-  virtual std::vector<Json> journal(const std::string& id) = 0;
-  // How many statements this store has executed since it was opened (the cost of a verb, in
-  // tests and in `GET /metrics`); 0 for a store that does not count.
-  virtual int64_t statements() const { return 0; }
   // Run `id`'s summary (its full id), without reading its snapshot; nothing when there is none.
   virtual std::optional<RunSummary> summary(const std::string& id) = 0;
   // The stored revision of run `id` (its full id), without reading its snapshot; 0 when none.
   virtual int64_t revision(const std::string& id) = 0;
-  // The feed of run `id` after line `afterSeq`, in order.
-  virtual std::vector<FeedLine> feed(const std::string& id, int64_t afterSeq) = 0;
+  // The run of `workflow` that a dispatch keyed `key` (the newest, if ever two), while its row
+  // lives: live, or ended and not pruned.
+  virtual std::optional<RunSummary> byKey(const std::string& workflow, const std::string& key) = 0;
   // How many runs the store holds, by (workflow, status): `GET /metrics`.
   virtual std::map<std::pair<std::string, std::string>, int64_t> runCounts() = 0;
-  // Whether Gate `gate` of run `id` was ever open (its feed says it opened): an answer to a Gate
-  // that is not open now was taken already, or its state was left, rather than never there.
-  virtual bool hadGate(const std::string& id, const std::string& gate) = 0;
-  // Starts by idempotency key (serve's `Idempotency-Key`, #30): the run that a Caller's start of
-  // `workflow` with `key` made, and the digest of its input; kept until that run is pruned.
-  struct StartKey {
-    std::string run;
-    std::string digest;
-  };
-  virtual std::optional<StartKey> startKey(const std::string& caller, const std::string& workflow,
-                                           const std::string& key) = 0;
-  // Keeps (or replaces) the run a key started; stored at once, before that run's first commit.
-  virtual void keepStartKey(const std::string& caller, const std::string& workflow,
-                            const std::string& key, const StartKey& start) = 0;
+  // Deletes the runs that ended (any status but `waiting`) before `beforeMs`, with their feeds,
+  // journals, start keys and whatever else the store keeps for them (the SQLite store: their
+  // lock files); gives how many. `workflow` "" means every workflow. Never the run a head names:
+  // a paused standing Pool keeps what it holds for as long as it is paused.
+  virtual int64_t prune(int64_t beforeMs, const std::string& workflow) = 0;
+};
+
+// Each run's feed: appended by RunRows::save with the step that made the lines, read here.
+class FeedLog {
+ public:
+  virtual ~FeedLog() = default;
+  // The feed of run `id` after line `afterSeq`, in order.
+  virtual std::vector<FeedLine> feed(const std::string& id, int64_t afterSeq) = 0;
   // At most `limit` lines of it: what a follower of a long feed is sent at a time.
   virtual std::vector<FeedLine> feedPage(const std::string& id, int64_t afterSeq, int64_t limit) {
     auto lines = feed(id, afterSeq);
@@ -187,38 +186,50 @@ class Store {
     const auto lines = feed(id, 0);
     return lines.empty() ? 0 : lines.back().seq;
   }
-  // Deletes the runs that ended (any status but `waiting`) before `beforeMs`, with their feeds
-  // and lock files; gives how many. `workflow` "" means every workflow. Never the run a head
-  // names: a paused standing Pool keeps what it holds for as long as it is paused.
-  virtual int64_t prune(int64_t beforeMs, const std::string& workflow) = 0;
-  // Takes the drive lock of run `id` (its full id), waiting while another process holds it;
-  // `onWait` is called once before such a wait (to tell the person), with the holder as it wrote
-  // itself in the lock file ("pid 1234"; "" when unknown).
-  // `onWait` may throw to give up instead of waiting (the lock is then not taken).
-  virtual std::unique_ptr<RunLock> lock(
-      const std::string& id, const std::function<void(const std::string& holder)>& onWait) = 0;
+  // Whether Gate `gate` of run `id` was ever open (its feed says it opened): an answer to a Gate
+  // that is not open now was taken already, or its state was left, rather than never there.
+  virtual bool hadGate(const std::string& id, const std::string& gate) = 0;
+};
 
-  // The inbox: a command asks the host that holds run `id`'s lock to do `verb` (`cancel`), and
-  // waits for its answer. ask() gives the request's number; the host reads asked() (requests no
-  // host has taken), takes one with takeRequest() (false: another took it, or it was withdrawn)
-  // and answers it; answerOf() gives the answer once there is one (and forgets the request);
-  // withdraw() takes back a request no host has taken (false: one took it — wait for its answer).
+// Each run's journal (StoredRun::journal): appended by RunRows::save, read whole by load() or
+// here.
+class Journal {
+ public:
+  virtual ~Journal() = default;
+  // Run `id`'s journal, every entry in order, without its snapshot.
+  virtual std::vector<Json> journal(const std::string& id) = 0;
+};
+
+// The inbox: a command asks the host that holds run `id`'s lock to do `verb` (`cancel`), and
+// waits for its answer. ask() gives the request's number; the host reads asked() (requests no
+// host has taken), takes one with takeRequest() (false: another took it, or it was withdrawn)
+// and answers it; answerOf() gives the answer once there is one (and forgets the request);
+// withdraw() takes back a request no host has taken (false: one took it — wait for its answer).
+class Inbox {
+ public:
   struct Request {
     int64_t seq = 0;
     std::string run;
     std::string verb;
     Json body;
   };
+  virtual ~Inbox() = default;
   virtual int64_t ask(const std::string& id, const std::string& verb, const Json& body) = 0;
   virtual std::vector<Request> asked() = 0;
   virtual bool takeRequest(int64_t seq) = 0;
   virtual void answer(int64_t seq, const Json& answer) = 0;
   virtual std::optional<Json> answerOf(int64_t seq) = 0;
   virtual bool withdraw(int64_t seq) = 0;
-  // The hook log (`GET /hooks/NAME`): each delivery of hook `hook` with its id, its event and
-  // the answer it got. hookAnswer() gives the first answer to a delivery id already logged (a
-  // delivery sent again gets it, and changes nothing); logHooks() writes deliveries in one
-  // transaction, in order, and keeps the first of two with one id.
+  // Whether a host has taken request `seq` (and not answered it yet, or the asker not read it).
+  virtual bool taken(int64_t seq) = 0;
+};
+
+// The hook log (`GET /hooks/NAME`): each delivery of hook `hook` with its id, its event and
+// the answer it got. hookAnswer() gives the first answer to a delivery id already logged (a
+// delivery sent again gets it, and changes nothing); logHooks() writes deliveries in one
+// transaction, in order, and keeps the first of two with one id.
+class HookLog {
+ public:
   struct HookEntry {
     std::string hook;
     std::string delivery;
@@ -226,40 +237,81 @@ class Store {
     std::string event;
     Json answer;
   };
-  // The run of `workflow` that a dispatch keyed `key` (the newest, if ever two), while its row
-  // lives: live, or ended and not pruned.
-  virtual std::optional<RunSummary> byKey(const std::string& workflow, const std::string& key) = 0;
+  virtual ~HookLog() = default;
   virtual std::optional<Json> hookAnswer(const std::string& hook, const std::string& delivery) = 0;
   virtual void logHooks(const std::vector<HookEntry>& entries) = 0;
   // The newest `limit` deliveries of `hook`, newest first: `{delivery, time, event, answer}`.
   virtual std::vector<Json> hookLog(const std::string& hook, int64_t limit) = 0;
-  // The head of standing workflow `workflow`, if it ever had a run; every head.
-  virtual std::optional<Head> head(const std::string& workflow) = 0;
-  virtual std::vector<Head> heads() = 0;
-  // Whether a host has taken request `seq` (and not answered it yet, or the asker not read it).
-  virtual bool taken(int64_t seq) = 0;
+};
+
+// Starts by idempotency key (serve's `Idempotency-Key`, docs/serve.md#sending-again): the run
+// that a Caller's start of `workflow` with `key` made, and the digest of its input; kept until
+// that run is pruned.
+class StartKeys {
+ public:
+  struct StartKey {
+    std::string run;
+    std::string digest;
+  };
+  virtual ~StartKeys() = default;
+  virtual std::optional<StartKey> startKey(const std::string& caller, const std::string& workflow,
+                                           const std::string& key) = 0;
+  // Keeps (or replaces) the run a key started; stored at once, before that run's first commit.
+  virtual void keepStartKey(const std::string& caller, const std::string& workflow,
+                            const std::string& key, const StartKey& start) = 0;
+};
+
+// The per-run drive lock: one command (or one host) drives a run at a time. Held from the
+// moment it is made until it is destroyed; release() and take() let a process that sleeps give
+// it up meanwhile. It ends with its holder: a killed command never leaves a run locked (the
+// SQLite store's are flocks, which the kernel drops when the process dies).
+class RunLock {
+ public:
+  virtual ~RunLock() = default;
+  virtual void release() = 0;
+  virtual void take() = 0;
+  // take() without waiting: false when another process holds the lock now.
+  virtual bool tryTake() = 0;
+};
+
+class RunLocks {
+ public:
+  virtual ~RunLocks() = default;
+  // Takes the drive lock of run `id` (its full id), waiting while another process holds it;
+  // `onWait` is called once before such a wait (to tell the person), with the holder as it named
+  // itself ("pid 1234"; "" when unknown).
+  // `onWait` may throw to give up instead of waiting (the lock is then not taken).
+  virtual std::unique_ptr<RunLock> lock(
+      const std::string& id, const std::function<void(const std::string& holder)>& onWait) = 0;
+};
+
+// All of it: what a backend implements, and what the host and the runner hold. A part that
+// needs one interface may take just that one (RunSaver: RunRows).
+class Store : public RunRows,
+              public FeedLog,
+              public Journal,
+              public Inbox,
+              public HookLog,
+              public Heads,
+              public StartKeys,
+              public RunLocks {
+ public:
+  ~Store() override = default;
+  // How many statements this store has executed since it was opened, through any of its
+  // interfaces (the cost of a verb, in tests and in `GET /metrics`); 0 for a store that does not
+  // count.
+  virtual int64_t statements() const { return 0; }
 };
 
 enum class StoreMode {
-  kReadWrite,  // creates the store when the path does not exist
-  kReadOnly,   // creates nothing: a missing path throws StoreMissing
+  kReadWrite,  // creates the store when the location holds none
+  kReadOnly,   // creates nothing: a location without a store throws StoreMissing
 };
 
-// Opens the SQLite store at `path`. A file that is not a jr2 store (another application's
-// database, a file that is not a database) is refused with StoreError and left byte for byte
-// unchanged.
-std::unique_ptr<Store> OpenSqliteStore(const std::string& path,
-                                       StoreMode mode = StoreMode::kReadWrite);
-
-// `<runner> store backup FILE` (#30): a copy of the store at `from`, consistent as of one
-// instant, made while commands and serve use it (SQLite's online backup, in one read
-// transaction: a writer is never blocked). Written beside `to` and renamed to it once whole and
-// checked (integrity_check), mode 0600; `to` must not exist. Gives the runs it holds and its
-// bytes. StoreMissing without a store; StoreError for a `to` it cannot write.
-struct BackupInfo {
-  int64_t runs = 0;
-  int64_t bytes = 0;
-};
-BackupInfo BackupSqliteStore(const std::string& from, const std::string& to);
+// Opens the store at `location` (`--store`, `$JR2_STORE`, docs/runtime.md#the-store): today
+// every location is the path of a SQLite file (OpenSqliteStore); the one place a location names
+// its backend.
+std::unique_ptr<Store> OpenStore(const std::string& location,
+                                 StoreMode mode = StoreMode::kReadWrite);
 
 }  // namespace jr2rt

@@ -30,6 +30,7 @@
 #include "jr2/errors.h"
 #include "jr2/host.h"
 #include "jr2/run.h"
+#include "jr2/sqlite_store.h"
 #include "jr2/store.h"
 #include "jr2/verbs.h"
 
@@ -250,7 +251,7 @@ class Runner {
  private:
   std::unique_ptr<Store> open(const Args& a, StoreMode mode = StoreMode::kReadWrite) {
     storePath_ = StorePath(a);
-    return OpenSqliteStore(storePath_, mode);
+    return OpenStore(storePath_, mode);
   }
 
   // The verbs (verbs.h) this command does: against the store, or with `--server` against that

@@ -87,11 +87,11 @@ class StoreVerbs final : public Verbs {
     // new store file.
     std::unique_ptr<Store> store;
     try {
-      store = OpenSqliteStore(path_, StoreMode::kReadOnly);
+      store = OpenStore(path_, StoreMode::kReadOnly);
     } catch (const StoreMissing&) {
     }
     CheckInput(*wf, input);
-    if (!store) store = OpenSqliteStore(path_, StoreMode::kReadWrite);
+    if (!store) store = OpenStore(path_, StoreMode::kReadWrite);
     // The run's home: relative paths it reads resolve against the directory it started in.
     const std::string home = CurrentDirectory();
     auto host = this->host(*store);
@@ -105,7 +105,7 @@ class StoreVerbs final : public Verbs {
   }
 
   Json resume(const std::string& prefix, bool follow) override {
-    auto store = OpenSqliteStore(path_, StoreMode::kReadOnly);
+    auto store = OpenStore(path_, StoreMode::kReadOnly);
     auto host = this->host(*store);
     std::string id = host->take(prefix, workflow_);
     if (host->run(id).ended())
@@ -119,7 +119,7 @@ class StoreVerbs final : public Verbs {
 
   Changed send(const std::string& prefix, const std::string& gate, const std::string& event,
                const Json& payload, bool follow) override {
-    auto store = OpenSqliteStore(path_, StoreMode::kReadOnly);
+    auto store = OpenStore(path_, StoreMode::kReadOnly);
     auto host = this->host(*store);
     std::string id;
     Changed out;
@@ -141,7 +141,7 @@ class StoreVerbs final : public Verbs {
   }
 
   Changed cancel(const std::string& prefix) override {
-    auto store = OpenSqliteStore(path_, StoreMode::kReadOnly);
+    auto store = OpenStore(path_, StoreMode::kReadOnly);
     auto host = this->host(*store);
     // Stored with its `cancelled` and `ended` events, by this command or by the one that drives
     // the run now (asked through the store).
@@ -158,7 +158,7 @@ class StoreVerbs final : public Verbs {
   }
 
   Json status(const std::string& prefix) override {
-    auto store = OpenSqliteStore(path_, StoreMode::kReadOnly);
+    auto store = OpenStore(path_, StoreMode::kReadOnly);
     SystemClock clock;
     RunHost host(registry_, *store, clock);
     Json view = host.view(prefix, workflow_)["report"];
@@ -170,7 +170,7 @@ class StoreVerbs final : public Verbs {
   GateList gates(const std::string& prefix) override {
     std::unique_ptr<Store> store;
     try {
-      store = OpenSqliteStore(path_, StoreMode::kReadOnly);
+      store = OpenStore(path_, StoreMode::kReadOnly);
     } catch (const StoreMissing&) {
       if (!prefix.empty()) throw;
       tell("", "note", "nothing needs a person: there is no run store at `" + path_ + "` yet");
@@ -193,7 +193,7 @@ class StoreVerbs final : public Verbs {
   Json runs(bool all) override {
     Json list = Json::array();
     try {
-      auto store = OpenSqliteStore(path_, StoreMode::kReadOnly);
+      auto store = OpenStore(path_, StoreMode::kReadOnly);
       SystemClock clock;
       for (const auto& r : RunHost(registry_, *store, clock).runs(all, workflow_))
         list.push_back(RunListEntry(r));
@@ -205,7 +205,7 @@ class StoreVerbs final : public Verbs {
 
   std::string log(const std::string& prefix, bool follow,
                   const std::function<void(const Json&)>& line, std::string* idOut) override {
-    auto store = OpenSqliteStore(path_, StoreMode::kReadOnly);
+    auto store = OpenStore(path_, StoreMode::kReadOnly);
     SystemClock clock;
     RunHost host(registry_, *store, clock);
     const std::string id = host.resolve(prefix, workflow_);
@@ -233,7 +233,7 @@ class StoreVerbs final : public Verbs {
 
   int64_t prune(int64_t beforeMs) override {
     try {
-      auto store = OpenSqliteStore(path_, StoreMode::kReadOnly);
+      auto store = OpenStore(path_, StoreMode::kReadOnly);
       SystemClock clock;
       return RunHost(registry_, *store, clock).prune(beforeMs, workflow_);
     } catch (const StoreMissing&) {
@@ -270,7 +270,7 @@ class StoreVerbs final : public Verbs {
   Json resumeStanding(bool dropHeld) {
     std::unique_ptr<Store> store;
     try {
-      store = OpenSqliteStore(path_, StoreMode::kReadOnly);
+      store = OpenStore(path_, StoreMode::kReadOnly);
     } catch (const StoreMissing&) {
       throw BadInput("`" + workflow_ + "` is a standing Pool: nobody starts it; `" + workflow_ +
                      " serve` starts its one run and keeps it live");

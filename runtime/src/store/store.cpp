@@ -1,7 +1,7 @@
 // The SQLite run store (RUNTIME.md §7): a file that is ours or refused untouched, WAL so that
 // readers never make a writer fail, summaries read without snapshots, a feed per run, and the
 // per-run drive lock as a flock on a file that is never reached through a symlink.
-#include "jr2/store.h"
+#include "jr2/sqlite_store.h"
 
 #include <fcntl.h>
 #include <sqlite3.h>
