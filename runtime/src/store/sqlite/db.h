@@ -1,0 +1,141 @@
+// The SQLite store's connection (docs/runtime.md#the-store): one connection and the statements
+// prepared on it, a use of a statement, and a transaction that rolls back unless committed. The
+// files of runtime/src/store/sqlite/ talk to SQLite only through these.
+#pragma once
+
+#include <sqlite3.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "jr2/store.h"
+
+namespace jr2rt::sqlite {
+
+// "jr2C": the SQLite application_id that marks a file as a jr2 run store.
+constexpr int32_t kAppId = 0x6A723243;
+// How long a command waits for another one's write before it gives up.
+constexpr int kBusyTimeoutMs = 10000;
+
+inline std::string Quoted(const std::string& path) { return "`" + path + "`"; }
+
+// One SQLite connection and the statements prepared on it, kept: a save after the first
+// prepares nothing.
+class Db {
+ public:
+  // Opens `name` (the path, or a `file:` URI for it) with SQLite's `flags`; `path` is what
+  // messages name. Throws StoreError when SQLite cannot open it.
+  Db(const std::string& path, const std::string& name, int flags);
+  ~Db();
+  Db(const Db&) = delete;
+  Db& operator=(const Db&) = delete;
+
+  const std::string& path() const { return path_; }
+  sqlite3* handle() const { return db_; }
+
+  // Throws what SQLite's result `rc` means: busy past the timeout, a full disk (StoreFull), or
+  // another failure, each naming the store.
+  [[noreturn]] void fail(int rc) const;
+
+  void exec(const char* sql) {
+    ++statements_;
+    const int rc = sqlite3_exec(db_, sql, nullptr, nullptr, nullptr);
+    if (rc != SQLITE_OK) fail(rc);
+  }
+
+  // `sql` is a literal: its address keys the cache.
+  sqlite3_stmt* prepare(const char* sql) {
+    auto it = cache_.find(sql);
+    if (it != cache_.end()) return it->second;
+    sqlite3_stmt* st = nullptr;
+    const int rc = sqlite3_prepare_v2(db_, sql, -1, &st, nullptr);
+    if (rc != SQLITE_OK) fail(rc);
+    cache_.emplace(sql, st);
+    return st;
+  }
+
+  // Store::statements(): each statement executed counts once, however many rows it gave.
+  int64_t statements() const { return statements_; }
+  void executed() { ++statements_; }
+
+ private:
+  std::string path_;
+  sqlite3* db_ = nullptr;
+  std::map<const char*, sqlite3_stmt*> cache_;
+  int64_t statements_ = 0;
+};
+
+// A use of a prepared statement; it is reset (and its bindings dropped) when the use ends.
+class Stmt {
+ public:
+  Stmt(Db& db, const char* sql) : db_(db), st_(db.prepare(sql)) {}
+  ~Stmt() {
+    sqlite3_reset(st_);
+    sqlite3_clear_bindings(st_);
+  }
+  Stmt(const Stmt&) = delete;
+  Stmt& operator=(const Stmt&) = delete;
+
+  Stmt& bind(int i, const std::string& s) {
+    sqlite3_bind_text(st_, i, s.data(), static_cast<int>(s.size()), SQLITE_TRANSIENT);
+    return *this;
+  }
+  Stmt& bind(int i, int64_t v) {
+    sqlite3_bind_int64(st_, i, v);
+    return *this;
+  }
+  // True with a row to read, false when done.
+  bool step() {
+    if (!stepped_) db_.executed();
+    stepped_ = true;
+    const int rc = sqlite3_step(st_);
+    if (rc == SQLITE_ROW) return true;
+    if (rc == SQLITE_DONE) return false;
+    db_.fail(rc);
+  }
+  // For another use of the same statement in a loop.
+  void reset() {
+    sqlite3_reset(st_);
+    sqlite3_clear_bindings(st_);
+    stepped_ = false;
+  }
+  int type(int i) const { return sqlite3_column_type(st_, i); }
+  // A NULL reads "": a summary of a damaged row still lists.
+  std::string text(int i) const {
+    const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(st_, i));
+    return p ? std::string(p, static_cast<size_t>(sqlite3_column_bytes(st_, i))) : std::string();
+  }
+  int64_t integer(int i) const { return sqlite3_column_int64(st_, i); }
+
+ private:
+  Db& db_;
+  sqlite3_stmt* st_;
+  bool stepped_ = false;
+};
+
+// A transaction that rolls back unless committed, so a throw in the middle writes nothing.
+class Txn {
+ public:
+  Txn(Db& db, const char* begin) : db_(db) { db_.exec(begin); }
+  ~Txn() {
+    if (!done_) sqlite3_exec(db_.handle(), "ROLLBACK", nullptr, nullptr, nullptr);
+  }
+  Txn(const Txn&) = delete;
+  Txn& operator=(const Txn&) = delete;
+  void commit() {
+    db_.exec("COMMIT");
+    done_ = true;
+  }
+
+ private:
+  Db& db_;
+  bool done_ = false;
+};
+
+// The connection to the store at `path`, checked to be a jr2 store (or made one, or migrated)
+// and in WAL mode (schema.cpp).
+std::unique_ptr<Db> OpenDb(const std::string& path, StoreMode mode);
+
+}  // namespace jr2rt::sqlite

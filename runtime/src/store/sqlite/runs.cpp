@@ -1,0 +1,318 @@
+// The runs in the SQLite store (docs/runtime.md#the-store): table `runs(id, workflow, status,
+// updated, rev, snapshot, dkey, view)`, one row a run. A save is one transaction with the run's
+// feed lines, journal entries and head, its revision checked and bumped by the statement that
+// writes the row; summaries are read through a covering index, never a snapshot; a prune deletes
+// a run with everything kept for it.
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "store/sqlite/sqlite_store.h"
+
+namespace jr2rt::sqlite {
+namespace {
+
+// The smallest string above every string that starts with `prefix`; "" when there is none.
+std::string PrefixEnd(std::string prefix) {
+  while (!prefix.empty() && static_cast<unsigned char>(prefix.back()) == 0xFF) prefix.pop_back();
+  if (!prefix.empty()) prefix.back() = static_cast<char>(prefix.back() + 1);
+  return prefix;
+}
+
+const char* TypeName(int type) {
+  switch (type) {
+    case SQLITE_NULL:
+      return "NULL";
+    case SQLITE_INTEGER:
+    case SQLITE_FLOAT:
+      return "a number";
+    case SQLITE_BLOB:
+      return "bytes";
+    default:
+      return "text";
+  }
+}
+
+}  // namespace
+
+int64_t SqliteStore::save(const StoredRun& run, const std::vector<FeedLine>& feed) {
+  Txn txn(*db_, "BEGIN IMMEDIATE");
+  const int64_t next = write(run, feed);
+  txn.commit();
+  return next;
+}
+
+std::vector<int64_t> SqliteStore::saveAll(const std::vector<Save>& batch) {
+  std::vector<int64_t> out;
+  if (batch.empty()) return out;
+  Txn txn(*db_, "BEGIN IMMEDIATE");
+  out.reserve(batch.size());
+  for (const Save& s : batch) out.push_back(write(s.run, s.feed));
+  for (const Save& s : batch) {
+    if (s.head) writeHead(*s.head);
+  }
+  txn.commit();
+  return out;
+}
+
+// One run's save, inside the caller's transaction: one statement for the row (the revision
+// checked and bumped by the same UPDATE), one per feed line (its number found by the insert).
+int64_t SqliteStore::write(const StoredRun& run, const std::vector<FeedLine>& feed) {
+  const std::string snapshot =
+      run.snapshotText.empty() ? run.snapshot.dump(-1, ' ', false, Json::error_handler_t::replace)
+                               : std::string();
+  const std::string& text = run.snapshotText.empty() ? snapshot : run.snapshotText;
+  int64_t next = 0;
+  if (run.revision != 0) {
+    // Written only if the stored run still has the revision this command had.
+    Stmt s(*db_,
+           "UPDATE runs SET workflow = ?2, status = ?3, updated = ?4, rev = rev + 1,"
+           " snapshot = ?6, dkey = nullif(?7, ''), view = nullif(?8, '')"
+           " WHERE id = ?1 AND rev = ?5 RETURNING rev");
+    s.bind(1, run.id).bind(2, run.workflow).bind(3, run.status).bind(4, run.updatedMs);
+    s.bind(5, run.revision).bind(6, text).bind(7, run.key).bind(8, run.viewText);
+    if (!s.step()) {
+      const int64_t stored = revision(run.id);
+      throw StoreConflict("run " + run.id + " was changed by another command (revision " +
+                          std::to_string(stored) + ", this command had " +
+                          std::to_string(run.revision) + ")");
+    }
+    next = s.integer(0);
+  } else {
+    // A new run (or a benchmark's bare save): whatever is stored is written over.
+    Stmt s(*db_,
+           "INSERT INTO runs (id, workflow, status, updated, rev, snapshot, dkey, view) "
+           "VALUES (?1, ?2, ?3, ?4, 1, ?5, nullif(?6, ''), nullif(?7, '')) ON CONFLICT (id) "
+           "DO UPDATE SET workflow = ?2, status = ?3, updated = ?4, rev = rev + 1, snapshot = ?5, "
+           "dkey = nullif(?6, ''), view = nullif(?7, '') RETURNING rev");
+    s.bind(1, run.id).bind(2, run.workflow).bind(3, run.status).bind(4, run.updatedMs);
+    s.bind(5, text).bind(6, run.key).bind(7, run.viewText);
+    if (!s.step())
+      throw StoreError("the run store " + Quoted(path_) + " did not save run " + run.id);
+    next = s.integer(0);
+  }
+  if (!feed.empty()) {
+    Stmt s(*db_,
+           "INSERT INTO feed (run, seq, time, line, kind, data)"
+           " SELECT ?1, coalesce(max(seq), 0) + 1, ?2, ?3, ?4, ?5 FROM feed WHERE run = ?1");
+    for (const FeedLine& line : feed) {
+      s.bind(1, run.id).bind(2, line.timeMs).bind(3, line.line).bind(4, line.kind);
+      s.bind(5, line.data.dump(-1, ' ', false, Json::error_handler_t::replace));
+      s.step();
+      s.reset();
+    }
+  }
+  if (!run.journal.empty()) {
+    int64_t seq = 0;
+    {
+      Stmt s(*db_, "SELECT coalesce(max(seq), 0) FROM journal WHERE run = ?");
+      s.bind(1, run.id);
+      if (s.step()) seq = s.integer(0);
+    }
+    if (seq != run.journalBefore) {
+      throw StoreConflict("run " + run.id + "'s journal has " + std::to_string(seq) +
+                          " entries, and this command had " + std::to_string(run.journalBefore));
+    }
+    Stmt s(*db_, "INSERT INTO journal (run, seq, entry) VALUES (?, ?, ?)");
+    for (const Json& entry : run.journal) {
+      s.bind(1, run.id).bind(2, ++seq).bind(
+          3, entry.dump(-1, ' ', false, Json::error_handler_t::replace));
+      s.step();
+      s.reset();
+    }
+  }
+  return next;
+}
+
+StoredRun SqliteStore::load(const std::string& prefix) {
+  // One read transaction: the run resolved is the run read.
+  Txn txn(*db_, "BEGIN");
+  StoredRun r;
+  r.id = resolve(prefix);
+  Stmt s(*db_, "SELECT workflow, status, updated, rev, snapshot FROM runs WHERE id = ?");
+  s.bind(1, r.id);
+  if (!s.step()) throw StoreError("no run `" + prefix + "` in " + Quoted(path_));
+  auto damaged = [&](const std::string& why) {
+    return StoreDamaged("run " + r.id + " in " + Quoted(path_) + " is damaged: " + why +
+                        "; it cannot go on, the other runs are unaffected");
+  };
+  const char* names[] = {"workflow", "status"};
+  for (int i = 0; i < 2; ++i) {
+    if (s.type(i) != SQLITE_TEXT) {
+      throw damaged(std::string("its ") + names[i] + " is not text (it is " + TypeName(s.type(i)) +
+                    ")");
+    }
+  }
+  r.workflow = s.text(0);
+  r.status = s.text(1);
+  r.updatedMs = s.integer(2);
+  r.revision = s.integer(3);
+  if (s.type(4) != SQLITE_TEXT) {
+    throw damaged(std::string("its stored snapshot is not text (it is ") + TypeName(s.type(4)) +
+                  ")");
+  }
+  try {
+    r.snapshot = Json::parse(s.text(4));
+  } catch (const Json::exception& e) {
+    throw damaged("its stored snapshot is not valid JSON (" + ErrorText(e) + ")");
+  }
+  // A snapshot is an object naming its run: anything else was not written by a run.
+  for (const char* key : {"id", "workflow", "status"}) {
+    if (!r.snapshot.is_object() || !r.snapshot.contains(key) || !r.snapshot[key].is_string()) {
+      throw damaged(std::string("its stored snapshot is not a run's (") +
+                    (r.snapshot.is_object() ? "it has no `" + std::string(key) + "`"
+                                            : "it is " + KindOf(r.snapshot)) +
+                    ")");
+    }
+  }
+  Stmt j(*db_, "SELECT seq, entry FROM journal WHERE run = ? ORDER BY seq");
+  j.bind(1, r.id);
+  int64_t last = 0;
+  while (j.step()) {
+    // The entries are numbered 1, 2, … as they were appended: a gap is a row someone removed.
+    if (j.integer(0) != last + 1) {
+      throw damaged("its journal skips from entry " + std::to_string(last) + " to " +
+                    std::to_string(j.integer(0)));
+    }
+    last = j.integer(0);
+    if (j.type(1) != SQLITE_TEXT) throw damaged("a journal entry is not text");
+    try {
+      r.journal.push_back(Json::parse(j.text(1)));
+    } catch (const Json::exception& e) {
+      throw damaged("a journal entry is not valid JSON (" + ErrorText(e) + ")");
+    }
+  }
+  r.journalBefore = static_cast<int64_t>(r.journal.size());
+  return r;
+}
+
+std::string SqliteStore::resolve(const std::string& prefix) { return find(prefix, false).id; }
+
+RunSummary SqliteStore::find(const std::string& prefix, bool view) {
+  if (prefix.size() < 4) {
+    throw StoreError("a run id needs at least 4 characters; `" + prefix + "` is too short");
+  }
+  // A range of the primary key, not a scan: `id >= prefix AND id < PrefixEnd(prefix)`.
+  // (An `OR` for the unbounded case would cost the upper bound its use of the index.)
+  const std::string end = PrefixEnd(prefix);
+  Stmt s(*db_, end.empty() ? "SELECT id, workflow, status, updated, rev,"
+                             " CASE WHEN ?3 THEN view END FROM runs WHERE id >= ?1 ORDER BY id"
+                           : "SELECT id, workflow, status, updated, rev,"
+                             " CASE WHEN ?3 THEN view END FROM runs"
+                             " WHERE id >= ?1 AND id < ?2 ORDER BY id");
+  s.bind(1, prefix).bind(3, int64_t{view ? 1 : 0});
+  if (!end.empty()) s.bind(2, end);
+  std::vector<RunSummary> found;
+  int64_t count = 0;
+  while (s.step()) {
+    RunSummary r{s.text(0), s.text(1), s.text(2), s.integer(3), s.integer(4), s.text(5)};
+    if (r.id == prefix) return r;  // a whole id names its run, whatever else it starts
+    if (found.size() < 10) found.push_back(std::move(r));
+    ++count;
+  }
+  if (count == 0) {
+    throw StoreError("no run `" + prefix + "` in " + Quoted(path_) + "; `runs --all` lists them");
+  }
+  if (count == 1) return found.front();
+  std::string names;
+  for (const RunSummary& r : found) {
+    names.append(names.empty() ? "" : ", ").append(r.id).append(" (").append(r.status).append(")");
+  }
+  if (count > static_cast<int64_t>(found.size())) {
+    names += ", and " + std::to_string(count - static_cast<int64_t>(found.size())) + " more";
+  }
+  throw StoreError("`" + prefix + "` names " + std::to_string(count) + " runs: " + names +
+                   "; give more of the id");
+}
+
+std::vector<RunSummary> SqliteStore::list(bool includeEnded, bool views) {
+  // Without views the index covers the columns: a listing never reads a row.
+  Stmt s(*db_, views ? (includeEnded ? "SELECT id, workflow, status, updated, rev, view FROM runs"
+                                       " ORDER BY updated, id"
+                                     : "SELECT id, workflow, status, updated, rev, view FROM runs"
+                                       " WHERE status = 'waiting' ORDER BY updated, id")
+                     : (includeEnded ? "SELECT id, workflow, status, updated, rev, '' FROM runs"
+                                       " ORDER BY updated, id"
+                                     : "SELECT id, workflow, status, updated, rev, '' FROM runs"
+                                       " WHERE status = 'waiting' ORDER BY updated, id"));
+  std::vector<RunSummary> out;
+  while (s.step())
+    out.push_back({s.text(0), s.text(1), s.text(2), s.integer(3), s.integer(4), s.text(5)});
+  return out;
+}
+
+std::optional<RunSummary> SqliteStore::summary(const std::string& id) {
+  Stmt s(*db_, "SELECT id, workflow, status, updated, rev FROM runs WHERE id = ?");
+  s.bind(1, id);
+  if (!s.step()) return std::nullopt;
+  RunSummary r;
+  r.id = s.text(0);
+  r.workflow = s.text(1);
+  r.status = s.text(2);
+  r.updatedMs = s.integer(3);
+  r.revision = s.integer(4);
+  return r;
+}
+
+int64_t SqliteStore::revision(const std::string& id) {
+  Stmt s(*db_, "SELECT rev FROM runs WHERE id = ?");
+  s.bind(1, id);
+  return s.step() ? s.integer(0) : 0;
+}
+
+std::optional<RunSummary> SqliteStore::byKey(const std::string& workflow, const std::string& key) {
+  Stmt s(*db_,
+         "SELECT id, workflow, status, updated, rev FROM runs WHERE workflow = ? AND dkey = ? "
+         "ORDER BY updated DESC LIMIT 1");
+  s.bind(1, workflow).bind(2, key);
+  if (!s.step()) return std::nullopt;
+  return RunSummary{s.text(0), s.text(1), s.text(2), s.integer(3), s.integer(4), ""};
+}
+
+std::map<std::pair<std::string, std::string>, int64_t> SqliteStore::runCounts() {
+  Stmt s(*db_, "SELECT workflow, status, count(*) FROM runs GROUP BY workflow, status");
+  std::map<std::pair<std::string, std::string>, int64_t> out;
+  while (s.step()) out[{s.text(0), s.text(1)}] = s.integer(2);
+  return out;
+}
+
+int64_t SqliteStore::prune(int64_t beforeMs, const std::string& workflow) {
+  std::vector<std::string> ids;
+  {
+    Txn txn(*db_, "BEGIN IMMEDIATE");
+    {
+      // Never the run a standing workflow's head names: a paused Pool keeps what it holds (the
+      // run's `carry`) for its resume, however long it is paused.
+      Stmt s(*db_,
+             "SELECT id FROM runs WHERE status <> 'waiting' AND updated < ?1"
+             " AND (?2 = '' OR workflow = ?2) AND id NOT IN (SELECT run FROM heads)");
+      s.bind(1, beforeMs).bind(2, workflow);
+      while (s.step()) ids.push_back(s.text(0));
+    }
+    for (const std::string& id : ids) {
+      Stmt lines(*db_, "DELETE FROM feed WHERE run = ?");
+      lines.bind(1, id).step();
+      Stmt journal(*db_, "DELETE FROM journal WHERE run = ?");
+      journal.bind(1, id).step();
+      Stmt row(*db_, "DELETE FROM runs WHERE id = ?");
+      row.bind(1, id).step();
+    }
+    // The inbox keeps nothing for long: requests of runs that are gone, and answers whose
+    // asker stopped before it read them.
+    db_->exec("DELETE FROM requests WHERE answer IS NOT NULL OR run NOT IN (SELECT id FROM runs)");
+    {
+      // A start key goes with its run.
+      Stmt keys(*db_, "DELETE FROM starts WHERE run NOT IN (SELECT id FROM runs)");
+      keys.step();
+    }
+    txn.commit();
+  }
+  // The lock files go after the commit: a lock file without a run is harmless, the reverse is
+  // not possible.
+  locks_.remove(ids);
+  return static_cast<int64_t>(ids.size());
+}
+
+}  // namespace jr2rt::sqlite

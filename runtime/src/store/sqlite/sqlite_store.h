@@ -1,0 +1,88 @@
+// The embedded run store over one SQLite file (docs/runtime.md#the-store): every interface of
+// jr2/store.h on one connection (db.h), its drive locks as files beside it (file_lock.h). Its
+// methods are defined by concern: the schema and the open in schema.cpp, the runs in runs.cpp,
+// the feed and journal in feed.cpp, the inbox in inbox.cpp, the hook log, heads and start keys in
+// hooks.cpp; the backup in backup.cpp.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "jr2/store.h"
+#include "store/file_lock.h"
+#include "store/sqlite/db.h"
+
+namespace jr2rt::sqlite {
+
+class SqliteStore final : public Store {
+ public:
+  explicit SqliteStore(std::unique_ptr<Db> db)
+      : db_(std::move(db)), path_(db_->path()), locks_(FileLocks::FolderBeside(path_)) {}
+
+  int64_t statements() const override { return db_->statements(); }
+
+  // RunRows (runs.cpp)
+  int64_t save(const StoredRun& run, const std::vector<FeedLine>& feed) override;
+  std::vector<int64_t> saveAll(const std::vector<Save>& batch) override;
+  StoredRun load(const std::string& prefix) override;
+  std::string resolve(const std::string& prefix) override;
+  std::vector<RunSummary> list(bool includeEnded, bool views) override;
+  RunSummary find(const std::string& prefix, bool view) override;
+  std::optional<RunSummary> summary(const std::string& id) override;
+  int64_t revision(const std::string& id) override;
+  std::optional<RunSummary> byKey(const std::string& workflow, const std::string& key) override;
+  std::map<std::pair<std::string, std::string>, int64_t> runCounts() override;
+  int64_t prune(int64_t beforeMs, const std::string& workflow) override;
+
+  // FeedLog, Journal (feed.cpp)
+  std::vector<FeedLine> feed(const std::string& id, int64_t afterSeq) override;
+  std::vector<FeedLine> feedPage(const std::string& id, int64_t afterSeq, int64_t limit) override;
+  int64_t lastSeq(const std::string& id) override;
+  bool hadGate(const std::string& id, const std::string& gate) override;
+  std::vector<Json> journal(const std::string& id) override;
+
+  // Inbox (inbox.cpp)
+  int64_t ask(const std::string& id, const std::string& verb, const Json& body) override;
+  std::vector<Request> asked() override;
+  bool takeRequest(int64_t seq) override;
+  void answer(int64_t seq, const Json& answer) override;
+  std::optional<Json> answerOf(int64_t seq) override;
+  bool withdraw(int64_t seq) override;
+  bool taken(int64_t seq) override;
+
+  // HookLog, Heads, StartKeys (hooks.cpp)
+  std::optional<Json> hookAnswer(const std::string& hook, const std::string& delivery) override;
+  void logHooks(const std::vector<HookEntry>& entries) override;
+  std::vector<Json> hookLog(const std::string& hook, int64_t limit) override;
+  std::optional<Head> head(const std::string& workflow) override;
+  std::vector<Head> heads() override;
+  std::optional<StartKey> startKey(const std::string& caller, const std::string& workflow,
+                                   const std::string& key) override;
+  void keepStartKey(const std::string& caller, const std::string& workflow, const std::string& key,
+                    const StartKey& start) override;
+
+  // RunLocks: files beside the store.
+  std::unique_ptr<RunLock> lock(const std::string& id,
+                                const std::function<void(const std::string&)>& onWait) override {
+    return locks_.lock(id, onWait);
+  }
+
+ private:
+  // One run's save, inside the caller's transaction (runs.cpp).
+  int64_t write(const StoredRun& run, const std::vector<FeedLine>& feed);
+  // A head's row, inside the caller's transaction; the heads of `workflow` ("" every one)
+  // (hooks.cpp).
+  void writeHead(const Head& h);
+  std::vector<Head> readHeads(const std::string& workflow);
+
+  std::unique_ptr<Db> db_;
+  std::string path_;
+  FileLocks locks_;
+};
+
+}  // namespace jr2rt::sqlite
