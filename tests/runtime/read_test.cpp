@@ -200,25 +200,25 @@ TEST_F(Reads, AHookRereadReadsAgainAndASkipSaysWhy) {
   run->start({{"jobs", 3}});
   answer(*run, Items({"A"}));
   ASSERT_EQ(reads, 1);
-  EXPECT_EQ(run->hook("forge", "issues.labeled", Json::object()),
+  EXPECT_EQ(run->hook("forge", "issues.labeled", Json::object()).json(),
             (Json{{"verdict", "reread"}, {"reason", ""}}));
   EXPECT_EQ(reads, 2) << "a free slot and no read out: the reread reads now";
-  EXPECT_EQ(run->hook("forge", "issues.labeled", Json::object())["verdict"], "reread");
+  EXPECT_EQ(run->hook("forge", "issues.labeled", Json::object()).json()["verdict"], "reread");
   EXPECT_EQ(reads, 2) << "a read is out: the reread latches";
   answer(*run, Items({"A", "B"}));
   EXPECT_EQ(reads, 3) << "one more read after it";
   answer(*run, Items({"A", "B", "C"}));
   EXPECT_EQ(started(), (std::vector<std::string>{"A", "B", "C"}));
   EXPECT_EQ(count("reread"), 2);
-  EXPECT_EQ(run->hook("forge", "issues.closed", {{"action", "closed"}}),
+  EXPECT_EQ(run->hook("forge", "issues.closed", {{"action", "closed"}}).json(),
             (Json{{"verdict", "skipped"}, {"reason", "closed issues start nothing"}}));
-  // `unheard`: no hook of the Source took the event key; RunHost::deliverHook ranks such a skip
-  // below any other, for the delivery's top-level reason, and drops the mark.
-  EXPECT_EQ(run->hook("forge", "push", Json::object()),
-            (Json{{"verdict", "skipped"},
-                  {"reason", "source `read_items` has no hook for forge `push`"},
-                  {"unheard", true}}));
-  EXPECT_EQ(run->hook("sentry", "issues.labeled", Json::object())["verdict"], "skipped");
+  // Not `heard`: no hook of the Source took the event key; RunHost::deliverHook ranks such a
+  // skip below any other, for the delivery's top-level reason.
+  const jr2rt::HookVerdict unheard = run->hook("forge", "push", Json::object());
+  EXPECT_EQ(unheard.json(), (Json{{"verdict", "skipped"},
+                                  {"reason", "source `read_items` has no hook for forge `push`"}}));
+  EXPECT_FALSE(unheard.heard);
+  EXPECT_EQ(run->hook("sentry", "issues.labeled", Json::object()).json()["verdict"], "skipped");
   EXPECT_EQ(reads, 3) << "a skip reads nothing";
 }
 

@@ -124,6 +124,24 @@ class Dispatcher {
   virtual std::optional<Dispatched> find(const std::string& workflow, const std::string& key) = 0;
 };
 
+// What a hook delivery did at one run, as its top Pool's Source decided it (Run::hook;
+// docs/runtime.md#read-sources, its Hooks).
+struct HookVerdict {
+  // Weakest first: a host answers a delivery with the strongest of its runs' verdicts.
+  enum class Kind { kSkipped, kHoldFull, kReread, kExisting, kHeld };
+  Kind kind = Kind::kSkipped;
+  std::string reason;  // why it was skipped, held back or found existing; "" otherwise
+  // Whether a hook line of the Source takes the delivery's event key. An event no line takes is
+  // a skip weaker than any other: its reason is a delivery's only when no run heard it.
+  bool heard = true;
+  std::string item;         // the item carried, once it has an id ("" when none)
+  std::optional<Json> run;  // `existing`: the run that holds its key (null: a worker, no run)
+  std::optional<std::string> status;  // `existing` by the host's door: that run's status now
+  // As serve answers it for one run: `{verdict, reason}`, then `item`, `run`, `status` when set.
+  Json json() const;
+};
+const char* ToString(HookVerdict::Kind kind);
+
 // Throws BadInput when `input` does not fit `workflow` (unknown fields refused, with the path);
 // for a host that must know before it stores anything, or makes a store.
 void CheckInput(const WorkflowInfo& workflow, const Json& input);
@@ -270,15 +288,15 @@ class Run {
   // nothing), before anything drives the run: a payload refused is refused before the work it
   // would wait for. A Gate not open now is left for send() to judge.
   void precheck(const std::string& gate, const std::string& event, const Json& payload) const;
-  // A hook delivery (`POST /hooks/NAME`, RUNTIME.md §6) to this run's top Pool, whose Source
+  // A hook delivery (`POST /hooks/NAME`, docs/serve.md#hooks) to this run's top Pool, whose Source
   // maps (`service`, `eventKey`) to a verdict: `reread` (a pull or read Source calls `next` or
   // reads again now; during a call it latches one more), or `skipped` with its reason (a `skip`
-  // line, no line for that event, a verdict the Source's form cannot take). Gives
-  // `{verdict, reason}` (and `unheard: true` when no hook of the Source takes that event) and
+  // line, no line for that event, a verdict the Source's form cannot take); a push Source's
+  // `carry` holds the item (`held`, `existing`, `hold-full`, or `skipped`). Gives the verdict and
   // drives the run (with `drive` false, the read goes out at the engine's next turn: for a host
   // whose engine is being driven already).
-  Json hook(const std::string& service, const std::string& eventKey, const Json& payload,
-            bool drive = true);
+  HookVerdict hook(const std::string& service, const std::string& eventKey, const Json& payload,
+                   bool drive = true);
   // Whether a delivery to hook `service` reaches this run: it waits, and its top Pool's Source
   // has a `hook SERVICE …` line.
   bool hears(const std::string& service) const;

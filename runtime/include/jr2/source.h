@@ -1,7 +1,8 @@
-// A Pool's Source (RUNTIME.md §2): what a Pool asks for its next item. The Pool keeps claim,
-// settle, cap and the latch; a Source only answers. A Pool makes its Source at its first call
-// and keeps it, so a Source may keep what it worked out (std.backlog's ready set). Today's form
-// is the pull Source (`next:`); read and push Sources come behind the same interface.
+// A pull Source's `next` (docs/runtime.md#the-pool): what a Pool asks for its next item. The
+// Pool keeps claim, settle, cap and the latch; a Source only answers. A Pool makes its Source at
+// its first call and keeps it, so a Source may keep what it worked out (std.backlog's ready
+// set). The Pool's one interface over its three forms of Source (pull, read, push) is private
+// to the runtime: runtime/src/run/pool/pool_source.h.
 #pragma once
 
 #include <functional>

@@ -957,15 +957,15 @@ Json RunHost::deliverHook(const std::string& hook, const std::string& eventKey,
   for (const auto& id : ids()) {
     Run& r = run(id);
     if (!r.hears(hook)) continue;  // a machine, an ended run, a Source with no such hook
-    Json v = r.hook(hook, eventKey, payload, drive);  // a reread's read goes out
+    const HookVerdict heard = r.hook(hook, eventKey, payload, drive);  // a reread's read goes out
     if (drive && g_signal != 0) stopForSignal();
+    Json v = heard.json();
     v["run"] = v.contains("run") ? v["run"] : Json(id);
     v["pool"] = id;
     const std::string verdict = v.value("verdict", "skipped");
     // A Pool whose Source has no hook for this event key did not hear it: its skip is the
     // top-level reason only when no Pool heard it.
-    const bool unheard = v.value("unheard", false);
-    v.erase("unheard");
+    const bool unheard = !heard.heard;
     if (rank(verdict) > rank(best["verdict"]) ||
         (verdict == "skipped" && best["verdict"] == "skipped" &&
          (best["reason"] == "" || (bestUnheard && !unheard)))) {

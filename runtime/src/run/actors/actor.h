@@ -1,0 +1,167 @@
+// The actor base (docs/runtime.md#a-run): one node of a run's tree — a machine, a Pool, a
+// `dispatch` worker — driven on the run's strand, with the helpers every actor's snapshot uses.
+// The actors: machine_actor.h, dispatch_actor.h, and the Pool's in run/pool/pool_actor.h.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "jr2/run.h"
+
+namespace jr2rt {
+
+// `prefix.name`, or `name` at the top: a worker's Gates, states and effects by their item.
+inline std::string Join(const std::string& prefix, const std::string& name) {
+  return prefix.empty() ? name : prefix + "." + name;
+}
+
+// A snapshot is built at every settle that is stored, so its objects are built member by
+// member: nlohmann's initializer list makes a two-element array per member and deep-copies every
+// lvalue in it (a Pool's workers, a machine's children), which was most of a durable settle's
+// cost (#15, docs/performance.md).
+class Obj {
+ public:
+  Obj& operator()(const char* key, Json value) & {
+    json_.emplace(key, std::move(value));
+    return *this;
+  }
+  Obj&& operator()(const char* key, Json value) && {
+    json_.emplace(key, std::move(value));
+    return std::move(*this);
+  }
+  operator Json() && { return std::move(json_); }  // NOLINT(google-explicit-constructor)
+
+ private:
+  Json json_ = Json::object();
+};
+
+// One node of the run's tree. Its parent hears its end through childDone / childFailed; the top
+// actor's end is the run's.
+class Actor {
+ public:
+  Actor(Run& run, Actor* parent, int key, std::string prefix)
+      : run_(run), parent_(parent), key_(key), prefix_(std::move(prefix)) {}
+  virtual ~Actor() = default;
+
+  // Posts `fn` to run on this actor later, unless the actor is gone by then (a cancelled child,
+  // a settled worker): a task never touches a deleted actor.
+  template <typename F>
+  void later(F&& fn) {
+    std::weak_ptr<int> alive = token();
+    run_.post([alive, fn = std::forward<F>(fn)]() mutable {
+      if (!alive.expired()) fn();
+    });
+  }
+
+  virtual void start(const Json& input) = 0;
+  virtual void deliver(int invokeId, const std::string& event, const Json& payload) = 0;
+  virtual void timer(int id) = 0;
+  virtual void childDone(int key, Json output) = 0;  // by value: a Pool keeps it
+  virtual void childFailed(int key, const Failure& failure) = 0;
+  virtual void stop() = 0;
+  virtual Json snapshot() const = 0;
+  // What the actor has done so far, for `status` and a cancel: a Pool's settled items, its
+  // failures and live workers; null for a machine.
+  virtual Json sofar() const { return nullptr; }
+  // What a cancel keeps of the actor: a Pool's sofar() (its settled items, failures and live
+  // workers); a machine's children that kept anything, at every depth, as `{"children": {NAME:
+  // kept}}` (NAME the invoke's `as` name, else its state's path); null when nothing was done.
+  virtual Json kept() const {
+    Json out = sofar();
+    if (out.is_object()) out.erase("open");
+    return out;
+  }
+  // Where the actor is, for the observation (Run::observe): `{kind, value, children}`, never
+  // its context, input or output.
+  virtual Json observe() const = 0;
+  // Appends the effects of this actor and those below it that are out now and would not be run
+  // again by a restore (not idempotent), each as resumeEffect names them (Run::effectsOut).
+  virtual void effectsOut(std::vector<std::string>& out) const { (void)out; }
+  // Checks an event and its payload before delivery (throws BadInput).
+  virtual void check(int invokeId, const std::string& event, const Json& payload) const = 0;
+  // Checks an input as start() would read it, changing nothing (throws SchemaError).
+  virtual void checkInput(const Json& input) const = 0;
+
+  static std::unique_ptr<Actor> Restore(Run& run, Actor* parent, const Json& snap);
+
+  // A `dispatch` worker of this Pool got a run for an item the Pool took (started it, or found
+  // it under its key): a standing Pool's hand-over counts on it
+  // (docs/runtime.md#standing-pools-of-runs-over-push-sources-12).
+  virtual void itemGotRun() {}
+
+  const Actor* parent() const { return parent_; }
+  int key() const { return key_; }
+  // The path of the state that started timer `id` or invoke `id` ("" for the actor as a whole:
+  // a Pool, a machine's body).
+  virtual std::string timerState(int id) const {
+    (void)id;
+    return {};
+  }
+  virtual std::string invokeState(int id) const {
+    (void)id;
+    return {};
+  }
+  // The invoke `id` of this actor (a Gate's meta and Agent slot), or null.
+  virtual const InvokeSpec* invokeSpec(int id) const {
+    (void)id;
+    return nullptr;
+  }
+
+ protected:
+  // Runs one step of this actor: its Failure ends it, and its parent (or the run) hears of it.
+  void step(const std::function<void()>& fn) {
+    if (ended_) return;
+    try {
+      fn();
+    } catch (const Failure& f) {
+      fail(f);
+    }
+  }
+  void complete(Json output) {
+    if (ended_) return;
+    ended_ = true;
+    stop();
+    if (parent_ != nullptr) {
+      Actor* parent = parent_;
+      const int key = key_;
+      parent->later([parent, key, output = std::move(output)]() mutable {
+        parent->childDone(key, std::move(output));
+      });
+    } else {
+      run_.finish(RunStatus::kDone, std::move(output), "");
+    }
+  }
+  void fail(const Failure& f) {
+    if (ended_) return;
+    ended_ = true;
+    stop();
+    if (parent_ != nullptr) {
+      Actor* parent = parent_;
+      const int key = key_;
+      parent->later([parent, key, copy = f] { parent->childFailed(key, copy); });
+    } else {
+      run_.finish(RunStatus::kFailed, f.detail(), f.reason());
+    }
+  }
+
+  Run& run_;
+  Actor* parent_;
+  int key_;
+  std::string prefix_;
+  bool ended_ = false;
+  // The liveness token that tasks posted for this actor hold weakly: made when one is first
+  // posted (a worker that finishes at once never needs one), gone with the actor.
+  std::weak_ptr<int> token() {
+    if (!alive_) alive_ = std::make_shared<int>(0);
+    return alive_;
+  }
+  friend class Run;
+
+ private:
+  std::shared_ptr<int> alive_;
+};
+
+}  // namespace jr2rt

@@ -1,0 +1,86 @@
+// The `dispatch` worker (dispatch_actor.h): the run of its item, asked of the host's door, and
+// followed until the host says it ended.
+#include "run/actors/dispatch_actor.h"
+
+namespace jr2rt {
+
+void DispatchActor::start(const Json& input) {
+  Dispatcher* door = run_.dispatcher();
+  if (door == nullptr) {
+    return refuse("dispatch-error",
+                  "nothing here starts runs of `" + workflow_ +
+                      "`: a Pool of runs runs under a run host (`serve`, or the runner)");
+  }
+  Dispatched got;
+  try {
+    got = door->dispatch(workflow_, item_, input,
+                         {{"run", run_.id()}, {"pool", pool_}, {"key", item_}});
+  } catch (const BadInput& e) {
+    return refuse("start-refused", e.what());
+  } catch (const Failure& f) {
+    return refuse("dispatch-error", f.reason());
+  } catch (const std::runtime_error& e) {
+    return refuse("dispatch-error", ErrorText(e));
+  }
+  run_id_ = got.run;
+  if (parent_ != nullptr) parent_->itemGotRun();
+  run_.emit("dispatched",
+            {{"item", item_}, {"pool", pool_}, {"run", run_id_}, {"existing", got.existing}},
+            item_ + ": run " + run_id_ + " of " + workflow_ +
+                (got.existing ? " holds its key already" : " started"));
+  follow(got);
+}
+
+void DispatchActor::ended(const std::string& status, const Json& output,
+                          const std::string& reason) {
+  run_.unawait(run_id_);
+  if (status == "done") return complete(output);
+  fail(Failure("run " + run_id_ + " of " + workflow_ + " ended " + status +
+                   (reason.empty() ? "" : ": " + reason),
+               {{"run", run_id_}, {"status", status}, {"mark", "settled"}}));
+}
+
+void DispatchActor::stop() {
+  if (!run_id_.empty()) run_.unawait(run_id_);
+}
+
+void DispatchActor::check(int, const std::string& event, const Json&) const {
+  throw BadInput("the worker of item " + item_ + " is a run of its own; it takes no `" + event +
+                 "` here");
+}
+
+Json DispatchActor::snapshot() const {
+  return Obj()("kind", "dispatch")("key", key_)("prefix", prefix_)("name", workflow_)(
+      "item", item_)("pool", pool_)("run", run_id_);
+}
+
+void DispatchActor::restoreFrom(const Json& snap) {
+  run_id_ = snap.value("run", "");
+  if (run_id_.empty()) return;
+  // Where the run is now (it may have ended while nobody hosted this one).
+  run_.await(run_id_, this);
+  later([this] {
+    Dispatcher* door = run_.dispatcher();
+    if (door == nullptr) return;
+    if (auto got = door->find(workflow_, item_); got && got->run == run_id_) follow(*got);
+  });
+}
+
+Json DispatchActor::observe() const {
+  return {{"kind", "run"}, {"value", Json::array()}, {"children", Json::array()}};
+}
+
+void DispatchActor::follow(const Dispatched& got) {
+  if (got.status == "waiting") {
+    run_.await(run_id_, this);
+    return;
+  }
+  const Dispatched copy = got;
+  later([this, copy] { ended(copy.status, copy.output, copy.reason); });
+}
+
+void DispatchActor::refuse(const std::string& mark, const std::string& why) {
+  fail(Failure(mark + ": " + why, {{"run", nullptr}, {"status", nullptr}, {"mark", mark}}));
+}
+
+}  // namespace jr2rt

@@ -1,0 +1,403 @@
+// The machine actor (machine_actor.h): a generated machine's steps, its Gates, timers and
+// children, and its effects, sent out at most once
+// (docs/runtime.md#saved-as-it-moves-effects-at-most-once).
+#include "run/actors/machine_actor.h"
+
+#include <mutex>
+#include <tuple>
+#include <typeindex>
+#include <utility>
+
+#include "run/pool/pool_actor.h"
+
+namespace jr2rt {
+namespace {
+
+std::vector<EventSpec> Accepted(const std::vector<EventSpec>& all, bool agent) {
+  std::vector<EventSpec> out;
+  for (const auto& e : all) {
+    const bool ok =
+        e.audience == EventSpec::Audience::kAny || e.audience == EventSpec::Audience::kUnset ||
+        e.audience == (agent ? EventSpec::Audience::kAgent : EventSpec::Audience::kExternal);
+    if (ok) out.push_back(e);
+  }
+  return out;
+}
+
+// The events a Gate that machine `m` opens in state `statePath` takes: those a transition of
+// that state, an ancestor or a descendant handles (an event handled in another state would be
+// taken and do nothing; one of a descendant is taken only while a state that handles it is
+// active: MachineActor::check), for its audience. The same for every instance of the machine's
+// class, so computed once per (class, state, audience) and shared: a parked worker holds a pointer.
+std::shared_ptr<const std::vector<EventSpec>> AcceptedAt(const Machine& m,
+                                                         const std::string& statePath, bool agent) {
+  using Key = std::tuple<std::type_index, std::string, bool>;
+  static std::mutex mutex;
+  static std::map<Key, std::shared_ptr<const std::vector<EventSpec>>> cache;
+  Key key{std::type_index(typeid(m)), statePath, agent};
+  {
+    const std::lock_guard<std::mutex> lock(mutex);
+    if (auto it = cache.find(key); it != cache.end()) return it->second;
+  }
+  const std::vector<EventSpec> all = m.eventSpecs();
+  std::vector<EventSpec> handled;
+  for (int id : m.eventsHandledAt(statePath)) {
+    if (id >= 0 && id < static_cast<int>(all.size()))
+      handled.push_back(all[static_cast<size_t>(id)]);
+  }
+  auto accepts = std::make_shared<const std::vector<EventSpec>>(Accepted(handled, agent));
+  const std::lock_guard<std::mutex> lock(mutex);
+  return cache.emplace(std::move(key), std::move(accepts)).first->second;
+}
+
+Json SpecJson(const InvokeSpec& s) {
+  return Obj()("kind", static_cast<int>(s.kind))("id", s.id)("target", s.target)("name", s.name)(
+      "state", s.statePath)("input", s.input);
+}
+InvokeSpec SpecFrom(const Json& j) {
+  InvokeSpec s;
+  s.kind = static_cast<InvokeSpec::Kind>(j.at("kind").get<int>());
+  s.id = j.at("id").get<int>();
+  s.target = j.at("target").get<std::string>();
+  s.name = j.at("name").get<std::string>();
+  s.statePath = j.at("state").get<std::string>();
+  s.input = j.at("input");
+  return s;
+}
+
+}  // namespace
+
+MachineActor::Class MachineActor::Resolve(Run& run, const std::string& machine) {
+  Class c{run.registry().machineName(machine), run.registry().machine(machine)};
+  if (c.make == nullptr || c.name == nullptr)
+    throw Defect("no machine `" + machine + "` is registered with this runner");
+  return c;
+}
+
+void MachineActor::start(const Json& input) {
+  step([&] {
+    m_->start(*this, input);
+    after();
+  });
+}
+
+std::string MachineActor::invokeState(int id) const {
+  auto it = children_.find(id);
+  return it == children_.end() ? std::string() : it->second.spec.statePath;
+}
+
+const InvokeSpec* MachineActor::invokeSpec(int id) const {
+  auto it = children_.find(id);
+  return it == children_.end() ? nullptr : &it->second.spec;
+}
+
+void MachineActor::check(int, const std::string& event, const Json& payload) const {
+  const int id = m_->eventId(event);
+  if (id < 0) throw BadInput("machine `" + *name_ + "` takes no event `" + event + "`");
+  if (!m_->handlesNow(id)) {
+    // A Gate on a compound state takes the events of the states below it while they are
+    // active; this one is not, now.
+    std::string where;
+    for (const auto& path : m_->statesHandling(id)) where += (where.empty() ? "" : ", ") + path;
+    std::string now;
+    for (const auto& path : m_->activeStates()) now = path;  // the innermost comes last
+    throw BadInput("`" + event + "` is taken only in " + (where.empty() ? "no state" : where) +
+                   ", and machine `" + *name_ + "` is in " + (now.empty() ? "its root" : now) +
+                   " now; answer with an event that state takes");
+  }
+  try {
+    m_->checkPayload(id, payload);
+  } catch (const std::exception& e) {
+    throw BadInput("the payload of `" + event + "` does not fit: " + e.what());
+  }
+}
+
+Json MachineActor::kept() const {
+  Json children = Json::object();
+  for (const auto& [key, c] : children_) {
+    if (!c.actor) continue;
+    Json k = c.actor->kept();
+    if (!k.is_null()) children[c.spec.name.empty() ? c.spec.statePath : c.spec.name] = std::move(k);
+  }
+  if (children.empty()) return nullptr;
+  return {{"children", std::move(children)}};
+}
+
+void MachineActor::deliver(int, const std::string& event, const Json& payload) {
+  step([&] {
+    m_->dispatch({Event::Kind::kExternal, m_->eventId(event), payload});
+    after();
+  });
+}
+
+void MachineActor::timer(int id) {
+  // A timer cancelled after it fell due (an earlier timer's transition left its state) is
+  // not delivered; nor is one re-armed since, whose new deadline has not come.
+  const auto armed = timers_.find(id);
+  if (armed == timers_.end() || armed->second.due > run_.clock().nowMs()) return;
+  const int64_t afterMs = armed->second.after;
+  timers_.erase(armed);
+  run_.timerFired(Join(prefix_, m_->timerState(id)), afterMs);
+  step([&] {
+    m_->dispatch({Event::Kind::kTimer, id, nullptr});
+    after();
+  });
+}
+
+void MachineActor::childDone(int key, Json output) {
+  step([&] {
+    if (children_.erase(key) == 0) return;  // cancelled meanwhile
+    m_->dispatch({Event::Kind::kDone, key, output});
+    after();
+  });
+}
+
+void MachineActor::childFailed(int key, const Failure& f) {
+  step([&] {
+    if (children_.erase(key) == 0) return;
+    const bool handled =
+        m_->dispatch({Event::Kind::kError, key, {{"reason", f.reason()}, {"detail", f.detail()}}});
+    // An unhandled `on error` is this machine's Failure too (docs/runtime.md#the-pool).
+    if (!handled) throw Failure(f.reason(), f.detail());
+    after();
+  });
+}
+
+void MachineActor::stop() {
+  for (auto& [id, child] : children_) closeChild(child);
+  children_.clear();
+  for (const auto& [t, armed] : timers_) run_.unschedule(this, t);
+  timers_.clear();
+}
+
+Json MachineActor::observe() const {
+  Json children = Json::array();
+  for (const auto& [id, c] : children_) {
+    Json child;
+    if (c.actor) {
+      child = c.actor->observe();
+    } else {
+      child = {{"kind", c.spec.kind == InvokeSpec::Kind::kGate    ? "gate"
+                        : c.spec.kind == InvokeSpec::Kind::kAgent ? "agent"
+                                                                  : "effect"},
+               {"value", Json::array()},
+               {"children", Json::array()}};
+    }
+    child["id"] = c.spec.kind == InvokeSpec::Kind::kGate || c.spec.kind == InvokeSpec::Kind::kAgent
+                      ? gateName(c.spec)
+                      : Join(prefix_, c.spec.name.empty() ? c.spec.target : c.spec.name);
+    children.push_back(std::move(child));
+  }
+  return {{"kind", "machine"}, {"value", m_->activeStates()}, {"children", children}};
+}
+
+void MachineActor::effectsOut(std::vector<std::string>& out) const {
+  for (const auto& [id, c] : children_) {
+    if (c.actor) {
+      c.actor->effectsOut(out);
+    } else if ((c.spec.kind == InvokeSpec::Kind::kExtern ||
+                c.spec.kind == InvokeSpec::Kind::kStd) &&
+               !Idempotent(run_.registry(), c.spec.target)) {
+      out.push_back(effectName(c.spec));
+    }
+  }
+}
+
+Json MachineActor::snapshot() const {
+  Json children = Json::array();
+  for (const auto& [id, c] : children_) {
+    children.push_back(
+        Obj()("spec", SpecJson(c.spec))("actor", c.actor ? c.actor->snapshot() : Json(nullptr)));
+  }
+  Json timers = Json::array();
+  for (const auto& [t, armed] : timers_) {
+    Obj timer;
+    timer("id", t)("due", armed.due);
+    if (armed.after >= 0) timer("after", armed.after);
+    timers.push_back(std::move(timer));
+  }
+  return Obj()("kind", "machine")("name", *name_)("key", key_)("prefix", prefix_)(
+      "state", m_->snapshot())("children", std::move(children))("timers", std::move(timers))(
+      "ended", ended_);
+}
+
+void MachineActor::restoreFrom(const Json& snap) {
+  m_->restore(*this, snap.at("state"));
+  ended_ = snap.at("ended").get<bool>();
+  for (const auto& c : snap.at("children")) {
+    const InvokeSpec spec = SpecFrom(c.at("spec"));
+    Child child{spec, nullptr, nullptr};
+    if (!c.at("actor").is_null()) child.actor = Actor::Restore(run_, this, c.at("actor"));
+    children_.emplace(spec.id, std::move(child));
+    openIfGate(spec);
+    if (spec.kind == InvokeSpec::Kind::kExtern || spec.kind == InvokeSpec::Kind::kStd) {
+      resumeEffect(spec.id, spec.target, spec.input);
+    }
+  }
+  for (const auto& t : snap.at("timers")) {
+    const int id = t.at("id").get<int>();
+    const Armed armed{t.at("due").get<int64_t>(),
+                      t.contains("after") ? t.at("after").get<int64_t>() : -1};
+    timers_[id] = armed;
+    run_.schedule(this, id, armed.due);
+  }
+}
+
+void MachineActor::startTimer(int id, Duration after) {
+  const Armed armed{run_.clock().nowMs() + after.ms, after.ms};
+  timers_[id] = armed;
+  run_.schedule(this, id, armed.due);
+}
+
+void MachineActor::cancelTimer(int id) {
+  timers_.erase(id);
+  run_.unschedule(this, id);
+}
+
+void MachineActor::cancelInvoke(int id) {
+  auto it = children_.find(id);
+  if (it == children_.end()) return;
+  closeChild(it->second);
+  children_.erase(it);
+}
+
+void MachineActor::log(const Json& value) {
+  run_.emit(
+      "log", {{"machine", Join(prefix_, *name_)}, {"value", value}},
+      Join(prefix_, *name_) + ": " + (value.is_string() ? value.get<std::string>() : value.dump()));
+}
+
+std::string MachineActor::effectName(const InvokeSpec& spec) const {
+  std::string what = Join(prefix_, spec.name.empty() ? spec.statePath : spec.name);
+  return what + (what.empty() ? "" : ": ") + spec.target;
+}
+
+std::string MachineActor::gateName(const InvokeSpec& spec) const {
+  return Join(prefix_, spec.name.empty() ? spec.statePath : spec.name);
+}
+
+void MachineActor::openIfGate(const InvokeSpec& spec) {
+  if (spec.kind != InvokeSpec::Kind::kGate && spec.kind != InvokeSpec::Kind::kAgent) return;
+  OpenGate g;
+  g.name = gateName(spec);
+  g.kind = spec.kind == InvokeSpec::Kind::kAgent ? OpenGate::Kind::kAgent : OpenGate::Kind::kGate;
+  // Its meta and Agent slot stay in `spec` (Run::shown reads them through invokeSpec).
+  run_.openGate(std::move(g),
+                AcceptedAt(*m_, spec.statePath, spec.kind == InvokeSpec::Kind::kAgent), this,
+                spec.id);
+}
+
+void MachineActor::closeChild(Child& c) {
+  if (c.spec.kind == InvokeSpec::Kind::kGate || c.spec.kind == InvokeSpec::Kind::kAgent) {
+    run_.closeGate(gateName(c.spec));
+  }
+  if (c.actor) c.actor->stop();
+  if (c.effect) c.effect->cancel();  // held: never starts; a process: killed
+}
+
+void MachineActor::after() {
+  if (m_->isDone()) complete(m_->output());
+}
+
+void MachineActor::startInvoke(const InvokeSpec& spec) {
+  Child child{spec, nullptr, nullptr};
+  switch (spec.kind) {
+    case InvokeSpec::Kind::kGate:
+    case InvokeSpec::Kind::kAgent:
+      // A Gate with no meta keeps null, not an empty object (a heap map a parked worker would
+      // hold for nothing); Run::shown shows `{}` for it, as the author wrote none.
+      if (child.spec.input.is_object() && child.spec.input.empty()) child.spec.input = nullptr;
+      children_.emplace(spec.id, std::move(child));
+      openIfGate(spec);
+      return;
+    case InvokeSpec::Kind::kMachine: {
+      const std::string prefix = Join(prefix_, spec.name.empty() ? spec.statePath : spec.name);
+      if (const PoolSpec* pool = run_.registry().pool(spec.target)) {
+        child.actor = std::make_unique<PoolActor>(run_, this, spec.id, prefix, *pool);
+      } else {
+        child.actor = std::make_unique<MachineActor>(run_, this, spec.id, prefix, spec.target);
+      }
+      Actor* raw = child.actor.get();
+      children_.emplace(spec.id, std::move(child));
+      const Json input = spec.input;
+      raw->later([raw, input] { raw->start(input); });
+      return;
+    }
+    case InvokeSpec::Kind::kExtern:
+    case InvokeSpec::Kind::kStd: {
+      children_.emplace(spec.id, std::move(child));
+      launchEffect(spec.id, spec.target, spec.input);
+      return;
+    }
+  }
+}
+
+bool MachineActor::Idempotent(const Registry& registry, const std::string& target) {
+  return registry.hostIdempotent(target);  // std.http_get, an `extern … idempotent`
+}
+
+void MachineActor::launchEffect(int id, const std::string& target, const Json& input) {
+  MachineActor* self = this;
+  // A cancelled child never runs: the check is made on the strand, before the work goes out.
+  later([self, id, target, input] {
+    auto child = self->children_.find(id);
+    if (child == self->children_.end()) return;
+    auto control = std::make_shared<EffectControl>();
+    child->second.effect = control;
+    const Registry& registry = self->run_.registry();
+    std::function<Json()> work;
+    if (!registry.isProcess(target)) {
+      const HostFunction* fn = registry.host(target);
+      if (fn == nullptr) throw Defect("no host function `" + target + "` is registered");
+      work = [call = *fn, input] { return call(input); };
+    }
+    std::weak_ptr<int> alive = self->token();
+    auto then = [self, id, alive](const Json& out) {
+      if (!alive.expired()) self->childDone(id, out);
+    };
+    auto failed = [self, id, alive](const Failure& f) {
+      if (!alive.expired()) self->childFailed(id, f);
+    };
+    // At most once (docs/runtime.md#saved-as-it-moves-effects-at-most-once): a non-idempotent
+    // effect goes out only after the commit that stores this child, so a restore that finds the
+    // child without a result knows it may have run, and does not run it again. A process is awaited
+    // on the executor, holding no thread.
+    if (registry.isProcess(target)) {
+      const InvokeSpec& spec = child->second.spec;
+      self->run_.startCommand(
+          input.contains("spec") ? input["spec"] : input.value("arg0", Json::object()),
+          std::move(then), std::move(failed), control,
+          Join(self->prefix_, spec.name.empty() ? spec.statePath : spec.name));
+    } else if (Idempotent(registry, target)) {
+      self->run_.offload(std::move(work), std::move(then), std::move(failed));
+    } else {
+      self->run_.offloadAfterCommit(std::move(work), std::move(then), std::move(failed), control);
+    }
+  });
+}
+
+void MachineActor::resumeEffect(int id, const std::string& target, const Json& input) {
+  if (Idempotent(run_.registry(), target)) {
+    launchEffect(id, target, input);
+    return;
+  }
+  const auto child = children_.find(id);
+  std::string what;
+  if (child != children_.end()) {
+    what = effectName(child->second.spec);
+  } else {
+    what = Join(prefix_, "") + (prefix_.empty() ? "" : ": ") + target;
+  }
+  run_.noteOutAtRestore(what);
+  MachineActor* self = this;
+  later([self, id, target, what] {
+    self->run_.takenUpAtRestore(what);
+    self->childFailed(id, Failure("interrupted: the process stopped while " + target + " ran",
+                                  {{"effect", target},
+                                   {"why",
+                                    "it is not idempotent, so it is not run again by "
+                                    "itself; `on error` may retry it on purpose"}}));
+  });
+}
+
+}  // namespace jr2rt

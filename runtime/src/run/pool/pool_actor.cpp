@@ -1,0 +1,584 @@
+// The Pool actor (pool_actor.h, docs/runtime.md#the-pool): its start and end, its workers and
+// the ids it knows, a claim, the hand-over of a standing Pool, and what it stores (its snapshot,
+// or the run's journal).
+#include "run/pool/pool_actor.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "jr2/stdlib.h"
+#include "run/actors/dispatch_actor.h"
+
+namespace jr2rt {
+
+// Empties a JSON value from its leaves up, a few levels deep, before it is destroyed: nlohmann's
+// destructor moves the members of an object or list that has any onto a heap vector of its own (a
+// malloc, and a realloc as it grows), which was three of a Pool item's mallocs (the Source's
+// answer, the worker's input). Below kDepth levels the destructor does the rest as before, so a
+// hostile item nested 10,000 deep costs no stack here.
+void Dismantle(Json& j, int depth) {
+  constexpr int kDepth = 4;
+  if (depth >= kDepth || !j.is_structured() || j.empty()) return;
+  for (Json& member : j) Dismantle(member, depth + 1);
+  j.clear();  // the members are leaves or empty now: no vector is made for them
+}
+
+std::string IdProblem(const std::string& id) {
+  if (id.empty()) return "is empty";
+  // A NUL cannot be passed in a command's arguments: that item's Gates could never be answered.
+  if (id.find('\0') != std::string::npos) return "contains a NUL character";
+  if (id.find('.') != std::string::npos) return "contains `.` (ids name Gates: `<id>.<state>`)";
+  if (id == "source") return "is `source`, the name of the Pool's own Gate";
+  return "";
+}
+
+namespace {
+// A stable fingerprint of a text (64-bit FNV-1a, hex): what a run keeps of an item it skipped.
+std::string Fingerprint(const std::string& text) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : text) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  static const char* hex = "0123456789abcdef";
+  std::string out(16, '0');
+  for (int i = 15; i >= 0; --i, h >>= 4) out[static_cast<size_t>(i)] = hex[h & 15];
+  return out;
+}
+}  // namespace
+
+void PoolActor::start(const Json& given) {
+  try {
+    input_ = spec_.parseInput(given);
+  } catch (const SchemaError& e) {
+    throw BadInput(std::string("the input of pool `") + spec_.name + "` does not fit: " + e.what());
+  }
+  // `cap` is read once, at start.
+  cap_ = spec_.cap ? spec_.cap(input_) : 1;
+  if (cap_ < 1) {
+    throw BadInput("pool `" + spec_.name + "` has `cap` " + std::to_string(cap_) +
+                   " for this input, and a Pool needs at least 1");
+  }
+  if (!spec_.source.wake.empty()) openWakeGate();
+  startedMs_ = run_.clock().nowMs();
+  if (spec_.standing && run_.carried().is_object()) {
+    streak_ = run_.carried().value("streak", int64_t{0});
+    takeOver(run_.carried());
+  }
+  request();
+}
+
+Json PoolActor::handOverState() const {
+  Json keys = Json::array();
+  for (const auto& [k, w] : workers_) {
+    if (const auto* d = dynamic_cast<const DispatchActor*>(w.actor.get()))
+      keys.push_back({{"item", *w.id}, {"run", d->runId()}});
+  }
+  return {{"held", Json(std::vector<Json>(held_.begin(), held_.end()))}, {"keys", keys}};
+}
+
+bool PoolActor::atBound(int64_t nowMs) const {
+  return taken_ >= kStandingBoundItems || nowMs - startedMs_ >= kStandingBoundMs;
+}
+
+Json PoolActor::standing() const {
+  return {{"startedMs", startedMs_}, {"streak", streak_}, {"taken", taken_}, {"ran", ran_}};
+}
+
+void PoolActor::takeOver(const Json& carried) {
+  for (const auto& k : carried.value("keys", Json::array())) {
+    const std::string id = k.value("item", "");
+    const std::string runId = k.value("run", "");
+    if (id.empty() || runId.empty() || liveIds_.count(id) != 0) continue;
+    const int key = nextKey_++;
+    auto worker = std::make_unique<DispatchActor>(run_, this, key, Join(prefix_, id), spec_.worker,
+                                                  id, prefix_);
+    DispatchActor* raw = worker.get();
+    enlist(key, id, std::move(worker));
+    raw->restoreFrom({{"run", runId}});
+  }
+  for (const auto& item : carried.value("held", Json::array())) {
+    std::string id;
+    try {
+      id = spec_.itemId(item, input_);
+    } catch (const std::exception& e) {
+      run_.emit("carry-refused", {{"pool", prefix_}, {"item", item}, {"reason", ErrorText(e)}},
+                "a held item was dropped at the hand-over: " + ErrorText(e));
+      continue;
+    }
+    if (heldIds_.count(id) != 0 || liveIds_.count(id) != 0) continue;
+    held_.push_back(item);
+    heldIds_.insert(id);
+  }
+  run_.emit("taken-over", {{"pool", prefix_}, {"held", held_.size()}, {"keys", workers_.size()}},
+            "took over " + std::to_string(held_.size()) + " held items and " +
+                std::to_string(workers_.size()) + " live runs");
+}
+
+void PoolActor::check(int, const std::string& event, const Json& payload) const {
+  if (event != spec_.source.wake) {
+    throw BadInput("the Gate `" + Join(prefix_, "source") + "` takes only `" + spec_.source.wake +
+                   "`");
+  }
+  if (!spec_.source.checkWake) return;
+  try {
+    spec_.source.checkWake(payload.is_null() ? Json::object() : payload);
+  } catch (const SchemaError& e) {
+    throw BadInput("the payload of `" + event + "` does not fit: " + e.what());
+  }
+}
+
+void PoolActor::deliver(int, const std::string&, const Json&) {
+  run_.emit("woken", {{"gate", Join(prefix_, "source")}}, Join(prefix_, "source") + ": woken");
+  request();
+}
+
+void PoolActor::timer(int) {
+  if (!pollArmed_) return;
+  pollArmed_ = false;
+  request();
+}
+
+void PoolActor::childDone(int key, Json output) {
+  auto it = workers_.find(key);
+  if (it == workers_.end()) return;
+  const std::string id = *it->second.id;
+  if (journaled()) run_.journal({{"settled", id}, {"output", output}});
+  items_[id] = std::move(output);
+  settle(id, false);
+  retire(it);
+  if (!run_.heard()) {
+  } else if (spec_.dispatch) {
+    run_.emit("settled", {{"item", id}, {"pool", prefix_}, {"status", "done"}},
+              id + " settled: its run ended done");
+  } else {
+    run_.emit("settled", {{"item", id}, {"pool", prefix_}}, id + " settled");
+  }
+  if (spec_.standing) forgetOutput(id);
+  source().settled(id, false);
+}
+
+void PoolActor::childFailed(int key, const Failure& f) {
+  auto it = workers_.find(key);
+  if (it == workers_.end()) return;
+  const std::string id = *it->second.id;
+  // A worker's Failure ends only its item.
+  failures_[id] = {{"reason", f.reason()}, {"detail", f.detail()}};
+  if (journaled()) run_.journal({{"failed", id}, {"failure", failures_[id]}});
+  settle(id, true);
+  retire(it);
+  if (spec_.dispatch) {
+    // A Pool of runs: the run's end (or a start refused) fails the item, never the Pool.
+    const std::string mark =
+        f.detail().is_object() ? f.detail().value("mark", "settled") : std::string("settled");
+    run_.emit(mark,
+              {{"item", id},
+               {"pool", prefix_},
+               {"status",
+                f.detail().is_object() ? f.detail().value("status", Json(nullptr)) : Json(nullptr)},
+               {"reason", f.reason()}},
+              id + " " + (mark == "settled" ? "settled" : mark) + ": " + f.reason());
+  } else {
+    run_.emit("failed", {{"item", id}, {"pool", prefix_}, {"reason", f.reason()}},
+              id + " failed: " + f.reason());
+  }
+  if (spec_.standing) forgetOutput(id);
+  source().settled(id, true);
+}
+
+void PoolActor::forgetOutput(const std::string& id) {
+  items_.erase(id);
+  failures_.erase(id);
+}
+
+void PoolActor::stop() {
+  for (auto& [k, w] : workers_) w.actor->stop();
+  if (wakeOpen_) run_.closeGate(Join(prefix_, "source"));
+  wakeOpen_ = false;
+  if (pollArmed_) run_.unschedule(this, 0);
+  pollArmed_ = false;
+}
+
+Json PoolActor::snapshot() const {
+  Json workers = Json::array();
+  for (const auto& [k, w] : workers_) {
+    workers.push_back(Obj()("key", k)("id", *w.id)("actor", w.actor->snapshot()));
+  }
+  Json skipped = Json::array();
+  for (const auto& s : skipped_) skipped.push_back(s);
+  Json held = Json::array();
+  for (const auto& h : held_) held.push_back(h);
+  return Obj()("kind", "pool")("name", spec_.name)("key", key_)("prefix", prefix_)("input", input_)(
+      "cap", cap_)("workers", std::move(workers))("settled",
+                                                  journaled() ? Json::array() : Json(*settled_))(
+      "failed", journaled() ? Json::array() : Json(*failed_))(
+      "items", journaled() ? Json::object() : items_)("failures",
+                                                      journaled() ? Json::object() : failures_)(
+      "journaled", journaled() ? Json(settled_->size()) : Json(nullptr))("open", lastOpen_)(
+      "nextKey", nextKey_)("ended", ended_)("calling", inFlight_ || latch_)(
+      "skipped", std::move(skipped))("held", std::move(held))("taken", taken_)("ran", ran_)(
+      "streak", streak_)("startedMs", startedMs_)("pollDue",
+                                                  pollArmed_ ? Json(pollDue_) : Json(nullptr));
+}
+
+void PoolActor::effectsOut(std::vector<std::string>& out) const {
+  for (const auto& [key, w] : workers_) w.actor->effectsOut(out);
+}
+
+Json PoolActor::observe() const {
+  Json children = Json::array();
+  for (const auto& [key, w] : workers_) {
+    Json child = w.actor->observe();
+    child["id"] = *w.id;
+    children.push_back(std::move(child));
+  }
+  return {{"kind", "pool"}, {"value", Json::array()}, {"children", children}};
+}
+
+Json PoolActor::sofar() const {
+  Json live = Json::array();
+  for (const auto& id : live_->slots) {
+    if (!id.empty()) live.push_back(id);
+  }
+  Json out = {{"items", items_}, {"failures", failures_}, {"live", live}, {"open", lastOpen_}};
+  if (spec_.standing) {
+    // A standing Pool forgets each item's output once it settled (forgetOutput): its counts
+    // are kept instead, for `status`'s `so far`.
+    const auto failed = static_cast<int64_t>(failed_->size());
+    out["settledCount"] = static_cast<int64_t>(settled_->size()) - failed;
+    out["failedCount"] = failed;
+  }
+  return out;
+}
+
+void PoolActor::restoreFrom(const Json& snap) {
+  input_ = snap.at("input");
+  cap_ = snap.at("cap").get<int64_t>();
+  settled_ = std::make_shared<std::vector<std::string>>(
+      snap.at("settled").get<std::vector<std::string>>());
+  failed_ =
+      std::make_shared<std::vector<std::string>>(snap.at("failed").get<std::vector<std::string>>());
+  settledSet_.insert(settled_->begin(), settled_->end());
+  items_ = snap.at("items");
+  failures_ = snap.at("failures");
+  lastOpen_ = snap.at("open").get<int64_t>();
+  if (snap.contains("skipped")) {
+    for (const auto& k : snap.at("skipped")) skipped_.insert(k.get<std::string>());
+  }
+  nextKey_ = snap.at("nextKey").get<int>();
+  ended_ = snap.at("ended").get<bool>();
+  taken_ = snap.value("taken", int64_t{0});
+  ran_ = snap.value("ran", int64_t{0});
+  streak_ = snap.value("streak", int64_t{0});
+  startedMs_ = snap.value("startedMs", int64_t{0});
+  if (snap.contains("held")) {
+    for (const auto& item : snap.at("held")) {
+      held_.push_back(item);
+      heldIds_.insert(spec_.itemId(item, input_));
+    }
+  }
+  for (const auto& w : snap.at("workers")) {
+    enlist(w.at("key").get<int>(), w.at("id").get<std::string>(),
+           Actor::Restore(run_, this, w.at("actor")));
+  }
+  // After the live workers: an entry that settles a live item is damage.
+  if (snap.contains("journaled") && !snap.at("journaled").is_null()) readJournal(snap);
+  if (spec_.standing) {
+    // A standing Pool keeps no output (forgetOutput): only the ids, known for its run's life.
+    items_ = Json::object();
+    failures_ = Json::object();
+  }
+  if (!ended_ && !spec_.source.wake.empty()) openWakeGate();
+  // A call that was out when the run was saved is made again (it is never lost).
+  if (snap.value("calling", false) && !ended_) later([this] { request(); });
+  if (!snap.at("pollDue").is_null()) {
+    pollArmed_ = true;
+    pollDue_ = snap.at("pollDue").get<int64_t>();
+    run_.schedule(this, 0, pollDue_);
+  }
+}
+
+void PoolActor::openWakeGate() {
+  OpenGate g;
+  g.name = Join(prefix_, "source");
+  g.kind = OpenGate::Kind::kSource;
+  EventSpec wake = spec_.source.wakeSpec;
+  if (wake.name.empty()) {
+    wake.name = spec_.source.wake;
+    wake.audience = EventSpec::Audience::kExternal;
+  }
+  run_.openGate(std::move(g), std::make_shared<const std::vector<EventSpec>>(1, wake), this, -1);
+  wakeOpen_ = true;
+}
+
+void PoolActor::request() {
+  if (ended_) return;
+  if (inFlight_) {
+    latch_ = true;
+    return;
+  }
+  if (static_cast<int64_t>(workers_.size()) >= cap_) return;
+  source().claim();
+}
+
+bool PoolActor::hears(const std::string& service) const {
+  for (const HookSpec& h : spec_.source.hooks) {
+    if (h.service == service) return true;
+  }
+  return false;
+}
+
+HookVerdict PoolActor::hook(const std::string& service, const std::string& key,
+                            const Json& payload) {
+  if (ended_) return Skipped("pool `" + spec_.name + "` has ended");
+  for (const HookSpec& h : spec_.source.hooks) {
+    if (h.service != service || h.eventKey != key) continue;
+    if (h.verdict != HookSpec::Verdict::kSkip) return source().hook(h, service, key, payload);
+    try {
+      const Json params = spec_.source.params ? spec_.source.params(input_) : Json::object();
+      const Json reason = h.value ? h.value(payload, params) : Json("");
+      return Skipped(reason.is_string() ? reason.get<std::string>() : reason.dump());
+    } catch (const std::exception& e) {
+      return Skipped("the hook's `skip` failed: " + ErrorText(e));  // a throw is a skip
+    }
+  }
+  HookVerdict none =
+      Skipped("source `" + spec_.source.name + "` has no hook for " + service + " `" + key + "`");
+  none.heard = false;  // weaker than any other skip (RunHost::deliverHook)
+  return none;
+}
+
+void PoolActor::skip(const Json& item, const std::string& why) {
+  const std::string key = Fingerprint(item.dump(-1, ' ', false, Json::error_handler_t::replace));
+  if (!skipped_.insert(key).second) return;
+  std::string shown = item.dump(-1, ' ', false, Json::error_handler_t::replace);
+  if (shown.size() > 120) shown = shown.substr(0, 117) + "...";
+  run_.emit("skipped", {{"pool", prefix_}, {"item", item}, {"reason", why}},
+            "source `" + spec_.source.name + "` skipped an item: " + why + ": " + shown);
+}
+
+void PoolActor::claim(Json item) {
+  std::string id;
+  try {
+    id = spec_.itemId(item, input_);
+  } catch (const std::exception& e) {
+    throw Defect("source `" + spec_.source.name + "` gave an item with no id: " + e.what());
+  }
+  // The id rules: each broken rule is a defect of the Source.
+  auto defect = [&](const std::string& rule) {
+    // The id as text that survives every channel: a NUL would end the message where it stands
+    // (what() is a C string), so it is written `\0`.
+    std::string shown;
+    for (char ch : id) shown += ch == '\0' ? std::string("\\0") : std::string(1, ch);
+    throw Defect("source `" + spec_.source.name + "` gave the item id `" + shown + "`, which " +
+                 rule);
+  };
+  if (const std::string why = IdProblem(id); !why.empty()) defect(why);
+  if (liveIds_.count(id) != 0) defect("a live worker holds");
+  if (settledSet_.count(id) != 0) {
+    defect("a worker already finished in this run");
+  }
+  const int key = nextKey_++;
+  ++taken_;
+  // A worker is a machine, or a Pool (a Pool of Pools: each item runs a Pool of its own).
+  std::unique_ptr<Actor> worker;
+  if (spec_.dispatch) {
+    worker = std::make_unique<DispatchActor>(run_, this, key, Join(prefix_, id), spec_.worker, id,
+                                             spec_.name);
+  } else if (innerPool_ != nullptr) {
+    worker = std::make_unique<PoolActor>(run_, this, key, Join(prefix_, id), *innerPool_);
+  } else {
+    // The worker's class, looked up once per Pool rather than by name per item.
+    if (workerClass_.make == nullptr) workerClass_ = MachineActor::Resolve(run_, spec_.worker);
+    worker = std::make_unique<MachineActor>(run_, this, key, Join(prefix_, id), workerClass_);
+  }
+  Actor* raw = worker.get();
+  enlist(key, id, std::move(worker));
+  if (run_.heard()) run_.emit("started", {{"item", id}, {"pool", prefix_}}, id + " started");
+  try {
+    Json workerInput = spec_.itemInput(std::move(item), input_);
+    // A backlog file is written by people for its Pool: its items are read strictly, so a
+    // misspelled `neds` is that item's Failure (with did-you-mean), not a need silently
+    // dropped. Items from an `extern` Source keep width subtyping: extra fields are ignored.
+    if (strictItems_) {
+      StrictFields strict;
+      raw->checkInput(workerInput);
+    }
+    raw->start(workerInput);
+    Dismantle(workerInput);
+  } catch (const std::exception& e) {
+    // The item does not fit the worker (a SchemaError, or a worker Pool's BadInput): a
+    // Failure of that item, not of the run. It is reported as a later step, so this answer
+    // still makes exactly one more call. Anything else is a defect, as everywhere.
+    if (dynamic_cast<const SchemaError*>(&e) == nullptr &&
+        dynamic_cast<const BadInput*>(&e) == nullptr) {
+      throw;
+    }
+    raw->stop();
+    const Failure f(std::string("the item does not fit the worker: ") + e.what());
+    later([this, key, f] { childFailed(key, f); });
+  }
+}
+
+void PoolActor::armPoll() {
+  if (spec_.source.pollEveryMs <= 0 || pollArmed_) return;
+  pollArmed_ = true;
+  pollDue_ = run_.clock().nowMs() + spec_.source.pollEveryMs;
+  run_.schedule(this, 0, pollDue_);
+}
+
+void PoolActor::explainDeadlock(Json& output) {
+  if (spec_.source.function != "std.backlog" || !args_ || !shared_) return;
+  try {
+    const PoolSpec& spec = spec_;
+    const std::shared_ptr<const Json> input = shared_;
+    Json why = ExplainBacklog(
+        *args_, query(), [&spec, input](const Json& item) { return spec.itemId(item, *input); },
+        run_.home());
+    output["blocked"] = std::move(why["blocked"]);
+    if (why.contains("cycle")) output["cycle"] = std::move(why["cycle"]);
+  } catch (const std::exception&) {
+    // The backlog changed or went since the last call: the deadlock stands unexplained.
+  }
+}
+
+void PoolActor::end() {
+  if (spec_.standing) return armPoll();
+  const bool deadlocked = lastOpen_ > 0;
+  const size_t failed = failures_.size();
+  // The top Pool's items become the run's output, which nothing reads them from again (an
+  // ended run has no snapshot of its Pool, no `sofar`): moved, not copied. A nested Pool's
+  // stay: its parent may be saved before it hears of the end.
+  const bool top = parent_ == nullptr;
+  Json output = Obj()("status", deadlocked ? "deadlocked" : "drained")(
+      "items", top ? std::move(items_) : Json(items_))(
+      "failures", top ? std::move(failures_) : Json(failures_));
+  if (deadlocked) explainDeadlock(output);
+  if (failed != 0 && !spec_.reportFailures) {
+    fail(Failure(
+        std::to_string(failed) + " of " + std::to_string(settled_->size()) + " items failed",
+        std::move(output)));
+    return;
+  }
+  // With `failures: report` and a failure, the Pool ends `done` at either end
+  // (docs/runtime.md#failures-report-and-a-deadlock): the items that never became ready are usually
+  // the failed item's dependents, and the output's `status` still says `deadlocked`. Without a
+  // failure, a deadlock ends the run so.
+  if (top && deadlocked && failed == 0) {
+    ended_ = true;
+    stop();
+    run_.finish(RunStatus::kDeadlocked, std::move(output), "");
+    return;
+  }
+  complete(std::move(output));
+}
+
+LiveIds& PoolActor::ownLive(bool compact) {
+  const bool shared = live_.use_count() > 1;
+  if (!shared && !(compact && live_->holes > 0)) return *live_;
+  auto fresh = std::make_shared<LiveIds>();
+  fresh->slots.reserve(live_->size());
+  std::vector<int> keys;
+  keys.reserve(live_->size());
+  for (size_t i = 0; i < live_->slots.size(); ++i) {
+    if (live_->slots[i].empty()) continue;
+    fresh->slots.push_back(shared ? live_->slots[i] : std::move(live_->slots[i]));
+    keys.push_back(liveKeys_[i]);
+  }
+  live_ = std::move(fresh);
+  liveKeys_ = std::move(keys);
+  return *live_;
+}
+
+void PoolActor::enlist(int key, const std::string& id, std::unique_ptr<Actor> actor) {
+  LiveIds& live = ownLive(false);
+  if (!liveKeys_.empty() && key < liveKeys_.back()) {
+    // Not the newest (a restore given workers out of order): placed by its key.
+    ownLive(true);
+    const auto at = std::lower_bound(liveKeys_.begin(), liveKeys_.end(), key);
+    live_->slots.insert(live_->slots.begin() + (at - liveKeys_.begin()), id);
+    liveKeys_.insert(at, key);
+  } else {
+    live.slots.push_back(id);
+    liveKeys_.push_back(key);
+  }
+  const auto at = liveIds_.emplace(id, key).first;
+  workers_.emplace(key, Worker{&at->first, std::move(actor)});
+}
+
+void PoolActor::retire(std::map<int, Worker>::iterator it) {
+  LiveIds& live = ownLive(false);
+  const auto at = std::lower_bound(liveKeys_.begin(), liveKeys_.end(), it->first);
+  if (at != liveKeys_.end() && *at == it->first) {
+    live.slots[static_cast<size_t>(at - liveKeys_.begin())].clear();
+    ++live.holes;
+    while (!live.slots.empty() && live.slots.back().empty()) {
+      live.slots.pop_back();
+      liveKeys_.pop_back();
+      --live.holes;
+    }
+    if (live.holes > live.size()) ownLive(true);
+  }
+  liveIds_.erase(liveIds_.find(*it->second.id));  // by node: the id is that node's key
+  workers_.erase(it);
+}
+
+void PoolActor::readJournal(const Json& snap) {
+  const std::vector<Json>* journal = run_.restoringJournal();
+  const auto want = snap.at("journaled").get<size_t>();
+  if (journal == nullptr) {
+    throw NoLongerFits(
+        "the stored run keeps its items in the store's journal, and "
+        "none was given to restore it");
+  }
+  if (journal->size() != want) {
+    throw StoreDamaged("run " + run_.id() + " is damaged: it settled " + std::to_string(want) +
+                       " items, and its journal has " + std::to_string(journal->size()) +
+                       "; it cannot go on, the other runs are unaffected");
+  }
+  // The journal is what the store says was settled: an entry that is not one this runtime
+  // wrote, or an id settled twice or both settled and live, is damage, never taken as is.
+  size_t n = 0;
+  for (const Json& e : *journal) {
+    ++n;
+    auto damaged = [&](const std::string& why) {
+      return StoreDamaged("run " + run_.id() + "'s journal entry " + std::to_string(n) +
+                          " is damaged: " + why +
+                          "; it cannot go on, the other runs are unaffected");
+    };
+    const bool settled = e.is_object() && e.contains("settled") && e.size() == 2 &&
+                         e.contains("output") && e.at("settled").is_string();
+    const bool failed = e.is_object() && e.contains("failed") && e.size() == 2 &&
+                        e.contains("failure") && e.at("failed").is_string() &&
+                        e.at("failure").is_object() && e.at("failure").contains("reason") &&
+                        e.at("failure").at("reason").is_string();
+    if (!settled && !failed) throw damaged("it is not a settled or failed item");
+    const std::string id = e.at(settled ? "settled" : "failed").get<std::string>();
+    if (settledSet_.count(id) != 0) throw damaged("item " + id + " is settled twice");
+    if (liveIds_.count(id) != 0) throw damaged("item " + id + " is settled and live");
+    if (settled) {
+      items_[id] = e.at("output");
+      settle(id, false);
+    } else {
+      failures_[id] = e.at("failure");
+      settle(id, true);
+    }
+  }
+}
+
+void PoolActor::settle(const std::string& id, bool failed) {
+  auto append = [&](std::shared_ptr<std::vector<std::string>>& list) {
+    if (list.use_count() > 1) list = std::make_shared<std::vector<std::string>>(*list);
+    list->push_back(id);
+  };
+  append(settled_);
+  if (failed) append(failed_);
+  settledSet_.insert(id);
+}
+
+PoolSource& PoolActor::source() {
+  if (!source_) source_ = MakePoolSource(*this);
+  return *source_;
+}
+
+}  // namespace jr2rt
