@@ -21,7 +21,7 @@ namespace jr2::bench {
 // without a name and meta, agents, machines and pools `as NAME`, `std.command`, `extern`) with
 // `on done`/`on error`, pools (of machines, and standing pools of `dispatch` runs) and workflows.
 //
-// It is written to the whole of LANGUAGE.md, not only to what `jr2c check` checks today: every
+// It is written to the whole of docs/language.md, not only to what `jr2c check` checks today: every
 // event is handled and sent only by a party that may send it, every state is entered, each
 // compound state has one `initial` child, no transition is shadowed, and the types agree.
 std::string GenerateJr2(int approxLines, unsigned seed = 1);

@@ -1,4 +1,4 @@
-// The `.jr2` lexer (LANGUAGE.md §1).
+// The `.jr2` lexer (docs/language.md#lexical-rules).
 //
 // Tokens whose names start with BAD_ or UNTERMINATED_ never reach the parser as they are: the
 // syntax phase (compiler/syntax/token_filter.cpp) turns each into an E0001 diagnostic with a fix-it

@@ -1,4 +1,4 @@
-// The `.jr2` parser (LANGUAGE.md §2). This grammar accepts a little more than the language: the
+// The `.jr2` parser (docs/language.md). This grammar accepts a little more than the language: the
 // alternatives marked "mistake" match what people commonly write by accident (`=>` for `->`, `=`
 // where a body wants `:`, a missing `->`, a keyword as a name, commas in declaration bodies …) so
 // that the AST builder can say exactly what is wrong and attach a fix-it, instead of ANTLR's
@@ -27,7 +27,7 @@ decl        : typeDecl
 // A declared name. `keyword` is a mistake the builder reports (a reserved word used as a name).
 declName    : IDENT | keyword;
 qualName    : IDENT (DOT anyWord)*;
-// After `.` and as a key before `:`, any word is a name (LANGUAGE.md §1).
+// After `.` and as a key before `:`, any word is a name (docs/language.md#keywords).
 anyWord     : IDENT | keyword;
 keyword     : IMPORT | TYPE | EVENT | AGENT | SOURCE | MACHINE | POOL | WORKFLOW | STATE | INITIAL
             | FINAL | PARALLEL | ON | AFTER | ALWAYS | ENTRY | EXIT | INVOKE | GATE | AS | IF | FAIL

@@ -192,10 +192,11 @@ BENCHMARK(BM_HostItems)
     ->Args({10000, 64, 1})
     ->Unit(benchmark::kMillisecond);
 
-// A save stays flat as a run settles items (RUNTIME.md §7): N items settled one per step (cap
-// 1, each worker answered at its Gate), each step one commit through RunSaver. The counters
-// compare the first 1,000 steps with the last 1,000 before the run ends (the last step, which
-// ends it, writes the whole output once): time and snapshot bytes per step.
+// A save stays flat as a run settles items
+// (docs/runtime.md#saved-as-it-moves-effects-at-most-once): N items settled one per step (cap 1,
+// each worker answered at its Gate), each step one commit through RunSaver. The counters compare
+// the first 1,000 steps with the last 1,000 before the run ends (the last step, which ends it,
+// writes the whole output once): time and snapshot bytes per step.
 void BM_FlatSaves(benchmark::State& state) {
   jr2rt::Registry registry;
   jr2gen::pool::RegisterWorkflows(registry);

@@ -876,8 +876,9 @@ def _backoff(s):
         finally:
             c.close()
 
-    # The count (RUNTIME.md §3): 1 s, 4 s, 16 s after the 1st, 2nd, 3rd counted run in a row; a
-    # run in which an item got a run (the 3rd new run takes the resent delivery) starts it again.
+    # The count (docs/runtime.md#standing-pools-of-runs-over-push-sources-12): 1 s, 4 s, 16 s after
+    # the 1st, 2nd, 3rd counted run in a row; a run in which an item got a run (the 3rd new run
+    # takes the resent delivery) starts it again.
     seen = []
     steps = [("error", 1.0, False), ("failed", 4.0, False), ("error", 16.0, True), ("failed", 1.0, False)]
     for n, (status, wait, resend) in enumerate(steps, 1):

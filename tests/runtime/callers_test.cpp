@@ -1,6 +1,6 @@
-// Callers and scopes (RUNTIME.md §6, ADR-0014): the callers file refused field by field, and a
-// table of every scope against every caller: 401 without a known token, 403 without the scope
-// (or, for `answer` limited to some Gates, for another Gate), allowed with it.
+// Callers and scopes (docs/runtime.md#callers-and-scopes-for-serve): the callers file refused field
+// by field, and a table of every scope against every caller: 401 without a known token, 403 without
+// the scope (or, for `answer` limited to some Gates, for another Gate), allowed with it.
 #include "jr2/callers.h"
 
 #include <gtest/gtest.h>

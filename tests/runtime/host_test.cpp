@@ -1,6 +1,6 @@
-// The run host (RUNTIME.md §7, issue #10): group commit, the engine's turns, a stop by signal.
-// Nothing here sleeps: workers finish at once, Sources are scripted, and a signal is asked for
-// before the call it stops.
+// The run host (docs/runtime.md#the-run-host, issue #10): group commit, the engine's turns, a stop
+// by signal. Nothing here sleeps: workers finish at once, Sources are scripted, and a signal is
+// asked for before the call it stops.
 #include "jr2/host.h"
 
 #include <gtest/gtest.h>
@@ -427,9 +427,9 @@ TEST_F(Host, AHookDeliveryIsAnsweredOnceByItsIdAndLogged) {
   EXPECT_EQ(rereads, 1);
 }
 
-// ADR-0014: the observation is where a run is, never what it holds. A secret planted in the
-// input, kept in the context and printed by a `log(...)` line is in none of it; a Pool of Pools
-// shows its workers by item id, each with its states.
+// The observation (docs/serve.md#bands-and-scopes) is where a run is, never what it holds. A secret
+// planted in the input, kept in the context and printed by a `log(...)` line is in none of it; a
+// Pool of Pools shows its workers by item id, each with its states.
 TEST_F(Host, TheObservationNeverHoldsTheContextAtAnyDepth) {
   const std::string dir = FreshDir("observe");
   auto store = jr2rt::OpenSqliteStore(dir + "store.db");
@@ -504,7 +504,8 @@ TEST_F(Host, ASecondAnswerToAGateBeforeItsTurnIsRefused) {
   EXPECT_EQ(run.output(), "s");
 }
 
-// A standing Pool of runs over a push Source (RUNTIME.md §3, #12): a carried item is held, then
+// A standing Pool of runs over a push Source
+// (docs/runtime.md#standing-pools-of-runs-over-push-sources-12): a carried item is held, then
 // becomes a run of the callee keyed by the item's id. The key is one run per callee workflow,
 // whichever Pool gives it; the run's end settles its item; the held items and the active keys
 // survive a restore.
@@ -581,10 +582,10 @@ TEST_F(Host, AStandingPoolOfRunsHoldsDispatchesOneRunPerKeyAndSettles) {
   EXPECT_EQ(perKey.size(), 3u);  // A1, A2, A3
 }
 
-// A hand-over (RUNTIME.md §3): the new run takes the held items in order and the live keys (the
-// runs it waits for), the old one ends `done` naming it; nothing is lost, nothing starts twice.
-// At its bound (500 items it took) a standing run is handed over; a cancel is a pause, and a
-// resume takes the held items (or drops them).
+// A hand-over (docs/runtime.md#standing-pools-of-runs-over-push-sources-12): the new run takes the
+// held items in order and the live keys (the runs it waits for), the old one ends `done` naming it;
+// nothing is lost, nothing starts twice. At its bound (500 items it took) a standing run is handed
+// over; a cancel is a pause, and a resume takes the held items (or drops them).
 TEST_F(Host, AStandingRunIsHandedOverPausedAndResumedWithItsHeldItemsAndKeys) {
   const std::string dir = FreshDir("handover");
   auto store = jr2rt::OpenSqliteStore(dir + "store.db");
@@ -728,10 +729,11 @@ TEST_F(Host, PruneKeepsWhatAPausedStandingPoolHolds) {
   EXPECT_EQ(host.prune(clock.nowMs() + 60000, "conformance_alerts"), 1) << "the older one goes";
 }
 
-// The head of a standing workflow (RUNTIME.md §3), on the manual clock: a run that ends `error`
-// and in which no item it took got a run counts; after the n-th counted run in a row the next
-// starts after 1 s, 4 s, then 16 s, and the fourth pauses the Pool (`errors`). A resume starts
-// the count again; a run in which an item got a run ends the count (back-off 1 s, no pause).
+// The head of a standing workflow (docs/runtime.md#standing-pools-of-runs-over-push-sources-12), on
+// the manual clock: a run that ends `error` and in which no item it took got a run counts; after
+// the n-th counted run in a row the next starts after 1 s, 4 s, then 16 s, and the fourth pauses
+// the Pool (`errors`). A resume starts the count again; a run in which an item got a run ends the
+// count (back-off 1 s, no pause).
 TEST_F(Host, TheHeadCountsRunsBacksOffOneFourSixteenSecondsAndPausesAtTheFourth) {
   const std::string dir = FreshDir("head");
   auto store = jr2rt::OpenSqliteStore(dir + "store.db");

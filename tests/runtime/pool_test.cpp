@@ -1,5 +1,5 @@
-// RUNTIME.md §2, rule by rule, on a manual clock. The Source is scripted: each test answers
-// `next` itself, at once or later, and counts the calls.
+// The Pool (docs/runtime.md#the-pool), rule by rule, on a manual clock. The Source is scripted:
+// each test answers `next` itself, at once or later, and counts the calls.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -188,7 +188,7 @@ TEST_F(Fixture, LatchedSignalsDuringACallMakeExactlyOneMoreCall) {
   run->tick();  // drive the run: the answer is processed, then the one latched call goes out
   // Call 4 is the latch's one extra call (two latched signals, not two calls), and it sees the
   // settle that came during call 3. It claims B; a slot is still free, so call 5 follows at once
-  // (§2.3), answers nothing, and the Pool waits.
+  // (docs/runtime.md#the-pool), answers nothing, and the Pool waits.
   ASSERT_EQ(source.calls, 5);
   EXPECT_EQ(source.queries[3].settled(), std::vector<std::string>{"A"}) << "no change is lost";
   EXPECT_EQ(source.queries[4].active(), std::vector<std::string>{"B"});
@@ -329,7 +329,8 @@ TEST_F(Fixture, ABareNullAnswerIsDrainedAndFailuresWithADeadlockFailTheRun) {
     auto run = make("conformance_one");
     run->start(Json::object());
     EXPECT_EQ(run->status(), RunStatus::kDone)
-        << "report: with a failure the run ends done, deadlocked or not (RUNTIME.md §2.6)";
+        << "report: with a failure the run ends done, deadlocked or not "
+           "(docs/runtime.md#failures-report-and-a-deadlock)";
     EXPECT_EQ(run->output()["status"], "deadlocked") << "the output says which end it was";
     EXPECT_EQ(run->output()["failures"].size(), 1u);
   }
@@ -484,8 +485,9 @@ TEST_F(Fixture, AnItemThatDoesNotFitItsWorkerFailsOnlyThatItem) {
   EXPECT_EQ(started(), (std::vector<std::string>{"A", "B"}));
 }
 
-// An Agent's Gate shows its Menu: the events of audience `agent` or `any` it accepts, each with
-// its description and its payload's JSON Schema, generated from the event's type (ADR-0015).
+// An Agent's Gate shows its Menu: the events of audience `agent` or `any` it accepts, each with its
+// description and its payload's JSON Schema, generated from the event's type
+// (docs/runtime.md#the-menu).
 TEST_F(Fixture, AnAgentsGateShowsItsMenuWithEachPayloadsSchema) {
   auto run = make("conformance_asker");
   run->start(Json::object());

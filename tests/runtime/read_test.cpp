@@ -1,7 +1,7 @@
-// Read Sources (RUNTIME.md §3; ADR-0017 0.7.0), on the manual clock with a scripted read: one
-// read claims every free slot, known ids are dropped, a settle or a wake during a read makes
-// exactly one more read, an item with no usable id is marked `skipped` once in a run's life, and
-// a failed read gives no items.
+// Read Sources (docs/runtime.md#read-sources), on the manual clock with a scripted read: one read
+// claims every free slot, known ids are dropped, a settle or a wake during a read makes exactly one
+// more read, an item with no usable id is marked `skipped` once in a run's life, and a failed read
+// gives no items.
 #include <gtest/gtest.h>
 
 #include <deque>

@@ -1,7 +1,7 @@
-// The standard library's Sources and effects (RUNTIME.md §5, §7): std.queue and std.backlog keyed
-// by the Pool's own item_id, incremental across calls and equal to a full pass at every step;
-// what a backlog file from outside can do wrong; paths against the run's home; effect output
-// that is not UTF-8.
+// The standard library's Sources and effects (docs/runtime.md#the-pool): std.queue and std.backlog
+// keyed by the Pool's own item_id, incremental across calls and equal to a full pass at every step;
+// what a backlog file from outside can do wrong; paths against the run's home; effect output that
+// is not UTF-8.
 #include "jr2/stdlib.h"
 
 #include <arpa/inet.h>

@@ -1,7 +1,8 @@
-// The SQLite run store (RUNTIME.md §7): revisions keep two commands on one run from losing each
-// other's steps; a file that is not a jr2 store is refused and left byte for byte as it was; a
-// read-only open creates nothing; a reader never makes a writer fail; a damaged row names its run
-// and leaves the others usable; the feed, prune, and the drive lock that leaves no files behind.
+// The SQLite run store (docs/runtime.md#the-store): revisions keep two commands on one run from
+// losing each other's steps; a file that is not a jr2 store is refused and left byte for byte as it
+// was; a read-only open creates nothing; a reader never makes a writer fail; a damaged row names
+// its run and leaves the others usable; the feed, prune, and the drive lock that leaves no files
+// behind.
 #include "jr2/store.h"
 
 #include <fcntl.h>

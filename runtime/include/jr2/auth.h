@@ -1,7 +1,7 @@
-// What `serve` checks callers and hook deliveries with (RUNTIME.md §6, ADR-0014): SHA-256 for
-// tokens (the callers file holds only their hashes), HMAC-SHA256 for a hook's signature, and a
-// comparison whose time does not depend on where two strings differ. OpenSSL's libcrypto does
-// the hashing (docs/architecture.md says why).
+// What `serve` checks callers and hook deliveries with
+// (docs/runtime.md#callers-and-scopes-for-serve): SHA-256 for tokens (the callers file holds only
+// their hashes), HMAC-SHA256 for a hook's signature, and a comparison whose time does not depend on
+// where two strings differ. OpenSSL's libcrypto does the hashing (docs/architecture.md says why).
 #pragma once
 
 #include <string>

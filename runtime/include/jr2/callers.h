@@ -1,7 +1,7 @@
-// Callers and their scopes (RUNTIME.md §6, ADR-0014): who may do what over `serve`'s HTTP. The
-// callers file holds only the SHA-256 of each token; a request's bearer token is hashed and
-// compared with every caller's in constant time. `serve` also writes an instance token, with
-// every scope, to `<store>.token` (mode 0600).
+// Callers and their scopes (docs/runtime.md#callers-and-scopes-for-serve): who may do what over
+// `serve`'s HTTP. The callers file holds only the SHA-256 of each token; a request's bearer token
+// is hashed and compared with every caller's in constant time. `serve` also writes an instance
+// token, with every scope, to `<store>.token` (mode 0600).
 #pragma once
 
 #include <map>

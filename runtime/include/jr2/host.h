@@ -1,9 +1,9 @@
-// The run host (RUNTIME.md §1, §6, §7): the one way anything drives runs. It hosts runs on one
-// engine (one executor, a strand per run, one thread pool for blocking host functions, timers
-// that fire on time), takes each run's drive lock in the store, stores every turn of its runs
-// in one transaction (group commit) before anything of that turn is told or started, and
-// offers the verbs as calls that take and give data. The runner's command line is a front end
-// over it (arguments and printing only); `serve` will be another.
+// The run host (docs/runtime.md#the-run-host): the one way anything drives runs. It hosts runs on
+// one engine (one executor, a strand per run, one thread pool for blocking host functions, timers
+// that fire on time), takes each run's drive lock in the store, stores every turn of its runs in
+// one transaction (group commit) before anything of that turn is told or started, and offers the
+// verbs as calls that take and give data. The runner's command line is a front end over it
+// (arguments and printing only); `serve` will be another.
 #pragma once
 
 #include <atomic>
@@ -237,8 +237,9 @@ class RunHost : private Dispatcher {
   // Lets go of the runs that had ended at the previous call already (their answers are out by
   // then): a long-lived host keeps only the live runs. Gives how many.
   int releaseEnded();
-  // Starts the standing Pools of `workflows` (RUNTIME.md §3): one live run of each, started now
-  // when none waits and its newest run was not cancelled (a cancel of a standing run is a
+  // Starts the standing Pools of `workflows`
+  // (docs/runtime.md#standing-pools-of-runs-over-push-sources-12): one live run of each, started
+  // now when none waits and its newest run was not cancelled (a cancel of a standing run is a
   // pause). Gives the ids started.
   std::vector<std::string> standUp(const std::vector<std::string>& workflows);
   // Hands each standing run this host drives that is at its bound (500 items it took, or a
@@ -252,10 +253,11 @@ class RunHost : private Dispatcher {
   // its head names, and the count starts again. BadInput when it is live, or waits out a
   // back-off. Gives the new run's id.
   std::string resume(const std::string& workflow, bool dropHeld);
-  // Standing workflow `workflow` as a person sees it (RUNTIME.md §3): `{workflow, state, run,
+  // Standing workflow `workflow` as a person sees it
+  // (docs/runtime.md#standing-pools-of-runs-over-push-sources-12): `{workflow, state, run,
   // startedMs, streak, held, keys}` with `state` `live`, `paused` (with `paused` and `why`),
-  // `waiting` (its run ended; the next starts at `retryAtMs`) or `new` (it never ran); null for
-  // a workflow that does not stand.
+  // `waiting` (its run ended; the next starts at `retryAtMs`) or `new` (it never ran); null for a
+  // workflow that does not stand.
   Json standingState(const std::string& workflow);
   // Cancels run `id` that this host drives, without driving: stored at once with its
   // `cancelled` and `ended` events (BadInput if it has ended).

@@ -15,13 +15,12 @@
 
 namespace jr2rt {
 
-// What a pull Source's `next` is given (RUNTIME.md §2): the ids of live workers in the order
-// they started, the ids of items that finished or failed in this run, the failed subset, and
-// the Pool's run input. The lists are shared with the Pool, which changes them in place only
-// while no query holds them (copy on write): a Pool of 10,000 live workers or 100,000 settled
-// items copies nothing per call. The `is…` lookups take constant time; their index is built on
-// the first lookup (once, whichever thread asks: a query and its copies may be read from
-// several threads).
+// What a pull Source's `next` is given (docs/runtime.md#the-pool): the ids of live workers in the
+// order they started, the ids of items that finished or failed in this run, the failed subset, and
+// the Pool's run input. The lists are shared with the Pool, which changes them in place only while
+// no query holds them (copy on write): a Pool of 10,000 live workers or 100,000 settled items
+// copies nothing per call. The `is…` lookups take constant time; their index is built on the first
+// lookup (once, whichever thread asks: a query and its copies may be read from several threads).
 // The live ids as a Pool keeps them: in the order they started, with a hole (an empty id, which
 // no item has) where a worker settled since the list was last compacted, so that a settle shifts
 // nothing however large the cap. The last slot is never a hole.
@@ -144,7 +143,8 @@ class Registry {
   void addPool(const PoolSpec* pool) { pools_[pool->name] = pool; }
   void addMachine(const std::string& name, MachineFactory make) { machines_[name] = make; }
   // `idempotent`: the `extern` is declared `idempotent`, so a run restored while a call of it
-  // was out calls it again; any other host function runs at most once (RUNTIME.md §7).
+  // was out calls it again; any other host function runs at most once
+  // (docs/runtime.md#saved-as-it-moves-effects-at-most-once).
   void addHost(const std::string& name, HostFunction fn, bool idempotent = false) {
     hosts_[name] = std::move(fn);
     if (idempotent) idempotentHosts_.insert(name);

@@ -1,8 +1,8 @@
-// A run: one tree of actors — the top machine or Pool, invoked children, a Pool's workers,
-// Gates, timers and Source calls — driven on one Boost.Asio strand (RUNTIME.md §1). Host
-// functions run on a thread pool and report back onto the strand. The Run is
-// deterministic: with the manual clock and scripted Sources, the same inputs give the same
-// starts, settles and statuses. It never sleeps: timers fire when the clock says they are due.
+// A run: one tree of actors — the top machine or Pool, invoked children, a Pool's workers, Gates,
+// timers and Source calls — driven on one Boost.Asio strand (docs/runtime.md#a-run). Host functions
+// run on a thread pool and report back onto the strand. The Run is deterministic: with the manual
+// clock and scripted Sources, the same inputs give the same starts, settles and statuses. It never
+// sleeps: timers fire when the clock says they are due.
 #pragma once
 
 #include <algorithm>
@@ -83,10 +83,10 @@ class GateRefused : public BadInput {
   std::string open;
 };
 
-// A Gate's Menu (ADR-0015): each event it accepts as `{event, audience, description, schema}`,
-// the schema its payload's JSON Schema (null when the generated code gave none). An Agent's Gate
-// accepts only the events whose audience is `agent` or `any`. What `gates`, `status --json` and
-// `GET /gates` show, and what a harness gives a model.
+// A Gate's Menu (docs/runtime.md#the-menu): each event it accepts as `{event, audience,
+// description, schema}`, the schema its payload's JSON Schema (null when the generated code gave
+// none). An Agent's Gate accepts only the events whose audience is `agent` or `any`. What `gates`,
+// `status --json` and `GET /gates` show, and what a harness gives a model.
 Json MenuJson(const OpenGate& gate);
 
 // A Source's `next`, answered later: tests script it; the standard library answers at once. The
@@ -102,8 +102,9 @@ class Engine;
 using ReadCall = std::function<void(const Json& args, std::function<void(Json)> answer,
                                     std::function<void(const Failure&)> failed)>;
 
-// A Pool of runs' door to its host (RUNTIME.md §3, ADR-0017): a `dispatch` worker asks it to
-// start the run of a workflow for an item, or to find the run that holds the item's key.
+// A Pool of runs' door to its host (docs/runtime.md#standing-pools-of-runs-over-push-sources-12): a
+// `dispatch` worker asks it to start the run of a workflow for an item, or to find the run that
+// holds the item's key.
 struct Dispatched {
   std::string run;                 // the run that holds the key
   std::string status = "waiting";  // its status now: `waiting`, or how it ended
@@ -146,10 +147,11 @@ const char* ToString(HookVerdict::Kind kind);
 // for a host that must know before it stores anything, or makes a store.
 void CheckInput(const WorkflowInfo& workflow, const Json& input);
 
-// The picks an Agent's Turn gets at one opening of its Gate (ADR-0015): a pick outside the Menu,
-// or a payload its schema refuses, is told to the Agent, which may pick again; after this many
-// refused picks the Gate waits for a person. An agent declaration's `picks:` sets it per slot
-// (the generated code always gives it); this is the bound of an Agent no module declares.
+// The picks an Agent's Turn gets at one opening of its Gate (docs/runtime.md#the-menu): a pick
+// outside the Menu, or a payload its schema refuses, is told to the Agent, which may pick again;
+// after this many refused picks the Gate waits for a person. An agent declaration's `picks:` sets
+// it per slot (the generated code always gives it); this is the bound of an Agent no module
+// declares.
 inline constexpr int kAgentPicks = 3;
 
 // How the harness reaches its model server (runtime/src/run/agents.h): tests give a fake.
@@ -178,7 +180,8 @@ struct ModelServer {
 // Throws BadInput naming the variable that is missing or wrong, and how to set it.
 ModelServer ModelServerFromEnv();
 
-// A standing run's bound (RUNTIME.md §3): 500 items it took itself, or a day.
+// A standing run's bound (docs/runtime.md#standing-pools-of-runs-over-push-sources-12): 500 items
+// it took itself, or a day.
 inline constexpr int64_t kStandingBoundItems = 500;
 inline constexpr int64_t kStandingBoundMs = 24LL * 60 * 60 * 1000;
 
@@ -258,8 +261,8 @@ class Run {
   Run& operator=(const Run&) = delete;
 
   const std::string& id() const { return id_; }
-  // The run's home (RUNTIME.md §7): the working directory of the `run` that started it, stored
-  // with the run; relative paths that the run reads (`std.backlog`, `std.command`'s `cwd`)
+  // The run's home (docs/runtime.md#a-run): the working directory of the `run` that started it,
+  // stored with the run; relative paths that the run reads (`std.backlog`, `std.command`'s `cwd`)
   // resolve against it, whichever directory a later command runs in.
   const std::string& home() const { return home_; }
   void setHome(std::string home) { home_ = std::move(home); }
@@ -328,11 +331,11 @@ class Run {
   };
   const std::vector<FiredTimer>& firedTimers() const { return fired_; }
   std::vector<OpenGate> gates() const;
-  // The observation (ADR-0014, RUNTIME.md §6): `{runId, workflow, status, value, children}`,
-  // where the run is and nothing else — `value` the active state paths of the top machine (`[]`
-  // for a Pool), `children` its live children (`{id, kind, value, children}`: invoked machines
-  // and Pools, Gates, Agents and effects by name; a Pool's workers by item id). Never the
-  // context, the input, the output, a Gate's meta or a payload.
+  // The observation (docs/serve.md#bands-and-scopes): `{runId, workflow, status, value, children}`,
+  // where the run is and nothing else — `value` the active state paths of the top machine (`[]` for
+  // a Pool), `children` its live children (`{id, kind, value, children}`: invoked machines and
+  // Pools, Gates, Agents and effects by name; a Pool's workers by item id). Never the context, the
+  // input, the output, a Gate's meta or a payload.
   Json observe() const;
   // The earliest pending timer, if any (ms on the run's clock).
   std::optional<int64_t> nextTimer() const;
@@ -364,21 +367,23 @@ class Run {
 
   // Progress lines (`T-1 started`, `T-1 settled`, …) as the run moves.
   void onProgress(std::function<void(const std::string&)> fn) { progress_ = std::move(fn); }
-  // The same, typed (the feed, RUNTIME.md §6): every event with its kind and data, including the
-  // ones that are only data (`gate-closed`, `timer`, `ended`, the `source` Gate opening).
+  // The same, typed (the feed, docs/runtime.md#the-runner): every event with its kind and data,
+  // including the ones that are only data (`gate-closed`, `timer`, `ended`, the `source` Gate
+  // opening).
   struct FeedEvent {
     std::string kind;
     Json data;
     std::string line;  // "" for an event a person is not shown
   };
   void onEvent(std::function<void(const FeedEvent&)> fn) { event_ = std::move(fn); }
-  // Saved as it moves (RUNTIME.md §7): `fn` is called at the end of each turn of the run's
-  // executor that changed the run (every handler that was ready, run to completion), and must
-  // store the run (snapshot() and the progress lines of the turn) before it returns. Only then
-  // do the effects that the turn started go out: a non-idempotent effect (`std.command`, an
-  // `extern` not declared idempotent) starts after the commit that records it, so a process
-  // killed at any instant leaves either no trace of it or a stored "started", never a run that
-  // forgot it ran. With no commit hook (tests, benchmarks) effects start at once.
+  // Saved as it moves (docs/runtime.md#saved-as-it-moves-effects-at-most-once): `fn` is called at
+  // the end of each turn of the run's executor that changed the run (every handler that was ready,
+  // run to completion), and must store the run (snapshot() and the progress lines of the turn)
+  // before it returns. Only then do the effects that the turn started go out: a non-idempotent
+  // effect (`std.command`, an `extern` not declared idempotent) starts after the commit that
+  // records it, so a process killed at any instant leaves either no trace of it or a stored
+  // "started", never a run that forgot it ran. With no commit hook (tests, benchmarks) effects
+  // start at once.
   void onCommit(std::function<void()> fn) { commit_ = std::move(fn); }
 
   // The whole run as JSON, and a run restored from it in a new process.
@@ -387,11 +392,11 @@ class Run {
                                       const std::vector<Json>* journal = nullptr,
                                       std::shared_ptr<Engine> engine = nullptr);
 
-  // A save that writes what changed (RUNTIME.md §7): with keepJournal() (before start()), the
-  // top Pool's settled and failed items are not in snapshot() but in journal entries, one per
-  // item, that takeJournal() hands over once each, to be stored in order with the snapshot of
-  // the same turn. Restore() then takes every entry stored, in order. A snapshot's size no longer
-  // grows with the items a run has settled.
+  // A save that writes what changed (docs/runtime.md#saved-as-it-moves-effects-at-most-once): with
+  // keepJournal() (before start()), the top Pool's settled and failed items are not in snapshot()
+  // but in journal entries, one per item, that takeJournal() hands over once each, to be stored in
+  // order with the snapshot of the same turn. Restore() then takes every entry stored, in order. A
+  // snapshot's size no longer grows with the items a run has settled.
   void keepJournal() { journaling_ = true; }
   bool journaling() const { return journaling_; }
   bool journalPending() const { return !journalNew_.empty(); }
@@ -403,13 +408,13 @@ class Run {
     journalNew_ = std::move(entries);
   }
 
-  // The scripted Agent harness (RUNTIME.md §5; no model is reachable here): `script` maps an
-  // Agent's name to its replies in order, each `{ "event": NAME, "payload": {…} }`. Each time
+  // The scripted Agent harness (docs/runtime.md#agents; no model is reachable here): `script` maps
+  // an Agent's name to its replies in order, each `{ "event": NAME, "payload": {…} }`. Each time
   // that Agent's Gate opens (and at once for one open now), the next reply is delivered there as
-  // the Agent's answer; the replies used are counted in the run, so a later process goes on
-  // with the next one. A reply the Gate refuses is told on the feed and the Agent picks again
-  // (its slot's `picks:`), then the Gate waits for a person. When the replies run out, the Gate
-  // stays open for `send`.
+  // the Agent's answer; the replies used are counted in the run, so a later process goes on with
+  // the next one. A reply the Gate refuses is told on the feed and the Agent picks again (its
+  // slot's `picks:`), then the Gate waits for a person. When the replies run out, the Gate stays
+  // open for `send`.
   void scriptAgents(Json script);
 
   // The OpenAI-compatible harness (ModelServer) for this run's Agents: each Agent Gate that
@@ -460,8 +465,9 @@ class Run {
   // Ends this standing run `done`, handed over to run `to` (`why`): its output
   // `{handedOverTo}`. Its `dispatch` runs go on; the new run takes them.
   void handOver(const std::string& to, const std::string& why);
-  // Ends this standing run `done` at its bound when no item it took got a run (RUNTIME.md §3):
-  // no `handedOverTo`; its head counts it, and the next run starts after a back-off.
+  // Ends this standing run `done` at its bound when no item it took got a run
+  // (docs/runtime.md#standing-pools-of-runs-over-push-sources-12): no `handedOverTo`; its head
+  // counts it, and the next run starts after a back-off.
   void endAtBound(const std::string& why);
   // A standing run's `{startedMs, streak, taken, ran}` (and `bound: true` when it ended at its
   // bound), kept in its record once it ended; null for any other run.

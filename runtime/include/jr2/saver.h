@@ -1,7 +1,7 @@
-// Saves one run as it moves (RUNTIME.md §7): the commit side of the run host, shared by the
-// runner and the benchmarks. Attached to a Run, it stores the run at the end of each turn that
-// changed it — the snapshot, the turn's feed lines and its journal entries, in one transaction —
-// and only then hands the lines on to be shown.
+// Saves one run as it moves (docs/runtime.md#saved-as-it-moves-effects-at-most-once): the commit
+// side of the run host, shared by the runner and the benchmarks. Attached to a Run, it stores the
+// run at the end of each turn that changed it — the snapshot, the turn's feed lines and its journal
+// entries, in one transaction — and only then hands the lines on to be shown.
 #pragma once
 
 #include <functional>

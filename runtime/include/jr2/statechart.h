@@ -29,7 +29,7 @@ struct Event {
   Json data;    // the payload; for kDone the child's output, for kError {reason, detail}
 };
 
-// A child a state invokes (LANGUAGE.md §2.4), described for the host that runs it.
+// A child a state invokes (docs/language.md#invokes), described for the host that runs it.
 struct InvokeSpec {
   enum class Kind : uint8_t { kGate, kAgent, kMachine, kExtern, kStd };
   Kind kind = Kind::kGate;

@@ -1,4 +1,5 @@
-// The standard library's Sources and effects (RUNTIME.md §5), so samples need no C++.
+// The standard library's Sources and effects (docs/language.md#the-standard-library), so samples
+// need no C++.
 #pragma once
 
 #include <sys/types.h>

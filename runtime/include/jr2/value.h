@@ -22,8 +22,8 @@ using Json = nlohmann::json;
 // built against another runtime fails to compile with a clear message instead of misbehaving.
 inline constexpr int kRuntimeVersion = 2;
 
-// A Failure (ADR-0073): `fail(reason, detail)`, a child's Failure not handled by `on error`, or a
-// host function that reports one. A Pool catches it per item.
+// A Failure (docs/semantics.md#failures-and-defects): `fail(reason, detail)`, a child's Failure not
+// handled by `on error`, or a host function that reports one. A Pool catches it per item.
 class Failure : public std::runtime_error {
  public:
   explicit Failure(std::string reason, Json detail = nullptr)
@@ -68,10 +68,10 @@ class BadInput : public std::runtime_error {
 
 // A value from outside that does not fit its type: what the generated readers (`read_json`,
 // parseInput, a payload's check) throw, with the path of the field it is about ("input of
-// review.ticket"). What it means depends on where the value came from, and that is decided once
-// at each boundary (RUNTIME.md §2.5, docs/runtime.md): a command's input or payload is refused
-// (BadInput: exit 65, HTTP 400); a Pool's item is that item's Failure; a value made inside a step
-// is a Defect of the run.
+// review.ticket"). What it means depends on where the value came from, and that is decided once at
+// each boundary (docs/runtime.md#the-run-host): a command's input or payload is refused (BadInput:
+// exit 65, HTTP 400); a Pool's item is that item's Failure; a value made inside a step is a Defect
+// of the run.
 class SchemaError : public std::runtime_error {
  public:
   SchemaError(std::string path, const std::string& message)

@@ -1,7 +1,8 @@
-// `std.http_get({ url, timeout })`: an idempotent HTTP GET whose body is JSON (RUNTIME.md §5),
-// and the client beside it (http_client.h: the model harness, the runner's `--server`), over
-// `http://` and `https://`. Boost.Beast does the protocol and OpenSSL (through Beast's
-// ssl_stream) the TLS; both are heavy headers, so they live in this translation unit alone.
+// `std.http_get({ url, timeout })`: an idempotent HTTP GET whose body is JSON
+// (docs/runtime.md#stdhttp_get), and the client beside it (http_client.h: the model harness, the
+// runner's `--server`), over `http://` and `https://`. Boost.Beast does the protocol and OpenSSL
+// (through Beast's ssl_stream) the TLS; both are heavy headers, so they live in this translation
+// unit alone.
 #include <openssl/ssl.h>
 #include <openssl/x509_vfy.h>
 

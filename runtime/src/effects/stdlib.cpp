@@ -169,12 +169,12 @@ std::vector<std::string> IdsOf(const std::string& where, const Json& list, const
 }
 
 // What a standard Source knows of its Pool's query, kept up to date from what changed since the
-// last call, so that a call never reads every settled or live id. It relies on how one Pool
-// changes its lists (RUNTIME.md §2): `settled` and `failed` only grow at the end (an item that
-// fails is appended to both at once), and `active` changes only by the claim of the Source's
-// own last answer and by the items that settle. A query that visibly breaks this (shorter
-// lists, another id where the last read one was, a live list of another size or end: the first
-// call, a caller that is not one Pool) makes the mirror read it whole and say so.
+// last call, so that a call never reads every settled or live id. It relies on how one Pool changes
+// its lists (docs/runtime.md#the-pool): `settled` and `failed` only grow at the end (an item that
+// fails is appended to both at once), and `active` changes only by the claim of the Source's own
+// last answer and by the items that settle. A query that visibly breaks this (shorter lists,
+// another id where the last read one was, a live list of another size or end: the first call, a
+// caller that is not one Pool) makes the mirror read it whole and say so.
 class QueryMirror {
  public:
   struct Changes {
@@ -423,7 +423,8 @@ std::shared_ptr<const BacklogFile> ParseBacklog(const std::string& name, std::st
     // in nlohmann's recursive copy and dump), and UTF-8.
     file->items = ParseExternalJson(bytes, "std.backlog: " + name);
   } catch (const BadInput& e) {
-    // A `next` that fails is the run's error (RUNTIME.md §5), not a refused input.
+    // A `next` that fails is the run's error, not a refused input
+    // (docs/host-functions.md#functions-for-a-source-next-extern).
     throw Defect(ValidUtf8(e.what()));
   }
   if (!file->items.is_array())
@@ -456,13 +457,14 @@ std::shared_ptr<const BacklogFile> ParseBacklog(const std::string& name, std::st
 
 // A backlog file at a call: the last parse of it while its content is the same.
 //
-// The file is re-read at every call (RUNTIME.md §5) in the sense that every edit is seen, but its
-// bytes are read only when stat says they may have changed: another device, inode, size, mtime
-// or ctime. Equal stamps still prove nothing for a file written in the same timestamp tick as
-// the read that saw it (git's "racy clean" problem: an edit of the same size within one tick of
-// a coarse clock keeps every field). So a stamp is trusted only when that read began at least
-// kRacyNs after the file's last change; until then each call reads and compares the bytes. The
-// parse is kept for the 16 paths read last, across the process (runs share a file's parse).
+// The file is re-read at every call (docs/language.md#the-standard-library) in the sense that every
+// edit is seen, but its bytes are read only when stat says they may have changed: another device,
+// inode, size, mtime or ctime. Equal stamps still prove nothing for a file written in the same
+// timestamp tick as the read that saw it (git's "racy clean" problem: an edit of the same size
+// within one tick of a coarse clock keeps every field). So a stamp is trusted only when that read
+// began at least kRacyNs after the file's last change; until then each call reads and compares the
+// bytes. The parse is kept for the 16 paths read last, across the process (runs share a file's
+// parse).
 std::shared_ptr<const BacklogFile> LoadBacklog(const BacklogAt& at) {
   const std::string& name = at.name;
   const std::string& path = at.path;
@@ -547,7 +549,8 @@ class BacklogSource final : public StdNextSource {
     if (ready_.empty()) return {{"item", nullptr}, {"open", available_}};
     const uint32_t first = *ready_.begin();
     mirror_.answered(ids_[first]);
-    // `open` counts the items left that are not ready (RUNTIME.md §5).
+    // `open` counts the items left that are not ready
+    // (docs/host-functions.md#functions-for-a-source-next-extern).
     return {{"item", file_->items[first]},
             {"open", available_ - static_cast<int64_t>(ready_.size())}};
   }
@@ -654,8 +657,8 @@ class BacklogSource final : public StdNextSource {
 
 }  // namespace
 
-// The one-call forms are the plain full pass of RUNTIME.md §5 over the query's own lookups, which
-// keep no state: the tests hold the incremental Sources against them.
+// The one-call forms are the plain full pass (docs/language.md#the-standard-library) over the
+// query's own lookups, which keep no state: the tests hold the incremental Sources against them.
 Json StdBacklog(const Json& args, const NextQuery& query, ItemIdOf idOf, const std::string& home) {
   if (!idOf) idOf = FieldId;
   const BacklogAt at(args, home);
@@ -787,7 +790,7 @@ SpawnedCommand SpawnCommand(const Json& spec, const std::string& home) {
   if (argv.empty()) throw Failure("std.command: `argv` is empty");
   c.program = argv[0];
   const std::string given = spec.value("cwd", std::string("."));
-  // A relative directory is the run's home's (RUNTIME.md §7), whatever the process's own is.
+  // A relative directory is the run's home's (docs/runtime.md#a-run), whatever the process's is.
   const std::string cwd = ResolveAgainst(home, given);
   c.timeoutMs = spec.value("timeout", int64_t{300000});
   // `env`: the host's environment with these added (a name it has is replaced). A name that

@@ -1,9 +1,9 @@
-// The executor that runs are driven on (RUNTIME.md §1, §7): one io_context, one strand per run,
-// one thread pool for blocking host functions, shared by every run made on it. A turn runs every
-// handler that is ready (of every run), then commits the runs the turn changed (in one group
-// commit when a host set one), and only then releases the effects those steps started. While
-// work is out, the timers of runs on a real clock fire on time. Private to the runtime: run.cpp
-// and host.cpp include it, and they alone pay for Boost.Asio's headers.
+// The executor that runs are driven on (docs/runtime.md#a-run, docs/runtime.md#the-run-host): one
+// io_context, one strand per run, one thread pool for blocking host functions, shared by every run
+// made on it. A turn runs every handler that is ready (of every run), then commits the runs the
+// turn changed (in one group commit when a host set one), and only then releases the effects those
+// steps started. While work is out, the timers of runs on a real clock fire on time. Private to the
+// runtime: run.cpp and host.cpp include it, and they alone pay for Boost.Asio's headers.
 #pragma once
 
 #include <atomic>
