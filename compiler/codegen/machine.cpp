@@ -180,8 +180,8 @@ class MachineGen {
               }}});
   }
 
-  // eventId(), eventSpecs() and checkPayload(): the events by name, what a Gate lists, and the
-  // payload check before delivery.
+  // eventId(), eventSpecs() and parsePayload(): the events by name, what a Gate lists, and the
+  // payload read as its type when an answer is checked, which dispatch() then hands its action.
   void events() {
     const auto& events = m_.events;
     p_.emit(R"gen(
@@ -197,12 +197,12 @@ class MachineGen {
         };
       }
 
-      void $cls$::checkPayload(
+      std::shared_ptr<const ::jr2rt::Payload> $cls$::parsePayload(
           [[maybe_unused]] int event, [[maybe_unused]] const ::jr2rt::Json& payload) const {
         switch (event) {
           $cases$
           default:
-            return;
+            return nullptr;
         }
       }
     )gen",
@@ -225,8 +225,7 @@ class MachineGen {
                   p_.emit(R"gen(
                             case $i$: {
                               const ::jr2rt::Json& data = payload.is_null() ? ::jr2rt::Json::object() : payload;
-                              [[maybe_unused]] const auto parsed = data.get<$type$>();
-                              return;
+                              return std::make_shared<const ::jr2rt::TypedPayload<$type$>>(data.get<$type$>());
                             }
                           )gen",
                           {{"i", std::to_string(i)}, {"type", cx_.structName(events[i])}});
@@ -363,10 +362,10 @@ class MachineGen {
         const CppType type = cx_.hasStruct(t.event)
                                  ? CppType{CppType::Kind::kStruct, nullptr, cx_.structName(t.event)}
                                  : CppType::Of(CppType::Kind::kJson);
-        *prelude = fmt::format(
-            "[[maybe_unused]] const auto event_ = ::jr2rt::FromJson<{}>(\n"
-            "    event.data.is_null() ? ::jr2rt::Json::object() : event.data, {});\n",
-            type.spell(), cx_.where(a.event.range));
+        // The payload as the check read it (Event::typed), or read here from the JSON.
+        *prelude =
+            fmt::format("[[maybe_unused]] const auto event_ = ::jr2rt::PayloadOf<{}>(event, {});\n",
+                        type.spell(), cx_.where(a.event.range));
         scope.names["event"] = {"event_", type};
       }
       return scope;
@@ -719,7 +718,8 @@ void DeclareMachine(const Context& cx, Printer& p, const ir::Machine& m) {
       void checkInput(const ::jr2rt::Json& input) const override;
       int eventId(std::string_view name) const override;
       std::vector<::jr2rt::EventSpec> eventSpecs() const override;
-      void checkPayload(int event, const ::jr2rt::Json& payload) const override;
+      std::shared_ptr<const ::jr2rt::Payload> parsePayload(
+          int event, const ::jr2rt::Json& payload) const override;
       ::jr2rt::Json output() const override;
       ::jr2rt::Json snapshot() const override;
       void restore(::jr2rt::MachineHost& host, const ::jr2rt::Json& snapshot) override;

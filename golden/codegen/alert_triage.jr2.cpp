@@ -295,41 +295,40 @@ std::vector<::jr2rt::EventSpec> triage_machine_machine::eventSpecs() const {
   };
 }
 
-void triage_machine_machine::checkPayload(
+std::shared_ptr<const ::jr2rt::Payload> triage_machine_machine::parsePayload(
     [[maybe_unused]] int event, [[maybe_unused]] const ::jr2rt::Json& payload) const {
   switch (event) {
     case 0: {
       const ::jr2rt::Json& data = payload.is_null() ? ::jr2rt::Json::object() : payload;
-      [[maybe_unused]] const auto parsed = data.get<ask_event>();
-      return;
+      return std::make_shared<const ::jr2rt::TypedPayload<ask_event>>(data.get<ask_event>());
     }
     case 1: {
       const ::jr2rt::Json& data = payload.is_null() ? ::jr2rt::Json::object() : payload;
-      [[maybe_unused]] const auto parsed = data.get<confirm_event>();
-      return;
+      return std::make_shared<const ::jr2rt::TypedPayload<confirm_event>>(
+          data.get<confirm_event>());
     }
     case 2: {
       const ::jr2rt::Json& data = payload.is_null() ? ::jr2rt::Json::object() : payload;
-      [[maybe_unused]] const auto parsed = data.get<escalate_event>();
-      return;
+      return std::make_shared<const ::jr2rt::TypedPayload<escalate_event>>(
+          data.get<escalate_event>());
     }
     case 3: {
       const ::jr2rt::Json& data = payload.is_null() ? ::jr2rt::Json::object() : payload;
-      [[maybe_unused]] const auto parsed = data.get<override_event>();
-      return;
+      return std::make_shared<const ::jr2rt::TypedPayload<override_event>>(
+          data.get<override_event>());
     }
     case 4: {
       const ::jr2rt::Json& data = payload.is_null() ? ::jr2rt::Json::object() : payload;
-      [[maybe_unused]] const auto parsed = data.get<resolve_event>();
-      return;
+      return std::make_shared<const ::jr2rt::TypedPayload<resolve_event>>(
+          data.get<resolve_event>());
     }
     case 5: {
       const ::jr2rt::Json& data = payload.is_null() ? ::jr2rt::Json::object() : payload;
-      [[maybe_unused]] const auto parsed = data.get<rethink_event>();
-      return;
+      return std::make_shared<const ::jr2rt::TypedPayload<rethink_event>>(
+          data.get<rethink_event>());
     }
     default:
-      return;
+      return nullptr;
   }
 }
 
@@ -400,8 +399,8 @@ bool triage_machine_machine::guard(int transition, [[maybe_unused]] const ::jr2r
 void triage_machine_machine::act(int transition, [[maybe_unused]] const ::jr2rt::Event& event) {
   switch (transition) {
     case 0: {  // from alert_triage.jr2:100
-      [[maybe_unused]] const auto event_ = ::jr2rt::FromJson<escalate_event>(
-          event.data.is_null() ? ::jr2rt::Json::object() : event.data, "alert_triage.jr2:100:8");
+      [[maybe_unused]] const auto event_ = ::jr2rt::PayloadOf<escalate_event>(event,
+          "alert_triage.jr2:100:8");
       // from alert_triage.jr2:101
       ctx_.proposal = std::optional<Verdict>([&] {
         Verdict v_;
@@ -417,8 +416,8 @@ void triage_machine_machine::act(int transition, [[maybe_unused]] const ::jr2rt:
       break;
     }
     case 1: {  // from alert_triage.jr2:111
-      [[maybe_unused]] const auto event_ = ::jr2rt::FromJson<resolve_event>(
-          event.data.is_null() ? ::jr2rt::Json::object() : event.data, "alert_triage.jr2:111:8");
+      [[maybe_unused]] const auto event_ = ::jr2rt::PayloadOf<resolve_event>(event,
+          "alert_triage.jr2:111:8");
       // from alert_triage.jr2:112
       ctx_.verdict = std::optional<Verdict>([&] {
         Verdict v_;
@@ -432,8 +431,8 @@ void triage_machine_machine::act(int transition, [[maybe_unused]] const ::jr2rt:
       break;
     }
     case 2: {  // from alert_triage.jr2:120
-      [[maybe_unused]] const auto event_ = ::jr2rt::FromJson<ask_event>(
-          event.data.is_null() ? ::jr2rt::Json::object() : event.data, "alert_triage.jr2:120:8");
+      [[maybe_unused]] const auto event_ = ::jr2rt::PayloadOf<ask_event>(event,
+          "alert_triage.jr2:120:8");
       // from alert_triage.jr2:121
       ctx_.proposal = std::nullopt;
       // from alert_triage.jr2:122
@@ -454,8 +453,8 @@ void triage_machine_machine::act(int transition, [[maybe_unused]] const ::jr2rt:
       break;
     }
     case 5: {  // from alert_triage.jr2:137
-      [[maybe_unused]] const auto event_ = ::jr2rt::FromJson<override_event>(
-          event.data.is_null() ? ::jr2rt::Json::object() : event.data, "alert_triage.jr2:137:8");
+      [[maybe_unused]] const auto event_ = ::jr2rt::PayloadOf<override_event>(event,
+          "alert_triage.jr2:137:8");
       // from alert_triage.jr2:138
       ctx_.verdict = std::optional<Verdict>([&] {
         Verdict v_;
@@ -469,8 +468,8 @@ void triage_machine_machine::act(int transition, [[maybe_unused]] const ::jr2rt:
       break;
     }
     case 6: {  // from alert_triage.jr2:146
-      [[maybe_unused]] const auto event_ = ::jr2rt::FromJson<rethink_event>(
-          event.data.is_null() ? ::jr2rt::Json::object() : event.data, "alert_triage.jr2:146:8");
+      [[maybe_unused]] const auto event_ = ::jr2rt::PayloadOf<rethink_event>(event,
+          "alert_triage.jr2:146:8");
       // from alert_triage.jr2:147
       ctx_.note = std::optional<std::string>(event_.note);
       break;

@@ -149,11 +149,11 @@ std::vector<::jr2rt::EventSpec> build_package_machine::eventSpecs() const {
   };
 }
 
-void build_package_machine::checkPayload(
+std::shared_ptr<const ::jr2rt::Payload> build_package_machine::parsePayload(
     [[maybe_unused]] int event, [[maybe_unused]] const ::jr2rt::Json& payload) const {
   switch (event) {
     default:
-      return;
+      return nullptr;
   }
 }
 

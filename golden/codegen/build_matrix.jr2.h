@@ -69,7 +69,8 @@ class build_package_machine final : public ::jr2rt::Statechart {
   void checkInput(const ::jr2rt::Json& input) const override;
   int eventId(std::string_view name) const override;
   std::vector<::jr2rt::EventSpec> eventSpecs() const override;
-  void checkPayload(int event, const ::jr2rt::Json& payload) const override;
+  std::shared_ptr<const ::jr2rt::Payload> parsePayload(
+      int event, const ::jr2rt::Json& payload) const override;
   ::jr2rt::Json output() const override;
   ::jr2rt::Json snapshot() const override;
   void restore(::jr2rt::MachineHost& host, const ::jr2rt::Json& snapshot) override;

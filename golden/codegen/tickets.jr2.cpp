@@ -171,21 +171,20 @@ std::vector<::jr2rt::EventSpec> review_machine::eventSpecs() const {
   };
 }
 
-void review_machine::checkPayload(
+std::shared_ptr<const ::jr2rt::Payload> review_machine::parsePayload(
     [[maybe_unused]] int event, [[maybe_unused]] const ::jr2rt::Json& payload) const {
   switch (event) {
     case 0: {
       const ::jr2rt::Json& data = payload.is_null() ? ::jr2rt::Json::object() : payload;
-      [[maybe_unused]] const auto parsed = data.get<approve_event>();
-      return;
+      return std::make_shared<const ::jr2rt::TypedPayload<approve_event>>(
+          data.get<approve_event>());
     }
     case 1: {
       const ::jr2rt::Json& data = payload.is_null() ? ::jr2rt::Json::object() : payload;
-      [[maybe_unused]] const auto parsed = data.get<reject_event>();
-      return;
+      return std::make_shared<const ::jr2rt::TypedPayload<reject_event>>(data.get<reject_event>());
     }
     default:
-      return;
+      return nullptr;
   }
 }
 
@@ -245,8 +244,8 @@ void review_machine::act(int transition, [[maybe_unused]] const ::jr2rt::Event& 
       break;
     }
     case 1: {  // from tickets.jr2:55
-      [[maybe_unused]] const auto event_ = ::jr2rt::FromJson<reject_event>(
-          event.data.is_null() ? ::jr2rt::Json::object() : event.data, "tickets.jr2:55:8");
+      [[maybe_unused]] const auto event_ = ::jr2rt::PayloadOf<reject_event>(event,
+          "tickets.jr2:55:8");
       // from tickets.jr2:56
       ctx_.outcome = std::optional<Outcome>([&] {
         Outcome v_;

@@ -349,3 +349,31 @@ TEST(PoolInput, TheWakeEventIsListedAndChecked) {
 }
 
 }  // namespace
+
+// An answer's payload is read once (#31): what parsePayload made when the answer was checked goes
+// to the transition's action with the event (Event::typed), which reads it instead of the JSON.
+// An event with none (one restored from a store) is read from its JSON, as before.
+TEST(StrictFields, TheActionReadsThePayloadTheCheckRead) {
+  struct NoHost : jr2rt::MachineHost {
+    void startTimer(int, jr2rt::Duration) override {}
+    void cancelTimer(int) override {}
+    void startInvoke(const jr2rt::InvokeSpec&) override {}
+    void cancelInvoke(int) override {}
+    void log(const Json&) override {}
+  } host;
+  const Json input = {{"review", {{"id", "r1"}, {"rounds", 1}}}};
+  auto typed = jr2gen::strict::Make_reviewer();
+  typed->start(host, input);
+  const int tick = typed->eventId("tick");
+  std::shared_ptr<const jr2rt::Payload> parsed = typed->parsePayload(tick, {{"count", 7}});
+  ASSERT_NE(parsed, nullptr) << "an event with fields is read as its type";
+  // The JSON beside it says 1: the action must take the 7 the check read.
+  ASSERT_TRUE(typed->dispatch({jr2rt::Event::Kind::kExternal, tick, {{"count", 1}}, parsed}));
+  ASSERT_TRUE(typed->isDone());
+  EXPECT_EQ(typed->output(), 7);
+
+  auto plain = jr2gen::strict::Make_reviewer();
+  plain->start(host, input);
+  ASSERT_TRUE(plain->dispatch({jr2rt::Event::Kind::kExternal, tick, {{"count", 1}}}));
+  EXPECT_EQ(plain->output(), 1) << "with no typed payload the action reads the JSON";
+}

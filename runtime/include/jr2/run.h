@@ -320,9 +320,9 @@ class Run {
   bool ended() const { return status_ != RunStatus::kWaiting; }
   const Json& output() const { return output_; }         // the top machine's output (or the Pool's)
   const std::string& reason() const { return reason_; }  // why it failed or errored
-  // While it waits: what the top Pool has done so far (`{items, failures, live, open}`), null
-  // for a machine or an ended run.
-  Json sofar() const;
+  // While it waits: what the top Pool has done so far (`{items, failures, live, open}`; with
+  // `items` false, without the items and failures), null for a machine or an ended run.
+  Json sofar(bool items = true) const;
   // The timers that fired since this Run object was made or restored, oldest first: the state
   // (its path, with the worker's prefix) and the `after` in ms (-1 when unknown).
   struct FiredTimer {
@@ -571,8 +571,8 @@ class Run {
   void guard(Task step, Origin origin);
   // Checks `event` and `payload` at an open Gate (throws BadInput) and schedules the delivery.
   void accept(const std::string& gate, const std::string& event, const Json& payload);
-  void validate(const GateEntry& entry, const std::string& gate, const std::string& event,
-                const Json& payload) const;
+  std::shared_ptr<const Payload> validate(const GateEntry& entry, const std::string& gate,
+                                          const std::string& event, const Json& payload) const;
   // Delivers the Agent's next scripted reply at its open Gate `gate`, if the script has one;
   // with a model server, asks the model (askModel).
   void answerAgent(const std::string& gate);

@@ -14,11 +14,23 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "jr2/value.h"
 
 namespace jr2rt {
+
+// An event's payload as its generated type: what Machine::parsePayload made when the answer was
+// checked, handed to the transition's action so that the payload is read from JSON once.
+struct Payload {
+  virtual ~Payload() = default;
+};
+template <class T>
+struct TypedPayload final : Payload {
+  explicit TypedPayload(T v) : value(std::move(v)) {}
+  T value;
+};
 
 // What reaches a machine: an external event at a Gate or from an Agent, the completion or the
 // Failure of an invoked child, or a timer of an `after` transition.
@@ -27,7 +39,18 @@ struct Event {
   Kind kind = Kind::kExternal;
   int id = -1;  // kExternal: the machine's event id; kDone/kError: invoke id; kTimer: timer id
   Json data;    // the payload; for kDone the child's output, for kError {reason, detail}
+  // kExternal: the payload already read as its type when the answer was checked (null when it
+  // was not: an event restored from a store, or one with no fields).
+  std::shared_ptr<const Payload> typed = nullptr;
 };
+
+// The payload of `event` as the generated type `T`: the one the check read (Event::typed), or
+// read from `event.data` now when there is none. `where` names the transition for an error.
+template <class T>
+T PayloadOf(const Event& event, const char* where) {
+  if (const auto* t = dynamic_cast<const TypedPayload<T>*>(event.typed.get())) return t->value;
+  return FromJson<T>(event.data.is_null() ? Json::object() : event.data, where);
+}
 
 // A child a state invokes (docs/language.md#invokes), described for the host that runs it.
 struct InvokeSpec {
@@ -91,8 +114,14 @@ class Machine {
   virtual int eventId(std::string_view name) const = 0;
   // The events the machine handles, in id order.
   virtual std::vector<EventSpec> eventSpecs() const = 0;
-  // Checks an event's payload against its fields; throws SchemaError naming the field.
-  virtual void checkPayload(int eventId, const Json& payload) const = 0;
+  // Reads an event's payload as its type, checking it against its fields; throws SchemaError
+  // naming the field. Null for an event with no fields. The run hands the result to dispatch()
+  // (Event::typed), so an answer's payload is read once.
+  virtual std::shared_ptr<const Payload> parsePayload(int eventId, const Json& payload) const = 0;
+  // parsePayload(), for its check alone.
+  void checkPayload(int eventId, const Json& payload) const {
+    (void)parsePayload(eventId, payload);
+  }
   virtual bool isDone() const = 0;
   // The output, once done (null for a machine without one).
   virtual Json output() const = 0;

@@ -185,8 +185,10 @@ namespace {
 
 // `menus`: when given, each Gate names its Menu (`menuOf`) in it instead of carrying it: a Pool
 // of 64 workers at one kind of Gate stores one Menu, not 64 (ExpandView puts them back).
+// `journaled`: a Pool's `sofar` without its items and failures, which its journal holds (one row
+// each): the saved view keeps none of them, or each save would write (and first copy) every item.
 Json ViewOf(const Run& run, const Json& standing, const std::vector<std::string>& stopped,
-            Json* menus = nullptr) {
+            Json* menus = nullptr, bool journaled = false) {
   Json gates = Json::array();
   Json fields = Json::object();
   std::vector<const Accepted*> kinds;  // each kind of Gate's fields are added once
@@ -204,7 +206,10 @@ Json ViewOf(const Run& run, const Json& standing, const std::vector<std::string>
                {"output", run.output()},
                {"reason", run.reason()},
                {"gates", gates}};
-  if (Json sofar = run.sofar(); !sofar.is_null()) view["sofar"] = std::move(sofar);
+  if (Json sofar = run.sofar(!journaled); !sofar.is_null()) {
+    if (journaled) sofar["journaled"] = true;
+    view["sofar"] = std::move(sofar);
+  }
   if (!standing.is_null()) view["standing"] = standing;
   Json timer = nullptr;
   const auto underWay = run.nextUnattendedTimer();
@@ -226,15 +231,7 @@ Json RunView(const Run& run, const Json& standing) {
 
 Json SavedView(const Run& run) {
   Json menus = Json::object();
-  Json report = ViewOf(run, nullptr, run.effectsOut(), &menus);
-  if (run.journaling() && report.contains("sofar")) {
-    // The journal holds the items (one row each): the view keeps none of them, or each save
-    // would write every item again.
-    Json& sofar = report["sofar"];
-    sofar.erase("items");
-    sofar.erase("failures");
-    sofar["journaled"] = true;
-  }
+  Json report = ViewOf(run, nullptr, run.effectsOut(), &menus, run.journaling());
   return {{"build", BuildId()},
           {"menus", std::move(menus)},
           {"report", std::move(report)},

@@ -226,8 +226,8 @@ void Run::precheck(const std::string& gate, const std::string& event, const Json
   validate(it->second, gate, event, payload);
 }
 
-void Run::validate(const GateEntry& entry, const std::string& gate, const std::string& event,
-                   const Json& payload) const {
+std::shared_ptr<const Payload> Run::validate(const GateEntry& entry, const std::string& gate,
+                                             const std::string& event, const Json& payload) const {
   bool accepted = false;
   std::string names;
   for (const auto& e : *entry.accepts) {
@@ -238,21 +238,22 @@ void Run::validate(const GateEntry& entry, const std::string& gate, const std::s
     throw BadInput("the Gate `" + gate + "` takes " + (names.empty() ? "no event" : names) +
                    ", not `" + event + "`");
   StrictFields strict;  // a payload from outside: a field its event lacks is refused
-  entry.owner->check(entry.invokeId, event, payload);
+  return entry.owner->check(entry.invokeId, event, payload);
 }
 
 void Run::accept(const std::string& gate, const std::string& event, const Json& payload) {
   auto it = gates_.find(gate);
   if (it == gates_.end() || it->second.answered) throw BadInput("no open Gate `" + gate + "`");
   const GateEntry entry = it->second;
-  validate(entry, gate, event, payload);
+  // Read once: the payload as its type goes to the transition's action with the event.
+  std::shared_ptr<const Payload> typed = validate(entry, gate, event, payload);
   // Taken now: a second answer before the next turn delivers this one finds the Gate answered
   // (two clients answering one Gate between two turns: one wins, the other is refused). A
   // Source's wake Gate takes any number of wakes.
   it->second.answered = entry.kind != OpenGate::Kind::kSource;
   const uint64_t opening = entry.opening;
-  entry.owner->later([this, gate, opening, entry, event, payload] {
-    entry.owner->deliver(entry.invokeId, event, payload);
+  entry.owner->later([this, gate, opening, entry, event, payload, typed = std::move(typed)] {
+    entry.owner->deliver(entry.invokeId, event, payload, typed);
     // A Gate the event left open (a transition that stays in the state) takes answers again.
     auto again = gates_.find(gate);
     if (again != gates_.end() && again->second.opening == opening) again->second.answered = false;
@@ -343,7 +344,7 @@ Json Run::observe() const {
   return out;
 }
 
-Json Run::sofar() const { return top_ && !ended() ? top_->sofar() : Json(nullptr); }
+Json Run::sofar(bool items) const { return top_ && !ended() ? top_->sofar(items) : Json(nullptr); }
 
 std::vector<std::string> Run::effectsOut() const {
   std::vector<std::string> out;

@@ -57,15 +57,21 @@ class Actor {
   }
 
   virtual void start(const Json& input) = 0;
-  virtual void deliver(int invokeId, const std::string& event, const Json& payload) = 0;
+  // `typed` is what check() returned for this payload (null: read it from `payload`).
+  virtual void deliver(int invokeId, const std::string& event, const Json& payload,
+                       std::shared_ptr<const Payload> typed) = 0;
   virtual void timer(int id) = 0;
   virtual void childDone(int key, Json output) = 0;  // by value: a Pool keeps it
   virtual void childFailed(int key, const Failure& failure) = 0;
   virtual void stop() = 0;
   virtual Json snapshot() const = 0;
   // What the actor has done so far, for `status` and a cancel: a Pool's settled items, its
-  // failures and live workers; null for a machine.
-  virtual Json sofar() const { return nullptr; }
+  // failures and live workers; null for a machine. `items` false: without the items and
+  // failures themselves (a journaling Pool's saved view, whose journal holds them).
+  virtual Json sofar(bool items = true) const {
+    (void)items;
+    return nullptr;
+  }
   // What a cancel keeps of the actor: a Pool's sofar() (its settled items, failures and live
   // workers); a machine's children that kept anything, at every depth, as `{"children": {NAME:
   // kept}}` (NAME the invoke's `as` name, else its state's path); null when nothing was done.
@@ -80,8 +86,10 @@ class Actor {
   // Appends the effects of this actor and those below it that are out now and would not be run
   // again by a restore (not idempotent), each as resumeEffect names them (Run::effectsOut).
   virtual void effectsOut(std::vector<std::string>& out) const { (void)out; }
-  // Checks an event and its payload before delivery (throws BadInput).
-  virtual void check(int invokeId, const std::string& event, const Json& payload) const = 0;
+  // Checks an event and its payload before delivery (throws BadInput); returns the payload read
+  // as its type, for deliver() (null when the event has none).
+  virtual std::shared_ptr<const Payload> check(int invokeId, const std::string& event,
+                                               const Json& payload) const = 0;
   // Checks an input as start() would read it, changing nothing (throws SchemaError).
   virtual void checkInput(const Json& input) const = 0;
 

@@ -44,7 +44,8 @@ void DispatchActor::stop() {
   if (!run_id_.empty()) run_.unawait(run_id_);
 }
 
-void DispatchActor::check(int, const std::string& event, const Json&) const {
+std::shared_ptr<const Payload> DispatchActor::check(int, const std::string& event,
+                                                    const Json&) const {
   throw BadInput("the worker of item " + item_ + " is a run of its own; it takes no `" + event +
                  "` here");
 }

@@ -24,12 +24,12 @@ class DispatchActor final : public Actor {
   void start(const Json& input) override;
   // The host says the run ended.
   void ended(const std::string& status, const Json& output, const std::string& reason);
-  void deliver(int, const std::string&, const Json&) override {}
+  void deliver(int, const std::string&, const Json&, std::shared_ptr<const Payload>) override {}
   void timer(int) override {}
   void childDone(int, Json) override {}
   void childFailed(int, const Failure&) override {}
   void stop() override;
-  void check(int, const std::string& event, const Json&) const override;
+  std::shared_ptr<const Payload> check(int, const std::string& event, const Json&) const override;
   void checkInput(const Json&) const override {}  // the callee's door checks it
 
   Json snapshot() const override;

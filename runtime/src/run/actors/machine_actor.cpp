@@ -91,7 +91,8 @@ const InvokeSpec* MachineActor::invokeSpec(int id) const {
   return it == children_.end() ? nullptr : &it->second.spec;
 }
 
-void MachineActor::check(int, const std::string& event, const Json& payload) const {
+std::shared_ptr<const Payload> MachineActor::check(int, const std::string& event,
+                                                   const Json& payload) const {
   const int id = m_->eventId(event);
   if (id < 0) throw BadInput("machine `" + *name_ + "` takes no event `" + event + "`");
   if (!m_->handlesNow(id)) {
@@ -106,7 +107,7 @@ void MachineActor::check(int, const std::string& event, const Json& payload) con
                    " now; answer with an event that state takes");
   }
   try {
-    m_->checkPayload(id, payload);
+    return m_->parsePayload(id, payload);
   } catch (const std::exception& e) {
     throw BadInput("the payload of `" + event + "` does not fit: " + e.what());
   }
@@ -123,9 +124,10 @@ Json MachineActor::kept() const {
   return {{"children", std::move(children)}};
 }
 
-void MachineActor::deliver(int, const std::string& event, const Json& payload) {
+void MachineActor::deliver(int, const std::string& event, const Json& payload,
+                           std::shared_ptr<const Payload> typed) {
   step([&] {
-    m_->dispatch({Event::Kind::kExternal, m_->eventId(event), payload});
+    m_->dispatch({Event::Kind::kExternal, m_->eventId(event), payload, std::move(typed)});
     after();
   });
 }

@@ -30,9 +30,11 @@ class MachineActor final : public Actor, public MachineHost {
   void checkInput(const Json& input) const override { m_->checkInput(input); }
   std::string invokeState(int id) const override;
   const InvokeSpec* invokeSpec(int id) const override;
-  void check(int, const std::string& event, const Json& payload) const override;
+  std::shared_ptr<const Payload> check(int, const std::string& event,
+                                       const Json& payload) const override;
   Json kept() const override;
-  void deliver(int, const std::string& event, const Json& payload) override;
+  void deliver(int, const std::string& event, const Json& payload,
+               std::shared_ptr<const Payload> typed) override;
   void timer(int id) override;
   void childDone(int key, Json output) override;
   void childFailed(int key, const Failure& f) override;

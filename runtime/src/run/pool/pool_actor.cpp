@@ -115,20 +115,23 @@ void PoolActor::takeOver(const Json& carried) {
                 std::to_string(workers_.size()) + " live runs");
 }
 
-void PoolActor::check(int, const std::string& event, const Json& payload) const {
+std::shared_ptr<const Payload> PoolActor::check(int, const std::string& event,
+                                                const Json& payload) const {
   if (event != spec_.source.wake) {
     throw BadInput("the Gate `" + Join(prefix_, "source") + "` takes only `" + spec_.source.wake +
                    "`");
   }
-  if (!spec_.source.checkWake) return;
+  // A wake's payload is only checked: nothing reads it.
+  if (!spec_.source.checkWake) return nullptr;
   try {
     spec_.source.checkWake(payload.is_null() ? Json::object() : payload);
   } catch (const SchemaError& e) {
     throw BadInput("the payload of `" + event + "` does not fit: " + e.what());
   }
+  return nullptr;
 }
 
-void PoolActor::deliver(int, const std::string&, const Json&) {
+void PoolActor::deliver(int, const std::string&, const Json&, std::shared_ptr<const Payload>) {
   run_.emit("woken", {{"gate", Join(prefix_, "source")}}, Join(prefix_, "source") + ": woken");
   request();
 }
@@ -235,12 +238,16 @@ Json PoolActor::observe() const {
   return {{"kind", "pool"}, {"value", Json::array()}, {"children", children}};
 }
 
-Json PoolActor::sofar() const {
+Json PoolActor::sofar(bool items) const {
   Json live = Json::array();
   for (const auto& id : live_->slots) {
     if (!id.empty()) live.push_back(id);
   }
-  Json out = {{"items", items_}, {"failures", failures_}, {"live", live}, {"open", lastOpen_}};
+  Json out = {{"live", live}, {"open", lastOpen_}};
+  if (items) {
+    out["items"] = items_;
+    out["failures"] = failures_;
+  }
   if (spec_.standing) {
     // A standing Pool forgets each item's output once it settled (forgetOutput): its counts
     // are kept instead, for `status`'s `so far`.

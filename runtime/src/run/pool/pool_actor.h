@@ -37,9 +37,10 @@ class PoolActor final : public Actor {
 
   void start(const Json& given) override;
   void checkInput(const Json& input) const override { spec_.parseInput(input); }
-  void check(int, const std::string& event, const Json& payload) const override;
+  std::shared_ptr<const Payload> check(int, const std::string& event,
+                                       const Json& payload) const override;
   // The `source` Gate: the wake event (never cancels a call; latches instead).
-  void deliver(int, const std::string&, const Json&) override;
+  void deliver(int, const std::string&, const Json&, std::shared_ptr<const Payload>) override;
   void timer(int) override;
   void childDone(int key, Json output) override;
   void childFailed(int key, const Failure& f) override;
@@ -47,7 +48,7 @@ class PoolActor final : public Actor {
   Json snapshot() const override;
   void effectsOut(std::vector<std::string>& out) const override;
   Json observe() const override;
-  Json sofar() const override;
+  Json sofar(bool items = true) const override;
   void restoreFrom(const Json& snap);
 
   // Whether the Pool's Source has a `hook SERVICE …` line.
