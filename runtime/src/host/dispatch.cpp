@@ -1,0 +1,84 @@
+// The door of the runs' `dispatch` workers (the host as a Dispatcher;
+// docs/runtime.md#standing-pools-of-runs-over-push-sources-12, "A run per key"): a run per key
+// per workflow, found again by its key, and the dispatching runs told when one ends.
+#include "jr2/host.h"
+
+namespace jr2rt {
+
+Dispatched RunHost::dispatch(const std::string& workflow, const std::string& key, const Json& input,
+                             const Json& by) {
+  const WorkflowInfo* wf = registry_.workflow(workflow);
+  if (wf == nullptr)
+    throw BadInput("this runner has no workflow `" + Printable(workflow) + "` to dispatch to");
+  if (wf->pool != nullptr && wf->pool->standing)
+    throw BadInput("`" + workflow +
+                   "` is a standing Pool: serve keeps its one run, and a "
+                   "dispatch to it is refused");
+  if (auto found = find(workflow, key)) {
+    found->existing = true;
+    return *found;
+  }
+  std::string home = ".";
+  if (auto parent = runs_.find(by.value("run", "")); parent != runs_.end())
+    home = parent->second.run->home();
+  const std::string id = beginRun(workflow, input, home, by);
+  keys_[{workflow, key}] = id;
+  Dispatched out;
+  out.run = id;
+  return out;
+}
+
+std::optional<Dispatched> RunHost::find(const std::string& workflow, const std::string& key) {
+  std::string id;
+  if (auto it = keys_.find({workflow, key}); it != keys_.end()) {
+    id = it->second;
+  } else if (auto stored = store_.byKey(workflow, key)) {
+    id = stored->id;
+  } else {
+    return std::nullopt;
+  }
+  Dispatched out;
+  out.run = id;
+  if (auto hosted = runs_.find(id); hosted != runs_.end()) {
+    const Run& r = *hosted->second.run;
+    out.status = ToString(r.status());
+    out.output = r.output();
+    out.reason = r.reason();
+    return out;
+  }
+  const auto summary = store_.summary(id);
+  if (!summary) return std::nullopt;  // pruned meanwhile
+  out.status = summary->status;
+  if (out.status == "waiting") {
+    // Hosted from now on where it can be, so that its end is heard here.
+    std::string holder;
+    try {
+      host(id, &holder);
+    } catch (const std::exception& e) {
+      note("run " + id + " is not hosted: " + ErrorText(e));
+    }
+  } else {
+    try {
+      const StoredRun stored = store_.load(id);
+      out.output = stored.snapshot.value("output", Json(nullptr));
+      out.reason = stored.snapshot.value("reason", "");
+    } catch (const std::exception&) {
+      // Its end is known; what it gave is not readable: the item settles without it.
+    }
+  }
+  return out;
+}
+
+void RunHost::tellEnded(const std::vector<Store::Save>& batch) {
+  for (const Store::Save& save : batch) {
+    const StoredRun& r = save.run;
+    if (r.status == "waiting" || r.key.empty()) continue;
+    // Every run whose `dispatch` worker waits for it: the one that started it, and any other
+    // Pool that found it under its key. One that is not hosted finds the end when it is restored.
+    const Json output = r.snapshot.value("output", Json(nullptr));
+    const std::string reason = r.snapshot.value("reason", "");
+    for (auto& [id, h] : runs_) h.run->dispatchedEnded(r.id, r.status, output, reason);
+  }
+}
+
+}  // namespace jr2rt

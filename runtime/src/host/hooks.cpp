@@ -1,0 +1,127 @@
+// Hook deliveries (docs/serve.md#hooks): each to every run this host drives, the strongest
+// verdict as the answer, and the hook log that answers a delivery id once.
+#include <algorithm>
+
+#include "jr2/host.h"
+
+namespace jr2rt {
+
+std::vector<Json> RunHost::hookLog(const std::string& hook, int64_t limit) {
+  return store_.hookLog(hook, limit);
+}
+
+Json RunHost::deliverHook(const std::string& hook, const std::string& eventKey,
+                          const std::string& delivery, const Json& payload, bool drive,
+                          bool retried) {
+  if (!delivery.empty()) {
+    // Answered already (stored, or answered in this turn and stored with it): the same answer,
+    // and nothing changes.
+    if (auto it = hookAnswers_.find({hook, delivery}); it != hookAnswers_.end()) return it->second;
+    if (auto first = store_.hookAnswer(hook, delivery)) return *first;
+  }
+  // The answer is the strongest of the runs' verdicts: held, existing, reread, hold-full,
+  // skipped (with the first reason), naming the item and the run when one does.
+  auto rank = [](const std::string& v) {
+    return v == "held" ? 4 : v == "existing" ? 3 : v == "reread" ? 2 : v == "hold-full" ? 1 : 0;
+  };
+  Json runs = Json::array();
+  Json best = {{"verdict", "skipped"}, {"reason", ""}};
+  bool bestUnheard = true;
+  for (const auto& id : ids()) {
+    Run& r = run(id);
+    if (!r.hears(hook)) continue;  // a machine, an ended run, a Source with no such hook
+    const HookVerdict heard = r.hook(hook, eventKey, payload, drive);  // a reread's read goes out
+    if (drive && Interrupted() != 0) stopForSignal();
+    Json v = heard.json();
+    v["run"] = v.contains("run") ? v["run"] : Json(id);
+    v["pool"] = id;
+    const std::string verdict = v.value("verdict", "skipped");
+    // A Pool whose Source has no hook for this event key did not hear it: its skip is the
+    // top-level reason only when no Pool heard it.
+    const bool unheard = !heard.heard;
+    if (rank(verdict) > rank(best["verdict"]) ||
+        (verdict == "skipped" && best["verdict"] == "skipped" &&
+         (best["reason"] == "" || (bestUnheard && !unheard)))) {
+      best = v;
+      bestUnheard = unheard;
+    }
+    runs.push_back(std::move(v));
+  }
+  if (runs.empty() && !retried) {
+    // No run hosted here hears it. A run that another command drives holds it (503, sent again
+    // later); a standing Pool with no live run is started now and hears it, or says why not
+    // (paused, in its back-off: 503). Never a `skipped` that the log would keep for good.
+    std::vector<std::string> standing;
+    const std::vector<RunSummary> waiting = store_.list(false);  // read once per delivery
+    for (const WorkflowInfo& wf : registry_.workflows()) {
+      if (wf.pool == nullptr) continue;
+      bool hearsIt = false;
+      for (const HookSpec& h : wf.pool->source.hooks) hearsIt = hearsIt || h.service == hook;
+      if (!hearsIt) continue;
+      for (const auto& r : waiting) {
+        if (r.workflow != wf.name || runs_.count(r.id) != 0) continue;
+        std::string holder;
+        try {
+          if (host(r.id, &holder)) continue;  // free: hosted here from now on
+        } catch (const std::exception& e) {
+          note("run " + r.id + " is not hosted: " + ErrorText(e));
+          continue;
+        }
+        return {{"verdict", "busy"},
+                {"reason", "run " + r.id + " of " + wf.name + " is driven by another command" +
+                               (holder.empty() ? std::string() : " (" + holder + ")") +
+                               "; send it again"},
+                {"retryAfter", 1},
+                {"runs", Json::array()}};
+      }
+      if (wf.pool->standing) standing.push_back(wf.name);
+    }
+    if (!standing.empty()) standUp(standing);
+    bool heard = false;
+    for (const auto& id : ids()) heard = heard || run(id).hears(hook);
+    if (heard) return deliverHook(hook, eventKey, delivery, payload, drive, /*retried=*/true);
+    for (const auto& name : standing) {
+      auto st = standing_.find(name);
+      if (st == standing_.end()) continue;
+      Json out = {
+          {"verdict", st->second.state == "paused" ? "paused" : "backoff"},
+          {"reason", "standing Pool `" + name + "` " +
+                         (st->second.state == "paused" ? "is paused: " : "is in its back-off: ") +
+                         st->second.why},
+          {"runs", Json::array()}};
+      if (st->second.state == "backoff")
+        out["retryAfter"] =
+            std::max<int64_t>(1, (st->second.retryAtMs - clock_.nowMs() + 999) / 1000);
+      return out;  // not logged: a resend is heard
+    }
+  }
+  Json answer = {
+      {"verdict", best["verdict"]}, {"reason", best.value("reason", "")}, {"runs", runs}};
+  if (runs.empty()) answer["reason"] = "no run waits for hook " + hook;
+  for (const char* key : {"item", "run"}) {
+    if (best.contains(key) && answer["verdict"] != "skipped") answer[key] = best[key];
+  }
+  // Above `hold`, the delivery is not kept: a resend is heard (HTTP 429).
+  if (delivery.empty() || answer["verdict"] == "hold-full") return answer;
+  Store::HookEntry entry{hook, delivery, clock_.nowMs(), eventKey, answer};
+  if (drive) {
+    store_.logHooks({entry});  // after the drive that stored its reread
+    return answer;
+  }
+  // Logged after the commit of the turn that stores what it did (serve answers after it too): a
+  // delivery id is never answered from the log for a reread that a kill lost. The deliveries of
+  // one turn are logged in one transaction.
+  if (hookLogDue_.empty()) {
+    afterCommit([this] {
+      std::vector<Store::HookEntry> due;
+      due.swap(hookLogDue_);
+      store_.logHooks(due);
+      hookAnswers_.clear();
+    });
+  }
+  hookAnswers_[{hook, delivery}] = answer;
+  hookLogDue_.push_back(std::move(entry));
+  return answer;
+}
+
+}  // namespace jr2rt

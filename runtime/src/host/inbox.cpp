@@ -1,0 +1,233 @@
+// The inbox and the runs' drive locks (docs/runtime.md#the-run-host, "The inbox: one driver,
+// many clients"): a run taken up with its lock, or a verb handed to the command that holds it
+// through the store's inbox; the requests this host answers; serve taking up the runs whose
+// lock is free.
+#include <algorithm>
+#include <chrono>
+#include <thread>
+
+#include "host/host_internal.h"
+#include "jr2/errors.h"
+#include "jr2/host.h"
+
+namespace jr2rt {
+
+std::string RunHost::take(const std::string& prefix, const std::string& workflow) {
+  std::string id = store_.resolve(prefix);
+  if (runs_.count(id) != 0) return id;
+  auto lock = store_.lock(id, [&](const std::string& holder) {
+    note("another command" + (holder.empty() ? std::string() : " (" + holder + ")") +
+         " is driving run " + id + "; waiting for it to finish" +
+         (holder.empty() ? std::string()
+                         : " (if it is stopped, `kill -CONT " + holder.substr(4) +
+                               "` lets it go on; Ctrl-C ends this wait)"));
+  });
+  const StoredRun stored = store_.load(id);
+  CheckWorkflow(id, stored.workflow, workflow);
+  adopt(stored, std::move(lock));
+  return id;
+}
+
+void RunHost::answerDue() {
+  if (answersDue_.empty()) return;
+  std::vector<std::pair<int64_t, std::string>> due;
+  due.swap(answersDue_);
+  for (const auto& [seq, id] : due) {
+    auto it = runs_.find(id);
+    if (it == runs_.end()) continue;
+    Run& run = *it->second.run;
+    Json gates = Json::array();
+    for (const auto& g : run.gates()) gates.push_back(g.name);
+    store_.answer(seq, {{"status", ToString(run.status())}, {"gates", gates}});
+  }
+}
+
+void RunHost::serveInbox() {
+  const int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          std::chrono::steady_clock::now().time_since_epoch())
+                          .count();
+  if (now - inboxCheckedMs_ < 200) return;
+  inboxCheckedMs_ = now;
+  for (const auto& request : store_.asked()) {
+    auto it = runs_.find(request.run);
+    if (it == runs_.end() || !store_.takeRequest(request.seq)) continue;
+    Hosted& h = it->second;
+    Run& run = *h.run;
+    const Json& body = request.body;
+    try {
+      if (request.verb == "cancel") {
+        if (run.ended())
+          throw BadInput("run " + run.id() + " has already ended `" + ToString(run.status()) + "`");
+        cancelNow(h);
+        note("run " + run.id() + " was cancelled by another command");
+        store_.answer(request.seq, {{"status", ToString(run.status())}});
+        // Answers handed over before the cancel, in this pass, were never delivered: said so.
+        for (auto due = answersDue_.begin(); due != answersDue_.end();) {
+          if (due->second != run.id()) {
+            ++due;
+            continue;
+          }
+          store_.answer(due->first,
+                        {{"error", "run " + run.id() +
+                                       " was cancelled by another command before this answer "
+                                       "was delivered"}});
+          due = answersDue_.erase(due);
+        }
+      } else if (request.verb == "send") {
+        if (!body.is_object() || !body.contains("gate") || !body["gate"].is_string() ||
+            !body.contains("event") || !body["event"].is_string() || !body.contains("payload"))
+          throw BadInput("the request `send` must be {gate, event, payload}");
+        const std::string gate = body["gate"].get<std::string>();
+        const std::string event = body["event"].get<std::string>();
+        run.deliver(gate, event, body["payload"]);  // checked here; delivered at the next turn
+        std::string told = "another command answered ";
+        told += event;
+        told += " at " + gate;
+        told += " of run " + run.id();
+        note(told);
+        answersDue_.emplace_back(request.seq, run.id());
+        AskAnotherTurn(*engine_);  // the delivery is a step of the next turn, even with nothing out
+      } else {
+        throw BadInput("the request `" + request.verb + "` is not one a host takes");
+      }
+    } catch (const BadInput& e) {
+      store_.answer(request.seq, {{"error", e.what()}});
+    }
+  }
+}
+
+namespace {
+struct LockBusy {
+  std::string holder;
+};
+}  // namespace
+
+bool RunHost::lockFree(const std::string& id, std::string* holder) {
+  if (runs_.count(id) != 0) return true;
+  try {
+    auto lock = store_.lock(id, [](const std::string& h) { throw LockBusy{h}; });
+    return true;  // free: released here, and taken again as every verb takes it
+  } catch (const LockBusy& busy) {
+    *holder = busy.holder;
+    return false;
+  }
+}
+
+std::optional<Json> RunHost::askHolder(const std::string& id, const std::string& holder,
+                                       const std::string& verb, const Json& body,
+                                       int64_t patienceMs, bool told) {
+  const int64_t seq = store_.ask(id, verb, body);
+  if (!told) {
+    note("run " + id + " is driven by another command" +
+         (holder.empty() ? std::string() : " (" + holder + ")") + "; handing it the " + verb);
+  }
+  const auto start = std::chrono::steady_clock::now();
+  auto lastLook = start;
+  for (;;) {
+    if (auto answer = store_.answerOf(seq)) {
+      if (answer->contains("error"))
+        throw BadInput(answer->value("error", "the " + verb + " was refused"));
+      return answer;
+    }
+    const auto now = std::chrono::steady_clock::now();
+    if (Interrupted() != 0 && store_.withdraw(seq)) stopForSignal();  // taken: its answer comes
+    if (now - start >= std::chrono::milliseconds(patienceMs) && store_.withdraw(seq)) {
+      return std::nullopt;  // nobody took it: not done, and never done later
+    }
+    // Taken and not answered: the holder is doing it, unless it stopped meanwhile (its lock is
+    // free): then nobody will answer, and whether the verb was done is in the run's feed.
+    if (now - lastLook >= std::chrono::seconds(1)) {
+      lastLook = now;
+      std::string who;
+      if (store_.taken(seq) && lockFree(id, &who)) {
+        store_.withdraw(seq);
+        std::string what = "the command that drove run " + id;
+        what.append(" took the ").append(verb).append(" and stopped before it answered; `log ");
+        what.append(id).append("` shows whether it was done");
+        throw std::runtime_error(what);
+      }
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+}
+
+std::pair<std::string, bool> RunHost::takeOrHand(const std::string& prefix,
+                                                 const std::string& workflow,
+                                                 const std::string& verb, const Json& body,
+                                                 int64_t patienceMs) {
+  std::string id = resolve(prefix, workflow);  // another workflow's run is refused first
+  bool told = false;
+  std::string holder;
+  // Handed over for as long as a command holds the run's lock; taken here once it is free. A
+  // holder that does not answer (stopped, or not a runner) is asked again after each patience:
+  // a runner stopped with SIGSTOP and let go on gets the verb then.
+  while (!lockFree(id, &holder)) {
+    if (askHolder(id, holder, verb, body, patienceMs, told)) return {id, false};
+    if (!told) {
+      note("it did not answer in " + DurationText(patienceMs) +
+           "; waiting for it (its lock, or its answer: the " + verb + " is asked again)");
+    }
+    told = true;
+  }
+  take(id, workflow);
+  return {id, true};
+}
+
+int RunHost::takeLive(const std::vector<std::string>& workflows) {
+  int taken = 0;
+  for (const auto& summary : store_.list(false)) {
+    if (runs_.count(summary.id) != 0) continue;
+    if (std::find(workflows.begin(), workflows.end(), summary.workflow) == workflows.end())
+      continue;
+    std::string holder;
+    if (!lockFree(summary.id, &holder)) continue;  // another command drives it: later
+    try {
+      take(summary.id, summary.workflow);
+      // The timers that fell due while nobody hosted it fire at the engine's next turn (it is
+      // being driven: this is serve's).
+      AskAnotherTurn(*engine_);
+      ++taken;
+    } catch (const std::exception& e) {
+      // One run that cannot be taken (damaged, drifted) is told once and left; the others go on.
+      runs_.erase(summary.id);
+      if (refused_.insert(summary.id).second)
+        note("run " + summary.id + " is not hosted: " + ErrorText(e));
+    }
+  }
+  return taken;
+}
+
+Run& RunHost::changeable(const RunSummary& r, bool cancel) {
+  const auto ended = [&](const std::string& status) {
+    return RunEnded(cancel ? "run " + r.id + " has already ended `" + status + "`"
+                           : "run " + r.id + " has ended `" + status + "`; it takes no events");
+  };
+  if (r.status != "waiting" && !hosts(r.id)) throw ended(r.status);
+  std::string holder;
+  if (!host(r.id, &holder)) {
+    throw RunBusy("run " + r.id + " is driven by another command" +
+                      (holder.empty() ? std::string() : " (" + holder + ")") +
+                      " now; serve takes it up when that command lets it go: try again",
+                  holder);
+  }
+  Run& run = *runs_.at(r.id).run;
+  if (run.ended()) throw ended(ToString(run.status()));
+  return run;
+}
+
+void RunHost::answerAt(const RunSummary& r, const std::string& gate, const std::string& event,
+                       const Json& payload) {
+  changeable(r).deliver(gate, event, payload);
+}
+
+bool RunHost::host(const std::string& id, std::string* holder) {
+  if (runs_.count(id) != 0) return true;
+  if (!lockFree(id, holder)) return false;
+  const auto summary = store_.summary(id);
+  if (!summary) throw StoreError("there is no run " + id + " in the store");
+  take(id, summary->workflow);
+  AskAnotherTurn(*engine_);  // its due timers fire at the next turn
+  return true;
+}
+
+}  // namespace jr2rt
