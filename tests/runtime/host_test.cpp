@@ -46,6 +46,7 @@ class CountingStore final : public jr2rt::Store {
   int64_t commits = 0;
   int64_t runsSaved = 0;
   size_t largestBatch = 0;
+  int64_t locks = 0;  // drive locks asked for (lock()), taken or not
 
   int64_t save(const jr2rt::StoredRun& run, const std::vector<jr2rt::FeedLine>& feed) override {
     ++commits;
@@ -94,6 +95,7 @@ class CountingStore final : public jr2rt::Store {
   }
   std::unique_ptr<jr2rt::RunLock> lock(
       const std::string& id, const std::function<void(const std::string&)>& onWait) override {
+    ++locks;
     return inner_->lock(id, onWait);
   }
   int64_t ask(const std::string& id, const std::string& verb, const Json& body) override {
@@ -861,6 +863,54 @@ TEST_F(Host, ABoundWithNoItemThatGotARunCountsAndAQuietDayDoesNot) {
   host.tick(next[0]);
   EXPECT_EQ(store->head("conformance_refused")->streak, 1) << "the count goes on";
   EXPECT_EQ(host.standingState("conformance_refused")["state"], "live");
+}
+
+// A host takes a free run up with one take of its lock, kept from then on: a lock taken to see
+// that it is free, let go and taken again could be taken by another command in between (and a
+// serve would then wait for that command, or a `send` wait instead of handing it the verb).
+TEST_F(Host, ARunIsTakenUpWithOneTakeOfItsLock) {
+  const std::string dir = FreshDir("lock-once");
+  CountingStore store(dir + "store.db");
+  jr2rt::ManualClock manual;
+  const std::string workflow = "conformance_secret";
+  std::string id;
+  {
+    jr2rt::RunHost first(registry, store, manual);
+    id = first.start(workflow, {{"note", {{"deep", {{"secret", "s"}}}}}}, dir);
+    ASSERT_FALSE(first.run(id).ended());
+  }  // its lock goes with it: the run waits at its Gates, free
+  std::string holder;
+  {
+    jr2rt::RunHost host(registry, store, manual);
+    const int64_t before = store.locks;
+    ASSERT_TRUE(host.host(id, &holder));  // serve's answer at a Gate
+    EXPECT_EQ(store.locks - before, 1);
+    EXPECT_TRUE(host.hosts(id));
+  }
+  {
+    jr2rt::RunHost host(registry, store, manual);
+    const int64_t before = store.locks;
+    const auto [taken, here] = host.takeOrHand(id.substr(0, 8), workflow, "cancel", Json::object());
+    EXPECT_EQ(taken, id);
+    EXPECT_TRUE(here) << "taken here, not handed over";
+    EXPECT_EQ(store.locks - before, 1);
+    EXPECT_TRUE(host.hosts(id));
+  }
+  {
+    jr2rt::RunHost host(registry, store, manual);
+    const int64_t before = store.locks;
+    EXPECT_EQ(host.takeLive({workflow}), 1);  // serve taking up the waiting runs
+    EXPECT_EQ(store.locks - before, 1);
+    EXPECT_TRUE(host.hosts(id));
+  }
+  // Held by another: left held, its holder named, and nothing waited for.
+  jr2rt::RunHost holderHost(registry, store, manual);
+  ASSERT_EQ(holderHost.take(id, workflow), id);
+  jr2rt::RunHost host(registry, store, manual);
+  EXPECT_FALSE(host.host(id, &holder));
+  EXPECT_EQ(holder, "pid " + std::to_string(getpid()));
+  EXPECT_EQ(host.takeLive({workflow}), 0);
+  EXPECT_FALSE(host.hosts(id));
 }
 
 // serve's handlers (RunHost::queue, afterCommit): a change made between two turns is a step of

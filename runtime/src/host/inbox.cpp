@@ -11,6 +11,37 @@
 #include "jr2/host.h"
 
 namespace jr2rt {
+namespace {
+
+struct LockBusy {
+  std::string holder;
+};
+
+// Run `id`'s lock, taken now if it is free (never waiting); null when another command holds it,
+// with the holder in `holder`.
+std::unique_ptr<RunLock> TryLock(Store& store, const std::string& id, std::string* holder) {
+  try {
+    return store.lock(id, [](const std::string& h) { throw LockBusy{h}; });
+  } catch (const LockBusy& busy) {
+    *holder = busy.holder;
+    return nullptr;
+  }
+}
+
+// The stored run `id` to adopt, once its lock is held: a run of `workflow` (BadInput otherwise).
+StoredRun LoadRun(Store& store, const std::string& id, const std::string& workflow) {
+  StoredRun stored = store.load(id);
+  CheckWorkflow(id, stored.workflow, workflow);
+  return stored;
+}
+
+}  // namespace
+
+bool RunHost::lockFree(const std::string& id, std::string* holder) {
+  // Free: released here at once. A caller that goes on to drive the run takes it with TryLock
+  // instead, and keeps it: a lock let go and taken again could be taken by another meanwhile.
+  return runs_.count(id) != 0 || TryLock(store_, id, holder) != nullptr;
+}
 
 std::string RunHost::take(const std::string& prefix, const std::string& workflow) {
   std::string id = store_.resolve(prefix);
@@ -22,9 +53,7 @@ std::string RunHost::take(const std::string& prefix, const std::string& workflow
                          : " (if it is stopped, `kill -CONT " + holder.substr(4) +
                                "` lets it go on; Ctrl-C ends this wait)"));
   });
-  const StoredRun stored = store_.load(id);
-  CheckWorkflow(id, stored.workflow, workflow);
-  adopt(stored, std::move(lock));
+  adopt(LoadRun(store_, id, workflow), std::move(lock));
   return id;
 }
 
@@ -96,23 +125,6 @@ void RunHost::serveInbox() {
   }
 }
 
-namespace {
-struct LockBusy {
-  std::string holder;
-};
-}  // namespace
-
-bool RunHost::lockFree(const std::string& id, std::string* holder) {
-  if (runs_.count(id) != 0) return true;
-  try {
-    auto lock = store_.lock(id, [](const std::string& h) { throw LockBusy{h}; });
-    return true;  // free: released here, and taken again as every verb takes it
-  } catch (const LockBusy& busy) {
-    *holder = busy.holder;
-    return false;
-  }
-}
-
 std::optional<Json> RunHost::askHolder(const std::string& id, const std::string& holder,
                                        const std::string& verb, const Json& body,
                                        int64_t patienceMs, bool told) {
@@ -156,12 +168,14 @@ std::pair<std::string, bool> RunHost::takeOrHand(const std::string& prefix,
                                                  const std::string& verb, const Json& body,
                                                  int64_t patienceMs) {
   std::string id = resolve(prefix, workflow);  // another workflow's run is refused first
+  if (runs_.count(id) != 0) return {id, true};
   bool told = false;
   std::string holder;
-  // Handed over for as long as a command holds the run's lock; taken here once it is free. A
-  // holder that does not answer (stopped, or not a runner) is asked again after each patience:
-  // a runner stopped with SIGSTOP and let go on gets the verb then.
-  while (!lockFree(id, &holder)) {
+  // Handed over for as long as a command holds the run's lock; taken here once it is free (and
+  // kept from then on). A holder that does not answer (stopped, or not a runner) is asked again
+  // after each patience: a runner stopped with SIGSTOP and let go on gets the verb then.
+  std::unique_ptr<RunLock> lock;
+  while (!(lock = TryLock(store_, id, &holder))) {
     if (askHolder(id, holder, verb, body, patienceMs, told)) return {id, false};
     if (!told) {
       note("it did not answer in " + DurationText(patienceMs) +
@@ -169,7 +183,7 @@ std::pair<std::string, bool> RunHost::takeOrHand(const std::string& prefix,
     }
     told = true;
   }
-  take(id, workflow);
+  adopt(LoadRun(store_, id, workflow), std::move(lock));
   return {id, true};
 }
 
@@ -180,9 +194,10 @@ int RunHost::takeLive(const std::vector<std::string>& workflows) {
     if (std::find(workflows.begin(), workflows.end(), summary.workflow) == workflows.end())
       continue;
     std::string holder;
-    if (!lockFree(summary.id, &holder)) continue;  // another command drives it: later
+    auto lock = TryLock(store_, summary.id, &holder);
+    if (!lock) continue;  // another command drives it: later
     try {
-      take(summary.id, summary.workflow);
+      adopt(LoadRun(store_, summary.id, summary.workflow), std::move(lock));
       // The timers that fell due while nobody hosted it fire at the engine's next turn (it is
       // being driven: this is serve's).
       AskAnotherTurn(*engine_);
@@ -222,10 +237,11 @@ void RunHost::answerAt(const RunSummary& r, const std::string& gate, const std::
 
 bool RunHost::host(const std::string& id, std::string* holder) {
   if (runs_.count(id) != 0) return true;
-  if (!lockFree(id, holder)) return false;
+  auto lock = TryLock(store_, id, holder);
+  if (!lock) return false;
   const auto summary = store_.summary(id);
   if (!summary) throw StoreError("there is no run " + id + " in the store");
-  take(id, summary->workflow);
+  adopt(LoadRun(store_, id, summary->workflow), std::move(lock));
   AskAnotherTurn(*engine_);  // its due timers fire at the next turn
   return true;
 }
