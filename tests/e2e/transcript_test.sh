@@ -50,8 +50,8 @@ while IFS= read -r line || [ -n "$line" ]; do
       if [ "$i" = 0 ]; then label='$RUN'; else label="\$RUN$((i + 1))"; fi
       sed -i "s/${ids[$i]}/$label/g" "$tmp/$f"
     done
-    # A runner run by its path prints commands that call it by that path (runner.cpp InvokedAs):
-    # read as its name, as a person with it on PATH sees them.
+    # A runner run by its path prints commands that call it by that path (InvokedAs, in
+    # front/cli/runner.cpp): read as its name, as a person with it on PATH sees them.
     for runner in "${runners[@]}"; do sed -i "s|$runner|$(basename "$runner")|g" "$tmp/$f"; done
     sed -i -E "s|$tmp|\$TMP|g; s/[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}/\$TIME/g; s/due in [0-9]+ [a-z]+( [0-9]+ [a-z]+)?/due in \$WAIT/g" "$tmp/$f"
     sed 's/^/| /; s/^| $/|/' "$tmp/$f" >> "$tmp/new"

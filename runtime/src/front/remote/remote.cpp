@@ -2,7 +2,7 @@
 // the routes of docs/serve.md, and gives what the same verb gives against the store — the same
 // documents, lines and errors — from the data serve's answers carry for them; the runner prints
 // both with the same printers. tests/e2e/server_contract_test.sh holds the two fronts to it.
-#include "front/remote.h"
+#include "front/remote/remote.h"
 
 #include <chrono>
 #include <csignal>

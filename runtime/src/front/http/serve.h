@@ -1,4 +1,5 @@
-// `<runner> serve` (RUNTIME.md §6), behind the runner's command line. Private to the runner.
+// `<runner> serve` (docs/runtime.md#serve, docs/serve.md), behind the runner's command line.
+// Private to the runner.
 #pragma once
 
 #include <functional>

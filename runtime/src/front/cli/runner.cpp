@@ -1,4 +1,5 @@
-// A workflow's runner (RUNTIME.md §4): run, send, status, gates, runs, cancel, log, prune.
+// A workflow's runner (docs/runtime.md#the-runner): run, send, status, gates, runs, cancel, log,
+// prune.
 
 #include "jr2/runner.h"
 
@@ -23,9 +24,9 @@
 #include <thread>
 #include <tuple>
 
-#include "front/remote.h"
-#include "front/report.h"
-#include "front/serve.h"
+#include "front/http/serve.h"
+#include "front/present/report.h"
+#include "front/remote/remote.h"
 #include "jr2/callers.h"
 #include "jr2/errors.h"
 #include "jr2/host.h"
@@ -452,7 +453,7 @@ class Runner {
   }
 
   // serve [--listen HOST:PORT]: hosts every waiting run of this runner's workflows until SIGTERM
-  // or Ctrl-C (RUNTIME.md §6).
+  // or Ctrl-C (docs/runtime.md#serve).
   int serve(const Args& a) {
     if (!a.positional.empty()) throw UsageError("`serve` takes no run; it hosts every waiting one");
     ServeOptions options;

@@ -1,6 +1,6 @@
-// `<runner> serve` (RUNTIME.md §6, docs/serve.md): one process hosts every live run of its
-// workflows on the run host's engine, fires their timers on time, answers the CLI's verbs through
-// the store's inbox, and answers HTTP (Boost.Beast) with the routes of §6: the open band (the
+// `<runner> serve` (docs/runtime.md#serve): one process hosts every live run of its workflows on
+// the run host's engine, fires their timers on time, answers the CLI's verbs through the store's
+// inbox, and answers HTTP (Boost.Beast) with the routes of docs/serve.md: the open band (the
 // observation), the guarded band (a Caller's scope per route), hooks (their HMAC) and the hook
 // log (the instance token).
 //
@@ -8,7 +8,7 @@
 // queue), after the commit of the turn before: what it reads is what is stored, and what it
 // changes is a step of the next turn, whose commit comes before its answer (RunHost::
 // afterCommit). Nothing here drives the engine.
-#include "front/serve.h"
+#include "front/http/serve.h"
 
 #include <openssl/ssl.h>
 #include <sys/resource.h>
@@ -34,7 +34,7 @@
 #include <optional>
 #include <unordered_set>
 
-#include "front/report.h"
+#include "front/present/report.h"
 #include "jr2/auth.h"
 #include "jr2/callers.h"
 #include "jr2/errors.h"
@@ -48,7 +48,7 @@ namespace beast = boost::beast;
 namespace http = boost::beast::http;
 using tcp = boost::asio::ip::tcp;
 
-constexpr size_t kBodyLimit = 1 << 20;  // RUNTIME.md §6: a body over 1 MiB is 413
+constexpr size_t kBodyLimit = 1 << 20;  // docs/serve.md#every-request: over 1 MiB, 413
 constexpr int64_t kHookLogLimit = 1000;
 // A request must arrive whole within this; then it is answered 408.
 constexpr auto kReadLimit = std::chrono::seconds(10);

@@ -1,6 +1,6 @@
 // The runner's printers (report.h): every line a verb prints is made here, from data that the
 // local verbs and serve's answers both give.
-#include "front/report.h"
+#include "front/present/report.h"
 
 #include <algorithm>
 #include <cctype>
