@@ -2,9 +2,9 @@
 // resume, send, cancel, status, gates, runs, log, prune — each giving the documents that
 // `--json` prints and serve answers (views.h), never printing. Two implementations honour it:
 // against the store (OpenStoreVerbs: a RunHost over the run store, this layer) and against a
-// serve (front/remote: the same verbs over the HTTP routes of docs/serve.md). The runner's
+// serve (front/remote/: the same verbs over the HTTP routes of docs/serve.md). The runner's
 // command line picks one by `--server` and prints what it gives with one set of printers
-// (front/report.h), so the two fronts cannot drift apart; serve's read routes take their
+// (front/present/report.h), so the two fronts cannot drift apart; serve's read routes take their
 // documents from the same functions (ReadGates, RunDocument) as the store's verbs.
 #pragma once
 
