@@ -1034,3 +1034,36 @@ TEST(Views, DumpExpandedWritesWhatExpandingThenDumpingWrites) {
   EXPECT_EQ(jr2rt::DumpExpanded(doc["gates"], menus),
             expanded["gates"].dump(-1, ' ', false, Json::error_handler_t::replace));
 }
+
+// Each kind of Gate's Menu is made once per process and stored once per view, under a key (#31).
+// Two events of one name with other fields (`approve` of two modules, or of two programs a
+// process registers) are two Menus, never one Menu shown for both.
+TEST(Views, TwoEventsOfOneNameWithOtherFieldsAreTwoMenus) {
+  auto gateTaking = [](const std::string& field, const std::string& type) {
+    jr2rt::OpenGate g;
+    g.name = "review";
+    g.kind = jr2rt::OpenGate::Kind::kGate;
+    g.meta = Json::object();
+    jr2rt::EventSpec e;
+    e.name = "approve";
+    e.audience = jr2rt::EventSpec::Audience::kExternal;
+    e.fields = {{field, type, true, ""}};
+    g.accepts = {e};
+    return g;
+  };
+  const jr2rt::OpenGate a = gateTaking("note", "string");
+  const jr2rt::OpenGate b = gateTaking("score", "int");
+  const jr2rt::OpenGate again = gateTaking("note", "string");
+  Json menus = Json::object();
+  const Json refA = jr2rt::GateRef(a, menus);
+  const Json refB = jr2rt::GateRef(b, menus);
+  const Json refAgain = jr2rt::GateRef(again, menus);
+  std::cout << "[ views ] Menu keys: " << refA["menuOf"].dump() << ", " << refB["menuOf"].dump()
+            << "\n";
+  EXPECT_NE(refA["menuOf"], refB["menuOf"]) << "other fields: another Menu";
+  EXPECT_EQ(refA["menuOf"], refAgain["menuOf"]) << "the same events: the same Menu, made once";
+  EXPECT_EQ(menus.size(), 2U);
+  EXPECT_NE(jr2rt::GateFields(a), jr2rt::GateFields(b));
+  EXPECT_EQ(jr2rt::GateFields(b)["approve"][0]["name"], "score");
+  EXPECT_EQ(jr2rt::GateJson(a)["accepts"], Json::array({"approve"}));
+}

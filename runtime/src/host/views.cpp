@@ -4,9 +4,11 @@
 #include <link.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <map>
 #include <mutex>
+#include <string_view>
 
 #include "jr2/host.h"
 
@@ -67,17 +69,48 @@ namespace {
 // What a Gate shows of the events it accepts (names, Menu, fields) depends on those events and
 // its kind alone: made once per such set, not at every save (a Menu parses each event's schema).
 struct Accepted {
-  std::string key;  // the kind and the events' names: what the Menu is made from
+  std::string key;  // the kind, the events' names and a hash of all the Menu is made from
   Json names;
   Json menu;
   Json fields;
 };
+
+// FNV-1a over every part of the events a Menu and the fields are made from: two events of one
+// name (`approve` of two modules, or of two programs in one process) with other fields, audience
+// or description make two Menus.
+uint64_t EventsHash(const std::vector<EventSpec>& events) {
+  uint64_t h = 1469598103934665603ULL;
+  auto add = [&](std::string_view text) {
+    for (const char c : text) {
+      h ^= static_cast<unsigned char>(c);
+      h *= 1099511628211ULL;
+    }
+    h ^= 0xff;  // a separator no text holds, so ("ab", "c") and ("a", "bc") differ
+    h *= 1099511628211ULL;
+  };
+  for (const auto& e : events) {
+    add(e.name);
+    add(std::to_string(static_cast<int>(e.audience)));
+    add(e.description);
+    add(e.schema);
+    for (const auto& f : e.fields) {
+      add(f.name);
+      add(f.type);
+      add(f.required ? "1" : "0");
+      add(f.description);
+    }
+  }
+  return h;
+}
 
 const Accepted& AcceptedOf(const OpenGate& gate) {
   static std::mutex mutex;
   static std::map<std::string, Accepted> made;
   std::string key = std::to_string(static_cast<int>(gate.kind));
   for (const auto& e : gate.accepts) key += "\n" + e.name;
+  const uint64_t hash = EventsHash(gate.accepts);
+  key += "\n#";
+  for (int shift = 60; shift >= 0; shift -= 4) key += "0123456789abcdef"[(hash >> shift) & 15];
   const std::lock_guard<std::mutex> lock(mutex);
   auto it = made.find(key);
   if (it != made.end()) return it->second;
