@@ -12,6 +12,15 @@ namespace {
 
 using jr2rt::Json;
 
+// A machine started with no run around it: its timers and children go nowhere.
+struct NoHost : jr2rt::MachineHost {
+  void startTimer(int, jr2rt::Duration) override {}
+  void cancelTimer(int) override {}
+  void startInvoke(const jr2rt::InvokeSpec&) override {}
+  void cancelInvoke(int) override {}
+  void log(const Json&) override {}
+};
+
 // What `fn` throws as a SchemaError, or "nothing thrown".
 std::string Refusal(const std::function<void()>& fn) {
   try {
@@ -102,13 +111,7 @@ TEST(StrictFields, OutsideTheScopeExtraFieldsAreIgnored) {
   }
   EXPECT_FALSE(jr2rt::StrictFields::active());
   // A started machine reads the same input leniently: a Pool's worker gets items with more fields.
-  struct NoHost : jr2rt::MachineHost {
-    void startTimer(int, jr2rt::Duration) override {}
-    void cancelTimer(int) override {}
-    void startInvoke(const jr2rt::InvokeSpec&) override {}
-    void cancelInvoke(int) override {}
-    void log(const Json&) override {}
-  } host;
+  NoHost host;
   auto m = jr2gen::strict::Make_reviewer();
   m->start(host, extra);
   EXPECT_EQ(m->activeStates(), std::vector<std::string>{"counting"});
@@ -179,13 +182,7 @@ TEST(StrictInts, OutOfRangeOrFractionalNumbersAreRefusedWithTheirPath) {
 }
 
 TEST(StrictInts, WholeNumbersInRangeAreTaken) {
-  struct NoHost : jr2rt::MachineHost {
-    void startTimer(int, jr2rt::Duration) override {}
-    void cancelTimer(int) override {}
-    void startInvoke(const jr2rt::InvokeSpec&) override {}
-    void cancelInvoke(int) override {}
-    void log(const Json&) override {}
-  } host;
+  NoHost host;
   auto rounds = [&](const char* text) {
     auto m = jr2gen::strict::Make_reviewer();
     m->start(host, Json::parse(std::string(R"({"review": {"id": "R", "rounds": 1}, "rounds": )") +
@@ -354,13 +351,7 @@ TEST(PoolInput, TheWakeEventIsListedAndChecked) {
 // to the transition's action with the event (Event::typed), which reads it instead of the JSON.
 // An event with none (one restored from a store) is read from its JSON, as before.
 TEST(StrictFields, TheActionReadsThePayloadTheCheckRead) {
-  struct NoHost : jr2rt::MachineHost {
-    void startTimer(int, jr2rt::Duration) override {}
-    void cancelTimer(int) override {}
-    void startInvoke(const jr2rt::InvokeSpec&) override {}
-    void cancelInvoke(int) override {}
-    void log(const Json&) override {}
-  } host;
+  NoHost host;
   const Json input = {{"review", {{"id", "r1"}, {"rounds", 1}}}};
   auto typed = jr2gen::strict::Make_reviewer();
   typed->start(host, input);
