@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string_view>
 
@@ -70,6 +71,7 @@ namespace {
 // its kind alone: made once per such set, not at every save (a Menu parses each event's schema).
 struct Accepted {
   std::string key;  // the kind, the events' names and a hash of all the Menu is made from
+  std::vector<EventSpec> events;  // what it was made from
   Json names;
   Json menu;
   Json fields;
@@ -103,19 +105,44 @@ uint64_t EventsHash(const std::vector<EventSpec>& events) {
   return h;
 }
 
+bool SameEvents(const std::vector<EventSpec>& a, const std::vector<EventSpec>& b) {
+  auto same = [](const EventSpec& x, const EventSpec& y) {
+    if (x.name != y.name || x.audience != y.audience || x.description != y.description ||
+        x.schema != y.schema || x.fields.size() != y.fields.size())
+      return false;
+    for (size_t i = 0; i < x.fields.size(); ++i) {
+      const auto& f = x.fields[i];
+      const auto& g = y.fields[i];
+      if (f.name != g.name || f.type != g.type || f.required != g.required ||
+          f.description != g.description)
+        return false;
+    }
+    return true;
+  };
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(), same);
+}
+
 const Accepted& AcceptedOf(const OpenGate& gate) {
   static std::mutex mutex;
-  static std::map<std::string, Accepted> made;
-  std::string key = std::to_string(static_cast<int>(gate.kind));
-  for (const auto& e : gate.accepts) key += "\n" + e.name;
-  const uint64_t hash = EventsHash(gate.accepts);
-  key += "\n#";
-  for (int shift = 60; shift >= 0; shift -= 4) key += "0123456789abcdef"[(hash >> shift) & 15];
+  // By the kind and the events' names, then by the events themselves (compared, which is cheap
+  // where hashing at every call is not: a Pool's view asks once per Gate at every commit).
+  static std::map<std::string, std::vector<std::unique_ptr<Accepted>>> made;
+  std::string names = std::to_string(static_cast<int>(gate.kind));
+  for (const auto& e : gate.accepts) names += "\n" + e.name;
   const std::lock_guard<std::mutex> lock(mutex);
-  auto it = made.find(key);
-  if (it != made.end()) return it->second;
-  Accepted a;
+  auto& seen = made[names];
+  for (const auto& a : seen) {
+    if (SameEvents(a->events, gate.accepts)) return *a;
+  }
+  // The key names the Menu in views, which a reader may merge from several processes: made from
+  // what the Menu is made of (a hash), never from the order a process first met it.
+  const uint64_t hash = EventsHash(gate.accepts);
+  std::string key = names + "\n#";
+  for (int shift = 60; shift >= 0; shift -= 4) key += "0123456789abcdef"[(hash >> shift) & 15];
+  auto fresh = std::make_unique<Accepted>();
+  Accepted& a = *fresh;
   a.key = key;
+  a.events = gate.accepts;
   a.names = Json::array();
   a.fields = Json::object();
   for (const auto& e : gate.accepts) {
@@ -129,7 +156,8 @@ const Accepted& AcceptedOf(const OpenGate& gate) {
   bare.kind = gate.kind;
   bare.accepts = gate.accepts;
   a.menu = MenuJson(bare);
-  return made.emplace(std::move(key), std::move(a)).first->second;
+  seen.push_back(std::move(fresh));
+  return a;
 }
 
 }  // namespace
