@@ -45,7 +45,8 @@ def raw(port, method, path, body=None, key=None, timeout=15):
     try:
         s.connect(("127.0.0.1", port))
         data = json.dumps(body).encode() if body is not None else b""
-        head = "%s %s HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n" % (method, path, token())
+        head = ("%s %s HTTP/1.1\r\nHost: x\r\nConnection: close\r\nAuthorization: Bearer %s\r\n"
+                % (method, path, token()))
         if key:
             head += "Idempotency-Key: %s\r\n" % key
         head += "Content-Type: application/json\r\nContent-Length: %d\r\n\r\n" % len(data)

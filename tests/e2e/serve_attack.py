@@ -4,6 +4,7 @@ Usage: serve_attack.py RUNNER_DIR TMP
   RUNNER_DIR holds conformance_instant (a Pool whose feed is 10,003 lines for 5,000 items) and
   conformance_secret (a run that waits at two Gates); one serve hosts both on one store.
 """
+import http.client
 import json
 import os
 import resource
@@ -91,6 +92,7 @@ def stop(proc, what):
     ms = (time.monotonic() - t0) * 1000
     print("%s: SIGTERM answered in %.0f ms, exit %s" % (what, ms, rc))
     check(rc == 0 and ms < 5000, "%s: SIGTERM stops serve (exit %s after %.0f ms)" % (what, rc, ms))
+    return ms
 
 
 def connect(port):
@@ -373,6 +375,89 @@ check(value("jr2_http_requests_total", route="POST /runs/:id/gates/:gate/events"
 check(value("jr2_gate_wait_seconds_count") >= 50, "every answered Gate's wait is observed")
 check(code_open == 401, "the metrics need a token (%d)" % code_open)
 
+# ---- connections are kept alive (#33) ----------------------------------------------------------
+def closed_silently(s, within):
+    """Whether the server closes `s` within `within` seconds without sending a byte."""
+    s.settimeout(within)
+    try:
+        return s.recv(4096) == b""
+    except ConnectionResetError:
+        return True
+    except OSError:
+        return False
+
+
+def kept_alive(port, auth=False):
+    """A connection that has carried one answered request and stays open, idle."""
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    c.request("GET", "/runs" if auth else "/healthz",
+              headers={"Authorization": "Bearer " + token()} if auth else {})
+    r = c.getresponse()
+    r.read()
+    return c, r
+
+
+c = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+ports, codes, closes = [], [], []
+for i in range(1001):
+    path, headers = "/healthz", {}
+    if i % 3 == 1:
+        path, headers = "/runs/%s" % secrets[i % len(secrets)], {"Authorization": "Bearer " + token()}
+    elif i % 3 == 2:
+        path = "/runs/zzzz"  # a refusal (401 without a token) keeps the connection too
+    c.request("GET", path, headers=headers)
+    ports.append(c.sock.getsockname()[1])
+    r = c.getresponse()
+    r.read()
+    codes.append(r.status)
+    if (r.getheader("Connection") or "").lower() == "close":
+        closes.append(i)
+c.close()
+print("1,001 requests on one client: %d connection(s), answers %s, `Connection: close` at %s"
+      % (len(set(ports)), {k: codes.count(k) for k in sorted(set(codes))}, closes))
+check(len(set(ports[:1000])) == 1 and ports[1000] != ports[0],
+      "one connection carries 1,000 requests, then the client opens another (%d)" % len(set(ports)))
+check(closes == [999], "the 1,000th answer says `Connection: close` (%s)" % closes)
+check(codes.count(200) == 668 and codes.count(401) == 333,
+      "every request on it is answered as on its own connection")
+
+s = connect(port)
+one = b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"
+s.sendall(one * 3 + b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+got = b""
+try:
+    while True:
+        chunk = s.recv(65536)
+        if not chunk:
+            break
+        got += chunk
+except OSError:
+    pass
+s.close()
+print("4 pipelined requests, the last with `Connection: close`: %d answers, then %s"
+      % (got.count(b"HTTP/1.1 200"), "closed" if got else "nothing"))
+check(got.count(b"HTTP/1.1 200") == 4 and got.count(b"Connection: close") == 1,
+      "pipelined requests are answered in order, and `Connection: close` closes")
+
+old = connect(port)
+old.sendall(b"GET /healthz HTTP/1.0\r\n\r\n")
+old.settimeout(5)
+first = b""
+try:
+    while True:
+        chunk = old.recv(4096)
+        if not chunk:
+            break
+        first += chunk
+except OSError:
+    first = b"(cut)"
+old.close()
+check(first.startswith(b"HTTP/1.1 200") and first.endswith(b"}\n"),
+      "an HTTP/1.0 request without keep-alive gets its answer and the close")
+
+# An idle kept-alive connection, held across the slow client's 10 s below.
+idle_conn, _ = kept_alive(port)
+
 # ---- a slow client is answered 408 ---------------------------------------------------------------
 s = connect(port)
 s.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n")  # and never the blank line
@@ -391,7 +476,36 @@ took = time.monotonic() - t0
 print("a request that never ends: %r after %.1f s" % (answer.split(b"\r\n")[0], took))
 check(answer.startswith(b"HTTP/1.1 408"), "a slow client is answered 408, not a bare close")
 s.close()
-stop(proc, "after the attacks")
+idle_gone = closed_silently(idle_conn.sock, 3)
+print("a kept-alive connection idle for 10 s: %s" % ("closed without a byte" if idle_gone else "not closed"))
+check(idle_gone, "a kept-alive connection idle for 10 s is closed, and not answered 408")
+idle_conn.close()
+# The drain closes an idle kept-alive connection at once.
+idle_conn, _ = kept_alive(port, auth=True)
+ms = stop(proc, "after the attacks (one kept-alive connection idle)")
+idle_gone = closed_silently(idle_conn.sock, 1)
+check(idle_gone and ms < 2000,
+      "SIGTERM closes an idle kept-alive connection without an answer (%.0f ms)" % ms)
+idle_conn.close()
+
+# ---- serve full of kept-alive connections sends the longest idle away -----------------------------
+proc, port, err = start_serve("full", extra=("--max-connections", "16"))
+conns = [kept_alive(port)[0] for _ in range(16)]
+code, _ = request(port, "GET", "/healthz", auth=False)
+first_gone = closed_silently(conns[0].sock, 2)
+rest_open = not closed_silently(conns[-1].sock, 0.2)
+c = conns[-1]
+c.sock.settimeout(10)
+c.request("GET", "/healthz")
+r = c.getresponse()
+r.read()
+print("16 kept-alive connections and serve full at 16: a 17th answered %d; the longest idle %s, "
+      "the newest answers %d" % (code, "closed" if first_gone else "open", r.status))
+check(code == 200 and first_gone and rest_open and r.status == 200,
+      "a full serve closes its longest idle kept-alive connection for a new client")
+for k in conns:
+    k.close()
+stop(proc, "full of kept-alive connections")
 
 # ---- out of file descriptors: serve does not wedge -------------------------------------------
 proc, port, err = start_serve("fds", fds=1024, extra=("--max-connections", "4000"))

@@ -82,25 +82,47 @@ class ConnError(Exception):
     pass
 
 
+# Each client thread keeps its connection alive, as a real HTTP client does (serve keeps it open
+# for 1,000 requests; a serve that closes it after each answer makes the client open another).
+# SERVE_LOAD_KEEPALIVE=0: a connection per request.
+KEEPALIVE = os.environ.get("SERVE_LOAD_KEEPALIVE", "1") != "0"
+_local = threading.local()
+
+
 def request(port, method, path, body=None, headers=None, timeout=REQ_TIMEOUT):
-    """One request on its own connection: (status, headers dict, body bytes, seconds).
-    Raises ConnError when no HTTP answer came (refused, reset, timed out)."""
+    """One request: (status, headers dict, body bytes, seconds), on the thread's kept-alive
+    connection (or its own). Raises ConnError when no HTTP answer came (refused, reset, timed
+    out); a GET that finds its kept-alive connection closed by serve is sent once more on a new
+    one (a POST is not: the caller decides what an answer that never came means)."""
     t0 = time.monotonic()
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
-    try:
-        h = dict(headers or {})
-        if body is not None and not isinstance(body, bytes):
-            body = json.dumps(body).encode()
-        if body is not None:
-            h.setdefault("Content-Type", "application/json")
-        conn.request(method, path, body=body, headers=h)
-        r = conn.getresponse()
-        data = r.read()
-        return r.status, {k.lower(): v for k, v in r.getheaders()}, data, time.monotonic() - t0
-    except (OSError, http.client.HTTPException) as e:
-        raise ConnError("%s %s: %s" % (method, path, e or type(e).__name__))
-    finally:
-        conn.close()
+    if body is not None and not isinstance(body, bytes):
+        body = json.dumps(body).encode()
+    h = dict(headers or {})
+    if body is not None:
+        h.setdefault("Content-Type", "application/json")
+    conns = _local.__dict__.setdefault("conns", {})
+    for attempt in (0, 1):
+        reused = KEEPALIVE and port in conns and conns[port].sock is not None
+        conn = conns.get(port) if KEEPALIVE else None
+        if conn is None:
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+            if KEEPALIVE:
+                conns[port] = conn
+        try:
+            conn.request(method, path, body=body, headers=h)
+            r = conn.getresponse()
+            data = r.read()
+            if not KEEPALIVE:
+                conn.close()
+            return r.status, {k.lower(): v for k, v in r.getheaders()}, data, time.monotonic() - t0
+        except (OSError, http.client.HTTPException) as e:
+            conn.close()
+            conns.pop(port, None)
+            stale = isinstance(e, (http.client.RemoteDisconnected, BrokenPipeError,
+                                   ConnectionResetError))
+            if attempt == 0 and reused and stale and method == "GET":
+                continue
+            raise ConnError("%s %s: %s" % (method, path, e or type(e).__name__))
 
 
 def jbody(data):

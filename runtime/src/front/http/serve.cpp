@@ -54,6 +54,10 @@ constexpr int64_t kHookLogLimit = 1000;
 constexpr auto kReadLimit = std::chrono::seconds(10);
 // While serve stops (its drain), a request on its way has this long to arrive whole.
 constexpr auto kDrainReadLimit = std::chrono::milliseconds(250);
+// A connection is kept alive after an answer (HTTP/1.1's default) for at most this many requests
+// (then the answer says `Connection: close` and the client opens another), and is closed when its
+// next request has not begun within kReadLimit.
+constexpr int kRequestsPerConnection = 1000;
 // The feed is sent a page of lines at a time, and the next page only once the client has taken
 // the last: a follower that does not read holds one page, not the feed.
 constexpr int64_t kFeedPage = 128;
@@ -81,6 +85,7 @@ struct Limits {
   std::map<std::pair<std::string, unsigned>, int64_t> answers;
   std::map<std::pair<std::string, std::string>, int64_t> verdicts;
   int64_t evicted = 0;
+  int64_t reused = 0;  // requests read on a connection kept alive after an answer
   // Every connection open, for the drain (Session's constructor and destructor keep it).
   std::unordered_set<Session*> open;
   bool stopping = false;  // SIGTERM came: a request not yet routed is answered 503
@@ -127,8 +132,10 @@ std::string PercentDecode(std::string_view text) {
 
 class Server;
 
-// One connection: one request read within 10 s (a client that never finishes is cut off, not a
-// stuck server), then one JSON answer, or an event stream for as long as the run waits.
+// One connection: a request read within 10 s (a client that never finishes is cut off, not a
+// stuck server), then one JSON answer, and so on while the client keeps it alive (HTTP/1.1: up
+// to kRequestsPerConnection requests; one that sends nothing more for 10 s is closed, silently);
+// or an event stream for as long as the run waits, which ends the connection.
 class Session : public std::enable_shared_from_this<Session> {
  public:
   // `tls`: the server's TLS context (`--tls-cert`), or null for plain HTTP.
@@ -139,10 +146,12 @@ class Session : public std::enable_shared_from_this<Session> {
   Session& operator=(const Session&) = delete;
 
   void start(bool over);
-  const http::request<http::string_body>& request() const { return parser_.get(); }
+  const http::request<http::string_body>& request() const { return parser_->get(); }
   const std::string& address() const { return address_; }
   // Still waiting for its request (an idle connection, the first to go when serve is full).
   bool reading() const { return reading_; }
+  // Which of its reads this is: an entry of Server::reading_ stands for one read only.
+  uint64_t readNo() const { return readNo_; }
   // Serve is full and this connection has sent no request: it is answered 503 and closed.
   void evict();
   // Serve stops (SIGTERM): a request not yet routed is answered 503 (nothing of it was done),
@@ -165,11 +174,9 @@ class Session : public std::enable_shared_from_this<Session> {
     res_.version(11);
     res_.result(status);
     res_.set(http::field::content_type, "application/json");
-    res_.set(http::field::connection, "close");
     res_.set(http::field::cache_control, "no-store");
     if (retryAfter > 0) res_.set(http::field::retry_after, std::to_string(retryAfter));
     res_.body() = Dump(body) + "\n";
-    res_.prepare_payload();
     write();
   }
   // The body of every refusal: `{error, kind}`, the kind as the table names it (errors.h), which
@@ -188,10 +195,8 @@ class Session : public std::enable_shared_from_this<Session> {
     res_.version(11);
     res_.result(status);
     res_.set(http::field::content_type, type);
-    res_.set(http::field::connection, "close");
     res_.set(http::field::cache_control, "no-store");
     res_.body() = std::move(body);
-    res_.prepare_payload();
     write();
   }
 
@@ -225,14 +230,28 @@ class Session : public std::enable_shared_from_this<Session> {
   // The request must arrive whole within `limit` (then 408, or 503 while serve stops).
   void armReadLimit(std::chrono::milliseconds limit);
   void read(beast::error_code ec);
-  // Writes res_ whole, then finishes.
+  // Writes res_ whole, then reads the next request on the connection, or finishes. The
+  // connection stays open when the client asked (HTTP/1.1's default), the request was read whole
+  // (keepOpen_), serve is not stopping and the connection has not carried its bound.
   void write() {
+    const bool keep = keepOpen_ && parser_ && parser_->is_done() && parser_->get().keep_alive() &&
+                      !limits_->stopping && served_ + 1 < kRequestsPerConnection;
+    res_.keep_alive(keep);
+    res_.prepare_payload();
     lowest().expires_after(std::chrono::seconds(10));
-    io([this](auto& stream) {
-      http::async_write(stream, res_,
-                        [self = shared_from_this()](beast::error_code, size_t) { self->finish(); });
+    io([this, keep](auto& stream) {
+      http::async_write(stream, res_, [self = shared_from_this(), keep](beast::error_code ec, size_t) {
+        if (!ec && keep && !self->limits_->stopping && self->lowest().socket().is_open())
+          return self->next();
+        self->finish();
+      });
     });
   }
+  // The answer went out and the connection stays: the next request is read as the first was.
+  void next();
+  // Whether anything of the request being read has arrived (an idle kept-alive connection has
+  // sent nothing, and is closed without an answer when it must go).
+  bool begun() const { return buffer_.size() > 0 || (parser_ && parser_->got_some()); }
   // The answer was sent: TLS says close_notify (within 2 s), then the connection closes.
   void finish() {
     if (!tls_ || !lowest().socket().is_open()) return close();
@@ -255,9 +274,13 @@ class Session : public std::enable_shared_from_this<Session> {
   std::optional<beast::ssl_stream<beast::tcp_stream>> tls_;  // with it
   std::string address_;                                      // the client's IP address
   beast::flat_buffer buffer_;
-  http::request_parser<http::string_body> parser_;
+  std::optional<http::request_parser<http::string_body>> parser_;  // one per request
   http::response<http::string_body> res_;
   boost::asio::steady_timer readTimer_;
+  int served_ = 0;         // the requests answered on this connection
+  uint64_t readNo_ = 0;    // begin()'s count
+  bool keepOpen_ = false;  // the request was read whole: the connection may carry another
+  bool rearmed_ = false;   // the read limit was given once more (armReadLimit)
   bool reading_ = false;
   bool readTimedOut_ = false;
   bool evicted_ = false;
@@ -288,13 +311,15 @@ class Server {
   RunHost& host() { return host_; }
   const std::shared_ptr<Limits>& limits() const { return limits_; }
 
-  // A connection that waits for its request, in the order they came.
+  // A connection that waits for its request, in the order they came (a kept-alive connection
+  // again at each request; its earlier entries stand for reads that are over).
   void reading(const std::shared_ptr<Session>& s) {
-    reading_.push_back(s);
+    reading_.push_back({s, s->readNo()});
     if (reading_.size() > 2 * static_cast<size_t>(limits_->maxConnections)) {
-      std::deque<std::weak_ptr<Session>> kept;
+      std::deque<Waiting> kept;
       for (auto& w : reading_) {
-        if (auto live = w.lock(); live && live->reading()) kept.push_back(w);
+        if (auto live = w.session.lock(); live && live->reading() && live->readNo() == w.readNo)
+          kept.push_back(w);
       }
       reading_.swap(kept);
     }
@@ -303,9 +328,10 @@ class Server {
   // go, so that idle connections never keep a client out. False when none is idle.
   bool evictIdle() {
     while (!reading_.empty()) {
-      auto oldest = reading_.front().lock();
+      const Waiting w = reading_.front();
+      auto oldest = w.session.lock();
       reading_.pop_front();
-      if (oldest && oldest->reading()) {
+      if (oldest && oldest->reading() && oldest->readNo() == w.readNo) {
         oldest->evict();
         ++limits_->evicted;
         return true;
@@ -1010,6 +1036,9 @@ class Server {
     out += "jr2_http_open_streams " + std::to_string(limits_->openStreams) + "\n";
     family("jr2_http_evicted_total", "counter", "Idle connections sent away when serve was full.");
     out += "jr2_http_evicted_total " + std::to_string(limits_->evicted) + "\n";
+    family("jr2_http_kept_alive_total", "counter",
+           "Reads of a further request on a connection kept alive after an answer.");
+    out += "jr2_http_kept_alive_total " + std::to_string(limits_->reused) + "\n";
     family("jr2_model_requests_total", "counter", "An Agent's asks of its model.");
     out += "jr2_model_requests_total " + std::to_string(m.modelRequests) + "\n";
     family("jr2_model_retries_total", "counter", "Tries again after a model's failed answer.");
@@ -1033,7 +1062,11 @@ class Server {
   Callers callers_;
   std::map<std::string, std::string> secrets_;
   std::shared_ptr<Limits> limits_ = std::make_shared<Limits>();
-  std::deque<std::weak_ptr<Session>> reading_;  // connections waiting for their request
+  struct Waiting {
+    std::weak_ptr<Session> session;
+    uint64_t readNo;  // the read it waits in
+  };
+  std::deque<Waiting> reading_;  // connections waiting for their request
   // Followers whose next page is due, held: nothing else may hold a follower meanwhile.
   std::deque<std::shared_ptr<Session>> pumps_;
   bool pumpsQueued_ = false;
@@ -1116,17 +1149,31 @@ void Session::begin(bool over) {
            1);
     return;
   }
-  parser_.body_limit(kBodyLimit);
-  parser_.header_limit(16 * 1024);
+  parser_.emplace();
+  parser_->body_limit(kBodyLimit);
+  parser_->header_limit(16 * 1024);
+  keepOpen_ = false;
+  rearmed_ = false;
   reading_ = true;
+  ++readNo_;
   server_.reading(shared_from_this());
   // The read's own deadline, not the stream's: the stream's closes the socket when it expires,
   // and a slow client is owed its 408. While serve stops, a moment to finish what it sends.
   armReadLimit(limits_->stopping ? kDrainReadLimit : kReadLimit);
   io([this](auto& stream) {
-    http::async_read(stream, buffer_, parser_,
+    http::async_read(stream, buffer_, *parser_,
                      [self = shared_from_this()](beast::error_code ec, size_t) { self->read(ec); });
   });
+}
+
+void Session::next() {
+  ++served_;
+  ++limits_->reused;
+  res_ = {};
+  answered_ = false;
+  routed_ = false;
+  route_.clear();
+  begin(false);
 }
 
 void Session::evict() {
@@ -1140,6 +1187,12 @@ void Session::armReadLimit(std::chrono::milliseconds limit) {
   readTimer_.expires_after(limit);
   readTimer_.async_wait([self = shared_from_this()](beast::error_code ec) {
     if (ec || !self->reading_) return;
+    if (self->served_ > 0 && self->begun() && !self->rearmed_ && !self->limits_->stopping) {
+      // A kept-alive connection whose request began late in its idle time: that request has
+      // its own kReadLimit to arrive whole.
+      self->rearmed_ = true;
+      return self->armReadLimit(kReadLimit);
+    }
     self->readTimedOut_ = true;
     beast::error_code ignored;
     self->lowest().socket().cancel(ignored);
@@ -1148,6 +1201,12 @@ void Session::armReadLimit(std::chrono::milliseconds limit) {
 
 void Session::drain() {
   if (tls_ && !handshook_) return;  // begin() reads under the drain's short limit
+  if (reading_ && served_ > 0 && !begun()) {
+    // A kept-alive connection with no request on its way: closed now, nothing to answer.
+    beast::error_code ignored;
+    lowest().socket().cancel(ignored);
+    return;
+  }
   if (reading_) {
     // A request on its way has a moment to arrive whole (then read() answers 503, having read
     // it: a close with unread bytes would reset the connection before the client reads the
@@ -1178,6 +1237,9 @@ void Session::drain() {
 void Session::read(beast::error_code ec) {
   reading_ = false;
   readTimer_.cancel();
+  // A kept-alive connection that sent nothing more: closed when it idles too long, when serve
+  // is full or stops, or when the client closes it (none of these is owed an answer).
+  if (ec && served_ > 0 && !begun()) return close();
   if (limits_->stopping && (!ec || ec == boost::asio::error::operation_aborted || readTimedOut_)) {
     return answer(503,
                   {{"error",
@@ -1203,6 +1265,7 @@ void Session::read(beast::error_code ec) {
       return close();  // the client went away
     return answer(400, {{"error", "this is not an HTTP/1.1 request: " + ec.message()}});
   }
+  keepOpen_ = true;  // read whole: after its answer the connection may carry another
   auto self = shared_from_this();
   server_.host().queue([self] {
     self->routed_ = true;
