@@ -93,7 +93,9 @@ def request(port, method, path, body=None, headers=None, timeout=REQ_TIMEOUT):
     """One request: (status, headers dict, body bytes, seconds), on the thread's kept-alive
     connection (or its own). Raises ConnError when no HTTP answer came (refused, reset, timed
     out); a GET that finds its kept-alive connection closed by serve is sent once more on a new
-    one (a POST is not: the caller decides what an answer that never came means)."""
+    one, and so is a POST whose connection serve had closed while it idled (serve closes a
+    connection only before it reads a request or after it answers one, so the request was not
+    taken; the caller decides what any other answer that never came means)."""
     t0 = time.monotonic()
     if body is not None and not isinstance(body, bytes):
         body = json.dumps(body).encode()
@@ -120,7 +122,7 @@ def request(port, method, path, body=None, headers=None, timeout=REQ_TIMEOUT):
             conns.pop(port, None)
             stale = isinstance(e, (http.client.RemoteDisconnected, BrokenPipeError,
                                    ConnectionResetError))
-            if attempt == 0 and reused and stale and method == "GET":
+            if attempt == 0 and reused and stale:
                 continue
             raise ConnError("%s %s: %s" % (method, path, e or type(e).__name__))
 

@@ -506,6 +506,30 @@ TEST_F(Host, ASecondAnswerToAGateBeforeItsTurnIsRefused) {
   EXPECT_EQ(run.output(), "s");
 }
 
+// The runner's `send` reads an answer's payload once (#31): what precheck() read, before due
+// timers fire, goes with the delivery while that opening of the Gate lasts; an answer checked at
+// another opening is read again. (The JSON beside it is deliberately one its check refuses, so
+// a second read would throw.)
+TEST_F(Host, AnAnswerCheckedBeforeItsTurnIsNotReadAgain) {
+  const std::string dir = FreshDir("checked");
+  auto store = jr2rt::OpenSqliteStore(dir + "store.db");
+  jr2rt::RunHost host(registry, *store, clock);
+  const std::string id =
+      host.start("conformance_secret", {{"note", {{"deep", {{"secret", "s"}}}}}}, dir);
+  jr2rt::Run& run = host.run(id);
+  const jr2rt::Run::CheckedAnswer checked = run.precheck("approval", "rate", {{"score", 2}});
+  ASSERT_NE(checked.opening, 0u);
+  ASSERT_NE(checked.typed, nullptr) << "an event with fields is read as its type";
+  EXPECT_THROW(run.precheck("approval", "rate", {{"score", "x"}}), jr2rt::BadInput);
+  jr2rt::Run::CheckedAnswer stale = checked;
+  stale.opening += 1000;
+  EXPECT_THROW(run.deliver("approval", "rate", {{"score", "x"}}, &stale), jr2rt::BadInput);
+  EXPECT_NO_THROW(run.deliver("approval", "rate", {{"score", "x"}}, &checked));
+  host.tick(id);
+  run.send("both.x.review", "accept", Json::object());
+  EXPECT_EQ(run.status(), RunStatus::kDone);
+}
+
 // A standing Pool of runs over a push Source
 // (docs/runtime.md#standing-pools-of-runs-over-push-sources-12): a carried item is held, then
 // becomes a run of the callee keyed by the item's id. The key is one run per callee workflow,

@@ -281,16 +281,26 @@ class Run {
   // The same as start(), without driving: for a host whose engine is being driven already
   // (`serve` answering a request); the steps go on at the engine's next turn.
   void begin(const Json& input);
+  // An answer that precheck() found good at one opening of its Gate, with its payload as its
+  // type: send() and deliver() take it instead of reading the payload again, while that opening
+  // lasts (a Gate that closed and opened again in between is checked anew).
+  struct CheckedAnswer {
+    uint64_t opening = 0;  // 0: not checked (the Gate was not open)
+    std::shared_ptr<const Payload> typed;
+  };
   // Delivers `event` with `payload` at an open Gate and drives the run. Throws BadInput, and
   // changes nothing, when the Gate, the event or the payload is refused.
-  void send(const std::string& gate, const std::string& event, const Json& payload);
+  void send(const std::string& gate, const std::string& event, const Json& payload,
+            const CheckedAnswer* checked = nullptr);
   // The same as send(), without driving: the event is checked and its delivery queued for the
   // next turn of an engine that is being driven already (a host answering its inbox).
-  void deliver(const std::string& gate, const std::string& event, const Json& payload);
+  void deliver(const std::string& gate, const std::string& event, const Json& payload,
+               const CheckedAnswer* checked = nullptr);
   // Checks `event` and `payload` at Gate `gate` if it is open now (throws BadInput; changes
   // nothing), before anything drives the run: a payload refused is refused before the work it
   // would wait for. A Gate not open now is left for send() to judge.
-  void precheck(const std::string& gate, const std::string& event, const Json& payload) const;
+  CheckedAnswer precheck(const std::string& gate, const std::string& event,
+                         const Json& payload) const;
   // A hook delivery (`POST /hooks/NAME`, docs/serve.md#hooks) to this run's top Pool, whose Source
   // maps (`service`, `eventKey`) to a verdict: `reread` (a pull or read Source calls `next` or
   // reads again now; during a call it latches one more), or `skipped` with its reason (a `skip`
@@ -570,7 +580,8 @@ class Run {
   enum class Origin { kCommand, kStep };
   void guard(Task step, Origin origin);
   // Checks `event` and `payload` at an open Gate (throws BadInput) and schedules the delivery.
-  void accept(const std::string& gate, const std::string& event, const Json& payload);
+  void accept(const std::string& gate, const std::string& event, const Json& payload,
+              const CheckedAnswer* checked = nullptr);
   std::shared_ptr<const Payload> validate(const GateEntry& entry, const std::string& gate,
                                           const std::string& event, const Json& payload) const;
   // Delivers the Agent's next scripted reply at its open Gate `gate`, if the script has one;

@@ -300,7 +300,7 @@ void RunHost::send(const std::string& id, const std::string& gate, const std::st
                    const Json& payload) {
   Run& run = *hosted(id).run;
   // A refused event or payload at a Gate open now is refused before anything is driven.
-  run.precheck(gate, event, payload);
+  const Run::CheckedAnswer checked = run.precheck(gate, event, payload);
   // Timers that fell due while no process ran fire first. If they changed the run, that is
   // stored even when the answer itself is then refused.
   const bool wasEnded = run.ended();
@@ -310,7 +310,7 @@ void RunHost::send(const std::string& id, const std::string& gate, const std::st
     throw BadInput(FiredText(run) + "; the run ended `" + ToString(run.status()) +
                    "`, and the answer was not delivered");
   }
-  run.send(gate, event, payload);
+  run.send(gate, event, payload, &checked);
   if (g_signal != 0) stopForSignal();
 }
 

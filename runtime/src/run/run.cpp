@@ -194,12 +194,14 @@ void Run::begin(const Json& input) {
   dirty_ = true;
 }
 
-void Run::send(const std::string& gate, const std::string& event, const Json& payload) {
-  deliver(gate, event, payload);
+void Run::send(const std::string& gate, const std::string& event, const Json& payload,
+               const CheckedAnswer* checked) {
+  deliver(gate, event, payload, checked);
   drain();
 }
 
-void Run::deliver(const std::string& gate, const std::string& event, const Json& payload) {
+void Run::deliver(const std::string& gate, const std::string& event, const Json& payload,
+                  const CheckedAnswer* checked) {
   // The one place an answer is checked against the Gates (the runner's `send`, serve's answer).
   if (ended())
     throw GateRefused(GateRefused::Why::kEnded, "",
@@ -216,14 +218,15 @@ void Run::deliver(const std::string& gate, const std::string& event, const Json&
                           (taken ? " (another answer to it is being delivered)" : "") +
                           (open.empty() ? "" : "; its open Gates are " + open));
   }
-  accept(gate, event, payload);
+  accept(gate, event, payload, checked);
   dirty_ = true;
 }
 
-void Run::precheck(const std::string& gate, const std::string& event, const Json& payload) const {
+Run::CheckedAnswer Run::precheck(const std::string& gate, const std::string& event,
+                                 const Json& payload) const {
   auto it = gates_.find(gate);
-  if (it == gates_.end()) return;  // it may open when due timers fire: send() says
-  validate(it->second, gate, event, payload);
+  if (it == gates_.end()) return {};  // it may open when due timers fire: send() says
+  return {it->second.opening, validate(it->second, gate, event, payload)};
 }
 
 std::shared_ptr<const Payload> Run::validate(const GateEntry& entry, const std::string& gate,
@@ -241,12 +244,16 @@ std::shared_ptr<const Payload> Run::validate(const GateEntry& entry, const std::
   return entry.owner->check(entry.invokeId, event, payload);
 }
 
-void Run::accept(const std::string& gate, const std::string& event, const Json& payload) {
+void Run::accept(const std::string& gate, const std::string& event, const Json& payload,
+                 const CheckedAnswer* checked) {
   auto it = gates_.find(gate);
   if (it == gates_.end() || it->second.answered) throw BadInput("no open Gate `" + gate + "`");
   const GateEntry entry = it->second;
-  // Read once: the payload as its type goes to the transition's action with the event.
-  std::shared_ptr<const Payload> typed = validate(entry, gate, event, payload);
+  // Read once: the payload as its type goes to the transition's action with the event (read
+  // by precheck() when that was at this opening of the Gate).
+  std::shared_ptr<const Payload> typed = checked != nullptr && checked->opening == entry.opening
+                                             ? checked->typed
+                                             : validate(entry, gate, event, payload);
   // Taken now: a second answer before the next turn delivers this one finds the Gate answered
   // (two clients answering one Gate between two turns: one wins, the other is refused). A
   // Source's wake Gate takes any number of wakes.

@@ -240,11 +240,12 @@ class Session : public std::enable_shared_from_this<Session> {
     res_.prepare_payload();
     lowest().expires_after(std::chrono::seconds(10));
     io([this, keep](auto& stream) {
-      http::async_write(stream, res_, [self = shared_from_this(), keep](beast::error_code ec, size_t) {
-        if (!ec && keep && !self->limits_->stopping && self->lowest().socket().is_open())
-          return self->next();
-        self->finish();
-      });
+      http::async_write(
+          stream, res_, [self = shared_from_this(), keep](beast::error_code ec, size_t) {
+            if (!ec && keep && !self->limits_->stopping && self->lowest().socket().is_open())
+              return self->next();
+            self->finish();
+          });
     });
   }
   // The answer went out and the connection stays: the next request is read as the first was.
@@ -1089,6 +1090,11 @@ class Server {
 Session::Session(tcp::socket socket, Server& server, std::shared_ptr<Limits> limits,
                  boost::asio::ssl::context* tls)
     : server_(server), limits_(std::move(limits)), readTimer_(socket.get_executor()) {
+  // An answer is written whole at once, and a kept-alive connection's next answer must not wait
+  // for the client's delayed ACK of the last (Nagle's algorithm holds a short last segment while
+  // data is unacknowledged).
+  beast::error_code nodelay;
+  socket.set_option(tcp::no_delay(true), nodelay);
   if (tls != nullptr)
     tls_.emplace(std::move(socket), *tls);
   else
