@@ -10,6 +10,7 @@ packages=(
   libfmt-dev nlohmann-json3-dev libboost-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libsqlite3-dev sqlite3
+  libpq-dev postgresql
   libssl-dev openssl ca-certificates
   clang-14 libclang-rt-14-dev clang-format clang-tidy
   graphviz
