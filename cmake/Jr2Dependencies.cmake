@@ -8,6 +8,8 @@ find_package(fmt REQUIRED CONFIG)
 find_package(nlohmann_json 3 REQUIRED CONFIG)
 find_package(LLVM 14 REQUIRED CONFIG PATHS /usr/lib/llvm-14/lib/cmake/llvm NO_DEFAULT_PATH)
 find_package(SQLite3 REQUIRED)
+# libpq (Debian's libpq-dev): the PostgreSQL store (runtime/src/store/postgres/, docs/scaling.md).
+find_package(PostgreSQL REQUIRED)
 # libcrypto: SHA-256 and HMAC-SHA256 for serve's tokens and hook signatures (jr2/auth.h); libssl:
 # the HTTP client's TLS (runtime/src/effects/http.cpp: https:// for std.http_get and the model harness).
 find_package(OpenSSL 3 REQUIRED COMPONENTS Crypto SSL)

@@ -26,7 +26,7 @@ PUBLIC = {
     "value.h": "core", "statechart.h": "core", "registry.h": "core", "runtime.h": "core",
     "stdlib.h": "effects",
     "run.h": "run", "source.h": "run",
-    "store.h": "store", "sqlite_store.h": "store",
+    "store.h": "store", "sqlite_store.h": "store", "postgres_store.h": "store",
     "host.h": "host", "saver.h": "host", "verbs.h": "host", "views.h": "host", "errors.h": "host", "auth.h": "host", "callers.h": "host",
     "runner.h": "front",
 }

@@ -3,14 +3,17 @@
 #include <memory>
 #include <string>
 
+#include "jr2/postgres_store.h"
 #include "jr2/sqlite_store.h"
 #include "jr2/store.h"
 
 namespace jr2rt {
 
 std::unique_ptr<Store> OpenStore(const std::string& location, StoreMode mode) {
-  // Every location is a SQLite file's path today; a store reached by URL (a server shared by
-  // several hosts) is told apart here, by its scheme.
+  // A PostgreSQL database (a URL, or a libpq keyword string: IsPostgresLocation's rule, which
+  // no ordinary path meets) is shared by several hosts (docs/scaling.md); anything else is a
+  // SQLite file's path.
+  if (IsPostgresLocation(location)) return OpenPostgresStore(location, mode);
   return OpenSqliteStore(location, mode);
 }
 

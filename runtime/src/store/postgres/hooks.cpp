@@ -1,0 +1,122 @@
+// The hook log, the heads of standing workflows and the start keys in the PostgreSQL store
+// (docs/scaling.md): tables `hooks`, `heads` and `starts`, as sqlite/hooks.cpp keeps them.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "store/postgres/pg_store.h"
+
+namespace jr2rt::pg {
+
+std::optional<Json> PgStore::hookAnswer(const std::string& hook, const std::string& delivery) {
+  auto hold = db_->hold();
+  const Result s = db_->run("SELECT answer FROM hooks WHERE hook = $1 AND delivery = $2",
+                            Params().text(hook).text(delivery));
+  if (s.rows() == 0) return std::nullopt;
+  return Json::parse(s.text(0, 0), nullptr, false);
+}
+
+void PgStore::logHooks(const std::vector<HookEntry>& entries) {
+  if (entries.empty()) return;
+  auto hold = db_->hold();
+  // One transaction, one round trip; each delivery numbered after its hook's last, in order.
+  Pipeline p(*db_);
+  for (const HookEntry& e : entries) {
+    p.add(
+        "INSERT INTO hooks (hook, delivery, time, event, answer, seq) VALUES ($1, $2, $3, $4, $5,"
+        " (SELECT coalesce(max(seq), 0) + 1 FROM hooks WHERE hook = $1)) ON CONFLICT DO NOTHING",
+        Params()
+            .text(e.hook)
+            .text(e.delivery)
+            .integer(e.timeMs)
+            .text(e.event)
+            .text(Dump(e.answer)));
+  }
+  p.finish();
+}
+
+std::vector<Json> PgStore::hookLog(const std::string& hook, int64_t limit) {
+  auto hold = db_->hold();
+  const Result s = db_->run(
+      "SELECT delivery, time, event, answer FROM hooks WHERE hook = $1"
+      " ORDER BY seq DESC, time DESC LIMIT $2",
+      Params().text(hook).integer(limit));
+  std::vector<Json> out;
+  out.reserve(static_cast<size_t>(s.rows()));
+  for (int i = 0; i < s.rows(); ++i) {
+    out.push_back({{"delivery", s.text(i, 0)},
+                   {"time", s.integer(i, 1)},
+                   {"event", s.text(i, 2)},
+                   {"answer", Json::parse(s.text(i, 3), nullptr, false)}});
+  }
+  return out;
+}
+
+void PgStore::writeHead(Pipeline& p, const Head& h) {
+  p.add(
+      "INSERT INTO heads (workflow, run, started, streak, ended, ended_at, paused, why)"
+      " VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (workflow) DO UPDATE SET"
+      " run = $2, started = $3, streak = $4, ended = $5, ended_at = $6, paused = $7, why = $8",
+      Params()
+          .text(h.workflow)
+          .text(h.run)
+          .integer(h.startedMs)
+          .integer(h.streak)
+          .text(h.ended)
+          .integer(h.endedMs)
+          .text(h.paused)
+          .text(h.why));
+}
+
+std::optional<PgStore::Head> PgStore::head(const std::string& workflow) {
+  for (auto& h : readHeads(workflow)) return std::move(h);
+  return std::nullopt;
+}
+
+std::vector<PgStore::Head> PgStore::heads() { return readHeads(""); }
+
+std::vector<PgStore::Head> PgStore::readHeads(const std::string& workflow) {
+  auto hold = db_->hold();
+  const Result s = db_->run(
+      "SELECT workflow, run, started, streak, ended, ended_at, paused, why FROM heads"
+      " WHERE $1 = '' OR workflow = $1 ORDER BY workflow",
+      Params().text(workflow));
+  std::vector<Head> out;
+  for (int i = 0; i < s.rows(); ++i) {
+    Head h;
+    h.workflow = s.text(i, 0);
+    h.run = s.text(i, 1);
+    h.startedMs = s.integer(i, 2);
+    h.streak = s.integer(i, 3);
+    h.ended = s.text(i, 4);
+    h.endedMs = s.integer(i, 5);
+    h.paused = s.text(i, 6);
+    h.why = s.text(i, 7);
+    out.push_back(std::move(h));
+  }
+  return out;
+}
+
+std::optional<PgStore::StartKey> PgStore::startKey(const std::string& caller,
+                                                   const std::string& workflow,
+                                                   const std::string& key) {
+  auto hold = db_->hold();
+  const Result s =
+      db_->run("SELECT run, digest FROM starts WHERE caller = $1 AND workflow = $2 AND key = $3",
+               Params().text(caller).text(workflow).text(key));
+  if (s.rows() == 0) return std::nullopt;
+  return StartKey{s.text(0, 0), s.text(0, 1)};
+}
+
+void PgStore::keepStartKey(const std::string& caller, const std::string& workflow,
+                           const std::string& key, const StartKey& start) {
+  auto hold = db_->hold();
+  db_->run(
+      "INSERT INTO starts (caller, workflow, key, run, digest, time)"
+      " VALUES ($1, $2, $3, $4, $5, (extract(epoch FROM clock_timestamp()) * 1000)::bigint)"
+      " ON CONFLICT (caller, workflow, key) DO UPDATE SET run = excluded.run,"
+      " digest = excluded.digest, time = excluded.time",
+      Params().text(caller).text(workflow).text(key).text(start.run).text(start.digest));
+}
+
+}  // namespace jr2rt::pg

@@ -1,0 +1,86 @@
+// The run store in a PostgreSQL database (docs/scaling.md): every interface of jr2/store.h on one
+// libpq connection (conn.h), with the SQLite store's semantics (runtime/src/store/sqlite/). Its
+// methods are defined by concern: the schema and the open in schema.cpp, the runs in runs.cpp,
+// the feed and journal in feed.cpp, the inbox in inbox.cpp, the hook log, heads and start keys in
+// hooks.cpp, the drive locks in locks.cpp.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "jr2/store.h"
+#include "store/postgres/conn.h"
+
+namespace jr2rt::pg {
+
+class PgStore final : public Store {
+ public:
+  explicit PgStore(std::shared_ptr<Conn> db) : db_(std::move(db)) {}
+
+  int64_t statements() const override { return db_->statements(); }
+
+  // RunRows (runs.cpp)
+  int64_t save(const StoredRun& run, const std::vector<FeedLine>& feed) override;
+  std::vector<int64_t> saveAll(const std::vector<Save>& batch) override;
+  StoredRun load(const std::string& prefix) override;
+  std::string resolve(const std::string& prefix) override;
+  std::vector<RunSummary> list(bool includeEnded, bool views) override;
+  RunSummary find(const std::string& prefix, bool view) override;
+  std::optional<RunSummary> summary(const std::string& id) override;
+  int64_t revision(const std::string& id) override;
+  std::optional<RunSummary> byKey(const std::string& workflow, const std::string& key) override;
+  std::map<std::pair<std::string, std::string>, int64_t> runCounts() override;
+  int64_t prune(int64_t beforeMs, const std::string& workflow) override;
+
+  // FeedLog, Journal (feed.cpp)
+  std::vector<FeedLine> feed(const std::string& id, int64_t afterSeq) override;
+  std::vector<FeedLine> feedPage(const std::string& id, int64_t afterSeq, int64_t limit) override;
+  int64_t lastSeq(const std::string& id) override;
+  bool hadGate(const std::string& id, const std::string& gate) override;
+  std::vector<Json> journal(const std::string& id) override;
+
+  // Inbox (inbox.cpp)
+  int64_t ask(const std::string& id, const std::string& verb, const Json& body) override;
+  std::vector<Request> asked() override;
+  bool takeRequest(int64_t seq) override;
+  void answer(int64_t seq, const Json& answer) override;
+  std::optional<Json> answerOf(int64_t seq) override;
+  bool withdraw(int64_t seq) override;
+  bool taken(int64_t seq) override;
+
+  // HookLog, Heads, StartKeys (hooks.cpp)
+  std::optional<Json> hookAnswer(const std::string& hook, const std::string& delivery) override;
+  void logHooks(const std::vector<HookEntry>& entries) override;
+  std::vector<Json> hookLog(const std::string& hook, int64_t limit) override;
+  std::optional<Head> head(const std::string& workflow) override;
+  std::vector<Head> heads() override;
+  std::optional<StartKey> startKey(const std::string& caller, const std::string& workflow,
+                                   const std::string& key) override;
+  void keepStartKey(const std::string& caller, const std::string& workflow, const std::string& key,
+                    const StartKey& start) override;
+
+  // RunLocks (locks.cpp): interim advisory locks on this store's connection.
+  std::unique_ptr<RunLock> lock(const std::string& id,
+                                const std::function<void(const std::string&)>& onWait) override;
+
+ private:
+  // One run's save queued on `p` (runs.cpp); gives the index of the result with its revision.
+  size_t write(Pipeline& p, const StoredRun& run, const std::vector<FeedLine>& feed);
+  // A head's row queued on `p`; the heads of `workflow` ("" every one) (hooks.cpp).
+  static void writeHead(Pipeline& p, const Head& h);
+  std::vector<Head> readHeads(const std::string& workflow);
+
+  std::shared_ptr<Conn> db_;
+};
+
+// Text of a Json value as both stores write it.
+inline std::string Dump(const Json& j) {
+  return j.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
+}  // namespace jr2rt::pg

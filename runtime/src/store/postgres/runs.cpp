@@ -1,0 +1,359 @@
+// The runs in the PostgreSQL store (docs/scaling.md): table `runs(id, workflow, status, updated,
+// rev, snapshot, dkey, view)`, one row a run, as in the SQLite store (sqlite/runs.cpp). A save
+// (and a saveAll of many runs) is one transaction sent as one pipeline: each run's row, its
+// revision checked and bumped by the statement that writes it (a revision that moved raises in
+// the server, so nothing of the batch is written), its feed lines and journal entries in one
+// statement each, then the heads. Summaries never read a snapshot; a prune deletes a run with
+// everything kept for it.
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "store/postgres/pg_store.h"
+
+namespace jr2rt::pg {
+namespace {
+
+// Decodes valid UTF-8 without NUL (what a PostgreSQL text can hold) into code points; false when
+// `s` is not that.
+bool CodePoints(const std::string& s, std::vector<uint32_t>& out) {
+  for (size_t i = 0; i < s.size();) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    int n = 0;
+    uint32_t cp = 0;
+    if (c == 0) return false;
+    if (c < 0x80) {
+      cp = c;
+    } else if ((c & 0xE0) == 0xC0) {
+      n = 1;
+      cp = c & 0x1F;
+    } else if ((c & 0xF0) == 0xE0) {
+      n = 2;
+      cp = c & 0x0F;
+    } else if ((c & 0xF8) == 0xF0) {
+      n = 3;
+      cp = c & 0x07;
+    } else {
+      return false;
+    }
+    if (i + static_cast<size_t>(n) >= s.size()) return false;
+    for (int k = 1; k <= n; ++k) {
+      const auto d = static_cast<unsigned char>(s[i + k]);
+      if ((d & 0xC0) != 0x80) return false;
+      cp = (cp << 6) | (d & 0x3F);
+    }
+    static const uint32_t kMin[] = {0, 0x80, 0x800, 0x10000};
+    if (cp < kMin[n] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return false;
+    out.push_back(cp);
+    i += static_cast<size_t>(n) + 1;
+  }
+  return true;
+}
+
+void Encode(uint32_t cp, std::string& out) {
+  if (cp < 0x80) {
+    out += static_cast<char>(cp);
+  } else if (cp < 0x800) {
+    out += static_cast<char>(0xC0 | (cp >> 6));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  } else if (cp < 0x10000) {
+    out += static_cast<char>(0xE0 | (cp >> 12));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  } else {
+    out += static_cast<char>(0xF0 | (cp >> 18));
+    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  }
+}
+
+// The smallest text above every text that starts with `cps` (byte order, COLLATE "C": UTF-8's
+// order is its code points'); "" when there is none. Always valid UTF-8, as the server wants.
+std::string PrefixEnd(std::vector<uint32_t> cps) {
+  while (!cps.empty() && cps.back() == 0x10FFFF) cps.pop_back();
+  if (cps.empty()) return "";
+  uint32_t& last = cps.back();
+  last = last + 1 == 0xD800 ? 0xE000 : last + 1;
+  std::string out;
+  for (const uint32_t cp : cps) Encode(cp, out);
+  return out;
+}
+
+RunSummary SummaryAt(const Result& r, int row) {
+  return {r.text(row, 0),    r.text(row, 1),    r.text(row, 2),
+          r.integer(row, 3), r.integer(row, 4), r.null(row, 5) ? "" : r.text(row, 5)};
+}
+
+}  // namespace
+
+int64_t PgStore::save(const StoredRun& run, const std::vector<FeedLine>& feed) {
+  auto hold = db_->hold();
+  Pipeline p(*db_);
+  const size_t at = write(p, run, feed);
+  return p.finish()[at].integer(0, 0);
+}
+
+std::vector<int64_t> PgStore::saveAll(const std::vector<Save>& batch) {
+  std::vector<int64_t> out;
+  if (batch.empty()) return out;
+  auto hold = db_->hold();
+  Pipeline p(*db_);
+  std::vector<size_t> at;
+  at.reserve(batch.size());
+  for (const Save& s : batch) at.push_back(write(p, s.run, s.feed));
+  for (const Save& s : batch) {
+    if (s.head) writeHead(p, *s.head);
+  }
+  const std::vector<Result> results = p.finish();
+  out.reserve(batch.size());
+  for (const size_t i : at) out.push_back(results[i].integer(0, 0));
+  return out;
+}
+
+// One run's save, queued: the row (the revision checked and bumped by the same statement), then
+// its feed lines numbered after the run's last, then its journal entries after the
+// `journalBefore` the command had.
+size_t PgStore::write(Pipeline& p, const StoredRun& run, const std::vector<FeedLine>& feed) {
+  std::string text = run.snapshotText.empty() ? Dump(run.snapshot) : run.snapshotText;
+  size_t at = 0;
+  if (run.revision != 0) {
+    // Written only if the stored run still has the revision this command had; else the server
+    // raises the conflict (jr2_conflict_revision) and the transaction writes nothing.
+    at = p.add(
+        "WITH u AS (UPDATE runs SET workflow = $2, status = $3, updated = $4, rev = rev + 1,"
+        " snapshot = $6, dkey = nullif($7, ''), view = nullif($8, '')"
+        " WHERE id = $1 AND rev = $5 RETURNING rev)"
+        " SELECT coalesce((SELECT rev FROM u), jr2_conflict_revision($1, $5))",
+        Params()
+            .text(run.id)
+            .text(run.workflow)
+            .text(run.status)
+            .integer(run.updatedMs)
+            .integer(run.revision)
+            .text(std::move(text))
+            .text(run.key)
+            .text(run.viewText));
+  } else {
+    // A new run (or a benchmark's bare save): whatever is stored is written over.
+    at = p.add(
+        "INSERT INTO runs (id, workflow, status, updated, rev, snapshot, dkey, view)"
+        " VALUES ($1, $2, $3, $4, 1, $5, nullif($6, ''), nullif($7, '')) ON CONFLICT (id)"
+        " DO UPDATE SET workflow = excluded.workflow, status = excluded.status,"
+        " updated = excluded.updated, rev = runs.rev + 1, snapshot = excluded.snapshot,"
+        " dkey = excluded.dkey, view = excluded.view RETURNING rev",
+        Params()
+            .text(run.id)
+            .text(run.workflow)
+            .text(run.status)
+            .integer(run.updatedMs)
+            .text(std::move(text))
+            .text(run.key)
+            .text(run.viewText));
+  }
+  if (!feed.empty()) {
+    // Every line of the step in one statement, numbered after the run's last line (read once).
+    std::vector<int64_t> times;
+    std::vector<std::string> lines, kinds, data;
+    for (const FeedLine& line : feed) {
+      times.push_back(line.timeMs);
+      lines.push_back(line.line);
+      kinds.push_back(line.kind);
+      data.push_back(Dump(line.data));
+    }
+    p.add(
+        "INSERT INTO feed (run, seq, time, line, kind, data)"
+        " SELECT $1, m.last + t.n, t.time, t.line, t.kind, t.data"
+        " FROM (SELECT coalesce(max(seq), 0) AS last FROM feed WHERE run = $1) m,"
+        " unnest($2::bigint[], $3::text[], $4::text[], $5::text[])"
+        " WITH ORDINALITY AS t(time, line, kind, data, n)",
+        Params().text(run.id).integers(times).texts(lines).texts(kinds).texts(data));
+  }
+  if (!run.journal.empty()) {
+    // Appended where the command's journal ended, or the server raises the conflict
+    // (jr2_check_journal, evaluated once before any entry is written).
+    std::vector<std::string> entries;
+    entries.reserve(run.journal.size());
+    for (const Json& entry : run.journal) entries.push_back(Dump(entry));
+    p.add(
+        "WITH c AS MATERIALIZED (SELECT jr2_check_journal($1, $2) AS n)"
+        " INSERT INTO journal (run, seq, entry)"
+        " SELECT $1, c.n + t.i, t.entry FROM c, unnest($3::text[]) WITH ORDINALITY AS t(entry, i)",
+        Params().text(run.id).integer(run.journalBefore).texts(entries));
+  }
+  return at;
+}
+
+StoredRun PgStore::load(const std::string& prefix) {
+  auto hold = db_->hold();
+  // One read transaction, one state of the database: the run resolved is the run read, and its
+  // journal is the one its revision had.
+  Txn txn(*db_, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
+  StoredRun r;
+  r.id = resolve(prefix);
+  const Result s =
+      db_->run("SELECT workflow, status, updated, rev, snapshot FROM runs WHERE id = $1",
+               Params().text(r.id));
+  if (s.rows() == 0) throw StoreError("no run `" + prefix + "` in " + Quoted(db_->name()));
+  auto damaged = [&](const std::string& why) {
+    return StoreDamaged("run " + r.id + " in " + Quoted(db_->name()) + " is damaged: " + why +
+                        "; it cannot go on, the other runs are unaffected");
+  };
+  r.workflow = s.text(0, 0);
+  r.status = s.text(0, 1);
+  r.updatedMs = s.integer(0, 2);
+  r.revision = s.integer(0, 3);
+  try {
+    r.snapshot = Json::parse(s.text(0, 4));
+  } catch (const Json::exception& e) {
+    throw damaged("its stored snapshot is not valid JSON (" + ErrorText(e) + ")");
+  }
+  // A snapshot is an object naming its run: anything else was not written by a run.
+  for (const char* key : {"id", "workflow", "status"}) {
+    if (!r.snapshot.is_object() || !r.snapshot.contains(key) || !r.snapshot[key].is_string()) {
+      throw damaged(std::string("its stored snapshot is not a run's (") +
+                    (r.snapshot.is_object() ? "it has no `" + std::string(key) + "`"
+                                            : "it is " + KindOf(r.snapshot)) +
+                    ")");
+    }
+  }
+  const Result j =
+      db_->run("SELECT seq, entry FROM journal WHERE run = $1 ORDER BY seq", Params().text(r.id));
+  int64_t last = 0;
+  for (int i = 0; i < j.rows(); ++i) {
+    // The entries are numbered 1, 2, … as they were appended: a gap is a row someone removed.
+    if (j.integer(i, 0) != last + 1) {
+      throw damaged("its journal skips from entry " + std::to_string(last) + " to " +
+                    std::to_string(j.integer(i, 0)));
+    }
+    last = j.integer(i, 0);
+    try {
+      r.journal.push_back(Json::parse(j.text(i, 1)));
+    } catch (const Json::exception& e) {
+      throw damaged("a journal entry is not valid JSON (" + ErrorText(e) + ")");
+    }
+  }
+  r.journalBefore = static_cast<int64_t>(r.journal.size());
+  txn.commit();
+  return r;
+}
+
+std::string PgStore::resolve(const std::string& prefix) { return find(prefix, false).id; }
+
+RunSummary PgStore::find(const std::string& prefix, bool view) {
+  if (prefix.size() < 4) {
+    throw StoreError("a run id needs at least 4 characters; `" + prefix + "` is too short");
+  }
+  auto hold = db_->hold();
+  const std::string none =
+      "no run `" + prefix + "` in " + Quoted(db_->name()) + "; `runs --all` lists them";
+  // A run id is text the server holds: a prefix that is not (bytes that are not UTF-8, a NUL)
+  // starts none.
+  std::vector<uint32_t> cps;
+  if (!CodePoints(prefix, cps)) throw StoreError(none);
+  // A range of the primary key, not a scan: `id >= prefix AND id < PrefixEnd(prefix)`.
+  const std::string end = PrefixEnd(std::move(cps));
+  Params params;
+  params.text(prefix).text(view ? "true" : "false");
+  if (!end.empty()) params.text(end);
+  const Result s = db_->run(end.empty() ? "SELECT id, workflow, status, updated, rev,"
+                                          " CASE WHEN $2::boolean THEN view END FROM runs"
+                                          " WHERE id >= $1 ORDER BY id"
+                                        : "SELECT id, workflow, status, updated, rev,"
+                                          " CASE WHEN $2::boolean THEN view END FROM runs"
+                                          " WHERE id >= $1 AND id < $3 ORDER BY id",
+                            params);
+  std::vector<RunSummary> found;
+  int64_t count = 0;
+  for (int i = 0; i < s.rows(); ++i) {
+    RunSummary r = SummaryAt(s, i);
+    if (r.id == prefix) return r;  // a whole id names its run, whatever else it starts
+    if (found.size() < 10) found.push_back(std::move(r));
+    ++count;
+  }
+  if (count == 0) throw StoreError(none);
+  if (count == 1) return found.front();
+  std::string names;
+  for (const RunSummary& r : found) {
+    names.append(names.empty() ? "" : ", ").append(r.id).append(" (").append(r.status).append(")");
+  }
+  if (count > static_cast<int64_t>(found.size())) {
+    names += ", and " + std::to_string(count - static_cast<int64_t>(found.size())) + " more";
+  }
+  throw StoreError("`" + prefix + "` names " + std::to_string(count) + " runs: " + names +
+                   "; give more of the id");
+}
+
+std::vector<RunSummary> PgStore::list(bool includeEnded, bool views) {
+  auto hold = db_->hold();
+  const Result s =
+      db_->run(views ? (includeEnded ? "SELECT id, workflow, status, updated, rev, view FROM runs"
+                                       " ORDER BY updated, id"
+                                     : "SELECT id, workflow, status, updated, rev, view FROM runs"
+                                       " WHERE status = 'waiting' ORDER BY updated, id")
+                     : (includeEnded ? "SELECT id, workflow, status, updated, rev, '' FROM runs"
+                                       " ORDER BY updated, id"
+                                     : "SELECT id, workflow, status, updated, rev, '' FROM runs"
+                                       " WHERE status = 'waiting' ORDER BY updated, id"));
+  std::vector<RunSummary> out;
+  out.reserve(static_cast<size_t>(s.rows()));
+  for (int i = 0; i < s.rows(); ++i) out.push_back(SummaryAt(s, i));
+  return out;
+}
+
+std::optional<RunSummary> PgStore::summary(const std::string& id) {
+  auto hold = db_->hold();
+  const Result s = db_->run("SELECT id, workflow, status, updated, rev, '' FROM runs WHERE id = $1",
+                            Params().text(id));
+  if (s.rows() == 0) return std::nullopt;
+  return SummaryAt(s, 0);
+}
+
+int64_t PgStore::revision(const std::string& id) {
+  auto hold = db_->hold();
+  const Result s = db_->run("SELECT rev FROM runs WHERE id = $1", Params().text(id));
+  return s.rows() > 0 ? s.integer(0, 0) : 0;
+}
+
+std::optional<RunSummary> PgStore::byKey(const std::string& workflow, const std::string& key) {
+  auto hold = db_->hold();
+  const Result s = db_->run(
+      "SELECT id, workflow, status, updated, rev, '' FROM runs WHERE workflow = $1 AND dkey = $2"
+      " ORDER BY updated DESC LIMIT 1",
+      Params().text(workflow).text(key));
+  if (s.rows() == 0) return std::nullopt;
+  return SummaryAt(s, 0);
+}
+
+std::map<std::pair<std::string, std::string>, int64_t> PgStore::runCounts() {
+  auto hold = db_->hold();
+  const Result s =
+      db_->run("SELECT workflow, status, count(*) FROM runs GROUP BY workflow, status");
+  std::map<std::pair<std::string, std::string>, int64_t> out;
+  for (int i = 0; i < s.rows(); ++i) out[{s.text(i, 0), s.text(i, 1)}] = s.integer(i, 2);
+  return out;
+}
+
+int64_t PgStore::prune(int64_t beforeMs, const std::string& workflow) {
+  auto hold = db_->hold();
+  Pipeline p(*db_);
+  // Never the run a standing workflow's head names: a paused Pool keeps what it holds (the run's
+  // `carry`) for its resume, however long it is paused.
+  const size_t at = p.add(
+      "WITH gone AS (DELETE FROM runs WHERE status <> 'waiting' AND updated < $1"
+      " AND ($2 = '' OR workflow = $2) AND id NOT IN (SELECT run FROM heads) RETURNING id),"
+      " f AS (DELETE FROM feed WHERE run IN (SELECT id FROM gone)),"
+      " j AS (DELETE FROM journal WHERE run IN (SELECT id FROM gone))"
+      " SELECT count(*) FROM gone",
+      Params().integer(beforeMs).text(workflow));
+  // The inbox keeps nothing for long: requests of runs that are gone, and answers whose asker
+  // stopped before it read them. A start key goes with its run.
+  p.add("DELETE FROM requests WHERE answer IS NOT NULL OR run NOT IN (SELECT id FROM runs)", {});
+  p.add("DELETE FROM starts WHERE run NOT IN (SELECT id FROM runs)", {});
+  return p.finish()[at].integer(0, 0);
+}
+
+}  // namespace jr2rt::pg
