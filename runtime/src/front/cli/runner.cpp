@@ -30,6 +30,7 @@
 #include "jr2/callers.h"
 #include "jr2/errors.h"
 #include "jr2/host.h"
+#include "jr2/postgres_store.h"
 #include "jr2/run.h"
 #include "jr2/sqlite_store.h"
 #include "jr2/store.h"
@@ -456,6 +457,15 @@ class Runner {
   // or Ctrl-C (docs/runtime.md#serve).
   int serve(const Args& a) {
     if (!a.positional.empty()) throw UsageError("`serve` takes no run; it hosts every waiting one");
+    if (const std::string at = StorePath(a); IsPostgresLocation(at)) {
+      // Refused before anything is opened: its instance token would be a file named after the
+      // location, and hosts that share a database need ownership with fencing first.
+      throw UsageError("`serve` does not take a PostgreSQL store yet (" +
+                       Printable(PostgresLocationName(at)) +
+                       "): hosts sharing one need run ownership with fencing first "
+                       "(docs/scaling.md#not-built-yet); serve a SQLite store, or use the other "
+                       "verbs against this one");
+    }
     ServeOptions options;
     if (!a.listen.empty()) options.listen = a.listen;
     options.maxConnections = a.maxConnections;
@@ -632,6 +642,12 @@ class Runner {
     if (a.positional.size() != 2 || a.positional[0] != "backup")
       throw UsageError("`store` takes `backup FILE`: `" + workflow_ + " store backup jr2-copy.db`");
     storePath_ = StorePath(a);
+    if (IsPostgresLocation(storePath_)) {
+      throw UsageError("`store backup` copies a SQLite store; " +
+                       Printable(PostgresLocationName(storePath_)) +
+                       " is a PostgreSQL database: back it up with `pg_dump` "
+                       "(docs/scaling.md#pointing-a-runner-at-postgresql)");
+    }
     const std::string& to = a.positional[1];
     const BackupInfo info = BackupSqliteStore(storePath_, to);
     if (a.json) PrintJson({{"backup", to}, {"runs", info.runs}, {"bytes", info.bytes}});
