@@ -53,12 +53,13 @@ def node(peers, script, args, field, flags=()):
 
 
 def jr2_pool(peers, items, cap):
-    """jr2 0.1.4's real pool() through the harness's throughput scenario (one-hop workers)."""
+    """jr2 0.1.4's real pool() in the harness's throughput scenario (one-hop workers), warmed
+    like the other arms: bench/peers/jr2_pool_warm.ts runs it once, discarded, then measures."""
     def run():
-        out = subprocess.run(["./node_modules/.bin/tsx", "scenarios/throughput.ts", "--items",
+        out = subprocess.run(["./node_modules/.bin/tsx", "jr2_pool_warm.ts", "--items",
                               str(items), "--cap", str(cap)], cwd=peers, check=True,
                              capture_output=True, text=True, timeout=1800).stdout
-        result = json.loads(out)["result"]
+        result = json.loads(out.strip().splitlines()[-1])
         if result["itemsInOutput"] != items:
             raise RuntimeError(f"jr2 pool: {result['itemsInOutput']} of {items} items")
         return float(result["itemsPerSec"])
@@ -188,7 +189,8 @@ def comparisons(build, peers, quick):
             "jr2c": gbench(pool_bin, f"BM_PoolItems/{n}/8/1", "items_per_second"),
             "jr2c-in-memory": gbench(pool_bin, f"BM_PoolItems/{n}/8/0", "items_per_second"),
         },
-        "goals": {},
+        # Durable at half the in-memory speed at least (#33's first goal).
+        "goals": {"jr2c-in-memory": 0.5},
     })
     store_bin = os.path.join(build, "bench/runtime/jr2_store_bench")
     out.append({
@@ -232,14 +234,15 @@ def comparisons(build, peers, quick):
         # process.memoryUsage().rss after a full GC for xstate): what the machine pays, allocator
         # slack and V8's heap pages included. RSS counts pages touched (4 KiB each), not bytes,
         # and misses memory the allocator reuses, so it is coarse at small N; beside
-        # parked_memory, not instead of it.
-        "what": f"resident bytes per parked worker, {n:,} workers waiting at their Gates",
+        # parked_memory, not instead of it. At 10,000 workers in both modes: V8's fixed growth
+        # divided over 2,000 made xstate's look 2.4x its per-worker cost (20.5 KB against 8.6).
+        "what": f"resident bytes per parked worker, {goal_n:,} workers waiting at their Gates",
         "unit": "bytes",
         "higher_is_better": False,
         "arms": {
-            "jr2c": gbench(pool_bin, f"BM_ParkedWorkerMemory/{n}/iterations:1",
+            "jr2c": gbench(pool_bin, f"BM_ParkedWorkerMemory/{goal_n}/iterations:1",
                            "rss_bytes_per_parked_worker", warmup=0),
-            "xstate": node(peers, "xstate_parked.mjs", ["--workers", str(n)],
+            "xstate": node(peers, "xstate_parked.mjs", ["--workers", str(goal_n)],
                            "rssBytesPerWorker", flags=("--expose-gc",)),
         },
         # A quarter of xstate's, at most (the issue's ratio is of the resident set).
@@ -342,8 +345,12 @@ def main():
             goal = c.get("absolute_goals", {}).get(arm)
             if goal is not None:
                 m = stats[arm]["median"]
+                worst = stats[arm]["min"] if c["higher_is_better"] else stats[arm]["max"]
                 stats[arm]["goal"] = goal
                 stats[arm]["meets"] = m >= goal if c["higher_is_better"] else m <= goal
+                # Met by the median alone, while the worst round misses: said, never "met".
+                stats[arm]["crosses"] = stats[arm]["meets"] and not (
+                    worst >= goal if c["higher_is_better"] else worst <= goal)
         ours = stats["jr2c"]["median"]
         ratios = {}
         for arm, s in stats.items():
@@ -355,7 +362,8 @@ def main():
             hi = (stats["jr2c"]["max"] / s["min"]) if c["higher_is_better"] else (s["max"] / stats["jr2c"]["min"])
             goal = c["goals"].get(arm)
             ratios[arm] = {"ratio": ratio, "low": lo, "high": hi, "goal": goal,
-                           "meets": None if goal is None else ratio >= goal}
+                           "meets": None if goal is None else ratio >= goal,
+                           "crosses": goal is not None and ratio >= goal and lo < goal}
         results.append({"name": c["name"], "what": c["what"], "unit": c["unit"],
                         "higher_is_better": c["higher_is_better"], "rounds": rounds,
                         "arms": stats, "ratios": ratios, "seconds": round(time.time() - t0, 1)})
@@ -414,6 +422,14 @@ def fmt_goal(x):
     return f"{x:g}"
 
 
+def verdict(q):
+    """`met` only when the whole spread meets the goal; `met by the median, the spread crosses`
+    when only the median does (a noisy pass is not a pass); `NOT met` when the median misses."""
+    if not q["meets"]:
+        return "NOT met"
+    return "met by the median; the spread crosses it" if q.get("crosses") else "met"
+
+
 def abs_goal(r, s):
     sign = "≥" if r["higher_is_better"] else "≤"
     return f"goal {sign} {fmt_goal(s['goal'])} {r['unit']}"
@@ -424,18 +440,18 @@ def print_one(r):
     for arm, s in r["arms"].items():
         goal = ""
         if "goal" in s:
-            goal = f"   {abs_goal(r, s)}: " + ("met" if s["meets"] else "NOT met")
+            goal = f"   {abs_goal(r, s)}: " + verdict(s)
         print(f"  {arm:<16} {fmt(s['median']):>12} {r['unit']:<8} (spread {fmt(s['min'])}–{fmt(s['max'])})"
               f"{goal}")
     for arm, q in r["ratios"].items():
-        verdict = "" if q["goal"] is None else ": " + ("met" if q["meets"] else "NOT met")
+        said = "" if q["goal"] is None else ": " + verdict(q)
         if r["higher_is_better"]:
-            goal = "" if q["goal"] is None else f"   goal ≥ {fmt(q['goal'])}×{verdict}"
+            goal = "" if q["goal"] is None else f"   goal ≥ {fmt(q['goal'])}×{said}"
             print(f"  jr2c vs {arm:<14} {fmt(q['ratio']):>8}× as fast"
                   f"  (spread {fmt(q['low'])}–{fmt(q['high'])}){goal}")
         else:
             # A time or a size: said as how many times the peer's jr2c takes (the inverse ratio).
-            goal = "" if q["goal"] is None else f"   goal ≤ {fmt(1 / q['goal'])}×{verdict}"
+            goal = "" if q["goal"] is None else f"   goal ≤ {fmt(1 / q['goal'])}×{said}"
             what = "time" if r["unit"] in ("ns", "µs") else r["unit"]
             print(f"  jr2c vs {arm:<14} {fmt(1 / q['ratio']):>8}× its {what}"
                   f"  (spread {fmt(1 / q['high'])}–{fmt(1 / q['low'])}){goal}")

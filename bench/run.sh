@@ -56,7 +56,7 @@ if [ ! -x "$peers/node_modules/.bin/tsx" ] || [ ! -f "$peers/jr2src/pool.ts" ]; 
   chmod -R u+w "$peers"
   (cd "$peers" && ./get-jr2.sh >&2 && npm ci --no-audit --no-fund >&2)
 fi
-cp bench/peers/*.mjs "$peers/"
+cp bench/peers/*.mjs bench/peers/*.ts "$peers/"
 
 python3 bench/compare.py --build "$build" --peers "$peers" "$mode" "${only[@]}" "${gross[@]}" \
   --out bench/out/results.json
