@@ -93,6 +93,9 @@ struct StoreVerbsOptions {
   std::shared_ptr<const ModelServer> model;
   int threads = 0;
   VerbTell tell;
+  // Called after the lines of one commit (and after each note) were told: a front that gathers
+  // what `tell` gives may write it out then, in one write (the runner's stderr).
+  std::function<void()> told;
   // As each feed event happens, before it is stored (for counts on a live line only).
   std::function<void(const std::string& run, const Run::FeedEvent& event)> counted;
   // A verb stopped by a signal, while its host still stands: a front that ends the process here

@@ -253,9 +253,13 @@ class StoreVerbs final : public Verbs {
           [this](const std::string& run, const Run::FeedEvent& e) { options_.counted(run, e); });
     }
     host->onSaved([this](const std::string& run, const std::vector<FeedLine>& lines) {
+      // A commit's lines are told together, and told() once after them.
+      gathering_ = true;
       for (const auto& f : lines) {
         if (!f.line.empty()) tell(run, f.kind, f.line);
       }
+      gathering_ = false;
+      if (options_.told) options_.told();
     });
     host->onNote([this](const std::string& note) { tell("", "note", note); });
     return host;
@@ -263,6 +267,7 @@ class StoreVerbs final : public Verbs {
 
   void tell(const std::string& run, const std::string& kind, const std::string& line) const {
     if (options_.tell) options_.tell(run, kind, line);
+    if (!gathering_ && options_.told) options_.told();
   }
 
   // `run` of a standing Pool: nobody starts one (`serve` does); a paused one is resumed: a new
@@ -313,6 +318,7 @@ class StoreVerbs final : public Verbs {
   const std::string workflow_;
   const std::string path_;
   StoreVerbsOptions options_;
+  bool gathering_ = false;  // a commit's lines are being told (onSaved): told() once after them
   SystemClock clock_;
 };
 
