@@ -587,7 +587,7 @@ class Runner {
       said_ += Printable(text);
     }
     said_ += '\n';
-    if (!gather_ || said_.size() >= 64 * 1024) flushSaid();
+    if (!gather_ || said_.size() >= size_t{64} * 1024) flushSaid();
   }
   // Writes what say() gathered (stderr is unbuffered: one fwrite is one write).
   void flushSaid() {
