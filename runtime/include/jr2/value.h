@@ -473,6 +473,8 @@ struct Utf8Step {
   size_t length;
 };
 Utf8Step Utf8At(std::string_view text, size_t i);
+// Appends the UTF-8 bytes of code point `cp` (at most U+10FFFF; the caller checks it is one).
+void AppendUtf8(uint32_t cp, std::string& out);
 
 // Parses JSON that comes from outside the program (`--input`, a `send` payload, an agent
 // script, a request body). Throws BadInput with one line naming `what` ("the input", "the

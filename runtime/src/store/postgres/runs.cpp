@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "store/postgres/pg_store.h"
+#include "store/prefixes.h"
 
 namespace jr2rt::pg {
 namespace {
@@ -53,24 +54,6 @@ bool CodePoints(const std::string& s, std::vector<uint32_t>& out) {
   return true;
 }
 
-void Encode(uint32_t cp, std::string& out) {
-  if (cp < 0x80) {
-    out += static_cast<char>(cp);
-  } else if (cp < 0x800) {
-    out += static_cast<char>(0xC0 | (cp >> 6));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else if (cp < 0x10000) {
-    out += static_cast<char>(0xE0 | (cp >> 12));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else {
-    out += static_cast<char>(0xF0 | (cp >> 18));
-    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  }
-}
-
 // The smallest text above every text that starts with `cps` (byte order, COLLATE "C": UTF-8's
 // order is its code points'); "" when there is none. Always valid UTF-8, as the server wants.
 std::string PrefixEnd(std::vector<uint32_t> cps) {
@@ -79,7 +62,7 @@ std::string PrefixEnd(std::vector<uint32_t> cps) {
   uint32_t& last = cps.back();
   last = last + 1 == 0xD800 ? 0xE000 : last + 1;
   std::string out;
-  for (const uint32_t cp : cps) Encode(cp, out);
+  for (const uint32_t cp : cps) AppendUtf8(cp, out);
   return out;
 }
 
@@ -274,17 +257,7 @@ RunSummary PgStore::find(const std::string& prefix, bool view) {
     if (found.size() < 10) found.push_back(std::move(r));
     ++count;
   }
-  if (count == 0) throw StoreError(none);
-  if (count == 1) return found.front();
-  std::string names;
-  for (const RunSummary& r : found) {
-    names.append(names.empty() ? "" : ", ").append(r.id).append(" (").append(r.status).append(")");
-  }
-  if (count > static_cast<int64_t>(found.size())) {
-    names += ", and " + std::to_string(count - static_cast<int64_t>(found.size())) + " more";
-  }
-  throw StoreError("`" + prefix + "` names " + std::to_string(count) + " runs: " + names +
-                   "; give more of the id");
+  return OneRunOf(found, count, prefix, none);
 }
 
 std::vector<RunSummary> PgStore::list(bool includeEnded, bool views) {

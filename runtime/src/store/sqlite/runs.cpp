@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "store/prefixes.h"
 #include "store/sqlite/sqlite_store.h"
 
 namespace jr2rt::sqlite {
@@ -229,19 +230,8 @@ RunSummary SqliteStore::find(const std::string& prefix, bool view) {
     if (found.size() < 10) found.push_back(std::move(r));
     ++count;
   }
-  if (count == 0) {
-    throw StoreError("no run `" + prefix + "` in " + Quoted(path_) + "; `runs --all` lists them");
-  }
-  if (count == 1) return found.front();
-  std::string names;
-  for (const RunSummary& r : found) {
-    names.append(names.empty() ? "" : ", ").append(r.id).append(" (").append(r.status).append(")");
-  }
-  if (count > static_cast<int64_t>(found.size())) {
-    names += ", and " + std::to_string(count - static_cast<int64_t>(found.size())) + " more";
-  }
-  throw StoreError("`" + prefix + "` names " + std::to_string(count) + " runs: " + names +
-                   "; give more of the id");
+  return OneRunOf(found, count, prefix,
+                  "no run `" + prefix + "` in " + Quoted(path_) + "; `runs --all` lists them");
 }
 
 std::vector<RunSummary> SqliteStore::list(bool includeEnded, bool views) {
