@@ -1091,3 +1091,38 @@ TEST(Views, TwoEventsOfOneNameWithOtherFieldsAreTwoMenus) {
   EXPECT_EQ(jr2rt::GateFields(b)["approve"][0]["name"], "score");
   EXPECT_EQ(jr2rt::GateJson(a)["accepts"], Json::array({"approve"}));
 }
+
+// The view a save stores is the run's view (RunView) with each kind of Gate's Menu stored once
+// under its key, and it is written member by member as text (ViewText): that text is exactly what
+// dumping the same JSON writes, so what the store holds does not depend on which way it was made.
+TEST(Views, TheSavedViewIsTheRunsViewWithEachMenuStoredOnce) {
+  jr2rt::Registry registry;
+  jr2gen::pool::RegisterWorkflows(registry);
+  jr2rt::ManualClock clock;
+  jr2rt::Run run(registry, *registry.workflow("conformance_jobs"), "views", clock);
+  int next = 0;
+  run.scriptNext(
+      "scripted_next", [&next](const jr2rt::NextQuery&, const std::function<void(Json)>& answer) {
+        if (next >= 3) return answer({{"item", nullptr}, {"open", 0}});
+        answer({{"item", {{"id", "i" + std::to_string(next++)}, {"mode", "wait"}}}, {"open", 0}});
+      });
+  run.start({{"jobs", 3}});
+  const Json saved = jr2rt::SavedView(run);
+  // The three workers' Gates, of one kind, and the Pool's own.
+  ASSERT_EQ(saved["report"]["gates"].size(), 4U) << saved.dump();
+  std::set<std::string> kinds;
+  for (const Json& g : saved["report"]["gates"]) {
+    EXPECT_FALSE(g.contains("menu"));
+    EXPECT_TRUE(saved["menus"].contains(g.value("menuOf", ""))) << g.dump();
+    kinds.insert(g.value("menuOf", ""));
+  }
+  EXPECT_EQ(kinds.size(), 2U);
+  EXPECT_EQ(saved["menus"].size(), 2U) << "each kind of Gate's Menu once";
+  Json expanded = saved;
+  jr2rt::ExpandView(expanded);
+  const Json view = jr2rt::RunView(run);
+  EXPECT_FALSE(view["text"]["fields"].empty());
+  EXPECT_FALSE(view["gates"][0]["menu"].empty());
+  EXPECT_EQ(expanded["report"], view);
+  EXPECT_EQ(jr2rt::SavedViewText(run), saved.dump(-1, ' ', false, Json::error_handler_t::replace));
+}

@@ -49,7 +49,7 @@ class RunSaver {
   int64_t revision() const { return revision_; }
   // The view it last stored with the run (views.h SavedView), null before its first save: what
   // a host reads of a run it drives instead of reading it back from the store.
-  const Json& view() const { return view_; }
+  const Json& view() const;
   // How many saves actually wrote (a turn that changed nothing writes nothing).
   int64_t saves() const { return saves_; }
 
@@ -62,8 +62,8 @@ class RunSaver {
   std::string lastSaved_;     // its snapshot then
   int64_t journalCount_ = 0;  // journal entries stored
   int64_t saves_ = 0;
-  Json pendingView_;  // prepared, not yet committed
-  Json view_;
+  std::string viewText_;  // the view as last stored
+  mutable Json view_;     // viewText_ parsed, once it is read
 };
 
 }  // namespace jr2rt

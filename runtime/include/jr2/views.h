@@ -31,6 +31,9 @@ Json RunView(const Run& run, const Json& standing = nullptr);
 // journal holds: `sofar.journaled` says so), `observe` the observation (Run::observe), `working`
 // Run::workOut(), `build` this build's id (BuildId); each Gate of `report` names its Menu in
 // `menus` (`menuOf`) rather than carrying it, so one kind of Gate open 64 times stores one Menu.
+// SavedViewText writes it, each Menu copied as the text it was written to once; SavedView is that
+// text read back.
+std::string SavedViewText(const Run& run);
 Json SavedView(const Run& run);
 // A saved view as readers use it: each Gate given its Menu back, `menus` gone.
 void ExpandView(Json& view);

@@ -45,8 +45,7 @@ std::optional<Store::Save> RunSaver::prepare(Run& run) {
   stored.journalBefore = journalCount_;
   if (run.dispatchedBy().is_object()) stored.key = run.dispatchedBy().value("key", "");
   stored.snapshotText = std::move(text);
-  pendingView_ = SavedView(run);
-  stored.viewText = pendingView_.dump(-1, ' ', false, Json::error_handler_t::replace);
+  stored.viewText = SavedViewText(run);
   save.feed.swap(pending_);
   return save;
 }
@@ -64,8 +63,20 @@ void RunSaver::committed(int64_t revision, Store::Save& save) {
   journalCount_ += static_cast<int64_t>(save.run.journal.size());
   // What was written is what the next turn compares with; the Save is spent after this.
   lastSaved_ = std::move(save.run.snapshotText);
-  view_ = std::move(pendingView_);
+  viewText_ = std::move(save.run.viewText);
+  view_ = nullptr;
   if (saved_) saved_(save.feed);
+}
+
+}  // namespace jr2rt
+
+namespace jr2rt {
+
+const Json& RunSaver::view() const {
+  // Parsed when first read after a save: a run that nobody reads between its commits (a Pool's)
+  // never pays for it.
+  if (view_.is_null() && !viewText_.empty()) view_ = Json::parse(viewText_);
+  return view_;
 }
 
 }  // namespace jr2rt

@@ -173,7 +173,7 @@ class StoreVerbs final : public Verbs {
       store = OpenStore(path_, StoreMode::kReadOnly);
     } catch (const StoreMissing&) {
       if (!prefix.empty()) throw;
-      tell("", "note", "nothing needs a person: there is no run store at `" + path_ + "` yet");
+      tellNow("", "note", "nothing needs a person: there is no run store at `" + path_ + "` yet");
       return {};
     }
     SystemClock clock;
@@ -254,20 +254,26 @@ class StoreVerbs final : public Verbs {
     }
     host->onSaved([this](const std::string& run, const std::vector<FeedLine>& lines) {
       // A commit's lines are told together, and told() once after them.
-      gathering_ = true;
       for (const auto& f : lines) {
         if (!f.line.empty()) tell(run, f.kind, f.line);
       }
-      gathering_ = false;
-      if (options_.told) options_.told();
+      told();
     });
-    host->onNote([this](const std::string& note) { tell("", "note", note); });
+    host->onNote([this](const std::string& note) { tellNow("", "note", note); });
     return host;
   }
 
+  // A line for the front, which may gather lines until told() says a group of them is whole.
   void tell(const std::string& run, const std::string& kind, const std::string& line) const {
     if (options_.tell) options_.tell(run, kind, line);
-    if (!gathering_ && options_.told) options_.told();
+  }
+  void told() const {
+    if (options_.told) options_.told();
+  }
+  // A line on its own: told at once.
+  void tellNow(const std::string& run, const std::string& kind, const std::string& line) const {
+    tell(run, kind, line);
+    told();
   }
 
   // `run` of a standing Pool: nobody starts one (`serve` does); a paused one is resumed: a new
@@ -285,8 +291,9 @@ class StoreVerbs final : public Verbs {
     return drive(*host, id, [&] {
       id = host->resume(workflow_, dropHeld);
       host->tick(id);
-      tell(id, "note",
-           "a running `serve` takes run " + id + " up within a second; until one runs, it waits");
+      tellNow(
+          id, "note",
+          "a running `serve` takes run " + id + " up within a second; until one runs, it waits");
       return RunView(host->run(id));
     });
   }
@@ -318,7 +325,6 @@ class StoreVerbs final : public Verbs {
   const std::string workflow_;
   const std::string path_;
   StoreVerbsOptions options_;
-  bool gathering_ = false;  // a commit's lines are being told (onSaved): told() once after them
   SystemClock clock_;
 };
 

@@ -74,7 +74,10 @@ struct Accepted {
   std::vector<EventSpec> events;  // what it was made from
   Json names;
   Json menu;
+  std::string menuText;   // `menu` as text: a view copies it, never the JSON (ViewText)
+  std::string namesText;  // `names` as text
   Json fields;
+  std::map<std::string, std::string> fieldsText;  // each of `fields` as text, by event
 };
 
 // FNV-1a over every part of the events a Menu and the fields are made from: two events of one
@@ -156,6 +159,10 @@ const Accepted& AcceptedOf(const OpenGate& gate) {
   bare.kind = gate.kind;
   bare.accepts = gate.accepts;
   a.menu = MenuJson(bare);
+  a.menuText = a.menu.dump(-1, ' ', false, Json::error_handler_t::replace);
+  a.namesText = a.names.dump(-1, ' ', false, Json::error_handler_t::replace);
+  for (const auto& [event, f] : a.fields.items())
+    a.fieldsText[event] = f.dump(-1, ' ', false, Json::error_handler_t::replace);
   seen.push_back(std::move(fresh));
   return a;
 }
@@ -169,10 +176,19 @@ Json GateJson(const OpenGate& gate) {
 
 Json GateFields(const OpenGate& gate) { return AcceptedOf(gate).fields; }
 
+namespace {
+
+// Gate `gate` naming its Menu by the key of its kind `a`.
+Json RefTo(const OpenGate& gate, const Accepted& a) {
+  return {{"gate", gate.name}, {"meta", gate.meta}, {"accepts", a.names}, {"menuOf", a.key}};
+}
+
+}  // namespace
+
 Json GateRef(const OpenGate& gate, Json& menus) {
   const Accepted& a = AcceptedOf(gate);
   if (!menus.contains(a.key)) menus[a.key] = a.menu;
-  return {{"gate", gate.name}, {"meta", gate.meta}, {"accepts", a.names}, {"menuOf", a.key}};
+  return RefTo(gate, a);
 }
 
 namespace {
@@ -244,61 +260,136 @@ std::string DumpExpanded(const Json& doc, const Json& menus) {
 
 namespace {
 
-// `menus`: when given, each Gate names its Menu (`menuOf`) in it instead of carrying it: a Pool
-// of 64 workers at one kind of Gate stores one Menu, not 64 (ExpandView puts them back).
+// Text of `j` on the end of `out`.
+void Put(std::string& out, const Json& j) { out += DumpText(j); }
+
+// The view of `run` as text, written member by member in the order JSON's objects keep them (by
+// name), as dumping it whole would write it: a save writes one at every commit, and building it as
+// JSON first (each Gate's names, meta and Menu copied, every part allocated) cost as much as the
+// rest of the save.
+// `menus`: when given, each Gate names its Menu (`menuOf`) instead of carrying it, and its kind
+// is listed there once: a Pool of 64 workers at one kind of Gate stores one Menu, not 64
+// (ExpandView puts them back).
 // `journaled`: a Pool's `sofar` without its items and failures, which its journal holds (one row
 // each): the saved view keeps none of them, or each save would write (and first copy) every item.
-Json ViewOf(const Run& run, const Json& standing, const std::vector<std::string>& stopped,
-            Json* menus = nullptr, bool journaled = false) {
-  Json gates = Json::array();
-  Json fields = Json::object();
+std::string ViewText(const Run& run, const Json& standing, const std::vector<std::string>& stopped,
+                     std::vector<const Accepted*>* menus = nullptr, bool journaled = false) {
+  std::string out = "{\"gates\":[";
   std::vector<const Accepted*> kinds;  // each kind of Gate's fields are added once
+  bool first = true;
   for (const auto& g : run.gates()) {
     const Accepted& a = AcceptedOf(g);
-    gates.push_back(menus != nullptr ? GateRef(g, *menus) : GateJson(g));
+    if (!first) out += ',';
+    first = false;
+    out += "{\"accepts\":";
+    out += a.namesText;
+    out += ",\"gate\":";
+    Put(out, Json(g.name));
+    if (menus != nullptr) {
+      out += ",\"menuOf\":";
+      Put(out, Json(a.key));
+    } else {
+      out += ",\"menu\":";
+      out += a.menuText;
+    }
+    out += ",\"meta\":";
+    Put(out, g.meta);
+    out += '}';
     if (std::find(kinds.begin(), kinds.end(), &a) == kinds.end()) {
+      if (menus != nullptr) menus->push_back(&a);
       kinds.push_back(&a);
-      fields.update(a.fields);
     }
   }
-  Json view = {{"runId", run.id()},
-               {"workflow", run.workflow().name},
-               {"status", ToString(run.status())},
-               {"output", run.output()},
-               {"reason", run.reason()},
-               {"gates", gates}};
+  out += "],\"output\":";
+  Put(out, run.output());
+  out += ",\"reason\":";
+  Put(out, Json(run.reason()));
+  out += ",\"runId\":";
+  Put(out, Json(run.id()));
   if (Json sofar = run.sofar(!journaled); !sofar.is_null()) {
     if (journaled) sofar["journaled"] = true;
-    view["sofar"] = std::move(sofar);
+    out += ",\"sofar\":";
+    Put(out, sofar);
   }
-  if (!standing.is_null()) view["standing"] = standing;
-  Json timer = nullptr;
-  const auto underWay = run.nextUnattendedTimer();
-  if (const auto due = underWay ? underWay : run.nextTimer())
-    timer = {{"due", *due}, {"underWay", underWay.has_value()}};
+  if (!standing.is_null()) {
+    out += ",\"standing\":";
+    Put(out, standing);
+  }
+  out += ",\"status\":";
+  Put(out, Json(ToString(run.status())));
+  // `text`: {chain, fields, hold, stopped, timer}; `fields` each event's fields by its name, a
+  // later kind's over an earlier one's (as JSON's update would).
   const std::string chain = StandingChain(run.workflow());
-  Json hold = nullptr;
-  if (!chain.empty()) hold = HoldCounts(run.ended() ? run.carry() : run.handOverState());
-  view["text"] = {
-      {"fields", fields}, {"timer", timer}, {"chain", chain}, {"hold", hold}, {"stopped", stopped}};
-  return view;
+  out += ",\"text\":{\"chain\":";
+  Put(out, Json(chain));
+  std::map<std::string_view, const std::string*> fields;
+  for (const Accepted* a : kinds) {
+    for (const auto& [event, text] : a->fieldsText) fields[event] = &text;
+  }
+  out += ",\"fields\":{";
+  first = true;
+  for (const auto& [event, text] : fields) {
+    if (!first) out += ',';
+    first = false;
+    Put(out, Json(std::string(event)));
+    out += ':';
+    out += *text;
+  }
+  out += "},\"hold\":";
+  Put(out,
+      chain.empty() ? Json(nullptr) : HoldCounts(run.ended() ? run.carry() : run.handOverState()));
+  out += ",\"stopped\":";
+  Put(out, Json(stopped));
+  out += ",\"timer\":";
+  const auto underWay = run.nextUnattendedTimer();
+  if (const auto due = underWay ? underWay : run.nextTimer()) {
+    out += "{\"due\":";
+    Put(out, Json(*due));
+    out += ",\"underWay\":";
+    out += underWay.has_value() ? "true" : "false";
+    out += '}';
+  } else {
+    out += "null";
+  }
+  out += "},\"workflow\":";
+  Put(out, Json(run.workflow().name));
+  out += '}';
+  return out;
 }
 
 }  // namespace
 
 Json RunView(const Run& run, const Json& standing) {
-  return ViewOf(run, standing, run.outAtRestore());
+  return Json::parse(ViewText(run, standing, run.outAtRestore()));
 }
 
-Json SavedView(const Run& run) {
-  Json menus = Json::object();
-  Json report = ViewOf(run, nullptr, run.effectsOut(), &menus, run.journaling());
-  return {{"build", BuildId()},
-          {"menus", std::move(menus)},
-          {"report", std::move(report)},
-          {"observe", run.observe()},
-          {"working", run.workOut()}};
+std::string SavedViewText(const Run& run) {
+  std::vector<const Accepted*> kinds;
+  std::string report = ViewText(run, nullptr, run.effectsOut(), &kinds, run.journaling());
+  // The members in the order JSON's objects keep them (by name), as dumping the whole would
+  // write them; each Menu copied as the text it was written to once, in the order of its key.
+  std::sort(kinds.begin(), kinds.end(),
+            [](const Accepted* a, const Accepted* b) { return a->key < b->key; });
+  std::string out = "{\"build\":";
+  Put(out, Json(BuildId()));
+  out += ",\"menus\":{";
+  for (size_t i = 0; i < kinds.size(); ++i) {
+    if (i > 0) out += ',';
+    Put(out, Json(kinds[i]->key));
+    out += ':';
+    out += kinds[i]->menuText;
+  }
+  out += "},\"observe\":";
+  Put(out, run.observe());
+  out += ",\"report\":";
+  out += report;
+  out += ",\"working\":";
+  Put(out, run.workOut());
+  out += '}';
+  return out;
 }
+
+Json SavedView(const Run& run) { return Json::parse(SavedViewText(run)); }
 
 void ExpandView(Json& view) {
   const auto menus = view.find("menus");
