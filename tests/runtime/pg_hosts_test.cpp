@@ -287,10 +287,18 @@ TEST_F(PgHosts, AClaimSkipsARunARunnerCommandDrives) {
 TEST_F(PgHosts, ARunALiveHostOwnsIsHeldUntilItIsReaped) {
   const auto ids = waiting(1);
   const std::string& id = ids[0];
+  // Beta's lock and a runner command's, each taken and given up while the run was free.
+  Host b = host("beta");
+  auto bLock = b.store->lock(id, {});
+  bLock->release();
+  auto runner = jr2rt::OpenStore(location());
+  auto rLock = runner->lock(id, {});
+  rLock->release();
   Host a = host("alpha");
   auto held = a.store->lock(id, {});
   EXPECT_EQ(ownerOf(id), "alpha") << "with a lease a drive lock is ownership";
-  Host b = host("beta");
+  EXPECT_FALSE(bLock->tryTake()) << "a live host owns it";
+  EXPECT_FALSE(rLock->tryTake()) << "a live host owns it: a runner command holds off too";
   std::string holder;
   EXPECT_THROW(b.store->lock(id,
                              [&](const std::string& who) {
@@ -299,8 +307,7 @@ TEST_F(PgHosts, ARunALiveHostOwnsIsHeldUntilItIsReaped) {
                              }),
                jr2rt::StoreError);
   EXPECT_EQ(holder, "host alpha");
-  // A runner command (no lease) holds off too, told which host owns it.
-  auto runner = jr2rt::OpenStore(location());
+  // A runner command's wait is told which host owns it.
   std::string told;
   EXPECT_THROW(runner->lock(id,
                             [&](const std::string& who) {
@@ -318,7 +325,7 @@ TEST_F(PgHosts, ARunALiveHostOwnsIsHeldUntilItIsReaped) {
                          "saves it, and this host is `beta`");
   expire("alpha");
   EXPECT_EQ(b.hosts->reap(), std::vector<std::string>{"alpha"});
-  auto taken = b.store->lock(id, [](const std::string&) { FAIL() << "no wait"; });
+  EXPECT_TRUE(bLock->tryTake()) << "reaped: nobody owns it";
   EXPECT_EQ(ownerOf(id), "beta");
   EXPECT_EQ(b.store->save(Stored("done", 1, id, 100)), 2);
   // The old owner's lock says nothing more: its release leaves beta's ownership alone.
