@@ -164,6 +164,38 @@ TEST_F(PgHosts, AJoinBumpsTheEpochAndFencesTheIncarnationBefore) {
   EXPECT_EQ(sql("SELECT epoch FROM hosts WHERE name = 'alpha'"), "2");
 }
 
+TEST_F(PgHosts, AJoinThatFencesAHostWaitsForItsCommitInFlight) {
+  Host a = host("alpha");
+  a.store->save(Stored("waiting", 0));
+  // Alpha's commit in flight, as a save sends it: the lease's check first, then the row.
+  PGconn* inFlight = PQconnectdb(location().c_str());
+  ASSERT_EQ(PQstatus(inFlight), CONNECTION_OK);
+  PGresult* r = PQexec(inFlight,
+                       "BEGIN; SELECT jr2_check_lease('alpha', 1);"
+                       " UPDATE runs SET status = 'done', rev = rev + 1 WHERE id = '0123456789ab'");
+  ASSERT_EQ(PQresultStatus(r), PGRES_COMMAND_OK) << PQresultErrorMessage(r);
+  PQclear(r);
+  Host again = host();
+  std::atomic<int64_t> epoch{0};
+  std::thread restarted([&] { epoch = again.hosts->join("alpha", kTtlMs).epoch; });
+  // The join waits on alpha's row until that commit ends (seen by the server, not by a timer).
+  bool waits = false;
+  for (int i = 0; i < 1000 && !waits; ++i) {
+    waits = sql("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+                " AND wait_event_type = 'Lock'") == "1";
+    if (!waits) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_TRUE(waits);
+  EXPECT_EQ(epoch, 0) << "not joined while the commit is in flight";
+  PQclear(PQexec(inFlight, "COMMIT"));
+  PQfinish(inFlight);
+  restarted.join();
+  EXPECT_EQ(epoch, 2);
+  EXPECT_EQ(again.store->load("0123").status, "done") << "committed before the fence";
+  EXPECT_EQ(ownerOf("0123456789ab"), "") << "and released by the join after it";
+  EXPECT_THROW(a.store->save(Stored("waiting", 2)), jr2rt::StoreFenced);
+}
+
 TEST_F(PgHosts, AReapedHostsRunsAreClaimedByAnotherAndItsSavesAreRefused) {
   Host a = host("alpha");
   Host b = host("beta");
