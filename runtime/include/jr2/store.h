@@ -80,6 +80,14 @@ class StoreConflict : public StoreError {
   using StoreError::StoreError;
 };
 
+// A save, heartbeat, claim or take by a host whose lease is no longer current (Hosts: another
+// incarnation of its name registered, it left, or its lease ran out by the database's clock):
+// nothing was written. The host must stop driving what it holds and join again.
+class StoreFenced : public StoreConflict {
+ public:
+  using StoreConflict::StoreConflict;
+};
+
 // A read-only open of a location where no store exists: nothing was created.
 class StoreMissing : public StoreError {
  public:
@@ -279,10 +287,72 @@ class RunLocks {
   virtual ~RunLocks() = default;
   // Takes the drive lock of run `id` (its full id), waiting while another process holds it;
   // `onWait` is called once before such a wait (to tell the person), with the holder as it named
-  // itself ("pid 1234"; "" when unknown).
+  // itself ("pid 1234"; "host NAME" for a run a live host owns, Hosts; "" when unknown).
   // `onWait` may throw to give up instead of waiting (the lock is then not taken).
   virtual std::unique_ptr<RunLock> lock(
       const std::string& id, const std::function<void(const std::string& holder)>& onWait) = 0;
+};
+
+// Hosts sharing one store (docs/scaling.md#hosts-leases-and-fencing, #32): each run host (a
+// `serve`) registers under a stable name and holds a lease, renewed by heartbeats and judged by
+// the database's clock only; a host whose lease is no longer current is fenced (StoreFenced) and
+// writes nothing. Runs and standing heads are owned by one host at a time. With a lease, this
+// store's saves check it in their own transaction and own what they write, and RunLocks takes
+// ownership (the row) instead of a lock: lock()/tryTake() take a run nobody owns (or whose owner's
+// lease is not current), false while a live host owns it; release() gives it up. Without a lease
+// (a runner command), a run a live host owns is held: tryTake() is false and lock() waits, its
+// `onWait` told "host NAME". Only the PostgreSQL store has it (Store::hosts()).
+class Hosts {
+ public:
+  struct Lease {
+    std::string host;
+    int64_t epoch = 0;  // 1, 2, … one more at each join of `host`: only ever grows
+    int64_t ttlMs = 0;
+  };
+  struct Owner {
+    std::string host;
+    int64_t epoch = 0;
+    bool live = false;  // its lease is current (that epoch, not gone, not run out)
+  };
+  virtual ~Hosts() = default;
+  // Registers host `name` (its row: epoch, alive until now + `ttlMs` by the database's clock,
+  // not gone), bumping its epoch: every earlier incarnation of `name` is fenced at once, and the
+  // runs and heads it owned are released (owner cleared) in the same transaction. From then on
+  // this store object holds the lease: every save and saveAll checks it in its own transaction
+  // (StoreFenced, nothing written, when it is not current), and the runs it saves are owned by
+  // it. Throws StoreError for an empty name or a TTL that is not positive.
+  virtual Lease join(const std::string& name, int64_t ttlMs) = 0;
+  // The lease this store holds (after join); nothing before.
+  virtual std::optional<Lease> lease() const = 0;
+  // Renews the lease: alive until now + its TTL, by the database's clock. StoreFenced when it is
+  // no longer current (a lease that ran out is never renewed: join again).
+  virtual void heartbeat() = 0;
+  // Every host whose lease ran out (by the database's clock) and that is not gone: marked gone,
+  // and every run and head it owned released, in one transaction; gives their names, sorted. Any
+  // store may call it, with a lease or without.
+  virtual std::vector<std::string> reap() = 0;
+  // Claims up to `limit` waiting runs that nobody owns, oldest change first, skipping any another
+  // host is claiming now (FOR UPDATE SKIP LOCKED) and any a runner command drives now (its drive
+  // lock); each claim bumps the run's revision, so that a save from an older copy conflicts.
+  // Gives their summaries (with the new revision), oldest change first. StoreFenced as a save.
+  virtual std::vector<RunSummary> claim(int64_t limit) = 0;
+  // Gives up runs `ids`: their owner cleared where this lease owns them (others are left). For
+  // runs claimed and not locked: a run a drive lock of this store holds is given up by that
+  // lock's release(). Either way a later save of it with this lease is refused once another host
+  // owns it.
+  virtual void release(const std::vector<std::string>& ids) = 0;
+  // Releases every run and head this lease owns and marks the host gone (on SIGTERM): the store
+  // keeps the lease, and every later save with it is StoreFenced.
+  virtual void leave() = 0;
+  // Takes the head of standing workflow `workflow` (its row made if the workflow has had no run
+  // yet): true when nobody owns it, this lease does, or its owner's lease is not current; false
+  // when a live host owns it. Only the head's owner stands the workflow up, hands it over and
+  // backs it off: with a lease, a saveAll that writes a head another live host owns is refused
+  // (StoreConflict, nothing written). StoreFenced as a save.
+  virtual bool takeHead(const std::string& workflow) = 0;
+  // Who owns run `id` now, and whether that host's lease is current; nothing when nobody does
+  // (or there is no such run).
+  virtual std::optional<Owner> owner(const std::string& id) = 0;
 };
 
 // All of it: what a backend implements, and what the host and the runner hold. A part that
@@ -301,6 +371,9 @@ class Store : public RunRows,
   // interfaces (the cost of a verb, in tests and in `GET /metrics`); 0 for a store that does not
   // count.
   virtual int64_t statements() const { return 0; }
+  // Its hosts, leases and ownership (Hosts), when it has them: the PostgreSQL store (of schema
+  // version 2; not one of version 1 opened read-only); nullptr for the SQLite store.
+  virtual Hosts* hosts() { return nullptr; }
 };
 
 enum class StoreMode {

@@ -1,7 +1,9 @@
 // The PostgreSQL store's connection (docs/scaling.md): the connect (its password never printed),
 // statements prepared once, a pipeline per transaction, and PostgreSQL's failures said as the
 // store's errors in one line: a full disk (SQLSTATE 53100) is StoreFull, a revision or journal
-// that moved (raised by the store's own functions, SQLSTATE class JR) StoreConflict.
+// that moved, a run or head another host owns (raised by the store's own functions, SQLSTATE class
+// JR) StoreConflict, a lease no longer current (JR003) StoreFenced, a dispatch key a waiting run
+// has already (the unique index runs_key_live) StoreConflict naming the key.
 #include "store/postgres/conn.h"
 
 #include <unistd.h>
@@ -75,6 +77,24 @@ std::string ArrayItem(const std::string& s) {
     out += c;
   }
   return out + "\"";
+}
+
+// What the unique index runs_key_live refused, from the server's detail ("Key (workflow,
+// dkey)=(callee, K-1) already exists."): "a waiting run of workflow `callee` has dispatch key
+// `K-1` already". A workflow's name holds no ", ".
+std::string KeyTaken(const std::string& detail) {
+  const std::string mark = "=(";
+  const size_t open = detail.find(mark);
+  const size_t close = detail.rfind(") already exists");
+  if (open != std::string::npos && close != std::string::npos && close > open) {
+    const std::string pair = detail.substr(open + mark.size(), close - open - mark.size());
+    const size_t comma = pair.find(", ");
+    if (comma != std::string::npos) {
+      return "a waiting run of workflow `" + pair.substr(0, comma) + "` has dispatch key `" +
+             pair.substr(comma + 2) + "` already";
+    }
+  }
+  return "a waiting run has that dispatch key already (" + detail + ")";
 }
 
 }  // namespace
@@ -188,9 +208,25 @@ void Conn::fail(const PGresult* r, const char* what) {
     throw StoreFull("the disk of the run store " + Quoted(name_) +
                     " is full: nothing more could be stored; make space");
   }
-  // Raised by jr2_conflict_revision and jr2_check_journal (schema.cpp): their message is the
-  // conflict's, as the SQLite store words it.
+  // Raised by jr2_fenced (schema.cpp) for a lease that is no longer current.
+  if (code == "JR003") {
+    throw StoreFenced(message + "; nothing was written to the run store " + Quoted(name_) +
+                      ": stop driving its runs, then join again");
+  }
+  // Raised by jr2_conflict_revision, jr2_check_journal, jr2_save_refused and jr2_head_refused
+  // (schema.cpp): their message is the conflict's, as the SQLite store words it.
   if (code.rfind("JR", 0) == 0) throw StoreConflict(message);
+  if (code == "23505") {
+    const char* constraint = PQresultErrorField(r, PG_DIAG_CONSTRAINT_NAME);
+    if (constraint != nullptr && std::string(constraint) == "runs_key_live") {
+      const char* detail = PQresultErrorField(r, PG_DIAG_MESSAGE_DETAIL);
+      throw StoreConflict(KeyTaken(clean(detail ? detail : "")) + " in the run store " +
+                          Quoted(name_) +
+                          ": a dispatch key is unique per workflow among its waiting runs; "
+                          "find that run by its key rather than start another (nothing was "
+                          "written)");
+    }
+  }
   if (code == "40001" || code == "40P01") {
     throw StoreConflict("the run store " + Quoted(name_) +
                         " refused a write that met another one (" + message + "); try again");

@@ -13,6 +13,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "jr2/store.h"
@@ -100,8 +101,10 @@ class Conn {
   // the cache (as the SQLite store's).
   Result run(const char* sql, const Params& params = Params());
 
-  // Throws what the failed result `r` means (StoreFull for a full disk, StoreConflict for a
-  // revision or journal that moved, StoreError otherwise), in one line naming the store.
+  // Throws what the failed result `r` means (StoreFull for a full disk, StoreFenced for a lease
+  // that is not current, StoreConflict for a revision or journal that moved, a run or head another
+  // host owns, or a dispatch key a waiting run has, StoreError otherwise), in one line naming the
+  // store.
   [[noreturn]] void fail(const PGresult* r, const char* what = nullptr);
   // Throws for a failure that left no result (the connection), with libpq's message.
   [[noreturn]] void failConnection(const char* what);
@@ -112,6 +115,23 @@ class Conn {
   // The advisory locks this connection holds, by run id (locks.cpp): a lost connection loses
   // them, so it is then not silently made again.
   std::map<std::string, int>& locks() { return locks_; }
+  // The runs a drive lock of this store holds by ownership (with a lease, locks.cpp): two locks
+  // of one store exclude each other. Ownership is the database's: a reconnect keeps it.
+  std::set<std::string>& owned() { return owned_; }
+
+  // The lease this store holds since Hosts::join (hosts.cpp); nothing before.
+  std::optional<Hosts::Lease> lease() {
+    const std::lock_guard<std::recursive_mutex> lock(mutex_);
+    return lease_;
+  }
+  void setLease(Hosts::Lease lease) {
+    const std::lock_guard<std::recursive_mutex> lock(mutex_);
+    lease_ = std::move(lease);
+  }
+  // The schema version of the database (schema.cpp): 2, or 1 for a store of version 1 opened
+  // read-only (not migrated: it has no hosts and no owners).
+  int64_t version() const { return version_; }
+  void setVersion(int64_t version) { version_ = version; }
 
   PGconn* handle() { return pg_; }
   // The name statement `sql` is prepared under, preparing it now if it is not yet.
@@ -132,6 +152,9 @@ class Conn {
   std::recursive_mutex mutex_;
   std::map<const char*, std::string> prepared_;
   std::map<std::string, int> locks_;
+  std::set<std::string> owned_;
+  std::optional<Hosts::Lease> lease_;
+  int64_t version_ = 0;
   int64_t statements_ = 0;
 };
 

@@ -1,7 +1,10 @@
 // The hook log, the heads of standing workflows and the start keys in the PostgreSQL store
-// (docs/scaling.md): tables `hooks`, `heads` and `starts`, as sqlite/hooks.cpp keeps them.
+// (docs/scaling.md): tables `hooks`, `heads` and `starts`, as sqlite/hooks.cpp keeps them. A head
+// row whose run is '' is a workflow's head taken by a host (Hosts::takeHead) before its first run:
+// no head to read.
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "store/postgres/pg_store.h"
@@ -52,20 +55,35 @@ std::vector<Json> PgStore::hookLog(const std::string& hook, int64_t limit) {
   return out;
 }
 
-void PgStore::writeHead(Pipeline& p, const Head& h) {
+// With a lease the head is owned by it, and written only if nobody else owns it (or its owner's
+// lease is not current); else the server raises the conflict (jr2_head_refused) and the
+// transaction writes nothing. Without one its owner is left as it is.
+void PgStore::writeHead(Pipeline& p, const Head& h, const std::optional<Lease>& lease) {
+  Params params;
+  params.text(h.workflow)
+      .text(h.run)
+      .integer(h.startedMs)
+      .integer(h.streak)
+      .text(h.ended)
+      .integer(h.endedMs)
+      .text(h.paused)
+      .text(h.why);
+  if (lease) {
+    params.text(lease->host).integer(lease->epoch);
+  } else {
+    params.null().null();
+  }
   p.add(
-      "INSERT INTO heads (workflow, run, started, streak, ended, ended_at, paused, why)"
-      " VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (workflow) DO UPDATE SET"
-      " run = $2, started = $3, streak = $4, ended = $5, ended_at = $6, paused = $7, why = $8",
-      Params()
-          .text(h.workflow)
-          .text(h.run)
-          .integer(h.startedMs)
-          .integer(h.streak)
-          .text(h.ended)
-          .integer(h.endedMs)
-          .text(h.paused)
-          .text(h.why));
+      "WITH u AS (INSERT INTO heads (workflow, run, started, streak, ended, ended_at, paused, why,"
+      " owner, owner_epoch) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::bigint)"
+      " ON CONFLICT (workflow) DO UPDATE SET run = $2, started = $3, streak = $4, ended = $5,"
+      " ended_at = $6, paused = $7, why = $8, owner = coalesce($9, heads.owner),"
+      " owner_epoch = CASE WHEN $9::text IS NULL THEN heads.owner_epoch ELSE $10::bigint END"
+      " WHERE $9::text IS NULL OR heads.owner IS NULL"
+      " OR (heads.owner = $9 AND heads.owner_epoch = $10::bigint)"
+      " OR NOT jr2_host_live(heads.owner, heads.owner_epoch) RETURNING 1)"
+      " SELECT coalesce((SELECT 1 FROM u), jr2_head_refused($1, $9))",
+      std::move(params));
 }
 
 std::optional<PgStore::Head> PgStore::head(const std::string& workflow) {
@@ -79,7 +97,7 @@ std::vector<PgStore::Head> PgStore::readHeads(const std::string& workflow) {
   auto hold = db_->hold();
   const Result s = db_->run(
       "SELECT workflow, run, started, streak, ended, ended_at, paused, why FROM heads"
-      " WHERE $1 = '' OR workflow = $1 ORDER BY workflow",
+      " WHERE ($1 = '' OR workflow = $1) AND run <> '' ORDER BY workflow",
       Params().text(workflow));
   std::vector<Head> out;
   for (int i = 0; i < s.rows(); ++i) {

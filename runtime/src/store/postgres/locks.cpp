@@ -1,16 +1,21 @@
-// The drive locks of the PostgreSQL store (docs/scaling.md#the-interim-drive-lock): for now, a
-// session advisory lock per run on the store's connection, `pg_try_advisory_lock` of a 64-bit key
-// made from the run id, polled every 50 ms. It ends with its holder as a flock does: the server
-// drops it when the connection closes (a killed command, a lost network). It is INTERIM: an
-// advisory lock carries no fencing token, so a host whose connection was cut (and who does not
-// know it yet) could still write after another host took the lock. #32's run ownership (a hosts
-// row with an epoch that only grows, checked in every commit's transaction) replaces it.
+// The drive locks of the PostgreSQL store (docs/scaling.md#the-drive-lock). With a lease
+// (Hosts::join), a run's drive lock is its ownership: taken by a row update in a transaction that
+// checks the lease first (jr2_take_run), when nobody owns the run or its owner's lease is not
+// current, and when no runner command holds its advisory lock; released by clearing the owner.
+// Without one (a runner command), it is for now a session advisory lock per run on the store's
+// connection, `pg_try_advisory_lock` of a 64-bit key made from the run id, polled every 50 ms,
+// and a run a live host owns is held (the lock is let go again at once). It ends with its holder
+// as a flock does: the server drops it when the connection closes (a killed command, a lost
+// network). The advisory lock is INTERIM: it carries no fencing token, so a command whose
+// connection was cut (and who does not know it yet) could still write after another took the
+// run; a host's lease carries one (its epoch, checked in every commit).
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <utility>
@@ -22,20 +27,10 @@ namespace {
 
 constexpr auto kPoll = std::chrono::milliseconds(50);
 
-// FNV-1a of "jr2 run " and the id: the same key in every jr2, whatever PostgreSQL's own hashes.
-uint64_t LockKey(const std::string& id) {
-  uint64_t h = 14695981039346656037ULL;
-  for (const unsigned char c : "jr2 run " + id) {
-    h ^= c;
-    h *= 1099511628211ULL;
-  }
-  return h;
-}
-
 class PgLock final : public RunLock {
  public:
   PgLock(std::shared_ptr<Conn> db, std::string id)
-      : db_(std::move(db)), id_(std::move(id)), key_(LockKey(id_)) {}
+      : db_(std::move(db)), id_(std::move(id)), key_(LockKey(id_)), lease_(db_->lease()) {}
   ~PgLock() override {
     try {
       release();
@@ -54,13 +49,27 @@ class PgLock final : public RunLock {
     }
   }
 
+  // The advisory lock unlocked, unless the connection that held it is gone.
+  void letGo() {
+    if (PQstatus(db_->handle()) != CONNECTION_OK) return;  // the server dropped it already
+    db_->run("SELECT pg_advisory_unlock($1)", Params().integer(static_cast<int64_t>(key_)));
+  }
+
   void release() override {
     if (!held_) return;
     held_ = false;
+    if (lease_) {
+      auto hold = db_->hold();
+      db_->owned().erase(id_);
+      db_->run(
+          "UPDATE runs SET owner = NULL, owner_epoch = NULL WHERE id = $1 AND owner = $2"
+          " AND owner_epoch = $3",
+          Params().text(id_).text(lease_->host).integer(lease_->epoch));
+      return;
+    }
     std::lock_guard<std::recursive_mutex> hold(db_->mutex());
     db_->locks().erase(id_);
-    if (PQstatus(db_->handle()) != CONNECTION_OK) return;  // the server dropped it already
-    db_->run("SELECT pg_advisory_unlock($1)", Params().integer(static_cast<int64_t>(key_)));
+    letGo();
   }
 
   void take() override { acquire(nullptr); }
@@ -68,24 +77,69 @@ class PgLock final : public RunLock {
   bool tryTake() override {
     if (held_) return true;
     auto hold = db_->hold();
+    if (lease_) {
+      // Another lock of this store holds it: the row says it is this lease's either way.
+      if (db_->owned().count(id_) != 0) return false;
+      Pipeline p(*db_);
+      p.add("SELECT jr2_check_lease($1, $2)", Params().text(lease_->host).integer(lease_->epoch));
+      const size_t at =
+          p.add("SELECT jr2_take_run($1, $2, $3, $4)", Params()
+                                                           .text(id_)
+                                                           .text(lease_->host)
+                                                           .integer(lease_->epoch)
+                                                           .integer(static_cast<int64_t>(key_)));
+      if (!p.finish()[at].boolean(0, 0)) return false;
+      db_->owned().insert(id_);
+      held_ = true;
+      return true;
+    }
     // Another lock of this store holds it: one connection's advisory locks do not exclude each
     // other, so this store does (as two flocks in one process do).
     if (db_->locks().count(id_) != 0) return false;
     const Result r =
         db_->run("SELECT pg_try_advisory_lock($1)", Params().integer(static_cast<int64_t>(key_)));
     if (!r.boolean(0, 0)) return false;
+    // A run a live host owns is held, though its lock is free: let go at once. Read after the
+    // lock is taken, so that a host's take (which tries the same lock) either came first and is
+    // seen, or comes after and fails.
+    std::string owner;
+    try {
+      owner = liveOwner();
+    } catch (const StoreError&) {
+      letGo();
+      throw;
+    }
+    if (!owner.empty()) {
+      letGo();
+      return false;
+    }
     db_->locks()[id_] = 1;
     held_ = true;
     return true;
   }
 
  private:
-  // Who holds the lock, as it named itself when it connected ("jr2 (pid 1234)"): "pid 1234";
-  // "" when it cannot be told.
+  // The host that owns the run and whose lease is current; "" when none (a store of version 1
+  // has no owners).
+  std::string liveOwner() {
+    if (db_->version() < 2) return "";
+    const Result r = db_->run(
+        "SELECT owner FROM runs WHERE id = $1 AND owner IS NOT NULL"
+        " AND jr2_host_live(owner, owner_epoch)",
+        Params().text(id_));
+    return r.rows() > 0 ? r.text(0, 0) : "";
+  }
+
+  // Who holds the run: the live host that owns it ("host NAME"), else the command that holds its
+  // advisory lock, as it named itself when it connected ("jr2 (pid 1234)"): "pid 1234"; "" when
+  // it cannot be told.
   std::string holder() {
     auto hold = db_->hold();
     if (db_->locks().count(id_) != 0) return "pid " + std::to_string(::getpid());
+    if (lease_ && db_->owned().count(id_) != 0) return "host " + lease_->host;
     try {
+      const std::string host = liveOwner();
+      if (!host.empty()) return "host " + host;
       const Result r = db_->run(
           "SELECT a.application_name FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid"
           " WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1"
@@ -106,10 +160,21 @@ class PgLock final : public RunLock {
   std::shared_ptr<Conn> db_;
   std::string id_;
   uint64_t key_;
+  // The lease the store held when the lock was made: the lock is that lease's ownership.
+  std::optional<Hosts::Lease> lease_;
   bool held_ = false;
 };
 
 }  // namespace
+
+uint64_t LockKey(const std::string& id) {
+  uint64_t h = 14695981039346656037ULL;
+  for (const unsigned char c : "jr2 run " + id) {
+    h ^= c;
+    h *= 1099511628211ULL;
+  }
+  return h;
+}
 
 std::unique_ptr<RunLock> PgStore::lock(const std::string& id,
                                        const std::function<void(const std::string&)>& onWait) {

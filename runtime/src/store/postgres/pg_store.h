@@ -2,7 +2,7 @@
 // libpq connection (conn.h), with the SQLite store's semantics (runtime/src/store/sqlite/). Its
 // methods are defined by concern: the schema and the open in schema.cpp, the runs in runs.cpp,
 // the feed and journal in feed.cpp, the inbox in inbox.cpp, the hook log, heads and start keys in
-// hooks.cpp, the drive locks in locks.cpp.
+// hooks.cpp, the drive locks in locks.cpp, the hosts, leases and ownership in hosts.cpp.
 #pragma once
 
 #include <functional>
@@ -18,11 +18,24 @@
 
 namespace jr2rt::pg {
 
-class PgStore final : public Store {
+class PgStore final : public Store, public Hosts {
  public:
   explicit PgStore(std::shared_ptr<Conn> db) : db_(std::move(db)) {}
 
   int64_t statements() const override { return db_->statements(); }
+  // Itself, on a store of schema version 2 (one of version 1 opened read-only has no hosts).
+  Hosts* hosts() override { return db_->version() >= 2 ? this : nullptr; }
+
+  // Hosts (hosts.cpp)
+  Lease join(const std::string& name, int64_t ttlMs) override;
+  std::optional<Lease> lease() const override { return db_->lease(); }
+  void heartbeat() override;
+  std::vector<std::string> reap() override;
+  std::vector<RunSummary> claim(int64_t limit) override;
+  void release(const std::vector<std::string>& ids) override;
+  void leave() override;
+  bool takeHead(const std::string& workflow) override;
+  std::optional<Owner> owner(const std::string& id) override;
 
   // RunRows (runs.cpp)
   int64_t save(const StoredRun& run, const std::vector<FeedLine>& feed) override;
@@ -64,19 +77,28 @@ class PgStore final : public Store {
   void keepStartKey(const std::string& caller, const std::string& workflow, const std::string& key,
                     const StartKey& start) override;
 
-  // RunLocks (locks.cpp): interim advisory locks on this store's connection.
+  // RunLocks (locks.cpp): with a lease, the run's ownership; without, interim advisory locks on
+  // this store's connection, a run a live host owns held.
   std::unique_ptr<RunLock> lock(const std::string& id,
                                 const std::function<void(const std::string&)>& onWait) override;
 
  private:
+  // What starts a pipeline that writes: the lease's check (runs.cpp).
+  void begin(Pipeline& p);
   // One run's save queued on `p` (runs.cpp); gives the index of the result with its revision.
   size_t write(Pipeline& p, const StoredRun& run, const std::vector<FeedLine>& feed);
   // A head's row queued on `p`; the heads of `workflow` ("" every one) (hooks.cpp).
-  static void writeHead(Pipeline& p, const Head& h);
+  static void writeHead(Pipeline& p, const Head& h, const std::optional<Lease>& lease);
+  // The lease, for a Hosts method that needs one (hosts.cpp): StoreError without.
+  Lease held(const char* what) const;
   std::vector<Head> readHeads(const std::string& workflow);
 
   std::shared_ptr<Conn> db_;
 };
+
+// The key of run `id`'s advisory lock (locks.cpp): FNV-1a of "jr2 run " and the id, the same in
+// every jr2, whatever PostgreSQL's own hashes.
+uint64_t LockKey(const std::string& id);
 
 // Text of a Json value as both stores write it.
 inline std::string Dump(const Json& j) {

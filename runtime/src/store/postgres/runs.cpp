@@ -66,6 +66,16 @@ std::string PrefixEnd(std::vector<uint32_t> cps) {
   return out;
 }
 
+// The owner parameters of a write: this store's lease ($host, $epoch), NULL and NULL without
+// one (the owner is left as it is).
+void AddOwner(Params& params, const std::optional<Hosts::Lease>& lease) {
+  if (lease) {
+    params.text(lease->host).integer(lease->epoch);
+  } else {
+    params.null().null();
+  }
+}
+
 RunSummary SummaryAt(const Result& r, int row) {
   return {r.text(row, 0),    r.text(row, 1),    r.text(row, 2),
           r.integer(row, 3), r.integer(row, 4), r.null(row, 5) ? "" : r.text(row, 5)};
@@ -76,6 +86,7 @@ RunSummary SummaryAt(const Result& r, int row) {
 int64_t PgStore::save(const StoredRun& run, const std::vector<FeedLine>& feed) {
   auto hold = db_->hold();
   Pipeline p(*db_);
+  begin(p);
   const size_t at = write(p, run, feed);
   return p.finish()[at].integer(0, 0);
 }
@@ -85,11 +96,12 @@ std::vector<int64_t> PgStore::saveAll(const std::vector<Save>& batch) {
   if (batch.empty()) return out;
   auto hold = db_->hold();
   Pipeline p(*db_);
+  begin(p);
   std::vector<size_t> at;
   at.reserve(batch.size());
   for (const Save& s : batch) at.push_back(write(p, s.run, s.feed));
   for (const Save& s : batch) {
-    if (s.head) writeHead(p, *s.head);
+    if (s.head) writeHead(p, *s.head, db_->lease());
   }
   const std::vector<Result> results = p.finish();
   out.reserve(batch.size());
@@ -97,45 +109,68 @@ std::vector<int64_t> PgStore::saveAll(const std::vector<Save>& batch) {
   return out;
 }
 
+// The start of a transaction that writes: a store of version 1 opened read-only writes nothing,
+// and with a lease its check comes first (jr2_check_lease: StoreFenced, nothing written, when it
+// is not current; its host's row share-locked until the commit, so that no reap or join fences it
+// in the middle).
+void PgStore::begin(Pipeline& p) {
+  if (db_->version() < 2) {
+    throw StoreError("the run store " + Quoted(db_->name()) +
+                     " has schema version 1 and was opened read-only: nothing can be written to "
+                     "it; open it read-write (any `run`) to migrate it to version 2");
+  }
+  if (const auto lease = db_->lease()) {
+    p.add("SELECT jr2_check_lease($1, $2)", Params().text(lease->host).integer(lease->epoch));
+  }
+}
+
 // One run's save, queued: the row (the revision checked and bumped by the same statement), then
 // its feed lines numbered after the run's last, then its journal entries after the
-// `journalBefore` the command had.
+// `journalBefore` the command had. With a lease the row is owned by it, and written only if
+// nobody else owns it (or its owner's lease is not current); else the server raises the
+// conflict (jr2_save_refused). Without one its owner is left as it is.
 size_t PgStore::write(Pipeline& p, const StoredRun& run, const std::vector<FeedLine>& feed) {
   std::string text = run.snapshotText.empty() ? Dump(run.snapshot) : run.snapshotText;
   size_t at = 0;
+  Params params;
+  params.text(run.id)
+      .text(run.workflow)
+      .text(run.status)
+      .integer(run.updatedMs)
+      .integer(run.revision)
+      .text(std::move(text))
+      .text(run.key)
+      .text(run.viewText);
+  AddOwner(params, db_->lease());
   if (run.revision != 0) {
     // Written only if the stored run still has the revision this command had; else the server
     // raises the conflict (jr2_conflict_revision) and the transaction writes nothing.
     at = p.add(
         "WITH u AS (UPDATE runs SET workflow = $2, status = $3, updated = $4, rev = rev + 1,"
-        " snapshot = $6, dkey = nullif($7, ''), view = nullif($8, '')"
-        " WHERE id = $1 AND rev = $5 RETURNING rev)"
-        " SELECT coalesce((SELECT rev FROM u), jr2_conflict_revision($1, $5))",
-        Params()
-            .text(run.id)
-            .text(run.workflow)
-            .text(run.status)
-            .integer(run.updatedMs)
-            .integer(run.revision)
-            .text(std::move(text))
-            .text(run.key)
-            .text(run.viewText));
+        " snapshot = $6, dkey = nullif($7, ''), view = nullif($8, ''),"
+        " owner = coalesce($9, owner),"
+        " owner_epoch = CASE WHEN $9::text IS NULL THEN owner_epoch ELSE $10::bigint END"
+        " WHERE id = $1 AND rev = $5 AND ($9::text IS NULL OR owner IS NULL"
+        " OR (owner = $9 AND owner_epoch = $10::bigint) OR NOT jr2_host_live(owner, owner_epoch))"
+        " RETURNING rev)"
+        " SELECT coalesce((SELECT rev FROM u), CASE WHEN $9::text IS NULL"
+        " THEN jr2_conflict_revision($1, $5) ELSE jr2_save_refused($1, $5, $9, $10) END)",
+        std::move(params));
   } else {
     // A new run (or a benchmark's bare save): whatever is stored is written over.
     at = p.add(
-        "INSERT INTO runs (id, workflow, status, updated, rev, snapshot, dkey, view)"
-        " VALUES ($1, $2, $3, $4, 1, $5, nullif($6, ''), nullif($7, '')) ON CONFLICT (id)"
+        "WITH u AS (INSERT INTO runs (id, workflow, status, updated, rev, snapshot, dkey, view,"
+        " owner, owner_epoch) VALUES ($1, $2, $3, $4, 1, $6, nullif($7, ''), nullif($8, ''), $9,"
+        " $10::bigint) ON CONFLICT (id)"
         " DO UPDATE SET workflow = excluded.workflow, status = excluded.status,"
         " updated = excluded.updated, rev = runs.rev + 1, snapshot = excluded.snapshot,"
-        " dkey = excluded.dkey, view = excluded.view RETURNING rev",
-        Params()
-            .text(run.id)
-            .text(run.workflow)
-            .text(run.status)
-            .integer(run.updatedMs)
-            .text(std::move(text))
-            .text(run.key)
-            .text(run.viewText));
+        " dkey = excluded.dkey, view = excluded.view, owner = coalesce($9, runs.owner),"
+        " owner_epoch = CASE WHEN $9::text IS NULL THEN runs.owner_epoch ELSE $10::bigint END"
+        " WHERE $9::text IS NULL OR runs.owner IS NULL"
+        " OR (runs.owner = $9 AND runs.owner_epoch = $10::bigint)"
+        " OR NOT jr2_host_live(runs.owner, runs.owner_epoch) RETURNING rev)"
+        " SELECT coalesce((SELECT rev FROM u), jr2_save_refused($1, $5, $9, $10))",
+        std::move(params));
   }
   if (!feed.empty()) {
     // Every line of the step in one statement, numbered after the run's last line (read once).

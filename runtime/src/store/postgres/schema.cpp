@@ -1,9 +1,10 @@
 // The schema of the PostgreSQL store, its version and the open (docs/scaling.md#the-schema): the
 // tables made by the program itself in the first schema of the connection's search_path, with
-// `jr2_meta` holding `schema_version`. A database is ours (a known version), empty of our names
-// (made ours, under a lock so that two hosts opening it at once make it once), or refused
-// unchanged: a version newer than this program knows, or tables of our names without jr2_meta
-// (another application's).
+// `jr2_meta` holding `schema_version` (2). A database is ours (a known version: one older is
+// migrated by a read-write open, read as it is by a read-only one), empty of our names (made ours,
+// under a lock so that two hosts opening it at once make it once), or refused unchanged: a version
+// newer than this program knows, or tables of our names without jr2_meta (another
+// application's).
 #include <cstdlib>
 #include <memory>
 #include <string>
@@ -19,7 +20,7 @@ namespace {
 
 // The version of the tables below. A program that finds an older one migrates it here; one that
 // finds a newer one refuses it.
-constexpr int64_t kSchemaVersion = 1;
+constexpr int64_t kSchemaVersion = 2;
 
 // Taken (for its transaction) by whoever makes the schema: two hosts opening an empty database
 // at once make it once. (FNV-1a of "jr2 schema".)
@@ -28,10 +29,14 @@ constexpr const char* kSchemaLock = "SELECT pg_advisory_xact_lock(-7155012351297
 // Every name the schema gives a relation or function: a database that holds one of them without
 // jr2_meta is another application's.
 const char* const kNames[] = {
-    "jr2_meta",         "runs",  "runs_summary", "runs_by_key", "feed",   "journal",
-    "requests",         "hooks", "hooks_by_seq", "heads",       "starts", "jr2_conflict_revision",
-    "jr2_check_journal"};
+    "jr2_meta", "runs", "runs_summary", "runs_by_key", "feed", "journal", "requests", "hooks",
+    "hooks_by_seq", "heads", "starts", "jr2_conflict_revision", "jr2_check_journal",
+    // version 2
+    "hosts", "runs_unowned", "runs_by_owner", "runs_key_live", "heads_by_owner", "jr2_host_live",
+    "jr2_fenced", "jr2_check_lease", "jr2_save_refused", "jr2_head_refused", "jr2_take_run"};
 
+// Version 1's tables, as the first jr2 on PostgreSQL made them: a new database is made by these
+// and then every step after (kVersion2), so that a new store and a migrated one are the same.
 // Keys and ids compare byte by byte (COLLATE "C"), as SQLite's do: a prefix is a range of the
 // key, and every listing has the SQLite store's order whatever the database's locale.
 const char* const kSchema =
@@ -81,6 +86,84 @@ const char* const kSchema =
     " IF n <> p_before THEN RAISE EXCEPTION USING ERRCODE = 'JR002', MESSAGE = format("
     "'run %s''s journal has %s entries, and this command had %s', p_run, n, p_before); END IF;"
     " RETURN n; END $$;";
+
+// Version 2 (#32, docs/scaling.md#hosts-leases-and-fencing): the hosts and their leases, the
+// owner of each run and head (a host's name and the epoch it had), and one waiting run per
+// dispatch key. Run on a version 1 store in the transaction of its migration.
+const char* const kVersion2 =
+    "ALTER TABLE runs ADD COLUMN owner text COLLATE \"C\", ADD COLUMN owner_epoch bigint;"
+    "ALTER TABLE heads ADD COLUMN owner text COLLATE \"C\", ADD COLUMN owner_epoch bigint;"
+    // A host's row: its epoch only grows (each join adds one), and it is alive until
+    // `alive_until` by the database's clock, unless it is gone (it left, or was reaped).
+    "CREATE TABLE hosts ("
+    " name text COLLATE \"C\" PRIMARY KEY, epoch bigint NOT NULL,"
+    " alive_until timestamptz NOT NULL, gone boolean NOT NULL DEFAULT false,"
+    " ttl_ms bigint NOT NULL, joined timestamptz NOT NULL DEFAULT clock_timestamp());"
+    // What a claim reads, oldest change first; what a reap, a leave or a join clears.
+    "CREATE INDEX runs_unowned ON runs (updated, id) WHERE status = 'waiting' AND owner IS NULL;"
+    "CREATE INDEX runs_by_owner ON runs (owner) WHERE owner IS NOT NULL;"
+    "CREATE INDEX heads_by_owner ON heads (owner) WHERE owner IS NOT NULL;"
+    // A dispatch key is unique per workflow among its waiting runs (runs_by_key stays, for
+    // byKey's reads of ended runs too).
+    "CREATE UNIQUE INDEX runs_key_live ON runs (workflow, dkey)"
+    " WHERE dkey IS NOT NULL AND status = 'waiting';"
+    // Whether the host that owns something with epoch `p_epoch` holds a current lease.
+    "CREATE FUNCTION jr2_host_live(p_host text, p_epoch bigint) RETURNS boolean"
+    " LANGUAGE sql VOLATILE SET search_path FROM CURRENT AS $$"
+    " SELECT EXISTS (SELECT 1 FROM hosts WHERE name = p_host AND epoch = p_epoch AND NOT gone"
+    " AND alive_until > clock_timestamp()) $$;"
+    // Raises the fence (SQLSTATE JR003: conn.cpp's StoreFenced), saying why.
+    "CREATE FUNCTION jr2_fenced(p_host text, p_epoch bigint) RETURNS bigint"
+    " LANGUAGE plpgsql SET search_path FROM CURRENT AS $$ DECLARE h hosts%ROWTYPE; why text;"
+    " BEGIN SELECT * INTO h FROM hosts WHERE name = p_host;"
+    " IF NOT FOUND THEN why := 'it is not registered';"
+    " ELSIF h.epoch <> p_epoch THEN"
+    "  why := format('another incarnation of it registered (epoch %s)', h.epoch);"
+    " ELSIF h.gone THEN why := 'it left, or was reaped after its lease ran out';"
+    " ELSE why := format('its lease ran out at %s by the database''s clock', h.alive_until);"
+    " END IF;"
+    " RAISE EXCEPTION USING ERRCODE = 'JR003', MESSAGE ="
+    "  format('host `%s` (epoch %s) is fenced: %s', p_host, p_epoch, why);"
+    " END $$;"
+    // The first statement of every transaction a lease writes in: its host's row share-locked
+    // until the commit (as Temporal locks a shard's range_id), so that a join or a reap that would
+    // fence it waits for the commit, and one that came first fences it here.
+    "CREATE FUNCTION jr2_check_lease(p_host text, p_epoch bigint) RETURNS bigint"
+    " LANGUAGE plpgsql SET search_path FROM CURRENT AS $$ BEGIN"
+    " PERFORM 1 FROM hosts WHERE name = p_host AND epoch = p_epoch AND NOT gone"
+    " AND alive_until > clock_timestamp() FOR SHARE;"
+    " IF NOT FOUND THEN RETURN jr2_fenced(p_host, p_epoch); END IF;"
+    " RETURN p_epoch; END $$;"
+    // A save with a lease that wrote no row: the revision moved (JR001), or a live host owns the
+    // run (JR004).
+    "CREATE FUNCTION jr2_save_refused(p_run text, p_had bigint, p_host text, p_epoch bigint)"
+    " RETURNS bigint LANGUAGE plpgsql SET search_path FROM CURRENT AS $$ DECLARE r record; BEGIN"
+    " SELECT rev, owner, owner_epoch INTO r FROM runs WHERE id = p_run;"
+    " IF p_had <> 0 AND (NOT FOUND OR r.rev <> p_had) THEN"
+    "  RETURN jr2_conflict_revision(p_run, p_had); END IF;"
+    " RAISE EXCEPTION USING ERRCODE = 'JR004', MESSAGE = format("
+    "'run %s is owned by host `%s`, whose lease is current: only its owner saves it, and this host"
+    " is `%s`', p_run, r.owner, p_host);"
+    " END $$;"
+    "CREATE FUNCTION jr2_head_refused(p_workflow text, p_host text) RETURNS bigint"
+    " LANGUAGE plpgsql SET search_path FROM CURRENT AS $$ DECLARE o text; BEGIN"
+    " SELECT owner INTO o FROM heads WHERE workflow = p_workflow;"
+    " RAISE EXCEPTION USING ERRCODE = 'JR005', MESSAGE = format("
+    "'the head of standing workflow %s is owned by host `%s`, whose lease is current: only the"
+    " head''s owner stands it up, hands it over and backs it off, and this host is `%s`',"
+    " p_workflow, o, p_host);"
+    " END $$;"
+    // A drive lock taken with a lease: the run owned by it, unless a live host owns it or a runner
+    // command holds its advisory lock (`p_key`, locks.cpp) now. A run not stored yet is taken.
+    "CREATE FUNCTION jr2_take_run(p_run text, p_host text, p_epoch bigint, p_key bigint)"
+    " RETURNS boolean LANGUAGE plpgsql SET search_path FROM CURRENT AS $$ BEGIN"
+    " IF NOT pg_try_advisory_xact_lock(p_key) THEN RETURN false; END IF;"
+    " UPDATE runs SET owner = p_host, owner_epoch = p_epoch WHERE id = p_run"
+    " AND (owner IS NULL OR NOT jr2_host_live(owner, owner_epoch));"
+    " IF FOUND THEN RETURN true; END IF;"
+    " RETURN NOT EXISTS (SELECT 1 FROM runs WHERE id = p_run AND owner IS NOT NULL"
+    " AND NOT (owner = p_host AND owner_epoch = p_epoch));"
+    " END $$;";
 
 // What the database is, with reads only.
 struct Seen {
@@ -144,10 +227,11 @@ Seen Inspect(Conn& conn) {
                    "); give another database or schema with --store or JR2_STORE");
 }
 
-// Whether `seen` is a store this program can use as it is; throws when it is refused.
-bool Ours(const Conn& conn, const Seen& seen) {
+// The version of the store `seen` is (0: none, the schema is free to make one); throws when it
+// is refused.
+int64_t Ours(const Conn& conn, const Seen& seen) {
   if (!seen.meta) {
-    if (seen.names.empty()) return false;
+    if (seen.names.empty()) return 0;
     std::string names;
     for (size_t i = 0; i < seen.names.size() && i < 3; ++i)
       names += (i ? ", `" : "`") + seen.names[i] + "`";
@@ -166,7 +250,29 @@ bool Ours(const Conn& conn, const Seen& seen) {
                      std::to_string(kSchemaVersion) +
                      "): a newer jr2 wrote it; use that one, or give another database");
   }
-  return true;
+  return version;
+}
+
+// Version 1 to 2 (kVersion2), in the caller's transaction under the schema's lock. A store of
+// version 1 could hold two waiting runs of one workflow with one dispatch key (two commands
+// racing); version 2 allows one, and which to keep is not the program's to decide: such a store is
+// refused, naming them, and left unchanged.
+void MigrateTo2(Conn& conn) {
+  const Result twice = conn.run(
+      "SELECT workflow, dkey, string_agg(id, ', ' ORDER BY updated, id) FROM runs"
+      " WHERE status = 'waiting' AND dkey IS NOT NULL GROUP BY workflow, dkey"
+      " HAVING count(*) > 1 ORDER BY workflow, dkey LIMIT 1");
+  if (twice.rows() > 0) {
+    throw StoreError("the run store " + Quoted(conn.name()) +
+                     " cannot move to schema version 2: its waiting runs " + twice.text(0, 2) +
+                     " of workflow `" + twice.text(0, 0) + "` have one dispatch key `" +
+                     twice.text(0, 1) +
+                     "`, and version 2 allows one; cancel all but one with the jr2 that wrote "
+                     "them (or clear the others' key: UPDATE runs SET dkey = NULL WHERE id = …), "
+                     "then open it again");
+  }
+  conn.exec(kVersion2);
+  conn.run("UPDATE jr2_meta SET value = $1 WHERE key = 'schema_version'", Params().integer(2));
 }
 
 }  // namespace
@@ -178,23 +284,34 @@ std::shared_ptr<Conn> OpenConn(const std::string& location, StoreMode mode) {
   {
     // One read transaction: what is seen is one state of the database.
     Txn txn(*conn, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
-    const Seen seen = Inspect(*conn);
-    if (Ours(*conn, seen)) return conn;
+    const int64_t version = Ours(*conn, Inspect(*conn));
+    // A store of an older version opened read-only is read as it is: every read works on it,
+    // and nothing is migrated until a read-write open (it has no hosts: hosts() is nullptr).
+    if (version == kSchemaVersion || (version > 0 && mode == StoreMode::kReadOnly)) {
+      conn->setVersion(version);
+      return conn;
+    }
     if (mode == StoreMode::kReadOnly) {
       throw StoreMissing("no run store at " + Quoted(conn->name()) +
                          "; `run` makes one, or give the store's location with --store or "
                          "JR2_STORE");
     }
   }
-  // Looked at again under the schema's lock: another host may have made it meanwhile.
+  // Looked at again under the schema's lock: another host may have made or migrated it
+  // meanwhile. Made, or migrated, in one transaction: a failure leaves it as it was.
   Txn txn(*conn);
   conn->run(kSchemaLock);
-  if (!Ours(*conn, Inspect(*conn))) {
+  const int64_t version = Ours(*conn, Inspect(*conn));
+  if (version == 0) {
     conn->exec(kSchema);
+    conn->exec(kVersion2);
     conn->run("INSERT INTO jr2_meta (key, value) VALUES ('schema_version', $1)",
               Params().integer(kSchemaVersion));
+  } else if (version == 1) {
+    MigrateTo2(*conn);
   }
   txn.commit();
+  conn->setVersion(kSchemaVersion);
   return conn;
 }
 
