@@ -46,9 +46,9 @@ expect "another database holds none of it" 0 "^\[\]$" -- \
 no_files=$(find "$tmp" -mindepth 1 | wc -l)
 [ "$no_files" -eq 0 ] && ok || fail "a PostgreSQL store writes no file in the working folder: $(ls -A "$tmp")"
 
-# What is not built yet is refused, naming the store without its password.
+# What cannot be done is refused, naming the store without its password.
 with_pw="postgresql://jr2:s3cret-pw@localhost:1/nowhere"
-expect "serve refuses a PostgreSQL store" 64 "does not take a PostgreSQL store yet" -- \
+expect "serve on an unreachable PostgreSQL store is one line, exit 65" 65 "cannot reach the run store" -- \
   "$secret" serve --store "$with_pw"
 expect "store backup refuses it" 64 "pg_dump" -- "$secret" store backup copy.db --store "$with_pw"
 out=$("$secret" serve --store "$with_pw" 2>&1; "$secret" runs --store "$with_pw" 2>&1)

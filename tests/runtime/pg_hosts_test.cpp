@@ -155,7 +155,7 @@ TEST_F(PgHosts, AJoinBumpsTheEpochAndFencesTheIncarnationBefore) {
   EXPECT_EQ(second.store->revision("0123456789ab"), 1) << "nothing written";
   EXPECT_EQ(second.store->feed("0123456789ab", 0).size(), 1u);
   EXPECT_THROW(first.hosts->heartbeat(), jr2rt::StoreFenced);
-  EXPECT_THROW(first.hosts->claim(5), jr2rt::StoreFenced);
+  EXPECT_THROW(first.hosts->claim(5, {}), jr2rt::StoreFenced);
   EXPECT_THROW(first.store->lock("0123456789ab", {}), jr2rt::StoreFenced);
   // The new incarnation goes on.
   second.hosts->heartbeat();
@@ -200,7 +200,7 @@ TEST_F(PgHosts, AReapedHostsRunsAreClaimedByAnotherAndItsSavesAreRefused) {
   Host a = host("alpha");
   Host b = host("beta");
   for (const char* id : {"aaaa00000001", "aaaa00000002"}) a.store->save(Stored("waiting", 0, id));
-  EXPECT_TRUE(b.hosts->claim(10).empty()) << "alpha owns them";
+  EXPECT_TRUE(b.hosts->claim(10, {}).empty()) << "alpha owns them";
   EXPECT_TRUE(b.hosts->reap().empty()) << "alpha is alive";
   expire("alpha");
   // Fenced as soon as its lease ran out, before anyone reaps it; never renewed again.
@@ -212,7 +212,7 @@ TEST_F(PgHosts, AReapedHostsRunsAreClaimedByAnotherAndItsSavesAreRefused) {
   EXPECT_TRUE(b.hosts->reap().empty()) << "reaped once";
   EXPECT_EQ(sql("SELECT gone FROM hosts WHERE name = 'alpha'"), "t");
   EXPECT_FALSE(b.hosts->owner("aaaa00000001").has_value());
-  const auto claimed = b.hosts->claim(10);
+  const auto claimed = b.hosts->claim(10, {});
   ASSERT_EQ(claimed.size(), 2u);
   EXPECT_EQ(claimed[0].id, "aaaa00000001");
   EXPECT_EQ(claimed[0].revision, 2) << "a claim bumps the revision";
@@ -228,7 +228,7 @@ TEST_F(PgHosts, AReapedHostsRunsAreClaimedByAnotherAndItsSavesAreRefused) {
   EXPECT_EQ(b.store->save(Stored("done", 2, "aaaa00000001")), 3);
   // It joins again, and owns nothing until it claims.
   EXPECT_EQ(a.hosts->join("alpha", kTtlMs).epoch, 2);
-  EXPECT_TRUE(a.hosts->claim(10).empty());
+  EXPECT_TRUE(a.hosts->claim(10, {}).empty());
 }
 
 TEST_F(PgHosts, TwoHostsClaimingAtOnceNeverClaimOneRun) {
@@ -238,7 +238,7 @@ TEST_F(PgHosts, TwoHostsClaimingAtOnceNeverClaimOneRun) {
   std::vector<std::string> byA, byB;
   auto claimAll = [](jr2rt::Hosts* hosts, std::vector<std::string>& mine) {
     for (;;) {
-      const auto got = hosts->claim(7);
+      const auto got = hosts->claim(7, {});
       if (got.empty()) return;
       for (const auto& r : got) mine.push_back(r.id);
     }
@@ -271,12 +271,12 @@ TEST_F(PgHosts, AClaimSkipsARunAnotherTransactionHoldsRatherThanWait) {
   ASSERT_EQ(PQresultStatus(r), PGRES_TUPLES_OK);
   PQclear(r);
   Host a = host("alpha");
-  const auto claimed = a.hosts->claim(5);  // SKIP LOCKED: no wait for `other`
+  const auto claimed = a.hosts->claim(5, {});  // SKIP LOCKED: no wait for `other`
   ASSERT_EQ(claimed.size(), 1u);
   EXPECT_EQ(claimed[0].id, ids[1]);
   PQclear(PQexec(other, "ROLLBACK"));
   PQfinish(other);
-  ASSERT_EQ(a.hosts->claim(5).size(), 1u);
+  ASSERT_EQ(a.hosts->claim(5, {}).size(), 1u);
 }
 
 TEST_F(PgHosts, AClaimComesOldestFirstAndASaveFromACopyBeforeItConflicts) {
@@ -285,7 +285,7 @@ TEST_F(PgHosts, AClaimComesOldestFirstAndASaveFromACopyBeforeItConflicts) {
   const jr2rt::StoredRun copy = runner->load(ids[0]);
   ASSERT_EQ(copy.revision, 1);
   Host a = host("alpha");
-  const auto claimed = a.hosts->claim(2);
+  const auto claimed = a.hosts->claim(2, {});
   ASSERT_EQ(claimed.size(), 2u);
   EXPECT_EQ(claimed[0].id, ids[0]);
   EXPECT_EQ(claimed[1].id, ids[1]);
@@ -297,7 +297,7 @@ TEST_F(PgHosts, AClaimComesOldestFirstAndASaveFromACopyBeforeItConflicts) {
                       " was changed by another command (revision 2, this command "
                       "had 1)");
   EXPECT_EQ(runner->load(ids[0]).status, "waiting");
-  EXPECT_EQ(a.hosts->claim(5).size(), 1u) << "the third";
+  EXPECT_EQ(a.hosts->claim(5, {}).size(), 1u) << "the third";
 }
 
 TEST_F(PgHosts, AClaimSkipsARunARunnerCommandDrives) {
@@ -305,13 +305,13 @@ TEST_F(PgHosts, AClaimSkipsARunARunnerCommandDrives) {
   auto runner = jr2rt::OpenStore(location());
   auto drive = runner->lock(ids[0], {});
   Host a = host("alpha");
-  const auto claimed = a.hosts->claim(5);
+  const auto claimed = a.hosts->claim(5, {});
   ASSERT_EQ(claimed.size(), 1u);
   EXPECT_EQ(claimed[0].id, ids[1]);
   EXPECT_EQ(ownerOf(ids[0]), "");
   EXPECT_EQ(runner->revision(ids[0]), 1) << "not touched";
   drive.reset();
-  const auto later = a.hosts->claim(5);
+  const auto later = a.hosts->claim(5, {});
   ASSERT_EQ(later.size(), 1u);
   EXPECT_EQ(later[0].id, ids[0]);
 }
@@ -409,7 +409,7 @@ TEST_F(PgHosts, ALockOfALeaseTakesAnUnownedRunAndItsReleaseGivesItUp) {
 TEST_F(PgHosts, ReleaseAndLeaveClearOwnership) {
   const auto ids = waiting(3);
   Host a = host("alpha");
-  ASSERT_EQ(a.hosts->claim(3).size(), 3u);
+  ASSERT_EQ(a.hosts->claim(3, {}).size(), 3u);
   ASSERT_TRUE(a.hosts->takeHead("alerts"));
   Host b = host("beta");
   b.hosts->release({ids[0]});
@@ -425,7 +425,7 @@ TEST_F(PgHosts, ReleaseAndLeaveClearOwnership) {
   const std::string text =
       ErrorOf<jr2rt::StoreFenced>([&] { a.store->save(Stored("done", 2, ids[1], 101)); });
   EXPECT_TRUE(Contains(text, "host `alpha` (epoch 1) is fenced: it left")) << text;
-  EXPECT_EQ(b.hosts->claim(5).size(), 3u);
+  EXPECT_EQ(b.hosts->claim(5, {}).size(), 3u);
   EXPECT_TRUE(b.hosts->takeHead("alerts"));
 }
 
@@ -556,7 +556,7 @@ TEST_F(PgHosts, AVersion1StoreIsReadAsItIsAndMigratedByAReadWriteOpen) {
   EXPECT_EQ(a.store->feed("aaaa00000001", 0).size(), 1u);
   EXPECT_EQ(a.store->byKey("tickets", "K-1")->id, "aaaa00000002");
   EXPECT_EQ(a.store->head("alerts")->run, "aaaa00000002");
-  const auto claimed = a.hosts->claim(5);
+  const auto claimed = a.hosts->claim(5, {});
   ASSERT_EQ(claimed.size(), 1u);
   EXPECT_EQ(claimed[0].id, "aaaa00000001");
   EXPECT_EQ(claimed[0].revision, 4);
@@ -638,7 +638,7 @@ TEST_F(PgHosts, AHostNeedsANameATtlAndALease) {
   EXPECT_EQ(ErrorOf<jr2rt::StoreError>([&] { a.hosts->heartbeat(); }),
             "a heartbeat needs a host's lease, and this store of `" +
                 jr2rt::PostgresLocationName(location()) + "` holds none: join first");
-  EXPECT_THROW(a.hosts->claim(1), jr2rt::StoreError);
+  EXPECT_THROW(a.hosts->claim(1, {}), jr2rt::StoreError);
   EXPECT_THROW(a.hosts->join("", kTtlMs), jr2rt::StoreError);
   EXPECT_THROW(a.hosts->join("alpha", 0), jr2rt::StoreError);
   EXPECT_FALSE(a.hosts->lease().has_value());
@@ -646,3 +646,30 @@ TEST_F(PgHosts, AHostNeedsANameATtlAndALease) {
 }
 
 }  // namespace
+
+// A host claims only the runs of the workflows its program drives (serve gives its own); the
+// others are left for the hosts of another program on the same database.
+TEST_F(PgHosts, AClaimTakesOnlyTheWorkflowsItIsGiven) {
+  auto runner = jr2rt::OpenStore(location());
+  runner->save(Stored("waiting", 0, "tick00000001", 1, "tickets"));
+  runner->save(Stored("waiting", 0, "alrt00000001", 2, "alerts"));
+  Host a = host("alpha");
+  const auto claimed = a.hosts->claim(5, {"alerts"});
+  ASSERT_EQ(claimed.size(), 1u);
+  EXPECT_EQ(claimed[0].id, "alrt00000001");
+  EXPECT_EQ(ownerOf("tick00000001"), "");
+  EXPECT_EQ(a.hosts->claim(5, {"alerts", "nothing"}).size(), 0u);
+  EXPECT_EQ(a.hosts->claim(5, {}).size(), 1u) << "any workflow: the other";
+}
+
+// Every host of one database accepts one instance token, made by the first that asks and kept
+// in the database: 64 hex digits, the same for every later host and every later start.
+TEST_F(PgHosts, TheInstanceTokenIsKeptInTheStoreAndTheSameForEveryHost) {
+  Host a = host("alpha");
+  Host b = host("beta");
+  const std::string token = a.hosts->instanceToken();
+  ASSERT_EQ(token.size(), 64u);
+  EXPECT_EQ(token.find_first_not_of("0123456789abcdef"), std::string::npos) << token;
+  EXPECT_EQ(b.hosts->instanceToken(), token);
+  EXPECT_EQ(a.hosts->instanceToken(), token);
+}

@@ -161,6 +161,9 @@ class RunHost : private Dispatcher {
     int64_t modelRequests = 0;              // an Agent's asks of its model
     int64_t modelRetries = 0;               // and the tries again after a failed one
     int64_t commitsFailed = 0;              // group commits the disk refused
+    int64_t fences = 0;                     // leases lost: this host fenced itself, joined again
+    int64_t claimed = 0;                    // runs claimed (hosts sharing a store)
+    int64_t reaped = 0;                     // hosts this host found dead and released
     Histogram gateWait{{1, 10, 60, 300, 900, 3600, 14400, 86400}, {}};
     Histogram commit{{0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1}, {}};
     std::map<std::pair<std::string, std::string>, int64_t> gateOpened;  // (run, Gate): ms
@@ -196,8 +199,27 @@ class RunHost : private Dispatcher {
 
   // ---- serving -------------------------------------------------------------------------------
   // Takes up every waiting run of `workflows` that no other command drives now (a run whose lock
-  // is held is left for later); gives how many it took this time.
+  // is held is left for later); gives how many it took this time. A host with a lease (below)
+  // claims runs nobody owns, at most `capacity` hosted in all.
   int takeLive(const std::vector<std::string>& workflows);
+
+  // ---- hosts sharing a store (docs/scaling.md#several-hosts; lease.cpp) ----------------------
+  // Joins the hosts of a store that has them (PostgreSQL) as `name`, with a lease of `ttlMs`:
+  // from then on this host owns the runs it drives, and every commit checks the lease. False,
+  // and nothing done, for a store that has no hosts (SQLite: one serve, by its lock).
+  bool joinHosts(const std::string& name, int64_t ttlMs, int64_t capacity);
+  // The store's hosts (nullptr for a store without them: SQLite).
+  Hosts* storeHosts() { return store_.hosts(); }
+  // serve's each second: the heartbeat every 2 s, the reaping of hosts whose lease ran out, and
+  // the self-fence of this host when it lost its lease (a commit or a heartbeat refused) or could
+  // not renew it for two thirds of its TTL: it stops every process its runs started, lets go of
+  // every run, answers what waited for a commit 503, joins again and claims afresh.
+  void keepLease();
+  // On SIGTERM, after the last commit: lets go of every run and head, and marks the host gone.
+  void leaveHosts();
+  // While fenced (between a lost lease and the next join): why; "" otherwise. A change asked of
+  // serve then is refused 503 (nothing of it is stored).
+  const std::string& fenced() const { return fenced_; }
   // Drives every run it hosts for as long as no signal comes: timers fire on time, the inbox is
   // answered, `every()` is called about every second (to take up new runs, say). On SIGTERM or
   // SIGINT it returns after the turn under way is committed, the processes its runs started
@@ -214,8 +236,9 @@ class RunHost : private Dispatcher {
   // Runs `action` after the commit of the turn under way (beside the inbox's requests): what it
   // reads of a run is what is stored, and what it changes is the next turn's.
   void queue(std::function<void()> action);
-  // Calls `fn` once the next turn is committed: the answer to a change that `action` made.
-  void afterCommit(std::function<void()> fn);
+  // Calls `fn` once the next turn is committed: the answer to a change that `action` made; or
+  // `lost` instead when that turn is never stored (this host lost its lease: keepLease).
+  void afterCommit(std::function<void()> fn, std::function<void()> lost = nullptr);
   // Starts a run of `workflow` without driving it (BadInput when the input is refused, and
   // nothing is kept). Gives its id.
   std::string begin(const std::string& workflow, const Json& input, const std::string& home);
@@ -297,6 +320,17 @@ class RunHost : private Dispatcher {
   // Counts a feed event of run `id` into metrics_.
   void count(const std::string& id, const Run::FeedEvent& e, int64_t nowMs);
   Metrics metrics_;
+  // Hosts sharing the store (lease.cpp): its Hosts, this host's name, TTL and capacity; when its
+  // heartbeat last went through; why it is fenced ("" when it is not).
+  Hosts* hosts_ = nullptr;
+  std::string hostName_;
+  int64_t ttlMs_ = 0;
+  int64_t capacity_ = 0;
+  std::chrono::steady_clock::time_point beat_;
+  std::string fenced_;
+  std::string leaseTrouble_;  // the last heartbeat's error, told once
+  // Lets go of everything after a lost lease and joins again (keepLease).
+  void refence();
   bool serving_ = false;  // in serve(): a full disk is waited out, not thrown
   bool full_ = false;     // the last group commit found the disk full
   std::string fullReason_;
@@ -361,7 +395,11 @@ class RunHost : private Dispatcher {
   void answerDue();
   // serve's handlers: what queue() and afterCommit() were given.
   std::vector<std::function<void()>> actions_;
-  std::vector<std::function<void()>> afterCommit_;
+  struct AfterCommit {
+    std::function<void()> fn;
+    std::function<void()> lost;
+  };
+  std::vector<AfterCommit> afterCommit_;
   // Hook deliveries answered and not logged yet (logged after the turn's commit), by (hook, id).
   std::vector<Store::HookEntry> hookLogDue_;
   std::map<std::pair<std::string, std::string>, Json> hookAnswers_;

@@ -335,7 +335,12 @@ class Hosts {
   // host is claiming now (FOR UPDATE SKIP LOCKED) and any a runner command drives now (its drive
   // lock); each claim bumps the run's revision, so that a save from an older copy conflicts.
   // Gives their summaries (with the new revision), oldest change first. StoreFenced as a save.
-  virtual std::vector<RunSummary> claim(int64_t limit) = 0;
+  // `workflows`: only runs of these (a host claims what its program can drive); empty: any.
+  virtual std::vector<RunSummary> claim(int64_t limit,
+                                        const std::vector<std::string>& workflows) = 0;
+  // The instance token every host of this store accepts (every scope; `serve`'s own), made on
+  // first use and kept in the database: 64 hex digits.
+  virtual std::string instanceToken() = 0;
   // Gives up runs `ids`: their owner cleared where this lease owns them (others are left). For
   // runs claimed and not locked: a run a drive lock of this store holds is given up by that
   // lock's release(). Either way a later save of it with this lease is refused once another host

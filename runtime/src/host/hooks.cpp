@@ -112,12 +112,18 @@ Json RunHost::deliverHook(const std::string& hook, const std::string& eventKey,
   // delivery id is never answered from the log for a reread that a kill lost. The deliveries of
   // one turn are logged in one transaction.
   if (hookLogDue_.empty()) {
-    afterCommit([this] {
-      std::vector<Store::HookEntry> due;
-      due.swap(hookLogDue_);
-      store_.logHooks(due);
-      hookAnswers_.clear();
-    });
+    afterCommit(
+        [this] {
+          std::vector<Store::HookEntry> due;
+          due.swap(hookLogDue_);
+          store_.logHooks(due);
+          hookAnswers_.clear();
+        },
+        [this] {
+          // Never stored: a resend of these deliveries is heard anew.
+          hookLogDue_.clear();
+          hookAnswers_.clear();
+        });
   }
   hookAnswers_[{hook, delivery}] = answer;
   hookLogDue_.push_back(std::move(entry));

@@ -168,6 +168,13 @@ bool RunHost::commit(const std::vector<Run*>& runs) {
     revisions = store_.saveAll(batch);
     metrics_.commit.observe(
         std::chrono::duration<double>(std::chrono::steady_clock::now() - now).count());
+  } catch (const StoreFenced& e) {
+    // This host's lease is gone (another incarnation joined, or it was reaped): nothing of the
+    // turn was stored, and nothing of it goes out; serve lets go of every run (keepLease).
+    ++metrics_.commitsFailed;
+    if (!serving_) throw;
+    fenced_ = e.what();
+    return false;
   } catch (const StoreFull& e) {
     ++metrics_.commitsFailed;
     for (size_t i = 0; i < batch.size(); ++i) saved[i]->saver->failed(*saved[i]->run, batch[i]);
@@ -335,8 +342,8 @@ void RunHost::queue(std::function<void()> action) {
   engine_->again();
 }
 
-void RunHost::afterCommit(std::function<void()> fn) {
-  afterCommit_.push_back(std::move(fn));
+void RunHost::afterCommit(std::function<void()> fn, std::function<void()> lost) {
+  afterCommit_.push_back({std::move(fn), std::move(lost)});
   engine_->again();
 }
 
@@ -370,14 +377,16 @@ void RunHost::serve(const std::function<void()>& every) {
   serving_ = true;
   engine_->stopWhen(
       [this, &every, &last] {
+        // A lost lease first: what waited for a commit is answered that nothing was kept.
+        if (!fenced_.empty()) refence();
         // The answers to what the handlers changed before this commit, then their new
         // requests. While the disk is full nothing of the last turns is stored: their answers
         // wait for the commit that stores them.
         if (!full_) {
           answerDue();
-          std::vector<std::function<void()>> due;
+          std::vector<AfterCommit> due;
           due.swap(afterCommit_);
-          for (auto& fn : due) fn();
+          for (auto& a : due) a.fn();
         }
         if (g_signal != 0) return true;
         try {
@@ -391,7 +400,10 @@ void RunHost::serve(const std::function<void()>& every) {
         if (every && std::chrono::steady_clock::now() - last >= std::chrono::seconds(1)) {
           last = std::chrono::steady_clock::now();
           try {
-            if (!full_) every();
+            keepLease();
+            if (!full_ && fenced_.empty()) every();
+          } catch (const StoreFenced& e) {
+            fenced_ = e.what();  // a claim or a take with a lease gone: let go at the next turn
           } catch (const StoreFull&) {
             // Taking up runs and standing Pools waits for space too.
           }

@@ -47,11 +47,18 @@ std::string RunHost::take(const std::string& prefix, const std::string& workflow
   std::string id = store_.resolve(prefix);
   if (runs_.count(id) != 0) return id;
   auto lock = store_.lock(id, [&](const std::string& holder) {
+    if (holder.rfind("host ", 0) == 0) {
+      // A serve of hosts sharing the store owns it: it is let go when that host stops.
+      note(holder + " (a serve sharing this run store) drives run " + id +
+           "; waiting for it to let the run go (`--server` sends the verb to a serve instead; "
+           "Ctrl-C ends this wait)");
+      return;
+    }
     note("another command" + (holder.empty() ? std::string() : " (" + holder + ")") +
          " is driving run " + id + "; waiting for it to finish" +
-         (holder.empty() ? std::string()
-                         : " (if it is stopped, `kill -CONT " + holder.substr(4) +
-                               "` lets it go on; Ctrl-C ends this wait)"));
+         (holder.rfind("pid ", 0) != 0 ? std::string()
+                                       : " (if it is stopped, `kill -CONT " + holder.substr(4) +
+                                             "` lets it go on; Ctrl-C ends this wait)"));
   });
   adopt(LoadRun(store_, id, workflow), std::move(lock));
   return id;
@@ -189,6 +196,30 @@ std::pair<std::string, bool> RunHost::takeOrHand(const std::string& prefix,
 
 int RunHost::takeLive(const std::vector<std::string>& workflows) {
   int taken = 0;
+  if (hosts_ != nullptr) {
+    // Hosts sharing the store: the runs nobody owns, claimed (each now this host's, its revision
+    // bumped) up to this host's capacity; a run another live host owns is never listed.
+    if (!fenced_.empty()) return 0;
+    const int64_t room = capacity_ - static_cast<int64_t>(runs_.size());
+    for (const auto& summary : hosts_->claim(std::min<int64_t>(room, 256), workflows)) {
+      ++metrics_.claimed;
+      std::string holder;
+      auto lock = TryLock(store_, summary.id, &holder);  // its owner is this host now
+      if (!lock) continue;
+      try {
+        adopt(LoadRun(store_, summary.id, summary.workflow), std::move(lock));
+        AskAnotherTurn(*engine_);
+        ++taken;
+      } catch (const StoreFenced&) {
+        throw;
+      } catch (const std::exception& e) {
+        runs_.erase(summary.id);
+        if (refused_.insert(summary.id).second)
+          note("run " + summary.id + " is not hosted: " + ErrorText(e));
+      }
+    }
+    return taken;
+  }
   for (const auto& summary : store_.list(false)) {
     if (runs_.count(summary.id) != 0) continue;
     if (std::find(workflows.begin(), workflows.end(), summary.workflow) == workflows.end())
@@ -220,6 +251,13 @@ Run& RunHost::changeable(const RunSummary& r, bool cancel) {
   if (r.status != "waiting" && !hosts(r.id)) throw ended(r.status);
   std::string holder;
   if (!host(r.id, &holder)) {
+    if (holder.rfind("host ", 0) == 0) {
+      throw RunBusy("run " + r.id + " is driven by " + holder +
+                        ", a serve sharing this run store: send the change to that serve (this "
+                        "one takes the run up only when that host lets it go or its lease runs "
+                        "out)",
+                    holder);
+    }
     throw RunBusy("run " + r.id + " is driven by another command" +
                       (holder.empty() ? std::string() : " (" + holder + ")") +
                       " now; serve takes it up when that command lets it go: try again",

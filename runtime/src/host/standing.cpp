@@ -189,6 +189,9 @@ std::vector<std::string> RunHost::standUp(const std::vector<std::string>& workfl
       standing_.erase(name);
       continue;
     }
+    // Hosts sharing the store: only the head's owner stands a run up (the database keeps one
+    // owner); another host's live run of it is that host's.
+    if (hosts_ != nullptr && (!fenced_.empty() || !hosts_->takeHead(name))) continue;
     // Its head: live elsewhere (another command drives it, or a restore takes it up), paused,
     // in its back-off, or due to start.
     const std::optional<Store::Head> head = currentHead(name);

@@ -63,6 +63,9 @@ struct Args {
   std::string tlsCert, tlsKey;      // serve --tls-cert FILE --tls-key FILE
   bool insecureHttp = false;        // serve --insecure-http
   bool supervise = false;           // serve --supervise
+  std::string hostName;             // serve --host-name NAME (a PostgreSQL store's hosts)
+  int64_t leaseTtlMs = -1;          // serve --lease-ttl SECONDS; -1: the default (15 s)
+  int64_t capacity = -1;            // serve --capacity N; -1: the default (10,000 runs)
   std::vector<std::string> scopes;  // callers add --scope WORKFLOW=SCOPE,…
   std::string gates;                // callers add --gates PATTERN,…
   bool endOfOptions = false;        // after `--`, every word is positional
@@ -225,6 +228,8 @@ class Runner {
       throw UsageError(
           "`--tls-cert`, `--tls-key`, `--insecure-http` and `--supervise` go with "
           "`serve`");
+    if ((!a.hostName.empty() || a.leaseTtlMs >= 0 || a.capacity >= 0) && a.verb != "serve")
+      throw UsageError("`--host-name`, `--lease-ttl` and `--capacity` go with `serve`");
     if (a.insecureHttp && !a.tlsCert.empty())
       throw UsageError("`--insecure-http` and `--tls-cert` contradict each other: give one");
     if (a.inputGiven && a.verb != "run") throw UsageError("`--input` goes with `run`");
@@ -273,6 +278,14 @@ class Runner {
       call.server = a.server;
       if (const char* env = std::getenv("JR2_TOKEN"); env != nullptr && *env != '\0') {
         call.token = env;
+      } else if (IsPostgresLocation(storePath_)) {
+        // A store shared by hosts keeps its instance token in the database.
+        auto store = OpenStore(storePath_, StoreMode::kReadOnly);
+        if (store->hosts() == nullptr)
+          throw BadInput("the run store " + Printable(PostgresLocationName(storePath_)) +
+                         " has no hosts yet (a serve of this version makes them); give "
+                         "$JR2_TOKEN");
+        call.token = store->hosts()->instanceToken();
       } else {
         call.token = InstanceToken(storePath_, /*make=*/false);
       }
@@ -467,15 +480,6 @@ class Runner {
   // or Ctrl-C (docs/runtime.md#serve).
   int serve(const Args& a) {
     if (!a.positional.empty()) throw UsageError("`serve` takes no run; it hosts every waiting one");
-    if (const std::string at = StorePath(a); IsPostgresLocation(at)) {
-      // Refused before anything is opened: its instance token would be a file named after the
-      // location, and hosts that share a database need ownership with fencing first.
-      throw UsageError("`serve` does not take a PostgreSQL store yet (" +
-                       Printable(PostgresLocationName(at)) +
-                       "): hosts sharing one need run ownership with fencing first "
-                       "(docs/scaling.md#not-built-yet); serve a SQLite store, or use the other "
-                       "verbs against this one");
-    }
     ServeOptions options;
     if (!a.listen.empty()) options.listen = a.listen;
     options.maxConnections = a.maxConnections;
@@ -483,6 +487,9 @@ class Runner {
     options.tlsCert = a.tlsCert;
     options.tlsKey = a.tlsKey;
     options.insecureHttp = a.insecureHttp;
+    options.hostName = a.hostName;
+    if (a.leaseTtlMs >= 0) options.leaseTtlMs = a.leaseTtlMs;
+    if (a.capacity >= 0) options.capacity = a.capacity;
     if (a.supervise) {
       // The supervisor binds, then forks each serve; it returns here in the serve it forked.
       options.listenFd = ListenOn(options.listen);
@@ -772,6 +779,29 @@ Args Parse(int argc, char** argv) {
           n > 3600)
         throw UsageError("`--drain-timeout` takes whole seconds from 0 to 3600, not `" + v + "`");
       a.drainMs = static_cast<int64_t>(n) * 1000;
+    } else if (s == "--host-name") {
+      if (!a.hostName.empty()) throw UsageError("`--host-name` is given twice");
+      a.hostName = value("--host-name");
+      bool ok = !a.hostName.empty() && a.hostName.size() <= 200;
+      for (const char c : a.hostName) ok = ok && c > ' ' && c < 127;
+      if (!ok)
+        throw UsageError("`--host-name` takes 1 to 200 printable characters without spaces, not `" +
+                         Printable(a.hostName) + "`");
+    } else if (s == "--lease-ttl" || s == "--capacity") {
+      int64_t& to = s == "--lease-ttl" ? a.leaseTtlMs : a.capacity;
+      if (to >= 0) throw UsageError("`" + s + "` is given twice");
+      const std::string v = value(s.c_str());
+      char* end = nullptr;
+      const long n = std::strtol(v.c_str(), &end, 10);
+      const long low = s == "--lease-ttl" ? 3 : 1;
+      const long high = s == "--lease-ttl" ? 3600 : 1000000;
+      if (v.empty() || !std::isdigit(static_cast<unsigned char>(v[0])) || *end != '\0' || n < low ||
+          n > high)
+        throw UsageError("`" + s + "` takes a whole number" +
+                         (s == "--lease-ttl" ? std::string(" of seconds") : std::string()) +
+                         " from " + std::to_string(low) + " to " + std::to_string(high) +
+                         ", not `" + Printable(v) + "`");
+      to = s == "--lease-ttl" ? static_cast<int64_t>(n) * 1000 : static_cast<int64_t>(n);
     } else if (s == "--tls-cert") {
       if (!a.tlsCert.empty()) throw UsageError("`--tls-cert` is given twice");
       a.tlsCert = value("--tls-cert");
@@ -864,6 +894,8 @@ int RunnerMain(const Registry& registry, const char* workflow, int argc, char** 
            "waiting run, over HTTP\n"
         << "        [--tls-cert FILE --tls-key FILE | --insecure-http] [--drain-timeout S] "
            "[--log-format text|json]\n"
+        << "        [--host-name NAME] [--lease-ttl S] [--capacity N]     with hosts sharing a "
+           "PostgreSQL store\n"
         << "  store backup FILE                                                a copy of the "
            "store, safe while it is used\n"
         << "  callers add NAME --scope WORKFLOW=SCOPE,… [--gates P,…] --callers FILE   a Caller, "

@@ -12,6 +12,7 @@
 
 #include <openssl/ssl.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <boost/asio/ip/tcp.hpp>
@@ -713,7 +714,7 @@ class Server {
       } catch (const BadInput& e) {
         throw HttpError{409, e.what()};
       }
-      host_.afterCommit([s, id, from] {
+      committed(s, [s, id, from] {
         s->answer(201, {{"runId", id}, {"resumed", true}, {"from", from}});
       });
       return;
@@ -749,12 +750,25 @@ class Server {
     answerStart(s, id, c, /*again=*/false);
   }
 
+  // Answers `s` with `fn` once the turn under way is committed; with 503 when it never is (this
+  // serve lost its lease on a shared store, and let go of its runs: nothing of the change was
+  // kept, and sent again it reaches the run's new host).
+  void committed(const std::shared_ptr<Session>& s, std::function<void()> fn) {
+    host_.afterCommit(std::move(fn), [s] {
+      s->answer(503,
+                {{"error",
+                  "this serve lost its lease on the run store before the change was stored; "
+                  "nothing of it was kept: send it again"}},
+                1);
+    });
+  }
+
   // The answer to a start, after the commit that stores the run: 201, or 200 with
   // `"replayed": true` for a start sent again with its `Idempotency-Key`.
   void answerStart(const std::shared_ptr<Session>& s, const std::string& id, const Caller& c,
                    bool again) {
     const Caller* who = &c;
-    host_.afterCommit([this, s, id, who, again] {
+    committed(s, [this, s, id, who, again] {
       Json out = {{"runId", id}};
       if (host_.hosts(id)) {
         const Run& run = host_.run(id);
@@ -857,7 +871,7 @@ class Server {
                           (e.open.empty() ? "" : "; its open Gates are " + Printable(e.open))};
     }  // any other error by the table: no run 404, ended 409, busy 503, a payload refused 400
     const Caller* who = &c;
-    host_.afterCommit([this, s, id, who] {
+    committed(s, [this, s, id, who] {
       if (!host_.hosts(id)) return s->refuse({500, "run " + id + " is no longer hosted"});
       const Run& now = host_.run(id);
       if (now.status() == RunStatus::kCancelled)
@@ -940,7 +954,7 @@ class Server {
     const Json verdict = host_.deliverHook(name, key, delivery, payload, /*drive=*/false);
     // Above the Pool's `hold`: 429, and the delivery is not kept (a resend is heard).
     const std::shared_ptr<Limits> limits = limits_;
-    host_.afterCommit([s, verdict, name, limits] {
+    committed(s, [s, verdict, name, limits] {
       const std::string v = verdict.value("verdict", "");
       ++limits->verdicts[{name, v}];
       if (v == "paused" || v == "backoff" || v == "busy")
@@ -1018,6 +1032,15 @@ class Server {
     histogram("jr2_commit_seconds", "How long a turn's group commit took.", m.commit);
     family("jr2_commits_failed_total", "counter", "Group commits the store's disk refused.");
     out += "jr2_commits_failed_total " + std::to_string(m.commitsFailed) + "\n";
+    // Hosts sharing a PostgreSQL store (docs/scaling.md#several-hosts): 0 on a SQLite store.
+    family("jr2_lease_lost_total", "counter",
+           "Times this serve lost its lease and let go of its runs (then joined again).");
+    out += "jr2_lease_lost_total " + std::to_string(m.fences) + "\n";
+    family("jr2_runs_claimed_total", "counter", "Runs this serve claimed from a shared store.");
+    out += "jr2_runs_claimed_total " + std::to_string(m.claimed) + "\n";
+    family("jr2_hosts_reaped_total", "counter",
+           "Hosts this serve found past their lease and released.");
+    out += "jr2_hosts_reaped_total " + std::to_string(m.reaped) + "\n";
     family("jr2_store_full", "gauge", "1 while the store's disk is full.");
     out += std::string("jr2_store_full ") + (host_.storeFull().empty() ? "0" : "1") + "\n";
     family("jr2_effects_running", "gauge", "Processes, host functions and waits out now.");
@@ -1507,7 +1530,11 @@ int Serve(RunHost& host, const ServeOptions& options,
   // The Callers: the file's, and the instance token (every scope), made on first start.
   Callers callers;
   if (!options.callersFile.empty()) callers = Callers::Load(options.callersFile);
-  callers.addInstance(InstanceToken(options.storePath));
+  // A store shared by hosts keeps its instance token itself (every host accepts the one token);
+  // a SQLite store's is the file beside it.
+  Hosts* const shared = host.storeHosts();
+  callers.addInstance(shared != nullptr ? shared->instanceToken()
+                                        : InstanceToken(options.storePath));
   // Each hook's secret, from its variable: a hook that could verify nothing is refused now.
   std::map<std::string, std::string> secrets;
   for (const auto& [name, config] : callers.hooks()) {
@@ -1545,6 +1572,17 @@ int Serve(RunHost& host, const ServeOptions& options,
     throw BadInput("cannot listen on " + options.listen + ": " + e.code().message());
   }
   for (const auto& line : StandingNotes(host.registry(), options.workflows)) say(line);
+  if (shared != nullptr) {
+    // Hosts sharing the store: this one joins under its name (the machine's and the port by
+    // default), and owns the runs it claims from then on.
+    std::string name = options.hostName;
+    if (name.empty()) {
+      char machine[256] = {};
+      gethostname(machine, sizeof machine - 1);
+      name = std::string(machine) + ":" + std::to_string(listener->port());
+    }
+    host.joinHosts(name, options.leaseTtlMs, options.capacity);
+  }
   int taken = host.takeLive(options.workflows);
   // A standing run of an older build is handed over to one of this build (its held items and
   // live keys go with it); a standing workflow with no live run gets one.
@@ -1552,7 +1590,11 @@ int Serve(RunHost& host, const ServeOptions& options,
   taken += static_cast<int>(host.standUp(options.workflows).size());
   say("serving " + std::to_string(taken) + " waiting run" + (taken == 1 ? "" : "s") + " on " +
       (tls ? "https://" : "http://") + hostPart + ":" + std::to_string(listener->port()) +
-      " (the instance token is in " + options.storePath + ".token; SIGTERM or Ctrl-C stops it)");
+      (shared != nullptr
+           ? std::string(
+                 " (the instance token is kept in the run store; SIGTERM or Ctrl-C stops it)")
+           : " (the instance token is in " + options.storePath +
+                 ".token; SIGTERM or Ctrl-C stops it)"));
   host.serve([&] {
     host.releaseEnded();
     host.handOverDue();
@@ -1599,6 +1641,7 @@ int Serve(RunHost& host, const ServeOptions& options,
         (cut > 0 ? ", " + std::to_string(cut) + " cut at the bound (their clients took nothing)"
                  : std::string()));
   }
+  host.leaveHosts();  // its runs and heads let go at once, for the other hosts
   say("stopped: every step under way is stored" +
       (host.stoppedEffects() > 0
            ? "; " + std::to_string(host.stoppedEffects()) +

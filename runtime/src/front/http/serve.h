@@ -20,6 +20,11 @@ struct ServeOptions {
   std::string tlsCert, tlsKey;  // --tls-cert, --tls-key: PEM files; both or neither
   bool insecureHttp = false;    // --insecure-http: plain HTTP on an address that is not loopback
   int64_t drainMs = 10000;
+  // Hosts sharing a PostgreSQL store (docs/scaling.md#several-hosts): this host's name ("" is
+  // the machine's hostname and the port), its lease's TTL, and how many runs it drives at most.
+  std::string hostName;
+  int64_t leaseTtlMs = 15000;
+  int64_t capacity = 10000;
   int listenFd = -1;  // a socket listening already (ListenOn, serve --supervise); -1: bind `listen`
                       // // --drain-timeout: how long a SIGTERM waits for clients to take answers
 };

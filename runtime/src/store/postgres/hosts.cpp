@@ -88,7 +88,7 @@ std::vector<std::string> PgStore::reap() {
   return out;
 }
 
-std::vector<RunSummary> PgStore::claim(int64_t limit) {
+std::vector<RunSummary> PgStore::claim(int64_t limit, const std::vector<std::string>& workflows) {
   auto hold = db_->hold();
   const Lease lease = held("a claim");
   std::vector<RunSummary> out;
@@ -99,8 +99,9 @@ std::vector<RunSummary> PgStore::claim(int64_t limit) {
   // claiming now is skipped, not waited for.
   const Result found = db_->run(
       "SELECT id FROM runs WHERE status = 'waiting' AND owner IS NULL"
+      " AND (cardinality($2::text[]) = 0 OR workflow = ANY($2::text[]))"
       " ORDER BY updated, id LIMIT $1 FOR UPDATE SKIP LOCKED",
-      Params().integer(limit));
+      Params().integer(limit).texts(workflows));
   if (found.rows() == 0) {
     txn.commit();
     return out;
@@ -130,6 +131,19 @@ std::vector<RunSummary> PgStore::claim(int64_t limit) {
     return a.updatedMs != b.updatedMs ? a.updatedMs < b.updatedMs : a.id < b.id;
   });
   return out;
+}
+
+std::string PgStore::instanceToken() {
+  auto hold = db_->hold();
+  // Two UUIDs of version 4 (122 random bits each, from the server's strong random source) as
+  // 64 hex digits; the first host to ask makes it, every later one reads that one.
+  db_->run(
+      "INSERT INTO jr2_meta (key, value) VALUES ('instance_token',"
+      " replace(gen_random_uuid()::text || gen_random_uuid()::text, '-', ''))"
+      " ON CONFLICT (key) DO NOTHING");
+  const Result r = db_->run("SELECT value FROM jr2_meta WHERE key = 'instance_token'");
+  if (r.rows() != 1) throw StoreError("the run store " + Quoted(db_->name()) + " keeps no token");
+  return r.text(0, 0);
 }
 
 void PgStore::release(const std::vector<std::string>& ids) {

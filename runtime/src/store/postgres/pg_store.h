@@ -31,7 +31,8 @@ class PgStore final : public Store, public Hosts {
   std::optional<Lease> lease() const override { return db_->lease(); }
   void heartbeat() override;
   std::vector<std::string> reap() override;
-  std::vector<RunSummary> claim(int64_t limit) override;
+  std::vector<RunSummary> claim(int64_t limit, const std::vector<std::string>& workflows) override;
+  std::string instanceToken() override;
   void release(const std::vector<std::string>& ids) override;
   void leave() override;
   bool takeHead(const std::string& workflow) override;

@@ -1,0 +1,179 @@
+#!/usr/bin/env python3
+"""Several serves on one PostgreSQL store (#32, docs/scaling.md#several-hosts), on the fixture
+`pg`'s server, each step printing its counts:
+
+- runs started by the runner (owned by nobody) are claimed by the first serve; a second serve
+  claims none of them (each run has one owner);
+- an answer through the owner is acknowledged; the owner is SIGKILLed; the second serve reaps it
+  and owns every run within the TTL + 5 s; the acknowledged answer is there (0 lost), and the runs
+  answer through the new owner;
+- the new owner is SIGSTOPped past its TTL while a third serve reaps it and takes the runs; let go
+  on (SIGCONT), it finds its lease lost, lets go of everything and joins again, and nothing it held
+  is written by it after it was fenced (every run's revision and owner are the third's);
+- a serve stopped by SIGTERM lets go of its runs at once (owner cleared, host gone), and another
+  serve claims them within a second or two.
+
+Usage: pg_hosts.py RUNNER STORE TMP"""
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from serve_lib import check, start_serve  # noqa: E402
+
+runner, store, tmp = sys.argv[1:4]
+env = dict(os.environ, JR2_STORE=store)
+TTL = 3  # seconds: --lease-ttl
+
+
+def psql(sql):
+    return subprocess.run(["psql", store, "-qAt", "-c", sql], capture_output=True, text=True,
+                          check=True).stdout.strip()
+
+
+def owners():
+    rows = psql("SELECT coalesce(owner, '-') || '=' || count(*) FROM runs"
+                " WHERE status = 'waiting' GROUP BY owner ORDER BY 1")
+    return dict(r.split("=") for r in rows.split()) if rows else {}
+
+
+def waiting():
+    return psql("SELECT count(*) FROM runs WHERE status = 'waiting'")
+
+
+def all_of(name):
+    return lambda: owners() == {name: waiting()}
+
+
+def wait_for(cond, seconds):
+    t0 = time.time()
+    while time.time() - t0 < seconds:
+        if cond():
+            return time.time() - t0
+        time.sleep(0.1)
+    return None
+
+
+def answer(port, rid, gate, event, payload):
+    req = urllib.request.Request(
+        "http://127.0.0.1:%d/runs/%s/gates/%s/events" % (port, rid, gate),
+        data=json.dumps({"event": event, "payload": payload}).encode(),
+        headers={"Authorization": "Bearer " + token, "Content-Type": "application/json"},
+        method="POST")
+    try:
+        with urllib.request.urlopen(req, timeout=15) as r:
+            return r.status, json.loads(r.read())
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read() or b"{}")
+
+
+def start(port):
+    req = urllib.request.Request(
+        "http://127.0.0.1:%d/workflows/conformance_secret/runs" % port,
+        data=json.dumps({"input": {"note": {"deep": {"secret": "http"}}}}).encode(),
+        headers={"Authorization": "Bearer " + token, "Content-Type": "application/json"},
+        method="POST")
+    try:
+        with urllib.request.urlopen(req, timeout=15) as r:
+            return r.status, json.loads(r.read())
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read() or b"{}")
+
+
+def serve(name):
+    return start_serve(runner, env, tmp, name, ["--host-name", name, "--lease-ttl", str(TTL)])
+
+
+N = 6
+ids = []
+for i in range(N):
+    subprocess.run([runner, "run", "--input", '{"note": {"deep": {"secret": "s%d"}}}' % i], env=env,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+# Each run of the program waits at its Gates, and a Pool's may wait with runs it dispatched.
+ids = psql("SELECT id FROM runs WHERE status = 'waiting' AND dkey IS NULL ORDER BY id").split()
+check(len(ids) == N and owners() == {"-": waiting()},
+      "%d runs (%s with theirs) wait, owned by nobody: %s" % (len(ids), waiting(), owners()))
+
+a, port_a, err_a = serve("alpha")
+token = psql("SELECT value FROM jr2_meta WHERE key = 'instance_token'")
+check(len(token) == 64, "the instance token is kept in the store (64 hex digits)")
+took = wait_for(all_of("alpha"), 5)
+check(took is not None, "alpha claims all %s runs (%s s): %s" %
+      (waiting(), took and round(took, 1), owners()))
+b, port_b, err_b = serve("beta")
+time.sleep(1.5)
+check(all_of("alpha")(), "beta claims none of alpha's: %s" % owners())
+
+code, body = answer(port_a, ids[0], "approval", "rate", {"score": 4})
+check(code == 200 and body.get("status") == "waiting", "an answer through alpha: %d" % code)
+code, body = answer(port_b, ids[1], "approval", "rate", {"score": 4})
+check(code == 503 and "host alpha" in body.get("error", ""),
+      "an answer through beta to alpha's run is refused 503, naming its host (%d): %s" % (code, body))
+
+a.send_signal(signal.SIGKILL)
+a.wait()
+took = wait_for(all_of("beta"), TTL + 5)
+print("alpha SIGKILLed: beta owns every run after %s s (TTL %d s)" %
+      (took and round(took, 1), TTL), flush=True)
+check(took is not None, "beta takes alpha's runs within the TTL + 5 s: %s" % owners())
+req = urllib.request.Request("http://127.0.0.1:%d/metrics" % port_b,
+                             headers={"Authorization": "Bearer " + token})
+metrics = dict(line.split(" ", 1) for line in urllib.request.urlopen(req, timeout=10).read()
+               .decode().splitlines() if line and not line.startswith("#"))
+check(int(metrics.get("jr2_hosts_reaped_total", "0")) == 1 and
+      int(metrics.get("jr2_runs_claimed_total", "0")) >= int(waiting()),
+      "beta's /metrics: reaped %s, claimed %s" % (metrics.get("jr2_hosts_reaped_total"),
+                                                 metrics.get("jr2_runs_claimed_total")))
+gates0 = subprocess.run([runner, "gates", ids[0]], env=env, capture_output=True, text=True).stdout
+lost = 0 if "approval" not in gates0 else 1
+print("acknowledged answers lost: %d of 1" % lost, flush=True)
+check(lost == 0, "the answer alpha acknowledged is kept")
+code, body = answer(port_b, ids[0], "both.x.review", "accept", {})
+check(code == 200 and body.get("status") == "done", "run 1 ends through beta: %d %s" % (code, body))
+
+# beta stopped past its TTL: gamma reaps it and takes its runs; beta, let go on, is fenced.
+revs_before = psql("SELECT string_agg(id || ':' || rev, ' ' ORDER BY id) FROM runs")
+b.send_signal(signal.SIGSTOP)
+g, port_g, err_g = serve("gamma")
+took = wait_for(all_of("gamma"), TTL + 5)
+check(took is not None, "gamma takes the runs of a stopped beta within the TTL + 5 s (%s s): %s" %
+      (took and round(took, 1), owners()))
+revs_gamma = psql("SELECT string_agg(id || ':' || rev || ':' || coalesce(owner, '-'), ' ' ORDER BY id)"
+                  " FROM runs")
+b.send_signal(signal.SIGCONT)
+fenced = wait_for(lambda: "lost its lease" in open(err_b).read(), 8)
+check(fenced is not None, "beta, let go on, finds its lease lost and lets go: %s" %
+      open(err_b).read().strip().splitlines()[-3:])
+rejoined = wait_for(lambda: "joined again" in open(err_b).read(), 5)
+check(rejoined is not None, "and joins again")
+time.sleep(1.5)
+after = psql("SELECT string_agg(id || ':' || rev || ':' || coalesce(owner, '-'), ' ' ORDER BY id)"
+             " FROM runs")
+written = sum(1 for x, y in zip(revs_gamma.split(), after.split()) if x != y)
+print("runs written by beta after it was fenced: %d" % written, flush=True)
+check(written == 0, "nothing of beta's is written after it was fenced (%s -> %s)" % (revs_gamma, after))
+code, body = answer(port_g, ids[2], "approval", "rate", {"score": 5})
+check(code == 200, "an answer through gamma: %d" % code)
+code, body = start(port_g)
+new_owner = psql("SELECT coalesce(owner, '-') FROM runs WHERE id = '%s'" % body.get("runId", ""))
+check(code == 201 and new_owner == "gamma",
+      "a run started through gamma is stored owned by gamma (%d, %s): %s" % (code, new_owner, body))
+
+# gamma stops (SIGTERM): its runs are let go at once, and beta claims them.
+g.send_signal(signal.SIGTERM)
+check(g.wait(timeout=20) == 0, "gamma stops on SIGTERM")
+gone = psql("SELECT gone FROM hosts WHERE name = 'gamma'")
+check(gone == "t", "gamma is marked gone")
+took = wait_for(all_of("beta"), 4)
+check(took is not None, "beta claims gamma's runs after its SIGTERM (%s s): %s" %
+      (took and round(took, 1), owners()))
+gates2 = subprocess.run([runner, "gates", ids[2]], env=env, capture_output=True, text=True).stdout
+check("approval" not in gates2, "the answer gamma acknowledged is kept")
+b.send_signal(signal.SIGTERM)
+check(b.wait(timeout=20) == 0, "beta stops on SIGTERM")
+check(owners() == {"-": waiting()}, "no run is owned once every host stopped: %s" % owners())
