@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "store/postgres/pg_store.h"
-#include "store/prefixes.h"
+#include "store/rows.h"
 
 namespace jr2rt::pg {
 namespace {
@@ -216,44 +216,16 @@ StoredRun PgStore::load(const std::string& prefix) {
       db_->run("SELECT workflow, status, updated, rev, snapshot FROM runs WHERE id = $1",
                Params().text(r.id));
   if (s.rows() == 0) throw StoreError("no run `" + prefix + "` in " + Quoted(db_->name()));
-  auto damaged = [&](const std::string& why) {
-    return StoreDamaged("run " + r.id + " in " + Quoted(db_->name()) + " is damaged: " + why +
-                        "; it cannot go on, the other runs are unaffected");
-  };
   r.workflow = s.text(0, 0);
   r.status = s.text(0, 1);
   r.updatedMs = s.integer(0, 2);
   r.revision = s.integer(0, 3);
-  try {
-    r.snapshot = Json::parse(s.text(0, 4));
-  } catch (const Json::exception& e) {
-    throw damaged("its stored snapshot is not valid JSON (" + ErrorText(e) + ")");
-  }
-  // A snapshot is an object naming its run: anything else was not written by a run.
-  for (const char* key : {"id", "workflow", "status"}) {
-    if (!r.snapshot.is_object() || !r.snapshot.contains(key) || !r.snapshot[key].is_string()) {
-      throw damaged(std::string("its stored snapshot is not a run's (") +
-                    (r.snapshot.is_object() ? "it has no `" + std::string(key) + "`"
-                                            : "it is " + KindOf(r.snapshot)) +
-                    ")");
-    }
-  }
+  r.snapshot = SnapshotOf(s.text(0, 4), r.id, Quoted(db_->name()));
   const Result j =
       db_->run("SELECT seq, entry FROM journal WHERE run = $1 ORDER BY seq", Params().text(r.id));
   int64_t last = 0;
-  for (int i = 0; i < j.rows(); ++i) {
-    // The entries are numbered 1, 2, … as they were appended: a gap is a row someone removed.
-    if (j.integer(i, 0) != last + 1) {
-      throw damaged("its journal skips from entry " + std::to_string(last) + " to " +
-                    std::to_string(j.integer(i, 0)));
-    }
-    last = j.integer(i, 0);
-    try {
-      r.journal.push_back(Json::parse(j.text(i, 1)));
-    } catch (const Json::exception& e) {
-      throw damaged("a journal entry is not valid JSON (" + ErrorText(e) + ")");
-    }
-  }
+  for (int i = 0; i < j.rows(); ++i)
+    AppendEntry(r.journal, last, j.integer(i, 0), j.text(i, 1), r.id, Quoted(db_->name()));
   r.journalBefore = static_cast<int64_t>(r.journal.size());
   txn.commit();
   return r;

@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "store/prefixes.h"
+#include "store/rows.h"
 #include "store/sqlite/sqlite_store.h"
 
 namespace jr2rt::sqlite {
@@ -152,10 +152,7 @@ StoredRun SqliteStore::load(const std::string& prefix) {
   Stmt s(*db_, "SELECT workflow, status, updated, rev, snapshot FROM runs WHERE id = ?");
   s.bind(1, r.id);
   if (!s.step()) throw StoreError("no run `" + prefix + "` in " + Quoted(path_));
-  auto damaged = [&](const std::string& why) {
-    return StoreDamaged("run " + r.id + " in " + Quoted(path_) + " is damaged: " + why +
-                        "; it cannot go on, the other runs are unaffected");
-  };
+  auto damaged = [&](const std::string& why) { return RunDamaged(r.id, Quoted(path_), why); };
   const char* names[] = {"workflow", "status"};
   for (int i = 0; i < 2; ++i) {
     if (s.type(i) != SQLITE_TEXT) {
@@ -171,36 +168,13 @@ StoredRun SqliteStore::load(const std::string& prefix) {
     throw damaged(std::string("its stored snapshot is not text (it is ") + TypeName(s.type(4)) +
                   ")");
   }
-  try {
-    r.snapshot = Json::parse(s.text(4));
-  } catch (const Json::exception& e) {
-    throw damaged("its stored snapshot is not valid JSON (" + ErrorText(e) + ")");
-  }
-  // A snapshot is an object naming its run: anything else was not written by a run.
-  for (const char* key : {"id", "workflow", "status"}) {
-    if (!r.snapshot.is_object() || !r.snapshot.contains(key) || !r.snapshot[key].is_string()) {
-      throw damaged(std::string("its stored snapshot is not a run's (") +
-                    (r.snapshot.is_object() ? "it has no `" + std::string(key) + "`"
-                                            : "it is " + KindOf(r.snapshot)) +
-                    ")");
-    }
-  }
+  r.snapshot = SnapshotOf(s.text(4), r.id, Quoted(path_));
   Stmt j(*db_, "SELECT seq, entry FROM journal WHERE run = ? ORDER BY seq");
   j.bind(1, r.id);
   int64_t last = 0;
   while (j.step()) {
-    // The entries are numbered 1, 2, … as they were appended: a gap is a row someone removed.
-    if (j.integer(0) != last + 1) {
-      throw damaged("its journal skips from entry " + std::to_string(last) + " to " +
-                    std::to_string(j.integer(0)));
-    }
-    last = j.integer(0);
     if (j.type(1) != SQLITE_TEXT) throw damaged("a journal entry is not text");
-    try {
-      r.journal.push_back(Json::parse(j.text(1)));
-    } catch (const Json::exception& e) {
-      throw damaged("a journal entry is not valid JSON (" + ErrorText(e) + ")");
-    }
+    AppendEntry(r.journal, last, j.integer(0), j.text(1), r.id, Quoted(path_));
   }
   r.journalBefore = static_cast<int64_t>(r.journal.size());
   return r;
