@@ -97,6 +97,21 @@ def pg_node(pg_peers, pg, db, script, args, field, items):
     return run
 
 
+def pg_gbench(pg, db, binary, name, field):
+    """An arm from one Google Benchmark that works in the database $JR2_BENCH_PG: `db`, made
+    fresh on the server of `pg` before each process."""
+    inner = gbench(binary, name, field)
+
+    def run():
+        pg_fresh_db(pg, db)
+        os.environ["JR2_BENCH_PG"] = pg_with_db(pg, db)
+        try:
+            return inner()
+        finally:
+            del os.environ["JR2_BENCH_PG"]
+    return run
+
+
 class PgRunner:
     """jr2c's arm of pg_items: a runner generated from bench/pg/pg_items.jr2 (a Pool over N
     items at cap C, each item's worker one durable step, a host function), run through the real
@@ -410,6 +425,22 @@ def comparisons(build, peers, quick, pg=None, pg_peers=None):
             # at least 5x DBOS's at the same concurrency, in either of DBOS's shapes.
             "goals": {"dbos": 5.0, "dbos-queue": 5.0},
         })
+        commit_bin = os.path.join(build, "bench/pg/jr2_pg_commit_bench")
+        out.append({
+            "name": "pg_commit",
+            "what": "µs per durable settle on PostgreSQL: one item settled and its turn committed"
+                    " (RunSaver, cap 1), against the same rows by a bare libpq transaction",
+            "unit": "µs",
+            "higher_is_better": False,
+            "arms": {
+                "jr2c": pg_gbench(pg, "bench_commit_jr2c", commit_bin,
+                                  "BM_PgSavePerSettle/iterations:2000/real_time", "real_time"),
+                "bare-libpq": pg_gbench(pg, "bench_commit_bare", commit_bin,
+                                        "BM_PgBareCommit/iterations:2000/real_time", "real_time"),
+            },
+            # #32: a turn's commit at most 1.5x the floor's time.
+            "goals": {"bare-libpq": 1 / 1.5},
+        })
     return out
 
 
@@ -444,14 +475,15 @@ def main():
     only = set(args.only.split(",")) if args.only else None
     if not args.pg:
         # pg_items needs a PostgreSQL server (bench/run.sh starts one when it can): said, skipped.
-        if only and "pg_items" in only:
-            only.discard("pg_items")
-            print("pg_items: skipped: no PostgreSQL server (bench/run.sh starts one with"
-                  " tests/pg/server.sh; install PostgreSQL with scripts/setup.sh)")
+        pg_names = {"pg_items", "pg_commit"}
+        if only and only & pg_names:
+            print(f"{', '.join(sorted(only & pg_names))}: skipped: no PostgreSQL server (bench/run.sh"
+                  " starts one with tests/pg/server.sh; install PostgreSQL with scripts/setup.sh)")
+            only -= pg_names
             if not only:
                 return 0
         elif not only:
-            print("pg_items: skipped: no PostgreSQL server")
+            print("pg_items, pg_commit: skipped: no PostgreSQL server")
     if only and only - {c["name"] for c in everything}:
         names = ", ".join(c["name"] for c in everything)
         ap.error(f"no comparison {', '.join(sorted(only - {c['name'] for c in everything}))}; "

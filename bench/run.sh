@@ -14,11 +14,12 @@
 # (bench/compare.py: A B B A, 5 rounds quick, 7 full, one process at a time, warm-ups discarded),
 # prints a table of ratios with their spread and writes bench/out/results.json.
 #
-# pg_items (#32: jr2c against DBOS Transact and Graphile Worker on PostgreSQL) runs when it is
-# selected and a throwaway PostgreSQL server can be started (tests/pg/server.sh, in a temporary
-# folder, stopped at the end however the run ends); its peers are installed from
-# bench/peers/pg/package-lock.json with npm ci into bench/out/pg-peers. `--only pg_items` needs
-# neither the jr2 harness nor the other arms' builds.
+# pg_items (#32: jr2c against DBOS Transact and Graphile Worker on PostgreSQL) and pg_commit (a
+# turn's commit against a bare libpq transaction) run when selected and a throwaway PostgreSQL
+# server can be started (tests/pg/server.sh, in a temporary folder, stopped at the end however the
+# run ends); the peers are installed from bench/peers/pg/package-lock.json with npm ci into
+# bench/out/pg-peers. `--only pg_items,pg_commit` needs neither the jr2 harness nor the other
+# arms' builds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mode=--quick
@@ -44,8 +45,8 @@ fi
 want_pg=1
 pg_only=
 if [ "${#only[@]}" -gt 0 ]; then
-  case ",${only[1]}," in *,pg_items,*) ;; *) want_pg= ;; esac
-  [ "${only[1]}" = pg_items ] && pg_only=1
+  case ",${only[1]}," in *,pg_items,* | *,pg_commit,*) ;; *) want_pg= ;; esac
+  case "${only[1]}" in pg_items | pg_commit | pg_items,pg_commit | pg_commit,pg_items) pg_only=1 ;; esac
 fi
 harness=../shared/peers/jr2-harness
 command -v node > /dev/null || { echo "bench/run.sh: the peers need Node (apt-get install nodejs npm)" >&2; exit 2; }
@@ -60,8 +61,8 @@ if [ -z "$build" ]; then
   cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DJR2_BUILD_TESTS=OFF > /dev/null
 fi
 # jr2c and jr2_gen for `check_cold` and `check_rss` (a generated program, checked as a process);
-# the runners of bench/pg/pg_items.jr2 for `pg_items`.
-pg_targets=(bench_pg_items bench_pg_items_idempotent)
+# the runners of bench/pg/pg_items.jr2 for `pg_items`, jr2_pg_commit_bench for `pg_commit`.
+pg_targets=(bench_pg_items bench_pg_items_idempotent jr2_pg_commit_bench)
 if [ -n "$pg_only" ]; then
   cmake --build "$build" -j2 --target "${pg_targets[@]}" >&2
 else
@@ -99,10 +100,10 @@ if [ -n "$want_pg" ]; then
   pg_dir=$(mktemp -d /tmp/jr2-bench-pg.XXXXXX)
   trap 'bash tests/pg/server.sh stop "$pg_dir" > /dev/null 2>&1 || true; rm -rf "$pg_dir"' EXIT
   if pg_url=$(bash tests/pg/server.sh start "$pg_dir" 2> "$pg_dir/start.err"); then
-    echo "== a throwaway PostgreSQL server for pg_items ($pg_dir; fsync off)" >&2
+    echo "== a throwaway PostgreSQL server for pg_items and pg_commit ($pg_dir; fsync off)" >&2
     pg=(--pg "$pg_url" --pg-peers "$pg_peers")
   else
-    echo "bench/run.sh: no PostgreSQL server could be started, pg_items is skipped:" >&2
+    echo "bench/run.sh: no PostgreSQL server could be started; pg_items and pg_commit are skipped:" >&2
     cat "$pg_dir/start.err" >&2
   fi
 fi
