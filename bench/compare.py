@@ -2,7 +2,12 @@
 """Runs jr2c's benchmarks beside their peers, interleaved, and prints ratios (bench/run.sh).
 
     compare.py --build DIR --peers DIR [--quick|--full] [--out FILE] [--only NAME[,NAME…]]
-               [--gross]
+               [--gross] [--pg CONNINFO --pg-peers DIR]
+
+--pg names a throwaway PostgreSQL server (tests/pg/server.sh's libpq keyword string; bench/run.sh
+starts one): with it, pg_items (jr2c against DBOS Transact and Graphile Worker, #32) and pg_commit
+(a turn's commit against a bare libpq transaction) run too, each process on a fresh database of
+that server; without it they are skipped, and said to be.
 
 Each comparison has arms: a command run as a fresh process that prints one number (the arm's
 metric). Rounds run the arms in the order A B … B A, alternating each round, one process at a time

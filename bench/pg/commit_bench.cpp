@@ -57,16 +57,17 @@ struct SettlingRun {
     jr2gen::pool::RegisterWorkflows(registry);
     db = jr2rt::OpenStore(location);
     run = std::make_unique<jr2rt::Run>(registry, *registry.workflow("conformance_jobs"), id, clock);
-    run->scriptNext("scripted_next",
-                    [this](const jr2rt::NextQuery&, const std::function<void(Json)>& answer) {
-                      answer({{"item", {{"id", "i" + std::to_string(next++)}, {"mode", "wait"}}},
-                              {"open", 0}});
-                    });
+    run->scriptNext(
+        "scripted_next", [this](const jr2rt::NextQuery&, const std::function<void(Json)>& answer) {
+          answer({{"item", {{"id", "i" + std::to_string(next++)}, {"mode", "wait"}}}, {"open", 0}});
+        });
     saver = std::make_unique<jr2rt::RunSaver>(*db, clock);
     saver->attach(*run, /*fresh=*/true);
     run->start({{"jobs", 1}});
   }
-  void settle(int64_t i) { run->send("i" + std::to_string(i) + ".working", "finish", Json::object()); }
+  void settle(int64_t i) {
+    run->send("i" + std::to_string(i) + ".working", "finish", Json::object());
+  }
 };
 
 void BM_PgSavePerSettle(benchmark::State& state) {
@@ -88,6 +89,7 @@ BENCHMARK(BM_PgSavePerSettle)->Iterations(kSettles)->UseRealTime()->Unit(benchma
 
 PGresult* Exec(PGconn* c, const std::string& sql, const std::vector<std::string>& params = {}) {
   std::vector<const char*> values;
+  values.reserve(params.size());
   for (const auto& p : params) values.push_back(p.c_str());
   PGresult* r = PQexecParams(c, sql.c_str(), static_cast<int>(values.size()), nullptr,
                              values.data(), nullptr, nullptr, 0);
@@ -119,15 +121,18 @@ void BM_PgBareCommit(benchmark::State& state) {
       SettlingRun r(Location(), tmpl);
       for (int64_t i = 0; i < 20; ++i) r.settle(i);
       auto count = [&](const char* table) {
-        PGresult* res = Exec(c, std::string("SELECT count(*) FROM ") + table + " WHERE run = $1", {tmpl});
+        PGresult* res =
+            Exec(c, std::string("SELECT count(*) FROM ") + table + " WHERE run = $1", {tmpl});
         const long long n = std::atoll(PQgetvalue(res, 0, 0));
         PQclear(res);
         return n;
       };
       const long long feed_before = count("feed"), journal_before = count("journal");
       r.settle(20);
-      PGresult* res = Exec(c, "SELECT time, line, kind, data FROM feed WHERE run = $2 AND seq > $1"
-                              " ORDER BY seq", {std::to_string(feed_before), tmpl});
+      PGresult* res = Exec(c,
+                           "SELECT time, line, kind, data FROM feed WHERE run = $2 AND seq > $1"
+                           " ORDER BY seq",
+                           {std::to_string(feed_before), tmpl});
       for (int k = 0; k < PQntuples(res); ++k) {
         lines.push_back({PQgetvalue(res, k, 0), PQgetvalue(res, k, 1), PQgetvalue(res, k, 2),
                          PQgetvalue(res, k, 3), PQgetisnull(res, k, 3) != 0});
@@ -143,13 +148,15 @@ void BM_PgBareCommit(benchmark::State& state) {
       status = PQgetvalue(res, 0, 2);
       PQclear(res);
     }
-    PQclear(Exec(c, "INSERT INTO runs (id, workflow, status, updated, snapshot, view)"
-                    " SELECT $2, workflow, status, updated, snapshot, view FROM runs WHERE id = $1",
+    PQclear(Exec(c,
+                 "INSERT INTO runs (id, workflow, status, updated, snapshot, view)"
+                 " SELECT $2, workflow, status, updated, snapshot, view FROM runs WHERE id = $1",
                  {tmpl, floor}));
     for (const char* sql :
          {"PREPARE floor_run (text, text, bigint, text, text) AS UPDATE runs SET status = $2,"
           " updated = $3, rev = rev + 1, snapshot = $4, view = $5 WHERE id = $1",
-          "PREPARE floor_feed (text, bigint, bigint, text, text, text) AS INSERT INTO feed (run, seq,"
+          "PREPARE floor_feed (text, bigint, bigint, text, text, text) AS INSERT INTO feed (run, "
+          "seq,"
           " time, line, kind, data) VALUES ($1, $2, $3, $4, $5, $6)",
           "PREPARE floor_journal (text, bigint, text) AS INSERT INTO journal (run, seq, entry)"
           " VALUES ($1, $2, $3)"}) {
@@ -172,6 +179,7 @@ void BM_PgBareCommit(benchmark::State& state) {
   auto send = [&](const char* name, const std::vector<std::string>& params,
                   const std::vector<bool>& nulls = {}) {
     std::vector<const char*> values;
+    values.reserve(params.size());
     for (size_t k = 0; k < params.size(); ++k)
       values.push_back(k < nulls.size() && nulls[k] ? nullptr : params[k].c_str());
     if (PQsendQueryPrepared(c, name, static_cast<int>(values.size()), values.data(), nullptr,
@@ -188,7 +196,8 @@ void BM_PgBareCommit(benchmark::State& state) {
            {false, false, false, false, false, l.data_null});
     }
     for (const auto& e : entries) send("floor_journal", {floor, std::to_string(++journal_seq), e});
-    if (PQsendQueryParams(c, "COMMIT", 0, nullptr, nullptr, nullptr, nullptr, 0) != 1) failed = true;
+    if (PQsendQueryParams(c, "COMMIT", 0, nullptr, nullptr, nullptr, nullptr, 0) != 1)
+      failed = true;
     if (PQpipelineSync(c) != 1) failed = true;
     for (;;) {
       PGresult* r = PQgetResult(c);
