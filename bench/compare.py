@@ -228,7 +228,7 @@ class ColdCheck:
         return run
 
 
-def comparisons(build, peers, quick, pg=None, pg_peers=None):
+def comparisons(build, peers, quick, pg=None, pg_peers=None, pg_fsync=False):
     pool_bin = os.path.join(build, "bench/runtime/jr2_pool_bench")
     dispatch_bin = os.path.join(build, "bench/dispatch/jr2_dispatch_bench")
     check_bin = os.path.join(build, "bench/jr2_check_bench")
@@ -402,7 +402,7 @@ def comparisons(build, peers, quick, pg=None, pg_peers=None):
         out.append({
             "name": "pg_items",
             "what": f"items/s, {pg_n:,} items each one workflow with one durable step, cap {pg_cap},"
-                    " on one PostgreSQL server (fsync off)",
+                    f" on one PostgreSQL server (fsync {'on' if pg_fsync else 'off'})",
             "unit": "items/s",
             "higher_is_better": True,
             "arms": {
@@ -434,7 +434,8 @@ def comparisons(build, peers, quick, pg=None, pg_peers=None):
         out.append({
             "name": "pg_commit",
             "what": "µs per durable settle on PostgreSQL: one item settled and its turn committed"
-                    " (RunSaver, cap 1), against the same rows by a bare libpq transaction",
+                    " (RunSaver, cap 1), against the same rows by a bare libpq transaction"
+                    f" (fsync {'on' if pg_fsync else 'off'})",
             "unit": "µs",
             "higher_is_better": False,
             "arms": {
@@ -467,6 +468,8 @@ def main():
     ap.add_argument("--pg", help="a PostgreSQL server's libpq keyword string (tests/pg/server.sh):"
                                  " runs pg_items on it")
     ap.add_argument("--pg-peers", help="where bench/peers/pg is installed (npm ci)")
+    ap.add_argument("--pg-fsync", action="store_true",
+                    help="the server of --pg has fsync on (said in the comparisons' titles)")
     ap.add_argument("--only", help="run only these comparisons (names, comma-separated)")
     ap.add_argument("--gross", action="store_true",
                     help="exit 1 when a ratio or an arm's own goal is more than 2x worse than"
@@ -476,7 +479,8 @@ def main():
     rounds = 5 if quick else 7
 
     results = []
-    everything = comparisons(args.build, args.peers, quick, args.pg, args.pg_peers)
+    everything = comparisons(args.build, args.peers, quick, args.pg, args.pg_peers,
+                             args.pg_fsync)
     only = set(args.only.split(",")) if args.only else None
     if not args.pg:
         # pg_items needs a PostgreSQL server (bench/run.sh starts one when it can): said, skipped.
@@ -534,7 +538,7 @@ def main():
         print_one(results[-1])
         sys.stdout.flush()
 
-    machine = {"nproc": os.cpu_count(), "platform": platform.platform(),
+    machine = {"nproc": os.cpu_count(), "pg_fsync": args.pg_fsync if args.pg else None, "platform": platform.platform(),
                "cpu": cpu_model(), "when": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
                "commit": git_commit(), "mode": "quick" if quick else "full"}
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)

@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # The benchmarks side by side with their peers, in one command (docs/performance.md):
 #
-#   bash bench/run.sh [--quick|--full] [--only NAME[,NAME…]] [--gross] [--build DIR]
+#   bash bench/run.sh [--quick|--full] [--only NAME[,NAME…]] [--gross] [--build DIR] [--pg-fsync]
 #
 # --only: those comparisons alone (bench/compare.py names them; e.g. check_warm,check_cold).
 # --gross: exit 1 when a ratio, or an arm's own goal (`check_warm`'s lines/s, `check_rss`), is
 # more than 2x worse than its goal (the `bench-quick` ctest).
 # --build DIR: the arms of that build tree instead of a Release build (the ctest's own tree).
+# --pg-fsync: the PostgreSQL comparisons on a durable server (fsync, full_page_writes and
+# synchronous_commit turned on in the throwaway server, which has them off by default).
 #
 # Builds every jr2c arm in Release (in build-bench/, or $JR2_BENCH_BUILD), sets up the peers in
 # bench/out/peers (jr2 0.1.4's real pool() from ../shared/peers/jr2-harness, which fetches it and
@@ -26,13 +28,15 @@ mode=--quick
 only=()
 gross=()
 build=
+pg_fsync=
 while [ $# -gt 0 ]; do
   case $1 in
     --quick | --full) mode=$1 ;;
     --only) only=(--only "$2"); shift ;;
     --gross) gross=(--gross) ;;
     --build) build=$2; shift ;;
-    *) echo "bench/run.sh: unknown option \`$1\`; the options are --quick, --full, --only NAME[,NAME…], --gross and --build DIR" >&2; exit 2 ;;
+    --pg-fsync) pg_fsync=1 ;;
+    *) echo "bench/run.sh: unknown option \`$1\`; the options are --quick, --full, --only NAME[,NAME…], --gross, --build DIR and --pg-fsync" >&2; exit 2 ;;
   esac
   shift
 done
@@ -100,8 +104,17 @@ if [ -n "$want_pg" ]; then
   pg_dir=$(mktemp -d /tmp/jr2-bench-pg.XXXXXX)
   trap 'bash tests/pg/server.sh stop "$pg_dir" > /dev/null 2>&1 || true; rm -rf "$pg_dir"' EXIT
   if pg_url=$(bash tests/pg/server.sh start "$pg_dir" 2> "$pg_dir/start.err"); then
-    echo "== a throwaway PostgreSQL server for pg_items and pg_commit ($pg_dir; fsync off)" >&2
     pg=(--pg "$pg_url" --pg-peers "$pg_peers")
+    if [ -n "$pg_fsync" ]; then
+      # ALTER SYSTEM overrides server.sh's postgresql.conf; all three take a reload.
+      psql "$pg_url" -qX -v ON_ERROR_STOP=1 -c "ALTER SYSTEM SET fsync = on" \
+        -c "ALTER SYSTEM SET full_page_writes = on" -c "ALTER SYSTEM SET synchronous_commit = on" \
+        -c "SELECT pg_reload_conf()" > /dev/null
+      sleep 1
+      [ "$(psql "$pg_url" -AtX -c "SHOW fsync")" = on ] || { echo "bench/run.sh: fsync did not turn on" >&2; exit 1; }
+      pg+=(--pg-fsync)
+    fi
+    echo "== a throwaway PostgreSQL server for pg_items and pg_commit ($pg_dir; fsync $([ -n "$pg_fsync" ] && echo on || echo off))" >&2
   else
     echo "bench/run.sh: no PostgreSQL server could be started; pg_items and pg_commit are skipped:" >&2
     cat "$pg_dir/start.err" >&2
