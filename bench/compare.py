@@ -2,7 +2,12 @@
 """Runs jr2c's benchmarks beside their peers, interleaved, and prints ratios (bench/run.sh).
 
     compare.py --build DIR --peers DIR [--quick|--full] [--out FILE] [--only NAME[,NAME…]]
-               [--gross]
+               [--gross] [--pg CONNINFO --pg-peers DIR]
+
+--pg names a throwaway PostgreSQL server (tests/pg/server.sh's libpq keyword string; bench/run.sh
+starts one): with it, pg_items (jr2c against DBOS Transact and Graphile Worker, #32) and pg_commit
+(a turn's commit against a bare libpq transaction) run too, each process on a fresh database of
+that server; without it they are skipped, and said to be.
 
 Each comparison has arms: a command run as a fresh process that prints one number (the arm's
 metric). Rounds run the arms in the order A B … B A, alternating each round, one process at a time
@@ -64,6 +69,98 @@ def jr2_pool(peers, items, cap):
             raise RuntimeError(f"jr2 pool: {result['itemsInOutput']} of {items} items")
         return float(result["itemsPerSec"])
     return run
+
+
+def pg_with_db(pg, db):
+    """The libpq keyword string `pg` (tests/pg/server.sh's) with `dbname` set to `db`."""
+    parts = [p for p in pg.split() if not p.startswith("dbname=")]
+    return " ".join(parts + [f"dbname={db}"])
+
+
+def pg_fresh_db(pg, db):
+    """Drops and makes the database `db` on the server of `pg`: each pg_items process starts on
+    an empty database of its own (its tables and their rows never carried over a round)."""
+    subprocess.run(["psql", pg, "-qX", "-v", "ON_ERROR_STOP=1",
+                    "-c", f"DROP DATABASE IF EXISTS {db} WITH (FORCE)", "-c", f"CREATE DATABASE {db}"],
+                   check=True, capture_output=True, text=True, timeout=120)
+
+
+def pg_node(pg_peers, pg, db, script, args, field, items):
+    """A PostgreSQL peer (bench/peers/pg/*.mjs, installed with npm ci in `pg_peers`) on a fresh
+    database `db`; the script warms itself (a discarded round) and prints one JSON line."""
+    def run():
+        pg_fresh_db(pg, db)
+        proc = subprocess.run(["node", script, "--pg", pg, "--db", db] + args, cwd=pg_peers,
+                              capture_output=True, text=True, timeout=900)
+        if proc.returncode != 0:
+            raise RuntimeError(f"{script} {' '.join(args)}: exit {proc.returncode}:\n"
+                               f"{proc.stderr[-2000:]}{proc.stdout[-2000:]}")
+        result = json.loads(proc.stdout.strip().splitlines()[-1])
+        if result.get("done") != items:
+            raise RuntimeError(f"{script}: {result.get('done')} of {items} done")
+        return float(result[field])
+    return run
+
+
+def pg_gbench(pg, db, binary, name, field):
+    """An arm from one Google Benchmark that works in the database $JR2_BENCH_PG: `db`, made
+    fresh on the server of `pg` before each process."""
+    inner = gbench(binary, name, field)
+
+    def run():
+        pg_fresh_db(pg, db)
+        os.environ["JR2_BENCH_PG"] = pg_with_db(pg, db)
+        try:
+            return inner()
+        finally:
+            del os.environ["JR2_BENCH_PG"]
+    return run
+
+
+class PgRunner:
+    """jr2c's arm of pg_items: a runner generated from bench/pg/pg_items.jr2 (a Pool over N
+    items at cap C, each item's worker one durable step, a host function), run through the real
+    CLI, `RUNNER run --store PG --input @FILE`, against a fresh database of the same server as
+    the peers. Per process: a first `run` on the empty database, discarded (it makes the
+    schema: the peers run their migrations outside their measured round too, and warm up), then
+    a second `run` on the same database, timed from its fork to its exit (the process's start,
+    its store's open and every commit count). The run must end done (exit 0) with all N items
+    in its output, or the arm errors."""
+
+    def __init__(self, runner, pg, db, items, cap, workdir):
+        self.runner, self.pg, self.db = runner, pg, db
+        self.items, self.cap, self.workdir = items, cap, workdir
+        self.input = None
+
+    def once(self):
+        store = pg_with_db(self.pg, self.db)
+        with tempfile.TemporaryFile() as err:
+            t0 = time.perf_counter()
+            proc = subprocess.run([self.runner, "run", "--store", store, "--input",
+                                   "@" + self.input], stdout=subprocess.PIPE, stderr=err,
+                                  timeout=900)
+            seconds = time.perf_counter() - t0
+            err.seek(0)
+            said = err.read().decode(errors="replace")
+        if proc.returncode != 0:
+            raise RuntimeError(f"{self.runner} run: exit {proc.returncode}:\n{said[-2000:]}")
+        got = len(json.loads(proc.stdout)["items"])
+        if got != self.items:
+            raise RuntimeError(f"{self.runner} run: {got} of {self.items} items in its output")
+        return seconds
+
+    def items_per_second(self):
+        def run():
+            if not self.input:
+                os.makedirs(self.workdir, exist_ok=True)
+                self.input = os.path.join(self.workdir, f"items_{self.items}_{self.cap}.json")
+                with open(self.input, "w") as f:
+                    json.dump({"items": [{"id": f"I-{i:06d}", "n": i} for i in range(self.items)],
+                               "jobs": self.cap}, f)
+            pg_fresh_db(self.pg, self.db)
+            self.once()  # warm-up, discarded (and the schema made)
+            return self.items / self.once()
+        return run
 
 
 class ColdCheck:
@@ -131,7 +228,7 @@ class ColdCheck:
         return run
 
 
-def comparisons(build, peers, quick):
+def comparisons(build, peers, quick, pg=None, pg_peers=None, pg_fsync=False):
     pool_bin = os.path.join(build, "bench/runtime/jr2_pool_bench")
     dispatch_bin = os.path.join(build, "bench/dispatch/jr2_dispatch_bench")
     check_bin = os.path.join(build, "bench/jr2_check_bench")
@@ -296,6 +393,60 @@ def comparisons(build, peers, quick):
         "goals": {},
         "absolute_goals": {"jr2c": 30},
     })
+    # #32's performance part, on the throwaway PostgreSQL server bench/run.sh starts (--pg): only
+    # when there is one. Every arm on that one server, each process on a fresh database.
+    if pg:
+        pg_n, pg_cap = 1000, 8
+        runner_dir = os.path.join(build, "bench/pg")
+        workdir = os.path.join(os.path.dirname(os.path.abspath(__file__)), "out/pg")
+        out.append({
+            "name": "pg_items",
+            "what": f"items/s, {pg_n:,} items each one workflow with one durable step, cap {pg_cap},"
+                    f" on one PostgreSQL server (fsync {'on' if pg_fsync else 'off'})",
+            "unit": "items/s",
+            "higher_is_better": True,
+            "arms": {
+                # The step an effect, at most once: its invoke committed before it runs.
+                "jr2c": PgRunner(os.path.join(runner_dir, "bench_pg_items"), pg, "bench_jr2c",
+                                 pg_n, pg_cap, workdir).items_per_second(),
+                # The step declared idempotent (run again after a crash, as DBOS's steps are).
+                "jr2c-idempotent": PgRunner(os.path.join(runner_dir, "bench_pg_items_idempotent"),
+                                            pg, "bench_jr2c_idem", pg_n, pg_cap,
+                                            workdir).items_per_second(),
+                # C starters calling the workflow directly (DBOS's fastest shape here).
+                "dbos": pg_node(pg_peers, pg, "bench_dbos", "dbos_items.mjs",
+                                ["--items", str(pg_n), "--cap", str(pg_cap), "--mode", "direct"],
+                                "workflowsPerSec", pg_n),
+                # A WorkflowQueue with workerConcurrency C (DBOS's documented bound), polled
+                # every 10 ms.
+                "dbos-queue": pg_node(pg_peers, pg, "bench_dbos_queue", "dbos_items.mjs",
+                                      ["--items", str(pg_n), "--cap", str(pg_cap), "--mode",
+                                       "queue"], "workflowsPerSec", pg_n),
+                "graphile": pg_node(pg_peers, pg, "bench_graphile", "graphile_items.mjs",
+                                    ["--items", str(pg_n), "--cap", str(pg_cap)], "jobsPerSec",
+                                    pg_n),
+            },
+            # #32: jr2c's workflows/s (and durable steps/s: one step a workflow, the same ratio)
+            # at least 5x DBOS's at the same concurrency, in either of DBOS's shapes.
+            "goals": {"dbos": 5.0, "dbos-queue": 5.0},
+        })
+        commit_bin = os.path.join(build, "bench/pg/jr2_pg_commit_bench")
+        out.append({
+            "name": "pg_commit",
+            "what": "µs per durable settle on PostgreSQL: one item settled and its turn committed"
+                    " (RunSaver, cap 1), against the same rows by a bare libpq transaction"
+                    f" (fsync {'on' if pg_fsync else 'off'})",
+            "unit": "µs",
+            "higher_is_better": False,
+            "arms": {
+                "jr2c": pg_gbench(pg, "bench_commit_jr2c", commit_bin,
+                                  "BM_PgSavePerSettle/iterations:2000/real_time", "real_time"),
+                "bare-libpq": pg_gbench(pg, "bench_commit_bare", commit_bin,
+                                        "BM_PgBareCommit/iterations:2000/real_time", "real_time"),
+            },
+            # #32: a turn's commit at most 1.5x the floor's time.
+            "goals": {"bare-libpq": 1 / 1.5},
+        })
     return out
 
 
@@ -314,6 +465,11 @@ def main():
     mode.add_argument("--quick", action="store_true")
     mode.add_argument("--full", action="store_true")
     ap.add_argument("--out", default="bench/out/results.json")
+    ap.add_argument("--pg", help="a PostgreSQL server's libpq keyword string (tests/pg/server.sh):"
+                                 " runs pg_items on it")
+    ap.add_argument("--pg-peers", help="where bench/peers/pg is installed (npm ci)")
+    ap.add_argument("--pg-fsync", action="store_true",
+                    help="the server of --pg has fsync on (said in the comparisons' titles)")
     ap.add_argument("--only", help="run only these comparisons (names, comma-separated)")
     ap.add_argument("--gross", action="store_true",
                     help="exit 1 when a ratio or an arm's own goal is more than 2x worse than"
@@ -323,8 +479,20 @@ def main():
     rounds = 5 if quick else 7
 
     results = []
-    everything = comparisons(args.build, args.peers, quick)
+    everything = comparisons(args.build, args.peers, quick, args.pg, args.pg_peers,
+                             args.pg_fsync)
     only = set(args.only.split(",")) if args.only else None
+    if not args.pg:
+        # pg_items needs a PostgreSQL server (bench/run.sh starts one when it can): said, skipped.
+        pg_names = {"pg_items", "pg_commit"}
+        if only and only & pg_names:
+            print(f"{', '.join(sorted(only & pg_names))}: skipped: no PostgreSQL server (bench/run.sh"
+                  " starts one with tests/pg/server.sh; install PostgreSQL with scripts/setup.sh)")
+            only -= pg_names
+            if not only:
+                return 0
+        elif not only:
+            print("pg_items, pg_commit: skipped: no PostgreSQL server")
     if only and only - {c["name"] for c in everything}:
         names = ", ".join(c["name"] for c in everything)
         ap.error(f"no comparison {', '.join(sorted(only - {c['name'] for c in everything}))}; "
@@ -370,7 +538,7 @@ def main():
         print_one(results[-1])
         sys.stdout.flush()
 
-    machine = {"nproc": os.cpu_count(), "platform": platform.platform(),
+    machine = {"nproc": os.cpu_count(), "pg_fsync": args.pg_fsync if args.pg else None, "platform": platform.platform(),
                "cpu": cpu_model(), "when": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
                "commit": git_commit(), "mode": "quick" if quick else "full"}
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
