@@ -217,6 +217,13 @@ class RunHost : private Dispatcher {
   void keepLease();
   // On SIGTERM, after the last commit: lets go of every run and head, and marks the host gone.
   void leaveHosts();
+  // Hands `verb` (`send` with {gate, event, payload}, or `cancel`) of run `id`, which another
+  // serve sharing the store drives, to that serve through the inbox, without waiting: `done` is
+  // called on a later turn with its answer (`{status, gates}` once the step is stored there, or
+  // `{error, kind}`), or with nothing when no host took it within `patienceMs` (then it was
+  // withdrawn, and nothing of it was done).
+  void forward(const std::string& id, const std::string& verb, const Json& body, int64_t patienceMs,
+               std::function<void(const std::optional<Json>&)> done);
   // While fenced (between a lost lease and the next join): why; "" otherwise. A change asked of
   // serve then is refused 503 (nothing of it is stored).
   const std::string& fenced() const { return fenced_; }
@@ -393,6 +400,14 @@ class RunHost : private Dispatcher {
                                 bool told);
   // Writes the answers of answersDue_ (after the turn that stored their steps).
   void answerDue();
+  // What forward() asked and waits for: polled with the inbox (pollForwarded).
+  struct Forwarded {
+    int64_t seq = 0;
+    std::chrono::steady_clock::time_point deadline;
+    std::function<void(const std::optional<Json>&)> done;
+  };
+  std::vector<Forwarded> forwarded_;
+  void pollForwarded();
   // serve's handlers: what queue() and afterCommit() were given.
   std::vector<std::function<void()>> actions_;
   struct AfterCommit {

@@ -127,9 +127,37 @@ void RunHost::serveInbox() {
         throw BadInput("the request `" + request.verb + "` is not one a host takes");
       }
     } catch (const BadInput& e) {
-      store_.answer(request.seq, {{"error", e.what()}});
+      // Its kind by the table (errors.h), for an asker that answers by it (a serve forwarding).
+      store_.answer(request.seq, {{"error", e.what()}, {"kind", RuleOf(KindOf(e)).name}});
     }
   }
+  pollForwarded();
+}
+
+void RunHost::forward(const std::string& id, const std::string& verb, const Json& body,
+                      int64_t patienceMs, std::function<void(const std::optional<Json>&)> done) {
+  const int64_t seq = store_.ask(id, verb, body);
+  forwarded_.push_back({seq,
+                        std::chrono::steady_clock::now() + std::chrono::milliseconds(patienceMs),
+                        std::move(done)});
+}
+
+void RunHost::pollForwarded() {
+  if (forwarded_.empty()) return;
+  const auto now = std::chrono::steady_clock::now();
+  std::vector<Forwarded> waiting;
+  std::vector<std::pair<std::function<void(const std::optional<Json>&)>, std::optional<Json>>> due;
+  for (auto& f : forwarded_) {
+    if (auto answer = store_.answerOf(f.seq)) {
+      due.emplace_back(std::move(f.done), std::move(answer));
+    } else if (now >= f.deadline && store_.withdraw(f.seq)) {
+      due.emplace_back(std::move(f.done), std::nullopt);  // nobody took it: nothing was done
+    } else {
+      waiting.push_back(std::move(f));  // not yet, or taken: its answer comes
+    }
+  }
+  forwarded_ = std::move(waiting);
+  for (auto& [done, answer] : due) done(answer);
 }
 
 std::optional<Json> RunHost::askHolder(const std::string& id, const std::string& holder,

@@ -851,6 +851,11 @@ class Server {
     const std::string& id = r.id;
     try {
       host_.answerAt(r, gate, body["event"].get<std::string>(), payload);
+    } catch (const RunBusy& e) {
+      if (e.holder.rfind("host ", 0) != 0) throw;  // a runner command drives it: 503
+      // Another serve sharing the store drives it: the answer goes to that serve.
+      return forward(s, r, "send", {{"gate", gate}, {"event", body["event"]}, {"payload", payload}},
+                     &c, gate);
     } catch (const GateRefused& e) {
       const std::string& run = r.id;
       const std::string name = Printable(gate.substr(0, 200));
@@ -910,9 +915,46 @@ class Server {
     const Json body = Body(s, {"type"});
     if (!body.contains("type") || body["type"] != "CANCEL")
       throw HttpError{400, "this route takes {\"type\":\"CANCEL\"}"};
-    host_.changeable(r, /*cancel=*/true);  // RunEnded 409, RunBusy 503
-    host_.cancelHosted(r.id);              // stored at once
+    try {
+      host_.changeable(r, /*cancel=*/true);  // RunEnded 409, RunBusy 503
+    } catch (const RunBusy& e) {
+      if (e.holder.rfind("host ", 0) != 0) throw;
+      return forward(s, r, "cancel", Json::object(), nullptr, "");
+    }
+    host_.cancelHosted(r.id);  // stored at once
     s->answer(200, {{"status", ToString(host_.run(r.id).status())}});
+  }
+
+  // Run `r` is driven by another serve sharing the store: `verb` (`send` or `cancel`) is handed
+  // to that serve through the store's inbox (RunHost::forward), and answered with what it said:
+  // for `send` the run's status and the Gates `who` may answer, read from the view that serve's
+  // commit stored; its refusal by the error table (a Gate it no longer has: 409 when it was open
+  // once, as here); 503 when no serve took it within 10 s (nothing of it was done).
+  void forward(const std::shared_ptr<Session>& s, const RunSummary& r, const std::string& verb,
+               const Json& body, const Caller* who, const std::string& gate) {
+    const std::string id = r.id;
+    host_.forward(id, verb, body, 10000,
+                  [this, s, id, verb, who, gate](const std::optional<Json>& answer) {
+                    if (!answer) {
+                      return s->answer(503,
+                                       {{"error", "the serve that drives run " + id +
+                                                      " took nothing within 10 s; nothing of "
+                                                      "the " +
+                                                      verb + " was done: send it again"}},
+                                       1);
+                    }
+                    if (answer->contains("error")) {
+                      const ErrorRule* rule = RuleNamed(answer->value("kind", ""));
+                      unsigned status = rule != nullptr ? rule->http : 409;
+                      if (status == 404 && !gate.empty() && host_.hadGate(id, gate)) status = 409;
+                      return s->refuse({status, answer->value("error", "")});
+                    }
+                    if (verb == "cancel")
+                      return s->answer(200, {{"status", answer->value("status", "")}});
+                    const RunSummary now = host_.summary(id, /*view=*/true);
+                    s->answer(200, {{"status", now.status},
+                                    {"gates", GatesFor(host_.view(now, /*items=*/false), who)}});
+                  });
   }
 
   // ---- hooks ---------------------------------------------------------------------------------
