@@ -59,10 +59,10 @@ def wait_for(cond, seconds):
     return None
 
 
-def answer(port, rid, gate, event, payload):
+def post(port, path, body):
+    """POST `body` (JSON) to serve on `port` with the instance token: (status, JSON answer)."""
     req = urllib.request.Request(
-        "http://127.0.0.1:%d/runs/%s/gates/%s/events" % (port, rid, gate),
-        data=json.dumps({"event": event, "payload": payload}).encode(),
+        "http://127.0.0.1:%d%s" % (port, path), data=json.dumps(body).encode(),
         headers={"Authorization": "Bearer " + token, "Content-Type": "application/json"},
         method="POST")
     try:
@@ -70,19 +70,16 @@ def answer(port, rid, gate, event, payload):
             return r.status, json.loads(r.read())
     except urllib.error.HTTPError as e:
         return e.code, json.loads(e.read() or b"{}")
+
+
+def answer(port, rid, gate, event, payload):
+    return post(port, "/runs/%s/gates/%s/events" % (rid, gate),
+                {"event": event, "payload": payload})
 
 
 def start(port):
-    req = urllib.request.Request(
-        "http://127.0.0.1:%d/workflows/conformance_secret/runs" % port,
-        data=json.dumps({"input": {"note": {"deep": {"secret": "http"}}}}).encode(),
-        headers={"Authorization": "Bearer " + token, "Content-Type": "application/json"},
-        method="POST")
-    try:
-        with urllib.request.urlopen(req, timeout=15) as r:
-            return r.status, json.loads(r.read())
-    except urllib.error.HTTPError as e:
-        return e.code, json.loads(e.read() or b"{}")
+    return post(port, "/workflows/conformance_secret/runs",
+                {"input": {"note": {"deep": {"secret": "http"}}}})
 
 
 def serve(name):
@@ -124,12 +121,7 @@ code, body = answer(port_b, ids[1], "approval", "rate", {"score": 4})
 check(code == 409, "the same answer again, through beta, is 409 (%d): %s" % (code, body))
 code, body = answer(port_b, ids[3], "approval", "rate", {"score": "x"})
 check(code == 400, "a payload alpha refuses, through beta, is 400 (%d): %s" % (code, body))
-req = urllib.request.Request("http://127.0.0.1:%d/runs/%s/events" % (port_b, ids[5]),
-                             data=b'{"type": "CANCEL"}', method="POST",
-                             headers={"Authorization": "Bearer " + token,
-                                      "Content-Type": "application/json"})
-with urllib.request.urlopen(req, timeout=15) as r:
-    code, body = r.status, json.loads(r.read())
+code, body = post(port_b, "/runs/%s/events" % ids[5], {"type": "CANCEL"})
 status5 = psql("SELECT status FROM runs WHERE id = '%s'" % ids[5])
 check(code == 200 and body.get("status") == "cancelled" and status5 == "cancelled",
       "a cancel through beta of alpha's run is done by alpha (%d, stored %s): %s" %
