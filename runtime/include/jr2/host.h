@@ -339,7 +339,8 @@ class RunHost : private Dispatcher {
   // Lets go of everything after a lost lease and joins again (keepLease).
   void refence();
   bool serving_ = false;  // in serve(): a full disk is waited out, not thrown
-  bool full_ = false;     // the last group commit found the disk full
+  bool full_ = false;     // the last group commit found the disk full (or the store unreachable)
+  bool fullDisk_ = true;  // full_ is the disk's (not a shared store that cannot be reached)
   std::string fullReason_;
   std::chrono::steady_clock::time_point fullTried_;
   void note(const std::string& text) {

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "host/host_internal.h"
+#include "jr2/errors.h"
 #include "run/engine.h"
 
 namespace jr2rt {
@@ -175,21 +176,33 @@ bool RunHost::commit(const std::vector<Run*>& runs) {
     if (!serving_) throw;
     fenced_ = e.what();
     return false;
-  } catch (const StoreFull& e) {
+  } catch (const StoreConflict&) {
+    throw;
+  } catch (const StoreError& e) {
+    // A store shared by hosts that cannot be reached now (a restart of PostgreSQL, the network):
+    // serve waits it out as it waits out a full disk — nothing of the turn goes out, and it
+    // stores again once it can (or its lease runs out first, and it fences itself).
+    const bool full = dynamic_cast<const StoreFull*>(&e) != nullptr;
+    if (!full && (hosts_ == nullptr || !serving_)) throw;
     ++metrics_.commitsFailed;
     for (size_t i = 0; i < batch.size(); ++i) saved[i]->saver->failed(*saved[i]->run, batch[i]);
     if (!serving_) throw;  // a command says so and exits; serve waits for space
     if (!full_) {
-      note(std::string(e.what()) +
-           "; serve keeps answering reads, refuses changes (503), and stores what its runs do "
-           "once there is space (it tries every second)");
+      note(std::string(e.what()) + "; serve keeps answering reads, refuses changes (503), and " +
+           (full ? "stores what its runs do once there is space"
+                 : "stores what its runs do once the store answers again") +
+           " (it tries every second)");
     }
     full_ = true;
+    fullDisk_ = full;
     fullReason_ = e.what();
     fullTried_ = now;
     return false;
   }
-  if (full_) note("the run store has space again: what the runs did meanwhile is stored");
+  if (full_) {
+    note(fullDisk_ ? "the run store has space again: what the runs did meanwhile is stored"
+                   : "the run store answers again: what the runs did meanwhile is stored");
+  }
   full_ = false;
   for (size_t i = 0; i < batch.size(); ++i) {
     saved[i]->saver->committed(revisions[i], batch[i]);
@@ -335,6 +348,12 @@ void RunHost::cancelNow(Hosted& h) {
   h.run->cancel();  // its children stop: processes killed, held effects never start
   h.saver->addEvent(FeedLine(0, clock_.nowMs(), "cancelled", "cancelled"));
   commit({h.run.get()});
+  if (!fenced_.empty()) {
+    // Not stored, and never will be by this host: the run goes on elsewhere, not cancelled.
+    throw RunBusy("this serve lost its lease on the run store before the cancel of run " +
+                      h.run->id() + " was stored; nothing of it was kept: send it again",
+                  "");
+  }
 }
 
 void RunHost::queue(std::function<void()> action) {
@@ -393,6 +412,9 @@ void RunHost::serve(const std::function<void()>& every) {
           if (!full_) serveInbox();
         } catch (const StoreFull&) {
           // Nothing was taken from the inbox: it is read again when there is space.
+        } catch (const StoreError& e) {
+          // A shared store that cannot be reached now: read again at the next pass.
+          if (hosts_ == nullptr || dynamic_cast<const StoreConflict*>(&e) != nullptr) throw;
         }
         std::vector<std::function<void()>> actions;
         actions.swap(actions_);
@@ -406,6 +428,9 @@ void RunHost::serve(const std::function<void()>& every) {
             fenced_ = e.what();  // a claim or a take with a lease gone: let go at the next turn
           } catch (const StoreFull&) {
             // Taking up runs and standing Pools waits for space too.
+          } catch (const StoreError& e) {
+            // A shared store that cannot be reached now: the next second tries again.
+            if (hosts_ == nullptr || dynamic_cast<const StoreConflict*>(&e) != nullptr) throw;
           }
         }
         return false;

@@ -84,7 +84,10 @@ void RunHost::serveInbox() {
                           .count();
   if (now - inboxCheckedMs_ < 200) return;
   inboxCheckedMs_ = now;
-  for (const auto& request : store_.asked()) {
+  // A host that lost its lease takes nothing more: what it takes, it could not store.
+  const std::vector<Inbox::Request> asked =
+      fenced_.empty() ? store_.asked() : std::vector<Inbox::Request>();
+  for (const auto& request : asked) {
     auto it = runs_.find(request.run);
     if (it == runs_.end() || !store_.takeRequest(request.seq)) continue;
     Hosted& h = it->second;
@@ -93,7 +96,7 @@ void RunHost::serveInbox() {
     try {
       if (request.verb == "cancel") {
         if (run.ended())
-          throw BadInput("run " + run.id() + " has already ended `" + ToString(run.status()) + "`");
+          throw RunEnded("run " + run.id() + " has already ended `" + ToString(run.status()) + "`");
         cancelNow(h);
         note("run " + run.id() + " was cancelled by another command");
         store_.answer(request.seq, {{"status", ToString(run.status())}});
@@ -129,6 +132,8 @@ void RunHost::serveInbox() {
     } catch (const BadInput& e) {
       // Its kind by the table (errors.h), for an asker that answers by it (a serve forwarding).
       store_.answer(request.seq, {{"error", e.what()}, {"kind", RuleOf(KindOf(e)).name}});
+    } catch (const RunBusy& e) {
+      store_.answer(request.seq, {{"error", e.what()}, {"kind", RuleOf(KindOf(e)).name}});
     }
   }
   pollForwarded();
@@ -152,6 +157,15 @@ void RunHost::pollForwarded() {
       due.emplace_back(std::move(f.done), std::move(answer));
     } else if (now >= f.deadline && store_.withdraw(f.seq)) {
       due.emplace_back(std::move(f.done), std::nullopt);  // nobody took it: nothing was done
+    } else if (now >= f.deadline + std::chrono::seconds(30)) {
+      // Taken, and not answered 30 s later (its host died or lost its lease after taking it):
+      // what it did is not known here; the asker is told so rather than kept waiting.
+      due.emplace_back(std::move(f.done),
+                       Json{{"error",
+                             "the serve that took this request did not answer within 40 s "
+                             "(it stopped, or lost its lease); whether it was done is "
+                             "not known: read the run before sending it again"},
+                            {"kind", RuleOf(ErrorKind::kBusy).name}});
     } else {
       waiting.push_back(std::move(f));  // not yet, or taken: its answer comes
     }
@@ -231,9 +245,18 @@ int RunHost::takeLive(const std::vector<std::string>& workflows) {
     const int64_t room = capacity_ - static_cast<int64_t>(runs_.size());
     for (const auto& summary : hosts_->claim(std::min<int64_t>(room, 256), workflows)) {
       ++metrics_.claimed;
+      // A standing workflow's run is driven by the owner of its head (which stands it up, hands
+      // it over and backs it off), never by a host that only claimed the run.
+      const WorkflowInfo* wf = registry_.workflow(summary.workflow);
+      const bool standing = wf != nullptr && wf->pool != nullptr && wf->pool->standing;
       std::string holder;
-      auto lock = TryLock(store_, summary.id, &holder);  // its owner is this host now
-      if (!lock) continue;
+      std::unique_ptr<RunLock> lock;
+      if (!standing || hosts_->takeHead(summary.workflow))
+        lock = TryLock(store_, summary.id, &holder);  // its owner is this host now
+      if (!lock) {
+        hosts_->release({summary.id});  // not driven here: left for a host that can
+        continue;
+      }
       try {
         adopt(LoadRun(store_, summary.id, summary.workflow), std::move(lock));
         AskAnotherTurn(*engine_);

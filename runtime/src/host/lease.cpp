@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "host/host_internal.h"
+#include "jr2/errors.h"
 #include "jr2/host.h"
 
 namespace jr2rt {
@@ -82,6 +83,17 @@ void RunHost::refence() {
     due.swap(afterCommit_);
     for (auto& a : due) {
       if (a.lost) a.lost();
+    }
+    // The inbox requests it took and had not answered: told that nothing of them was kept.
+    for (const auto& [seq, id] : answersDue_) {
+      try {
+        store_.answer(seq, {{"error", "the serve that drove run " + id +
+                                          " lost its lease before the change was stored; nothing "
+                                          "of it was kept: send it again"},
+                            {"kind", RuleOf(ErrorKind::kBusy).name}});
+      } catch (const StoreError&) {
+        // The store cannot be reached: the asker times out instead.
+      }
     }
     answersDue_.clear();
     // Every process killed with its run; what the turn held back never starts.

@@ -1645,6 +1645,9 @@ int Serve(RunHost& host, const ServeOptions& options,
       say("took up " + std::to_string(more) + " more run" + (more == 1 ? "" : "s"));
     }
   });
+  // Hosts sharing the store: its runs and heads let go at once, for the other hosts (before the
+  // drain, which may last longer than the lease; what the drain answers was decided already).
+  host.leaveHosts();
   // The drain: every connection is answered or ended, within the bound; then serve exits. (A
   // Session may outlive its socket, held by a handler queued for a turn that never comes: what
   // counts is the sockets still open.)
@@ -1683,7 +1686,6 @@ int Serve(RunHost& host, const ServeOptions& options,
         (cut > 0 ? ", " + std::to_string(cut) + " cut at the bound (their clients took nothing)"
                  : std::string()));
   }
-  host.leaveHosts();  // its runs and heads let go at once, for the other hosts
   say("stopped: every step under way is stored" +
       (host.stoppedEffects() > 0
            ? "; " + std::to_string(host.stoppedEffects()) +
