@@ -115,13 +115,12 @@ void RunHost::refence() {
 
 void RunHost::leaveHosts() {
   if (hosts_ == nullptr || !fenced_.empty()) return;
-  for (auto& [id, h] : runs_) h.lock.reset();  // each one released (its owner cleared)
-  runs_.clear();
   try {
-    hosts_->leave();
+    hosts_->leave();  // every run and head let go in one statement, the host marked gone
   } catch (const StoreError& e) {
     note(std::string("could not mark this host gone (its lease runs out instead): ") + e.what());
   }
+  runs_.clear();  // their locks have nothing left to release
 }
 
 }  // namespace jr2rt

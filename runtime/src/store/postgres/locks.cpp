@@ -60,7 +60,8 @@ class PgLock final : public RunLock {
     held_ = false;
     if (lease_) {
       auto hold = db_->hold();
-      db_->owned().erase(id_);
+      // A join or a leave since released every run of the lease in one statement: nothing left.
+      if (db_->owned().erase(id_) == 0) return;
       db_->run(
           "UPDATE runs SET owner = NULL, owner_epoch = NULL WHERE id = $1 AND owner = $2"
           " AND owner_epoch = $3",
