@@ -82,8 +82,16 @@ def start(port):
                 {"input": {"note": {"deep": {"secret": "http"}}}})
 
 
-def serve(name):
-    return start_serve(runner, env, tmp, name, ["--host-name", name, "--lease-ttl", str(TTL)])
+def serve(name, *more):
+    return start_serve(runner, env, tmp, name,
+                       ["--host-name", name, "--lease-ttl", str(TTL), *more])
+
+
+def metrics_of(port):
+    req = urllib.request.Request("http://127.0.0.1:%d/metrics" % port,
+                                 headers={"Authorization": "Bearer " + token})
+    return dict(line.split(" ", 1) for line in urllib.request.urlopen(req, timeout=10).read()
+                .decode().splitlines() if line and not line.startswith("#"))
 
 
 N = 6
@@ -127,16 +135,36 @@ check(code == 200 and body.get("status") == "cancelled" and status5 == "cancelle
       "a cancel through beta of alpha's run is done by alpha (%d, stored %s): %s" %
       (code, status5, body))
 
+# Wake-ups (docs/scaling.md#wake-ups): a forwarded answer is carried by NOTIFYs both ways, not
+# by the 200 ms polls: alpha is woken for the request, beta for the answer.
+lat = []
+for i in range(5):
+    code, body = start(port_a)
+    rid = body.get("runId", "")
+    t0 = time.time()
+    code, body = answer(port_b, rid, "approval", "rate", {"score": 3})
+    lat.append(time.time() - t0)
+    check(code == 200 and body.get("status") == "waiting", "a forwarded answer (%d): %s" % (code, body))
+lat.sort()
+print("forwarded answers: median %.0f ms, slowest %.0f ms" % (lat[2] * 1000, lat[-1] * 1000),
+      flush=True)
+ma, mb = metrics_of(port_a), metrics_of(port_b)
+check(ma.get("jr2_listening") == "1" and mb.get("jr2_listening") == "1", "both serves listen")
+check(int(ma.get('jr2_wakeups_total{kind="inbox"}', "0")) >= 5 and
+      int(mb.get('jr2_wakeups_total{kind="answers"}', "0")) >= 5,
+      "alpha was woken for each request and beta for each answer (inbox %s, answers %s)" %
+      (ma.get('jr2_wakeups_total{kind="inbox"}'), mb.get('jr2_wakeups_total{kind="answers"}')))
+check(lat[2] < 0.5, "the median forwarded answer takes under 0.5 s (%.0f ms)" % (lat[2] * 1000))
+check(int(ma.get("jr2_heartbeats_total", "0")) >= 1, "alpha's keeper beats (%s)" %
+      ma.get("jr2_heartbeats_total"))
+
 a.send_signal(signal.SIGKILL)
 a.wait()
 took = wait_for(all_of("beta"), TTL + 5)
 print("alpha SIGKILLed: beta owns every run after %s s (TTL %d s)" %
       (took and round(took, 1), TTL), flush=True)
 check(took is not None, "beta takes alpha's runs within the TTL + 5 s: %s" % owners())
-req = urllib.request.Request("http://127.0.0.1:%d/metrics" % port_b,
-                             headers={"Authorization": "Bearer " + token})
-metrics = dict(line.split(" ", 1) for line in urllib.request.urlopen(req, timeout=10).read()
-               .decode().splitlines() if line and not line.startswith("#"))
+metrics = metrics_of(port_b)
 check(int(metrics.get("jr2_hosts_reaped_total", "0")) == 1 and
       int(metrics.get("jr2_runs_claimed_total", "0")) >= int(waiting()),
       "beta's /metrics: reaped %s, claimed %s" % (metrics.get("jr2_hosts_reaped_total"),
@@ -151,7 +179,7 @@ check(code == 200 and body.get("status") == "done", "run 1 ends through beta: %d
 # beta stopped past its TTL: gamma reaps it and takes its runs; beta, let go on, is fenced.
 revs_before = psql("SELECT string_agg(id || ':' || rev, ' ' ORDER BY id) FROM runs")
 b.send_signal(signal.SIGSTOP)
-g, port_g, err_g = serve("gamma")
+g, port_g, err_g = serve("gamma", "--poll-only")  # as behind a pooler: no LISTEN
 took = wait_for(all_of("gamma"), TTL + 5)
 check(took is not None, "gamma takes the runs of a stopped beta within the TTL + 5 s (%s s): %s" %
       (took and round(took, 1), owners()))
@@ -171,6 +199,10 @@ print("runs written by beta after it was fenced: %d" % written, flush=True)
 check(written == 0, "nothing of beta's is written after it was fenced (%s -> %s)" % (revs_gamma, after))
 code, body = answer(port_g, ids[2], "approval", "rate", {"score": 5})
 check(code == 200, "an answer through gamma: %d" % code)
+mg = metrics_of(port_g)
+check(mg.get("jr2_listening") == "0" and mg.get("jr2_notifies_received_total") == "0",
+      "gamma, polling only, listens to nothing and works by polling (listening %s, heard %s)" %
+      (mg.get("jr2_listening"), mg.get("jr2_notifies_received_total")))
 code, body = start(port_g)
 new_owner = psql("SELECT coalesce(owner, '-') FROM runs WHERE id = '%s'" % body.get("runId", ""))
 check(code == 201 and new_owner == "gamma",
@@ -189,3 +221,55 @@ check("approval" not in gates2, "the answer gamma acknowledged is kept")
 b.send_signal(signal.SIGTERM)
 check(b.wait(timeout=20) == 0, "beta stops on SIGTERM")
 check(owners() == {"-": waiting()}, "no run is owned once every host stopped: %s" % owners())
+
+# A serve whose store hangs (its host's row locked by another transaction: every heartbeat and
+# any commit that checks the lease waits) while a process of its runs works: its keeper judges
+# the lease lost at two thirds of the TTL, on its own thread, and kills the process then, before
+# the lease runs out and any other host could take the run; the process ran once.
+commander = os.path.join(os.path.dirname(runner), "conformance_command")
+e, port_e, err_e = start_serve(commander, env, tmp, "epsilon",
+                               ["--host-name", "epsilon", "--lease-ttl", str(TTL)])
+pidfile = os.path.join(tmp, "command.pids")
+code, body = post(port_e, "/workflows/conformance_command/runs",
+                  {"input": {"argv": ["sh", "-c", "echo $$ >> %s; exec sleep 30" % pidfile]}})
+check(code == 201, "a command's run started on epsilon (%d): %s" % (code, body))
+check(wait_for(lambda: os.path.exists(pidfile) and open(pidfile).read().strip(), 5) is not None,
+      "its command runs")
+pid = int(open(pidfile).read().split()[0])
+hold = subprocess.Popen(["psql", store, "-qAt", "-c",
+                         "BEGIN; SELECT 1 FROM hosts WHERE name = 'epsilon' FOR UPDATE;"
+                         " SELECT pg_sleep(%d); ROLLBACK" % (TTL + 2)],
+                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+t0 = time.time()
+
+
+def dead():
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().split(")")[-1].split()[0] == "Z"
+    except OSError:
+        return True
+
+
+killed = wait_for(dead, TTL + 3)
+expired = psql("SELECT alive_until <= clock_timestamp() FROM hosts WHERE name = 'epsilon'")
+print("epsilon's store hung: its process killed after %s s (lease %d s, judged lost at %.1f s)"
+      % (killed and round(killed, 2), TTL, TTL * 2 / 3), flush=True)
+check(killed is not None and killed < TTL, "the process is killed before the lease runs out")
+hold.wait(timeout=TTL + 10)
+rejoined = wait_for(lambda: "joined again" in open(err_e).read(), 10)
+check(rejoined is not None, "epsilon joins again once its store answers: %s" %
+      open(err_e).read().strip().splitlines()[-3:])
+ran = len(open(pidfile).read().split())
+print("the command ran %d time(s)" % ran, flush=True)
+ended = wait_for(lambda: psql("SELECT status FROM runs WHERE id = '%s'" % body.get("runId", ""))
+                 != "waiting", 10)
+time.sleep(0.5)
+ran = len(open(pidfile).read().split())
+check(ran == 1, "the command ran once (%d), never again after the fence" % ran)
+me = metrics_of(port_e)
+check(int(me.get("jr2_fence_kills_total", "0")) >= 1 and int(me.get("jr2_lease_lost_total", "0")) >= 1,
+      "epsilon's /metrics count the fence (kills %s, leases lost %s)" %
+      (me.get("jr2_fence_kills_total"), me.get("jr2_lease_lost_total")))
+e.send_signal(signal.SIGTERM)
+check(e.wait(timeout=20) == 0, "epsilon stops on SIGTERM")

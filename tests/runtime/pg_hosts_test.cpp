@@ -673,3 +673,140 @@ TEST_F(PgHosts, TheInstanceTokenIsKeptInTheStoreAndTheSameForEveryHost) {
   EXPECT_EQ(b.hosts->instanceToken(), token);
   EXPECT_EQ(a.hosts->instanceToken(), token);
 }
+
+// ---- The keeper (docs/scaling.md#the-keeper): the lease renewed on a connection and a thread of
+// its own, its loss judged however long a call hangs, and the NOTIFYs of the other hosts. These
+// wait in real time (a heartbeat is real), each for a condition with a deadline of seconds.
+
+namespace {
+
+// What a keeper told its host: each Wake bit counted.
+struct Told {
+  std::atomic<int> inbox{0}, answers{0}, runs{0}, fenced{0};
+  std::function<void(unsigned)> fn() {
+    return [this](unsigned w) {
+      if ((w & jr2rt::Hosts::kWakeInbox) != 0) ++inbox;
+      if ((w & jr2rt::Hosts::kWakeAnswers) != 0) ++answers;
+      if ((w & jr2rt::Hosts::kWakeRuns) != 0) ++runs;
+      if ((w & jr2rt::Hosts::kWakeFenced) != 0) ++fenced;
+    };
+  }
+};
+
+// Waits up to `seconds` for `cond`; gives the seconds it took, or -1.
+template <typename F>
+double WaitFor(F cond, double seconds) {
+  const auto t0 = std::chrono::steady_clock::now();
+  for (;;) {
+    const double took =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (cond()) return took;
+    if (took > seconds) return -1;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+}
+
+}  // namespace
+
+TEST_F(PgHosts, TheKeeperRenewsTheLeaseOnAConnectionOfItsOwn) {
+  Host a = host();
+  a.hosts->join("alpha", 3000);
+  const int64_t before = a.store->statements();
+  Told told;
+  auto keeper = a.hosts->keep(200, /*pollOnly=*/true, told.fn());
+  EXPECT_GE(WaitFor([&] { return keeper->counts().beats >= 5; }, 5), 0) << "five heartbeats";
+  EXPECT_EQ(a.store->statements(), before) << "none of them on the host's own connection";
+  EXPECT_FALSE(keeper->listening()) << "polling only: no LISTEN";
+  EXPECT_EQ(keeper->fenced(), "");
+  // The lease reaches past now by most of its TTL, by the database's clock.
+  EXPECT_EQ(sql("SELECT alive_until > clock_timestamp() + interval '2 seconds' FROM hosts"), "t");
+  std::cout << "beats " << keeper->counts().beats << ", statements on the host's connection "
+            << a.store->statements() - before << "\n";
+}
+
+// A heartbeat that hangs (here: the host's row locked by another transaction, as a server gone
+// silent would hang it) is given up, and the lease judged lost at two thirds of its TTL: before
+// it runs out by the database's clock, so before any other host can take the runs.
+TEST_F(PgHosts, TheKeeperJudgesTheLeaseLostWhileAHeartbeatHangs) {
+  Host a = host();
+  a.hosts->join("alpha", 1500);
+  Told told;
+  auto keeper = a.hosts->keep(100, /*pollOnly=*/true, told.fn());
+  ASSERT_GE(WaitFor([&] { return keeper->counts().beats >= 2; }, 5), 0);
+  PGconn* blocker = PQconnectdb(location().c_str());
+  ASSERT_EQ(PQstatus(blocker), CONNECTION_OK);
+  PQclear(PQexec(blocker, "BEGIN; SELECT 1 FROM hosts WHERE name = 'alpha' FOR UPDATE"));
+  const int64_t beats = keeper->counts().beats;
+  const double took = WaitFor([&] { return told.fenced.load() > 0; }, 5);
+  const std::string why = keeper->fenced();
+  const std::string expired =
+      sql("SELECT alive_until <= clock_timestamp() FROM hosts WHERE name = 'alpha'");
+  std::cout << "fenced after " << took << " s with the row locked: " << why << "\n";
+  EXPECT_GE(took, 0) << "the loss judged though every heartbeat hangs";
+  EXPECT_LT(took, 1.5) << "before the lease of 1.5 s could run out";
+  EXPECT_EQ(expired, "f") << "judged lost while the database still holds the lease";
+  EXPECT_TRUE(Contains(why, "no heartbeat went through for ")) << why;
+  EXPECT_EQ(keeper->counts().beats, beats);
+  EXPECT_EQ(told.fenced.load(), 1) << "told once";
+  PQclear(PQexec(blocker, "ROLLBACK"));
+  PQfinish(blocker);
+  // Joined again: the keeper renews the new lease.
+  keeper->renewed(a.hosts->join("alpha", 1500));
+  EXPECT_EQ(keeper->fenced(), "");
+  EXPECT_GE(WaitFor([&] { return keeper->counts().beats > beats; }, 5), 0);
+}
+
+TEST_F(PgHosts, TheKeeperTellsAtOnceThatAnotherIncarnationFencedIt) {
+  Host a = host();
+  a.hosts->join("alpha", 60000);
+  Told told;
+  auto keeper = a.hosts->keep(100, /*pollOnly=*/true, told.fn());
+  Host again = host("alpha");  // a restarted serve of the same name
+  EXPECT_GE(WaitFor([&] { return told.fenced.load() > 0; }, 5), 0);
+  EXPECT_TRUE(Contains(keeper->fenced(), "another incarnation of it registered (epoch 2)"))
+      << keeper->fenced();
+}
+
+// The NOTIFYs: a request wakes the run's owner only, an answer every asker, runs let go (by a
+// release, a leave or a runner's lock) the other hosts; one NOTIFY a channel per transaction
+// however many runs it let go; a host is not woken by its own.
+TEST_F(PgHosts, NotifiesWakeTheHostTheyConcern) {
+  Host a = host("alpha");
+  Host b = host("beta");
+  Told toldA;
+  Told toldB;
+  auto keepA = a.hosts->keep(1000, false, toldA.fn());
+  auto keepB = b.hosts->keep(1000, false, toldB.fn());
+  ASSERT_GE(WaitFor([&] { return keepA->listening() && keepB->listening(); }, 5), 0);
+  for (int i = 0; i < 50; ++i) {
+    char id[16];
+    std::snprintf(id, sizeof id, "aaaa%08d", i);
+    a.store->save(Stored("waiting", 0, id));
+  }
+  auto runner = jr2rt::OpenStore(location());
+  const int64_t seq = runner->ask("aaaa00000000", "send", Json::object());
+  EXPECT_GE(WaitFor([&] { return toldA.inbox.load() == 1; }, 5), 0) << "the owner is woken";
+  b.store->ask("aaaa00000001", "cancel", Json::object());
+  EXPECT_GE(WaitFor([&] { return toldA.inbox.load() == 2; }, 5), 0) << "from another host too";
+  ASSERT_TRUE(a.store->takeRequest(seq));
+  a.store->answer(seq, {{"status", "waiting"}});
+  EXPECT_GE(WaitFor([&] { return toldB.answers.load() == 1; }, 5), 0) << "the askers look";
+  // Alpha lets every run go in one transaction: beta hears one NOTIFY, and claims.
+  const int64_t heard = keepB->counts().notifies;
+  const int64_t sent = a.hosts->notifies();
+  a.hosts->leave();
+  EXPECT_GE(WaitFor([&] { return toldB.runs.load() == 1; }, 5), 0);
+  EXPECT_EQ(a.hosts->notifies() - sent, 1) << "one NOTIFY for 50 runs";
+  EXPECT_EQ(b.hosts->claim(100, {}).size(), 50u);
+  // A runner's run left waiting when its lock is let go: the hosts are told it can be claimed.
+  runner->save(Stored("waiting", 0, "bbbb00000001"));
+  { auto lock = runner->lock("bbbb00000001", {}); }
+  EXPECT_GE(WaitFor([&] { return toldB.runs.load() == 2; }, 5), 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // anything late would be here
+  EXPECT_EQ(toldB.inbox.load(), 0) << "beta owns none of the runs asked of";
+  EXPECT_EQ(toldA.answers.load(), 0) << "alpha's own answer does not wake alpha";
+  EXPECT_EQ(keepB->counts().notifies - heard, 2) << "the leave's one and the runner's one";
+  std::cout << "alpha woken: inbox " << toldA.inbox << ", answers " << toldA.answers << ", runs "
+            << toldA.runs << "; beta woken: inbox " << toldB.inbox << ", answers " << toldB.answers
+            << ", runs " << toldB.runs << "\n";
+}

@@ -164,6 +164,11 @@ class RunHost : private Dispatcher {
     int64_t fences = 0;                     // leases lost: this host fenced itself, joined again
     int64_t claimed = 0;                    // runs claimed (hosts sharing a store)
     int64_t reaped = 0;                     // hosts this host found dead and released
+    int64_t killedOnFence = 0;              // process groups the keeper killed with a lost lease
+    // Wake-ups taken from other hosts' NOTIFYs, by kind (inbox, answers, runs).
+    int64_t wokenInbox = 0;
+    int64_t wokenAnswers = 0;
+    int64_t wokenRuns = 0;
     Histogram gateWait{{1, 10, 60, 300, 900, 3600, 14400, 86400}, {}};
     Histogram commit{{0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1}, {}};
     std::map<std::pair<std::string, std::string>, int64_t> gateOpened;  // (run, Gate): ms
@@ -207,14 +212,22 @@ class RunHost : private Dispatcher {
   // Joins the hosts of a store that has them (PostgreSQL) as `name`, with a lease of `ttlMs`:
   // from then on this host owns the runs it drives, and every commit checks the lease. False,
   // and nothing done, for a store that has no hosts (SQLite: one serve, by its lock).
-  bool joinHosts(const std::string& name, int64_t ttlMs, int64_t capacity);
+  // Its lease is kept by the store's keeper (Hosts::Keeper: a thread and a connection of its
+  // own), which LISTENs for the other hosts' NOTIFYs unless `pollOnly` (a connection pooler in
+  // transaction mode, where LISTEN never fires): polling alone then finds what they asked.
+  bool joinHosts(const std::string& name, int64_t ttlMs, int64_t capacity, bool pollOnly = false);
   // The store's hosts (nullptr for a store without them: SQLite).
   Hosts* storeHosts() { return store_.hosts(); }
-  // serve's each second: the heartbeat every 2 s, the reaping of hosts whose lease ran out, and
-  // the self-fence of this host when it lost its lease (a commit or a heartbeat refused) or could
-  // not renew it for two thirds of its TTL: it stops every process its runs started, lets go of
-  // every run, answers what waited for a commit 503, joins again and claims afresh.
+  // serve's each second, and at once when the keeper says the lease is lost: the reaping of hosts
+  // whose lease ran out, and the self-fence of this host when it lost its lease (a commit or a
+  // heartbeat refused, or no heartbeat for two thirds of its TTL: the keeper has killed every
+  // process its runs started already): it lets go of every run, answers what waited for a commit
+  // 503, joins again and claims afresh.
   void keepLease();
+  // The keeper's state, for `GET /metrics` and notes: whether the other hosts' NOTIFYs reach this
+  // host now, and its counts (zero without a keeper).
+  bool listening() const;
+  Hosts::Keeper::Counts keeperCounts() const;
   // On SIGTERM, after the last commit: lets go of every run and head, and marks the host gone.
   void leaveHosts();
   // Hands `verb` (`send` with {gate, event, payload}, or `cancel`) of run `id`, which another
@@ -333,9 +346,14 @@ class RunHost : private Dispatcher {
   std::string hostName_;
   int64_t ttlMs_ = 0;
   int64_t capacity_ = 0;
-  std::chrono::steady_clock::time_point beat_;
   std::string fenced_;
   std::string leaseTrouble_;  // the last heartbeat's error, told once
+  bool pollOnly_ = false;
+  std::unique_ptr<Hosts::Keeper> keeper_;
+  // What the keeper's thread found (Hosts::Wake bits), taken by the engine's thread.
+  std::atomic<unsigned> wakes_{0};
+  // Takes the wake-ups the keeper left: an inbox or answers to look at now, runs to claim now.
+  void takeWakes(bool* claimNow);
   // Lets go of everything after a lost lease and joins again (keepLease).
   void refence();
   bool serving_ = false;  // in serve(): a full disk is waited out, not thrown

@@ -358,6 +358,42 @@ class Hosts {
   // Who owns run `id` now, and whether that host's lease is current; nothing when nobody does
   // (or there is no such run).
   virtual std::optional<Owner> owner(const std::string& id) = 0;
+
+  // What a keeper tells its host, as bits of one mask: a request in the inbox for a run this host
+  // owns (or nobody does), an answer in the inbox, runs let go (released, reaped, or saved
+  // waiting by a runner: there may be runs to claim), the lease lost. After the listening
+  // connection is made again, every wake-up at once: what was missed meanwhile is polled.
+  enum Wake : unsigned { kWakeInbox = 1, kWakeAnswers = 2, kWakeRuns = 4, kWakeFenced = 8 };
+  static constexpr unsigned kWakeAll = kWakeInbox | kWakeAnswers | kWakeRuns;
+  // The keeper of this store's lease (docs/scaling.md#the-keeper): a connection of its own, on a
+  // thread of its own, that renews the lease every `beatMs` whatever the host's own thread is
+  // doing, judges it lost (StoreFenced from a heartbeat, or no heartbeat that went through for
+  // two thirds of its TTL, however long a call hangs), and, unless `pollOnly`, LISTENs for the
+  // other hosts' NOTIFYs. `woken` is called on the keeper's thread with a mask of Wake bits; it
+  // must be quick and thread-safe. Stops (and joins its thread) when destroyed.
+  class Keeper {
+   public:
+    struct Counts {
+      int64_t beats = 0;       // heartbeats that went through
+      int64_t notifies = 0;    // NOTIFYs received from other connections
+      int64_t reconnects = 0;  // the keeper's connection made again
+    };
+    virtual ~Keeper() = default;
+    // Why the lease is lost; "" while it holds. Once lost, no heartbeat goes out until renewed().
+    virtual std::string fenced() = 0;
+    // The last heartbeat's trouble ("" when the last one went through).
+    virtual std::string trouble() = 0;
+    // After the host joined again: the keeper renews `lease` from now on.
+    virtual void renewed(const Lease& lease) = 0;
+    // Whether the NOTIFYs of other hosts reach this one now (its LISTEN connection is up).
+    virtual bool listening() = 0;
+    virtual Counts counts() = 0;
+  };
+  // The keeper of the lease this store holds (after join). StoreError without one.
+  virtual std::unique_ptr<Keeper> keep(int64_t beatMs, bool pollOnly,
+                                       std::function<void(unsigned)> woken) = 0;
+  // NOTIFYs this store has sent (at most one per channel in a transaction).
+  virtual int64_t notifies() const = 0;
 };
 
 // All of it: what a backend implements, and what the host and the runner hold. A part that

@@ -85,6 +85,9 @@ class Guard {
  public:
   void add(int pgid) {
     std::lock_guard<std::mutex> lock(mutex_);
+    // Processes held (the host's lease is lost): a group started after the kill dies at once,
+    // under the same lock, so none outlives the kill however the threads interleave.
+    if (held_) ::kill(-pgid, SIGKILL);
     groups_.insert(pgid);
     if (!start()) return;
     if (!tell(pgid)) restart();
@@ -102,6 +105,18 @@ class Guard {
   int pid() {
     std::lock_guard<std::mutex> lock(mutex_);
     return pid_;
+  }
+
+  int killAll() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    held_ = true;
+    for (const int g : groups_) ::kill(-g, SIGKILL);
+    return static_cast<int>(groups_.size());
+  }
+
+  void letStart() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    held_ = false;
   }
 
  private:
@@ -148,6 +163,7 @@ class Guard {
 
   std::mutex mutex_;
   std::unordered_set<int> groups_;
+  bool held_ = false;
   int fd_ = -1;
   pid_t pid_ = -1;
 };
@@ -168,5 +184,9 @@ void EndGroup(int pgid) {
 }
 
 int GuardPid() { return TheGuard().pid(); }
+
+int KillGroupsAndHold() { return TheGuard().killAll(); }
+
+void LetGroupsStart() { TheGuard().letStart(); }
 
 }  // namespace jr2rt

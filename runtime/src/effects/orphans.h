@@ -15,6 +15,12 @@ void GuardGroup(int pgid);
 // over when its process ends), and the group is no longer the guard's.
 void EndGroup(int pgid);
 
+// The host lost its lease (docs/scaling.md#the-keeper): every group it holds is killed now, from
+// any thread, and every group started from now on is killed as it is registered, until
+// LetGroupsStart(). Gives how many groups were killed.
+int KillGroupsAndHold();
+void LetGroupsStart();
+
 // The pid of the guard process, or -1 while none runs (tests).
 int GuardPid();
 

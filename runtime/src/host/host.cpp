@@ -5,6 +5,7 @@
 #include "jr2/host.h"
 
 #include <algorithm>
+#include <boost/asio/post.hpp>
 #include <chrono>
 #include <csignal>
 #include <random>
@@ -53,6 +54,10 @@ void CheckWorkflow(const std::string& id, const std::string& actual, const std::
 
 void AskAnotherTurn(Engine& engine) { engine.again(); }
 
+void WakeEngine(Engine& engine) {
+  boost::asio::post(engine.io(), [] {});
+}
+
 void RunHost::Interrupt(int signal) { g_signal = signal; }
 
 int RunHost::Interrupted() { return g_signal; }
@@ -77,6 +82,8 @@ RunHost::RunHost(const Registry& registry, Store& store, Clock& clock, int threa
 }
 
 RunHost::~RunHost() {
+  // The keeper's thread first: it tells this host what it finds.
+  keeper_.reset();
   // The runs go before the engine they live on.
   runs_.clear();
 }
@@ -396,6 +403,11 @@ void RunHost::serve(const std::function<void()>& every) {
   serving_ = true;
   engine_->stopWhen(
       [this, &every, &last] {
+        // What the keeper brought: the inbox read at this pass, runs claimed (or a lost lease
+        // handled) now rather than at the next second.
+        bool now = false;
+        takeWakes(&now);
+        if (now) last = std::chrono::steady_clock::time_point{};
         // A lost lease first: what waited for a commit is answered that nothing was kept.
         if (!fenced_.empty()) refence();
         // The answers to what the handlers changed before this commit, then their new

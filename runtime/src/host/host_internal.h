@@ -18,4 +18,7 @@ void CheckWorkflow(const std::string& id, const std::string& actual, const std::
 // nothing for Boost.Asio's headers): one more turn after the current one.
 void AskAnotherTurn(Engine& engine);
 
+// From any thread: the engine's wait between turns ends now (its stop test is asked at once).
+void WakeEngine(Engine& engine);
+
 }  // namespace jr2rt

@@ -1,12 +1,14 @@
 // Hosts sharing one store (docs/scaling.md#several-hosts, #32): this host's lease on the runs it
 // drives. The store (Hosts) owns the rules — the epoch that only grows, the database's clock that
-// alone judges expiry, the lease checked in every commit's own transaction; here is what the host
-// does with them: the heartbeat, the reaping of dead hosts, claims, and the self-fence when its
-// lease is lost.
+// alone judges expiry, the lease checked in every commit's own transaction — and the keeper that
+// renews the lease on a thread of its own; here is what the host does with them: the wake-ups
+// the keeper brings, the reaping of dead hosts, and the self-fence when its lease is lost.
+#include <algorithm>
 #include <chrono>
 #include <string>
 #include <vector>
 
+#include "effects/orphans.h"
 #include "host/host_internal.h"
 #include "jr2/errors.h"
 #include "jr2/host.h"
@@ -15,48 +17,75 @@ namespace jr2rt {
 
 namespace {
 
-constexpr auto kHeartbeat = std::chrono::seconds(2);
+// A heartbeat every 2 s, or five to a lease when its TTL is shorter than 10 s: a lease of 3 s
+// survives one late beat.
+int64_t BeatMs(int64_t ttlMs) { return std::min<int64_t>(2000, ttlMs / 5); }
 
 }  // namespace
 
-bool RunHost::joinHosts(const std::string& name, int64_t ttlMs, int64_t capacity) {
+bool RunHost::joinHosts(const std::string& name, int64_t ttlMs, int64_t capacity, bool pollOnly) {
   hosts_ = store_.hosts();
   if (hosts_ == nullptr) return false;
   hostName_ = name;
   ttlMs_ = ttlMs;
   capacity_ = capacity;
+  pollOnly_ = pollOnly;
   const Hosts::Lease lease = hosts_->join(name, ttlMs);
-  beat_ = std::chrono::steady_clock::now();
+  // Called on the keeper's thread: the bits are left for the engine's thread, which is woken.
+  // A lost lease kills every process the runs started at once, whatever the engine's thread is
+  // doing (its next commit is refused by the database anyway).
+  keeper_ = hosts_->keep(BeatMs(ttlMs), pollOnly, [this, engine = engine_](unsigned wake) {
+    if ((wake & Hosts::kWakeFenced) != 0) {
+      const int killed = KillGroupsAndHold();
+      if (killed > 0) wakes_.fetch_or(static_cast<unsigned>(killed) << 8);
+    }
+    wakes_.fetch_or(wake & 0xffU);
+    WakeEngine(*engine);
+  });
   note("joined the run store's hosts as `" + name + "` (epoch " + std::to_string(lease.epoch) +
-       ", lease " + DurationText(ttlMs) + ")");
+       ", lease " + DurationText(ttlMs) + ", a heartbeat every " + DurationText(BeatMs(ttlMs)) +
+       (pollOnly ? "; polling only: no LISTEN" : "") + ")");
   return true;
+}
+
+bool RunHost::listening() const { return keeper_ != nullptr && keeper_->listening(); }
+
+Hosts::Keeper::Counts RunHost::keeperCounts() const {
+  return keeper_ != nullptr ? keeper_->counts() : Hosts::Keeper::Counts{};
+}
+
+void RunHost::takeWakes(bool* claimNow) {
+  const unsigned wake = wakes_.exchange(0);
+  if (wake == 0) return;
+  if ((wake & Hosts::kWakeInbox) != 0) {
+    ++metrics_.wokenInbox;
+    inboxCheckedMs_ = 0;  // read at this pass
+  }
+  if ((wake & Hosts::kWakeAnswers) != 0) {
+    ++metrics_.wokenAnswers;
+    inboxCheckedMs_ = 0;  // the answers to what this host forwarded are read with the inbox
+  }
+  if ((wake & Hosts::kWakeRuns) != 0) {
+    ++metrics_.wokenRuns;
+    *claimNow = true;
+  }
+  if ((wake & Hosts::kWakeFenced) != 0 && fenced_.empty() && keeper_ != nullptr) {
+    fenced_ = keeper_->fenced();  // let go at this pass, before the turn's effects go out
+  }
+  metrics_.killedOnFence += static_cast<int64_t>(wake >> 8);
 }
 
 void RunHost::keepLease() {
   if (hosts_ == nullptr) return;
-  const auto now = std::chrono::steady_clock::now();
-  if (fenced_.empty() && now - beat_ >= kHeartbeat) {
-    try {
-      hosts_->heartbeat();
-      beat_ = now;
-      if (!leaseTrouble_.empty()) note("the heartbeat goes through again");
-      leaseTrouble_.clear();
-    } catch (const StoreFenced& e) {
-      fenced_ = e.what();
-    } catch (const StoreError& e) {
-      // The database cannot be reached: tried again at the next second, until the lease would
-      // run out (below).
-      if (leaseTrouble_.empty()) note(std::string("the heartbeat failed: ") + e.what());
-      leaseTrouble_ = e.what();
+  if (fenced_.empty() && keeper_ != nullptr) {
+    // The keeper judges the lease: a heartbeat refused, or none through for two thirds of the
+    // TTL (it has killed the runs' processes already).
+    fenced_ = keeper_->fenced();
+    const std::string trouble = keeper_->trouble();
+    if (trouble != leaseTrouble_) {
+      note(trouble.empty() ? std::string("the heartbeat goes through again") : trouble);
+      leaseTrouble_ = trouble;
     }
-  }
-  // Two thirds of the TTL without a heartbeat that went through: the lease may run out before
-  // the next one, and another host may take the runs. Fenced now, before it can happen.
-  if (fenced_.empty() && now - beat_ >= std::chrono::milliseconds(ttlMs_ * 2 / 3)) {
-    fenced_ =
-        "no heartbeat went through for " +
-        DurationText(std::chrono::duration_cast<std::chrono::milliseconds>(now - beat_).count()) +
-        (leaseTrouble_.empty() ? std::string() : " (" + leaseTrouble_ + ")");
   }
   if (!fenced_.empty()) refence();
   if (!fenced_.empty()) return;  // not joined again yet: nothing more this second
@@ -96,14 +125,17 @@ void RunHost::refence() {
       }
     }
     answersDue_.clear();
-    // Every process killed with its run; what the turn held back never starts.
+    // Every process killed with its run (the keeper killed them already when it judged the
+    // lease lost); what the turn held back never starts.
+    KillGroupsAndHold();
     for (auto& [id, h] : runs_) stoppedEffects_ += h.run->stopEffects();
     runs_.clear();
     endedSeen_.clear();
   }
   try {
     const Hosts::Lease lease = hosts_->join(hostName_, ttlMs_);
-    beat_ = std::chrono::steady_clock::now();
+    if (keeper_ != nullptr) keeper_->renewed(lease);
+    LetGroupsStart();
     fenced_.clear();
     leaseTrouble_.clear();
     note("joined again as `" + hostName_ + "` (epoch " + std::to_string(lease.epoch) + ")");
@@ -114,7 +146,9 @@ void RunHost::refence() {
 }
 
 void RunHost::leaveHosts() {
-  if (hosts_ == nullptr || !fenced_.empty()) return;
+  if (hosts_ == nullptr) return;
+  keeper_.reset();  // no heartbeat after the leave
+  if (!fenced_.empty()) return;
   try {
     hosts_->leave();  // every run and head let go in one statement, the host marked gone
   } catch (const StoreError& e) {

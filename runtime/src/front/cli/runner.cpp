@@ -66,6 +66,7 @@ struct Args {
   std::string hostName;             // serve --host-name NAME (a PostgreSQL store's hosts)
   int64_t leaseTtlMs = -1;          // serve --lease-ttl SECONDS; -1: the default (15 s)
   int64_t capacity = -1;            // serve --capacity N; -1: the default (10,000 runs)
+  bool pollOnly = false;            // serve --poll-only: no LISTEN (a pooler in transaction mode)
   std::vector<std::string> scopes;  // callers add --scope WORKFLOW=SCOPE,…
   std::string gates;                // callers add --gates PATTERN,…
   bool endOfOptions = false;        // after `--`, every word is positional
@@ -228,8 +229,10 @@ class Runner {
       throw UsageError(
           "`--tls-cert`, `--tls-key`, `--insecure-http` and `--supervise` go with "
           "`serve`");
-    if ((!a.hostName.empty() || a.leaseTtlMs >= 0 || a.capacity >= 0) && a.verb != "serve")
-      throw UsageError("`--host-name`, `--lease-ttl` and `--capacity` go with `serve`");
+    if ((!a.hostName.empty() || a.leaseTtlMs >= 0 || a.capacity >= 0 || a.pollOnly) &&
+        a.verb != "serve")
+      throw UsageError(
+          "`--host-name`, `--lease-ttl`, `--capacity` and `--poll-only` go with `serve`");
     if (a.insecureHttp && !a.tlsCert.empty())
       throw UsageError("`--insecure-http` and `--tls-cert` contradict each other: give one");
     if (a.inputGiven && a.verb != "run") throw UsageError("`--input` goes with `run`");
@@ -490,6 +493,7 @@ class Runner {
     options.hostName = a.hostName;
     if (a.leaseTtlMs >= 0) options.leaseTtlMs = a.leaseTtlMs;
     if (a.capacity >= 0) options.capacity = a.capacity;
+    options.pollOnly = a.pollOnly;
     if (a.supervise) {
       // The supervisor binds, then forks each serve; it returns here in the serve it forked.
       options.listenFd = ListenOn(options.listen);
@@ -787,6 +791,8 @@ Args Parse(int argc, char** argv) {
       if (!ok)
         throw UsageError("`--host-name` takes 1 to 200 printable characters without spaces, not `" +
                          Printable(a.hostName) + "`");
+    } else if (s == "--poll-only") {
+      a.pollOnly = true;
     } else if (s == "--lease-ttl" || s == "--capacity") {
       int64_t& to = s == "--lease-ttl" ? a.leaseTtlMs : a.capacity;
       if (to >= 0) throw UsageError("`" + s + "` is given twice");
@@ -894,8 +900,8 @@ int RunnerMain(const Registry& registry, const char* workflow, int argc, char** 
            "waiting run, over HTTP\n"
         << "        [--tls-cert FILE --tls-key FILE | --insecure-http] [--drain-timeout S] "
            "[--log-format text|json]\n"
-        << "        [--host-name NAME] [--lease-ttl S] [--capacity N]     with hosts sharing a "
-           "PostgreSQL store\n"
+        << "        [--host-name NAME] [--lease-ttl S] [--capacity N] [--poll-only]   with hosts "
+           "sharing a PostgreSQL store\n"
         << "  store backup FILE                                                a copy of the "
            "store, safe while it is used\n"
         << "  callers add NAME --scope WORKFLOW=SCOPE,… [--gates P,…] --callers FILE   a Caller, "

@@ -1083,6 +1083,29 @@ class Server {
     family("jr2_hosts_reaped_total", "counter",
            "Hosts this serve found past their lease and released.");
     out += "jr2_hosts_reaped_total " + std::to_string(m.reaped) + "\n";
+    const Hosts::Keeper::Counts kept = host_.keeperCounts();
+    family("jr2_heartbeats_total", "counter",
+           "Heartbeats of this serve's lease that went through.");
+    out += "jr2_heartbeats_total " + std::to_string(kept.beats) + "\n";
+    family("jr2_fence_kills_total", "counter",
+           "Process groups killed the moment this serve's lease was judged lost.");
+    out += "jr2_fence_kills_total " + std::to_string(m.killedOnFence) + "\n";
+    family("jr2_listening", "gauge",
+           "1 while the other serves' NOTIFYs reach this one (0 with --poll-only).");
+    out += std::string("jr2_listening ") + (host_.listening() ? "1" : "0") + "\n";
+    family("jr2_notifies_received_total", "counter",
+           "NOTIFYs of other serves and runners this serve's keeper received.");
+    out += "jr2_notifies_received_total " + std::to_string(kept.notifies) + "\n";
+    family("jr2_wakeups_total", "counter",
+           "Wake-ups those NOTIFYs brought, by what was looked at.");
+    out += "jr2_wakeups_total{kind=\"inbox\"} " + std::to_string(m.wokenInbox) + "\n";
+    out += "jr2_wakeups_total{kind=\"answers\"} " + std::to_string(m.wokenAnswers) + "\n";
+    out += "jr2_wakeups_total{kind=\"runs\"} " + std::to_string(m.wokenRuns) + "\n";
+    family("jr2_notifies_sent_total", "counter",
+           "NOTIFYs this serve's store sent (at most one per channel a transaction).");
+    out += "jr2_notifies_sent_total " +
+           std::to_string(host_.storeHosts() != nullptr ? host_.storeHosts()->notifies() : 0) +
+           "\n";
     family("jr2_store_full", "gauge", "1 while the store's disk is full.");
     out += std::string("jr2_store_full ") + (host_.storeFull().empty() ? "0" : "1") + "\n";
     family("jr2_effects_running", "gauge", "Processes, host functions and waits out now.");
@@ -1575,6 +1598,13 @@ int Serve(RunHost& host, const ServeOptions& options,
   // A store shared by hosts keeps its instance token itself (every host accepts the one token);
   // a SQLite store's is the file beside it.
   Hosts* const shared = host.storeHosts();
+  if (shared == nullptr && (!options.hostName.empty() || options.pollOnly)) {
+    throw BadInput(std::string("`") + (options.pollOnly ? "--poll-only" : "--host-name") +
+                   "` is for serves sharing a PostgreSQL store, and " +
+                   Printable(options.storePath) +
+                   " is a SQLite store (one serve drives it): leave it out, or give "
+                   "--store postgresql://… (docs/scaling.md#several-hosts)");
+  }
   callers.addInstance(shared != nullptr ? shared->instanceToken()
                                         : InstanceToken(options.storePath));
   // Each hook's secret, from its variable: a hook that could verify nothing is refused now.
@@ -1623,7 +1653,7 @@ int Serve(RunHost& host, const ServeOptions& options,
       gethostname(machine, sizeof machine - 1);
       name = std::string(machine) + ":" + std::to_string(listener->port());
     }
-    host.joinHosts(name, options.leaseTtlMs, options.capacity);
+    host.joinHosts(name, options.leaseTtlMs, options.capacity, options.pollOnly);
   }
   int taken = host.takeLive(options.workflows);
   // A standing run of an older build is handed over to one of this build (its held items and

@@ -25,6 +25,8 @@ struct ServeOptions {
   std::string hostName;
   int64_t leaseTtlMs = 15000;
   int64_t capacity = 10000;
+  // --poll-only: no LISTEN connection (a pooler in transaction mode): polling finds everything.
+  bool pollOnly = false;
   int listenFd = -1;  // a socket listening already (ListenOn, serve --supervise); -1: bind `listen`
                       // // --drain-timeout: how long a SIGTERM waits for clients to take answers
 };

@@ -16,9 +16,6 @@
 namespace jr2rt::pg {
 namespace {
 
-// How long a connect waits for the server, in seconds (libpq waits forever by default); a
-// location's own connect_timeout wins.
-constexpr const char* kConnectTimeout = "10";
 // Statements sent in a pipeline before their results are read: the server's answers to a long
 // batch are read as it goes, so that neither side fills its socket and waits for the other.
 constexpr size_t kPipelineChunk = 256;
@@ -150,13 +147,28 @@ int64_t Result::changed() const {
   return n && *n ? std::strtoll(n, nullptr, 10) : 0;
 }
 
-Conn::Conn(std::string location, std::string name, std::vector<std::string> secrets)
+Conn::Conn(std::string location, std::string name, std::vector<std::string> secrets,
+           int connectTimeoutS)
     : location_(std::move(location)), name_(std::move(name)), secrets_(std::move(secrets)) {
   const std::string app = "jr2 (pid " + std::to_string(::getpid()) + ")";
+  const std::string timeout = std::to_string(connectTimeoutS);
   // The location is expanded in place of `dbname`: its own keywords override those before it.
-  const char* const keys[] = {"connect_timeout", "client_encoding", "fallback_application_name",
-                              "dbname", nullptr};
-  const char* const values[] = {kConnectTimeout, "UTF8", app.c_str(), location_.c_str(), nullptr};
+  // Over TCP, a server that went silent (a half-open connection, a partition) fails a call within
+  // seconds instead of never: keepalives on an idle connection, and unacknowledged data given up
+  // after 5 s (a third of the default lease, docs/scaling.md#the-keeper). A location's own
+  // keywords win; over a Unix socket these do nothing.
+  const char* const keys[] = {"connect_timeout",
+                              "client_encoding",
+                              "fallback_application_name",
+                              "keepalives",
+                              "keepalives_idle",
+                              "keepalives_interval",
+                              "keepalives_count",
+                              "tcp_user_timeout",
+                              "dbname",
+                              nullptr};
+  const char* const values[] = {timeout.c_str(),   "UTF8", app.c_str(), "1", "2", "1", "2", "5000",
+                                location_.c_str(), nullptr};
   pg_ = PQconnectdbParams(keys, values, /*expand_dbname=*/1);
   if (pg_ == nullptr)
     throw StoreError("cannot reach the run store " + Quoted(name_) + ": no memory");
@@ -166,6 +178,7 @@ Conn::Conn(std::string location, std::string name, std::vector<std::string> secr
     pg_ = nullptr;
     throw StoreError("cannot reach the run store " + Quoted(name_) + ": " + why);
   }
+  pid_ = PQbackendPID(pg_);
 }
 
 Conn::~Conn() {
@@ -189,6 +202,7 @@ void Conn::ready() {
   // Made again (the server restarted): its prepared statements went with the old session.
   PQreset(pg_);
   prepared_.clear();
+  pid_ = PQbackendPID(pg_);
   if (PQstatus(pg_) != CONNECTION_OK) failConnection("cannot reach the run store");
 }
 

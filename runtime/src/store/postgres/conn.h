@@ -6,6 +6,7 @@
 
 #include <libpq-fe.h>
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -81,13 +82,23 @@ class Result {
 class Conn {
  public:
   // Connects to `location` (a libpq keyword string or URL); `name` is what messages say of it
-  // (its password left out), `secrets` what no message may print. Throws StoreError.
-  Conn(std::string location, std::string name, std::vector<std::string> secrets);
+  // (its password left out), `secrets` what no message may print. A connect waits for the server
+  // at most `connectTimeoutS` (libpq waits forever by default); a location's own connect_timeout
+  // wins. Throws StoreError.
+  Conn(std::string location, std::string name, std::vector<std::string> secrets,
+       int connectTimeoutS = 10);
   ~Conn();
   Conn(const Conn&) = delete;
   Conn& operator=(const Conn&) = delete;
 
   const std::string& name() const { return name_; }
+  // Where it connects and what no message may print of it: for another connection to the same
+  // database (the keeper's, keeper.cpp).
+  const std::string& location() const { return location_; }
+  const std::vector<std::string>& secrets() const { return secrets_; }
+  // The server process of this connection (0 before it is made): NOTIFYs it sent are this
+  // store's own. Read from any thread.
+  int backendPid() const { return pid_.load(); }
   std::recursive_mutex& mutex() { return mutex_; }
   std::unique_lock<std::recursive_mutex> hold() {
     std::unique_lock<std::recursive_mutex> lock(mutex_);
@@ -111,6 +122,9 @@ class Conn {
 
   // Store::statements().
   int64_t statements() const { return statements_; }
+  // Hosts::notifies(): the NOTIFYs sent on this connection, counted by what sends them.
+  int64_t notifies() const { return notifies_; }
+  void notified(int64_t n = 1) { notifies_ += n; }
 
   // The advisory locks this connection holds, by run id (locks.cpp): a lost connection loses
   // them, so it is then not silently made again.
@@ -156,6 +170,8 @@ class Conn {
   std::optional<Hosts::Lease> lease_;
   int64_t version_ = 0;
   int64_t statements_ = 0;
+  int64_t notifies_ = 0;
+  std::atomic<int> pid_{0};
 };
 
 // A transaction on `conn`, rolled back unless committed: a throw in the middle writes nothing.

@@ -45,6 +45,7 @@ PgStore::Lease PgStore::join(const std::string& name, int64_t ttlMs) {
   // What every earlier incarnation owned, released in the same transaction.
   p.add("UPDATE runs SET owner = NULL, owner_epoch = NULL WHERE owner = $1", Params().text(name));
   p.add("UPDATE heads SET owner = NULL, owner_epoch = NULL WHERE owner = $1", Params().text(name));
+  notify(p, "jr2_runs");
   Lease lease{name, p.finish()[at].integer(0, 0), ttlMs};
   db_->setLease(lease);
   db_->owned().clear();
@@ -54,13 +55,18 @@ PgStore::Lease PgStore::join(const std::string& name, int64_t ttlMs) {
 void PgStore::heartbeat() {
   auto hold = db_->hold();
   const Lease lease = held("a heartbeat");
-  // Renewed only while it is current: a lease that ran out stays out (jr2_fenced says why).
-  db_->run(
-      "WITH u AS (UPDATE hosts SET alive_until = clock_timestamp() + $3::bigint * interval"
-      " '1 millisecond' WHERE name = $1 AND epoch = $2 AND NOT gone"
-      " AND alive_until > clock_timestamp() RETURNING epoch)"
-      " SELECT coalesce((SELECT epoch FROM u), jr2_fenced($1, $2))",
-      Params().text(lease.host).integer(lease.epoch).integer(lease.ttlMs));
+  db_->run(kHeartbeatSql, Params().text(lease.host).integer(lease.epoch).integer(lease.ttlMs));
+}
+
+std::unique_ptr<Hosts::Keeper> PgStore::keep(int64_t beatMs, bool pollOnly,
+                                             std::function<void(unsigned)> woken) {
+  const Lease lease = held("a keeper");
+  return MakeKeeper(*db_, lease, beatMs, pollOnly, std::move(woken));
+}
+
+void PgStore::notify(Pipeline& p, const char* channel, const std::string& payload) {
+  p.add("SELECT pg_notify($1, $2)", Params().text(channel).text(payload));
+  db_->notified();
 }
 
 std::vector<std::string> PgStore::reap() {
@@ -84,6 +90,11 @@ std::vector<std::string> PgStore::reap() {
   std::vector<std::string> out;
   out.reserve(static_cast<size_t>(r.rows()));
   for (int i = 0; i < r.rows(); ++i) out.push_back(r.text(i, 0));
+  if (!out.empty()) {
+    // What the reaped hosts owned is there to claim: told to the other hosts, once.
+    db_->run("SELECT pg_notify('jr2_runs', '')");
+    db_->notified();
+  }
   std::sort(out.begin(), out.end());
   return out;
 }
@@ -150,10 +161,13 @@ void PgStore::release(const std::vector<std::string>& ids) {
   if (ids.empty()) return;
   auto hold = db_->hold();
   const Lease lease = held("a release");
-  db_->run(
-      "UPDATE runs SET owner = NULL, owner_epoch = NULL WHERE id = ANY($1::text[])"
-      " AND owner = $2 AND owner_epoch = $3",
-      Params().texts(ids).text(lease.host).integer(lease.epoch));
+  // Told to the other hosts (once) when one was let go.
+  db_->notified(db_->run("WITH r AS (UPDATE runs SET owner = NULL, owner_epoch = NULL"
+                         " WHERE id = ANY($1::text[]) AND owner = $2 AND owner_epoch = $3"
+                         " RETURNING 1) SELECT pg_notify('jr2_runs', '')"
+                         " WHERE EXISTS (SELECT 1 FROM r)",
+                         Params().texts(ids).text(lease.host).integer(lease.epoch))
+                    .rows());
   for (const std::string& id : ids) db_->owned().erase(id);
 }
 
@@ -167,6 +181,7 @@ void PgStore::leave() {
         Params().text(lease.host).integer(lease.epoch));
   p.add("UPDATE heads SET owner = NULL, owner_epoch = NULL WHERE owner = $1 AND owner_epoch = $2",
         Params().text(lease.host).integer(lease.epoch));
+  notify(p, "jr2_runs");
   p.finish();
   db_->owned().clear();
 }

@@ -11,9 +11,14 @@ namespace jr2rt::pg {
 
 int64_t PgStore::ask(const std::string& id, const std::string& verb, const Json& body) {
   auto hold = db_->hold();
-  const Result r =
-      db_->run("INSERT INTO requests (run, verb, body) VALUES ($1, $2, $3) RETURNING seq",
-               Params().text(id).text(verb).text(Dump(body)));
+  // The run's owner is told (a NOTIFY whose payload is its name; "" for a run nobody owns: a
+  // runner command drives it, or nobody yet), in the same statement.
+  const Result r = db_->run(
+      "WITH q AS (INSERT INTO requests (run, verb, body) VALUES ($1, $2, $3) RETURNING seq)"
+      " SELECT q.seq, pg_notify('jr2_inbox', coalesce((SELECT owner FROM runs WHERE id = $1), ''))"
+      " FROM q",
+      Params().text(id).text(verb).text(Dump(body)));
+  db_->notified();
   return r.integer(0, 0);
 }
 
@@ -42,8 +47,11 @@ bool PgStore::takeRequest(int64_t seq) {
 
 void PgStore::answer(int64_t seq, const Json& answer) {
   auto hold = db_->hold();
-  db_->run("UPDATE requests SET answer = $2 WHERE seq = $1",
-           Params().integer(seq).text(Dump(answer)));
+  // The asker is told (every host that forwarded a request looks at its answers).
+  db_->notified(db_->run("WITH a AS (UPDATE requests SET answer = $2 WHERE seq = $1 RETURNING 1)"
+                         " SELECT pg_notify('jr2_answers', '') WHERE EXISTS (SELECT 1 FROM a)",
+                         Params().integer(seq).text(Dump(answer)))
+                    .rows());
 }
 
 std::optional<Json> PgStore::answerOf(int64_t seq) {

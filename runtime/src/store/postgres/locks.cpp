@@ -52,7 +52,15 @@ class PgLock final : public RunLock {
   // The advisory lock unlocked, unless the connection that held it is gone.
   void letGo() {
     if (PQstatus(db_->handle()) != CONNECTION_OK) return;  // the server dropped it already
-    db_->run("SELECT pg_advisory_unlock($1)", Params().integer(static_cast<int64_t>(key_)));
+    const Result r = db_->run(
+        "SELECT pg_advisory_unlock($1), EXISTS (SELECT 1 FROM runs WHERE id = $2"
+        " AND status = 'waiting' AND owner IS NULL)",
+        Params().integer(static_cast<int64_t>(key_)).text(id_));
+    // A run left waiting is there for a serve sharing the store to claim: told, once it is free.
+    if (r.rows() == 1 && r.boolean(0, 1)) {
+      db_->run("SELECT pg_notify('jr2_runs', '')");
+      db_->notified();
+    }
   }
 
   void release() override {
@@ -62,10 +70,12 @@ class PgLock final : public RunLock {
       auto hold = db_->hold();
       // A join or a leave since released every run of the lease in one statement: nothing left.
       if (db_->owned().erase(id_) == 0) return;
-      db_->run(
-          "UPDATE runs SET owner = NULL, owner_epoch = NULL WHERE id = $1 AND owner = $2"
-          " AND owner_epoch = $3",
-          Params().text(id_).text(lease_->host).integer(lease_->epoch));
+      // A run let go while it waits is there for another host to claim: told (once).
+      db_->notified(db_->run("WITH r AS (UPDATE runs SET owner = NULL, owner_epoch = NULL"
+                             " WHERE id = $1 AND owner = $2 AND owner_epoch = $3 RETURNING status)"
+                             " SELECT pg_notify('jr2_runs', '') FROM r WHERE status = 'waiting'",
+                             Params().text(id_).text(lease_->host).integer(lease_->epoch))
+                        .rows());
       return;
     }
     std::lock_guard<std::recursive_mutex> hold(db_->mutex());

@@ -37,6 +37,9 @@ class PgStore final : public Store, public Hosts {
   void leave() override;
   bool takeHead(const std::string& workflow) override;
   std::optional<Owner> owner(const std::string& id) override;
+  std::unique_ptr<Keeper> keep(int64_t beatMs, bool pollOnly,
+                               std::function<void(unsigned)> woken) override;
+  int64_t notifies() const override { return db_->notifies(); }
 
   // RunRows (runs.cpp)
   int64_t save(const StoredRun& run, const std::vector<FeedLine>& feed) override;
@@ -94,8 +97,25 @@ class PgStore final : public Store, public Hosts {
   Lease held(const char* what) const;
   std::vector<Head> readHeads(const std::string& workflow);
 
+  // A NOTIFY on `channel` with `payload`, queued on `p` (inside its transaction: sent when it
+  // commits, once however often it is queued, as PostgreSQL folds equal NOTIFYs of a transaction).
+  void notify(Pipeline& p, const char* channel, const std::string& payload = "");
+
   std::shared_ptr<Conn> db_;
 };
+
+// A heartbeat of lease ($1 host, $2 epoch, $3 TTL in ms): renewed only while it is current (a
+// lease that ran out stays out: jr2_fenced raises why). PgStore::heartbeat and the keeper's.
+inline constexpr const char kHeartbeatSql[] =
+    "WITH u AS (UPDATE hosts SET alive_until = clock_timestamp() + $3::bigint * interval"
+    " '1 millisecond' WHERE name = $1 AND epoch = $2 AND NOT gone"
+    " AND alive_until > clock_timestamp() RETURNING epoch)"
+    " SELECT coalesce((SELECT epoch FROM u), jr2_fenced($1, $2))";
+
+// The keeper of `lease` on a connection of its own to `store`'s database (keeper.cpp).
+std::unique_ptr<Hosts::Keeper> MakeKeeper(const Conn& store, const Hosts::Lease& lease,
+                                          int64_t beatMs, bool pollOnly,
+                                          std::function<void(unsigned)> woken);
 
 // The key of run `id`'s advisory lock (locks.cpp): FNV-1a of "jr2 run " and the id, the same in
 // every jr2, whatever PostgreSQL's own hashes.
