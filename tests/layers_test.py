@@ -27,6 +27,7 @@ PUBLIC = {
     "stdlib.h": "effects",
     "run.h": "run", "source.h": "run",
     "store.h": "store", "sqlite_store.h": "store", "postgres_store.h": "store",
+    "store_copy.h": "store",
     "host.h": "host", "saver.h": "host", "verbs.h": "host", "views.h": "host", "errors.h": "host", "auth.h": "host", "callers.h": "host",
     "runner.h": "front",
 }

@@ -34,6 +34,7 @@
 #include "jr2/run.h"
 #include "jr2/sqlite_store.h"
 #include "jr2/store.h"
+#include "jr2/store_copy.h"
 #include "jr2/verbs.h"
 
 namespace jr2rt {
@@ -69,6 +70,8 @@ struct Args {
   bool pollOnly = false;            // serve --poll-only: no LISTEN (a pooler in transaction mode)
   std::vector<std::string> scopes;  // callers add --scope WORKFLOW=SCOPE,…
   std::string gates;                // callers add --gates PATTERN,…
+  std::string to;                   // store copy --to LOCATION
+  bool ontoNonempty = false;        // store copy --onto-nonempty
   bool endOfOptions = false;        // after `--`, every word is positional
 };
 
@@ -236,6 +239,8 @@ class Runner {
     if (a.insecureHttp && !a.tlsCert.empty())
       throw UsageError("`--insecure-http` and `--tls-cert` contradict each other: give one");
     if (a.inputGiven && a.verb != "run") throw UsageError("`--input` goes with `run`");
+    if ((!a.to.empty() || a.ontoNonempty) && a.verb != "store")
+      throw UsageError("`--to` and `--onto-nonempty` go with `store copy`");
     if (a.dropHeld && a.verb != "run")
       throw UsageError("`--drop-held` goes with `run` (of a paused standing Pool)");
     if (a.threads > 0 && a.verb != "run" && a.verb != "send")
@@ -671,9 +676,14 @@ class Runner {
   }
 
   // store backup FILE: a consistent copy of the store, safe while serve and commands use it.
+  // store copy --to LOCATION [--onto-nonempty]: the SQLite store copied into PostgreSQL.
   int storeVerb(const Args& a) {
+    if (a.positional.size() == 1 && a.positional[0] == "copy") return storeCopy(a);
+    if (!a.to.empty() || a.ontoNonempty)
+      throw UsageError("`--to` and `--onto-nonempty` go with `store copy`");
     if (a.positional.size() != 2 || a.positional[0] != "backup")
-      throw UsageError("`store` takes `backup FILE`: `" + workflow_ + " store backup jr2-copy.db`");
+      throw UsageError("`store` takes `backup FILE` or `copy --to LOCATION`: `" + workflow_ +
+                       " store backup jr2-copy.db`");
     storePath_ = StorePath(a);
     if (IsPostgresLocation(storePath_)) {
       throw UsageError("`store backup` copies a SQLite store; " +
@@ -687,6 +697,50 @@ class Runner {
     std::cerr << workflow_ << ": backed up " << info.runs << " run" << (info.runs == 1 ? "" : "s")
               << " (" << (info.bytes + 1023) / 1024 << " KB) from " << Printable(storePath_)
               << " to " << Printable(to) << "\n";
+    return kExitDone;
+  }
+
+  int storeCopy(const Args& a) {
+    storePath_ = StorePath(a);
+    if (a.to.empty())
+      throw UsageError(
+          "`store copy` needs `--to LOCATION`, the PostgreSQL database to copy into: `" +
+          workflow_ + " store copy --to postgresql://jr2@db.example/jr2`");
+    if (IsPostgresLocation(storePath_) || !IsPostgresLocation(a.to)) {
+      throw UsageError(
+          IsPostgresLocation(storePath_)
+              ? "`store copy` copies a SQLite store into PostgreSQL, and the store " +
+                    Printable(PostgresLocationName(storePath_)) +
+                    " is a PostgreSQL database already: give the SQLite file with --store or "
+                    "JR2_STORE (between databases, use pg_dump)"
+              : "`store copy --to` takes a PostgreSQL database (postgresql://… or host=… "
+                "dbname=…), and `" +
+                    Printable(a.to) +
+                    "` is a path: give the database's location (into a SQLite file, use `store "
+                    "backup FILE`)");
+    }
+    const StoreCopyCounts n = CopySqliteToPostgres(storePath_, a.to, {a.ontoNonempty});
+    const std::string to = PostgresLocationName(a.to);
+    if (a.json) {
+      PrintJson({{"from", storePath_},
+                 {"to", to},
+                 {"runs", n.runs},
+                 {"waiting", n.waiting},
+                 {"feed", n.feed},
+                 {"journal", n.journal},
+                 {"heads", n.heads},
+                 {"starts", n.starts},
+                 {"hooks", n.hooks},
+                 {"hooksKept", n.hooksKept},
+                 {"requestsLeft", n.requestsLeft}});
+    }
+    std::cerr << workflow_ << ": copied " << n.runs << " run" << (n.runs == 1 ? "" : "s") << " ("
+              << n.waiting << " waiting), " << n.feed << " feed lines, " << n.journal
+              << " journal entries, " << n.heads << " heads, " << n.starts << " start keys, "
+              << n.hooks << " hook deliveries";
+    if (n.hooksKept > 0) std::cerr << " (" << n.hooksKept << " logged there already, kept)";
+    std::cerr << " from " << Printable(storePath_) << " to " << Printable(to) << "; the inbox's "
+              << n.requestsLeft << " requests stay behind; the runs are owned by no host\n";
     return kExitDone;
   }
 
@@ -825,6 +879,10 @@ Args Parse(int argc, char** argv) {
       a.logFormat = value("--log-format");
       if (a.logFormat != "text" && a.logFormat != "json")
         throw UsageError("`--log-format` takes `text` or `json`, not `" + a.logFormat + "`");
+    } else if (s == "--to") {
+      a.to = value("--to");
+    } else if (s == "--onto-nonempty") {
+      a.ontoNonempty = true;
     } else if (s == "--resume") {
       a.resume = value("--resume");
       a.resumeGiven = true;
@@ -904,6 +962,8 @@ int RunnerMain(const Registry& registry, const char* workflow, int argc, char** 
            "sharing a PostgreSQL store\n"
         << "  store backup FILE                                                a copy of the "
            "store, safe while it is used\n"
+        << "  store copy --to LOCATION [--onto-nonempty]                       the SQLite store "
+           "copied into PostgreSQL\n"
         << "  callers add NAME --scope WORKFLOW=SCOPE,… [--gates P,…] --callers FILE   a Caller, "
            "its token printed once\n"
         << "  run, send, status, gates, runs, cancel, log … --server URL        the same, sent to "
