@@ -430,6 +430,12 @@ StoreCopyCounts CopySqliteToPostgres(const std::string& from, const std::string&
   pg::Txn write(*dst);
   Copier copier(*src, *dst, options);
   const StoreCopyCounts counts = copier.copy();
+  // The serves sharing the database are told there are runs to claim (docs/scaling.md#wake-ups),
+  // once, as the copy commits.
+  if (counts.waiting > 0) {
+    dst->run("SELECT pg_notify('jr2_runs', '')");
+    dst->notified();
+  }
   write.commit();
   return counts;
 }
