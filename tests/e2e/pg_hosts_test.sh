@@ -14,11 +14,16 @@ fi
 url=$(cat "$JR2_TEST_PG")
 db=jr2_hosts_$$_$RANDOM
 tmp=$(mktemp -d)
-trap 'psql "$url" -q -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" >/dev/null 2>&1; rm -rf "$tmp"' EXIT
-psql "$url" -q -c "CREATE DATABASE $db" >/dev/null || { echo "FAIL: cannot create $db"; exit 1; }
+trap 'for d in $db ${db}_s; do psql "$url" -q -c "DROP DATABASE IF EXISTS $d WITH (FORCE)" >/dev/null 2>&1; done; rm -rf "$tmp"' EXIT
+for d in $db ${db}_s; do
+  psql "$url" -q -c "CREATE DATABASE $d" >/dev/null || { echo "FAIL: cannot create $d"; exit 1; }
+done
 cd "$tmp" || exit 1
 run_checks 120 "$here/pg_hosts.py" "$1/conformance_secret" "${url/dbname=postgres/dbname=$db}" "$tmp"
-for e in "$tmp"/serve.*.err; do
+# A standing Pool across serves: hook deliveries forwarded, a run's end heard across hosts.
+mkdir -p "$tmp/standing"
+run_checks 90 "$here/pg_standing.py" "$1" "${url/dbname=postgres/dbname=${db}_s}" "$tmp/standing"
+for e in "$tmp"/serve.*.err "$tmp"/standing/serve.*.err; do
   [ "$failed" -gt 0 ] && [ -s "$e" ] && { echo "--- $(basename "$e")"; tail -8 "$e"; }
 done
 echo "$passed passed, $failed failed"

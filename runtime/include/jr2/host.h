@@ -230,6 +230,10 @@ class RunHost : private Dispatcher {
   Hosts::Keeper::Counts keeperCounts() const;
   // On SIGTERM, after the last commit: lets go of every run and head, and marks the host gone.
   void leaveHosts();
+  // serve's each second: the ends of the runs this host's `dispatch` workers wait for and
+  // another host drives (a claim split a Pool from its runs), read from the store and told to the
+  // runs here. Gives how many ended.
+  int hearEnds();
   // Hands `verb` (`send` with {gate, event, payload}, or `cancel`) of run `id`, which another
   // serve sharing the store drives, to that serve through the inbox, without waiting: `done` is
   // called on a later turn with its answer (`{status, gates}` once the step is stored there, or

@@ -1,6 +1,9 @@
 // The door of the runs' `dispatch` workers (the host as a Dispatcher;
 // docs/runtime.md#standing-pools-of-runs-over-push-sources-12, "A run per key"): a run per key
 // per workflow, found again by its key, and the dispatching runs told when one ends.
+#include <set>
+
+#include "host/host_internal.h"
 #include "jr2/host.h"
 
 namespace jr2rt {
@@ -67,6 +70,36 @@ std::optional<Dispatched> RunHost::find(const std::string& workflow, const std::
     }
   }
   return out;
+}
+
+int RunHost::hearEnds() {
+  // The runs this host's `dispatch` workers wait for that it does not drive: another serve
+  // sharing the store drives them (a claim split a Pool from its runs). Their ends are read from
+  // the store, each second: the dispatching run hears them as it would here.
+  std::set<std::string> remote;
+  for (const auto& [id, h] : runs_) {
+    for (const std::string& a : h.run->awaited()) {
+      if (runs_.count(a) == 0) remote.insert(a);
+    }
+  }
+  int heard = 0;
+  for (const std::string& id : remote) {
+    const auto summary = store_.summary(id);
+    if (!summary || summary->status == "waiting") continue;
+    Json output;
+    std::string reason;
+    try {
+      const StoredRun stored = store_.load(id);
+      output = stored.snapshot.value("output", Json(nullptr));
+      reason = stored.snapshot.value("reason", "");
+    } catch (const std::exception&) {
+      // Its end is known; what it gave is not readable: the item settles without it.
+    }
+    for (auto& [rid, h] : runs_) h.run->dispatchedEnded(id, summary->status, output, reason);
+    ++heard;
+  }
+  if (heard > 0) AskAnotherTurn(*engine_);
+  return heard;
 }
 
 void RunHost::tellEnded(const std::vector<Store::Save>& batch) {

@@ -67,12 +67,16 @@ Json RunHost::deliverHook(const std::string& hook, const std::string& eventKey,
           note("run " + r.id + " is not hosted: " + ErrorText(e));
           continue;
         }
-        return {{"verdict", "busy"},
-                {"reason", "run " + r.id + " of " + wf.name + " is driven by another command" +
-                               (holder.empty() ? std::string() : " (" + holder + ")") +
-                               "; send it again"},
-                {"retryAfter", 1},
-                {"runs", Json::array()}};
+        Json busy = {{"verdict", "busy"},
+                     {"reason", "run " + r.id + " of " + wf.name + " is driven by another command" +
+                                    (holder.empty() ? std::string() : " (" + holder + ")") +
+                                    "; send it again"},
+                     {"retryAfter", 1},
+                     {"runs", Json::array()}};
+        // A serve sharing the store drives it: serve hands the delivery to that serve (through
+        // the inbox, as a Gate answer) rather than answer busy.
+        if (holder.rfind("host ", 0) == 0 && !retried) busy["forwardTo"] = r.id;
+        return busy;
       }
       if (wf.pool->standing) standing.push_back(wf.name);
     }

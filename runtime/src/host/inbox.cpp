@@ -126,6 +126,34 @@ void RunHost::serveInbox() {
         note(told);
         answersDue_.emplace_back(request.seq, run.id());
         AskAnotherTurn(*engine_);  // the delivery is a step of the next turn, even with nothing out
+      } else if (request.verb == "hook") {
+        // A hook delivery another serve sharing the store took for a Pool this host drives
+        // (RunHost::deliverHook's `forwardTo`): delivered here, answered with its verdict after
+        // the commit that stores what it did (and its hook log).
+        if (!body.is_object() || !body.contains("hook") || !body["hook"].is_string() ||
+            !body.contains("event") || !body["event"].is_string() || !body.contains("delivery") ||
+            !body["delivery"].is_string() || !body.contains("payload"))
+          throw BadInput("the request `hook` must be {hook, event, delivery, payload}");
+        const Json verdict =
+            deliverHook(body["hook"].get<std::string>(), body["event"].get<std::string>(),
+                        body["delivery"].get<std::string>(), body["payload"], /*drive=*/false);
+        const int64_t seq = request.seq;
+        afterCommit(
+            [this, seq, verdict] {
+              store_.answer(seq, {{"verdict", verdict}});
+            },
+            [this, seq] {
+              try {
+                store_.answer(seq, {{"error",
+                                     "the serve that drove the hook's Pool lost its "
+                                     "lease before the delivery was stored; nothing of "
+                                     "it was kept: send it again"},
+                                    {"kind", RuleOf(ErrorKind::kBusy).name}});
+              } catch (const StoreError&) {
+                // The store cannot be reached: the asker times out instead.
+              }
+            });
+        AskAnotherTurn(*engine_);
       } else {
         throw BadInput("the request `" + request.verb + "` is not one a host takes");
       }

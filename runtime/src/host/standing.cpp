@@ -191,12 +191,29 @@ std::vector<std::string> RunHost::standUp(const std::vector<std::string>& workfl
     }
     // Hosts sharing the store: only the head's owner stands a run up (the database keeps one
     // owner); another host's live run of it is that host's.
-    if (hosts_ != nullptr && (!fenced_.empty() || !hosts_->takeHead(name))) continue;
+    // A host at its capacity takes no head: another host with room stands the workflow up.
+    if (hosts_ != nullptr && (!fenced_.empty() || static_cast<int64_t>(runs_.size()) >= capacity_ ||
+                              !hosts_->takeHead(name)))
+      continue;
     // Its head: live elsewhere (another command drives it, or a restore takes it up), paused,
     // in its back-off, or due to start.
     const std::optional<Store::Head> head = currentHead(name);
     if (head && head->ended.empty()) {
       standing_.erase(name);
+      // Hosts sharing the store: the head's owner drives its live run, whatever its capacity
+      // (a host whose lease ran out left it, or a claim let it go for want of room); a run a
+      // runner command drives now is left to that command.
+      if (hosts_ != nullptr && !head->run.empty() && runs_.count(head->run) == 0) {
+        std::string holder;
+        try {
+          if (host(head->run, &holder)) ++metrics_.claimed;
+        } catch (const StoreFenced&) {
+          throw;
+        } catch (const std::exception& e) {
+          if (refused_.insert(head->run).second)
+            note("run " + head->run + " is not hosted: " + ErrorText(e));
+        }
+      }
       continue;
     }
     if (head && !head->paused.empty()) {

@@ -603,6 +603,9 @@ void Run::dispatchedEnded(const std::string& id, const std::string& status, cons
   if (it == awaited_.end()) return;
   auto* worker = dynamic_cast<DispatchActor*>(it->second);
   if (worker == nullptr) return;
+  // Told once: a host that hears the end again (a store read each second, hearEnds) before the
+  // worker takes it changes nothing.
+  awaited_.erase(it);
   worker->later([worker, status, output, reason] { worker->ended(status, output, reason); });
 }
 

@@ -994,16 +994,43 @@ class Server {
     if (delivery.size() > 200 || key.size() > 200)
       throw HttpError{400, "a delivery id or event key is at most 200 characters"};
     const Json verdict = host_.deliverHook(name, key, delivery, payload, /*drive=*/false);
-    // Above the Pool's `hold`: 429, and the delivery is not kept (a resend is heard).
     const std::shared_ptr<Limits> limits = limits_;
-    committed(s, [s, verdict, name, limits] {
-      const std::string v = verdict.value("verdict", "");
-      ++limits->verdicts[{name, v}];
-      if (v == "paused" || v == "backoff" || v == "busy")
-        return s->answer(503, verdict, static_cast<int>(verdict.value("retryAfter", int64_t{0})));
-      if (v == "hold-full") return s->answer(429, verdict, 1);
-      s->answer(200, verdict);
-    });
+    if (verdict.contains("forwardTo") && verdict["forwardTo"].is_string()) {
+      // The Pool that hears it is driven by another serve sharing the store: the delivery is
+      // handed to that serve, and answered with its verdict (503 when none took it).
+      const std::string id = verdict["forwardTo"].get<std::string>();
+      return host_.forward(
+          id, "hook",
+          {{"hook", name}, {"event", key}, {"delivery", delivery}, {"payload", payload}}, 10000,
+          [s, name, limits, id](const std::optional<Json>& answer) {
+            if (!answer) {
+              return s->answer(503,
+                               {{"error", "the serve that drives run " + id +
+                                              " took nothing within 10 s; nothing of the "
+                                              "delivery was done: send it again"}},
+                               1);
+            }
+            if (answer->contains("error")) {
+              const ErrorRule* rule = RuleNamed(answer->value("kind", ""));
+              return s->refuse({rule != nullptr ? rule->http : 503u, answer->value("error", "")});
+            }
+            AnswerVerdict(s, name, limits, answer->value("verdict", Json::object()));
+          });
+    }
+    committed(s, [s, verdict, name, limits] { AnswerVerdict(s, name, limits, verdict); });
+  }
+
+  // A hook delivery's answer by its verdict: above the Pool's `hold` 429, and the delivery is not
+  // kept (a resend is heard); a Pool paused, in its back-off or busy 503.
+  static void AnswerVerdict(const std::shared_ptr<Session>& s, const std::string& name,
+                            const std::shared_ptr<Limits>& limits, Json verdict) {
+    verdict.erase("forwardTo");
+    const std::string v = verdict.value("verdict", "");
+    ++limits->verdicts[{name, v}];
+    if (v == "paused" || v == "backoff" || v == "busy")
+      return s->answer(503, verdict, static_cast<int>(verdict.value("retryAfter", int64_t{0})));
+    if (v == "hold-full") return s->answer(429, verdict, 1);
+    s->answer(200, verdict);
   }
 
   // GET /metrics (#30): the Prometheus text format (0.0.4), for the instance token or a Caller
@@ -1668,6 +1695,7 @@ int Serve(RunHost& host, const ServeOptions& options,
            : " (the instance token is in " + options.storePath +
                  ".token; SIGTERM or Ctrl-C stops it)"));
   host.serve([&] {
+    if (shared != nullptr) host.hearEnds();
     host.releaseEnded();
     host.handOverDue();
     host.standUp(options.workflows);
