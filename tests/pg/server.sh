@@ -4,6 +4,10 @@
 #   tests/pg/server.sh start DIR   initdb a new cluster in DIR/data and start it; prints the libpq
 #                                  connection string, also written to DIR/url
 #   tests/pg/server.sh stop DIR    stop it (no postmaster left) and remove its data
+#   tests/pg/server.sh restart DIR [DOWN]
+#                                  pg_ctl restart of its server (fast: every session is cut), its
+#                                  data and URL kept; with DOWN, it stays stopped DOWN seconds
+#                                  first (tests/e2e/pg_faults.py)
 #
 # Unix socket only (listen_addresses='', the socket in DIR), so nothing listens on the network and
 # two servers never share a port; durability off (fsync, full_page_writes, synchronous_commit):
@@ -16,13 +20,14 @@
 set -euo pipefail
 
 usage() {
-  echo "usage: $0 start DIR | stop DIR" >&2
+  echo "usage: $0 start DIR | stop DIR | restart DIR [DOWN]" >&2
   exit 2
 }
-[ "$#" -eq 2 ] || usage
+[ "$#" -eq 2 ] || { [ "$#" -eq 3 ] && [ "$1" = restart ]; } || usage
 verb=$1
 dir=$2
-case "$verb" in start | stop) ;; *) usage ;; esac
+down=${3:-}
+case "$verb" in start | stop | restart) ;; *) usage ;; esac
 
 bindir=${PG_BINDIR:-}
 if [ -z "$bindir" ]; then
@@ -86,6 +91,22 @@ stop() {
   fi
   rm -rf "$data" "$dir/url"
 }
+
+if [ "$verb" = restart ]; then
+  if ! running; then
+    echo "server.sh: no server runs in $data" >&2
+    exit 1
+  fi
+  if [ -z "$down" ]; then
+    "${as_owner[@]}" "$bindir/pg_ctl" restart -D "$data" -m fast -w -t 60 -l "$dir/server.log" >/dev/null
+  else
+    "${as_owner[@]}" "$bindir/pg_ctl" stop -D "$data" -m fast -w -t 60 >/dev/null
+    sleep "$down"
+    "${as_owner[@]}" "$bindir/pg_ctl" start -D "$data" -w -t 60 -l "$dir/server.log" >/dev/null
+  fi
+  echo "server.sh: restarted the server in $dir"
+  exit 0
+fi
 
 if [ "$verb" = stop ]; then
   stop

@@ -120,8 +120,20 @@ Json RunHost::deliverHook(const std::string& hook, const std::string& eventKey,
         [this] {
           std::vector<Store::HookEntry> due;
           due.swap(hookLogDue_);
-          store_.logHooks(due);
           hookAnswers_.clear();
+          try {
+            store_.logHooks(due);
+          } catch (const StoreConflict&) {
+            throw;
+          } catch (const StoreError& e) {
+            // What the deliveries did is stored (this runs after the commit that stored it),
+            // and their answers go out; only their log could not be written (the server of a
+            // shared store restarted in between, say). A resend of one of them is heard anew
+            // and finds its item held or its run (`existing`): no reason to stop serve.
+            note("the hook log of " + std::to_string(due.size()) + " deliver" +
+                 (due.size() == 1 ? "y" : "ies") + " was not written (" + e.what() +
+                 "): a resend of one is heard anew");
+          }
         },
         [this] {
           // Never stored: a resend of these deliveries is heard anew.
