@@ -51,6 +51,15 @@ class StoreError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// A shared store's server cannot be reached now (it restarted, the network failed): what was
+// asked may be asked again once it answers. serve answers a change 503 (retry), a `dispatch`
+// worker tries again a second later; a command exits as it does for a busy run. Here, in the
+// core, for the `dispatch` worker.
+class StoreUnreachable : public StoreError {
+ public:
+  using StoreError::StoreError;
+};
+
 // A run's stored row cannot be read (a snapshot that is not JSON, a row another tool wrote).
 // The message names the run; every other run stays usable.
 class StoreDamaged : public StoreError {

@@ -66,6 +66,8 @@ ErrorKind KindOf(const std::exception& e) {
   if (dynamic_cast<const StoreDamaged*>(&e) != nullptr) return ErrorKind::kDamaged;
   // A host that lost its lease: busy for now (503); sent again, the change reaches a host.
   if (dynamic_cast<const StoreFenced*>(&e) != nullptr) return ErrorKind::kBusy;
+  // A shared store that cannot be reached now: busy (503, 75); sent again once it answers.
+  if (dynamic_cast<const StoreUnreachable*>(&e) != nullptr) return ErrorKind::kBusy;
   if (dynamic_cast<const StoreConflict*>(&e) != nullptr) return ErrorKind::kConflict;
   if (dynamic_cast<const StoreError*>(&e) != nullptr) return ErrorKind::kUnknown;
   if (dynamic_cast<const BadInput*>(&e) != nullptr) return ErrorKind::kBadInput;

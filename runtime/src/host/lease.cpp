@@ -137,6 +137,14 @@ void RunHost::refence() {
     if (keeper_ != nullptr) keeper_->renewed(lease);
     LetGroupsStart();
     fenced_.clear();
+    // A store that could not be reached answers again (the join went through), and what the
+    // runs did meanwhile went with them: changes are taken again (a full disk stays full until
+    // a commit finds space).
+    if (full_ && !fullDisk_) {
+      note("the run store answers again");
+      full_ = false;
+      fullReason_.clear();
+    }
     leaseTrouble_.clear();
     note("joined again as `" + hostName_ + "` (epoch " + std::to_string(lease.epoch) + ")");
   } catch (const StoreError& e) {

@@ -541,6 +541,8 @@ class Server {
     RunSummary r;
     try {
       r = host_.summary(prefix, view);
+    } catch (const StoreUnreachable&) {
+      throw;  // 503 by the error table: the store answers again soon, and the run may be there
     } catch (const StoreError& e) {
       if (workflow.empty()) throw HttpError{404, withoutPath(e.what())};
       r.workflow.clear();

@@ -15,6 +15,17 @@ void DispatchActor::start(const Json& input) {
   try {
     got = door->dispatch(workflow_, item_, input,
                          {{"run", run_.id()}, {"pool", pool_}, {"key", item_}});
+  } catch (const StoreUnreachable& e) {
+    // A shared store that cannot be reached now: nothing was started (a run the host began is
+    // stored only by the commit that follows). Tried again a second later, never failed for it.
+    if (!retrying_) {
+      run_.progress(item_ + ": the run store cannot be reached (" + ErrorText(e) +
+                    "); its run is asked for again every second");
+    }
+    retrying_ = true;
+    input_ = input;
+    run_.schedule(this, kRetry, run_.clock().nowMs() + 1000);
+    return;
   } catch (const BadInput& e) {
     return refuse("start-refused", e.what());
   } catch (const Failure& f) {
@@ -23,6 +34,8 @@ void DispatchActor::start(const Json& input) {
     return refuse("dispatch-error", ErrorText(e));
   }
   run_id_ = got.run;
+  retrying_ = false;
+  input_ = nullptr;
   if (parent_ != nullptr) parent_->itemGotRun();
   run_.emit("dispatched",
             {{"item", item_}, {"pool", pool_}, {"run", run_id_}, {"existing", got.existing}},
@@ -50,13 +63,29 @@ std::shared_ptr<const Payload> DispatchActor::check(int, const std::string& even
                  "` here");
 }
 
+void DispatchActor::timer(int id) {
+  if (id == kRetry && retrying_ && run_id_.empty()) start(input_);
+}
+
 Json DispatchActor::snapshot() const {
-  return Obj()("kind", "dispatch")("key", key_)("prefix", prefix_)("name", workflow_)(
+  Json out = Obj()("kind", "dispatch")("key", key_)("prefix", prefix_)("name", workflow_)(
       "item", item_)("pool", pool_)("run", run_id_);
+  // Waiting to ask again for its run: what it asks with, so that a restore asks again.
+  if (retrying_) out["retryInput"] = input_;
+  return out;
 }
 
 void DispatchActor::restoreFrom(const Json& snap) {
   run_id_ = snap.value("run", "");
+  if (run_id_.empty() && snap.contains("retryInput")) {
+    // Stored while the store could not be reached: asked again now.
+    retrying_ = true;
+    input_ = snap["retryInput"];
+    later([this] {
+      if (retrying_ && run_id_.empty()) start(input_);
+    });
+    return;
+  }
   if (run_id_.empty()) return;
   // Where the run is now (it may have ended while nobody hosted this one).
   run_.await(run_id_, this);

@@ -25,7 +25,8 @@ class DispatchActor final : public Actor {
   // The host says the run ended.
   void ended(const std::string& status, const Json& output, const std::string& reason);
   void deliver(int, const std::string&, const Json&, std::shared_ptr<const Payload>) override {}
-  void timer(int) override {}
+  // The dispatch asked again (kRetry) after the store could not be reached.
+  void timer(int id) override;
   void childDone(int, Json) override {}
   void childFailed(int, const Failure&) override {}
   void stop() override;
@@ -44,6 +45,9 @@ class DispatchActor final : public Actor {
   std::string item_;
   std::string pool_;
   std::string run_id_;
+  static constexpr int kRetry = 1;
+  bool retrying_ = false;  // the store could not be reached: asked again at kRetry's timer
+  Json input_;             // what it asks with meanwhile
 };
 
 }  // namespace jr2rt

@@ -207,7 +207,8 @@ void Conn::ready() {
 }
 
 void Conn::failConnection(const char* what) {
-  throw StoreError(std::string(what) + " " + Quoted(name_) + ": " + clean(PQerrorMessage(pg_)));
+  throw StoreUnreachable(std::string(what) + " " + Quoted(name_) + ": " +
+                         clean(PQerrorMessage(pg_)));
 }
 
 void Conn::fail(const PGresult* r, const char* what) {
@@ -218,6 +219,10 @@ void Conn::fail(const PGresult* r, const char* what) {
   const std::string code = state ? state : "";
   const char* primary = PQresultErrorField(r, PG_DIAG_MESSAGE_PRIMARY);
   const std::string message = clean(primary ? primary : PQresultErrorMessage(r));
+  // A connection lost, or a server shutting down or starting up: it may answer again soon.
+  if (code.rfind("08", 0) == 0 || code.rfind("57P", 0) == 0) {
+    throw StoreUnreachable("cannot reach the run store " + Quoted(name_) + ": " + message);
+  }
   if (code == "53100") {
     throw StoreFull("the disk of the run store " + Quoted(name_) +
                     " is full: nothing more could be stored; make space");
