@@ -549,7 +549,9 @@ TEST_F(PgHosts, AVersion1StoreIsReadAsItIsAndMigratedByAReadWriteOpen) {
     EXPECT_EQ(sql("SELECT count(*) FROM pg_class WHERE relname = 'hosts'"), "0");
   }
   Host a = host("alpha");
-  EXPECT_EQ(sql("SELECT value FROM jr2_meta WHERE key = 'schema_version'"), "2");
+  EXPECT_EQ(sql("SELECT value FROM jr2_meta WHERE key = 'schema_version'"), "3")
+      << "migrated through version 2 to 3";
+  EXPECT_EQ(sql("SELECT count(*) FROM pg_class WHERE relname = 'keys'"), "1");
   const jr2rt::StoredRun kept = a.store->load("aaaa00000001");
   EXPECT_EQ(kept.revision, 3);
   EXPECT_EQ(kept.journal.size(), 1u);
@@ -561,7 +563,7 @@ TEST_F(PgHosts, AVersion1StoreIsReadAsItIsAndMigratedByAReadWriteOpen) {
   EXPECT_EQ(claimed[0].id, "aaaa00000001");
   EXPECT_EQ(claimed[0].revision, 4);
   EXPECT_TRUE(a.hosts->takeHead("alerts"));
-  // Opened again: version 2, nothing to do.
+  // Opened again: version 3, nothing to do.
   EXPECT_NE(jr2rt::OpenStore(location())->hosts(), nullptr);
 }
 
@@ -809,4 +811,81 @@ TEST_F(PgHosts, NotifiesWakeTheHostTheyConcern) {
   std::cout << "alpha woken: inbox " << toldA.inbox << ", answers " << toldA.answers << ", runs "
             << toldA.runs << "; beta woken: inbox " << toldB.inbox << ", answers " << toldB.answers
             << ", runs " << toldB.runs << "\n";
+}
+
+// ---- Key reservations (docs/scaling.md#dispatch-keys-and-standing-heads): a dispatch key taken
+// before its run is stored, in a statement of its own, so that two hosts dispatching one key at
+// once start one run and no turn's commit fails on it.
+
+TEST_F(PgHosts, AKeyIsReservedOnceAndLetGoWhenItsRunEnds) {
+  const auto keyed = [](const char* status, int64_t rev, const char* id, const char* key) {
+    jr2rt::StoredRun r = Stored(status, rev, id, rev + 1, "tickets");
+    r.key = key;
+    return r;
+  };
+  Host a = host("alpha");
+  Host b = host("beta");
+  EXPECT_EQ(a.hosts->reserveKey("tickets", "K-1", "aaaa00000001"), "aaaa00000001");
+  EXPECT_EQ(b.hosts->reserveKey("tickets", "K-1", "bbbb00000001"), "aaaa00000001")
+      << "a live reservation holds it, before its run is stored";
+  EXPECT_EQ(b.hosts->reserveKey("alerts", "K-1", "bbbb00000002"), "bbbb00000002")
+      << "a key is per workflow";
+  EXPECT_TRUE(b.hosts->reservedLive("aaaa00000001"));
+  a.store->save(keyed("waiting", 0, "aaaa00000001", "K-1"));
+  EXPECT_EQ(b.hosts->reserveKey("tickets", "K-1", "bbbb00000003"), "aaaa00000001")
+      << "the waiting run holds it";
+  a.store->save(keyed("done", 1, "aaaa00000001", "K-1"));
+  EXPECT_EQ(sql("SELECT count(*) FROM keys WHERE key = 'K-1' AND workflow = 'tickets'"), "0")
+      << "the commit that ended the run let its key go";
+  EXPECT_EQ(b.hosts->reserveKey("tickets", "K-1", "bbbb00000004"), "bbbb00000004");
+  b.hosts->releaseKey("tickets", "K-1", "bbbb00000004");
+  EXPECT_EQ(a.hosts->reserveKey("tickets", "K-1", "aaaa00000005"), "aaaa00000005")
+      << "a reservation let go (its run refused at the door) holds nothing";
+}
+
+TEST_F(PgHosts, AReservationWhoseHostDiedIsTakenOverByTheNextDispatch) {
+  Host a = host("alpha");
+  Host b = host("beta");
+  EXPECT_EQ(a.hosts->reserveKey("tickets", "K-9", "aaaa00000009"), "aaaa00000009");
+  EXPECT_EQ(b.hosts->reserveKey("tickets", "K-9", "bbbb00000009"), "aaaa00000009");
+  expire("alpha");  // alpha died between its reservation and the commit of its run
+  EXPECT_FALSE(b.hosts->reservedLive("aaaa00000009")) << "that run will never come";
+  EXPECT_EQ(b.hosts->reserveKey("tickets", "K-9", "bbbb00000009"), "bbbb00000009");
+  EXPECT_TRUE(b.hosts->reservedLive("bbbb00000009"));
+}
+
+TEST_F(PgHosts, HostsReservingOneKeyAtOnceGetOneRun) {
+  constexpr int kKeys = 40;
+  Host a = host("alpha");
+  Host b = host("beta");
+  std::vector<std::string> gotA(kKeys), gotB(kKeys);
+  // Started together, alpha from the first key and beta from the last: they meet in the middle,
+  // each key reserved by both, some at the same instant.
+  std::atomic<int> ready{0};
+  std::thread ta([&] {
+    for (++ready; ready < 2;) std::this_thread::yield();
+    for (int i = 0; i < kKeys; ++i)
+      gotA[i] = a.hosts->reserveKey("tickets", "K" + std::to_string(i), "a" + std::to_string(i));
+  });
+  std::thread tb([&] {
+    for (++ready; ready < 2;) std::this_thread::yield();
+    for (int i = kKeys - 1; i >= 0; --i)
+      gotB[i] = b.hosts->reserveKey("tickets", "K" + std::to_string(i), "b" + std::to_string(i));
+  });
+  ta.join();
+  tb.join();
+  int wonA = 0;
+  int wonB = 0;
+  int split = 0;
+  for (int i = 0; i < kKeys; ++i) {
+    split += gotA[i] != gotB[i] ? 1 : 0;
+    wonA += gotA[i] == "a" + std::to_string(i) ? 1 : 0;
+    wonB += gotB[i] == "b" + std::to_string(i) ? 1 : 0;
+  }
+  std::cout << kKeys << " keys reserved by two hosts at once: alpha's run " << wonA << ", beta's "
+            << wonB << ", answered differently " << split << "\n";
+  EXPECT_EQ(split, 0) << "both hosts are told the same run for every key";
+  EXPECT_EQ(wonA + wonB, kKeys);
+  EXPECT_GT(wonA, 0);
+  EXPECT_GT(wonB, 0);
 }

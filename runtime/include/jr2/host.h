@@ -375,7 +375,7 @@ class RunHost : private Dispatcher {
   std::optional<Dispatched> find(const std::string& workflow, const std::string& key) override;
   // Starts a run (not driven); `by`: the Pool of runs that dispatched it, or null.
   std::string beginRun(const std::string& workflow, const Json& input, const std::string& home,
-                       const Json& by, const Json& carried = nullptr);
+                       const Json& by, const Json& carried = nullptr, std::string id = "");
   // The head to store with this save of a standing run: at its start (or when taken up), and at
   // its end, by the one rule that counts runs (none when it was handed over: the new run's is).
   std::optional<Store::Head> headOf(const Hosted& h) const;

@@ -359,6 +359,22 @@ class Hosts {
   // (or there is no such run).
   virtual std::optional<Owner> owner(const std::string& id) = 0;
 
+  // Reserves dispatch key `key` of `workflow` for run `run`, which this host is about to start
+  // and has not stored: in a statement of its own, outside any turn's transaction, so that a key
+  // two hosts dispatch at once never fails a commit (docs/scaling.md#dispatch-keys-and-standing-
+  // heads). Gives the run that holds the key: `run` when it is reserved now (or taken over from a
+  // reservation whose host is not live and whose run never came, or from one whose run ended),
+  // else the run a waiting run or a live reservation holds it for. The commit that ends a keyed
+  // run deletes its reservation.
+  virtual std::string reserveKey(const std::string& workflow, const std::string& key,
+                                 const std::string& run) = 0;
+  // Lets go of the reservation reserveKey made for `run`, which will not start after all.
+  virtual void releaseKey(const std::string& workflow, const std::string& key,
+                          const std::string& run) = 0;
+  // Whether run `id`, not stored (yet), may still come: a reservation of a live host holds a key
+  // for it. False once that host is gone: the run never will.
+  virtual bool reservedLive(const std::string& id) = 0;
+
   // What a keeper tells its host, as bits of one mask: a request in the inbox for a run this host
   // owns (or nobody does), an answer in the inbox, runs let go (released, reaped, or saved
   // waiting by a runner: there may be runs to claim), the lease lost. After the listening

@@ -24,7 +24,34 @@ Dispatched RunHost::dispatch(const std::string& workflow, const std::string& key
   std::string home = ".";
   if (auto parent = runs_.find(by.value("run", "")); parent != runs_.end())
     home = parent->second.run->home();
-  const std::string id = beginRun(workflow, input, home, by);
+  std::string id;
+  if (hosts_ != nullptr && hosts_->lease()) {
+    // Hosts sharing the store: the key reserved before the run starts, in a statement of its
+    // own, so that two hosts dispatching it at once start one run (a conflict in a turn's commit
+    // would fail every run of the turn). The other host's run is followed instead.
+    CheckInput(*wf, input);  // a refused input reserves nothing
+    id = NewRunId();
+    const std::string holder = hosts_->reserveKey(workflow, key, id);
+    if (holder != id) {
+      keys_[{workflow, key}] = holder;
+      if (auto found = find(workflow, key)) {
+        found->existing = true;
+        return *found;
+      }
+      Dispatched out;  // reserved by another host, not stored yet: it waits, as far as is known
+      out.run = holder;
+      out.existing = true;
+      return out;
+    }
+    try {
+      beginRun(workflow, input, home, by, nullptr, id);
+    } catch (...) {
+      hosts_->releaseKey(workflow, key, id);
+      throw;
+    }
+  } else {
+    id = beginRun(workflow, input, home, by);
+  }
   keys_[{workflow, key}] = id;
   Dispatched out;
   out.run = id;
@@ -85,6 +112,15 @@ int RunHost::hearEnds() {
   int heard = 0;
   for (const std::string& id : remote) {
     const auto summary = store_.summary(id);
+    if (!summary && hosts_ != nullptr && !hosts_->reservedLive(id)) {
+      // Reserved by a host that stopped before it stored the run: it will never come.
+      for (auto& [rid, h] : runs_) {
+        h.run->dispatchedEnded(id, "cancelled", nullptr,
+                               "the host that started it stopped before it was stored");
+      }
+      ++heard;
+      continue;
+    }
     if (!summary || summary->status == "waiting") continue;
     Json output;
     std::string reason;

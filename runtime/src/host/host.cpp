@@ -20,18 +20,6 @@ namespace {
 
 volatile std::sig_atomic_t g_signal = 0;  // the signal that asked the hosts to stop
 
-std::string NewRunId() {
-  std::random_device rd;
-  std::mt19937_64 gen(
-      (static_cast<uint64_t>(rd()) << 32) ^ rd() ^
-      static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()));
-  static const char* hex = "0123456789abcdef";
-  std::string id;
-  uint64_t v = gen();
-  for (int i = 0; i < 12; ++i, v >>= 4) id += hex[v & 15];
-  return id;
-}
-
 // What fired during this call before the answer was delivered, for a person to read.
 std::string FiredText(const Run& run) {
   const auto& fired = run.firedTimers();
@@ -44,6 +32,18 @@ std::string FiredText(const Run& run) {
 }
 
 }  // namespace
+
+std::string NewRunId() {
+  std::random_device rd;
+  std::mt19937_64 gen(
+      (static_cast<uint64_t>(rd()) << 32) ^ rd() ^
+      static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()));
+  static const char* hex = "0123456789abcdef";
+  std::string id;
+  uint64_t v = gen();
+  for (int i = 0; i < 12; ++i, v >>= 4) id += hex[v & 15];
+  return id;
+}
 
 void CheckWorkflow(const std::string& id, const std::string& actual, const std::string& wanted) {
   if (actual != wanted) {
@@ -251,11 +251,12 @@ std::string RunHost::begin(const std::string& workflow, const Json& input,
 }
 
 std::string RunHost::beginRun(const std::string& workflow, const Json& input,
-                              const std::string& home, const Json& by, const Json& carried) {
+                              const std::string& home, const Json& by, const Json& carried,
+                              std::string id) {
   const WorkflowInfo* wf = registry_.workflow(workflow);
   if (wf == nullptr) throw BadInput("there is no workflow `" + Printable(workflow) + "` here");
   CheckInput(*wf, input);  // a refused input stores nothing
-  std::string id = NewRunId();
+  if (id.empty()) id = NewRunId();
   Hosted h;
   h.lock = store_.lock(id, [](const std::string&) {});
   h.saver = std::make_unique<RunSaver>(store_, clock_);

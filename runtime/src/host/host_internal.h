@@ -18,6 +18,9 @@ void CheckWorkflow(const std::string& id, const std::string& actual, const std::
 // nothing for Boost.Asio's headers): one more turn after the current one.
 void AskAnotherTurn(Engine& engine);
 
+// A new run's id: 12 hex digits (48 random bits).
+std::string NewRunId();
+
 // From any thread: the engine's wait between turns ends now (its stop test is asked at once).
 void WakeEngine(Engine& engine);
 

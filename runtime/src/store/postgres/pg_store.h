@@ -40,6 +40,11 @@ class PgStore final : public Store, public Hosts {
   std::unique_ptr<Keeper> keep(int64_t beatMs, bool pollOnly,
                                std::function<void(unsigned)> woken) override;
   int64_t notifies() const override { return db_->notifies(); }
+  std::string reserveKey(const std::string& workflow, const std::string& key,
+                         const std::string& run) override;
+  bool reservedLive(const std::string& id) override;
+  void releaseKey(const std::string& workflow, const std::string& key,
+                  const std::string& run) override;
 
   // RunRows (runs.cpp)
   int64_t save(const StoredRun& run, const std::vector<FeedLine>& feed) override;

@@ -117,7 +117,7 @@ void PgStore::begin(Pipeline& p) {
   if (db_->version() < 2) {
     throw StoreError("the run store " + Quoted(db_->name()) +
                      " has schema version 1 and was opened read-only: nothing can be written to "
-                     "it; open it read-write (any `run`) to migrate it to version 2");
+                     "it; open it read-write (any `run`) to migrate it to version 3");
   }
   if (const auto lease = db_->lease()) {
     p.add("SELECT jr2_check_lease($1, $2)", Params().text(lease->host).integer(lease->epoch));
@@ -171,6 +171,11 @@ size_t PgStore::write(Pipeline& p, const StoredRun& run, const std::vector<FeedL
         " OR NOT jr2_host_live(runs.owner, runs.owner_epoch) RETURNING rev)"
         " SELECT coalesce((SELECT rev FROM u), jr2_save_refused($1, $5, $9, $10))",
         std::move(params));
+  }
+  if (!run.key.empty() && run.status != "waiting" && db_->version() >= 3) {
+    // The run's end lets its dispatch key go: its reservation (Hosts::reserveKey), with it.
+    p.add("DELETE FROM keys WHERE workflow = $1 AND key = $2 AND run = $3",
+          Params().text(run.workflow).text(run.key).text(run.id));
   }
   if (!feed.empty()) {
     // Every line of the step in one statement, numbered after the run's last line (read once).

@@ -1,6 +1,6 @@
 // The schema of the PostgreSQL store, its version and the open (docs/scaling.md#the-schema): the
 // tables made by the program itself in the first schema of the connection's search_path, with
-// `jr2_meta` holding `schema_version` (2). A database is ours (a known version: one older is
+// `jr2_meta` holding `schema_version` (3). A database is ours (a known version: one older is
 // migrated by a read-write open, read as it is by a read-only one), empty of our names (made ours,
 // under a lock so that two hosts opening it at once make it once), or refused unchanged: a version
 // newer than this program knows, or tables of our names without jr2_meta (another
@@ -20,7 +20,7 @@ namespace {
 
 // The version of the tables below. A program that finds an older one migrates it here; one that
 // finds a newer one refuses it.
-constexpr int64_t kSchemaVersion = 2;
+constexpr int64_t kSchemaVersion = 3;
 
 // Taken (for its transaction) by whoever makes the schema: two hosts opening an empty database
 // at once make it once. (FNV-1a of "jr2 schema".)
@@ -33,7 +33,9 @@ const char* const kNames[] = {
     "hooks_by_seq", "heads", "starts", "jr2_conflict_revision", "jr2_check_journal",
     // version 2
     "hosts", "runs_unowned", "runs_by_owner", "runs_key_live", "heads_by_owner", "jr2_host_live",
-    "jr2_fenced", "jr2_check_lease", "jr2_save_refused", "jr2_head_refused", "jr2_take_run"};
+    "jr2_fenced", "jr2_check_lease", "jr2_save_refused", "jr2_head_refused", "jr2_take_run",
+    // version 3
+    "keys"};
 
 // Version 1's tables, as the first jr2 on PostgreSQL made them: a new database is made by these
 // and then every step after (kVersion2), so that a new store and a migrated one are the same.
@@ -166,6 +168,17 @@ const char* const kVersion2 =
     " END $$;";
 
 // What the database is, with reads only.
+// Version 3 (#32, docs/scaling.md#dispatch-keys-and-standing-heads): a dispatch key's
+// reservation, made when a host dispatches (before the run is stored), so that two hosts that
+// dispatch one key at once start one run: the second follows the first's. Deleted by the commit
+// that ends the run; one whose host is no longer live and whose run never came, or ended, is taken
+// over by the next dispatch of the key.
+const char* const kVersion3 =
+    "CREATE TABLE keys ("
+    " workflow text COLLATE \"C\" NOT NULL, key text COLLATE \"C\" NOT NULL,"
+    " run text COLLATE \"C\" NOT NULL, host text COLLATE \"C\" NOT NULL, epoch bigint NOT NULL,"
+    " PRIMARY KEY (workflow, key));";
+
 struct Seen {
   std::string schema;              // where the tables are (or would be made)
   std::vector<std::string> names;  // of ours found there, jr2_meta aside
@@ -275,6 +288,12 @@ void MigrateTo2(Conn& conn) {
   conn.run("UPDATE jr2_meta SET value = $1 WHERE key = 'schema_version'", Params().integer(2));
 }
 
+// Version 2 to 3 (kVersion3), in the caller's transaction under the schema's lock.
+void MigrateTo3(Conn& conn) {
+  conn.exec(kVersion3);
+  conn.run("UPDATE jr2_meta SET value = $1 WHERE key = 'schema_version'", Params().integer(3));
+}
+
 }  // namespace
 
 std::shared_ptr<Conn> OpenConn(const std::string& location, StoreMode mode) {
@@ -305,10 +324,12 @@ std::shared_ptr<Conn> OpenConn(const std::string& location, StoreMode mode) {
   if (version == 0) {
     conn->exec(kSchema);
     conn->exec(kVersion2);
+    conn->exec(kVersion3);
     conn->run("INSERT INTO jr2_meta (key, value) VALUES ('schema_version', $1)",
               Params().integer(kSchemaVersion));
-  } else if (version == 1) {
-    MigrateTo2(*conn);
+  } else {
+    if (version == 1) MigrateTo2(*conn);
+    if (version <= 2) MigrateTo3(*conn);
   }
   txn.commit();
   conn->setVersion(kSchemaVersion);
