@@ -94,3 +94,14 @@ wait_exit() {
     sleep 0.05
   done
 }
+
+# pg_url: the connection string of the ctest fixture `pg`'s throwaway PostgreSQL server (the file
+# $JR2_TEST_PG names), in $url; without one, a FAIL and exit 1.
+pg_url() {
+  if [ -z "${JR2_TEST_PG:-}" ] || [ ! -f "$JR2_TEST_PG" ]; then
+    echo "FAIL: no PostgreSQL server (JR2_TEST_PG; ctest's fixture \`pg\` starts one: tests/pg/server.sh)"
+    echo "0 passed, 1 failed"
+    exit 1
+  fi
+  url=$(cat "$JR2_TEST_PG")
+}

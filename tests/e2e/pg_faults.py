@@ -377,6 +377,11 @@ class Scenario:
         rows = self.q("SELECT id, status, view FROM runs WHERE workflow = '%s'" % GATES_WF)
         stored = {r[0]: r for r in rows}
         starts_lost = [i for i in ids if i not in stored]
+        # A start sent again (to either serve) makes no second run: runs per Idempotency-Key
+        # (each start's input carries its key).
+        rows = self.q("SELECT snapshot::json->'input'->'note'->'deep'->>'secret', count(*)"
+                      " FROM runs WHERE workflow = '%s' GROUP BY 1 HAVING count(*) > 1" % GATES_WF)
+        starts_twice = [r[0] for r in rows if r[0] in self.starts]
         answers_lost = []
         for rid, gate in self.answers:
             row = stored.get(rid)
@@ -442,10 +447,10 @@ class Scenario:
             t["cut after it ran"] += sum(1 for i in failures if ran[i] == 1)
             if final.get("status") != "done":
                 bad.append((rid, final.get("status"), p.stderr.strip()[-200:]))
-        print("%s: starts acknowledged %d, lost %d; Gate answers acknowledged %d, lost %d; resent"
-              " answers that found their Gate taken %d" %
-              (tag, len(ids), len(starts_lost), len(self.answers), len(answers_lost),
-               sum(self.gone_gate.values())), flush=True)
+        print("%s: starts acknowledged %d, lost %d, that made two runs %d; Gate answers"
+              " acknowledged %d, lost %d; resent answers that found their Gate taken %d" %
+              (tag, len(ids), len(starts_lost), len(starts_twice), len(self.answers),
+               len(answers_lost), sum(self.gone_gate.values())), flush=True)
         print("%s: hook keys acknowledged %d of %d (%d acknowledgements), lost %d; item runs %d;"
               " keys with two runs %d; runs of keys never acknowledged %d; not done %d; items"
               " started twice %d; items failed %d; standing runs of %s %d" %
@@ -469,6 +474,8 @@ class Scenario:
                                   for w in self.store_4xx).most_common(3))
         check(not starts_lost, "%s: acknowledged starts lost: %d" % (tag, len(starts_lost)),
               starts_lost[:5])
+        check(not starts_twice, "%s: starts that made two runs: %d" % (tag, len(starts_twice)),
+              starts_twice[:5])
         check(not answers_lost, "%s: acknowledged answers lost: %d" % (tag, len(answers_lost)),
               answers_lost[:5])
         check(len(self.answers) > 0, "%s: answers were acknowledged (%d)" %

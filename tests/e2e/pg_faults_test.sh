@@ -10,11 +10,7 @@ passed=0
 failed=0
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 . "$here/lib.sh"
-if [ -z "${JR2_TEST_PG:-}" ] || [ ! -f "$JR2_TEST_PG" ]; then
-  echo "FAIL: no PostgreSQL server (JR2_TEST_PG; ctest's fixture \`pg\` starts one: tests/pg/server.sh)"
-  exit 1
-fi
-url=$(cat "$JR2_TEST_PG")
+pg_url
 db=jr2_faults_$$_$RANDOM
 tmp=$(mktemp -d)
 # The restart scenario's own server: a folder the `postgres` user reaches (mktemp's is closed).

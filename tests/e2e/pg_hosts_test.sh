@@ -7,11 +7,7 @@ passed=0
 failed=0
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 . "$here/lib.sh"
-if [ -z "${JR2_TEST_PG:-}" ] || [ ! -f "$JR2_TEST_PG" ]; then
-  echo "FAIL: no PostgreSQL server (JR2_TEST_PG; ctest's fixture \`pg\` starts one: tests/pg/server.sh)"
-  exit 1
-fi
-url=$(cat "$JR2_TEST_PG")
+pg_url
 db=jr2_hosts_$$_$RANDOM
 tmp=$(mktemp -d)
 trap 'for d in $db ${db}_s; do psql "$url" -q -c "DROP DATABASE IF EXISTS $d WITH (FORCE)" >/dev/null 2>&1; done; rm -rf "$tmp"' EXIT

@@ -11,12 +11,7 @@ secret="$1/conformance_secret"
 passed=0
 failed=0
 . "$here/lib.sh"
-if [ -z "${JR2_TEST_PG:-}" ] || [ ! -f "$JR2_TEST_PG" ]; then
-  echo "FAIL: no PostgreSQL server (JR2_TEST_PG; ctest's fixture \`pg\` starts one: tests/pg/server.sh)"
-  echo "0 passed, 1 failed"
-  exit 1
-fi
-url=$(cat "$JR2_TEST_PG")
+pg_url
 db=jr2_e2e_$$_$RANDOM
 other=${db}_other
 tmp=$(mktemp -d)

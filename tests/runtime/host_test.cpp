@@ -86,9 +86,9 @@ class CountingStore final : public jr2rt::Store {
                                    const std::string& k) override {
     return inner_->startKey(c, w, k);
   }
-  void keepStartKey(const std::string& c, const std::string& w, const std::string& k,
-                    const StartKey& s) override {
-    inner_->keepStartKey(c, w, k, s);
+  StartKey keepStartKey(const std::string& c, const std::string& w, const std::string& k,
+                        const StartKey& s) override {
+    return inner_->keepStartKey(c, w, k, s);
   }
   int64_t prune(int64_t before, const std::string& wf) override {
     return inner_->prune(before, wf);

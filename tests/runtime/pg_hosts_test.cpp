@@ -889,3 +889,28 @@ TEST_F(PgHosts, HostsReservingOneKeyAtOnceGetOneRun) {
   EXPECT_GT(wonA, 0);
   EXPECT_GT(wonB, 0);
 }
+
+// A start sent again with its Idempotency-Key to another serve (a load balancer's retry) while
+// the first is under way there: the key is kept for the first start only, and the second is
+// told that start; one whose run never came (its serve stopped before its first commit) is
+// replaced after 30 s.
+TEST_F(PgHosts, AnIdempotencyKeyIsKeptForTheFirstStartOnly) {
+  Host a = host("alpha");
+  Host b = host("beta");
+  const auto first = a.store->keepStartKey("ops", "tickets", "idem-1", {"aaaa00000001", "d1"});
+  EXPECT_EQ(first.run, "aaaa00000001");
+  const auto second = b.store->keepStartKey("ops", "tickets", "idem-1", {"bbbb00000001", "d1"});
+  EXPECT_EQ(second.run, "aaaa00000001") << "under way on alpha: not replaced";
+  EXPECT_EQ(second.digest, "d1");
+  a.store->save(Stored("waiting", 0, "aaaa00000001"));
+  sql("UPDATE starts SET time = time - 60000");
+  EXPECT_EQ(b.store->keepStartKey("ops", "tickets", "idem-1", {"bbbb00000002", "d1"}).run,
+            "aaaa00000001")
+      << "its run is stored: kept for good";
+  EXPECT_EQ(a.store->keepStartKey("ops", "tickets", "idem-2", {"aaaa00000002", "d2"}).run,
+            "aaaa00000002");
+  sql("UPDATE starts SET time = time - 60000 WHERE key = 'idem-2'");
+  EXPECT_EQ(b.store->keepStartKey("ops", "tickets", "idem-2", {"bbbb00000003", "d2"}).run,
+            "bbbb00000003")
+      << "alpha stopped before storing its run: the key goes to the next start";
+}

@@ -472,9 +472,14 @@ TEST_P(StoreTest, HeadsAreWrittenWithTheirRunsAndStartKeysAreKept) {
   store->keepStartKey("alice", "alerts", "k", {"aaaa00000001", "digest-1"});
   store->keepStartKey("bob", "alerts", "k", {"bbbb00000001", "digest-2"});
   EXPECT_EQ(store->startKey("alice", "alerts", "k")->digest, "digest-1");
-  store->keepStartKey("alice", "alerts", "k", {"bbbb00000001", "digest-3"});  // replaced
-  EXPECT_EQ(store->startKey("alice", "alerts", "k")->run, "bbbb00000001");
-  EXPECT_EQ(store->startKey("alice", "alerts", "k")->digest, "digest-3");
+  // A start of the key again, its run (aaaa00000001) not stored: SQLite's one serve stopped
+  // before the first commit, and the key goes to this start; on a store shared by hosts the first
+  // may be under way on another, and is kept (replaced only after 30 s: pg_hosts_test.cpp).
+  const auto kept = store->keepStartKey("alice", "alerts", "k", {"bbbb00000001", "digest-3"});
+  const std::string want = postgres() ? "aaaa00000001" : "bbbb00000001";
+  EXPECT_EQ(kept.run, want);
+  EXPECT_EQ(store->startKey("alice", "alerts", "k")->run, want);
+  EXPECT_EQ(store->startKey("alice", "alerts", "k")->digest, postgres() ? "digest-1" : "digest-3");
   EXPECT_EQ(store->startKey("bob", "alerts", "k")->run, "bbbb00000001");
 }
 

@@ -186,8 +186,8 @@ class RunHost : private Dispatcher {
   // serve's starts by idempotency key (Store::startKey, Store::keepStartKey).
   std::optional<Store::StartKey> startKey(const std::string& caller, const std::string& workflow,
                                           const std::string& key);
-  void keepStartKey(const std::string& caller, const std::string& workflow, const std::string& key,
-                    const Store::StartKey& start);
+  Store::StartKey keepStartKey(const std::string& caller, const std::string& workflow,
+                               const std::string& key, const Store::StartKey& start);
   // The newest `limit` deliveries of hook `hook` (`{delivery, time, event, answer}`).
   std::vector<Json> hookLog(const std::string& hook, int64_t limit);
   // The runs of `workflow` (every workflow for ""): the waiting ones, or all with `ended`; with
@@ -265,7 +265,12 @@ class RunHost : private Dispatcher {
   void afterCommit(std::function<void()> fn, std::function<void()> lost = nullptr);
   // Starts a run of `workflow` without driving it (BadInput when the input is refused, and
   // nothing is kept). Gives its id.
-  std::string begin(const std::string& workflow, const Json& input, const std::string& home);
+  std::string begin(const std::string& workflow, const Json& input, const std::string& home,
+                    std::string id = "");
+  // What begin() refuses of a start (an unknown workflow, an input it refuses: BadInput), asked
+  // before anything is kept of it (an idempotency key); and a new run's id, for begin().
+  void checkStart(const std::string& workflow, const Json& input) const;
+  static std::string NewId();
   // Whether this host drives run `id`.
   bool hosts(const std::string& id) const { return runs_.count(id) != 0; }
   // Run `r` to change now: hosted, or taken up at once. RunEnded when it has ended (said as the

@@ -264,9 +264,13 @@ class StartKeys {
   virtual ~StartKeys() = default;
   virtual std::optional<StartKey> startKey(const std::string& caller, const std::string& workflow,
                                            const std::string& key) = 0;
-  // Keeps (or replaces) the run a key started; stored at once, before that run's first commit.
-  virtual void keepStartKey(const std::string& caller, const std::string& workflow,
-                            const std::string& key, const StartKey& start) = 0;
+  // Keeps the run a key starts, stored at once, before that run's first commit; gives the key's
+  // start after the call: `start` when kept. It replaces a start whose run was never stored (its
+  // serve stopped before its first commit). Shared by hosts (PostgreSQL), a key is kept for the
+  // first start only: another host's start of it gives that start (its run may not be stored yet:
+  // it is under way), and a start whose run was not stored within 30 s is replaced.
+  virtual StartKey keepStartKey(const std::string& caller, const std::string& workflow,
+                                const std::string& key, const StartKey& start) = 0;
 };
 
 // The per-run drive lock: one command (or one host) drives a run at a time. Held from the

@@ -183,8 +183,15 @@ bool RunHost::commit(const std::vector<Run*>& runs) {
     if (!serving_) throw;
     fenced_ = e.what();
     return false;
-  } catch (const StoreConflict&) {
-    throw;
+  } catch (const StoreConflict& e) {
+    // Hosts sharing a store: this turn met what another live host owns (the head of a standing
+    // workflow it drives, a run it claimed meanwhile). Nothing of the turn was stored, and
+    // nothing of it goes out; this host lets go of every run and joins again, as when fenced, and
+    // claims afresh. One host alone (SQLite), a conflict is a bug to report.
+    if (hosts_ == nullptr || !serving_) throw;
+    ++metrics_.commitsFailed;
+    fenced_ = std::string("a commit met another host's ownership: ") + e.what();
+    return false;
   } catch (const StoreError& e) {
     // A store shared by hosts that cannot be reached now (a restart of PostgreSQL, the network):
     // serve waits it out as it waits out a full disk — nothing of the turn goes out, and it
@@ -245,10 +252,18 @@ std::string RunHost::start(const std::string& workflow, const Json& input,
   return id;
 }
 
-std::string RunHost::begin(const std::string& workflow, const Json& input,
-                           const std::string& home) {
-  return beginRun(workflow, input, home, nullptr);
+std::string RunHost::begin(const std::string& workflow, const Json& input, const std::string& home,
+                           std::string id) {
+  return beginRun(workflow, input, home, nullptr, nullptr, std::move(id));
 }
+
+void RunHost::checkStart(const std::string& workflow, const Json& input) const {
+  const WorkflowInfo* wf = registry_.workflow(workflow);
+  if (wf == nullptr) throw BadInput("there is no workflow `" + Printable(workflow) + "` here");
+  CheckInput(*wf, input);
+}
+
+std::string RunHost::NewId() { return NewRunId(); }
 
 std::string RunHost::beginRun(const std::string& workflow, const Json& input,
                               const std::string& home, const Json& by, const Json& carried,

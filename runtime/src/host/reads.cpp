@@ -69,9 +69,9 @@ std::optional<Store::StartKey> RunHost::startKey(const std::string& caller,
   return store_.startKey(caller, workflow, key);
 }
 
-void RunHost::keepStartKey(const std::string& caller, const std::string& workflow,
-                           const std::string& key, const Store::StartKey& start) {
-  store_.keepStartKey(caller, workflow, key, start);
+Store::StartKey RunHost::keepStartKey(const std::string& caller, const std::string& workflow,
+                                      const std::string& key, const Store::StartKey& start) {
+  return store_.keepStartKey(caller, workflow, key, start);
 }
 
 std::vector<RunSummary> RunHost::runs(bool ended, const std::string& workflow, bool views) {

@@ -745,10 +745,26 @@ class Server {
         if (host_.known(first->run)) return answerStart(s, first->run, c, /*again=*/true);
       }
     }
-    const std::string id = host_.begin(workflow, input, options_.home);
-    // Kept before the run's first commit: a serve that stops in between finds a key whose run
-    // was never stored, and starts anew (above).
-    if (!key.empty()) host_.keepStartKey(c.name, workflow, key, {id, digest});
+    host_.checkStart(workflow, input);  // a refused input keeps nothing of its key
+    const std::string id = RunHost::NewId();
+    if (!key.empty()) {
+      // Kept before the run's first commit: a serve that stops in between finds a key whose run
+      // was never stored, and starts anew (above). Serves sharing a store keep a key for the
+      // first start only: a start of it under way on another serve is that start.
+      const Store::StartKey kept = host_.keepStartKey(c.name, workflow, key, {id, digest});
+      if (kept.run != id) {
+        if (kept.digest != digest)
+          throw HttpError{422, "`Idempotency-Key` " + Printable(key) + " started run " + kept.run +
+                                   " with another input; a new start needs a new key"};
+        if (host_.known(kept.run)) return answerStart(s, kept.run, c, /*again=*/true);
+        throw HttpError{503,
+                        "`Idempotency-Key` " + Printable(key) + ": its start (run " + kept.run +
+                            ") is under way on another serve sharing the run store; send it "
+                            "again to be answered with that run",
+                        1};
+      }
+    }
+    host_.begin(workflow, input, options_.home, id);
     answerStart(s, id, c, /*again=*/false);
   }
 

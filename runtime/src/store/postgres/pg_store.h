@@ -83,8 +83,8 @@ class PgStore final : public Store, public Hosts {
   std::vector<Head> heads() override;
   std::optional<StartKey> startKey(const std::string& caller, const std::string& workflow,
                                    const std::string& key) override;
-  void keepStartKey(const std::string& caller, const std::string& workflow, const std::string& key,
-                    const StartKey& start) override;
+  StartKey keepStartKey(const std::string& caller, const std::string& workflow,
+                        const std::string& key, const StartKey& start) override;
 
   // RunLocks (locks.cpp): with a lease, the run's ownership; without, interim advisory locks on
   // this store's connection, a run a live host owns held.

@@ -95,8 +95,10 @@ std::optional<SqliteStore::StartKey> SqliteStore::startKey(const std::string& ca
   return StartKey{s.text(0), s.text(1)};
 }
 
-void SqliteStore::keepStartKey(const std::string& caller, const std::string& workflow,
-                               const std::string& key, const StartKey& start) {
+SqliteStore::StartKey SqliteStore::keepStartKey(const std::string& caller,
+                                                const std::string& workflow, const std::string& key,
+                                                const StartKey& start) {
+  // One serve drives a SQLite store: its starts of a key come one at a time, and each is kept.
   Txn txn(*db_, "BEGIN IMMEDIATE");
   Stmt s(*db_,
          "INSERT OR REPLACE INTO starts (caller, workflow, key, run, digest, time)"
@@ -104,6 +106,7 @@ void SqliteStore::keepStartKey(const std::string& caller, const std::string& wor
   s.bind(1, caller).bind(2, workflow).bind(3, key).bind(4, start.run).bind(5, start.digest);
   s.step();
   txn.commit();
+  return start;
 }
 
 }  // namespace jr2rt::sqlite

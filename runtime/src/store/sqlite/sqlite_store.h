@@ -63,8 +63,8 @@ class SqliteStore final : public Store {
   std::vector<Head> heads() override;
   std::optional<StartKey> startKey(const std::string& caller, const std::string& workflow,
                                    const std::string& key) override;
-  void keepStartKey(const std::string& caller, const std::string& workflow, const std::string& key,
-                    const StartKey& start) override;
+  StartKey keepStartKey(const std::string& caller, const std::string& workflow,
+                        const std::string& key, const StartKey& start) override;
 
   // RunLocks: files beside the store.
   std::unique_ptr<RunLock> lock(const std::string& id,
