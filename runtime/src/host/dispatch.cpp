@@ -7,6 +7,20 @@
 #include "jr2/host.h"
 
 namespace jr2rt {
+namespace {
+
+// What the ended stored run `id` gave: its output and reason. Unreadable: left as they are (its
+// end is known; the item settles without them).
+void EndOf(Store& store, const std::string& id, Json* output, std::string* reason) {
+  try {
+    const StoredRun stored = store.load(id);
+    *output = stored.snapshot.value("output", Json(nullptr));
+    *reason = stored.snapshot.value("reason", "");
+  } catch (const std::exception&) {  // NOLINT(bugprone-empty-catch): said above
+  }
+}
+
+}  // namespace
 
 Dispatched RunHost::dispatch(const std::string& workflow, const std::string& key, const Json& input,
                              const Json& by) {
@@ -88,13 +102,7 @@ std::optional<Dispatched> RunHost::find(const std::string& workflow, const std::
       note("run " + id + " is not hosted: " + ErrorText(e));
     }
   } else {
-    try {
-      const StoredRun stored = store_.load(id);
-      out.output = stored.snapshot.value("output", Json(nullptr));
-      out.reason = stored.snapshot.value("reason", "");
-    } catch (const std::exception&) {
-      // Its end is known; what it gave is not readable: the item settles without it.
-    }
+    EndOf(store_, id, &out.output, &out.reason);
   }
   return out;
 }
@@ -124,13 +132,7 @@ int RunHost::hearEnds() {
     if (!summary || summary->status == "waiting") continue;
     Json output;
     std::string reason;
-    try {
-      const StoredRun stored = store_.load(id);
-      output = stored.snapshot.value("output", Json(nullptr));
-      reason = stored.snapshot.value("reason", "");
-    } catch (const std::exception&) {
-      // Its end is known; what it gave is not readable: the item settles without it.
-    }
+    EndOf(store_, id, &output, &reason);
     for (auto& [rid, h] : runs_) h.run->dispatchedEnded(id, summary->status, output, reason);
     ++heard;
   }
