@@ -163,6 +163,47 @@ class PgRunner:
         return run
 
 
+class HostsBench:
+    """An arm of pg_hosts or pg_table: one round of bench/pg/hosts_bench.py (serves of
+    `bench_pg_work` on a fresh database, ITEMS runs started over HTTP and spread over the serves,
+    each a `sleep` process, at most --capacity at once a serve; timed from the first start to
+    the last run ended, every run ending done). Each round's other figures (commits, NOTIFYs,
+    connections held by each serve) are kept in `rounds`, said under the comparison."""
+
+    def __init__(self, runner, pg, db, hosts, items, cap, seconds, history=0):
+        self.args = ["--runner", runner, "--pg", pg, "--db", db, "--hosts", str(hosts),
+                     "--items", str(items), "--capacity", str(cap), "--seconds", seconds,
+                     "--history", str(history)]
+        self.rounds = []
+
+    def items_per_second(self):
+        script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "pg/hosts_bench.py")
+
+        def run():
+            proc = subprocess.run([sys.executable, script] + self.args, capture_output=True,
+                                  text=True, timeout=900)
+            if proc.returncode != 0:
+                raise RuntimeError(f"hosts_bench.py {' '.join(self.args[6:])}: exit "
+                                   f"{proc.returncode}:\n{proc.stderr[-2000:]}")
+            r = json.loads(proc.stdout.strip().splitlines()[-1])
+            self.rounds.append(r)
+            return r["itemsPerSec"]
+        return run
+
+    def said(self, arm):
+        """What the rounds held besides their time: NOTIFYs per commit, connections per serve."""
+        if not self.rounds:
+            return ""
+        per = [r["notifiesPerCommit"] for r in self.rounds if r["notifiesPerCommit"] is not None]
+        conns = max((max(r["connectionsPerHost"].values(), default=0) for r in self.rounds),
+                    default=0)
+        commits = statistics.median(r["commits"] / r["items"] for r in self.rounds)
+        queued = statistics.median(r["queued"] / r["items"] for r in self.rounds)
+        return (f"  {arm}: {commits:.2f} commits an item, NOTIFYs per commit "
+                f"{statistics.median(per) if per else 0:.2f} (at most {max(per, default=0):.2f}),"
+                f" at most {conns} connections held by a serve, {queued:.0%} of starts queued")
+
+
 class ColdCheck:
     """`jr2c check FILE` as a fresh process on a generated program (`jr2_gen LINES 1`, the program
     BM_Check checks in memory), written once into bench/out/check/ when an arm first runs. Each
@@ -430,6 +471,45 @@ def comparisons(build, peers, quick, pg=None, pg_peers=None, pg_fsync=False):
             # at least 5x DBOS's at the same concurrency, in either of DBOS's shapes.
             "goals": {"dbos": 5.0, "dbos-queue": 5.0},
         })
+        # Two serves against one, each serve at most 8 runs at once, each run one process that
+        # takes 0.2 s (a workload bound by effects): a team adding a machine. 300 runs started over
+        # HTTP, spread over the serves; a start a serve has no room for queued in the store.
+        work = os.path.join(runner_dir, "bench_pg_work")
+        two = HostsBench(work, pg, "bench_hosts_two", 2, 300, 8, "0.2")
+        one = HostsBench(work, pg, "bench_hosts_one", 1, 300, 8, "0.2")
+        out.append({
+            "name": "pg_hosts",
+            "what": "runs/s, 300 runs of one 0.2 s process each, started over HTTP, at most 8 at"
+                    " once a serve, two serves against one on one PostgreSQL server"
+                    f" (fsync {'on' if pg_fsync else 'off'})",
+            "unit": "runs/s",
+            "higher_is_better": True,
+            "ours": "two serves",
+            "arms": {"jr2c": two.items_per_second(), "one-serve": one.items_per_second()},
+            # #32: two hosts at least 1.8x the throughput of one.
+            "goals": {"one-serve": 1.8},
+            "said": lambda: [two.said("two serves"), one.said("one serve")],
+        })
+        # The cost of an item as the table grows: 1,000 runs (those measured) against 100,000
+        # (99,000 ended runs before them, with their feed lines, as a store never pruned holds);
+        # one serve, 4 at once (so that most starts are queued and claimed: the claim's path
+        # with the table's size), each run a process that does nothing (`sleep 0`), so that what
+        # the store costs is not hidden behind the work.
+        big = HostsBench(work, pg, "bench_table_big", 1, 1000, 4, "0", history=99000)
+        small = HostsBench(work, pg, "bench_table_small", 1, 1000, 4, "0")
+        out.append({
+            "name": "pg_table",
+            "what": "runs/s, 1,000 runs of one process each (`sleep 0`) on one serve, 4 at once,"
+                    " with 100,000 runs in the table against 1,000"
+                    f" (fsync {'on' if pg_fsync else 'off'})",
+            "unit": "runs/s",
+            "higher_is_better": True,
+            "ours": "100k in table",
+            "arms": {"jr2c": big.items_per_second(), "1k-in-table": small.items_per_second()},
+            # #32: the cost per item flat from 1,000 to 100,000 runs in the table (within 10%).
+            "goals": {"1k-in-table": 0.9},
+            "said": lambda: [big.said("100k in table"), small.said("1k in table")],
+        })
         commit_bin = os.path.join(build, "bench/pg/jr2_pg_commit_bench")
         out.append({
             "name": "pg_commit",
@@ -484,7 +564,7 @@ def main():
     only = set(args.only.split(",")) if args.only else None
     if not args.pg:
         # pg_items needs a PostgreSQL server (bench/run.sh starts one when it can): said, skipped.
-        pg_names = {"pg_items", "pg_commit"}
+        pg_names = {"pg_items", "pg_commit", "pg_hosts", "pg_table"}
         if only and only & pg_names:
             print(f"{', '.join(sorted(only & pg_names))}: skipped: no PostgreSQL server (bench/run.sh"
                   " starts one with tests/pg/server.sh; install PostgreSQL with scripts/setup.sh)")
@@ -492,7 +572,7 @@ def main():
             if not only:
                 return 0
         elif not only:
-            print("pg_items, pg_commit: skipped: no PostgreSQL server")
+            print("pg_items, pg_commit, pg_hosts, pg_table: skipped: no PostgreSQL server")
     if only and only - {c["name"] for c in everything}:
         names = ", ".join(c["name"] for c in everything)
         ap.error(f"no comparison {', '.join(sorted(only - {c['name'] for c in everything}))}; "
@@ -534,7 +614,9 @@ def main():
                            "crosses": goal is not None and ratio >= goal and lo < goal}
         results.append({"name": c["name"], "what": c["what"], "unit": c["unit"],
                         "higher_is_better": c["higher_is_better"], "rounds": rounds,
-                        "arms": stats, "ratios": ratios, "seconds": round(time.time() - t0, 1)})
+                        "arms": stats, "ratios": ratios, "seconds": round(time.time() - t0, 1),
+                        "ours": c.get("ours", "jr2c"),
+                        "said": [x for x in c["said"]() if x] if "said" in c else []})
         print_one(results[-1])
         sys.stdout.flush()
 
@@ -615,14 +697,16 @@ def print_one(r):
         said = "" if q["goal"] is None else ": " + verdict(q)
         if r["higher_is_better"]:
             goal = "" if q["goal"] is None else f"   goal ≥ {fmt(q['goal'])}×{said}"
-            print(f"  jr2c vs {arm:<14} {fmt(q['ratio']):>8}× as fast"
+            print(f"  {r.get('ours', 'jr2c')} vs {arm:<14} {fmt(q['ratio']):>8}× as fast"
                   f"  (spread {fmt(q['low'])}–{fmt(q['high'])}){goal}")
         else:
             # A time or a size: said as how many times the peer's jr2c takes (the inverse ratio).
             goal = "" if q["goal"] is None else f"   goal ≤ {fmt(1 / q['goal'])}×{said}"
             what = "time" if r["unit"] in ("ns", "µs") else r["unit"]
-            print(f"  jr2c vs {arm:<14} {fmt(1 / q['ratio']):>8}× its {what}"
+            print(f"  {r.get('ours', 'jr2c')} vs {arm:<14} {fmt(1 / q['ratio']):>8}× its {what}"
                   f"  (spread {fmt(1 / q['high'])}–{fmt(1 / q['low'])}){goal}")
+    for line in r.get("said", []):
+        print(line)
 
 
 def cpu_model():

@@ -16,12 +16,14 @@
 # (bench/compare.py: A B B A, 5 rounds quick, 7 full, one process at a time, warm-ups discarded),
 # prints a table of ratios with their spread and writes bench/out/results.json.
 #
-# pg_items (#32: jr2c against DBOS Transact and Graphile Worker on PostgreSQL) and pg_commit (a
-# turn's commit against a bare libpq transaction) run when selected and a throwaway PostgreSQL
-# server can be started (tests/pg/server.sh, in a temporary folder, stopped at the end however the
-# run ends); the peers are installed from bench/peers/pg/package-lock.json with npm ci into
-# bench/out/pg-peers. `--only pg_items,pg_commit` needs neither the jr2 harness nor the other
-# arms' builds.
+# The PostgreSQL comparisons (#32) run when selected and a throwaway PostgreSQL server can be
+# started (tests/pg/server.sh, in a temporary folder, stopped at the end however the run ends):
+# pg_items (jr2c against DBOS Transact and Graphile Worker), pg_commit (a turn's commit against a
+# bare libpq transaction), pg_hosts (two serves against one on work bound by processes) and
+# pg_table (the cost of an item with 100,000 runs in the table against 1,000). pg_items's peers
+# are installed from bench/peers/pg/package-lock.json with npm ci into bench/out/pg-peers.
+# `--only` with PostgreSQL comparisons alone (`pg_hosts,pg_table`, say) needs neither the jr2
+# harness nor the other arms' builds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mode=--quick
@@ -49,8 +51,9 @@ fi
 want_pg=1
 pg_only=
 if [ "${#only[@]}" -gt 0 ]; then
-  case ",${only[1]}," in *,pg_items,* | *,pg_commit,*) ;; *) want_pg= ;; esac
-  case "${only[1]}" in pg_items | pg_commit | pg_items,pg_commit | pg_commit,pg_items) pg_only=1 ;; esac
+  case ",${only[1]}," in *,pg_*) ;; *) want_pg= ;; esac
+  # Only PostgreSQL comparisons (every name pg_…): neither the jr2 harness nor the other arms.
+  if [ -z "$(echo ",${only[1]}" | sed 's/,pg_[a-z_]*//g')" ]; then pg_only=1; fi
 fi
 harness=../shared/peers/jr2-harness
 command -v node > /dev/null || { echo "bench/run.sh: the peers need Node (apt-get install nodejs npm)" >&2; exit 2; }
@@ -65,8 +68,9 @@ if [ -z "$build" ]; then
   cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DJR2_BUILD_TESTS=OFF > /dev/null
 fi
 # jr2c and jr2_gen for `check_cold` and `check_rss` (a generated program, checked as a process);
-# the runners of bench/pg/pg_items.jr2 for `pg_items`, jr2_pg_commit_bench for `pg_commit`.
-pg_targets=(bench_pg_items bench_pg_items_idempotent jr2_pg_commit_bench)
+# the runners of bench/pg/pg_items.jr2 for `pg_items` (and `bench_pg_work` for `pg_hosts` and
+# `pg_table`), jr2_pg_commit_bench for `pg_commit`.
+pg_targets=(bench_pg_items bench_pg_items_idempotent bench_pg_work jr2_pg_commit_bench)
 if [ -n "$pg_only" ]; then
   cmake --build "$build" -j2 --target "${pg_targets[@]}" >&2
 else
@@ -114,9 +118,9 @@ if [ -n "$want_pg" ]; then
       [ "$(psql "$pg_url" -AtX -c "SHOW fsync")" = on ] || { echo "bench/run.sh: fsync did not turn on" >&2; exit 1; }
       pg+=(--pg-fsync)
     fi
-    echo "== a throwaway PostgreSQL server for pg_items and pg_commit ($pg_dir; fsync $([ -n "$pg_fsync" ] && echo on || echo off))" >&2
+    echo "== a throwaway PostgreSQL server for the PostgreSQL comparisons ($pg_dir; fsync $([ -n "$pg_fsync" ] && echo on || echo off))" >&2
   else
-    echo "bench/run.sh: no PostgreSQL server could be started; pg_items and pg_commit are skipped:" >&2
+    echo "bench/run.sh: no PostgreSQL server could be started; the PostgreSQL comparisons are skipped:" >&2
     cat "$pg_dir/start.err" >&2
   fi
 fi

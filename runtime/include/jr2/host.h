@@ -163,6 +163,7 @@ class RunHost : private Dispatcher {
     int64_t commitsFailed = 0;              // group commits the disk refused
     int64_t fences = 0;                     // leases lost: this host fenced itself, joined again
     int64_t claimed = 0;                    // runs claimed (hosts sharing a store)
+    int64_t queued = 0;                     // starts queued for a host with room
     int64_t reaped = 0;                     // hosts this host found dead and released
     int64_t killedOnFence = 0;              // process groups the keeper killed with a lost lease
     // Wake-ups taken from other hosts' NOTIFYs, by kind (inbox, answers, runs).
@@ -207,6 +208,17 @@ class RunHost : private Dispatcher {
   // is held is left for later); gives how many it took this time. A host with a lease (below)
   // claims runs nobody owns, at most `capacity` hosted in all.
   int takeLive(const std::vector<std::string>& workflows);
+  // Hosts sharing a store: whether this host drives `--capacity` runs already. A start it has no
+  // room for is queued (queueStart) instead of driven here.
+  bool atCapacity() const { return hosts_ != nullptr && liveRuns() >= capacity_; }
+  // The runs this host drives that have not ended (an ended run is let go at the next second,
+  // and takes no room meanwhile).
+  int64_t liveRuns() const;
+  // Stores a start of `workflow` with `input` as run `id`, not begun and owned by nobody (its
+  // input checked first: a refused one stores nothing), and tells the other hosts: the first with
+  // room claims it and begins it (adopt). Its view says `waiting`, with no Gate.
+  void queueStart(const std::string& workflow, const Json& input, const std::string& home,
+                  const std::string& id);
 
   // ---- hosts sharing a store (docs/scaling.md#several-hosts; lease.cpp) ----------------------
   // Joins the hosts of a store that has them (PostgreSQL) as `name`, with a lease of `ttlMs`:
@@ -248,7 +260,10 @@ class RunHost : private Dispatcher {
   // answered, `every()` is called about every second (to take up new runs, say). On SIGTERM or
   // SIGINT it returns after the turn under way is committed, the processes its runs started
   // killed (they read `interrupted` when a host takes the runs up again).
-  void serve(const std::function<void()>& every);
+  // `refill()`, when given, is called every 100 ms instead while a claim may find more than
+  // this host took (its last claim was full, or it had no room): the runs that ended let go, and
+  // more claimed, without waiting for the next second.
+  void serve(const std::function<void()>& every, const std::function<void()>& refill = {});
   const Registry& registry() const { return registry_; }
   // The engine, for a front end that puts its own handlers on it (serve's HTTP).
   Engine& engine() { return *engine_; }
@@ -355,6 +370,8 @@ class RunHost : private Dispatcher {
   std::string hostName_;
   int64_t ttlMs_ = 0;
   int64_t capacity_ = 0;
+  bool backlog_ = false;    // takeLive's last claim may have left waiting runs behind
+  int64_t endedSince_ = 0;  // runs that ended since serve last refilled (their room is free)
   std::string fenced_;
   std::string leaseTrouble_;  // the last heartbeat's error, told once
   bool pollOnly_ = false;

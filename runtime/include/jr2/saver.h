@@ -29,6 +29,12 @@ class RunSaver {
   // revision and journal it was loaded at. Throws what Run::Restore throws.
   std::unique_ptr<Run> restore(const Registry& registry, const StoredRun& stored, Clock& clock,
                                std::shared_ptr<Engine> engine = nullptr);
+  // Goes on from the revision and journal of `stored`, a run queued and not begun yet (its run
+  // is begun afresh by the host that claimed it: RunHost::adopt).
+  void resume(const StoredRun& stored) {
+    revision_ = stored.revision;
+    journalCount_ = stored.journalBefore;
+  }
   // Stores the run, if it changed since it was last stored or loaded or a line or entry waits,
   // then hands the lines saved to onSaved. Throws StoreConflict when another command saved the
   // run since (nothing is written).

@@ -13,6 +13,7 @@
 
 #include "host/host_internal.h"
 #include "jr2/errors.h"
+#include "jr2/views.h"
 #include "run/engine.h"
 
 namespace jr2rt {
@@ -113,6 +114,7 @@ void RunHost::attach(Hosted& h, bool fresh) {
   run.onEvent([this, id, saver](const Run::FeedEvent& e) {
     const int64_t now = clock_.nowMs();
     count(id, e, now);
+    if (e.kind == "ended") ++endedSince_;
     saver->addEvent(FeedLine(0, now, e.line, e.kind, e.data));
     if (event_) event_(id, e);
   });
@@ -290,7 +292,53 @@ std::string RunHost::beginRun(const std::string& workflow, const Json& input,
   return id;
 }
 
+namespace {
+
+// A start queued by a host that had no room for it (RunHost::queueStart): stored, not begun.
+bool Queued(const StoredRun& stored) {
+  return stored.snapshot.is_object() && stored.snapshot.contains("queued");
+}
+
+}  // namespace
+
+void RunHost::queueStart(const std::string& workflow, const Json& input, const std::string& home,
+                         const std::string& id) {
+  const WorkflowInfo* wf = registry_.workflow(workflow);
+  if (wf == nullptr) throw BadInput("there is no workflow `" + Printable(workflow) + "` here");
+  CheckInput(*wf, input);  // a refused input stores nothing
+  Run run(registry_, *wf, id, clock_, engine_);
+  run.setHome(home);
+  StoredRun stored;
+  stored.id = id;
+  stored.workflow = workflow;
+  stored.status = ToString(run.status());
+  stored.updatedMs = clock_.nowMs();
+  stored.snapshot = {{"id", id},
+                     {"queued", {{"input", input}, {"home", home}}},
+                     {"status", stored.status},
+                     {"workflow", workflow}};
+  stored.viewText = SavedViewText(run);
+  // Stored as this host's (the save checks its lease), then let go with a NOTIFY to the others.
+  store_.save(stored, {FeedLine(0, stored.updatedMs,
+                                "queued: the serve it was started on drives its --capacity "
+                                "of runs; the first serve with room begins it",
+                                "note")});
+  hosts_->release({id});
+  ++metrics_.queued;
+}
+
 std::unique_ptr<Run> RunHost::restore(const StoredRun& stored, RunSaver* saver) {
+  if (Queued(stored)) {
+    // Not begun: what reads of it see is a run that waits, with nothing done yet.
+    const WorkflowInfo* wf = registry_.workflow(stored.workflow);
+    if (wf == nullptr)
+      throw RunDrifted("run " + stored.id + " was queued for workflow `" +
+                       Printable(stored.workflow) + "`, which this build does not have");
+    auto run = std::make_unique<Run>(registry_, *wf, stored.id, clock_, engine_);
+    run->setHome(stored.snapshot["queued"].value("home", std::string()));
+    if (saver != nullptr) saver->resume(stored);
+    return run;
+  }
   if (stored.status == "drifted") {
     throw RunDrifted(
         "run " + stored.id + " no longer fits this build of `" + Printable(stored.workflow) +
@@ -329,6 +377,18 @@ RunHost::Hosted& RunHost::adopt(const StoredRun& stored, std::unique_ptr<RunLock
   h.run = restore(stored, h.saver.get());
   h.lock = std::move(lock);
   Hosted& ref = runs_[stored.id] = std::move(h);
+  if (Queued(stored)) {
+    // A queued start, begun by the host that took it (its input was checked when it was queued;
+    // a build that refuses it now leaves it stored as it was).
+    attach(ref, /*fresh=*/true);
+    try {
+      ref.run->begin(stored.snapshot["queued"].value("input", Json::object()));
+    } catch (...) {
+      runs_.erase(stored.id);
+      throw;
+    }
+    return ref;
+  }
   attach(ref, /*fresh=*/false);
   return ref;
 }
@@ -389,6 +449,13 @@ void RunHost::afterCommit(std::function<void()> fn, std::function<void()> lost) 
   engine_->again();
 }
 
+int64_t RunHost::liveRuns() const {
+  auto live = static_cast<int64_t>(runs_.size());
+  if (live < capacity_) return live;  // room either way: not counted
+  for (const auto& [id, h] : runs_) live -= h.run->ended() ? 1 : 0;
+  return live;
+}
+
 int RunHost::releaseEnded() {
   int released = 0;
   for (auto it = runs_.begin(); it != runs_.end();) {
@@ -414,11 +481,12 @@ void RunHost::cancelHosted(const std::string& id) {
   cancelNow(h);
 }
 
-void RunHost::serve(const std::function<void()>& every) {
+void RunHost::serve(const std::function<void()>& every, const std::function<void()>& refill) {
   auto last = std::chrono::steady_clock::now();
+  auto refilled = last;
   serving_ = true;
   engine_->stopWhen(
-      [this, &every, &last] {
+      [this, &every, &refill, &last, &refilled] {
         // What the keeper brought: the inbox read at this pass, runs claimed (or a lost lease
         // handled) now rather than at the next second.
         bool now = false;
@@ -447,11 +515,19 @@ void RunHost::serve(const std::function<void()>& every) {
         std::vector<std::function<void()>> actions;
         actions.swap(actions_);
         for (auto& action : actions) action();
-        if (every && std::chrono::steady_clock::now() - last >= std::chrono::seconds(1)) {
-          last = std::chrono::steady_clock::now();
+        const auto at = std::chrono::steady_clock::now();
+        const bool second = every && at - last >= std::chrono::seconds(1);
+        // While a claim may find more (runs queued for this host's room), the ended runs are let
+        // go and more claimed every 100 ms rather than each second.
+        const bool refilling = !second && refill && backlog_ && !full_ && fenced_.empty() &&
+                               (endedSince_ > 0 || at - refilled >= std::chrono::milliseconds(100));
+        if (second || refilling) {
+          if (second) last = at;
+          refilled = at;
+          endedSince_ = 0;
           try {
-            keepLease();
-            if (!full_ && fenced_.empty()) every();
+            if (second) keepLease();
+            if (!full_ && fenced_.empty()) (second ? every : refill)();
           } catch (const StoreFenced& e) {
             fenced_ = e.what();  // a claim or a take with a lease gone: let go at the next turn
           } catch (const StoreFull&) {

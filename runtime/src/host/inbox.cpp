@@ -270,8 +270,15 @@ int RunHost::takeLive(const std::vector<std::string>& workflows) {
     // Hosts sharing the store: the runs nobody owns, claimed (each now this host's, its revision
     // bumped) up to this host's capacity; a run another live host owns is never listed.
     if (!fenced_.empty()) return 0;
-    const int64_t room = capacity_ - static_cast<int64_t>(runs_.size());
-    for (const auto& summary : hosts_->claim(std::min<int64_t>(room, 256), workflows)) {
+    const int64_t room = capacity_ - liveRuns();
+    const int64_t limit = std::min<int64_t>(room, 256);
+    // No room, or a full batch: more may wait (serve then claims every 100 ms, not each second).
+    if (limit <= 0) {
+      backlog_ = true;
+      return 0;
+    }
+    const std::vector<RunSummary> claimed = hosts_->claim(limit, workflows);
+    for (const auto& summary : claimed) {
       ++metrics_.claimed;
       // A standing workflow's run is driven by the owner of its head (which stands it up, hands
       // it over and backs it off), never by a host that only claimed the run.
@@ -297,6 +304,9 @@ int RunHost::takeLive(const std::vector<std::string>& workflows) {
           note("run " + summary.id + " is not hosted: " + ErrorText(e));
       }
     }
+    // A full batch taken: more may wait. (One that could not be taken — damaged, say — is not
+    // claimed again before the next second.)
+    backlog_ = taken == limit;
     return taken;
   }
   for (const auto& summary : store_.list(false)) {

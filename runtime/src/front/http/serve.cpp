@@ -764,6 +764,14 @@ class Server {
                         1};
       }
     }
+    if (host_.atCapacity()) {
+      // Serves sharing a store: this one drives its --capacity of runs already. The start is
+      // stored, not begun, for the first serve with room (this one too, once a run ends).
+      if (!host_.fenced().empty()) throw HttpError{503, host_.fenced(), 1};
+      host_.queueStart(workflow, input, options_.home, id);
+      return s->answer(
+          201, {{"runId", id}, {"status", "waiting"}, {"gates", Json::array()}, {"queued", true}});
+    }
     host_.begin(workflow, input, options_.home, id);
     answerStart(s, id, c, /*again=*/false);
   }
@@ -1125,6 +1133,9 @@ class Server {
     out += "jr2_lease_lost_total " + std::to_string(m.fences) + "\n";
     family("jr2_runs_claimed_total", "counter", "Runs this serve claimed from a shared store.");
     out += "jr2_runs_claimed_total " + std::to_string(m.claimed) + "\n";
+    family("jr2_starts_queued_total", "counter",
+           "Starts this serve queued for another, being at its --capacity.");
+    out += "jr2_starts_queued_total " + std::to_string(m.queued) + "\n";
     family("jr2_hosts_reaped_total", "counter",
            "Hosts this serve found past their lease and released.");
     out += "jr2_hosts_reaped_total " + std::to_string(m.reaped) + "\n";
@@ -1712,15 +1723,23 @@ int Serve(RunHost& host, const ServeOptions& options,
                  " (the instance token is kept in the run store; SIGTERM or Ctrl-C stops it)")
            : " (the instance token is in " + options.storePath +
                  ".token; SIGTERM or Ctrl-C stops it)"));
-  host.serve([&] {
-    if (shared != nullptr) host.hearEnds();
-    host.releaseEnded();
-    host.handOverDue();
-    host.standUp(options.workflows);
+  const auto takeMore = [&] {
     if (const int more = host.takeLive(options.workflows); more > 0) {
       say("took up " + std::to_string(more) + " more run" + (more == 1 ? "" : "s"));
     }
-  });
+  };
+  host.serve(
+      [&] {
+        if (shared != nullptr) host.hearEnds();
+        host.releaseEnded();
+        host.handOverDue();
+        host.standUp(options.workflows);
+        takeMore();
+      },
+      [&] {
+        host.releaseEnded();
+        takeMore();
+      });
   // Hosts sharing the store: its runs and heads let go at once, for the other hosts (before the
   // drain, which may last longer than the lease; what the drain answers was decided already).
   host.leaveHosts();
