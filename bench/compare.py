@@ -691,7 +691,8 @@ def print_one(r):
         goal = ""
         if "goal" in s:
             goal = f"   {abs_goal(r, s)}: " + verdict(s)
-        print(f"  {arm:<16} {fmt(s['median']):>12} {r['unit']:<8} (spread {fmt(s['min'])}–{fmt(s['max'])})"
+        label = r.get("ours", "jr2c") if arm == "jr2c" else arm
+        print(f"  {label:<16} {fmt(s['median']):>12} {r['unit']:<8} (spread {fmt(s['min'])}–{fmt(s['max'])})"
               f"{goal}")
     for arm, q in r["ratios"].items():
         said = "" if q["goal"] is None else ": " + verdict(q)

@@ -349,7 +349,9 @@ class RunHost : private Dispatcher {
   };
   Hosted& hosted(const std::string& id);
   // Hosts a run taken from the store, with its lock: its saver, the run restored, attached.
-  Hosted& adopt(const StoredRun& stored, std::unique_ptr<RunLock> lock);
+  // `lock` is taken only when the run is adopted: one that cannot be restored leaves it with the
+  // caller.
+  Hosted& adopt(const StoredRun& stored, std::unique_ptr<RunLock>&& lock);
   // Cancels a hosted run and stores it with its `cancelled` and `ended` events.
   void cancelNow(Hosted& h);
   void attach(Hosted& h, bool fresh);
@@ -422,6 +424,10 @@ class RunHost : private Dispatcher {
   std::shared_ptr<const ModelServer> model_;
   std::map<std::string, ReadCall> reads_;
   std::set<std::string> refused_;  // runs takeLive could not take, told once
+  // Hosts sharing a store: the runs it claimed and could not restore (damaged, or of a build it
+  // does not have), held (owned, not driven) so that no host claims them again and again while
+  // this one lives; let go with the rest when it leaves or loses its lease.
+  std::map<std::string, std::unique_ptr<RunLock>> parked_;
   std::set<std::string> endedSeen_;
   std::map<std::pair<std::string, std::string>, std::string> keys_;  // (workflow, key) -> run
   // The standing workflows with no live run: paused, or in a back-off until `retryAtMs`.

@@ -371,7 +371,7 @@ std::unique_ptr<Run> RunHost::restore(const StoredRun& stored, RunSaver* saver) 
   }
 }
 
-RunHost::Hosted& RunHost::adopt(const StoredRun& stored, std::unique_ptr<RunLock> lock) {
+RunHost::Hosted& RunHost::adopt(const StoredRun& stored, std::unique_ptr<RunLock>&& lock) {
   Hosted h;
   h.saver = std::make_unique<RunSaver>(store_, clock_);
   h.run = restore(stored, h.saver.get());
@@ -384,6 +384,7 @@ RunHost::Hosted& RunHost::adopt(const StoredRun& stored, std::unique_ptr<RunLock
     try {
       ref.run->begin(stored.snapshot["queued"].value("input", Json::object()));
     } catch (...) {
+      lock = std::move(ref.lock);  // the caller's again, as for a run that cannot be restored
       runs_.erase(stored.id);
       throw;
     }

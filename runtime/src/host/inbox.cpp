@@ -300,8 +300,14 @@ int RunHost::takeLive(const std::vector<std::string>& workflows) {
         throw;
       } catch (const std::exception& e) {
         runs_.erase(summary.id);
+        // Held, not driven: let go, it would be claimed again at once, here or by another host.
+        if (lock) parked_[summary.id] = std::move(lock);
         if (refused_.insert(summary.id).second)
-          note("run " + summary.id + " is not hosted: " + ErrorText(e));
+          note("run " + summary.id + " is not hosted: " + ErrorText(e) +
+               (parked_.count(summary.id) != 0
+                    ? std::string(" (this serve keeps it, undriven, so that no serve takes it up "
+                                  "again and again)")
+                    : std::string()));
       }
     }
     // A full batch taken: more may wait. (One that could not be taken — damaged, say — is not

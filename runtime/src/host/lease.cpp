@@ -132,6 +132,7 @@ void RunHost::refence() {
     runs_.clear();
     endedSeen_.clear();
   }
+  parked_.clear();
   try {
     const Hosts::Lease lease = hosts_->join(hostName_, ttlMs_);
     if (keeper_ != nullptr) keeper_->renewed(lease);
@@ -163,6 +164,7 @@ void RunHost::leaveHosts() {
     note(std::string("could not mark this host gone (its lease runs out instead): ") + e.what());
   }
   runs_.clear();  // their locks have nothing left to release
+  parked_.clear();
 }
 
 }  // namespace jr2rt

@@ -131,20 +131,25 @@ PgStore::StartKey PgStore::keepStartKey(const std::string& caller, const std::st
   auto hold = db_->hold();
   // Kept unless another start holds the key: its run is stored, or was kept less than 30 s ago
   // (under way on another host, its first commit to come). One statement: two hosts keeping one
-  // key at once keep one.
-  const Result r = db_->run(
-      "WITH k AS (INSERT INTO starts (caller, workflow, key, run, digest, time)"
-      " VALUES ($1, $2, $3, $4, $5, (extract(epoch FROM clock_timestamp()) * 1000)::bigint)"
-      " ON CONFLICT (caller, workflow, key) DO UPDATE SET run = excluded.run,"
-      " digest = excluded.digest, time = excluded.time"
-      " WHERE NOT EXISTS (SELECT 1 FROM runs WHERE id = starts.run)"
-      " AND starts.time < excluded.time - 30000 RETURNING run, digest)"
-      " SELECT run, digest FROM k",
-      Params().text(caller).text(workflow).text(key).text(start.run).text(start.digest));
-  if (r.rows() == 1) return {r.text(0, 0), r.text(0, 1)};
-  // Another start holds it (committed after this statement's snapshot, perhaps): read now.
-  if (auto held = startKey(caller, workflow, key)) return *held;
-  return keepStartKey(caller, workflow, key, start);  // gone meanwhile (pruned): kept now
+  // key at once keep one. A key that is kept and gone between the two statements (pruned) is
+  // tried again, a few times at most.
+  for (int tries = 0; tries < 5; ++tries) {
+    const Result r = db_->run(
+        "WITH k AS (INSERT INTO starts (caller, workflow, key, run, digest, time)"
+        " VALUES ($1, $2, $3, $4, $5, (extract(epoch FROM clock_timestamp()) * 1000)::bigint)"
+        " ON CONFLICT (caller, workflow, key) DO UPDATE SET run = excluded.run,"
+        " digest = excluded.digest, time = excluded.time"
+        " WHERE NOT EXISTS (SELECT 1 FROM runs WHERE id = starts.run)"
+        " AND starts.time < excluded.time - 30000 RETURNING run, digest)"
+        " SELECT run, digest FROM k",
+        Params().text(caller).text(workflow).text(key).text(start.run).text(start.digest));
+    if (r.rows() == 1) return {r.text(0, 0), r.text(0, 1)};
+    // Another start holds it (committed after this statement's snapshot, perhaps): read now.
+    if (auto held = startKey(caller, workflow, key)) return *held;
+  }
+  throw StoreUnreachable("the `Idempotency-Key` " + key +
+                         " was kept and let go five times while this start read it; send the "
+                         "start again");
 }
 
 }  // namespace jr2rt::pg

@@ -207,28 +207,32 @@ std::string PgStore::reserveKey(const std::string& workflow, const std::string& 
   const Lease lease = held("a key's reservation");
   // Reserved when nobody holds the key: no waiting run has it, and no reservation does, or the
   // one there is stale (its run is not waiting, and either ended or will never come: its host is
-  // not live). In autocommit: a conflict here fails nothing else.
-  const Result r = db_->run(
-      "WITH live AS (SELECT id FROM runs WHERE workflow = $1 AND dkey = $2"
-      " AND status = 'waiting' LIMIT 1),"
-      " ins AS (INSERT INTO keys (workflow, key, run, host, epoch)"
-      "  SELECT $1, $2, $3, $4, $5 WHERE NOT EXISTS (SELECT 1 FROM live)"
-      "  ON CONFLICT (workflow, key) DO UPDATE SET run = excluded.run, host = excluded.host,"
-      "  epoch = excluded.epoch"
-      "  WHERE NOT EXISTS (SELECT 1 FROM runs r WHERE r.id = keys.run AND r.status = 'waiting')"
-      "  AND (EXISTS (SELECT 1 FROM runs r WHERE r.id = keys.run)"
-      "  OR NOT jr2_host_live(keys.host, keys.epoch))"
-      "  RETURNING run)"
-      " SELECT (SELECT run FROM ins), (SELECT id FROM live)",
-      Params().text(workflow).text(key).text(run).text(lease.host).integer(lease.epoch));
-  if (!r.null(0, 0)) return r.text(0, 0);
-  if (!r.null(0, 1)) return r.text(0, 1);
-  // A reservation held it (one committed after this statement's snapshot, too): read now.
-  const Result held = db_->run("SELECT run FROM keys WHERE workflow = $1 AND key = $2",
-                               Params().text(workflow).text(key));
-  if (held.rows() == 1) return held.text(0, 0);
-  // Gone meanwhile (its run ended between the two statements): asked again.
-  return reserveKey(workflow, key, run);
+  // not live). In autocommit: a conflict here fails nothing else. A reservation that is gone
+  // between the two statements (its run ended) is asked again, a few times at most.
+  for (int tries = 0; tries < 5; ++tries) {
+    const Result r = db_->run(
+        "WITH live AS (SELECT id FROM runs WHERE workflow = $1 AND dkey = $2"
+        " AND status = 'waiting' LIMIT 1),"
+        " ins AS (INSERT INTO keys (workflow, key, run, host, epoch)"
+        "  SELECT $1, $2, $3, $4, $5 WHERE NOT EXISTS (SELECT 1 FROM live)"
+        "  ON CONFLICT (workflow, key) DO UPDATE SET run = excluded.run, host = excluded.host,"
+        "  epoch = excluded.epoch"
+        "  WHERE NOT EXISTS (SELECT 1 FROM runs r WHERE r.id = keys.run AND r.status = 'waiting')"
+        "  AND (EXISTS (SELECT 1 FROM runs r WHERE r.id = keys.run)"
+        "  OR NOT jr2_host_live(keys.host, keys.epoch))"
+        "  RETURNING run)"
+        " SELECT (SELECT run FROM ins), (SELECT id FROM live)",
+        Params().text(workflow).text(key).text(run).text(lease.host).integer(lease.epoch));
+    if (!r.null(0, 0)) return r.text(0, 0);
+    if (!r.null(0, 1)) return r.text(0, 1);
+    // A reservation held it (one committed after this statement's snapshot, too): read now.
+    const Result held = db_->run("SELECT run FROM keys WHERE workflow = $1 AND key = $2",
+                                 Params().text(workflow).text(key));
+    if (held.rows() == 1) return held.text(0, 0);
+  }
+  throw StoreUnreachable("dispatch key " + key + " of `" + workflow +
+                         "` was reserved and let go five times while this host read it; the "
+                         "dispatch is tried again");
 }
 
 void PgStore::releaseKey(const std::string& workflow, const std::string& key,
