@@ -7,7 +7,8 @@ on the fixture `pg`'s server, each step printing its counts:
 - no serve drives more than its capacity at any instant (the store sampled as they work);
 - every run ends done, each run's process ran once (0 lost, 0 twice);
 - a queued start sent again with its Idempotency-Key is answered with the same run; a refused
-  input is 400 and stores nothing, queued or not.
+  input is 400 and stores nothing, queued or not;
+- a waiting run that no serve can restore is claimed once and kept, not claimed again and again.
 
 Usage: pg_capacity.py RUNNER_DIR STORE TMP"""
 import json
@@ -118,6 +119,15 @@ feed = psql("SELECT kind || ': ' || line FROM feed WHERE run = '%s' ORDER BY seq
 check(feed.startswith("note: queued: the serve it was started on drives its --capacity") and
       "ended" in feed, "a queued run's feed says it was queued, then that it ended: %r" %
       feed.replace("\n", " | ")[:200])
+# A waiting run no serve can restore (a row another tool wrote): claimed once and kept by that
+# serve, undriven, rather than let go and claimed again, by each serve in turn, without end.
+psql("INSERT INTO runs (id, workflow, status, updated, rev, snapshot)"
+     " VALUES ('bad0000damaged', 'conformance_command', 'waiting', 0, 1, 'not a run')")
+time.sleep(3.5)
+rev, owner = psql("SELECT rev || ' ' || coalesce(owner, '-') FROM runs"
+                  " WHERE id = 'bad0000damaged'").split()
+check(rev == "2" and owner in ("cap-a", "cap-b"),
+      "a damaged waiting run is claimed once in 3.5 s and kept by %s (revision %s)" % (owner, rev))
 for p in (a, b):
     p.terminate()
     p.wait(timeout=20)
