@@ -32,6 +32,7 @@
 #include "jr2/host.h"
 #include "jr2/postgres_store.h"
 #include "jr2/run.h"
+#include "jr2/runner_main.h"
 #include "jr2/sqlite_store.h"
 #include "jr2/store.h"
 #include "jr2/store_copy.h"
@@ -915,6 +916,13 @@ int ExitCodeOf(RunStatus s) {
       return kExitCancelled;
   }
   return kExitError;
+}
+
+int RunnerMainOf(const RegisterWorkflowsFn* registers, int count, const char* workflow, int argc,
+                 char** argv) {
+  Registry registry;
+  for (int i = 0; i < count; ++i) registers[i](registry);
+  return RunnerMain(registry, workflow, argc, argv);
 }
 
 int RunnerMain(const Registry& registry, const char* workflow, int argc, char** argv) {
