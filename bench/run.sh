@@ -68,6 +68,7 @@ if [ -z "$build" ]; then
   cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DJR2_BUILD_TESTS=OFF > /dev/null
 fi
 # jr2c and jr2_gen for `check_cold` and `check_rss` (a generated program, checked as a process);
+# the samples' runners for `gen_build_*` (their build commands are what those arms time);
 # the runners of bench/pg/pg_items.jr2 for `pg_items` (and `bench_pg_work` for `pg_hosts` and
 # `pg_table`), jr2_pg_commit_bench for `pg_commit`.
 pg_targets=(bench_pg_items bench_pg_items_idempotent bench_pg_work jr2_pg_commit_bench)
@@ -75,7 +76,7 @@ if [ -n "$pg_only" ]; then
   cmake --build "$build" -j2 --target "${pg_targets[@]}" >&2
 else
   cmake --build "$build" -j2 --target jr2_pool_bench jr2_dispatch_bench jr2_store_bench \
-    jr2_check_bench jr2c jr2_gen jr2_maxrss "${pg_targets[@]}" >&2
+    jr2_check_bench jr2c jr2_gen jr2_maxrss tickets build_matrix triage "${pg_targets[@]}" >&2
 fi
 
 peers=bench/out/peers

@@ -26,4 +26,23 @@ class MsmRing {
   std::unique_ptr<Impl> impl_;
 };
 
+// The same ring with its twelve leaves as the states of one flat machine, MSM's defaults
+// (msm_machine.cpp): MSM at its fastest honest shape for this machine.
+class MsmFlatRing {
+ public:
+  MsmFlatRing();
+  ~MsmFlatRing();
+  MsmFlatRing(const MsmFlatRing&) = delete;
+  MsmFlatRing& operator=(const MsmFlatRing&) = delete;
+
+  void step();
+  void reset();
+  int64_t count() const;
+  int leaf() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
 }  // namespace jr2bench

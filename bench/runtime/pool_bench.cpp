@@ -10,8 +10,13 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <memory>
+#include <stdexcept>
+#include <string>
 #include <thread>
+#include <unordered_set>
+#include <vector>
 
 #include "jr2/host.h"
 #include "jr2/run.h"
@@ -107,6 +112,130 @@ BENCHMARK(BM_PoolItems)
 // park at their Gates, at cap C; the bench answers every live worker, then the next batch the
 // Pool started, until the Pool drains. At most C workers are live at once, as many as the cap,
 // which a Pool whose workers finish at once never has. Each answer is one `send`: a turn.
+// The same Pool written by hand in C++, what a user could write without jr2c (#33 goal 5): the
+// same Source (a callback answering JSON items, built as Script builds them), items claimed
+// under the cap while the Source has more, each item read into its typed struct (its `id` a
+// string, its `mode` one of the five, "wait" when absent) and refused when not, one worker per
+// item (a small state machine: its mode decides how it ends), a worker's failure caught per
+// item, each item id taken once, the typed outputs collected by item id. No actors, no engine,
+// no feed: the floor of this Pool in C++.
+struct HandItem {
+  std::string id;
+  enum class Mode { kWait, kDone, kFail, kDefect, kNap } mode = Mode::kWait;
+};
+
+HandItem ReadHandItem(const Json& j) {
+  if (!j.is_object()) throw std::runtime_error("an item is not an object");
+  HandItem item;
+  const auto id = j.find("id");
+  if (id == j.end() || !id->is_string()) throw std::runtime_error("an item has no string `id`");
+  item.id = id->get<std::string>();
+  if (const auto mode = j.find("mode"); mode != j.end()) {
+    if (!mode->is_string()) throw std::runtime_error("`mode` is not a string");
+    const auto& m = mode->get_ref<const std::string&>();
+    if (m == "wait") {
+      item.mode = HandItem::Mode::kWait;
+    } else if (m == "done") {
+      item.mode = HandItem::Mode::kDone;
+    } else if (m == "fail") {
+      item.mode = HandItem::Mode::kFail;
+    } else if (m == "defect") {
+      item.mode = HandItem::Mode::kDefect;
+    } else if (m == "nap") {
+      item.mode = HandItem::Mode::kNap;
+    } else {
+      throw std::runtime_error("`mode` is not one of its five");
+    }
+  }
+  return item;
+}
+
+struct HandWorker {
+  HandItem item;
+  enum class State { kStart, kFinished, kFailed, kWaiting } state = State::kStart;
+  std::string output;
+  // One step of the machine: the mode decides where it goes.
+  void step() {
+    switch (item.mode) {
+      case HandItem::Mode::kDone:
+        state = State::kFinished;
+        output = item.id;
+        break;
+      case HandItem::Mode::kFail:
+        throw std::runtime_error("item " + item.id + " failed");
+      case HandItem::Mode::kDefect:
+        throw std::logic_error("item " + item.id + ": a null where a value was needed");
+      case HandItem::Mode::kNap:
+      case HandItem::Mode::kWait:
+        state = State::kWaiting;
+        break;
+    }
+  }
+};
+
+void BM_HandPool(benchmark::State& state) {
+  const int64_t items = state.range(0);
+  const auto cap = static_cast<size_t>(state.range(1));
+  for (auto _ : state) {
+    int64_t next = 0;
+    const auto source = [&]() {
+      Json a(Json::value_t::object);
+      Json& item = a["item"];
+      if (next < items) {
+        item["id"] = "i" + std::to_string(next++);
+        item["mode"] = "done";
+      }
+      a["open"] = 0;
+      return a;
+    };
+    std::unordered_set<std::string> seen;
+    std::map<std::string, std::string> outputs;
+    std::map<std::string, std::string> failures;
+    std::vector<HandWorker> live;
+    bool more = true;
+    while (more || !live.empty()) {
+      // Claim under the cap while the Source has more.
+      while (more && live.size() < cap) {
+        const Json answer = source();
+        const Json& item = answer["item"];
+        if (item.is_null() || item.empty()) {
+          more = false;
+          break;
+        }
+        HandWorker w;
+        try {
+          w.item = ReadHandItem(item);
+        } catch (const std::exception& e) {
+          failures.emplace("?", e.what());
+          continue;
+        }
+        if (!seen.insert(w.item.id).second) continue;  // taken once
+        live.push_back(std::move(w));
+      }
+      // Each live worker takes its step; the ended ones settle.
+      for (auto it = live.begin(); it != live.end();) {
+        try {
+          it->step();
+        } catch (const std::exception& e) {
+          failures.emplace(it->item.id, e.what());
+          it = live.erase(it);
+          continue;
+        }
+        if (it->state == HandWorker::State::kFinished) {
+          outputs.emplace(it->item.id, std::move(it->output));
+          it = live.erase(it);
+        } else {
+          ++it;
+        }
+      }
+    }
+    if (static_cast<int64_t>(outputs.size()) != items) state.SkipWithError("not every item ended");
+    benchmark::DoNotOptimize(outputs);
+  }
+  state.SetItemsProcessed(state.iterations() * items);
+}
+BENCHMARK(BM_HandPool)->Args({2000, 8})->Args({10000, 8});
+
 void BM_LiveWorkers(benchmark::State& state) {
   jr2rt::Registry registry;
   jr2gen::pool::RegisterWorkflows(registry);
