@@ -8,7 +8,9 @@ on the fixture `pg`'s server, each step printing its counts:
 - every run ends done, each run's process ran once (0 lost, 0 twice);
 - a queued start sent again with its Idempotency-Key is answered with the same run; a refused
   input is 400 and stores nothing, queued or not;
-- a waiting run that no serve can restore is claimed once and kept, not claimed again and again.
+- a waiting run that no serve can restore is claimed once and kept, not claimed again and again;
+- a second serve under the first one's --host-name: the older stops (exit 64, saying why), the
+  newer serves on, and the two do not fence each other without end.
 
 Usage: pg_capacity.py RUNNER_DIR STORE TMP"""
 import json
@@ -35,8 +37,9 @@ def psql(sql):
                           check=True).stdout.strip()
 
 
-def serve(name):
-    return start_serve(runner, env, tmp, name,
+def serve(name, label=None):
+    """A serve named `name` in the hosts table; its stderr in TMP/serve.LABEL.err."""
+    return start_serve(runner, env, tmp, label or name,
                        ["--host-name", name, "--lease-ttl", "5", "--capacity", str(CAP)])
 
 
@@ -128,6 +131,27 @@ rev, owner = psql("SELECT rev || ' ' || coalesce(owner, '-') FROM runs"
                   " WHERE id = 'bad0000damaged'").split()
 check(rev == "2" and owner in ("cap-a", "cap-b"),
       "a damaged waiting run is claimed once in 3.5 s and kept by %s (revision %s)" % (owner, rev))
-for p in (a, b):
+# A second serve under the first one's --host-name: the newer incarnation is the host, and the
+# older stops with a clear error (exit 64) instead of joining again, which would fence the newer,
+# which would join again, without end.
+a2, port_a2, err_a2 = serve("cap-a", "cap-a2")
+t0 = time.time()
+try:
+    code = a.wait(timeout=15)
+except Exception:  # noqa: BLE001 (still running: the check below says so)
+    code = None
+took = time.time() - t0
+said = open(os.path.join(tmp, "serve.cap-a.err")).read()
+check(code == 64 and "another serve joined the run store as host `cap-a`" in said and
+      "--host-name" in said,
+      "the older serve named cap-a stops when another joins under its name: exit %s in %.1f s" %
+      (code, took))
+epoch = psql("SELECT epoch FROM hosts WHERE name = 'cap-a'")
+time.sleep(3)
+again = psql("SELECT epoch FROM hosts WHERE name = 'cap-a'")
+check(a2.poll() is None and epoch == again and metrics_of(port_a2).get("jr2_lease_lost_total",
+                                                                         "1").strip() == "0",
+      "the newer one serves on, its lease kept: epoch %s, 3 s later %s" % (epoch, again))
+for p in (a2, b):
     p.terminate()
     p.wait(timeout=20)

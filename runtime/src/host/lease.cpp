@@ -102,11 +102,13 @@ void RunHost::keepLease() {
 
 void RunHost::refence() {
   if (fenced_.empty()) return;
+  // Another serve joined under this one's name (below): this one does not join again.
+  const bool replaced = fenced_.find("another incarnation of it registered") != std::string::npos;
   if (!runs_.empty() || !afterCommit_.empty()) {
     ++metrics_.fences;
     note("this host lost its lease (" + fenced_ + "): it stops driving its " +
          std::to_string(runs_.size()) + " run" + (runs_.size() == 1 ? "" : "s") +
-         ", nothing more of them is stored by it, and it joins again");
+         ", nothing more of them is stored by it, and it " + (replaced ? "stops" : "joins again"));
     // What waited for a commit that will never be: answered that nothing of it was kept.
     std::vector<AfterCommit> due;
     due.swap(afterCommit_);
@@ -133,6 +135,16 @@ void RunHost::refence() {
     endedSeen_.clear();
   }
   parked_.clear();
+  if (replaced) {
+    // Another serve joined under this one's name: this one restarted elsewhere (the newer
+    // incarnation is the host now), or two serves were given one --host-name. Joining again
+    // would fence that one, which would join again and fence this one, without end: this serve
+    // stops instead, having let go of everything above.
+    throw UsageError("another serve joined the run store as host `" + hostName_ +
+                     "` while this one served under that name (" + fenced_ +
+                     "); it is the host now, and this serve stops. Give each serve its own "
+                     "--host-name (the default is the machine's name and the port)");
+  }
   try {
     const Hosts::Lease lease = hosts_->join(hostName_, ttlMs_);
     if (keeper_ != nullptr) keeper_->renewed(lease);
