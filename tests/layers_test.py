@@ -30,6 +30,7 @@ PUBLIC = {
     "store_copy.h": "store",
     "host.h": "host", "saver.h": "host", "verbs.h": "host", "views.h": "host", "errors.h": "host", "auth.h": "host", "callers.h": "host",
     "runner.h": "front",
+    "runner_main.h": "front",
 }
 
 
