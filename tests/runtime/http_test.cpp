@@ -338,7 +338,9 @@ Key MakeKey() { return Key(EVP_EC_gen("P-256")); }
 
 // A PEM file of `cert` in the test's temporary folder; its path.
 std::string WritePem(X509* cert, const std::string& file) {
-  std::string path = testing::TempDir() + file;
+  // One file per process: ctest runs each test as a process of its own, two at once, and each
+  // makes its own CA (a shared path let one process's CA replace the other's mid-test).
+  std::string path = testing::TempDir() + std::to_string(::getpid()) + "-" + file;
   FILE* out = std::fopen(path.c_str(), "w");
   PEM_write_X509(out, cert);
   std::fclose(out);

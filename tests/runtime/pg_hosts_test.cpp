@@ -859,18 +859,24 @@ TEST_F(PgHosts, HostsReservingOneKeyAtOnceGetOneRun) {
   Host a = host("alpha");
   Host b = host("beta");
   std::vector<std::string> gotA(kKeys), gotB(kKeys);
-  // Started together, alpha from the first key and beta from the last: they meet in the middle,
-  // each key reserved by both, some at the same instant.
-  std::atomic<int> ready{0};
+  // Both hosts reserve each key at the same instant: each waits for the other at every key (a
+  // start together alone let one thread, scheduled first on a loaded machine, take all 40 before
+  // the other began).
+  std::vector<std::atomic<int>> arrived(kKeys);
+  const auto meet = [&](int i) {
+    for (++arrived[i]; arrived[i] < 2;) std::this_thread::yield();
+  };
   std::thread ta([&] {
-    for (++ready; ready < 2;) std::this_thread::yield();
-    for (int i = 0; i < kKeys; ++i)
+    for (int i = 0; i < kKeys; ++i) {
+      meet(i);
       gotA[i] = a.hosts->reserveKey("tickets", "K" + std::to_string(i), "a" + std::to_string(i));
+    }
   });
   std::thread tb([&] {
-    for (++ready; ready < 2;) std::this_thread::yield();
-    for (int i = kKeys - 1; i >= 0; --i)
+    for (int i = 0; i < kKeys; ++i) {
+      meet(i);
       gotB[i] = b.hosts->reserveKey("tickets", "K" + std::to_string(i), "b" + std::to_string(i));
+    }
   });
   ta.join();
   tb.join();
@@ -885,9 +891,8 @@ TEST_F(PgHosts, HostsReservingOneKeyAtOnceGetOneRun) {
   std::cout << kKeys << " keys reserved by two hosts at once: alpha's run " << wonA << ", beta's "
             << wonB << ", answered differently " << split << "\n";
   EXPECT_EQ(split, 0) << "both hosts are told the same run for every key";
+  // Exactly one winner a key; which host wins each is the scheduler's (both usually win some).
   EXPECT_EQ(wonA + wonB, kKeys);
-  EXPECT_GT(wonA, 0);
-  EXPECT_GT(wonB, 0);
 }
 
 // A start sent again with its Idempotency-Key to another serve (a load balancer's retry) while

@@ -372,7 +372,8 @@ class RunHost : private Dispatcher {
   std::string hostName_;
   int64_t ttlMs_ = 0;
   int64_t capacity_ = 0;
-  bool backlog_ = false;    // takeLive's last claim may have left waiting runs behind
+  bool backlog_ = false;                 // takeLive's last claim may have left waiting runs behind
+  std::vector<std::string> unreleased_;  // queued starts whose release failed: tried again
   int64_t endedSince_ = 0;  // runs that ended since serve last refilled (their room is free)
   std::string fenced_;
   std::string leaseTrouble_;  // the last heartbeat's error, told once

@@ -323,8 +323,14 @@ void RunHost::queueStart(const std::string& workflow, const Json& input, const s
                                 "queued: the serve it was started on drives its --capacity "
                                 "of runs; the first serve with room begins it",
                                 "note")});
-  hosts_->release({id});
   ++metrics_.queued;
+  try {
+    hosts_->release({id});
+  } catch (const StoreError&) {
+    // Stored, so started: let go at the next claim instead (until then it is this host's, and
+    // nobody else's to claim).
+    unreleased_.push_back(id);
+  }
 }
 
 std::unique_ptr<Run> RunHost::restore(const StoredRun& stored, RunSaver* saver) {

@@ -270,6 +270,10 @@ int RunHost::takeLive(const std::vector<std::string>& workflows) {
     // Hosts sharing the store: the runs nobody owns, claimed (each now this host's, its revision
     // bumped) up to this host's capacity; a run another live host owns is never listed.
     if (!fenced_.empty()) return 0;
+    if (!unreleased_.empty()) {
+      hosts_->release(unreleased_);  // queued starts let go for the hosts with room at last
+      unreleased_.clear();
+    }
     const int64_t room = capacity_ - liveRuns();
     const int64_t limit = std::min<int64_t>(room, 256);
     // No room, or a full batch: more may wait (serve then claims every 100 ms, not each second).

@@ -134,6 +134,7 @@ void RunHost::refence() {
     runs_.clear();
     endedSeen_.clear();
   }
+  unreleased_.clear();  // released by the join below (or by the host that reaps this one)
   parked_.clear();
   if (replaced) {
     // Another serve joined under this one's name: this one restarted elsewhere (the newer
@@ -177,6 +178,7 @@ void RunHost::leaveHosts() {
   }
   runs_.clear();  // their locks have nothing left to release
   parked_.clear();
+  unreleased_.clear();
 }
 
 }  // namespace jr2rt
