@@ -303,10 +303,8 @@ bool Queued(const StoredRun& stored) {
 
 void RunHost::queueStart(const std::string& workflow, const Json& input, const std::string& home,
                          const std::string& id) {
-  const WorkflowInfo* wf = registry_.workflow(workflow);
-  if (wf == nullptr) throw BadInput("there is no workflow `" + Printable(workflow) + "` here");
-  CheckInput(*wf, input);  // a refused input stores nothing
-  Run run(registry_, *wf, id, clock_, engine_);
+  checkStart(workflow, input);  // a refused input stores nothing
+  Run run(registry_, *registry_.workflow(workflow), id, clock_, engine_);
   run.setHome(home);
   StoredRun stored;
   stored.id = id;
