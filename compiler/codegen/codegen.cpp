@@ -17,7 +17,7 @@ namespace {
 
 // The runtime's interface version the generated code is written for (jr2/runtime.h's
 // JR2_RUNTIME_VERSION): said once, in the static_assert and in its message.
-constexpr int kRuntimeVersion = 5;
+constexpr int kRuntimeVersion = 6;
 
 const std::set<std::string>& CppKeywords() {
   static const std::set<std::string> kWords = {
@@ -95,7 +95,7 @@ std::string CommentText(const std::string& s) {
 std::string CppType::spell() const {
   switch (kind) {
     case Kind::kJson:
-      return "::jr2rt::Json";
+      return "::jr2rt::JsonValue";
     case Kind::kNull:
       return "std::nullopt_t";
     case Kind::kString:
@@ -117,7 +117,7 @@ std::string CppType::spell() const {
     case Kind::kStruct:
       return name;
   }
-  return "::jr2rt::Json";
+  return "::jr2rt::JsonValue";
 }
 
 bool CppType::operator==(const CppType& o) const {
@@ -280,6 +280,12 @@ std::string Header(const Context& cx) {
 #include <vector>
 
 #include "jr2/runtime.h"
+
+// Host functions written in C++ work with `Json` in full. This file's own source defines
+// JR2_GENERATED_SOURCE: it builds without nlohmann/json (see jr2/json_value.h).
+#ifndef JR2_GENERATED_SOURCE
+#include "jr2/value.h"
+#endif
   )gen");
   for (const auto& [stem, m] : cx.module.imports)
     p.print("#include \"$name$.h\"\n", {{"name", BaseName(m->source->name())}});
@@ -315,6 +321,11 @@ std::string Source(const Context& cx, const std::string& headerName) {
   Printer p;
   Banner(cx, p);
   p.emit(R"gen(
+    // This source sees JSON only through the runtime's calls (jr2/json_value.h), not
+    // nlohmann/json: it builds in a fraction of the time.
+    #ifndef JR2_GENERATED_SOURCE
+    #define JR2_GENERATED_SOURCE
+    #endif
     #include $header$
 
     #include <cmath>

@@ -36,8 +36,8 @@ std::string Nested(const std::string& code) {
 std::string ExprGen::convert(const Code& code, const TypePtr& to, SourceRange at) const {
   const CppType want = cx_.cpp(to);
   if (code.type == want) return code.text;
-  if (code.type.is(C::kNull)) return want.is(C::kJson) ? "::jr2rt::Json(nullptr)" : "std::nullopt";
-  if (want.is(C::kJson)) return fmt::format("::jr2rt::Json({})", code.text);
+  if (code.type.is(C::kNull)) return want.is(C::kJson) ? "::jr2rt::JsonValue()" : "std::nullopt";
+  if (want.is(C::kJson)) return fmt::format("::jr2rt::ToJson({})", code.text);
   if (code.type.is(C::kJson)) {
     return fmt::format("::jr2rt::FromJson<{}>({}, {})", want.spell(), code.text, cx_.where(at));
   }
@@ -47,7 +47,7 @@ std::string ExprGen::convert(const Code& code, const TypePtr& to, SourceRange at
   if (code.type.is(C::kInt) && want.is(C::kDouble))
     return fmt::format("static_cast<double>({})", code.text);
   // Records of one shape under two names, lists of them …: through JSON.
-  return fmt::format("::jr2rt::FromJson<{}>(::jr2rt::Json({}), {})", want.spell(), code.text,
+  return fmt::format("::jr2rt::FromJson<{}>(::jr2rt::ToJson({}), {})", want.spell(), code.text,
                      cx_.where(at));
 }
 
@@ -102,8 +102,8 @@ std::string ExprGen::as(const ast::Expr* e, const TypePtr& want, const Scope& sc
 // from: it is JSON's null here.
 std::string ExprGen::asJson(const ast::Expr* e, const TypePtr& t, const Scope& scope) const {
   if (e->kind == ast::Expr::Kind::kNull || cx_.typeOf(e)->kind == K::kNull)
-    return "::jr2rt::Json(nullptr)";
-  return fmt::format("::jr2rt::Json({})", as(e, t, scope));
+    return "::jr2rt::JsonValue()";
+  return fmt::format("::jr2rt::ToJson({})", as(e, t, scope));
 }
 
 Code ExprGen::emit(const ast::Expr* e, const Scope& scope) const {
@@ -128,7 +128,7 @@ Code ExprGen::emit(const ast::Expr* e, const Scope& scope) const {
     case ast::Expr::Kind::kName: {
       auto it = scope.names.find(llvm::cast<ast::NameExpr>(e)->name.text);
       if (it != scope.names.end()) return it->second;
-      return {"::jr2rt::Json(nullptr)", kJsonType};
+      return {"::jr2rt::JsonValue()", kJsonType};
     }
     case ast::Expr::Kind::kMember: {
       const auto* m = llvm::cast<ast::MemberExpr>(e);
@@ -144,7 +144,7 @@ Code ExprGen::emit(const ast::Expr* e, const Scope& scope) const {
       const auto* i = llvm::cast<ast::IndexExpr>(e);
       const Code obj = emit(i->object.get(), scope);
       if (obj.type.is(C::kJson)) {
-        return {fmt::format("::jr2rt::At({}, ::jr2rt::Json({}), {})", obj.text,
+        return {fmt::format("::jr2rt::At({}, ::jr2rt::ToJson({}), {})", obj.text,
                             emit(i->index.get(), scope).text, cx_.where(e->range)),
                 kJsonType};
       }
@@ -161,14 +161,14 @@ Code ExprGen::emit(const ast::Expr* e, const Scope& scope) const {
       std::vector<Code> args;
       for (const auto& a : c->args) args.push_back(emit(a.value.get(), scope));
       auto arg = [&](size_t k) {
-        return k < args.size() ? args[k].text : std::string("::jr2rt::Json()");
+        return k < args.size() ? args[k].text : std::string("::jr2rt::JsonValue()");
       };
       if (f == "len") return {fmt::format("::jr2rt::Len({})", arg(0)), CppType::Of(C::kInt)};
       if (f == "contains") {
         // Compare like with like: a typed list's element type, else JSON.
         std::string needle = arg(1);
         if (!args.empty() && args[0].type.is(C::kJson))
-          needle = fmt::format("::jr2rt::Json({})", arg(1));
+          needle = fmt::format("::jr2rt::ToJson({})", arg(1));
         return {fmt::format("::jr2rt::Contains({}, {})", arg(0), needle), CppType::Of(C::kBool)};
       }
       if (f == "keys") {
@@ -176,7 +176,7 @@ Code ExprGen::emit(const ast::Expr* e, const Scope& scope) const {
                 CppType::Wrap(C::kVector, CppType::Of(C::kString))};
       }
       if (f == "str") return {fmt::format("::jr2rt::Str({})", arg(0)), CppType::Of(C::kString)};
-      return {"::jr2rt::Json(nullptr)", kJsonType};
+      return {"::jr2rt::JsonValue()", kJsonType};
     }
     case ast::Expr::Kind::kObject: {
       std::string body;
@@ -188,11 +188,11 @@ Code ExprGen::emit(const ast::Expr* e, const Scope& scope) const {
     }
     case ast::Expr::Kind::kList: {
       if (t->kind == K::kList) return {as(e, t, scope), cx_.cpp(t)};
-      std::string body = "::jr2rt::Json::array({";
+      std::string body;
       for (const auto& x : llvm::cast<ast::ListExpr>(e)->elements) {
-        body += as(x.get(), types.json(), scope) + ", ";
+        body += (body.empty() ? "" : ", ") + as(x.get(), types.json(), scope);
       }
-      return {body + "})", kJsonType};
+      return {"::jr2rt::Array(" + body + ")", kJsonType};
     }
     case ast::Expr::Kind::kUnary: {
       const auto* u = llvm::cast<ast::UnaryExpr>(e);
@@ -202,7 +202,8 @@ Code ExprGen::emit(const ast::Expr* e, const Scope& scope) const {
       }
       const Code x = emit(u->operand.get(), scope);
       if (x.type.is(C::kJson))
-        return {fmt::format("(-{}.get<double>())", x.text), CppType::Of(C::kDouble)};
+        return {fmt::format("(-::jr2rt::FromJson<double>({}, {}))", x.text, cx_.where(e->range)),
+                CppType::Of(C::kDouble)};
       return {fmt::format("(-{})", x.text), x.type};
     }
     case ast::Expr::Kind::kBinary:
@@ -219,7 +220,7 @@ Code ExprGen::emit(const ast::Expr* e, const Scope& scope) const {
       return x;
     }
   }
-  return {"::jr2rt::Json(nullptr)", kJsonType};
+  return {"::jr2rt::JsonValue()", kJsonType};
 }
 
 Code ExprGen::binary(const ast::BinaryExpr& b, const Scope& scope) const {
@@ -247,15 +248,15 @@ Code ExprGen::binary(const ast::BinaryExpr& b, const Scope& scope) const {
       const Code r = emit(b.rhs.get(), scope);
       if ((l.type == r.type && !l.type.is(C::kNull)) || (Numeric(l.type) && Numeric(r.type)))
         return {fmt::format("({} {} {})", l.text, ast::Spelling(b.op), r.text), boolean};
-      return {fmt::format("(::jr2rt::Json({}) {} ::jr2rt::Json({}))",
-                          l.type.is(C::kNull) ? "nullptr" : l.text, ast::Spelling(b.op),
+      return {fmt::format("({}::jr2rt::JsonEquals(::jr2rt::ToJson({}), ::jr2rt::ToJson({})))",
+                          b.op == Op::kNe ? "!" : "", l.type.is(C::kNull) ? "nullptr" : l.text,
                           r.type.is(C::kNull) ? "nullptr" : r.text),
               boolean};
     }
     case Op::kCoalesce: {
       Code l = emit(b.lhs.get(), scope);
       if (l.type.is(C::kJson)) {
-        return {fmt::format("::jr2rt::Coalesce({}, ::jr2rt::Json({}))", l.text,
+        return {fmt::format("::jr2rt::Coalesce({}, ::jr2rt::ToJson({}))", l.text,
                             emit(b.rhs.get(), scope).text),
                 kJsonType};
       }

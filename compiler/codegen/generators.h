@@ -158,6 +158,10 @@ void DefineMachineTables(const Context& cx, Printer& p, const ir::Machine& m,
                          const std::string& cls);
 // An event as a Gate lists it (an ::jr2rt::EventSpec initializer); the Source's wake event too.
 std::string EventSpecOf(const Context& cx, const ast::Decl* ev);
+// The same as an EventSpecRow's initializer; its fields, when it has any, go in an array named
+// `fieldsName`, whose definition is left in *decl.
+std::string EventSpecRowOf(const Context& cx, const ast::Decl* ev, const std::string& fieldsName,
+                           std::string* decl);
 
 // Pools (pool.cpp).
 void DeclarePool(const Context& cx, Printer& p, const ast::PoolDecl& pool);

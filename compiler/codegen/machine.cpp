@@ -126,9 +126,7 @@ class MachineGen {
     p_.emit(R"gen(
 
       void $cls$::readInput(const ::jr2rt::Json& input, [[maybe_unused]] Context& ctx) {
-        if (!input.is_object()) {
-          throw ::jr2rt::SchemaError("input", $must$);
-        }
+        ::jr2rt::CheckInputObject(input, $name$, false);
         ::jr2rt::CheckFields(input, $root$, {$names$});
         $params$
       }
@@ -150,7 +148,7 @@ class MachineGen {
       }
     )gen",
             {{"cls", cls_},
-             {"must", CppString("the input of `" + d_.name.text + "` must be an object")},
+             {"name", CppString(d_.name.text)},
              {"root", root},
              {"names", paramNames},
              {"leaf", fast_ ? "\ntakeLeaf();" : ""},
@@ -191,10 +189,9 @@ class MachineGen {
         return -1;
       }
 
+      $table$
       std::vector<::jr2rt::EventSpec> $cls$::eventSpecs() const {
-        return {
-            $specs$
-        };
+        $specs$
       }
 
       std::shared_ptr<const ::jr2rt::Payload> $cls$::parsePayload(
@@ -214,18 +211,39 @@ class MachineGen {
                            {{"name", CppString(events[i]->name.text)}, {"i", std::to_string(i)}});
                 }
               }},
+             {"table",
+              [&] {
+                if (events.empty()) return;
+                // Each event's fields, then the events, as constants (EventSpecRow).
+                std::string rows;
+                p_.print("namespace {\n\n", {});
+                for (size_t i = 0; i < events.size(); ++i) {
+                  const std::string fields = fmt::format("k_{}_fields_{}", cls_, i);
+                  std::string decl;
+                  rows += EventSpecRowOf(cx_, events[i], fields, &decl) + ",\n";
+                  if (!decl.empty()) p_.print("$decl$\n", {{"decl", decl}});
+                }
+                p_.print("const ::jr2rt::EventSpecRow k_$cls$_events[] = {\n    $rows$};\n\n",
+                         {{"cls", cls_}, {"rows", rows}});
+                p_.print("}  // namespace\n\n", {});
+              }},
              {"specs",
               [&] {
-                for (const ast::Decl* ev : events)
-                  p_.print("$spec$,\n", {{"spec", EventSpecOf(cx_, ev)}});
+                if (events.empty()) {
+                  p_.print("return {};\n", {});
+                } else {
+                  p_.print("return ::jr2rt::EventSpecs(k_$cls$_events, $n$);\n",
+                           {{"cls", cls_}, {"n", std::to_string(events.size())}});
+                }
               }},
              {"cases", [&] {
                 for (size_t i = 0; i < events.size(); ++i) {
                   if (!cx_.hasStruct(events[i])) continue;
                   p_.emit(R"gen(
                             case $i$: {
-                              const ::jr2rt::Json& data = payload.is_null() ? ::jr2rt::Json::object() : payload;
-                              return std::make_shared<const ::jr2rt::TypedPayload<$type$>>(data.get<$type$>());
+                              $type$ value;
+                              from_json(::jr2rt::OrEmptyObject(payload), value);
+                              return std::make_shared<const ::jr2rt::TypedPayload<$type$>>(std::move(value));
                             }
                           )gen",
                           {{"i", std::to_string(i)}, {"type", cx_.structName(events[i])}});
@@ -237,7 +255,7 @@ class MachineGen {
     if (d_.output && d_.outputExpr) {
       p_.emit(R"gen(
 
-                ::jr2rt::Json $cls$::output() const {
+                ::jr2rt::JsonValue $cls$::output() const {
                   if (!isDone()) return nullptr;
                   // from $from$
                   return $value$;
@@ -247,7 +265,7 @@ class MachineGen {
                {"from", cx_.from(d_.outputRange)},
                {"value", expr_.asJson(d_.outputExpr.get(), cx_.typeOf(d_.output.get()), scope_)}});
     } else {
-      p_.print("\n::jr2rt::Json $cls$::output() const { return nullptr; }\n", {{"cls", cls_}});
+      p_.print("\n::jr2rt::JsonValue $cls$::output() const { return nullptr; }\n", {{"cls", cls_}});
     }
   }
 
@@ -259,22 +277,19 @@ class MachineGen {
     p_.emit(
         R"gen(
 
-      ::jr2rt::Json $cls$::snapshot() const {
-        ::jr2rt::Json context = ::jr2rt::Json::object();
+      ::jr2rt::JsonValue $cls$::snapshot() const {
+        ::jr2rt::JsonValue context = ::jr2rt::EmptyObject();
         $save$
-        return {{"machine", name()},
-                {"active", activeStates()},
-                {"done", isDone()},
-                {"context", std::move(context)}};
+        return ::jr2rt::Object("machine", name(), "active", activeStates(), "done", isDone(),
+                               "context", std::move(context));
       }
 
       void $cls$::restore(::jr2rt::MachineHost& host, const ::jr2rt::Json& snapshot) {
         ::jr2rt::LenientFields lenient;  // a snapshot may hold fields a record has lost
-        [[maybe_unused]] const ::jr2rt::Json& context = snapshot.at("context");
+        [[maybe_unused]] const ::jr2rt::Json& context = ::jr2rt::FieldAt(snapshot, "context");
         $params$
         $vars$
-        setActive(host, snapshot.at("active").get<std::vector<std::string>>(),
-                  snapshot.at("done").get<bool>());$leaf$
+        restoreActive(host, snapshot);$leaf$
       }
     )gen",
         {{"cls", cls_},
@@ -282,11 +297,11 @@ class MachineGen {
          {"save",
           [&] {
             for (const auto& prm : d_.params) {
-              p_.print("context[$k$] = ctx_.$n$;\n",
+              p_.print("::jr2rt::Put(::jr2rt::SetField(context.json(), $k$), ctx_.$n$);\n",
                        {{"k", CppString(prm.name.text)}, {"n", Ident(prm.name.text)}});
             }
             for (const auto& v : d_.vars) {
-              p_.print("context[$k$] = ctx_.$n$;\n",
+              p_.print("::jr2rt::Put(::jr2rt::SetField(context.json(), $k$), ctx_.$n$);\n",
                        {{"k", CppString(v.name.text)}, {"n", Ident(v.name.text)}});
             }
           }},
@@ -306,7 +321,7 @@ class MachineGen {
                              "it")}};
               if (prm.defaultValue) {
                 p_.emit(R"gen(
-                          if (context.contains($k$)) {
+                          if (::jr2rt::FindField(context, $k$) != nullptr) {
                             ::jr2rt::ReadField(context, "context", $k$, ctx_.$n$, false);
                           } else {
                             ctx_.$n$ = $default$;
@@ -315,7 +330,7 @@ class MachineGen {
                         vars);
               } else if (Required(prm, t)) {
                 p_.emit(R"gen(
-                          if (context.contains($k$)) {
+                          if (::jr2rt::FindField(context, $k$) != nullptr) {
                             ::jr2rt::ReadField(context, "context", $k$, ctx_.$n$, false);
                           } else {
                             throw ::jr2rt::NoLongerFits($refusal$);
@@ -330,7 +345,7 @@ class MachineGen {
          {"vars", [&] {
             for (const auto& v : d_.vars) {
               p_.emit(R"gen(
-                        if (context.contains($k$)) {
+                        if (::jr2rt::FindField(context, $k$) != nullptr) {
                           ::jr2rt::ReadField(context, "context", $k$, ctx_.$n$, false);
                         } else {  // from $from$
                           ctx_.$n$ = $value$;
@@ -373,9 +388,9 @@ class MachineGen {
     if (t.trigger != Trigger::kDone && t.trigger != Trigger::kError) return scope;
     const bool done = t.trigger == Trigger::kDone;
     const Code value = {done ? "done_" : "error_", CppType::Of(CppType::Kind::kJson)};
-    *prelude = done ? "[[maybe_unused]] const ::jr2rt::Json done_ =\n"
+    *prelude = done ? "[[maybe_unused]] const ::jr2rt::JsonValue done_ =\n"
                       "    ::jr2rt::Object(\"output\", event.data);\n"
-                    : "[[maybe_unused]] const ::jr2rt::Json error_ = event.data;\n";
+                    : "[[maybe_unused]] const ::jr2rt::JsonValue error_ = event.data;\n";
     scope.names[done ? "done" : "error"] = value;
     // The invoke this transition hears may be read by its `as` name too.
     if (t.heard != nullptr && t.heard->as) scope.names[t.heard->as->text] = value;
@@ -475,7 +490,7 @@ class MachineGen {
   void invokeStart(const ast::Invoke& inv, const ir::State& s) {
     const char* kind = "kGate";
     std::string target;
-    std::string input = "::jr2rt::Json::object()";
+    std::string input = "::jr2rt::EmptyObject()";
     std::string name = inv.as ? inv.as->text : "";
     if (inv.kind == ast::Invoke::Kind::kGate) {
       if (inv.gateName) name = inv.gateName->text;
@@ -699,6 +714,30 @@ std::string EventSpecOf(const Context& cx, const ast::Decl* ev) {
                      fields, CppString(sema::JsonSchema(r, e->description.value_or(""))));
 }
 
+std::string EventSpecRowOf(const Context& cx, const ast::Decl* ev, const std::string& fieldsName,
+                           std::string* decl) {
+  const auto* e = llvm::cast<ast::EventDecl>(ev);
+  const char* audience = e->audience == ast::Audience::kAgent      ? "kAgent"
+                         : e->audience == ast::Audience::kExternal ? "kExternal"
+                         : e->audience == ast::Audience::kAny      ? "kAny"
+                                                                   : "kUnset";
+  const sema::Record& r = *cx.info.declTypes.at(ev)->record;
+  if (!r.fields.empty()) {
+    *decl = fmt::format("const ::jr2rt::EventFieldRow {}[] = {{\n", fieldsName);
+    for (size_t i = 0; i < r.fields.size(); ++i) {
+      *decl += fmt::format("    {{{}, {}, {}, {}}},\n", CppString(r.fields[i].name),
+                           CppString(sema::Spell(r.fields[i].type)),
+                           r.fields[i].required ? "true" : "false",
+                           CppString(e->fields[i].description.value_or("")));
+    }
+    *decl += "};\n";
+  }
+  return fmt::format("{{{}, ::jr2rt::EventSpec::Audience::{},\n    {},\n    {}, {},\n    {}}}",
+                     CppString(e->name.text), audience, CppString(e->description.value_or("")),
+                     r.fields.empty() ? "nullptr" : fieldsName, r.fields.size(),
+                     CppString(sema::JsonSchema(r, e->description.value_or(""))));
+}
+
 void DeclareMachine(const Context& cx, Printer& p, const ir::Machine& m) {
   const auto& d = *m.decl;
   const bool fast = HasFastPath(cx, m);
@@ -720,8 +759,8 @@ void DeclareMachine(const Context& cx, Printer& p, const ir::Machine& m) {
       std::vector<::jr2rt::EventSpec> eventSpecs() const override;
       std::shared_ptr<const ::jr2rt::Payload> parsePayload(
           int event, const ::jr2rt::Json& payload) const override;
-      ::jr2rt::Json output() const override;
-      ::jr2rt::Json snapshot() const override;
+      ::jr2rt::JsonValue output() const override;
+      ::jr2rt::JsonValue snapshot() const override;
       void restore(::jr2rt::MachineHost& host, const ::jr2rt::Json& snapshot) override;
       const Context& context() const { return ctx_; }
       $fast$

@@ -168,9 +168,9 @@ class PoolGen {
                {"from", cx_.from(pool_.cap->range)}});
     }
     p_.emit(R"gen(
-      ::jr2rt::Json item_input_(
-          [[maybe_unused]] ::jr2rt::Json item, [[maybe_unused]] const ::jr2rt::Json& input) {
-        return ::jr2rt::Json($v$);
+      ::jr2rt::JsonValue item_input_(
+          [[maybe_unused]] ::jr2rt::JsonValue item, [[maybe_unused]] const ::jr2rt::Json& input) {
+        return ::jr2rt::ToJson($v$);
       }
     )gen",
             {{"v", itemInput()}});
@@ -184,18 +184,17 @@ class PoolGen {
       paramNames += (paramNames.empty() ? "" : ", ") + CppString(prm.name.text);
     const std::string root = CppString("input of " + pool_.name.text);
     p_.emit(R"gen(
-      ::jr2rt::Json parse_input_(const ::jr2rt::Json& given) {
-        if (!given.is_null() && !given.is_object()) {
-          throw ::jr2rt::SchemaError("input", $must$);
-        }
-        ::jr2rt::Json input = given.is_null() ? ::jr2rt::Json::object() : given;
+      ::jr2rt::JsonValue parse_input_(const ::jr2rt::Json& given) {
+        ::jr2rt::CheckInputObject(given, $name$, true);
+        ::jr2rt::JsonValue input =
+            ::jr2rt::IsNull(given) ? ::jr2rt::EmptyObject() : ::jr2rt::JsonValue(given);
         ::jr2rt::CheckFields(input, $root$, {$names$});
         $params$
         return input;
       }
 
     )gen",
-            {{"must", CppString("the input of `" + pool_.name.text + "` must be an object")},
+            {{"name", CppString(pool_.name.text)},
              {"root", root},
              {"names", paramNames},
              {"params", [&] {
@@ -204,8 +203,8 @@ class PoolGen {
                   const std::string key = CppString(prm.name.text);
                   if (prm.defaultValue) {
                     p_.print(
-                        "if (!input.contains($k$) || input[$k$].is_null()) {\n"
-                        "  input[$k$] = $v$;\n}\n",
+                        "if (!::jr2rt::HasValue(input, $k$)) {\n"
+                        "  ::jr2rt::Put(::jr2rt::SetField(input.json(), $k$), $v$);\n}\n",
                         {{"k", key}, {"v", expr_.asJson(prm.defaultValue.get(), t, Scope{})}});
                   }
                   const bool required =
@@ -229,7 +228,7 @@ class PoolGen {
   // value reads `payload` and the Source's parameters); the check of its wake event's payload;
   // the items of a read Source's answer.
   void sourceFunctions() {
-    std::string poolArgs = "::jr2rt::Json::object()";
+    std::string poolArgs = "::jr2rt::EmptyObject()";
     if (const auto* call = llvm::dyn_cast_or_null<ast::CallExpr>(pool_.source.get()))
       poolArgs = expr_.argsJson(call->args, &source_->params, withInput_);
     Scope params;
@@ -242,14 +241,14 @@ class PoolGen {
     const std::string callArgs =
         source_->call ? expr_.argsJson(source_->call->args,
                                        sema::ParamsOf(source_->call->function.resolved), params)
-                      : "::jr2rt::Json::object()";
+                      : "::jr2rt::EmptyObject()";
     p_.emit(R"gen(
-              ::jr2rt::Json source_params_([[maybe_unused]] const ::jr2rt::Json& input) {
+              ::jr2rt::JsonValue source_params_([[maybe_unused]] const ::jr2rt::Json& input) {
                 return $pool$;
               }
 
-              ::jr2rt::Json source_args_([[maybe_unused]] const ::jr2rt::Json& input) {
-                [[maybe_unused]] const ::jr2rt::Json source_ = source_params_(input);
+              ::jr2rt::JsonValue source_args_([[maybe_unused]] const ::jr2rt::Json& input) {
+                [[maybe_unused]] const ::jr2rt::JsonValue source_ = source_params_(input);
                 return $call$;
               }
 
@@ -263,11 +262,11 @@ class PoolGen {
       if (h.value) {
         const TypePtr want = h.verdict == ast::Hook::Verdict::kSkip ? cx_.info.types.string()
                                                                     : cx_.info.types.json();
-        value = fmt::format("::jr2rt::Json({})", expr_.as(h.value.get(), want, hookScope));
+        value = fmt::format("::jr2rt::ToJson({})", expr_.as(h.value.get(), want, hookScope));
       }
       p_.emit(R"gen(
         // from $from$: on $svc$ `$key$`
-        ::jr2rt::Json hook$i$_(
+        ::jr2rt::JsonValue hook$i$_(
             [[maybe_unused]] const ::jr2rt::Json& payload, [[maybe_unused]] const ::jr2rt::Json& source_) {
           return $value$;
         }
@@ -284,8 +283,8 @@ class PoolGen {
       if (cx_.hasStruct(wake)) {
         p_.emit(R"gen(
                   void check_wake_(const ::jr2rt::Json& payload) {
-                    const ::jr2rt::Json& data = payload.is_null() ? ::jr2rt::Json::object() : payload;
-                    [[maybe_unused]] const auto parsed = data.get<$type$>();
+                    $type$ parsed;
+                    from_json(::jr2rt::OrEmptyObject(payload), parsed);
                   }
 
                 )gen",
@@ -293,7 +292,7 @@ class PoolGen {
       } else {
         p_.emit(R"gen(
                   void check_wake_(const ::jr2rt::Json& payload) {
-                    if (!payload.is_null() && !payload.is_object()) {
+                    if (!::jr2rt::IsNull(payload) && !::jr2rt::IsObject(payload)) {
                       throw ::jr2rt::SchemaError("payload", $msg$);
                     }
                   }
@@ -306,8 +305,8 @@ class PoolGen {
       Scope answer;
       answer.names["answer"] = {"answer", CppType::Of(CppType::Kind::kJson)};
       p_.emit(R"gen(
-        ::jr2rt::Json items_(const ::jr2rt::Json& answer) {
-          return ::jr2rt::Json($v$);
+        ::jr2rt::JsonValue items_(const ::jr2rt::Json& answer) {
+          return ::jr2rt::ToJson($v$);
         }
 
       )gen",

@@ -90,7 +90,7 @@ void DefineRecord(const Context& cx, Printer& p, const ast::Decl& d) {
 
     // from $from$
     void to_json(::jr2rt::Json& j, [[maybe_unused]] const $name$& v) {
-      j = ::jr2rt::Json::object();
+      ::jr2rt::MakeObject(j);
       $write$
     }
 
@@ -111,7 +111,7 @@ void DefineRecord(const Context& cx, Printer& p, const ast::Decl& d) {
           {"write",
            [&] {
              for (const auto& f : r.fields) {
-               p.print("j[$key$] = v.$field$;\n",
+               p.print("::jr2rt::Put(::jr2rt::SetField(j, $key$), v.$field$);\n",
                        {{"key", CppString(f.name)}, {"field", Ident(f.name)}});
              }
            }},

@@ -76,11 +76,11 @@ void DefineRegistration(const Context& cx, Printer& p) {
              for (const ExternUse& x : cx.externs()) {
                const Printer::Vars vars = {{"n", CppString(x.name)}, {"i", Ident(x.name)}};
                if (x.kind == ExternUse::kNext)
-                 p.print("registry.addNext($n$, &$i$);\n", vars);
+                 p.print("registry.addNextFunction($n$, &$i$);\n", vars);
                else if (x.decl != nullptr && x.decl->idempotent)
-                 p.print("registry.addHost($n$, &$i$, /*idempotent=*/true);\n", vars);
+                 p.print("registry.addHostFunction($n$, &$i$, /*idempotent=*/true);\n", vars);
                else
-                 p.print("registry.addHost($n$, &$i$);\n", vars);
+                 p.print("registry.addHostFunction($n$, &$i$);\n", vars);
              }
            }},
           {"agents",
@@ -96,13 +96,15 @@ void DefineRegistration(const Context& cx, Printer& p) {
                  const bool count = e.key.text == "picks";
                  picks = picks || count;
                  const sema::TypePtr t = count ? cx.info.types.integer() : cx.info.types.string();
-                 entries += fmt::format("{{{}, {}}}, ", CppString(e.key.text),
+                 entries += fmt::format("{}, {}, ", CppString(e.key.text),
                                         expr.asJson(e.value.get(), t, Scope{}));
                }
-               if (!picks) entries += fmt::format("{{\"picks\", {}}}, ", sema::kDefaultAgentPicks);
+               if (!picks) {
+                 entries += fmt::format("\"picks\", int64_t{{{}}}, ", sema::kDefaultAgentPicks);
+               }
                p.emit(R"gen(
                         // from $from$
-                        registry.addAgent($name$, ::jr2rt::Json::object({$entries$}));
+                        registry.addAgent($name$, ::jr2rt::Object($entries$));
                       )gen",
                       {{"name", CppString(d->name.text)},
                        {"entries", entries.substr(0, entries.size() - 2)},

@@ -25,7 +25,7 @@ TEST(HostileText, StringsReachTheMachineAsWritten) {
   auto m = jr2gen::hostile::Make_hostile();
   // (`?\?` in this file for the same reason: no `??` in a C++ literal.)
   m->start(host, {{"item", {{"id", "$id$ ?\?="}}}});
-  ASSERT_TRUE(m->dispatch({Event::Kind::kExternal, m->eventId("go_"), {{"note", "?\?/ $n$"}}}));
+  ASSERT_TRUE(m->dispatch({Event::Kind::kExternal, m->eventId("go_"), Json{{"note", "?\?/ $n$"}}}));
   ASSERT_TRUE(m->isDone());
   EXPECT_EQ(m->output(), Json("start $$ a\\tb \"q\" $x$ ?\?= ?\?\?/ | ?\?/ $n$ \\\\ ?\?/ ?"));
 }

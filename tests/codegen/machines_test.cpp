@@ -110,7 +110,8 @@ jr2rt::InvokeSpec Step(const ScriptedHost& host) {
 
 // The step ends with exit 0 and `stdout`.
 void StepDone(jr2rt::Machine& m, const ScriptedHost& host, const std::string& out = "") {
-  m.dispatch({Event::Kind::kDone, Step(host).id, {{"exit", 0}, {"stdout", out}, {"stderr", ""}}});
+  m.dispatch(
+      {Event::Kind::kDone, Step(host).id, Json{{"exit", 0}, {"stdout", out}, {"stderr", ""}}});
 }
 
 TEST(BuildMatrix, ConfiguresBuildsTestsAndInstalls) {
@@ -148,7 +149,8 @@ TEST(BuildMatrix, APackageThatDoesNotConfigureFailsAtOnce) {
   auto m = jr2gen::build_matrix::Make_build_package();
   m->start(host, kPackage);
   try {
-    m->dispatch({Event::Kind::kError, Step(host).id, {{"reason", "exit 1"}, {"detail", nullptr}}});
+    m->dispatch(
+        {Event::Kind::kError, Step(host).id, Json{{"reason", "exit 1"}, {"detail", nullptr}}});
     FAIL() << "a configure error fails the machine, with no retry";
   } catch (const jr2rt::Failure& f) {
     EXPECT_EQ(f.reason(), "`core` does not configure: exit 1");
@@ -161,7 +163,7 @@ TEST(BuildMatrix, RetriesAfterACoolDownThenFails) {
   m->start(host, kPackage);
   StepDone(*m, host);  // configured
   const int build = Step(host).id;
-  m->dispatch({Event::Kind::kError, build, {{"reason", "exit 2"}, {"detail", nullptr}}});
+  m->dispatch({Event::Kind::kError, build, Json{{"reason", "exit 2"}, {"detail", nullptr}}});
   EXPECT_EQ(m->activeStates(), (std::vector<std::string>{"work", "work.cool_down"}));
   ASSERT_EQ(host.logs.size(), 1u);
   EXPECT_EQ(host.logs[0], "`core` failed to build (exit 2); trying again");
@@ -174,8 +176,8 @@ TEST(BuildMatrix, RetriesAfterACoolDownThenFails) {
   m->dispatch({Event::Kind::kTimer, coolDown, nullptr});
   EXPECT_EQ(m->activeStates(), (std::vector<std::string>{"work", "work.build"}));
   try {
-    m->dispatch(
-        {Event::Kind::kError, Step(host).id, {{"reason", "exit 2"}, {"detail", {{"log", "…"}}}}});
+    m->dispatch({Event::Kind::kError, Step(host).id,
+                 Json{{"reason", "exit 2"}, {"detail", {{"log", "…"}}}}});
     FAIL() << "the second failure fails the machine";
   } catch (const jr2rt::Failure& f) {
     EXPECT_EQ(f.reason(), "`core` does not build: exit 2");
@@ -207,7 +209,7 @@ TEST(BuildMatrix, RestoreFillsFieldsAnOlderSnapshotLacks) {
   m->start(host, input);
   StepDone(*m, host);  // configured
   const int build = Step(host).id;
-  m->dispatch({Event::Kind::kError, build, {{"reason", "exit 2"}, {"detail", nullptr}}});
+  m->dispatch({Event::Kind::kError, build, Json{{"reason", "exit 2"}, {"detail", nullptr}}});
   Json snap = m->snapshot();
   ASSERT_EQ(snap["context"]["attempts"], 1);
   snap["context"].erase("retries");

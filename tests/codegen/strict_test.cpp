@@ -359,12 +359,12 @@ TEST(StrictFields, TheActionReadsThePayloadTheCheckRead) {
   std::shared_ptr<const jr2rt::Payload> parsed = typed->parsePayload(tick, {{"count", 7}});
   ASSERT_NE(parsed, nullptr) << "an event with fields is read as its type";
   // The JSON beside it says 1: the action must take the 7 the check read.
-  ASSERT_TRUE(typed->dispatch({jr2rt::Event::Kind::kExternal, tick, {{"count", 1}}, parsed}));
+  ASSERT_TRUE(typed->dispatch({jr2rt::Event::Kind::kExternal, tick, Json{{"count", 1}}, parsed}));
   ASSERT_TRUE(typed->isDone());
   EXPECT_EQ(typed->output(), 7);
 
   auto plain = jr2gen::strict::Make_reviewer();
   plain->start(host, input);
-  ASSERT_TRUE(plain->dispatch({jr2rt::Event::Kind::kExternal, tick, {{"count", 1}}}));
+  ASSERT_TRUE(plain->dispatch({jr2rt::Event::Kind::kExternal, tick, Json{{"count", 1}}}));
   EXPECT_EQ(plain->output(), 1) << "with no typed payload the action reads the JSON";
 }

@@ -144,7 +144,7 @@ TEST(TwoWays, EveryGeneratedMachineTakesTheSameStepsOnTheFastPathAndOnTheTables)
                                   : Json::object();
           candidates.push_back({Event::Kind::kDone, id, output});
           candidates.push_back(
-              {Event::Kind::kError, id, {{"reason", "it failed"}, {"detail", nullptr}}});
+              {Event::Kind::kError, id, Json{{"reason", "it failed"}, {"detail", nullptr}}});
         }
         const Event& e = candidates[rng() % candidates.size()];
         const Json fast = Step(*a, hostA, e, true);

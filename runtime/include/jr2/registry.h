@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "jr2/json_value.h"
 #include "jr2/statechart.h"
-#include "jr2/value.h"
 
 namespace jr2rt {
 
@@ -60,10 +60,7 @@ class NextQuery {
     static const std::vector<std::string> kEmpty;
     return kEmpty;
   }
-  static const Json& Null() {
-    static const Json kNull;
-    return kNull;
-  }
+  static const Json& Null();
   std::shared_ptr<const Json> input_;
   std::shared_ptr<const LiveIds> live_;  // set, or active_ (or neither: none live)
   Ids active_, settled_, failed_;
@@ -86,26 +83,26 @@ struct HookSpec {
   std::string service;   // `sentry`
   std::string eventKey;  // `issue.created`
   Verdict verdict = Verdict::kReread;
-  std::function<Json(const Json& payload, const Json& params)> value;
+  std::function<JsonValue(const Json& payload, const Json& params)> value;
 };
 
 struct SourceSpec {
   enum class Form { kNext, kRead, kPush };
   std::string name;
   Form form = Form::kNext;
-  std::string function;                         // `std.backlog`, or the extern's name; "" for push
-  std::function<Json(const Json& input)> args;  // the call's arguments from the pool's input
-  std::string wake;                             // the wake event's name; "" when none
+  std::string function;  // `std.backlog`, or the extern's name; "" for push
+  std::function<JsonValue(const Json& input)> args;  // the call's arguments from the pool's input
+  std::string wake;                                  // the wake event's name; "" when none
   EventSpec wakeSpec;  // the wake event as the `source` Gate lists it (fields, description)
   // Checks a wake payload against the wake event's type (throws SchemaError naming
   // the field, like Machine::checkPayload); null when there is no wake event.
   std::function<void(const Json& payload)> checkWake;
-  int64_t pollEveryMs = 0;                        // 0: no polling
-  int64_t hold = 1000;                            // push: the bound on held items
-  std::function<Json(const Json& answer)> items;  // read: the items of an answer
+  int64_t pollEveryMs = 0;                             // 0: no polling
+  int64_t hold = 1000;                                 // push: the bound on held items
+  std::function<JsonValue(const Json& answer)> items;  // read: the items of an answer
   // The Source's own arguments (its parameters bound from the pool's `source: NAME(…)`), what
   // a hook's value reads.
-  std::function<Json(const Json& input)> params;
+  std::function<JsonValue(const Json& input)> params;
   std::vector<HookSpec> hooks;  // in the order written
 };
 
@@ -117,11 +114,11 @@ struct PoolSpec {
   bool reportFailures = false;  // `failures: report`
   MachineFactory makeWorker = nullptr;
   SourceSpec source;
-  std::function<Json(const Json& input)> parseInput;  // checks the input, applies defaults
+  std::function<JsonValue(const Json& input)> parseInput;  // checks the input, applies defaults
   std::function<std::string(const Json& item, const Json& input)> itemId;
   std::function<int64_t(const Json& input)> cap;  // null: 1
   // The item by value: the Pool is done with it, so the worker's input can take it whole.
-  std::function<Json(Json item, const Json& input)> itemInput;
+  std::function<JsonValue(JsonValue item, const Json& input)> itemInput;
 };
 
 struct WorkflowInfo {
@@ -139,9 +136,11 @@ class Registry {
  public:
   // A Registry knows the standard library from the start (RegisterStd, jr2/source.h).
   Registry();
-  void addWorkflow(WorkflowInfo info) { workflows_.push_back(std::move(info)); }
-  void addPool(const PoolSpec* pool) { pools_[pool->name] = pool; }
-  void addMachine(const std::string& name, MachineFactory make) { machines_[name] = make; }
+  // Out of line, as every adder generated code calls: a generated source does not instantiate
+  // the maps.
+  void addWorkflow(WorkflowInfo info);
+  void addPool(const PoolSpec* pool);
+  void addMachine(const std::string& name, MachineFactory make);
   // `idempotent`: the `extern` is declared `idempotent`, so a run restored while a call of it
   // was out calls it again; any other host function runs at most once
   // (docs/runtime.md#saved-as-it-moves-effects-at-most-once).
@@ -161,21 +160,27 @@ class Registry {
   void addProcess(const std::string& name) { processes_.insert(name); }
   bool isProcess(const std::string& name) const { return processes_.count(name) != 0; }
   void addNext(const std::string& name, NextFunction fn) { nexts_[name] = std::move(fn); }
+  // The same, for generated code: a host function the user defined, by its address (generated
+  // code does not see `Json`, so it cannot make the std::function itself).
+  using HostFunctionPtr = Json (*)(const Json& args);
+  using NextFunctionPtr = Json (*)(const Json& args, const NextQuery& query);
+  void addHostFunction(const std::string& name, HostFunctionPtr fn, bool idempotent = false);
+  void addNextFunction(const std::string& name, NextFunctionPtr fn);
 
   // An `agent` declaration as a harness reads it: its entries by key (`model`, `instructions`
   // as text; `picks` as an integer, the bound of its picks at one opening of its Gate).
-  void addAgent(const std::string& name, Json definition) { agents_[name] = std::move(definition); }
+  void addAgent(const std::string& name, JsonValue definition);
   // The declaration of the Agent slot `name` (`triager`, or `alerts.triager` when the machine
   // invokes an imported Agent); null when no module declares it.
   const Json* agent(const std::string& name) const {
     auto it = agents_.find(name);
     if (it == agents_.end() && name.rfind('.') != std::string::npos)
       it = agents_.find(name.substr(name.rfind('.') + 1));
-    return it == agents_.end() ? nullptr : &it->second;
+    return it == agents_.end() ? nullptr : &it->second.json();
   }
 
   // A module of the program and the hash of its text (the generated code registers it).
-  void addModule(const std::string& file, const std::string& hash) { modules_[file] = hash; }
+  void addModule(const std::string& file, const std::string& hash);
   // The runner's assembly: one hash of every module it was built from ("" when none says).
   std::string assembly() const;
 
@@ -218,7 +223,7 @@ class Registry {
   std::set<std::string> processes_;
   std::map<std::string, NextFunction> nexts_;
   std::map<std::string, std::string> modules_;
-  std::map<std::string, Json> agents_;
+  std::map<std::string, JsonValue> agents_;
 };
 
 }  // namespace jr2rt

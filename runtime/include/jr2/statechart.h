@@ -17,7 +17,7 @@
 #include <utility>
 #include <vector>
 
-#include "jr2/value.h"
+#include "jr2/json_value.h"
 
 namespace jr2rt {
 
@@ -37,8 +37,8 @@ struct TypedPayload final : Payload {
 struct Event {
   enum class Kind : uint8_t { kExternal, kDone, kError, kTimer };
   Kind kind = Kind::kExternal;
-  int id = -1;  // kExternal: the machine's event id; kDone/kError: invoke id; kTimer: timer id
-  Json data;    // the payload; for kDone the child's output, for kError {reason, detail}
+  int id = -1;     // kExternal: the machine's event id; kDone/kError: invoke id; kTimer: timer id
+  JsonValue data;  // the payload; for kDone the child's output, for kError {reason, detail}
   // kExternal: the payload already read as its type when the answer was checked (null when it
   // was not: an event restored from a store, or one with no fields).
   std::shared_ptr<const Payload> typed = nullptr;
@@ -49,7 +49,7 @@ struct Event {
 template <class T>
 T PayloadOf(const Event& event, const char* where) {
   if (const auto* t = dynamic_cast<const TypedPayload<T>*>(event.typed.get())) return t->value;
-  return FromJson<T>(event.data.is_null() ? Json::object() : event.data, where);
+  return FromJson<T>(OrEmptyObject(event.data), where);
 }
 
 // A child a state invokes (docs/language.md#invokes), described for the host that runs it.
@@ -60,7 +60,7 @@ struct InvokeSpec {
   std::string target;     // agent, machine, pool or function name (`std.command`)
   std::string name;       // the authored Gate name or `as` name; "" when none
   std::string statePath;  // the invoking state's path (`review`), for Gate names
-  Json input;             // arguments, Gate meta or `{ prompt }`
+  JsonValue input;        // arguments, Gate meta or `{ prompt }`
 };
 
 // What a running machine asks of its run: timers and children. The run host implements it; a
@@ -94,6 +94,25 @@ struct EventSpec {
 };
 
 // The interface of every generated machine.
+// Event specs as generated code writes them: constants in static tables, made into EventSpecs by
+// the library (a vector of EventSpecs built in place was the largest function of a generated
+// source, and the slowest to compile).
+struct EventFieldRow {
+  const char* name;
+  const char* type;
+  bool required;
+  const char* description;
+};
+struct EventSpecRow {
+  const char* name;
+  EventSpec::Audience audience;
+  const char* description;
+  const EventFieldRow* fields;
+  int fieldCount;
+  const char* schema;
+};
+std::vector<EventSpec> EventSpecs(const EventSpecRow* rows, int count);
+
 class Machine {
  public:
   virtual ~Machine() = default;
@@ -124,11 +143,11 @@ class Machine {
   }
   virtual bool isDone() const = 0;
   // The output, once done (null for a machine without one).
-  virtual Json output() const = 0;
+  virtual JsonValue output() const = 0;
   // The active states' paths, in document order.
   virtual std::vector<std::string> activeStates() const = 0;
   // The active configuration and the context, and back. Restoring does not re-run entry actions.
-  virtual Json snapshot() const = 0;
+  virtual JsonValue snapshot() const = 0;
   virtual void restore(MachineHost& host, const Json& snapshot) = 0;
   // The path of the state whose `after` starts timer `timerId` ("" for the machine's body, or
   // when unknown). The run host uses it to tell a deadline on an answer from work under way.
@@ -237,6 +256,8 @@ class Statechart : public Machine {
   MachineHost& host() { return *host_; }
   // For restore(): the active configuration by paths.
   void setActive(MachineHost& host, const std::vector<std::string>& paths, bool done);
+  // setActive from a snapshot's `active` (its paths) and `done`.
+  void restoreActive(MachineHost& host, const Json& snapshot);
   // For generated fast paths, which take the engine's steps themselves (see codegen.cpp): a
   // machine with one active leaf keeps it here, and a step sets it and nothing else. The active
   // flags are made from it (the leaf and its ancestors) only when they are read: by the table

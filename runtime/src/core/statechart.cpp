@@ -7,6 +7,8 @@
 #include <atomic>
 #include <cstdlib>
 
+#include "jr2/value.h"
+
 namespace jr2rt {
 
 namespace detail {
@@ -70,6 +72,30 @@ void Statechart::flagsFromLeaf() const {
   for (auto& f : active_) f = static_cast<uint8_t>(f & ~kActive);
   for (int s = leaf_; s != -1; s = states_[s].parent) active_[static_cast<size_t>(s)] |= kActive;
   flagsLeaf_ = leaf_;
+}
+
+std::vector<EventSpec> EventSpecs(const EventSpecRow* rows, int count) {
+  std::vector<EventSpec> out;
+  out.reserve(static_cast<size_t>(count));
+  for (int i = 0; i < count; ++i) {
+    const EventSpecRow& row = rows[i];
+    EventSpec spec;
+    spec.name = row.name;
+    spec.audience = row.audience;
+    spec.description = row.description;
+    for (int k = 0; k < row.fieldCount; ++k) {
+      const EventFieldRow& f = row.fields[k];
+      spec.fields.push_back({f.name, f.type, f.required, f.description});
+    }
+    spec.schema = row.schema;
+    out.push_back(std::move(spec));
+  }
+  return out;
+}
+
+void Statechart::restoreActive(MachineHost& host, const Json& snapshot) {
+  setActive(host, snapshot.at("active").get<std::vector<std::string>>(),
+            snapshot.at("done").get<bool>());
 }
 
 void Statechart::setActive(MachineHost& host, const std::vector<std::string>& paths, bool done) {

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <new>
 #include <system_error>
 
 namespace jr2rt {
@@ -244,7 +245,7 @@ std::string ErrorText(const std::exception& e) {
   return text;
 }
 
-Json At(const Json& value, const Json& index, const char* where) {
+JsonValue At(const Json& value, const Json& index, const char* where) {
   if (value.is_array() && index.is_number_integer()) {
     const auto i = index.get<int64_t>();
     if (i < 0 || static_cast<size_t>(i) >= value.size()) {
@@ -255,7 +256,8 @@ Json At(const Json& value, const Json& index, const char* where) {
   }
   if (value.is_object() && index.is_string()) {
     auto it = value.find(index.get<std::string>());
-    return it == value.end() ? Json(nullptr) : *it;
+    if (it == value.end()) return nullptr;
+    return *it;
   }
   throw Defect(std::string("cannot index a ") + value.type_name() + " with a " + index.type_name() +
                " at " + where);
@@ -304,6 +306,131 @@ void CheckLiteral(const std::string& value, std::initializer_list<const char*> a
   throw SchemaError(where.str(),
                     "`" + where.str() + "` is \"" + value + "\", but it must be one of " + list);
 }
+
+// ---- JsonValue ---------------------------------------------------------------------------------
+
+static_assert(sizeof(Json) == 16 && alignof(Json) <= 8,
+              "JsonValue holds an nlohmann::json in 16 bytes: this nlohmann/json has another size");
+
+JsonValue::JsonValue() noexcept { new (storage_) Json(); }
+JsonValue::JsonValue(std::nullptr_t) noexcept { new (storage_) Json(); }
+JsonValue::JsonValue(JsonTag, const Json& j) { new (storage_) Json(j); }
+JsonValue::JsonValue(JsonTag, Json&& j) noexcept { new (storage_) Json(std::move(j)); }
+JsonValue::JsonValue(const JsonValue& other) { new (storage_) Json(other.json()); }
+JsonValue::JsonValue(JsonValue&& other) noexcept { new (storage_) Json(std::move(other.json())); }
+JsonValue& JsonValue::operator=(const JsonValue& other) {
+  if (this != &other) json() = other.json();
+  return *this;
+}
+JsonValue& JsonValue::operator=(JsonValue&& other) noexcept {
+  json() = std::move(other.json());
+  return *this;
+}
+JsonValue& JsonValue::operator=(const Json& j) {
+  json() = j;
+  return *this;
+}
+JsonValue& JsonValue::operator=(Json&& j) noexcept {
+  json() = std::move(j);
+  return *this;
+}
+JsonValue& JsonValue::operator=(std::nullptr_t) noexcept {
+  json() = nullptr;
+  return *this;
+}
+JsonValue::~JsonValue() { json().~Json(); }
+Json JsonValue::take() && { return std::move(json()); }
+bool operator==(const JsonValue& a, const JsonValue& b) { return a.json() == b.json(); }
+
+void to_json(Json& j, Duration d) { j = d.ms; }
+
+// ---- looking at and making JSON values ----------------------------------------------------------
+
+bool IsNull(const Json& j) { return j.is_null(); }
+bool IsObject(const Json& j) { return j.is_object(); }
+bool IsArray(const Json& j) { return j.is_array(); }
+size_t ArraySize(const Json& j) { return j.size(); }
+const Json& ArrayAt(const Json& j, size_t i) { return j[i]; }
+const Json* FindField(const Json& j, const char* key) {
+  if (!j.is_object()) return nullptr;
+  const auto& object = j.get_ref<const Json::object_t&>();
+  auto it = object.find(key);
+  return it == object.end() ? nullptr : &it->second;
+}
+bool HasValue(const Json& object, const char* key) {
+  const Json* value = FindField(object, key);
+  return value != nullptr && !value->is_null();
+}
+const Json& FieldAt(const Json& j, const char* key) { return j.at(key); }
+void VisitMembers(const Json& j, MemberVisitor fn, void* context) {
+  for (const auto& [key, value] : j.get_ref<const Json::object_t&>()) fn(context, key, value);
+}
+const Json& OrEmptyObject(const Json& j) {
+  static const Json kEmpty = Json::object();
+  return j.is_null() ? kEmpty : j;
+}
+bool JsonEquals(const Json& a, const Json& b) { return a == b; }
+
+void Put(Json& j, std::nullptr_t) { j = nullptr; }
+void Put(Json& j, std::nullopt_t) { j = nullptr; }
+void Put(Json& j, bool v) { j = v; }
+void Put(Json& j, int64_t v) { j = v; }
+void Put(Json& j, double v) { j = v; }
+void Put(Json& j, const char* v) { j = v; }
+void Put(Json& j, const std::string& v) { j = v; }
+void Put(Json& j, std::string&& v) { j = std::move(v); }
+void Put(Json& j, Duration v) { j = v.ms; }
+void Put(Json& j, const Json& v) { j = v; }
+void Put(Json& j, Json&& v) { j = std::move(v); }
+void Put(Json& j, const JsonValue& v) { j = v.json(); }
+void Put(Json& j, JsonValue&& v) { j = std::move(v.json()); }
+void MakeObject(Json& j) { j = Json(Json::value_t::object); }
+void MakeArray(Json& j, size_t reserve) {
+  j = Json(Json::value_t::array);
+  j.get_ref<Json::array_t&>().reserve(reserve);
+}
+Json* AddField(Json& object, const char* key) {
+  auto [it, added] = object.get_ref<Json::object_t&>().emplace(key, nullptr);
+  return added ? &it->second : nullptr;
+}
+Json& Append(Json& array) { return array.get_ref<Json::array_t&>().emplace_back(); }
+Json& SetField(Json& object, const char* key) { return object[key]; }
+JsonValue ToJson(const Json& v) { return v; }
+JsonValue ToJson(Json&& v) { return std::move(v); }
+JsonValue EmptyObject() { return Json(Json::value_t::object); }
+
+// ---- expressions --------------------------------------------------------------------------------
+
+const Json& Unwrap(const Json& v, const char* where) {
+  if (v.is_null()) throw Defect(std::string("`!` on a null value at ") + where);
+  return v;
+}
+JsonValue Coalesce(const Json& v, const Json& fallback) { return v.is_null() ? fallback : v; }
+const Json& Member(const Json& object, const char* field, const char* where) {
+  static const Json kMissing;
+  if (object.is_null()) throw Defect(std::string("reading `.") + field + "` of null at " + where);
+  if (!object.is_object()) {
+    throw Defect(std::string("reading `.") + field + "` of a " + object.type_name() + " at " +
+                 where);
+  }
+  auto it = object.find(field);
+  return it == object.end() ? kMissing : *it;
+}
+void Overflow(const char* where) { throw Defect(std::string("integer overflow at ") + where); }
+void DivisionByZero(const char* where) {
+  throw Defect(std::string("division by zero at ") + where);
+}
+void DoesNotFit(const std::exception& e, const char* where) {
+  throw Defect(std::string("a value does not fit its type at ") + where + ": " + ErrorText(e));
+}
+void MissingField(const Path& record, const char* field) {
+  throw SchemaError(record.str(), "`" + record.str() + "` needs the field `" + field + "`");
+}
+void CheckInputObject(const Json& input, const char* name, bool nullable) {
+  if (input.is_object() || (nullable && input.is_null())) return;
+  throw SchemaError("input", std::string("the input of `") + name + "` must be an object");
+}
+void ReadValue(const Json& j, JsonValue& out, const Path&) { out = j; }
 
 // ---- JSON from outside -------------------------------------------------------------------------
 

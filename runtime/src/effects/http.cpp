@@ -157,7 +157,8 @@ Failure TlsFailure(TlsStream& stream, const Url& url, const beast::error_code& e
   const long verify = SSL_get_verify_result(stream.native_handle());
   const std::string at = url.origin();
   if (verify == X509_V_OK || ec.category() != boost::asio::error::get_ssl_category())
-    return Failure("cannot make a TLS connection to " + at + ": " + ec.message(), {{"url", at}});
+    return Failure("cannot make a TLS connection to " + at + ": " + ec.message(),
+                   Json{{"url", at}});
   const std::string why = X509_verify_cert_error_string(verify);
   const Json detail = {{"url", at}, {"certificate", true}, {"verify", why}};
   if (verify == X509_V_ERR_HOSTNAME_MISMATCH || verify == X509_V_ERR_IP_ADDRESS_MISMATCH) {
@@ -437,13 +438,15 @@ Json HttpGet(const Json& request) {
     try {
       answer = Get(parsed, timeout);
     } catch (const Failure& f) {
-      throw Failure(ValidUtf8("std.http_get: GET " + shown + ": " + f.reason()), {{"url", shown}});
+      throw Failure(ValidUtf8("std.http_get: GET " + shown + ": " + f.reason()),
+                    Json{{"url", shown}});
     }
     const bool redirect = answer.status == 301 || answer.status == 302 || answer.status == 303 ||
                           answer.status == 307 || answer.status == 308;
     if (redirect && !answer.location.empty()) {
       if (redirects == 5)
-        throw Failure("std.http_get: GET " + shown + ": more than 5 redirects", {{"url", shown}});
+        throw Failure("std.http_get: GET " + shown + ": more than 5 redirects",
+                      Json{{"url", shown}});
       url = Resolve(url, answer.location);
       continue;
     }

@@ -35,6 +35,11 @@ struct NextQuery::Index {
   std::vector<std::string> live;
 };
 
+const Json& NextQuery::Null() {
+  static const Json kNull;
+  return kNull;
+}
+
 NextQuery::NextQuery() : index_(std::make_shared<Index>()) {}
 
 NextQuery::NextQuery(Ids active, Ids settled, Ids failed, std::shared_ptr<const Json> input)

@@ -426,7 +426,7 @@ OpenGate Run::shown(const std::string& name, const GateEntry& entry) const {
   g.kind = entry.kind;
   g.accepts = *entry.accepts;
   if (const InvokeSpec* spec = entry.owner->invokeSpec(entry.invokeId)) {
-    g.meta = spec->input.is_null() ? Json::object() : spec->input;
+    g.meta = spec->input->is_null() ? Json::object() : spec->input.json();
     if (entry.kind == OpenGate::Kind::kAgent) g.agent = spec->target;
   }
   return g;

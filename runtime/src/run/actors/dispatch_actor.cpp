@@ -50,7 +50,7 @@ void DispatchActor::ended(const std::string& status, const Json& output,
   if (status == "done") return complete(output);
   fail(Failure("run " + run_id_ + " of " + workflow_ + " ended " + status +
                    (reason.empty() ? "" : ": " + reason),
-               {{"run", run_id_}, {"status", status}, {"mark", "settled"}}));
+               Json{{"run", run_id_}, {"status", status}, {"mark", "settled"}}));
 }
 
 void DispatchActor::stop() {
@@ -110,7 +110,7 @@ void DispatchActor::follow(const Dispatched& got) {
 }
 
 void DispatchActor::refuse(const std::string& mark, const std::string& why) {
-  fail(Failure(mark + ": " + why, {{"run", nullptr}, {"status", nullptr}, {"mark", mark}}));
+  fail(Failure(mark + ": " + why, Json{{"run", nullptr}, {"status", nullptr}, {"mark", mark}}));
 }
 
 }  // namespace jr2rt

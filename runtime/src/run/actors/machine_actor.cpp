@@ -157,8 +157,8 @@ void MachineActor::childDone(int key, Json output) {
 void MachineActor::childFailed(int key, const Failure& f) {
   step([&] {
     if (children_.erase(key) == 0) return;
-    const bool handled =
-        m_->dispatch({Event::Kind::kError, key, {{"reason", f.reason()}, {"detail", f.detail()}}});
+    const bool handled = m_->dispatch(
+        {Event::Kind::kError, key, Json{{"reason", f.reason()}, {"detail", f.detail()}}});
     // An unhandled `on error` is this machine's Failure too (docs/runtime.md#the-pool).
     if (!handled) throw Failure(f.reason(), f.detail());
     after();
@@ -308,7 +308,7 @@ void MachineActor::startInvoke(const InvokeSpec& spec) {
     case InvokeSpec::Kind::kAgent:
       // A Gate with no meta keeps null, not an empty object (a heap map a parked worker would
       // hold for nothing); Run::shown shows `{}` for it, as the author wrote none.
-      if (child.spec.input.is_object() && child.spec.input.empty()) child.spec.input = nullptr;
+      if (child.spec.input->is_object() && child.spec.input->empty()) child.spec.input = nullptr;
       children_.emplace(spec.id, std::move(child));
       openIfGate(spec);
       return;
@@ -395,10 +395,10 @@ void MachineActor::resumeEffect(int id, const std::string& target, const Json& i
   later([self, id, target, what] {
     self->run_.takenUpAtRestore(what);
     self->childFailed(id, Failure("interrupted: the process stopped while " + target + " ran",
-                                  {{"effect", target},
-                                   {"why",
-                                    "it is not idempotent, so it is not run again by "
-                                    "itself; `on error` may retry it on purpose"}}));
+                                  Json{{"effect", target},
+                                       {"why",
+                                        "it is not idempotent, so it is not run again by "
+                                        "itself; `on error` may retry it on purpose"}}));
   });
 }
 

@@ -89,6 +89,22 @@ void RegisterStd(Registry& registry) {
 
 Registry::Registry() { RegisterStd(*this); }
 
+void Registry::addWorkflow(WorkflowInfo info) { workflows_.push_back(std::move(info)); }
+void Registry::addPool(const PoolSpec* pool) { pools_[pool->name] = pool; }
+void Registry::addMachine(const std::string& name, MachineFactory make) { machines_[name] = make; }
+void Registry::addAgent(const std::string& name, JsonValue definition) {
+  agents_[name] = std::move(definition);
+}
+void Registry::addModule(const std::string& file, const std::string& hash) {
+  modules_[file] = hash;
+}
+void Registry::addHostFunction(const std::string& name, HostFunctionPtr fn, bool idempotent) {
+  addHost(name, HostFunction(fn), idempotent);
+}
+void Registry::addNextFunction(const std::string& name, NextFunctionPtr fn) {
+  addNext(name, NextFunction(fn));
+}
+
 std::string Registry::assembly() const {
   if (modules_.empty()) return "";
   uint64_t hash = 1469598103934665603ULL;  // FNV-1a over `file:hash;`, in file order

@@ -342,8 +342,8 @@ HookVerdict PoolActor::hook(const std::string& service, const std::string& key,
     if (h.service != service || h.eventKey != key) continue;
     if (h.verdict != HookSpec::Verdict::kSkip) return source().hook(h, service, key, payload);
     try {
-      const Json params = spec_.source.params ? spec_.source.params(input_) : Json::object();
-      const Json reason = h.value ? h.value(payload, params) : Json("");
+      const Json params = spec_.source.params ? spec_.source.params(input_).take() : Json::object();
+      const Json reason = h.value ? h.value(payload, params).take() : Json("");
       return Skipped(reason.is_string() ? reason.get<std::string>() : reason.dump());
     } catch (const std::exception& e) {
       return Skipped("the hook's `skip` failed: " + ErrorText(e));  // a throw is a skip

@@ -24,7 +24,7 @@ class PullSource final : public CalledSource {
     if (!pool.shared_) {
       pool.shared_ = std::make_shared<const Json>(pool.input_);
       pool.args_ = std::make_shared<const Json>(
-          pool.spec_.source.args ? pool.spec_.source.args(pool.input_) : Json::object());
+          pool.spec_.source.args ? pool.spec_.source.args(pool.input_).take() : Json::object());
     }
     const std::string& fn = pool.spec_.source.function;
     Run& run = pool.run_;

@@ -60,8 +60,9 @@ class PushSource final : public PoolSource {
     const std::string hookName =
         "hook " + service + " `" + key + "` of source `" + spec.source.name + "`";
     try {
-      const Json params = spec.source.params ? spec.source.params(pool.input_) : Json::object();
-      item = h.value ? h.value(payload, params) : payload;
+      const Json params =
+          spec.source.params ? spec.source.params(pool.input_).take() : Json::object();
+      item = h.value ? h.value(payload, params).take() : payload;
     } catch (const std::exception& e) {
       return Skipped("the delivery carries no item: the `carry` of " + hookName +
                      " failed on its payload: " + ErrorText(e));

@@ -22,7 +22,7 @@ class ReadSource final : public CalledSource {
     callOut();
     if (!pool.args_) {
       pool.args_ = std::make_shared<const Json>(
-          pool.spec_.source.args ? pool.spec_.source.args(pool.input_) : Json::object());
+          pool.spec_.source.args ? pool.spec_.source.args(pool.input_).take() : Json::object());
     }
     const std::string& fn = pool.spec_.source.function;
     ReadSource* self = this;
@@ -55,7 +55,7 @@ class ReadSource final : public CalledSource {
     PoolActor& pool = pool_;
     Json items;
     try {
-      items = pool.spec_.source.items ? pool.spec_.source.items(answer) : answer;
+      items = pool.spec_.source.items ? pool.spec_.source.items(answer).take() : answer;
     } catch (const std::exception& e) {
       return onReadFailed(Failure(std::string("its answer has no items: ") + ErrorText(e)));
     }
