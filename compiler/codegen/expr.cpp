@@ -92,8 +92,12 @@ std::string ExprGen::as(const ast::Expr* e, const TypePtr& want, const Scope& sc
     return wrapped(body + "}");
   }
   if (const auto* c = llvm::dyn_cast<ast::ConditionalExpr>(e)) {
-    return fmt::format("({} ? {} : {})", as(c->cond.get(), cx_.info.types.boolean(), scope),
-                       as(c->then.get(), want, scope), as(c->otherwise.get(), want, scope));
+    // A `json` branch may be a value or a reference into one (`a.b`): both made values.
+    const bool box = cx_.cpp(want).is(C::kJson);
+    return fmt::format(
+        box ? "({} ? ::jr2rt::JsonValue({}) : ::jr2rt::JsonValue({}))" : "({} ? {} : {})",
+        as(c->cond.get(), cx_.info.types.boolean(), scope), as(c->then.get(), want, scope),
+        as(c->otherwise.get(), want, scope));
   }
   return convert(emit(e, scope), want, e->range);
 }
@@ -117,8 +121,13 @@ Code ExprGen::emit(const ast::Expr* e, const Scope& scope) const {
     case ast::Expr::Kind::kInt:
       return {fmt::format("int64_t{{{}}}", llvm::cast<ast::IntLit>(e)->value),
               CppType::Of(C::kInt)};
-    case ast::Expr::Kind::kFloat:
-      return {fmt::format("{}", llvm::cast<ast::FloatLit>(e)->value), CppType::Of(C::kDouble)};
+    case ast::Expr::Kind::kFloat: {
+      // A double literal in C++ too: `1.0` is written `1` by fmt, which C++ reads as an int
+      // (and JSON as an integer).
+      std::string text = fmt::format("{}", llvm::cast<ast::FloatLit>(e)->value);
+      if (text.find_first_of(".eEn") == std::string::npos) text += ".0";
+      return {text, CppType::Of(C::kDouble)};
+    }
     case ast::Expr::Kind::kString:
       return {fmt::format("std::string({})", CppString(llvm::cast<ast::StringLit>(e)->value)),
               CppType::Of(C::kString)};
@@ -246,7 +255,8 @@ Code ExprGen::binary(const ast::BinaryExpr& b, const Scope& scope) const {
       // Values of one C++ type compare directly; anything with null or json compares as JSON.
       const Code l = emit(b.lhs.get(), scope);
       const Code r = emit(b.rhs.get(), scope);
-      if ((l.type == r.type && !l.type.is(C::kNull)) || (Numeric(l.type) && Numeric(r.type)))
+      if ((l.type == r.type && !l.type.is(C::kNull) && !l.type.is(C::kJson)) ||
+          (Numeric(l.type) && Numeric(r.type)))
         return {fmt::format("({} {} {})", l.text, ast::Spelling(b.op), r.text), boolean};
       return {fmt::format("({}::jr2rt::JsonEquals(::jr2rt::ToJson({}), ::jr2rt::ToJson({})))",
                           b.op == Op::kNe ? "!" : "", l.type.is(C::kNull) ? "nullptr" : l.text,

@@ -6,7 +6,6 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -134,32 +133,29 @@ using ItemIdOf = std::function<std::string(const Json& item)>;
 
 class Registry {
  public:
-  // A Registry knows the standard library from the start (RegisterStd, jr2/source.h).
+  // A Registry knows the standard library from the start (RegisterStd, jr2/source.h). Every
+  // member is out of line (next_source.cpp): a generated source, which includes this header,
+  // instantiates none of the maps.
   Registry();
-  // Out of line, as every adder generated code calls: a generated source does not instantiate
-  // the maps.
+  ~Registry();
+  Registry(Registry&&) noexcept;
+  Registry& operator=(Registry&&) noexcept;
   void addWorkflow(WorkflowInfo info);
   void addPool(const PoolSpec* pool);
   void addMachine(const std::string& name, MachineFactory make);
   // `idempotent`: the `extern` is declared `idempotent`, so a run restored while a call of it
   // was out calls it again; any other host function runs at most once
   // (docs/runtime.md#saved-as-it-moves-effects-at-most-once).
-  void addHost(const std::string& name, HostFunction fn, bool idempotent = false) {
-    hosts_[name] = std::move(fn);
-    if (idempotent) idempotentHosts_.insert(name);
-  }
-  bool hostIdempotent(const std::string& name) const { return idempotentHosts_.count(name) != 0; }
+  void addHost(const std::string& name, HostFunction fn, bool idempotent = false);
+  bool hostIdempotent(const std::string& name) const;
   // A Source function that makes a Source of its own for each Pool (the standard library's).
   using SourceFactory = std::function<std::unique_ptr<NextSource>(const SourceSite&)>;
-  void addSource(const std::string& name, SourceFactory make) { sources_[name] = std::move(make); }
-  const SourceFactory* source(const std::string& name) const {
-    auto it = sources_.find(name);
-    return it == sources_.end() ? nullptr : &it->second;
-  }
+  void addSource(const std::string& name, SourceFactory make);
+  const SourceFactory* source(const std::string& name) const;
   // An effect that is a process (`std.command`): awaited on the executor, never on a thread.
-  void addProcess(const std::string& name) { processes_.insert(name); }
-  bool isProcess(const std::string& name) const { return processes_.count(name) != 0; }
-  void addNext(const std::string& name, NextFunction fn) { nexts_[name] = std::move(fn); }
+  void addProcess(const std::string& name);
+  bool isProcess(const std::string& name) const;
+  void addNext(const std::string& name, NextFunction fn);
   // The same, for generated code: a host function the user defined, by its address (generated
   // code does not see `Json`, so it cannot make the std::function itself).
   using HostFunctionPtr = Json (*)(const Json& args);
@@ -172,58 +168,25 @@ class Registry {
   void addAgent(const std::string& name, JsonValue definition);
   // The declaration of the Agent slot `name` (`triager`, or `alerts.triager` when the machine
   // invokes an imported Agent); null when no module declares it.
-  const Json* agent(const std::string& name) const {
-    auto it = agents_.find(name);
-    if (it == agents_.end() && name.rfind('.') != std::string::npos)
-      it = agents_.find(name.substr(name.rfind('.') + 1));
-    return it == agents_.end() ? nullptr : &it->second.json();
-  }
+  const Json* agent(const std::string& name) const;
 
   // A module of the program and the hash of its text (the generated code registers it).
   void addModule(const std::string& file, const std::string& hash);
   // The runner's assembly: one hash of every module it was built from ("" when none says).
   std::string assembly() const;
 
-  const std::vector<WorkflowInfo>& workflows() const { return workflows_; }
-  const WorkflowInfo* workflow(const std::string& name) const {
-    for (const auto& w : workflows_) {
-      if (w.name == name) return &w;
-    }
-    return nullptr;
-  }
-  const PoolSpec* pool(const std::string& name) const {
-    auto it = pools_.find(name);
-    return it == pools_.end() ? nullptr : it->second;
-  }
-  MachineFactory machine(const std::string& name) const {
-    auto it = machines_.find(name);
-    return it == machines_.end() ? nullptr : it->second;
-  }
+  const std::vector<WorkflowInfo>& workflows() const;
+  const WorkflowInfo* workflow(const std::string& name) const;
+  const PoolSpec* pool(const std::string& name) const;
+  MachineFactory machine(const std::string& name) const;
   // The registry's own copy of a machine's name (kept for the registry's life), or null.
-  const std::string* machineName(const std::string& name) const {
-    auto it = machines_.find(name);
-    return it == machines_.end() ? nullptr : &it->first;
-  }
-  const HostFunction* host(const std::string& name) const {
-    auto it = hosts_.find(name);
-    return it == hosts_.end() ? nullptr : &it->second;
-  }
-  const NextFunction* next(const std::string& name) const {
-    auto it = nexts_.find(name);
-    return it == nexts_.end() ? nullptr : &it->second;
-  }
+  const std::string* machineName(const std::string& name) const;
+  const HostFunction* host(const std::string& name) const;
+  const NextFunction* next(const std::string& name) const;
 
  private:
-  std::vector<WorkflowInfo> workflows_;
-  std::map<std::string, const PoolSpec*> pools_;
-  std::map<std::string, MachineFactory> machines_;
-  std::map<std::string, HostFunction> hosts_;
-  std::set<std::string> idempotentHosts_;
-  std::map<std::string, SourceFactory> sources_;
-  std::set<std::string> processes_;
-  std::map<std::string, NextFunction> nexts_;
-  std::map<std::string, std::string> modules_;
-  std::map<std::string, JsonValue> agents_;
+  struct Tables;
+  std::unique_ptr<Tables> t_;
 };
 
 }  // namespace jr2rt

@@ -1,7 +1,12 @@
 // The pull Sources behind jr2/source.h: scripted (tests), the standard library's, and an
 // `extern` `next` function.
 #include <cstdio>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "jr2/run.h"
 #include "jr2/source.h"
@@ -87,16 +92,54 @@ void RegisterStd(Registry& registry) {
   registry.addProcess("std.command");
 }
 
-Registry::Registry() { RegisterStd(*this); }
+struct Registry::Tables {
+  std::vector<WorkflowInfo> workflows;
+  std::map<std::string, const PoolSpec*> pools;
+  std::map<std::string, MachineFactory> machines;
+  std::map<std::string, HostFunction> hosts;
+  std::set<std::string> idempotentHosts;
+  std::map<std::string, SourceFactory> sources;
+  std::set<std::string> processes;
+  std::map<std::string, NextFunction> nexts;
+  std::map<std::string, std::string> modules;
+  std::map<std::string, JsonValue> agents;
+};
 
-void Registry::addWorkflow(WorkflowInfo info) { workflows_.push_back(std::move(info)); }
-void Registry::addPool(const PoolSpec* pool) { pools_[pool->name] = pool; }
-void Registry::addMachine(const std::string& name, MachineFactory make) { machines_[name] = make; }
-void Registry::addAgent(const std::string& name, JsonValue definition) {
-  agents_[name] = std::move(definition);
+namespace {
+template <typename Map>
+const typename Map::mapped_type* Find(const Map& map, const std::string& key) {
+  auto it = map.find(key);
+  return it == map.end() ? nullptr : &it->second;
 }
-void Registry::addModule(const std::string& file, const std::string& hash) {
-  modules_[file] = hash;
+}  // namespace
+
+Registry::Registry() : t_(std::make_unique<Tables>()) { RegisterStd(*this); }
+Registry::~Registry() = default;
+Registry::Registry(Registry&&) noexcept = default;
+Registry& Registry::operator=(Registry&&) noexcept = default;
+
+void Registry::addWorkflow(WorkflowInfo info) { t_->workflows.push_back(std::move(info)); }
+void Registry::addPool(const PoolSpec* pool) { t_->pools[pool->name] = pool; }
+void Registry::addMachine(const std::string& name, MachineFactory make) {
+  t_->machines[name] = make;
+}
+void Registry::addHost(const std::string& name, HostFunction fn, bool idempotent) {
+  t_->hosts[name] = std::move(fn);
+  if (idempotent) t_->idempotentHosts.insert(name);
+}
+bool Registry::hostIdempotent(const std::string& name) const {
+  return t_->idempotentHosts.count(name) != 0;
+}
+void Registry::addSource(const std::string& name, SourceFactory make) {
+  t_->sources[name] = std::move(make);
+}
+const Registry::SourceFactory* Registry::source(const std::string& name) const {
+  return Find(t_->sources, name);
+}
+void Registry::addProcess(const std::string& name) { t_->processes.insert(name); }
+bool Registry::isProcess(const std::string& name) const { return t_->processes.count(name) != 0; }
+void Registry::addNext(const std::string& name, NextFunction fn) {
+  t_->nexts[name] = std::move(fn);
 }
 void Registry::addHostFunction(const std::string& name, HostFunctionPtr fn, bool idempotent) {
   addHost(name, HostFunction(fn), idempotent);
@@ -104,11 +147,44 @@ void Registry::addHostFunction(const std::string& name, HostFunctionPtr fn, bool
 void Registry::addNextFunction(const std::string& name, NextFunctionPtr fn) {
   addNext(name, NextFunction(fn));
 }
+void Registry::addAgent(const std::string& name, JsonValue definition) {
+  t_->agents[name] = std::move(definition);
+}
+const Json* Registry::agent(const std::string& name) const {
+  auto it = t_->agents.find(name);
+  if (it == t_->agents.end() && name.rfind('.') != std::string::npos)
+    it = t_->agents.find(name.substr(name.rfind('.') + 1));
+  return it == t_->agents.end() ? nullptr : &it->second.json();
+}
+void Registry::addModule(const std::string& file, const std::string& hash) {
+  t_->modules[file] = hash;
+}
+const std::vector<WorkflowInfo>& Registry::workflows() const { return t_->workflows; }
+const WorkflowInfo* Registry::workflow(const std::string& name) const {
+  for (const auto& w : t_->workflows) {
+    if (w.name == name) return &w;
+  }
+  return nullptr;
+}
+const PoolSpec* Registry::pool(const std::string& name) const {
+  const auto* found = Find(t_->pools, name);
+  return found == nullptr ? nullptr : *found;
+}
+MachineFactory Registry::machine(const std::string& name) const {
+  const auto* found = Find(t_->machines, name);
+  return found == nullptr ? nullptr : *found;
+}
+const std::string* Registry::machineName(const std::string& name) const {
+  auto it = t_->machines.find(name);
+  return it == t_->machines.end() ? nullptr : &it->first;
+}
+const HostFunction* Registry::host(const std::string& name) const { return Find(t_->hosts, name); }
+const NextFunction* Registry::next(const std::string& name) const { return Find(t_->nexts, name); }
 
 std::string Registry::assembly() const {
-  if (modules_.empty()) return "";
+  if (t_->modules.empty()) return "";
   uint64_t hash = 1469598103934665603ULL;  // FNV-1a over `file:hash;`, in file order
-  for (const auto& [file, h] : modules_) {
+  for (const auto& [file, h] : t_->modules) {
     for (const char ch : file + ":" + h + ";") {
       hash ^= static_cast<unsigned char>(ch);
       hash *= 1099511628211ULL;
