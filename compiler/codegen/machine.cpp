@@ -693,12 +693,19 @@ class MachineGen {
 
 }  // namespace
 
+namespace {
+// An event's audience as EventSpec::Audience spells it.
+const char* AudienceName(ast::Audience a) {
+  return a == ast::Audience::kAgent      ? "kAgent"
+         : a == ast::Audience::kExternal ? "kExternal"
+         : a == ast::Audience::kAny      ? "kAny"
+                                         : "kUnset";
+}
+}  // namespace
+
 std::string EventSpecOf(const Context& cx, const ast::Decl* ev) {
   const auto* e = llvm::cast<ast::EventDecl>(ev);
-  const char* audience = e->audience == ast::Audience::kAgent      ? "kAgent"
-                         : e->audience == ast::Audience::kExternal ? "kExternal"
-                         : e->audience == ast::Audience::kAny      ? "kAny"
-                                                                   : "kUnset";
+  const char* audience = AudienceName(e->audience);
   // One line for the name and the audience, one for the description, one for each field.
   std::string fields;
   const sema::Record& r = *cx.info.declTypes.at(ev)->record;
@@ -717,10 +724,7 @@ std::string EventSpecOf(const Context& cx, const ast::Decl* ev) {
 std::string EventSpecRowOf(const Context& cx, const ast::Decl* ev, const std::string& fieldsName,
                            std::string* decl) {
   const auto* e = llvm::cast<ast::EventDecl>(ev);
-  const char* audience = e->audience == ast::Audience::kAgent      ? "kAgent"
-                         : e->audience == ast::Audience::kExternal ? "kExternal"
-                         : e->audience == ast::Audience::kAny      ? "kAny"
-                                                                   : "kUnset";
+  const char* audience = AudienceName(e->audience);
   const sema::Record& r = *cx.info.declTypes.at(ev)->record;
   if (!r.fields.empty()) {
     *decl = fmt::format("const ::jr2rt::EventFieldRow {}[] = {{\n", fieldsName);

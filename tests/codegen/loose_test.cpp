@@ -3,19 +3,14 @@
 #include <gtest/gtest.h>
 
 #include "loose.jr2.h"
+#include "quiet_host.h"
 
 namespace {
 
 using jr2rt::Event;
 using jr2rt::Json;
 
-struct QuietHost : jr2rt::MachineHost {
-  void startTimer(int, jr2rt::Duration) override {}
-  void cancelTimer(int) override {}
-  void startInvoke(const jr2rt::InvokeSpec&) override {}
-  void cancelInvoke(int) override {}
-  void log(const Json&) override {}
-};
+using jr2test::QuietHost;
 
 Json Drive(const Json& data, bool flag) {
   QuietHost host;
