@@ -60,6 +60,10 @@ std::string ExprGen::as(const ast::Expr* e, const TypePtr& want, const Scope& sc
   if (const auto* o = llvm::dyn_cast<ast::ObjectExpr>(e)) {
     const CppType t = cx_.cpp(target);
     if (t.is(C::kStruct)) {
+      // Written in the fields' order (a field left out sits where it is declared): the struct
+      // made at once, `Verdict{a, b, …}`, each field left out its declared default. Half the
+      // code of the lambda below, which default-constructs, then assigns (#33 goal 3).
+      if (std::string agg; aggregate(*o, target, t, scope, &agg)) return wrapped(agg);
       // A lambda that fills the struct, one field a line (the Printer indents the lines of a
       // value like the line it is on; a nested literal's lines go two further in). It captures
       // only where there are names to read: a field's default is outside any function, where
@@ -102,6 +106,39 @@ std::string ExprGen::as(const ast::Expr* e, const TypePtr& want, const Scope& sc
   return convert(emit(e, scope), want, e->range);
 }
 
+bool ExprGen::aggregate(const ast::ObjectExpr& o, const TypePtr& target, const CppType& t,
+                        const Scope& scope, std::string* out) const {
+  const auto decl = cx_.info.recordDecls.find(target->record);
+  if (decl == cx_.info.recordDecls.end()) return false;
+  const std::vector<ast::Field>& declared = FieldsOf(*decl->second);
+  const std::vector<sema::RecordField>& fields = target->record->fields;
+  if (declared.size() != fields.size()) return false;
+  // Each entry's field, in the order written; the values are computed in that order, so the
+  // fields must be declared in it too (which of two faults is reported must not change).
+  std::vector<const ast::Expr*> values(fields.size(), nullptr);
+  size_t next = 0;
+  for (const auto& entry : o.entries) {
+    size_t i = next;
+    while (i < fields.size() && fields[i].name != entry.key.text) ++i;
+    if (i == fields.size()) return false;
+    values[i] = entry.value.get();
+    next = i + 1;
+  }
+  std::string body = t.spell() + "{";
+  for (size_t i = 0; i < fields.size(); ++i) {
+    if (i > 0) body += ", ";
+    if (values[i] != nullptr) {
+      body += as(values[i], fields[i].type, scope);
+    } else if (declared[i].defaultValue) {
+      body += as(declared[i].defaultValue.get(), fields[i].type, Scope{});
+    } else {
+      body += "{}";  // what the struct's own member would hold: empty, 0, false or null
+    }
+  }
+  *out = body + "}";
+  return true;
+}
+
 // A `null` (of an optional type) is `std::nullopt` as a C++ value, which JSON cannot be made
 // from: it is JSON's null here.
 std::string ExprGen::asJson(const ast::Expr* e, const TypePtr& t, const Scope& scope) const {
@@ -128,9 +165,15 @@ Code ExprGen::emit(const ast::Expr* e, const Scope& scope) const {
       if (text.find_first_of(".eEn") == std::string::npos) text += ".0";
       return {text, CppType::Of(C::kDouble)};
     }
-    case ast::Expr::Kind::kString:
-      return {fmt::format("std::string({})", CppString(llvm::cast<ast::StringLit>(e)->value)),
-              CppType::Of(C::kString)};
+    case ast::Expr::Kind::kString: {
+      // With its length when it holds a NUL character, which would end a C string there.
+      const std::string& value = llvm::cast<ast::StringLit>(e)->value;
+      if (value.find('\0') != std::string::npos) {
+        return {fmt::format("std::string({}, {})", CppString(value), value.size()),
+                CppType::Of(C::kString)};
+      }
+      return {fmt::format("std::string({})", CppString(value)), CppType::Of(C::kString)};
+    }
     case ast::Expr::Kind::kDuration:
       return {fmt::format("::jr2rt::Duration{{{}}}", llvm::cast<ast::DurationLit>(e)->millis),
               CppType::Of(C::kDuration)};
@@ -294,8 +337,17 @@ Code ExprGen::binary(const ast::BinaryExpr& b, const Scope& scope) const {
     return {fmt::format("({} {} {})", l, op, r), compare ? boolean : CppType::Of(C::kDouble)};
   }
   if (lt->kind == K::kString || lt->kind == K::kLiterals) {
+    if (b.op == Op::kAdd) {
+      // A chain of `+` is one call: a temporary string and its clean-up at each `+` made a
+      // prompt's text most of a state's entry code (docs/performance.md, #33 goal 3).
+      std::vector<std::string> parts;
+      concatParts(b.lhs.get(), scope, parts);
+      concatParts(b.rhs.get(), scope, parts);
+      std::string list;
+      for (const auto& part : parts) list += (list.empty() ? "" : ", ") + part;
+      return {fmt::format("::jr2rt::Concat({{{}}})", list), CppType::Of(C::kString)};
+    }
     auto [l, r] = both(types.string());
-    if (b.op == Op::kAdd) return {fmt::format("({} + {})", l, r), CppType::Of(C::kString)};
     return {fmt::format("({} {} {})", l, op, r), boolean};
   }
   if (lt->kind == K::kDuration) {
@@ -320,6 +372,27 @@ Code ExprGen::binary(const ast::BinaryExpr& b, const Scope& scope) const {
   }
   if (b.op == Op::kMod) return {fmt::format("std::fmod({}, {})", l, r), CppType::Of(C::kDouble)};
   return {fmt::format("({} {} {})", l, op, r), compare ? boolean : cx_.cpp(num)};
+}
+
+void ExprGen::concatParts(const ast::Expr* e, const Scope& scope,
+                          std::vector<std::string>& out) const {
+  if (const auto* b = llvm::dyn_cast<ast::BinaryExpr>(e); b && b->op == ast::BinaryOp::kAdd) {
+    const TypePtr lt = cx_.typeOf(b->lhs.get());
+    const TypePtr rt = cx_.typeOf(b->rhs.get());
+    if ((lt->kind == K::kString || lt->kind == K::kLiterals) &&
+        (rt->kind == K::kString || rt->kind == K::kLiterals)) {
+      concatParts(b->lhs.get(), scope, out);
+      concatParts(b->rhs.get(), scope, out);
+      return;
+    }
+  }
+  // A literal as it is (a `\0` in it would end a C string: that one stays a std::string).
+  if (const auto* s = llvm::dyn_cast<ast::StringLit>(e);
+      s != nullptr && s->value.find('\0') == std::string::npos) {
+    out.push_back(CppString(s->value));
+    return;
+  }
+  out.push_back(as(e, cx_.info.types.string(), scope));
 }
 
 std::string ExprGen::argsJson(const std::vector<ast::Arg>& args,

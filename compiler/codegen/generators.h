@@ -136,11 +136,20 @@ class ExprGen {
 
  private:
   Code binary(const ast::BinaryExpr& b, const Scope& scope) const;
+  // The operands of a chain of string `+`, in order, each a C++ value a std::string_view can be
+  // made from (a literal as a C++ literal, no std::string of it).
+  // A record literal as a struct made at once (`T{a, b}`), when its entries are written in the
+  // fields' order; false, and `out` untouched, when not.
+  bool aggregate(const ast::ObjectExpr& o, const sema::TypePtr& target, const CppType& t,
+                 const Scope& scope, std::string* out) const;
+  void concatParts(const ast::Expr* e, const Scope& scope, std::vector<std::string>& out) const;
   std::string convert(const Code& code, const sema::TypePtr& to, SourceRange at) const;
 
   const Context& cx_;
 };
 
+// A `type` or `event` declaration's fields as written (record.cpp).
+const std::vector<ast::Field>& FieldsOf(const ast::Decl& d);
 // Records (record.cpp): in an order C++ accepts, a record after those its fields hold by value.
 std::vector<const ast::Decl*> RecordOrder(const Context& cx);
 void DeclareRecord(const Context& cx, Printer& p, const ast::Decl& d);

@@ -406,6 +406,14 @@ class MachineGen {
           for (const auto& v : d_.vars) {
             if (v.name.text == a.target.text) t = cx_.typeOf(v.type.get());
           }
+          // A present value into an optional variable is assigned as itself (std::optional's
+          // own assignment), not made an optional first: the temporary optional of a record
+          // was most of a transition's code.
+          const TypePtr vt = cx_.typeOf(a.value.get());
+          if (t->kind == sema::Type::Kind::kOptional && vt->kind != sema::Type::Kind::kOptional &&
+              vt->kind != sema::Type::Kind::kNull && vt->kind != sema::Type::Kind::kJson &&
+              vt->kind != sema::Type::Kind::kError)
+            t = t->elem;
           p_.print("ctx_.$name$ = $value$;\n",
                    {{"name", Ident(a.target.text)}, {"value", expr_.as(a.value.get(), t, scope)}});
           break;

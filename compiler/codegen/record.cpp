@@ -14,14 +14,10 @@ namespace jr2::codegen {
 using sema::TypePtr;
 using K = sema::Type::Kind;
 
-namespace {
-
 const std::vector<ast::Field>& FieldsOf(const ast::Decl& d) {
   return d.kind == ast::Decl::Kind::kType ? llvm::cast<ast::TypeDecl>(d).fields
                                           : llvm::cast<ast::EventDecl>(d).fields;
 }
-
-}  // namespace
 
 std::vector<const ast::Decl*> RecordOrder(const Context& cx) {
   std::vector<const ast::Decl*> all = cx.decls(ast::Decl::Kind::kType);

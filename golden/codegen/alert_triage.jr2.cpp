@@ -434,15 +434,8 @@ void triage_machine_machine::act(int transition, [[maybe_unused]] const ::jr2rt:
       [[maybe_unused]] const auto event_ = ::jr2rt::PayloadOf<escalate_event>(event,
           "alert_triage.jr2:100:8");
       // from alert_triage.jr2:101
-      ctx_.proposal = std::optional<Verdict>([&] {
-        Verdict v_;
-        v_.fingerprint = ctx_.alert.fingerprint;
-        v_.action = event_.action;
-        v_.summary = event_.summary;
-        v_.owner = event_.owner;
-        v_.decided_by = std::string("agent");
-        return v_;
-      }());
+      ctx_.proposal = Verdict{ctx_.alert.fingerprint, event_.action, event_.summary, event_.owner,
+          std::string("agent")};
       // from alert_triage.jr2:108
       ctx_.question = std::nullopt;
       break;
@@ -451,15 +444,8 @@ void triage_machine_machine::act(int transition, [[maybe_unused]] const ::jr2rt:
       [[maybe_unused]] const auto event_ = ::jr2rt::PayloadOf<resolve_event>(event,
           "alert_triage.jr2:111:8");
       // from alert_triage.jr2:112
-      ctx_.verdict = std::optional<Verdict>([&] {
-        Verdict v_;
-        v_.fingerprint = ctx_.alert.fingerprint;
-        v_.action = std::string("ignore");
-        v_.summary = event_.summary;
-        v_.owner = std::nullopt;
-        v_.decided_by = std::string("agent");
-        return v_;
-      }());
+      ctx_.verdict = Verdict{ctx_.alert.fingerprint, std::string("ignore"), event_.summary,
+          std::nullopt, std::string("agent")};
       break;
     }
     case 2: {  // from alert_triage.jr2:120
@@ -468,15 +454,14 @@ void triage_machine_machine::act(int transition, [[maybe_unused]] const ::jr2rt:
       // from alert_triage.jr2:121
       ctx_.proposal = std::nullopt;
       // from alert_triage.jr2:122
-      ctx_.question = std::optional<std::string>(event_.question);
+      ctx_.question = event_.question;
       break;
     }
     case 3: {  // from alert_triage.jr2:125
       // from alert_triage.jr2:126
       ctx_.proposal = std::nullopt;
       // from alert_triage.jr2:127
-      ctx_.question = std::optional<std::string>(std::string(
-          "The agent did not answer within 15 minutes. What should we do?"));
+      ctx_.question = std::string("The agent did not answer within 15 minutes. What should we do?");
       break;
     }
     case 4: {  // from alert_triage.jr2:134
@@ -488,37 +473,23 @@ void triage_machine_machine::act(int transition, [[maybe_unused]] const ::jr2rt:
       [[maybe_unused]] const auto event_ = ::jr2rt::PayloadOf<override_event>(event,
           "alert_triage.jr2:137:8");
       // from alert_triage.jr2:138
-      ctx_.verdict = std::optional<Verdict>([&] {
-        Verdict v_;
-        v_.fingerprint = ctx_.alert.fingerprint;
-        v_.action = event_.action;
-        v_.summary = event_.reason;
-        v_.owner = std::nullopt;
-        v_.decided_by = std::string("person");
-        return v_;
-      }());
+      ctx_.verdict = Verdict{ctx_.alert.fingerprint, event_.action, event_.reason, std::nullopt,
+          std::string("person")};
       break;
     }
     case 6: {  // from alert_triage.jr2:146
       [[maybe_unused]] const auto event_ = ::jr2rt::PayloadOf<rethink_event>(event,
           "alert_triage.jr2:146:8");
       // from alert_triage.jr2:147
-      ctx_.note = std::optional<std::string>(event_.note);
+      ctx_.note = event_.note;
       break;
     }
     case 7: {  // from alert_triage.jr2:150
       // from alert_triage.jr2:151
-      ctx_.verdict = std::optional<Verdict>([&] {
-        Verdict v_;
-        v_.fingerprint = ctx_.alert.fingerprint;
-        v_.action = ((ctx_.alert.level == std::string("fatal")) ? std::string("page")
-            : std::string("ticket"));
-        v_.summary = (std::string("Nobody reviewed this alert within an hour: ")
-            + ctx_.alert.title);
-        v_.owner = std::nullopt;
-        v_.decided_by = std::string("timeout");
-        return v_;
-      }());
+      ctx_.verdict = Verdict{ctx_.alert.fingerprint, ((ctx_.alert.level == std::string("fatal"))
+          ? std::string("page") : std::string("ticket")),
+          ::jr2rt::Concat({"Nobody reviewed this alert within an hour: ", ctx_.alert.title}),
+          std::nullopt, std::string("timeout")};
       break;
     }
     default:
@@ -532,15 +503,15 @@ void triage_machine_machine::enter(int state) {
       // from alert_triage.jr2:94
       host().startInvoke({::jr2rt::InvokeSpec::Kind::kAgent, 0, "triager", "", "investigate",
                           ::jr2rt::Object("prompt", ::jr2rt::ToJson(
-                              ((((((((((std::string("Alert ") + ctx_.alert.fingerprint)
-                              + std::string(" (")) + ctx_.alert.level) + std::string("): "))
-                              + ctx_.alert.title) + std::string("\nWhere: "))
-                              + ::jr2rt::Coalesce(ctx_.alert.culprit, std::string("unknown")))
-                              + std::string("\nSentry: ")) + ::jr2rt::Coalesce(ctx_.alert.url,
-                              std::string("no link"))) + ((::jr2rt::JsonEquals(
+                              ::jr2rt::Concat({"Alert ", ctx_.alert.fingerprint, " (",
+                              ctx_.alert.level, "): ", ctx_.alert.title, "\nWhere: ",
+                              ::jr2rt::Coalesce(ctx_.alert.culprit, std::string("unknown")),
+                              "\nSentry: ", ::jr2rt::Coalesce(ctx_.alert.url,
+                              std::string("no link")), ((::jr2rt::JsonEquals(
                               ::jr2rt::ToJson(ctx_.note), ::jr2rt::ToJson(nullptr)))
-                              ? std::string("") : (std::string("\nThe on-call person says: ")
-                              + ::jr2rt::Unwrap(ctx_.note, "alert_triage.jr2:98:64"))))))});
+                              ? std::string("") : ::jr2rt::Concat(
+                              {"\nThe on-call person says: ", ::jr2rt::Unwrap(ctx_.note,
+                              "alert_triage.jr2:98:64")}))})))});
       host().startTimer(0, ::jr2rt::Duration{900000});  // from alert_triage.jr2:125
       break;
     }

@@ -168,13 +168,7 @@ std::shared_ptr<const ::jr2rt::Payload> build_package_machine::parsePayload(
 ::jr2rt::JsonValue build_package_machine::output() const {
   if (!isDone()) return nullptr;
   // from build_matrix.jr2:120
-  return ::jr2rt::ToJson([&] {
-    Built v_;
-    v_.id = ctx_.package.id;
-    v_.attempts = ctx_.attempts;
-    v_.tests = ctx_.tests;
-    return v_;
-  }());
+  return ::jr2rt::ToJson(Built{ctx_.package.id, ctx_.attempts, ctx_.tests});
 }
 
 ::jr2rt::JsonValue build_package_machine::snapshot() const {
@@ -237,34 +231,33 @@ void build_package_machine::act(int transition, [[maybe_unused]] const ::jr2rt::
   switch (transition) {
     case 0: {  // from build_matrix.jr2:112
       // from build_matrix.jr2:113
-      throw ::jr2rt::Failure(((std::string("`") + ctx_.package.id)
-          + std::string("` took more than 90 minutes to build and test")), nullptr);
+      throw ::jr2rt::Failure(::jr2rt::Concat({"`", ctx_.package.id,
+          "` took more than 90 minutes to build and test"}), nullptr);
       break;
     }
     case 2: {  // from build_matrix.jr2:57
       [[maybe_unused]] const ::jr2rt::JsonValue error_ = event.data;
       // from build_matrix.jr2:58
-      throw ::jr2rt::Failure((((std::string("`") + ctx_.package.id)
-          + std::string("` does not configure: ")) + ::jr2rt::FromJson<std::string>(
-          ::jr2rt::Member(error_, "reason", "build_matrix.jr2:58:66"), "build_matrix.jr2:58:60")),
+      throw ::jr2rt::Failure(::jr2rt::Concat({"`", ctx_.package.id, "` does not configure: ",
+          ::jr2rt::FromJson<std::string>(::jr2rt::Member(error_, "reason",
+          "build_matrix.jr2:58:66"), "build_matrix.jr2:58:60")}),
           ::jr2rt::Member(error_, "detail", "build_matrix.jr2:58:80"));
       break;
     }
     case 4: {  // from build_matrix.jr2:73
       [[maybe_unused]] const ::jr2rt::JsonValue error_ = event.data;
       // from build_matrix.jr2:74
-      host().log(::jr2rt::ToJson(((((std::string("`") + ctx_.package.id)
-          + std::string("` failed to build (")) + ::jr2rt::FromJson<std::string>(
-          ::jr2rt::Member(error_, "reason", "build_matrix.jr2:74:62"), "build_matrix.jr2:74:56"))
-          + std::string("); trying again"))));
+      host().log(::jr2rt::ToJson(::jr2rt::Concat({"`", ctx_.package.id, "` failed to build (",
+          ::jr2rt::FromJson<std::string>(::jr2rt::Member(error_, "reason",
+          "build_matrix.jr2:74:62"), "build_matrix.jr2:74:56"), "); trying again"})));
       break;
     }
     case 5: {  // from build_matrix.jr2:76
       [[maybe_unused]] const ::jr2rt::JsonValue error_ = event.data;
       // from build_matrix.jr2:77
-      throw ::jr2rt::Failure((((std::string("`") + ctx_.package.id)
-          + std::string("` does not build: ")) + ::jr2rt::FromJson<std::string>(
-          ::jr2rt::Member(error_, "reason", "build_matrix.jr2:77:62"), "build_matrix.jr2:77:56")),
+      throw ::jr2rt::Failure(::jr2rt::Concat({"`", ctx_.package.id, "` does not build: ",
+          ::jr2rt::FromJson<std::string>(::jr2rt::Member(error_, "reason",
+          "build_matrix.jr2:77:62"), "build_matrix.jr2:77:56")}),
           ::jr2rt::Member(error_, "detail", "build_matrix.jr2:77:76"));
       break;
     }
@@ -280,18 +273,18 @@ void build_package_machine::act(int transition, [[maybe_unused]] const ::jr2rt::
     case 8: {  // from build_matrix.jr2:94
       [[maybe_unused]] const ::jr2rt::JsonValue error_ = event.data;
       // from build_matrix.jr2:95
-      throw ::jr2rt::Failure((((std::string("`") + ctx_.package.id)
-          + std::string("` fails its tests: ")) + ::jr2rt::FromJson<std::string>(
-          ::jr2rt::Member(error_, "reason", "build_matrix.jr2:95:63"), "build_matrix.jr2:95:57")),
+      throw ::jr2rt::Failure(::jr2rt::Concat({"`", ctx_.package.id, "` fails its tests: ",
+          ::jr2rt::FromJson<std::string>(::jr2rt::Member(error_, "reason",
+          "build_matrix.jr2:95:63"), "build_matrix.jr2:95:57")}),
           ::jr2rt::Member(error_, "detail", "build_matrix.jr2:95:77"));
       break;
     }
     case 10: {  // from build_matrix.jr2:107
       [[maybe_unused]] const ::jr2rt::JsonValue error_ = event.data;
       // from build_matrix.jr2:108
-      throw ::jr2rt::Failure((((std::string("`") + ctx_.package.id)
-          + std::string("` does not install: ")) + ::jr2rt::FromJson<std::string>(
-          ::jr2rt::Member(error_, "reason", "build_matrix.jr2:108:64"), "build_matrix.jr2:108:58")),
+      throw ::jr2rt::Failure(::jr2rt::Concat({"`", ctx_.package.id, "` does not install: ",
+          ::jr2rt::FromJson<std::string>(::jr2rt::Member(error_, "reason",
+          "build_matrix.jr2:108:64"), "build_matrix.jr2:108:58")}),
           ::jr2rt::Member(error_, "detail", "build_matrix.jr2:108:78"));
       break;
     }
@@ -314,7 +307,7 @@ void build_package_machine::enter(int state) {
                               ::jr2rt::Object("argv", ::jr2rt::ToJson(
                               std::vector<std::string>{std::string("cmake"), std::string("-S"),
                               std::string("."), std::string("-B"), std::string("build"),
-                              (std::string("-DCMAKE_BUILD_TYPE=") + ctx_.profile)}), "cwd",
+                              ::jr2rt::Concat({"-DCMAKE_BUILD_TYPE=", ctx_.profile})}), "cwd",
                               ::jr2rt::ToJson(ctx_.package.path), "timeout",
                               ::jr2rt::ToJson(::jr2rt::Duration{300000}))))});
       break;

@@ -252,25 +252,15 @@ void review_machine::act(int transition, [[maybe_unused]] const ::jr2rt::Event& 
   switch (transition) {
     case 0: {  // from tickets.jr2:52
       // from tickets.jr2:53
-      ctx_.outcome = std::optional<Outcome>([&] {
-        Outcome v_;
-        v_.id = ctx_.ticket.id;
-        v_.outcome = std::string("approved");
-        return v_;
-      }());
+      ctx_.outcome = Outcome{ctx_.ticket.id, std::string("approved"), {}};
       break;
     }
     case 1: {  // from tickets.jr2:55
       [[maybe_unused]] const auto event_ = ::jr2rt::PayloadOf<reject_event>(event,
           "tickets.jr2:55:8");
       // from tickets.jr2:56
-      ctx_.outcome = std::optional<Outcome>([&] {
-        Outcome v_;
-        v_.id = ctx_.ticket.id;
-        v_.outcome = std::string("rejected");
-        v_.reason = std::optional<std::string>(event_.reason);
-        return v_;
-      }());
+      ctx_.outcome = Outcome{ctx_.ticket.id, std::string("rejected"),
+          std::optional<std::string>(event_.reason)};
       break;
     }
     default:

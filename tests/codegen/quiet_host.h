@@ -2,6 +2,7 @@
 // its events alone (no timers, invokes or logs looked at).
 #pragma once
 
+#include "jr2/statechart.h"
 #include "jr2/value.h"
 
 namespace jr2test {

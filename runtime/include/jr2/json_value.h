@@ -419,6 +419,10 @@ std::vector<std::string> Keys(const std::map<std::string, T>& m) {
 }
 std::vector<std::string> Keys(const Json& v);
 
+// `a + b + c` of strings: one call and one result, not a temporary for each `+` (the code of
+// a long chain was most of a prompt's state entry in generated code).
+std::string Concat(std::initializer_list<std::string_view> parts);
+
 inline std::string Str(const std::string& s) { return s; }
 std::string Str(const Json& v);
 inline std::string Str(const JsonValue& v) { return Str(v.json()); }

@@ -290,6 +290,15 @@ std::vector<std::string> Keys(const Json& v) {
   return out;
 }
 
+std::string Concat(std::initializer_list<std::string_view> parts) {
+  size_t size = 0;
+  for (const std::string_view part : parts) size += part.size();
+  std::string out;
+  out.reserve(size);
+  for (const std::string_view part : parts) out.append(part.data(), part.size());
+  return out;
+}
+
 std::string Str(const Json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
 
 void CheckLiteral(const std::string& value, std::initializer_list<const char*> allowed,
