@@ -164,6 +164,87 @@ class PgRunner:
         return run
 
 
+class StoredRunner:
+    """#33's first goal through the real CLI: a runner of bench/runtime/stored_pool.jr2
+    (`stored_instant` or `stored_napping`) as `RUNNER run --store FILE --input @ITEMS` on a fresh
+    SQLite store in bench/out/stored (removed before each process), timed from fork to exit: the
+    process's start, the store's making, every commit and what it prints (its stderr a file, as in
+    CI: no person watches). Against bench/runtime/pool_in_memory.cpp, the same workflow in a process
+    that stores nothing. Each process must end with every item in its output. The first run of
+    each arm is a discarded warm-up. `fsyncs()` counts, once and untimed, the fsync and fdatasync
+    calls of one stored process (strace), said per settled item (#33: at most 0.25)."""
+
+    def __init__(self, runner, memory, workflow, items, cap, workdir):
+        self.runner, self.memory, self.workflow = runner, memory, workflow
+        self.items, self.cap, self.workdir = items, cap, workdir
+        self.input = None
+        self.warm = set()
+        self.synced = None
+
+    def prepare(self):
+        if self.input:
+            return
+        os.makedirs(self.workdir, exist_ok=True)
+        self.input = os.path.join(self.workdir, f"items_{self.items}_{self.cap}.json")
+        with open(self.input, "w") as f:
+            json.dump({"items": [{"id": f"J-{i:06d}"} for i in range(self.items)],
+                       "jobs": self.cap}, f)
+
+    def store(self):
+        path = os.path.join(self.workdir, f"{self.workflow}.db")
+        for suffix in ("", "-wal", "-shm", ".token"):
+            if os.path.exists(path + suffix):
+                os.remove(path + suffix)
+        return path
+
+    def once(self, stored, prefix=()):
+        cmd = ([self.runner, "run", "--store", self.store(), "--input", "@" + self.input]
+               if stored else [self.memory, self.workflow, self.input])
+        with tempfile.TemporaryFile() as err:
+            t0 = time.perf_counter()
+            proc = subprocess.run(list(prefix) + cmd, stdout=subprocess.PIPE, stderr=err,
+                                  timeout=900)
+            seconds = time.perf_counter() - t0
+            err.seek(0)
+            said = err.read().decode(errors="replace")
+        if proc.returncode != 0:
+            raise RuntimeError(f"{' '.join(cmd)}: exit {proc.returncode}:\n{said[-2000:]}")
+        got = len(json.loads(proc.stdout)["items"])
+        if got != self.items:
+            raise RuntimeError(f"{' '.join(cmd)}: {got} of {self.items} items in its output")
+        return seconds
+
+    def items_per_second(self, stored):
+        def run():
+            self.prepare()
+            if stored not in self.warm:
+                self.once(stored)
+                self.warm.add(stored)
+            return self.items / self.once(stored)
+        return run
+
+    def fsyncs(self):
+        """fsync + fdatasync calls of one stored process, per settled item (strace -c)."""
+        if self.synced is None:
+            self.prepare()
+            trace = os.path.join(self.workdir, "strace.txt")
+            self.once(True, ["strace", "-f", "-c", "-e", "trace=fsync,fdatasync", "-o", trace])
+            calls = 0
+            with open(trace) as f:
+                for line in f:
+                    words = line.split()
+                    if words and words[-1] in ("fsync", "fdatasync"):
+                        calls += int(words[3])
+            self.synced = calls / self.items
+        return self.synced
+
+    def said(self):
+        per = self.fsyncs()
+        verdict = "met" if per <= 0.25 else "NOT met"
+        return (f"  {self.workflow} run: {per:.3f} fsyncs per settled item (one stored process,"
+                f" strace; goal ≤ 0.25: {verdict})")
+
+
 class HostsBench:
     """An arm of pg_hosts or pg_table: one round of bench/pg/hosts_bench.py (serves of
     `bench_pg_work` on a fresh database, ITEMS runs started over HTTP and spread over the serves,
@@ -402,6 +483,44 @@ def comparisons(build, peers, quick, pg=None, pg_peers=None, pg_fsync=False):
         # Durable at half the in-memory speed at least (#33's first goal).
         "goals": {"jr2c-in-memory": 0.5},
     })
+    # #33's first goal: a stored Pool at least half the speed of the same Pool in memory, in one
+    # process (the run host on SQLite against a bare Run) and through the real CLI (a runner
+    # against the same workflow in a process that stores nothing), with workers that finish at
+    # once and workers that each wait 1 ms on a timer (a turn, and a commit, per batch of
+    # settles); fsyncs per settled item at most 0.25.
+    stored_bin = os.path.join(build, "bench/runtime/jr2_stored_bench")
+    runtime_dir = os.path.join(build, "bench/runtime")
+    stored_dir = os.path.join(os.path.dirname(os.path.abspath(__file__)), "out/stored")
+    for nap, label in ((0, "instant"), (1, "napping")):
+        work = "finish at once" if nap == 0 else "each wait 1 ms"
+        out.append({
+            "name": f"stored_inproc_{label}",
+            "what": f"items/s, {goal_n:,} items at cap 8 whose workers {work}: the run host on "
+                    "SQLite against the same Pool in memory, in one process",
+            "unit": "items/s",
+            "higher_is_better": True,
+            "arms": {
+                "jr2c": gbench(stored_bin, f"BM_StoredPool/{goal_n}/{nap}/1/real_time",
+                               "items_per_second"),
+                "jr2c-in-memory": gbench(stored_bin, f"BM_StoredPool/{goal_n}/{nap}/0/real_time",
+                                         "items_per_second"),
+            },
+            "goals": {"jr2c-in-memory": 0.5},
+        })
+        cli = StoredRunner(os.path.join(runtime_dir, f"stored_{label}"),
+                           os.path.join(runtime_dir, "jr2_pool_in_memory"), f"stored_{label}",
+                           goal_n, 8, stored_dir)
+        out.append({
+            "name": f"stored_runner_{label}",
+            "what": f"items/s, {goal_n:,} items at cap 8 whose workers {work}: the runner `run "
+                    "--store` against the same workflow in a process that stores nothing",
+            "unit": "items/s",
+            "higher_is_better": True,
+            "arms": {"jr2c": cli.items_per_second(True),
+                     "jr2c-in-memory": cli.items_per_second(False)},
+            "goals": {"jr2c-in-memory": 0.5},
+            "said": lambda cli=cli: [cli.said()],
+        })
     store_bin = os.path.join(build, "bench/runtime/jr2_store_bench")
     out.append({
         "name": "save_per_settle",
