@@ -4,6 +4,7 @@
 #include "jr2/host.h"
 
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -391,6 +392,51 @@ TEST_F(Host, APoolsViewTakesItsItemsFromTheJournal) {
   EXPECT_EQ(view["report"]["gates"][0]["menu"], view["report"]["gates"][1]["menu"]);
   EXPECT_EQ(view["report"]["gates"][0]["menu"][0]["event"], "accept");
   EXPECT_FALSE(view.contains("menus"));
+}
+
+// A Pool over a list in its input (#33): the input is stored once, beside the snapshot; no
+// commit after the first writes it again, and a run taken up by another host has it whole.
+TEST_F(Host, APoolsInputIsStoredOnceAndARestoreHasItWhole) {
+  const std::string dir = FreshDir("input-once");
+  auto store = jr2rt::OpenSqliteStore(dir + "store.db");
+  Json tasks = Json::array();
+  for (int i = 0; i < 6; ++i) tasks.push_back({{"id", "Q-" + std::to_string(i)}});
+  const Json input = {{"tasks", tasks}};  // `jobs` left to its default, 2
+  std::string id;
+  {
+    jr2rt::RunHost host(registry, *store, clock);
+    id = host.start("conformance_queued", input, dir);
+    host.send(id, "Q-0.review", "accept", Json::object());
+    host.send(id, "Q-1.review", "accept", Json::object());
+    ASSERT_EQ(host.run(id).status(), RunStatus::kWaiting) << host.run(id).reason();
+  }
+  EXPECT_EQ(store->load(id).snapshot["input"], input) << "put back by load()";
+  {
+    // What is stored: the input in its own column, no snapshot text holding an item.
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open((dir + "store.db").c_str(), &db), SQLITE_OK);
+    sqlite3_stmt* st = nullptr;
+    ASSERT_EQ(sqlite3_prepare_v2(db, "SELECT snapshot, input FROM runs", -1, &st, nullptr),
+              SQLITE_OK);
+    ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
+    const std::string snapshot = reinterpret_cast<const char*>(sqlite3_column_text(st, 0));
+    const std::string stored = reinterpret_cast<const char*>(sqlite3_column_text(st, 1));
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    EXPECT_EQ(snapshot.find("Q-5"), std::string::npos) << snapshot;
+    EXPECT_EQ(Json::parse(stored), input);
+    EXPECT_NE(snapshot.find("\"inputOver\":{\"jobs\":2}"), std::string::npos)
+        << "the Pool keeps only what its input adds to the run's: " << snapshot;
+  }
+  // Another host takes the run up: its Pool has the whole input and goes on to the end.
+  jr2rt::RunHost next(registry, *store, clock);
+  next.take(id, "conformance_queued");
+  for (int i = 2; i < 6; ++i) {
+    next.send(id, "Q-" + std::to_string(i) + ".review", "accept", Json::object());
+  }
+  ASSERT_EQ(next.run(id).status(), RunStatus::kDone) << next.run(id).reason();
+  EXPECT_EQ(next.run(id).output()["items"].size(), 6u);
+  EXPECT_EQ(next.run(id).input(), input);
 }
 
 // A hook delivery through the host: its verdict from the run's Source, logged by delivery id; the

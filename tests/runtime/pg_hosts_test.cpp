@@ -549,8 +549,12 @@ TEST_F(PgHosts, AVersion1StoreIsReadAsItIsAndMigratedByAReadWriteOpen) {
     EXPECT_EQ(sql("SELECT count(*) FROM pg_class WHERE relname = 'hosts'"), "0");
   }
   Host a = host("alpha");
-  EXPECT_EQ(sql("SELECT value FROM jr2_meta WHERE key = 'schema_version'"), "3")
-      << "migrated through version 2 to 3";
+  EXPECT_EQ(sql("SELECT value FROM jr2_meta WHERE key = 'schema_version'"), "4")
+      << "migrated through versions 2 and 3 to 4";
+  EXPECT_EQ(sql("SELECT count(*) FROM information_schema.columns WHERE table_name = 'runs'"
+                " AND column_name = 'input'"),
+            "1")
+      << "version 4: the run's input beside its snapshot";
   EXPECT_EQ(sql("SELECT count(*) FROM pg_class WHERE relname = 'keys'"), "1");
   const jr2rt::StoredRun kept = a.store->load("aaaa00000001");
   EXPECT_EQ(kept.revision, 3);

@@ -139,19 +139,19 @@ TEST_F(PgStore, AKeywordStringAndAUrlOpenTheSameStore) {
 
 TEST_F(PgStore, TheSchemaHasAVersionAndANewerOneIsRefusedUnchanged) {
   jr2rt::OpenStore(location())->save(Stored("waiting", 0));
-  EXPECT_EQ(sql("SELECT value FROM jr2_meta WHERE key = 'schema_version'"), "3");
-  sql("UPDATE jr2_meta SET value = '4' WHERE key = 'schema_version'");
+  EXPECT_EQ(sql("SELECT value FROM jr2_meta WHERE key = 'schema_version'"), "4");
+  sql("UPDATE jr2_meta SET value = '5' WHERE key = 'schema_version'");
   const std::string before = tables();
   for (const auto mode : {jr2rt::StoreMode::kReadWrite, jr2rt::StoreMode::kReadOnly}) {
     const std::string text =
         ErrorOf<jr2rt::StoreError>([&] { jr2rt::OpenStore(location(), mode); });
     std::cout << text << "\n";
     EXPECT_EQ(text, "the run store `" + jr2rt::PostgresLocationName(location()) +
-                        "` has schema version 4, newer than this program knows (3): a newer jr2 "
+                        "` has schema version 5, newer than this program knows (4): a newer jr2 "
                         "wrote it; use that one, or give another database");
   }
   EXPECT_EQ(tables(), before);
-  EXPECT_EQ(sql("SELECT value FROM jr2_meta WHERE key = 'schema_version'"), "4");
+  EXPECT_EQ(sql("SELECT value FROM jr2_meta WHERE key = 'schema_version'"), "5");
   EXPECT_EQ(sql("SELECT count(*) FROM runs"), "1");
 }
 

@@ -185,6 +185,21 @@ class StoreTest : public testing::TestWithParam<Backend> {
     sqlite3_close(db);
     ASSERT_EQ(rc, SQLITE_OK) << why;
   }
+  // The first value `query` gives, as text ("" when none), read by a connection of another tool.
+  std::string value(const std::string& query) {
+    if (postgres()) return PgSql(location_, query);
+    sqlite3* db = nullptr;
+    EXPECT_EQ(sqlite3_open(location_.c_str(), &db), SQLITE_OK);
+    sqlite3_stmt* st = nullptr;
+    std::string out;
+    if (sqlite3_prepare_v2(db, query.c_str(), -1, &st, nullptr) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0) != nullptr) {
+      out = reinterpret_cast<const char*>(sqlite3_column_text(st, 0));
+    }
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return out;
+  }
   // Whether the location holds nothing at all: no file in the folder, no table in the database.
   bool nothingThere() {
     if (postgres()) {

@@ -265,6 +265,49 @@ TEST_P(StoreTest, ADamagedRowNamesItsRunAndTheOthersGoOn) {
   EXPECT_EQ(store->load("badb").status, "done");
 }
 
+// ---- The input, stored once (#33) ------------------------------------------------------------
+
+// A saver gives the run's input once and leaves it out of every snapshot after: load() puts it
+// back as the snapshot's `input`. A snapshot that holds its own input (a row from before, a run
+// marked drifted) keeps it; an input that is not JSON is damage, named.
+TEST_P(StoreTest, TheInputIsStoredOnceAndPutBackOnLoad) {
+  auto store = open();
+  const Json input = Json{{"items", {{{"id", "A"}}, {{"id", "B"}}}}, {"jobs", 2}};
+  jr2rt::StoredRun first = Stored("waiting", 0);
+  first.inputText = input.dump();
+  EXPECT_EQ(store->save(first), 1);
+  EXPECT_EQ(store->load("0123").snapshot["input"], input);
+  EXPECT_TRUE(store->load("0123").inputText.empty()) << "load() gives it in the snapshot";
+  // Later saves leave it out: what was stored stays.
+  EXPECT_EQ(store->save(Stored("waiting", 1)), 2);
+  EXPECT_EQ(store->save(Stored("waiting", 2)), 3);
+  EXPECT_EQ(store->load("0123").snapshot["input"], input);
+  EXPECT_EQ(value("SELECT count(*) FROM runs WHERE snapshot LIKE '%items%'"), "0")
+      << "no snapshot holds the input";
+  // A snapshot with an input of its own keeps it.
+  jr2rt::StoredRun own = Stored("drifted", 3);
+  own.snapshot["input"] = Json{{"mine", true}};
+  EXPECT_EQ(store->save(own), 4);
+  EXPECT_EQ(store->load("0123").snapshot["input"], (Json{{"mine", true}}));
+  // A row from before inputs were stored apart (its column NULL) is read as it was.
+  jr2rt::StoredRun old = Stored("waiting", 0, "0ld0ld0ld0ld");
+  old.snapshot["input"] = Json{{"before", 1}};
+  store->save(old);
+  EXPECT_EQ(store->load("0ld0").snapshot["input"], (Json{{"before", 1}}));
+  EXPECT_EQ(value("SELECT count(*) FROM runs WHERE input IS NULL"), "1");
+  // An input another tool broke: the run is damaged, named; the others go on.
+  jr2rt::StoredRun broken = Stored("waiting", 0, "b0b0b0b0b0b0");
+  broken.inputText = "{}";
+  store->save(broken);
+  sql("UPDATE runs SET input = '{not json' WHERE id = 'b0b0b0b0b0b0'");
+  const std::string text = ErrorOf<jr2rt::StoreDamaged>([&] { store->load("b0b0"); });
+  std::cout << text << "\n";
+  EXPECT_TRUE(Contains(
+      text, "run b0b0b0b0b0b0 in `" + name() + "` is damaged: its stored input is not valid JSON"))
+      << text;
+  EXPECT_EQ(store->load("0123").status, "drifted");
+}
+
 // ---- The feed ------------------------------------------------------------------------------
 
 TEST_P(StoreTest, FeedLinesAreNumberedAcrossSavesAndNoneOnAConflict) {

@@ -396,8 +396,10 @@ class Run {
   // start at once.
   void onCommit(std::function<void()> fn) { commit_ = std::move(fn); }
 
-  // The whole run as JSON, and a run restored from it in a new process.
-  Json snapshot() const;
+  // The whole run as JSON, and a run restored from it in a new process. Without `withInput`,
+  // the run's input is left out (a saver stores it once, beside the snapshot: the store puts it
+  // back when it loads the run); Restore needs it in.
+  Json snapshot(bool withInput = true) const;
   static std::unique_ptr<Run> Restore(const Registry& registry, const Json& snapshot, Clock& clock,
                                       const std::vector<Json>* journal = nullptr,
                                       std::shared_ptr<Engine> engine = nullptr);

@@ -68,8 +68,9 @@ class RunSaver {
   std::string lastSaved_;     // its snapshot then
   int64_t journalCount_ = 0;  // journal entries stored
   int64_t saves_ = 0;
-  std::string viewText_;  // the view as last stored
-  mutable Json view_;     // viewText_ parsed, once it is read
+  bool inputStored_ = false;  // the run's input given to the store (StoredRun::inputText)
+  std::string viewText_;      // the view as last stored
+  mutable Json view_;         // viewText_ parsed, once it is read
 };
 
 }  // namespace jr2rt

@@ -35,6 +35,12 @@ struct StoredRun {
   int64_t journalBefore = 0;
   // A run a Pool of runs dispatched: its key, unique per workflow while its row lives ("" none).
   std::string key;
+  // The run's input as JSON text, written beside the snapshot when given ("" leaves what is
+  // stored): a saver gives it at its first save and leaves it out of every snapshot it writes
+  // (Run::snapshot(false)), so that a Pool over 10,000 queued items does not write them again
+  // at each commit (#33). load() puts the stored input back into `snapshot` as its `input`, when
+  // the snapshot has none, and leaves this "".
+  std::string inputText;
   // What reads of the run need, as JSON text (host/views.h SavedView): written with each save so
   // that `status`, `gates` and every HTTP read come from it, never from a restore. "" stores
   // none (a benchmark's bare save).

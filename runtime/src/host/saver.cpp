@@ -16,7 +16,8 @@ std::unique_ptr<Run> RunSaver::restore(const Registry& registry, const StoredRun
   revision_ = stored.revision;
   journalCount_ = stored.journalBefore;
   // What is stored: a turn that changes nothing is not written again.
-  lastSaved_ = run->snapshot().dump(-1, ' ', false, Json::error_handler_t::replace);
+  lastSaved_ =
+      run->snapshot(/*withInput=*/false).dump(-1, ' ', false, Json::error_handler_t::replace);
   return run;
 }
 
@@ -29,7 +30,8 @@ void RunSaver::checkpoint(Run& run) {
 }
 
 std::optional<Store::Save> RunSaver::prepare(Run& run) {
-  Json snapshot = run.snapshot();
+  // The input is stored once, beside the snapshot (StoredRun::inputText), not in each one.
+  Json snapshot = run.snapshot(/*withInput=*/false);
   std::string text = snapshot.dump(-1, ' ', false, Json::error_handler_t::replace);
   if (pending_.empty() && !run.journalPending() && text == lastSaved_ && revision_ != 0)
     return std::nullopt;
@@ -45,6 +47,8 @@ std::optional<Store::Save> RunSaver::prepare(Run& run) {
   stored.journalBefore = journalCount_;
   if (run.dispatchedBy().is_object()) stored.key = run.dispatchedBy().value("key", "");
   stored.snapshotText = std::move(text);
+  if (!inputStored_)
+    stored.inputText = run.input().dump(-1, ' ', false, Json::error_handler_t::replace);
   stored.viewText = SavedViewText(run);
   save.feed.swap(pending_);
   return save;
@@ -60,6 +64,7 @@ void RunSaver::failed(Run& run, Store::Save& save) {
 void RunSaver::committed(int64_t revision, Store::Save& save) {
   revision_ = revision;
   ++saves_;
+  inputStored_ = true;
   journalCount_ += static_cast<int64_t>(save.run.journal.size());
   // What was written is what the next turn compares with; the Save is spent after this.
   lastSaved_ = std::move(save.run.snapshotText);

@@ -526,7 +526,7 @@ const NextCall* Run::scripted(const std::string& function) const {
   return it == scripted_.end() ? nullptr : &it->second;
 }
 
-Json Run::snapshot() const {
+Json Run::snapshot(bool withInput) const {
   const bool standingEnded = ended() && workflow_.pool != nullptr && workflow_.pool->standing;
   // The picks refused at each Agent's Gate open now: a run taken up again goes on counting, and
   // one whose `picks:` are spent is not put to its Agent again.
@@ -535,14 +535,15 @@ Json Run::snapshot() const {
     if (g.kind == OpenGate::Kind::kAgent && g.refusedPicks > 0) refused[name] = g.refusedPicks;
   }
   Json out = Obj()("version", 1)("id", id_)("workflow", workflow_.name)("home", home_)(
-      "status", ToString(status_))("reason", reason_)("input", input_)("output", output_)(
-      "agentReplies", agentReplies_)("journal", journaling_)(
+      "status", ToString(status_))("reason", reason_)("input", withInput ? input_ : Json())(
+      "output", output_)("agentReplies", agentReplies_)("journal", journaling_)(
       "top", top_ && !ended() ? top_->snapshot() : Json(nullptr))("dispatchedBy", dispatchedBy_)(
       "assembly", assembly_)
       // A standing run that ended keeps what a new run takes of it (held items, live keys).
       ("carry", standingEnded ? handOverCarry_ : Json(nullptr))(
           "standing", ended() ? standingEnd_ : Json(nullptr));
   if (!refused.empty()) out["refusedPicks"] = std::move(refused);
+  if (!withInput) out.erase("input");
   return out;
 }
 

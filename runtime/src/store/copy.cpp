@@ -93,7 +93,7 @@ class Copier {
   // ---- runs -------------------------------------------------------------------------------
 
   struct Runs {
-    std::vector<std::string> id, workflow, status, snapshot, dkey, view;
+    std::vector<std::string> id, workflow, status, snapshot, dkey, view, input;
     std::vector<int64_t> updated, rev;
     size_t bytes = 0;
     size_t size() const { return id.size(); }
@@ -102,8 +102,8 @@ class Copier {
   void copyRuns() {
     Runs b;
     sqlite::Stmt s(src_,
-                   "SELECT id, workflow, status, updated, rev, snapshot, dkey, view FROM runs"
-                   " ORDER BY id");
+                   "SELECT id, workflow, status, updated, rev, snapshot, dkey, view, input"
+                   " FROM runs ORDER BY id");
     while (s.step()) {
       b.id.push_back(s.text(0));
       b.workflow.push_back(s.text(1));
@@ -113,7 +113,8 @@ class Copier {
       b.snapshot.push_back(s.text(5));
       b.dkey.push_back(s.text(6));
       b.view.push_back(s.text(7));
-      b.bytes += b.snapshot.back().size() + b.view.back().size();
+      b.input.push_back(s.text(8));  // "" for NULL: the snapshot holds its input
+      b.bytes += b.snapshot.back().size() + b.view.back().size() + b.input.back().size();
       if (b.status.back() == "waiting") ++counts_.waiting;
       if (b.size() >= kBatchRows || b.bytes >= kBatchBytes) flushRuns(b);
     }
@@ -130,15 +131,16 @@ class Copier {
         .integers(b.rev)
         .texts(b.snapshot)
         .texts(b.dkey)
-        .texts(b.view);
+        .texts(b.view)
+        .texts(b.input);
     // Owned by nobody (owner NULL): any serve sharing the store claims the waiting ones. A row
     // that meets a unique key (its id, or a live dispatch key) is not written, and told below.
     const pg::Result r = dst_.run(
-        "INSERT INTO runs (id, workflow, status, updated, rev, snapshot, dkey, view)"
+        "INSERT INTO runs (id, workflow, status, updated, rev, snapshot, dkey, view, input)"
         " SELECT t.id, t.workflow, t.status, t.updated, t.rev, t.snapshot, nullif(t.dkey, ''),"
-        " nullif(t.view, '') FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[],"
-        " $5::bigint[], $6::text[], $7::text[], $8::text[])"
-        " AS t(id, workflow, status, updated, rev, snapshot, dkey, view)"
+        " nullif(t.view, ''), nullif(t.input, '') FROM unnest($1::text[], $2::text[],"
+        " $3::text[], $4::bigint[], $5::bigint[], $6::text[], $7::text[], $8::text[], $9::text[])"
+        " AS t(id, workflow, status, updated, rev, snapshot, dkey, view, input)"
         " ON CONFLICT DO NOTHING RETURNING id",
         p);
     counts_.runs += r.rows();

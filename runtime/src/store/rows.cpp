@@ -62,4 +62,14 @@ void AppendEntry(std::vector<Json>& journal, int64_t& last, int64_t seq, const s
   }
 }
 
+void PutInputBack(Json& snapshot, bool stored, const std::string& input, const std::string& id,
+                  const std::string& store) {
+  if (!stored || snapshot.contains("input")) return;
+  try {
+    snapshot["input"] = Json::parse(input);
+  } catch (const Json::exception& e) {
+    throw RunDamaged(id, store, "its stored input is not valid JSON (" + ErrorText(e) + ")");
+  }
+}
+
 }  // namespace jr2rt

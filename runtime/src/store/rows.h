@@ -24,6 +24,12 @@ StoreDamaged RunDamaged(const std::string& id, const std::string& store, const s
 // (an object naming its `id`, `workflow` and `status`).
 Json SnapshotOf(const std::string& text, const std::string& id, const std::string& store);
 
+// The run's input stored beside its snapshot (StoredRun::inputText; `stored` false when the
+// row has none, NULL) put back into `snapshot` as its `input`, when the snapshot has none (one a
+// saver wrote). StoreDamaged when that input is not JSON.
+void PutInputBack(Json& snapshot, bool stored, const std::string& input, const std::string& id,
+                  const std::string& store);
+
 // Appends journal entry number `seq` (stored as `text`) to `journal`, whose last entry was number
 // `last` (0 before the first): StoreDamaged when the numbering skips (a row someone removed) or
 // the entry is not JSON.

@@ -53,6 +53,7 @@ void PoolActor::start(const Json& given) {
   } catch (const SchemaError& e) {
     throw BadInput(std::string("the input of pool `") + spec_.name + "` does not fit: " + e.what());
   }
+  keepInputAsRuns();
   // `cap` is read once, at start.
   cap_ = spec_.cap ? spec_.cap(input_) : 1;
   if (cap_ < 1) {
@@ -202,6 +203,21 @@ void PoolActor::stop() {
   pollArmed_ = false;
 }
 
+void PoolActor::keepInputAsRuns() {
+  const Json& run = run_.input();
+  if (parent() != nullptr || !run.is_object() || !input_.is_object()) return;
+  Json over = Json::object();
+  for (const auto& [key, value] : run.items()) {
+    if (!input_.contains(key)) return;  // a member the Pool dropped: kept whole
+  }
+  for (const auto& [key, value] : input_.items()) {
+    const auto it = run.find(key);
+    if (it == run.end() || *it != value) over[key] = value;
+  }
+  inputFromRun_ = true;
+  inputOver_ = std::move(over);
+}
+
 Json PoolActor::snapshot() const {
   Json workers = Json::array();
   for (const auto& [k, w] : workers_) {
@@ -211,9 +227,8 @@ Json PoolActor::snapshot() const {
   for (const auto& s : skipped_) skipped.push_back(s);
   Json held = Json::array();
   for (const auto& h : held_) held.push_back(h);
-  return Obj()("kind", "pool")("name", spec_.name)("key", key_)("prefix", prefix_)("input", input_)(
-      "cap", cap_)("workers", std::move(workers))("settled",
-                                                  journaled() ? Json::array() : Json(*settled_))(
+  Json out = Obj()("kind", "pool")("name", spec_.name)("key", key_)("prefix", prefix_)("cap", cap_)(
+      "workers", std::move(workers))("settled", journaled() ? Json::array() : Json(*settled_))(
       "failed", journaled() ? Json::array() : Json(*failed_))(
       "items", journaled() ? Json::object() : items_)("failures",
                                                       journaled() ? Json::object() : failures_)(
@@ -222,6 +237,12 @@ Json PoolActor::snapshot() const {
       "skipped", std::move(skipped))("held", std::move(held))("taken", taken_)("ran", ran_)(
       "streak", streak_)("startedMs", startedMs_)("pollDue",
                                                   pollArmed_ ? Json(pollDue_) : Json(nullptr));
+  if (inputFromRun_) {
+    out["inputOver"] = inputOver_;
+  } else {
+    out["input"] = input_;
+  }
+  return out;
 }
 
 void PoolActor::effectsOut(std::vector<std::string>& out) const {
@@ -259,7 +280,15 @@ Json PoolActor::sofar(bool items) const {
 }
 
 void PoolActor::restoreFrom(const Json& snap) {
-  input_ = snap.at("input");
+  if (snap.contains("inputOver")) {
+    // The run's input, with what the Pool's differs by.
+    inputFromRun_ = true;
+    inputOver_ = snap.at("inputOver");
+    input_ = run_.input();
+    for (const auto& [key, value] : inputOver_.items()) input_[key] = value;
+  } else {
+    input_ = snap.at("input");
+  }
   cap_ = snap.at("cap").get<int64_t>();
   settled_ = std::make_shared<std::vector<std::string>>(
       snap.at("settled").get<std::vector<std::string>>());

@@ -70,6 +70,8 @@ class PoolActor final : public Actor {
   void itemGotRun() override { ++ran_; }
 
  private:
+  // At start: whether the input is the run's plus members (inputFromRun_, inputOver_).
+  void keepInputAsRuns();
   friend class CalledSource;
   friend class PullSource;
   friend class ReadSource;
@@ -129,6 +131,12 @@ class PoolActor final : public Actor {
   // A Pool of Pools: each item's worker is this Pool (looked up once, not by name per item).
   const PoolSpec* const innerPool_ = run_.registry().pool(spec_.worker);
   Json input_;
+  // The top Pool's input is the run's input with the Pool's defaults: what differs from the
+  // run's is all its snapshot keeps (`inputOver`), and the run's input, stored once beside the
+  // snapshot, is not written again at each commit (#33). False for a Pool inside a machine, or
+  // an input that is not the run's plus members.
+  bool inputFromRun_ = false;
+  Json inputOver_;
   int64_t cap_ = 1;
   std::map<int, Worker> workers_;
   // Settled and failed ids, shared with the queries given to `next` (copy on write).

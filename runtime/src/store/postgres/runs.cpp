@@ -142,13 +142,14 @@ size_t PgStore::write(Pipeline& p, const StoredRun& run, const std::vector<FeedL
       .text(run.key)
       .text(run.viewText);
   AddOwner(params, db_->lease());
+  params.text(run.inputText);  // $11
   if (run.revision != 0) {
     // Written only if the stored run still has the revision this command had; else the server
     // raises the conflict (jr2_conflict_revision) and the transaction writes nothing.
     at = p.add(
         "WITH u AS (UPDATE runs SET workflow = $2, status = $3, updated = $4, rev = rev + 1,"
         " snapshot = $6, dkey = nullif($7, ''), view = nullif($8, ''),"
-        " owner = coalesce($9, owner),"
+        " input = coalesce(nullif($11, ''), input), owner = coalesce($9, owner),"
         " owner_epoch = CASE WHEN $9::text IS NULL THEN owner_epoch ELSE $10::bigint END"
         " WHERE id = $1 AND rev = $5 AND ($9::text IS NULL OR owner IS NULL"
         " OR (owner = $9 AND owner_epoch = $10::bigint) OR NOT jr2_host_live(owner, owner_epoch))"
@@ -160,11 +161,12 @@ size_t PgStore::write(Pipeline& p, const StoredRun& run, const std::vector<FeedL
     // A new run (or a benchmark's bare save): whatever is stored is written over.
     at = p.add(
         "WITH u AS (INSERT INTO runs (id, workflow, status, updated, rev, snapshot, dkey, view,"
-        " owner, owner_epoch) VALUES ($1, $2, $3, $4, 1, $6, nullif($7, ''), nullif($8, ''), $9,"
-        " $10::bigint) ON CONFLICT (id)"
+        " owner, owner_epoch, input) VALUES ($1, $2, $3, $4, 1, $6, nullif($7, ''),"
+        " nullif($8, ''), $9, $10::bigint, nullif($11, '')) ON CONFLICT (id)"
         " DO UPDATE SET workflow = excluded.workflow, status = excluded.status,"
         " updated = excluded.updated, rev = runs.rev + 1, snapshot = excluded.snapshot,"
-        " dkey = excluded.dkey, view = excluded.view, owner = coalesce($9, runs.owner),"
+        " dkey = excluded.dkey, view = excluded.view, input = excluded.input,"
+        " owner = coalesce($9, runs.owner),"
         " owner_epoch = CASE WHEN $9::text IS NULL THEN runs.owner_epoch ELSE $10::bigint END"
         " WHERE $9::text IS NULL OR runs.owner IS NULL"
         " OR (runs.owner = $9 AND runs.owner_epoch = $10::bigint)"
@@ -217,15 +219,21 @@ StoredRun PgStore::load(const std::string& prefix) {
   Txn txn(*db_, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
   StoredRun r;
   r.id = resolve(prefix);
-  const Result s =
-      db_->run("SELECT workflow, status, updated, rev, snapshot FROM runs WHERE id = $1",
-               Params().text(r.id));
+  // A store of version 3, read as it is (read-only), has no input column: its snapshots hold
+  // their input.
+  const Result s = db_->run(db_->version() >= 4
+                                ? "SELECT workflow, status, updated, rev, snapshot, input FROM runs"
+                                  " WHERE id = $1"
+                                : "SELECT workflow, status, updated, rev, snapshot, NULL FROM runs"
+                                  " WHERE id = $1",
+                            Params().text(r.id));
   if (s.rows() == 0) throw StoreError("no run `" + prefix + "` in " + Quoted(db_->name()));
   r.workflow = s.text(0, 0);
   r.status = s.text(0, 1);
   r.updatedMs = s.integer(0, 2);
   r.revision = s.integer(0, 3);
   r.snapshot = SnapshotOf(s.text(0, 4), r.id, Quoted(db_->name()));
+  PutInputBack(r.snapshot, !s.null(0, 5), s.text(0, 5), r.id, Quoted(db_->name()));
   const Result j =
       db_->run("SELECT seq, entry FROM journal WHERE run = $1 ORDER BY seq", Params().text(r.id));
   int64_t last = 0;

@@ -20,7 +20,7 @@ namespace {
 
 // The version of the tables below. A program that finds an older one migrates it here; one that
 // finds a newer one refuses it.
-constexpr int64_t kSchemaVersion = 3;
+constexpr int64_t kSchemaVersion = 4;
 
 // Taken (for its transaction) by whoever makes the schema: two hosts opening an empty database
 // at once make it once. (FNV-1a of "jr2 schema".)
@@ -179,6 +179,10 @@ const char* const kVersion3 =
     " run text COLLATE \"C\" NOT NULL, host text COLLATE \"C\" NOT NULL, epoch bigint NOT NULL,"
     " PRIMARY KEY (workflow, key));";
 
+// Version 4 (#33): the run's input, stored once beside its snapshot (StoredRun::inputText);
+// NULL in the rows saved before it, whose snapshots hold their input.
+const char* const kVersion4 = "ALTER TABLE runs ADD COLUMN input text;";
+
 struct Seen {
   std::string schema;              // where the tables are (or would be made)
   std::vector<std::string> names;  // of ours found there, jr2_meta aside
@@ -294,6 +298,12 @@ void MigrateTo3(Conn& conn) {
   conn.run("UPDATE jr2_meta SET value = $1 WHERE key = 'schema_version'", Params().integer(3));
 }
 
+// Version 3 to 4 (kVersion4), in the caller's transaction under the schema's lock.
+void MigrateTo4(Conn& conn) {
+  conn.exec(kVersion4);
+  conn.run("UPDATE jr2_meta SET value = $1 WHERE key = 'schema_version'", Params().integer(4));
+}
+
 }  // namespace
 
 std::shared_ptr<Conn> OpenConn(const std::string& location, StoreMode mode) {
@@ -325,11 +335,13 @@ std::shared_ptr<Conn> OpenConn(const std::string& location, StoreMode mode) {
     conn->exec(kSchema);
     conn->exec(kVersion2);
     conn->exec(kVersion3);
+    conn->exec(kVersion4);
     conn->run("INSERT INTO jr2_meta (key, value) VALUES ('schema_version', $1)",
               Params().integer(kSchemaVersion));
   } else {
     if (version == 1) MigrateTo2(*conn);
     if (version <= 2) MigrateTo3(*conn);
+    if (version <= 3) MigrateTo4(*conn);
   }
   txn.commit();
   conn->setVersion(kSchemaVersion);

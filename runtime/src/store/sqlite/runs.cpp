@@ -70,10 +70,12 @@ int64_t SqliteStore::write(const StoredRun& run, const std::vector<FeedLine>& fe
     // Written only if the stored run still has the revision this command had.
     Stmt s(*db_,
            "UPDATE runs SET workflow = ?2, status = ?3, updated = ?4, rev = rev + 1,"
-           " snapshot = ?6, dkey = nullif(?7, ''), view = nullif(?8, '')"
+           " snapshot = ?6, dkey = nullif(?7, ''), view = nullif(?8, ''),"
+           " input = coalesce(nullif(?9, ''), input)"
            " WHERE id = ?1 AND rev = ?5 RETURNING rev");
     s.bind(1, run.id).bind(2, run.workflow).bind(3, run.status).bind(4, run.updatedMs);
     s.bind(5, run.revision).bind(6, text).bind(7, run.key).bind(8, run.viewText);
+    s.bind(9, run.inputText);
     if (!s.step()) {
       const int64_t stored = revision(run.id);
       throw StoreConflict("run " + run.id + " was changed by another command (revision " +
@@ -84,12 +86,13 @@ int64_t SqliteStore::write(const StoredRun& run, const std::vector<FeedLine>& fe
   } else {
     // A new run (or a benchmark's bare save): whatever is stored is written over.
     Stmt s(*db_,
-           "INSERT INTO runs (id, workflow, status, updated, rev, snapshot, dkey, view) "
-           "VALUES (?1, ?2, ?3, ?4, 1, ?5, nullif(?6, ''), nullif(?7, '')) ON CONFLICT (id) "
-           "DO UPDATE SET workflow = ?2, status = ?3, updated = ?4, rev = rev + 1, snapshot = ?5, "
-           "dkey = nullif(?6, ''), view = nullif(?7, '') RETURNING rev");
+           "INSERT INTO runs (id, workflow, status, updated, rev, snapshot, dkey, view, input) "
+           "VALUES (?1, ?2, ?3, ?4, 1, ?5, nullif(?6, ''), nullif(?7, ''), nullif(?8, '')) "
+           "ON CONFLICT (id) DO UPDATE SET workflow = ?2, status = ?3, updated = ?4, "
+           "rev = rev + 1, snapshot = ?5, dkey = nullif(?6, ''), view = nullif(?7, ''), "
+           "input = nullif(?8, '') RETURNING rev");
     s.bind(1, run.id).bind(2, run.workflow).bind(3, run.status).bind(4, run.updatedMs);
-    s.bind(5, text).bind(6, run.key).bind(7, run.viewText);
+    s.bind(5, text).bind(6, run.key).bind(7, run.viewText).bind(8, run.inputText);
     if (!s.step())
       throw StoreError("the run store " + Quoted(path_) + " did not save run " + run.id);
     next = s.integer(0);
@@ -149,7 +152,7 @@ StoredRun SqliteStore::load(const std::string& prefix) {
   Txn txn(*db_, "BEGIN");
   StoredRun r;
   r.id = resolve(prefix);
-  Stmt s(*db_, "SELECT workflow, status, updated, rev, snapshot FROM runs WHERE id = ?");
+  Stmt s(*db_, "SELECT workflow, status, updated, rev, snapshot, input FROM runs WHERE id = ?");
   s.bind(1, r.id);
   if (!s.step()) throw StoreError("no run `" + prefix + "` in " + Quoted(path_));
   auto damaged = [&](const std::string& why) { return RunDamaged(r.id, Quoted(path_), why); };
@@ -169,6 +172,7 @@ StoredRun SqliteStore::load(const std::string& prefix) {
                   ")");
   }
   r.snapshot = SnapshotOf(s.text(4), r.id, Quoted(path_));
+  PutInputBack(r.snapshot, s.type(5) != SQLITE_NULL, s.text(5), r.id, Quoted(path_));
   Stmt j(*db_, "SELECT seq, entry FROM journal WHERE run = ? ORDER BY seq");
   j.bind(1, r.id);
   int64_t last = 0;

@@ -241,8 +241,9 @@ std::unique_ptr<Db> OpenDb(const std::string& path, StoreMode mode) {
       complete = h.step() && h.integer(0) == 4;
     }
     if (complete) {
-      Stmt v(*db, "SELECT 1 FROM pragma_table_info('runs') WHERE name = 'view'");
-      complete = v.step();  // a store from before stored views: the column is added
+      // A store from before stored views or inputs stored once: the columns are added.
+      Stmt v(*db, "SELECT count(*) FROM pragma_table_info('runs') WHERE name IN ('view', 'input')");
+      complete = v.step() && v.integer(0) == 2;
     }
   }
   if (!complete) {
@@ -295,6 +296,10 @@ std::unique_ptr<Db> OpenDb(const std::string& path, StoreMode mode) {
       // What reads need of a run (StoredRun::viewText); NULL in the rows saved before it.
       Stmt v(*db, "SELECT 1 FROM pragma_table_info('runs') WHERE name = 'view'");
       if (!v.step()) db->exec("ALTER TABLE runs ADD COLUMN view TEXT");
+      // The run's input, stored once beside its snapshot (StoredRun::inputText); NULL in the
+      // rows saved before it, whose snapshots hold their input.
+      Stmt i(*db, "SELECT 1 FROM pragma_table_info('runs') WHERE name = 'input'");
+      if (!i.step()) db->exec("ALTER TABLE runs ADD COLUMN input TEXT");
     }
     db->exec(("PRAGMA application_id=" + std::to_string(kAppId)).c_str());
     txn.commit();
