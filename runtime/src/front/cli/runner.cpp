@@ -248,8 +248,8 @@ class Runner {
       throw UsageError("`--threads` goes with `run` and `send`");
     CheckArity(a);
     if (!a.server.empty()) checkRemote(a);
-    if (a.verb == "run") return run(a);
-    if (a.verb == "send") return send(a);
+    if (a.verb == "run") return unsaidToo(run(a));
+    if (a.verb == "send") return unsaidToo(send(a));
     if (a.verb == "status") return status(a);
     if (a.verb == "gates") return gates(a);
     if (a.verb == "runs") return runs(a);
@@ -277,9 +277,13 @@ class Runner {
   // live, settled, failed).
   std::unique_ptr<Verbs> verbs(const Args& a) {
     storePath_ = StorePath(a);
-    VerbTell tell = [this](const std::string& run, const std::string& kind,
-                           const std::string& line) {
+    // Not on a terminal (CI, a file), a Pool's item lines are bounded (bounded()); `log` prints
+    // every line it is asked for.
+    const bool bound = a.verb != "log" && isatty(STDERR_FILENO) == 0;
+    VerbTell tell = [this, bound](const std::string& run, const std::string& kind,
+                                  const std::string& line) {
       endLiveLine();
+      if (bound && bounded(run, kind)) return;
       say(line, run, kind);
     };
     if (!a.server.empty()) {
@@ -374,6 +378,61 @@ class Runner {
                 << " settled · " << failed_ << " failed" << std::flush;
       liveShown_ = true;
     }
+  }
+
+  // Where nobody watches (stderr not a terminal: CI, a file), a Pool of 10,000 items would print
+  // 20,000 lines. The first kItemLines `started` and `settled` lines are said as they come; after
+  // them, a line of counts and rate at most once a second, and one at the end saying how many
+  // were not printed and where they all are (`log RUN`). A failure is always said, and so is
+  // every other line. True when `kind`'s line is not to be said.
+  static constexpr int kItemLines = 20;
+  bool bounded(const std::string& run, const std::string& kind) {
+    const bool item = kind == "started" || kind == "settled";
+    if (kind == "started") ++quiet_.started;
+    if (kind == "settled") ++quiet_.settled;
+    if (kind == "failed") ++quiet_.failed;
+    quiet_.run = run;
+    if (!item || quiet_.said < kItemLines) {
+      if (item) ++quiet_.said;
+      return false;
+    }
+    if (++quiet_.unsaid == 1) {
+      say("the next item lines are counted, not printed: stderr is not a terminal; `" + command_ +
+              " log " + run + "` prints them all",
+          run, "note");
+    }
+    const auto now = std::chrono::steady_clock::now();
+    if (quiet_.last.time_since_epoch().count() == 0) {
+      quiet_.last = now;
+      quiet_.lastSettled = quiet_.settled;
+    }
+    const double seconds = std::chrono::duration<double>(now - quiet_.last).count();
+    if (seconds >= 1.0) {
+      const auto rate =
+          static_cast<int64_t>(static_cast<double>(quiet_.settled - quiet_.lastSettled) / seconds);
+      say(std::to_string(quiet_.settled) + " settled · " +
+              std::to_string(
+                  std::max<int64_t>(0, quiet_.started - quiet_.settled - quiet_.failed)) +
+              " live · " + std::to_string(quiet_.failed) + " failed · " + std::to_string(rate) +
+              " settled/s",
+          run, "progress");
+      quiet_.last = now;
+      quiet_.lastSettled = quiet_.settled;
+    }
+    return true;
+  }
+
+  // After a verb that drove a run: how many item lines bounded() kept back, and where they are.
+  int unsaidToo(int code) {
+    if (quiet_.unsaid > 0) {
+      say(std::to_string(quiet_.settled) + " settled, " + std::to_string(quiet_.failed) +
+              " failed; " + std::to_string(quiet_.unsaid) +
+              " item lines were counted, not printed: `" + command_ + " log " + quiet_.run +
+              "` prints them all",
+          quiet_.run, "note");
+      flushSaid();
+    }
+    return code;
   }
 
   // Clears the live line before a line is printed, so that nothing is glued onto it.
@@ -759,6 +818,13 @@ class Runner {
   int taken_ = 0;
   int settled_ = 0;
   int failed_ = 0;
+  struct Quiet {  // bounded(): the item lines where nobody watches
+    int64_t started = 0, settled = 0, failed = 0;
+    int64_t said = 0, unsaid = 0;  // item lines said, and not said
+    std::chrono::steady_clock::time_point last{};
+    int64_t lastSettled = 0;
+    std::string run;  // the run they are of
+  } quiet_;
 };
 
 Args Parse(int argc, char** argv) {
