@@ -118,6 +118,25 @@ def pg_gbench(pg, db, binary, name, field):
     return run
 
 
+def timed_items(cmd, items, prefix=()):
+    """Runs `cmd` (after `prefix`, say strace, which is then in the timing) from fork
+    to exit, its stderr to a file (as in CI: no person watches): the seconds it took. It must
+    exit 0 with `items` items in the JSON it prints (a run's output), or the arm errors."""
+    with tempfile.TemporaryFile() as err:
+        t0 = time.perf_counter()
+        proc = subprocess.run(list(prefix) + cmd, stdout=subprocess.PIPE, stderr=err,
+                              timeout=900)
+        seconds = time.perf_counter() - t0
+        err.seek(0)
+        said = err.read().decode(errors="replace")
+    if proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)}: exit {proc.returncode}:\n{said[-2000:]}")
+    got = len(json.loads(proc.stdout)["items"])
+    if got != items:
+        raise RuntimeError(f"{' '.join(cmd)}: {got} of {items} items in its output")
+    return seconds
+
+
 class PgRunner:
     """jr2c's arm of pg_items: a runner generated from bench/pg/pg_items.jr2 (a Pool over N
     items at cap C, each item's worker one durable step, a host function), run through the real
@@ -135,20 +154,8 @@ class PgRunner:
 
     def once(self):
         store = pg_with_db(self.pg, self.db)
-        with tempfile.TemporaryFile() as err:
-            t0 = time.perf_counter()
-            proc = subprocess.run([self.runner, "run", "--store", store, "--input",
-                                   "@" + self.input], stdout=subprocess.PIPE, stderr=err,
-                                  timeout=900)
-            seconds = time.perf_counter() - t0
-            err.seek(0)
-            said = err.read().decode(errors="replace")
-        if proc.returncode != 0:
-            raise RuntimeError(f"{self.runner} run: exit {proc.returncode}:\n{said[-2000:]}")
-        got = len(json.loads(proc.stdout)["items"])
-        if got != self.items:
-            raise RuntimeError(f"{self.runner} run: {got} of {self.items} items in its output")
-        return seconds
+        return timed_items([self.runner, "run", "--store", store, "--input", "@" + self.input],
+                           self.items)
 
     def items_per_second(self):
         def run():
@@ -200,19 +207,7 @@ class StoredRunner:
     def once(self, stored, prefix=()):
         cmd = ([self.runner, "run", "--store", self.store(), "--input", "@" + self.input]
                if stored else [self.memory, self.workflow, self.input])
-        with tempfile.TemporaryFile() as err:
-            t0 = time.perf_counter()
-            proc = subprocess.run(list(prefix) + cmd, stdout=subprocess.PIPE, stderr=err,
-                                  timeout=900)
-            seconds = time.perf_counter() - t0
-            err.seek(0)
-            said = err.read().decode(errors="replace")
-        if proc.returncode != 0:
-            raise RuntimeError(f"{' '.join(cmd)}: exit {proc.returncode}:\n{said[-2000:]}")
-        got = len(json.loads(proc.stdout)["items"])
-        if got != self.items:
-            raise RuntimeError(f"{' '.join(cmd)}: {got} of {self.items} items in its output")
-        return seconds
+        return timed_items(cmd, self.items, prefix)
 
     def items_per_second(self, stored):
         def run():
