@@ -220,6 +220,7 @@ class Phase:
         self.sent = {}               # item id -> set of n sent (any outcome)
         self.attempt = {}            # item id -> attempts
         self.answer_lat = []
+        self.answer_bytes = []       # the body of each 2xx answer to a Gate answer
         self.list_lat = []
         self.status_count = {}       # status -> count
         self.conn_errors = 0
@@ -392,6 +393,7 @@ class Phase:
             if 200 <= st < 300:
                 with self.lock:
                     self.answer_lat.append(lat)
+                    self.answer_bytes.append((len(data), len((jbody(data) or {}).get("gates") or [])))
                     self.ok.setdefault(item, []).append((n, time.monotonic()))
                     self.resolved.add(item)
                 j = jbody(data)
@@ -562,6 +564,17 @@ class Phase:
         print("%s: wall %.1f s; gate answers with 2xx %d of %d (%.0f/s); %s" %
               (n, wall, ok2, self.items, ok2 / wall if wall else 0, sc), flush=True)
         print("%s: gate answer latency: %s" % (n, lat_line(self.answer_lat)), flush=True)
+        if self.answer_bytes:
+            sizes = sorted(b for b, _ in self.answer_bytes)
+            biggest, gates = max(self.answer_bytes)
+            print("%s: gate answer body: median %d bytes, largest %d (with %d open Gates listed)" %
+                  (n, sizes[len(sizes) // 2], biggest, gates), flush=True)
+            # #33: an answer carries what the client needs (the status, the open Gates and the
+            # events each takes), never a Menu: 64 bytes a Gate at most (this run's Gates have
+            # names of 15 characters and no meta), which is under 2 KB while fewer than ~30 are open.
+            over = [(b, g) for b, g in self.answer_bytes if b > 64 + 64 * g]
+            check(not over, "%s: every answer to a Gate answer is at most 64 bytes an open Gate" % n,
+                  "%d over, e.g. %r" % (len(over), over[:3]))
         print("%s: GET /gates latency:  %s" % (n, lat_line(self.list_lat)), flush=True)
         hs = ", ".join("%s=%d" % (k, v) for k, v in sorted(self.hook_status.items(), key=str))
         hv = ", ".join("%s=%d" % (k, v) for k, v in sorted(self.hook_verdicts.items(), key=str))

@@ -13,6 +13,9 @@ namespace jr2rt {
 
 // A Gate as the verbs show it (`--json`, HTTP): `{gate, meta, accepts, menu}`.
 Json GateJson(const OpenGate& gate);
+// The same without its Menu, `{gate, meta, accepts}`: what serve's answer to a Gate answer
+// carries of each Gate open then.
+Json GateBrief(const OpenGate& gate);
 // The fields of each event a Gate takes, for the lines that show them: `{EVENT: [{name, type,
 // required}]}`, the type as the `.jr2` writes it.
 Json GateFields(const OpenGate& gate);

@@ -174,6 +174,10 @@ Json GateJson(const OpenGate& gate) {
   return {{"gate", gate.name}, {"meta", gate.meta}, {"accepts", a.names}, {"menu", a.menu}};
 }
 
+Json GateBrief(const OpenGate& gate) {
+  return {{"gate", gate.name}, {"meta", gate.meta}, {"accepts", AcceptedOf(gate).names}};
+}
+
 Json GateFields(const OpenGate& gate) { return AcceptedOf(gate).fields; }
 
 namespace {

@@ -907,11 +907,15 @@ class Server {
       const Run& now = host_.run(id);
       if (now.status() == RunStatus::kCancelled)
         return s->refuse({409, "run " + id + " was cancelled before this answer was delivered"});
-      // Each kind of Gate's Menu written once and copied as text (views.h DumpExpanded).
-      Json menus = Json::object();
-      const Json answer = {{"status", ToString(now.status())},
-                           {"gates", GatesFor(now, who, &menus)}};
-      s->answerText(200, DumpExpanded(answer, menus) + "\n", "application/json");
+      // What the client needs (#33): the run's status and the Gates open now that it may
+      // answer, each with the events it takes, without their Menus (the schemas of every open
+      // Gate made an answer ~20 KB in a Pool); GET /runs/:id and GET /gates carry the Menus.
+      Json gates = Json::array();
+      for (const auto& g : now.gates()) {
+        if (Callers::Allows(*who, now.workflow().name, Scope::kAnswer, g.name))
+          gates.push_back(GateBrief(g));
+      }
+      s->answer(200, Json{{"status", ToString(now.status())}, {"gates", std::move(gates)}});
     });
   }
 
