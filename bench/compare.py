@@ -240,6 +240,50 @@ class StoredRunner:
                 f" strace; goal ≤ 0.25: {verdict})")
 
 
+class ServeAnswers:
+    """#33's second goal: Gate answers a second through `serve` at 8 clients (bench/serve_answers.py:
+    a fresh store, one Pool run of N items each at a Gate, 8 kept-alive clients), against what a
+    bare SQLite commit of the same durability allows a second (BM_BareCommit/1, synchronous FULL:
+    1 / its time). Each round's latency, body size and serve's CPU are kept for `said`."""
+
+    def __init__(self, runner, store_bin, items, clients):
+        self.args = ["--runner", runner, "--items", str(items), "--clients", str(clients)]
+        self.commit = gbench(store_bin, "BM_BareCommit/1/iterations:2000/real_time", "real_time")
+        self.rounds = []
+
+    def answers(self):
+        script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "serve_answers.py")
+
+        def run():
+            proc = subprocess.run([sys.executable, script] + self.args, capture_output=True,
+                                  text=True, timeout=900)
+            if proc.returncode != 0:
+                raise RuntimeError(f"serve_answers.py: exit {proc.returncode}:\n"
+                                   f"{proc.stderr[-2000:]}{proc.stdout[-2000:]}")
+            r = json.loads(proc.stdout.strip().splitlines()[-1])
+            self.rounds.append(r)
+            return r["answersPerSec"]
+        return run
+
+    def commits(self):
+        def run():
+            return 1e6 / self.commit()  # µs a commit: commits a second
+        return run
+
+    def said(self):
+        if not self.rounds:
+            return []
+        p99 = statistics.median(r["p99ms"] for r in self.rounds)
+        worst = max(r["p99ms"] for r in self.rounds)
+        body = max(r["largestBody"] for r in self.rounds)
+        cpu = statistics.median(r["cpuPerWall"] for r in self.rounds)
+        return [f"  jr2c: p99 {p99:.1f} ms (worst round {worst:.1f}; goal ≤ 10 ms: "
+                f"{'met' if worst <= 10 else ('met by the median' if p99 <= 10 else 'NOT met')}),"
+                f" largest answer {body:,} bytes (goal ≤ 2 KB: {'met' if body <= 2048 else 'NOT met'}),"
+                f" serve's CPU {cpu:.2f} s a second (both cores: up to 2; goal: both used:"
+                f" {'met' if cpu > 1.2 else 'NOT met'})"]
+
+
 class HostsBench:
     """An arm of pg_hosts or pg_table: one round of bench/pg/hosts_bench.py (serves of
     `bench_pg_work` on a fresh database, ITEMS runs started over HTTP and spread over the serves,
@@ -516,6 +560,19 @@ def comparisons(build, peers, quick, pg=None, pg_peers=None, pg_fsync=False):
             "goals": {"jr2c-in-memory": 0.5},
             "said": lambda cli=cli: [cli.said()],
         })
+    # #33's second goal: serve's Gate answers a second at 8 clients at least a bare commit's rate.
+    sa = ServeAnswers(os.path.join(runtime_dir, "stored_gated"),
+                      os.path.join(build, "bench/runtime/jr2_store_bench"), goal_n // 5, 8)
+    out.append({
+        "name": "serve_answers",
+        "what": f"Gate answers/s through `serve`, 8 kept-alive clients, one Pool of "
+                f"{goal_n // 5:,} items at cap 64, against bare SQLite commits/s (synchronous FULL)",
+        "unit": "/s",
+        "higher_is_better": True,
+        "arms": {"jr2c": sa.answers(), "sqlite-commit": sa.commits()},
+        "goals": {"sqlite-commit": 1.0},
+        "said": sa.said,
+    })
     store_bin = os.path.join(build, "bench/runtime/jr2_store_bench")
     out.append({
         "name": "save_per_settle",

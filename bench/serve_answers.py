@@ -1,0 +1,130 @@
+#!/usr/bin/env python3
+"""#33's second goal, measured (bench/compare.py's `serve_answers`): Gate answers a second through
+`serve`, at C clients.
+
+    serve_answers.py --runner RUNNER --items N --clients C
+
+RUNNER is bench/runtime/stored_pool.jr2's `stored_gated`: a Pool over N items at cap 64, each
+item waiting at its Gate `<id>.review` for `approve`. serve runs on a fresh SQLite store in a
+temporary folder (synchronous FULL, as always), on 127.0.0.1; one run of the Pool is started over
+HTTP, then C clients, each on one kept-alive connection, answer the items dealt to them (item i to
+client i mod C), in order, each answer sent again when its Gate is not open yet (404). Timed from
+the first answer to the last 2xx. Prints one JSON line: answers/s, the latency of the 2xx answers
+(p50, p99, max, in ms), the largest answer body, serve's CPU seconds per wall second (both cores
+would be up to 2), and the 404s met.
+"""
+import argparse
+import http.client
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--runner", required=True)
+    ap.add_argument("--items", type=int, default=2000)
+    ap.add_argument("--clients", type=int, default=8)
+    args = ap.parse_args()
+    tmp = tempfile.mkdtemp(prefix="jr2-serve-answers-")
+    store = os.path.join(tmp, "store.db")
+    err = open(os.path.join(tmp, "serve.err"), "w")
+    proc = subprocess.Popen([args.runner, "serve", "--store", store, "--listen", "127.0.0.1:0"],
+                            stdout=subprocess.DEVNULL, stderr=err)
+    try:
+        port = None
+        for _ in range(400):
+            text = open(err.name).read()
+            if "http://127.0.0.1:" in text:
+                port = int(text.split("http://127.0.0.1:")[1].split()[0].rstrip("/"))
+                break
+            time.sleep(0.025)
+        if port is None:
+            raise SystemExit("serve did not start: " + open(err.name).read()[-2000:])
+        token = open(store + ".token").read().strip()
+        auth = {"Authorization": "Bearer " + token, "Content-Type": "application/json"}
+
+        def call(conn, method, path, body=None):
+            conn.request(method, path, body=None if body is None else json.dumps(body),
+                         headers=auth)
+            r = conn.getresponse()
+            return r.status, r.read()
+
+        main_conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+        items = [{"id": "J-%06d" % i} for i in range(args.items)]
+        st, body = call(main_conn, "POST", "/workflows/stored_gated/runs",
+                        {"input": {"items": items}})
+        if st != 201:
+            raise SystemExit("start: %d %s" % (st, body[:500]))
+        run = json.loads(body)["runId"]
+        lat, sizes, missing = [], [], [0]
+        lock = threading.Lock()
+        failures = []
+
+        def client(k):
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+            mine_lat, mine_sizes, mine_missing = [], [], 0
+            for i in range(k, args.items, args.clients):
+                path = "/runs/%s/gates/J-%06d.review/events" % (run, i)
+                while True:
+                    t0 = time.perf_counter()
+                    st, body = call(conn, "POST", path, {"event": "approve"})
+                    t1 = time.perf_counter()
+                    if 200 <= st < 300:
+                        mine_lat.append(t1 - t0)
+                        mine_sizes.append(len(body))
+                        break
+                    if st == 404:  # its Gate is not open yet: the Pool has not reached it
+                        mine_missing += 1
+                        time.sleep(0.001)
+                        continue
+                    with lock:
+                        failures.append("%s: %d %s" % (path, st, body[:200]))
+                    return
+            with lock:
+                lat.extend(mine_lat)
+                sizes.extend(mine_sizes)
+                missing[0] += mine_missing
+
+        cpu0 = proc_cpu(proc.pid)
+        t0 = time.perf_counter()
+        threads = [threading.Thread(target=client, args=(k,)) for k in range(args.clients)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        wall = time.perf_counter() - t0
+        cpu = proc_cpu(proc.pid) - cpu0
+        if failures:
+            raise SystemExit("answers refused: " + "; ".join(failures[:3]))
+        if len(lat) != args.items:
+            raise SystemExit("%d of %d answers got 2xx" % (len(lat), args.items))
+        lat.sort()
+        print(json.dumps({"answersPerSec": args.items / wall,
+                          "p50ms": 1000 * lat[len(lat) // 2],
+                          "p99ms": 1000 * lat[min(len(lat) - 1, int(len(lat) * 0.99))],
+                          "maxms": 1000 * lat[-1], "largestBody": max(sizes),
+                          "cpuPerWall": cpu / wall, "notOpenYet": missing[0]}))
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def proc_cpu(pid):
+    """User + system CPU seconds of process `pid` so far (/proc/PID/stat)."""
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
