@@ -341,6 +341,15 @@ class Run {
   };
   const std::vector<FiredTimer>& firedTimers() const { return fired_; }
   std::vector<OpenGate> gates() const;
+  // The same Gates, in the same order, each seen in place rather than copied (its events are
+  // not): for a read made at every answer (serve's, #33).
+  struct GateView {
+    const std::string& name;
+    OpenGate::Kind kind;
+    const Json& meta;
+    const std::vector<EventSpec>& accepts;
+  };
+  void visitGates(const std::function<void(const GateView&)>& fn) const;
   // The observation (docs/serve.md#bands-and-scopes): `{runId, workflow, status, value, children}`,
   // where the run is and nothing else — `value` the active state paths of the top machine (`[]` for
   // a Pool), `children` its live children (`{id, kind, value, children}`: invoked machines and

@@ -15,7 +15,7 @@ namespace jr2rt {
 Json GateJson(const OpenGate& gate);
 // The same without its Menu, `{gate, meta, accepts}`: what serve's answer to a Gate answer
 // carries of each Gate open then.
-Json GateBrief(const OpenGate& gate);
+Json GateBrief(const Run::GateView& gate);
 // The fields of each event a Gate takes, for the lines that show them: `{EVENT: [{name, type,
 // required}]}`, the type as the `.jr2` writes it.
 Json GateFields(const OpenGate& gate);

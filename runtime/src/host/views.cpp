@@ -174,8 +174,10 @@ Json GateJson(const OpenGate& gate) {
   return {{"gate", gate.name}, {"meta", gate.meta}, {"accepts", a.names}, {"menu", a.menu}};
 }
 
-Json GateBrief(const OpenGate& gate) {
-  return {{"gate", gate.name}, {"meta", gate.meta}, {"accepts", AcceptedOf(gate).names}};
+Json GateBrief(const Run::GateView& gate) {
+  Json names = Json::array();
+  for (const auto& e : gate.accepts) names.push_back(e.name);
+  return {{"gate", gate.name}, {"meta", gate.meta}, {"accepts", std::move(names)}};
 }
 
 Json GateFields(const OpenGate& gate) { return AcceptedOf(gate).fields; }

@@ -420,6 +420,16 @@ std::vector<OpenGate> Run::gates() const {
   return out;
 }
 
+void Run::visitGates(const std::function<void(const GateView&)>& fn) const {
+  static const Json kNoMeta = Json::object();
+  for (const auto& [name, g] : gates_) {
+    if (g.answered) continue;  // as gates()
+    const InvokeSpec* spec = g.owner->invokeSpec(g.invokeId);
+    const Json& meta = spec == nullptr || spec->input->is_null() ? kNoMeta : spec->input.json();
+    fn(GateView{name, g.kind, meta, *g.accepts});
+  }
+}
+
 OpenGate Run::shown(const std::string& name, const GateEntry& entry) const {
   OpenGate g;
   g.name = name;

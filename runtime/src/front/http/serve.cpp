@@ -911,10 +911,10 @@ class Server {
       // answer, each with the events it takes, without their Menus (the schemas of every open
       // Gate made an answer ~20 KB in a Pool); GET /runs/:id and GET /gates carry the Menus.
       Json gates = Json::array();
-      for (const auto& g : now.gates()) {
+      now.visitGates([&](const Run::GateView& g) {
         if (Callers::Allows(*who, now.workflow().name, Scope::kAnswer, g.name))
           gates.push_back(GateBrief(g));
-      }
+      });
       s->answer(200, Json{{"status", ToString(now.status())}, {"gates", std::move(gates)}});
     });
   }
