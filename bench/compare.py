@@ -240,6 +240,20 @@ class StoredRunner:
                 f" strace; goal ≤ 0.25: {verdict})")
 
 
+def script_round(script, args, rounds):
+    """One round of a bench script of this folder (`script`, run with `args`): the JSON of its last
+    line of output, also appended to `rounds`; a failure raises with what it said."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), script)
+    proc = subprocess.run([sys.executable, path] + args, capture_output=True, text=True,
+                          timeout=900)
+    if proc.returncode != 0:
+        raise RuntimeError(f"{script} {' '.join(args)}: exit {proc.returncode}:\n"
+                           f"{proc.stderr[-2000:]}{proc.stdout[-2000:]}")
+    r = json.loads(proc.stdout.strip().splitlines()[-1])
+    rounds.append(r)
+    return r
+
+
 class ServeAnswers:
     """#33's second goal: Gate answers a second through `serve` at 8 clients (bench/serve_answers.py:
     a fresh store, one Pool run of N items each at a Gate, 8 kept-alive clients), against what a
@@ -252,17 +266,8 @@ class ServeAnswers:
         self.rounds = []
 
     def answers(self):
-        script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "serve_answers.py")
-
         def run():
-            proc = subprocess.run([sys.executable, script] + self.args, capture_output=True,
-                                  text=True, timeout=900)
-            if proc.returncode != 0:
-                raise RuntimeError(f"serve_answers.py: exit {proc.returncode}:\n"
-                                   f"{proc.stderr[-2000:]}{proc.stdout[-2000:]}")
-            r = json.loads(proc.stdout.strip().splitlines()[-1])
-            self.rounds.append(r)
-            return r["answersPerSec"]
+            return script_round("serve_answers.py", self.args, self.rounds)["answersPerSec"]
         return run
 
     def commits(self):
@@ -298,17 +303,8 @@ class HostsBench:
         self.rounds = []
 
     def items_per_second(self):
-        script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "pg/hosts_bench.py")
-
         def run():
-            proc = subprocess.run([sys.executable, script] + self.args, capture_output=True,
-                                  text=True, timeout=900)
-            if proc.returncode != 0:
-                raise RuntimeError(f"hosts_bench.py {' '.join(self.args[6:])}: exit "
-                                   f"{proc.returncode}:\n{proc.stderr[-2000:]}")
-            r = json.loads(proc.stdout.strip().splitlines()[-1])
-            self.rounds.append(r)
-            return r["itemsPerSec"]
+            return script_round("pg/hosts_bench.py", self.args, self.rounds)["itemsPerSec"]
         return run
 
     def said(self, arm):
