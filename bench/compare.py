@@ -275,6 +275,22 @@ class ServeAnswers:
             return 1e6 / self.commit()  # µs a commit: commits a second
         return run
 
+    def hooks(self, count):
+        """Signed hook deliveries a second (serve_answers.py --mode hooks), the rounds kept."""
+        def run():
+            return script_round("serve_answers.py", self.args + ["--mode", "hooks", "--hooks",
+                                                                 str(count)],
+                                self.hook_rounds)["hooksPerSec"]
+        self.hook_rounds = []
+        return run
+
+    def hooks_said(self):
+        if not self.hook_rounds:
+            return []
+        p99 = statistics.median(r["p99ms"] for r in self.hook_rounds)
+        cpu = statistics.median(r["cpuPerWall"] for r in self.hook_rounds)
+        return [f"  jr2c: p99 {p99:.1f} ms, serve's CPU {cpu:.2f} s a second"]
+
     def said(self):
         if not self.rounds:
             return []
@@ -568,6 +584,21 @@ def comparisons(build, peers, quick, pg=None, pg_peers=None, pg_fsync=False):
         "arms": {"jr2c": sa.answers(), "sqlite-commit": sa.commits()},
         "goals": {"sqlite-commit": 1.0},
         "said": sa.said,
+    })
+    # …and signed hook deliveries at least 5,000 a second (POST /hooks/forge, HMAC-SHA256, each
+    # a reread of the Pool's Source while its 64 Gates stay open).
+    hooks = ServeAnswers(os.path.join(runtime_dir, "stored_gated"),
+                         os.path.join(build, "bench/runtime/jr2_store_bench"), goal_n // 5, 8)
+    out.append({
+        "name": "serve_hooks",
+        "what": "signed hook deliveries/s through `serve`, 8 kept-alive clients, 5,000 deliveries"
+                " each a reread of a Pool's Source",
+        "unit": "/s",
+        "higher_is_better": True,
+        "arms": {"jr2c": hooks.hooks(5000)},
+        "goals": {},
+        "absolute_goals": {"jr2c": 5000},
+        "said": hooks.hooks_said,
     })
     store_bin = os.path.join(build, "bench/runtime/jr2_store_bench")
     out.append({

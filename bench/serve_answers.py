@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""#33's second goal, measured (bench/compare.py's `serve_answers`): Gate answers a second through
-`serve`, at C clients.
+"""#33's second goal, measured (bench/compare.py's `serve_answers` and `serve_hooks`): Gate answers
+a second through `serve` at C clients, or signed hook deliveries a second.
 
-    serve_answers.py --runner RUNNER --items N --clients C
+    serve_answers.py --runner RUNNER --items N --clients C [--mode answers|hooks] [--hooks H]
 
 RUNNER is bench/runtime/stored_pool.jr2's `stored_gated`: a Pool over N items at cap 64, each
 item waiting at its Gate `<id>.review` for `approve`. serve runs on a fresh SQLite store in a
@@ -12,8 +12,15 @@ client i mod C), in order, each answer sent again when its Gate is not open yet 
 the first answer to the last 2xx. Prints one JSON line: answers/s, the latency of the 2xx answers
 (p50, p99, max, in ms), the largest answer body, serve's CPU seconds per wall second (both cores
 would be up to 2), and the 404s met.
+
+With `--mode hooks`, nobody answers: C clients send H deliveries of the forge hook `ping`
+(`POST /hooks/forge`, each signed with HMAC-SHA256 as a forge signs, each its own delivery id),
+which the Pool's Source takes as a reread, while its 64 Gates stay open. Prints deliveries/s and
+their latency instead, every delivery answered 200 `reread` or the script fails.
 """
 import argparse
+import hashlib
+import hmac
 import http.client
 import json
 import os
@@ -30,11 +37,19 @@ def main():
     ap.add_argument("--runner", required=True)
     ap.add_argument("--items", type=int, default=2000)
     ap.add_argument("--clients", type=int, default=8)
+    ap.add_argument("--mode", choices=["answers", "hooks"], default="answers")
+    ap.add_argument("--hooks", type=int, default=5000)
     args = ap.parse_args()
     tmp = tempfile.mkdtemp(prefix="jr2-serve-answers-")
     store = os.path.join(tmp, "store.db")
     err = open(os.path.join(tmp, "serve.err"), "w")
-    proc = subprocess.Popen([args.runner, "serve", "--store", store, "--listen", "127.0.0.1:0"],
+    secret = "bench-forge-secret"
+    callers = os.path.join(tmp, "callers.json")
+    with open(callers, "w") as f:
+        json.dump({"callers": [], "hooks": {"forge": {"secret_env": "BENCH_FORGE_SECRET"}}}, f)
+    proc = subprocess.Popen([args.runner, "serve", "--store", store, "--listen", "127.0.0.1:0",
+                             "--callers", callers],
+                            env=dict(os.environ, BENCH_FORGE_SECRET=secret),
                             stdout=subprocess.DEVNULL, stderr=err)
     try:
         port = None
@@ -62,6 +77,8 @@ def main():
         if st != 201:
             raise SystemExit("start: %d %s" % (st, body[:500]))
         run = json.loads(body)["runId"]
+        if args.mode == "hooks":
+            return hooks(proc, port, secret, args)
         lat, sizes, missing = [], [], [0]
         lock = threading.Lock()
         failures = []
@@ -117,6 +134,50 @@ def main():
         except subprocess.TimeoutExpired:
             proc.kill()
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def hooks(proc, port, secret, args):
+    """--mode hooks: C clients send H signed `ping` deliveries; prints deliveries/s."""
+    lat, failures = [], []
+    lock = threading.Lock()
+
+    def client(k):
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+        mine = []
+        for i in range(k, args.hooks, args.clients):
+            body = json.dumps({"zen": "bench", "n": i}).encode()
+            sig = "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
+            headers = {"X-Jr2-Event": "ping", "X-Jr2-Delivery": "d-%07d" % i,
+                       "X-Hub-Signature-256": sig, "Content-Type": "application/json"}
+            t0 = time.perf_counter()
+            conn.request("POST", "/hooks/forge", body=body, headers=headers)
+            r = conn.getresponse()
+            data = r.read()
+            t1 = time.perf_counter()
+            if r.status != 200 or json.loads(data).get("verdict") != "reread":
+                with lock:
+                    failures.append("d-%07d: %d %s" % (i, r.status, data[:200]))
+                return
+            mine.append(t1 - t0)
+        with lock:
+            lat.extend(mine)
+
+    cpu0 = proc_cpu(proc.pid)
+    t0 = time.perf_counter()
+    threads = [threading.Thread(target=client, args=(k,)) for k in range(args.clients)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    wall = time.perf_counter() - t0
+    cpu = proc_cpu(proc.pid) - cpu0
+    if failures:
+        raise SystemExit("deliveries refused: " + "; ".join(failures[:3]))
+    lat.sort()
+    print(json.dumps({"hooksPerSec": args.hooks / wall, "p50ms": 1000 * lat[len(lat) // 2],
+                      "p99ms": 1000 * lat[min(len(lat) - 1, int(len(lat) * 0.99))],
+                      "maxms": 1000 * lat[-1], "cpuPerWall": cpu / wall}))
+    return 0
 
 
 def proc_cpu(pid):
