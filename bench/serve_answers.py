@@ -108,25 +108,14 @@ def main():
                 sizes.extend(mine_sizes)
                 missing[0] += mine_missing
 
-        cpu0 = proc_cpu(proc.pid)
-        t0 = time.perf_counter()
-        threads = [threading.Thread(target=client, args=(k,)) for k in range(args.clients)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        wall = time.perf_counter() - t0
-        cpu = proc_cpu(proc.pid) - cpu0
+        wall, cpu = clients_at_once(proc, client, args.clients)
         if failures:
             raise SystemExit("answers refused: " + "; ".join(failures[:3]))
         if len(lat) != args.items:
             raise SystemExit("%d of %d answers got 2xx" % (len(lat), args.items))
-        lat.sort()
-        print(json.dumps({"answersPerSec": args.items / wall,
-                          "p50ms": 1000 * lat[len(lat) // 2],
-                          "p99ms": 1000 * lat[min(len(lat) - 1, int(len(lat) * 0.99))],
-                          "maxms": 1000 * lat[-1], "largestBody": max(sizes),
-                          "cpuPerWall": cpu / wall, "notOpenYet": missing[0]}))
+        print(json.dumps(dict(latencies(lat), answersPerSec=args.items / wall,
+                              largestBody=max(sizes), cpuPerWall=cpu / wall,
+                              notOpenYet=missing[0])))
     finally:
         proc.terminate()
         try:
@@ -162,22 +151,31 @@ def hooks(proc, port, secret, args):
         with lock:
             lat.extend(mine)
 
+    wall, cpu = clients_at_once(proc, client, args.clients)
+    if failures:
+        raise SystemExit("deliveries refused: " + "; ".join(failures[:3]))
+    print(json.dumps(dict(latencies(lat), hooksPerSec=args.hooks / wall, cpuPerWall=cpu / wall)))
+    return 0
+
+
+def clients_at_once(proc, client, count):
+    """Runs client(0) … client(count - 1) on threads of their own, all at once: the wall seconds
+    until the last ends, and the CPU seconds serve (`proc`) spent meanwhile."""
     cpu0 = proc_cpu(proc.pid)
     t0 = time.perf_counter()
-    threads = [threading.Thread(target=client, args=(k,)) for k in range(args.clients)]
+    threads = [threading.Thread(target=client, args=(k,)) for k in range(count)]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
-    wall = time.perf_counter() - t0
-    cpu = proc_cpu(proc.pid) - cpu0
-    if failures:
-        raise SystemExit("deliveries refused: " + "; ".join(failures[:3]))
-    lat.sort()
-    print(json.dumps({"hooksPerSec": args.hooks / wall, "p50ms": 1000 * lat[len(lat) // 2],
-                      "p99ms": 1000 * lat[min(len(lat) - 1, int(len(lat) * 0.99))],
-                      "maxms": 1000 * lat[-1], "cpuPerWall": cpu / wall}))
-    return 0
+    return time.perf_counter() - t0, proc_cpu(proc.pid) - cpu0
+
+
+def latencies(seconds):
+    """p50, p99 and the largest of `seconds`, in ms."""
+    lat = sorted(seconds)
+    return {"p50ms": 1000 * lat[len(lat) // 2],
+            "p99ms": 1000 * lat[min(len(lat) - 1, int(len(lat) * 0.99))], "maxms": 1000 * lat[-1]}
 
 
 def proc_cpu(pid):
