@@ -368,17 +368,23 @@ class Runner {
   // current as each feed event happens. A run of one machine (whose `settled` and `failed` are
   // its children's) has no items to count, and shows none.
   void liveLine(const Run::FeedEvent& e) {
-    if (e.kind == "started") ++taken_;
-    if (e.kind == "settled") ++settled_;
-    if (e.kind == "failed") ++failed_;
+    count(e.kind);
     if (!e.line.empty() && taken_ > 0) {
       std::cerr << "\r\033[K";
-      std::cerr << "[" << workflow_ << "] " << taken_ << " taken · "
-                << std::max(0, taken_ - settled_ - failed_) << " live · " << settled_
-                << " settled · " << failed_ << " failed" << std::flush;
+      std::cerr << "[" << workflow_ << "] " << taken_ << " taken · " << live() << " live · "
+                << settled_ << " settled · " << failed_ << " failed" << std::flush;
       liveShown_ = true;
     }
   }
+
+  // The counts of a Pool's items, by the kind of each feed line: the live line's on a terminal,
+  // bounded()'s elsewhere (one or the other counts, never both).
+  void count(const std::string& kind) {
+    if (kind == "started") ++taken_;
+    if (kind == "settled") ++settled_;
+    if (kind == "failed") ++failed_;
+  }
+  int64_t live() const { return std::max<int64_t>(0, taken_ - settled_ - failed_); }
 
   // Where nobody watches (stderr not a terminal: CI, a file), a Pool of 10,000 items would print
   // 20,000 lines. The first kItemLines `started` and `settled` lines are said as they come; after
@@ -388,9 +394,7 @@ class Runner {
   static constexpr int kItemLines = 20;
   bool bounded(const std::string& run, const std::string& kind) {
     const bool item = kind == "started" || kind == "settled";
-    if (kind == "started") ++quiet_.started;
-    if (kind == "settled") ++quiet_.settled;
-    if (kind == "failed") ++quiet_.failed;
+    count(kind);
     quiet_.run = run;
     if (!item || quiet_.said < kItemLines) {
       if (item) ++quiet_.said;
@@ -404,20 +408,17 @@ class Runner {
     const auto now = std::chrono::steady_clock::now();
     if (quiet_.last.time_since_epoch().count() == 0) {
       quiet_.last = now;
-      quiet_.lastSettled = quiet_.settled;
+      quiet_.lastSettled = settled_;
     }
     const double seconds = std::chrono::duration<double>(now - quiet_.last).count();
     if (seconds >= 1.0) {
       const auto rate =
-          static_cast<int64_t>(static_cast<double>(quiet_.settled - quiet_.lastSettled) / seconds);
-      say(std::to_string(quiet_.settled) + " settled · " +
-              std::to_string(
-                  std::max<int64_t>(0, quiet_.started - quiet_.settled - quiet_.failed)) +
-              " live · " + std::to_string(quiet_.failed) + " failed · " + std::to_string(rate) +
-              " settled/s",
+          static_cast<int64_t>(static_cast<double>(settled_ - quiet_.lastSettled) / seconds);
+      say(std::to_string(settled_) + " settled · " + std::to_string(live()) + " live · " +
+              std::to_string(failed_) + " failed · " + std::to_string(rate) + " settled/s",
           run, "progress");
       quiet_.last = now;
-      quiet_.lastSettled = quiet_.settled;
+      quiet_.lastSettled = settled_;
     }
     return true;
   }
@@ -425,10 +426,9 @@ class Runner {
   // After a verb that drove a run: how many item lines bounded() kept back, and where they are.
   int unsaidToo(int code) {
     if (quiet_.unsaid > 0) {
-      say(std::to_string(quiet_.settled) + " settled, " + std::to_string(quiet_.failed) +
-              " failed; " + std::to_string(quiet_.unsaid) +
-              " item lines were counted, not printed: `" + command_ + " log " + quiet_.run +
-              "` prints them all",
+      say(std::to_string(settled_) + " settled, " + std::to_string(failed_) + " failed; " +
+              std::to_string(quiet_.unsaid) + " item lines were counted, not printed: `" +
+              command_ + " log " + quiet_.run + "` prints them all",
           quiet_.run, "note");
       flushSaid();
     }
@@ -815,11 +815,10 @@ class Runner {
   bool serving_ = false;                      // serve: its lines name their run
   bool liveShown_ = false;  // the live line is on the terminal (cleared before the next line)
   bool logJson_ = false;    // serve --log-format json
-  int taken_ = 0;
-  int settled_ = 0;
-  int failed_ = 0;
-  struct Quiet {  // bounded(): the item lines where nobody watches
-    int64_t started = 0, settled = 0, failed = 0;
+  int64_t taken_ = 0;       // count(): a Pool's items started, settled and failed
+  int64_t settled_ = 0;
+  int64_t failed_ = 0;
+  struct Quiet {                   // bounded(): the item lines where nobody watches
     int64_t said = 0, unsaid = 0;  // item lines said, and not said
     std::chrono::steady_clock::time_point last{};
     int64_t lastSettled = 0;
