@@ -24,6 +24,7 @@ import hmac
 import http.client
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -108,14 +109,17 @@ def main():
                 sizes.extend(mine_sizes)
                 missing[0] += mine_missing
 
+        commits0 = commits(main_conn, call)
         wall, cpu = clients_at_once(proc, client, args.clients)
+        commits1 = commits(main_conn, call)
         if failures:
             raise SystemExit("answers refused: " + "; ".join(failures[:3]))
         if len(lat) != args.items:
             raise SystemExit("%d of %d answers got 2xx" % (len(lat), args.items))
         print(json.dumps(dict(latencies(lat), answersPerSec=args.items / wall,
                               largestBody=max(sizes), cpuPerWall=cpu / wall,
-                              notOpenYet=missing[0])))
+                              notOpenYet=missing[0],
+                              answersPerCommit=args.items / max(1, commits1 - commits0))))
     finally:
         proc.terminate()
         try:
@@ -169,6 +173,17 @@ def clients_at_once(proc, client, count):
     for t in threads:
         t.join()
     return time.perf_counter() - t0, proc_cpu(proc.pid) - cpu0
+
+
+def commits(conn, call):
+    """The group commits serve made so far (`jr2_commit_seconds_count` of GET /metrics)."""
+    st, body = call(conn, "GET", "/metrics")
+    if st != 200:
+        raise SystemExit("metrics: %d %s" % (st, body[:300]))
+    m = re.search(rb"^jr2_commit_seconds_count (\d+)", body, re.M)
+    if m is None:
+        raise SystemExit("metrics has no jr2_commit_seconds_count")
+    return int(m.group(1))
 
 
 def latencies(seconds):

@@ -116,6 +116,7 @@ check(all_of("alpha")(), "beta claims none of alpha's: %s" % owners())
 
 code, body = answer(port_a, ids[0], "approval", "rate", {"score": 4})
 check(code == 200 and body.get("status") == "waiting", "an answer through alpha: %d" % code)
+own = body
 # A change sent to a serve that does not drive the run is handed to the one that does (the
 # store's inbox), and answered with what that one did.
 t0 = time.time()
@@ -125,6 +126,9 @@ gate_names = [g.get("gate") for g in body.get("gates", [])]
 check(code == 200 and body.get("status") == "waiting" and "approval" not in gate_names,
       "an answer through beta to alpha's run is forwarded to alpha (%d in %.2f s): %s" %
       (code, took, body))
+check(set(body) == {"status", "gates", "open"} and body.get("gates") == own.get("gates")
+      and body.get("open") == own.get("open"),
+      "it is answered as alpha answers its own: %s, alpha's %s" % (body, own))
 code, body = answer(port_b, ids[1], "approval", "rate", {"score": 4})
 check(code == 409, "the same answer again, through beta, is 409 (%d): %s" % (code, body))
 code, body = answer(port_b, ids[3], "approval", "rate", {"score": "x"})

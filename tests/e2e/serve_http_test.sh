@@ -380,16 +380,19 @@ def table(st, tok):
               "POST /workflows/W/runs as %s: 201 {runId, status: waiting, gates: %s}" % (c, gates), repr(j)[:300])
     for c in ["answer", "all", "instance"]:
         j = answers[("POST /runs/R/gates/approval/events", c)].json or {}
-        check(isinstance(j, dict) and j.get("status") == "waiting" and gate_names(j.get("gates")) == ["both.x.review"],
-              "answer at approval as %s: 200 {status: waiting, gates: [both.x.review]}" % c, repr(j)[:300])
+        check(isinstance(j, dict) and j.get("status") == "waiting" and gate_names(j.get("gates")) == ["both.x.review"]
+              and j.get("open") == 1,
+              "answer at approval as %s: 200 {status: waiting, gates: [both.x.review], open: 1}" % c, repr(j)[:300])
         s = cli_json("conformance_secret", "status", R["appr_" + c])
         check([g["gate"] for g in s.get("gates", [])] == ["both.x.review"],
               "answer at approval as %s: the store has it" % c, repr(s)[:300])
     for c in ["answer", "reviewer", "all", "instance"]:
         j = answers[("POST /runs/R/gates/both.x.review/events", c)].json or {}
         gates = [] if c == "reviewer" else ["approval"]
-        check(isinstance(j, dict) and j.get("status") == "waiting" and gate_names(j.get("gates")) == gates,
-              "answer at both.x.review as %s: 200 {status: waiting, gates: %s}" % (c, gates), repr(j)[:300])
+        check(isinstance(j, dict) and j.get("status") == "waiting" and gate_names(j.get("gates")) == gates
+              and j.get("open") == len(gates),
+              "answer at both.x.review as %s: 200 {status: waiting, gates: %s, open: %d}" % (c, gates, len(gates)),
+              repr(j)[:300])
         s = cli_json("conformance_secret", "status", R["rev_" + c])
         check([g["gate"] for g in s.get("gates", [])] == ["approval"],
               "answer at both.x.review as %s: the store has it" % c, repr(s)[:300])
@@ -538,10 +541,11 @@ def errors(st, tok):
     # Applied: 200 {status, gates}; then the run ends, and an answer is 409.
     r = http("POST", g % "approval", I, {"event": "rate", "payload": {"score": 2}})
     expect("answer at approval: 200", r, 200)
-    check(isinstance(r.json, dict) and set(r.json) == {"status", "gates"} and r.json.get("status") == "waiting",
-          "answer at approval: {status: waiting, gates}", r.text[:200])
+    check(isinstance(r.json, dict) and set(r.json) == {"status", "gates", "open"} and r.json.get("status") == "waiting",
+          "answer at approval: {status: waiting, gates, open}", r.text[:200])
     r = http("POST", g % "both.x.review", I, {"event": "accept", "payload": {}})
-    check(r.status == 200 and r.json == {"status": "done", "gates": []}, "the last answer: 200 {status: done, gates: []}",
+    check(r.status == 200 and r.json == {"status": "done", "gates": [], "open": 0},
+          "the last answer: 200 {status: done, gates: [], open: 0}",
           "%d %s" % (r.status, r.text[:200]))
     check(cli_json("conformance_secret", "status", rid).get("status") == "done", "the run is stored done", "")
     before = snapshot("secret", rid)

@@ -221,6 +221,7 @@ class Phase:
         self.attempt = {}            # item id -> attempts
         self.answer_lat = []
         self.answer_bytes = []       # the body of each 2xx answer to a Gate answer
+        self.answer_shapes = []      # 2xx answers listing another item's Gates, or no `open`
         self.list_lat = []
         self.status_count = {}       # status -> count
         self.conn_errors = 0
@@ -393,7 +394,14 @@ class Phase:
             if 200 <= st < 300:
                 with self.lock:
                     self.answer_lat.append(lat)
-                    self.answer_bytes.append((len(data), len((jbody(data) or {}).get("gates") or [])))
+                    j = jbody(data) or {}
+                    listed = [g.get("gate") for g in j.get("gates") or [] if isinstance(g, dict)]
+                    self.answer_bytes.append((len(data), len(listed)))
+                    # Only the Gates of the machine answered (this item's worker), and how
+                    # many are open in all (at most the cap's, and `hold.hold`).
+                    if (any(not str(name).startswith(item + ".") for name in listed)
+                            or not isinstance(j.get("open"), int) or not 0 <= j["open"] <= CAP + 1):
+                        self.answer_shapes.append("%s: %s" % (item, data[:200]))
                     self.ok.setdefault(item, []).append((n, time.monotonic()))
                     self.resolved.add(item)
                 j = jbody(data)
@@ -569,12 +577,15 @@ class Phase:
             biggest, gates = max(self.answer_bytes)
             print("%s: gate answer body: median %d bytes, largest %d (with %d open Gates listed)" %
                   (n, sizes[len(sizes) // 2], biggest, gates), flush=True)
-            # #33: an answer carries what the client needs (the status, the open Gates and the
-            # events each takes), never a Menu: 64 bytes a Gate at most (this run's Gates have
-            # names of 15 characters and no meta), which is under 2 KB while fewer than ~30 are open.
-            over = [(b, g) for b, g in self.answer_bytes if b > 64 + 64 * g]
-            check(not over, "%s: every answer to a Gate answer is at most 64 bytes an open Gate" % n,
+            # #33: an answer carries what the client needs: the status, the Gates open now of the
+            # machine answered (this item's worker) with the events each takes, never a Menu,
+            # and how many are open in the run; at most 2 KB with 64 Gates open.
+            over = [(b, g) for b, g in self.answer_bytes if b > 2048]
+            check(not over, "%s: every answer to a Gate answer is at most 2 KB (%d Gates open)" % (n, CAP),
                   "%d over, e.g. %r" % (len(over), over[:3]))
+            check(not self.answer_shapes,
+                  "%s: every answer lists only its item's Gates, and how many are open" % n,
+                  "%d not, e.g. %r" % (len(self.answer_shapes), self.answer_shapes[:2]))
         print("%s: GET /gates latency:  %s" % (n, lat_line(self.list_lat)), flush=True)
         hs = ", ".join("%s=%d" % (k, v) for k, v in sorted(self.hook_status.items(), key=str))
         hv = ", ".join("%s=%d" % (k, v) for k, v in sorted(self.hook_verdicts.items(), key=str))

@@ -439,6 +439,34 @@ TEST_F(Host, APoolsInputIsStoredOnceAndARestoreHasItWhole) {
   EXPECT_EQ(next.run(id).input(), input);
 }
 
+// What the 200 of a Gate answer lists (views.h AnsweredGates, GateAnswerBody): the Gates of the
+// worker whose Gate was answered, not the Pool's every Gate (`Q-1` is not `Q-10`'s place), and
+// how many the Caller may answer in all.
+TEST_F(Host, AGateAnswerListsTheGatesOfTheMachineItAnswered) {
+  const std::string dir = FreshDir("answered-gates");
+  auto store = jr2rt::OpenSqliteStore(dir + "store.db");
+  Json tasks = Json::array();
+  for (const char* id : {"Q-1", "Q-10", "R-2"}) tasks.push_back({{"id", id}});
+  jr2rt::RunHost host(registry, *store, clock);
+  const std::string id = host.start("conformance_queued", {{"tasks", tasks}, {"jobs", 3}}, dir);
+  const jr2rt::Run& run = host.run(id);
+  EXPECT_EQ(run.gateMachine("Q-10.review"), "Q-10");
+  EXPECT_EQ(run.gateMachine("Q-9.review"), std::nullopt);
+  const Json one = jr2rt::AnsweredGates(run, "Q-1");
+  ASSERT_EQ(one["gates"].size(), 1u) << one;
+  EXPECT_EQ(one["gates"][0], Json({{"gate", "Q-1.review"},
+                                   {"meta", {{"id", "Q-1"}}},
+                                   {"accepts", Json::array({"accept"})}}));
+  EXPECT_EQ(one["open"], Json({"Q-1.review", "Q-10.review", "R-2.review"}));
+  EXPECT_EQ(jr2rt::AnsweredGates(run, "")["gates"].size(), 3u) << "the top machine: every Gate";
+  const auto onlyQ = [](const std::string& gate) { return gate.rfind("Q-", 0) == 0; };
+  EXPECT_EQ(jr2rt::GateAnswerBody("waiting", one, onlyQ),
+            Json({{"status", "waiting"}, {"gates", one["gates"]}, {"open", 2}}));
+  const auto onlyR = [](const std::string& gate) { return gate.rfind("R-", 0) == 0; };
+  EXPECT_EQ(jr2rt::GateAnswerBody("waiting", one, onlyR),
+            Json({{"status", "waiting"}, {"gates", Json::array()}, {"open", 1}}));
+}
+
 // A hook delivery through the host: its verdict from the run's Source, logged by delivery id; the
 // same delivery again gets its first answer and reads nothing.
 TEST_F(Host, AHookDeliveryIsAnsweredOnceByItsIdAndLogged) {

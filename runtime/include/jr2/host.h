@@ -442,8 +442,14 @@ class RunHost : private Dispatcher {
   int stoppedEffects_ = 0;
   int64_t inboxCheckedMs_ = 0;  // steady ms
   // Requests whose step was queued (an answer delivered): answered after the turn that stores
-  // it, with the run's status and Gates then.
-  std::vector<std::pair<int64_t, std::string>> answersDue_;
+  // it, with the run's status and Gates then (those of `machine`, whose Gate it answered, as
+  // views.h AnsweredGates).
+  struct AnswerDue {
+    int64_t seq;
+    std::string run;
+    std::string machine;
+  };
+  std::vector<AnswerDue> answersDue_;
   // Asks the holder of run `id`'s lock for `verb` with `body` through the inbox; gives its
   // answer, or nothing when it did not answer within `patienceMs` (the request withdrawn).
   // `told`: the person was told already that the run is handed over.

@@ -348,8 +348,14 @@ class Run {
     OpenGate::Kind kind;
     const Json& meta;
     const std::vector<EventSpec>& accepts;
+    // The machine that opened it, by where it is in the run: "" the run's own, a Pool worker's
+    // item id, `item.child` for what that worker invoked.
+    const std::string& machine;
   };
   void visitGates(const std::function<void(const GateView&)>& fn) const;
+  // The machine that opened Gate `gate` (GateView::machine), open or answered in this turn;
+  // nullopt for a Gate not there.
+  std::optional<std::string> gateMachine(const std::string& gate) const;
   // The observation (docs/serve.md#bands-and-scopes): `{runId, workflow, status, value, children}`,
   // where the run is and nothing else — `value` the active state paths of the top machine (`[]` for
   // a Pool), `children` its live children (`{id, kind, value, children}`: invoked machines and

@@ -4,6 +4,7 @@
 // The printers (front/present) and serve's answers are made from these; nothing here prints.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,15 @@ Json GateJson(const OpenGate& gate);
 // The same without its Menu, `{gate, meta, accepts}`: what serve's answer to a Gate answer
 // carries of each Gate open then.
 Json GateBrief(const Run::GateView& gate);
+// What the 200 of a Gate answer is made from, once the turn that delivered it is stored:
+// `{gates, open}`, `gates` each open Gate of the machine whose Gate was answered (`machine`,
+// Run::gateMachine) and of what it invoked, brief; `open` the names of every open Gate. The host
+// that drives the run makes it (serve's own answer, or a `send` another serve handed over).
+Json AnsweredGates(const Run& run, const std::string& machine);
+// The 200 itself, for a Caller that may answer the Gates `may` allows (docs/serve.md):
+// `{status, gates, open}`, `open` how many Gates it may answer are open in the whole run.
+Json GateAnswerBody(const std::string& status, const Json& answered,
+                    const std::function<bool(const std::string&)>& may);
 // The fields of each event a Gate takes, for the lines that show them: `{EVENT: [{name, type,
 // required}]}`, the type as the `.jr2` writes it.
 Json GateFields(const OpenGate& gate);

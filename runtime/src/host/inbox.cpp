@@ -9,6 +9,7 @@
 #include "host/host_internal.h"
 #include "jr2/errors.h"
 #include "jr2/host.h"
+#include "jr2/views.h"
 
 namespace jr2rt {
 namespace {
@@ -66,15 +67,18 @@ std::string RunHost::take(const std::string& prefix, const std::string& workflow
 
 void RunHost::answerDue() {
   if (answersDue_.empty()) return;
-  std::vector<std::pair<int64_t, std::string>> due;
+  std::vector<AnswerDue> due;
   due.swap(answersDue_);
-  for (const auto& [seq, id] : due) {
+  for (const auto& [seq, id, machine] : due) {
     auto it = runs_.find(id);
     if (it == runs_.end()) continue;
     Run& run = *it->second.run;
     Json gates = Json::array();
     for (const auto& g : run.gates()) gates.push_back(g.name);
-    store_.answer(seq, {{"status", ToString(run.status())}, {"gates", gates}});
+    // `answered`: what a serve that handed this over answers its client with (views.h).
+    store_.answer(seq, {{"status", ToString(run.status())},
+                        {"gates", gates},
+                        {"answered", AnsweredGates(run, machine)}});
   }
 }
 
@@ -102,11 +106,11 @@ void RunHost::serveInbox() {
         store_.answer(request.seq, {{"status", ToString(run.status())}});
         // Answers handed over before the cancel, in this pass, were never delivered: said so.
         for (auto due = answersDue_.begin(); due != answersDue_.end();) {
-          if (due->second != run.id()) {
+          if (due->run != run.id()) {
             ++due;
             continue;
           }
-          store_.answer(due->first,
+          store_.answer(due->seq,
                         {{"error", "run " + run.id() +
                                        " was cancelled by another command before this answer "
                                        "was delivered"}});
@@ -119,12 +123,13 @@ void RunHost::serveInbox() {
         const std::string gate = body["gate"].get<std::string>();
         const std::string event = body["event"].get<std::string>();
         run.deliver(gate, event, body["payload"]);  // checked here; delivered at the next turn
+        std::string machine = run.gateMachine(gate).value_or("");
         std::string told = "another command answered ";
         told += event;
         told += " at " + gate;
         told += " of run " + run.id();
         note(told);
-        answersDue_.emplace_back(request.seq, run.id());
+        answersDue_.push_back({request.seq, run.id(), std::move(machine)});
         AskAnotherTurn(*engine_);  // the delivery is a step of the next turn, even with nothing out
       } else if (request.verb == "hook") {
         // A hook delivery another serve sharing the store took for a Pool this host drives

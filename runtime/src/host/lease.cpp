@@ -116,7 +116,7 @@ void RunHost::refence() {
       if (a.lost) a.lost();
     }
     // The inbox requests it took and had not answered: told that nothing of them was kept.
-    for (const auto& [seq, id] : answersDue_) {
+    for (const auto& [seq, id, machine] : answersDue_) {
       try {
         store_.answer(seq, {{"error", "the serve that drove run " + id +
                                           " lost its lease before the change was stored; nothing "

@@ -180,6 +180,37 @@ Json GateBrief(const Run::GateView& gate) {
   return {{"gate", gate.name}, {"meta", gate.meta}, {"accepts", std::move(names)}};
 }
 
+Json AnsweredGates(const Run& run, const std::string& machine) {
+  // In `machine`'s subtree: the machine itself, and every machine whose place is below it.
+  const auto under = [&machine](const std::string& m) {
+    return machine.empty() || m == machine ||
+           (m.size() > machine.size() && m.compare(0, machine.size(), machine) == 0 &&
+            m[machine.size()] == '.');
+  };
+  Json gates = Json::array();
+  Json open = Json::array();
+  run.visitGates([&](const Run::GateView& g) {
+    if (under(g.machine)) gates.push_back(GateBrief(g));
+    open.push_back(g.name);
+  });
+  return {{"gates", std::move(gates)}, {"open", std::move(open)}};
+}
+
+Json GateAnswerBody(const std::string& status, const Json& answered,
+                    const std::function<bool(const std::string&)>& may) {
+  Json gates = Json::array();
+  for (const Json& g : answered.value("gates", Json::array())) {
+    if (g.is_object() && g.contains("gate") && g["gate"].is_string() &&
+        may(g["gate"].get<std::string>()))
+      gates.push_back(g);
+  }
+  int64_t open = 0;
+  for (const Json& name : answered.value("open", Json::array())) {
+    if (name.is_string() && may(name.get<std::string>())) ++open;
+  }
+  return {{"status", status}, {"gates", std::move(gates)}, {"open", open}};
+}
+
 Json GateFields(const OpenGate& gate) { return AcceptedOf(gate).fields; }
 
 namespace {

@@ -426,8 +426,14 @@ void Run::visitGates(const std::function<void(const GateView&)>& fn) const {
     if (g.answered) continue;  // as gates()
     const InvokeSpec* spec = g.owner->invokeSpec(g.invokeId);
     const Json& meta = spec == nullptr || spec->input->is_null() ? kNoMeta : spec->input.json();
-    fn(GateView{name, g.kind, meta, *g.accepts});
+    fn(GateView{name, g.kind, meta, *g.accepts, g.owner->prefix()});
   }
+}
+
+std::optional<std::string> Run::gateMachine(const std::string& gate) const {
+  const auto it = gates_.find(gate);
+  if (it == gates_.end()) return std::nullopt;
+  return it->second.owner->prefix();
 }
 
 OpenGate Run::shown(const std::string& name, const GateEntry& entry) const {

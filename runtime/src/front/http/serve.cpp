@@ -902,21 +902,29 @@ class Server {
                           (e.open.empty() ? "" : "; its open Gates are " + Printable(e.open))};
     }  // any other error by the table: no run 404, ended 409, busy 503, a payload refused 400
     const Caller* who = &c;
-    committed(s, [this, s, id, who] {
+    // The machine whose Gate this answers (a Pool's worker, or the run's own): its Gates are
+    // the ones the answer lists.
+    std::string machine = host_.run(id).gateMachine(gate).value_or("");
+    committed(s, [this, s, id, who, machine = std::move(machine)] {
       if (!host_.hosts(id)) return s->refuse({500, "run " + id + " is no longer hosted"});
       const Run& now = host_.run(id);
       if (now.status() == RunStatus::kCancelled)
         return s->refuse({409, "run " + id + " was cancelled before this answer was delivered"});
-      // What the client needs (#33): the run's status and the Gates open now that it may
-      // answer, each with the events it takes, without their Menus (the schemas of every open
-      // Gate made an answer ~20 KB in a Pool); GET /runs/:id and GET /gates carry the Menus.
-      Json gates = Json::array();
-      now.visitGates([&](const Run::GateView& g) {
-        if (Callers::Allows(*who, now.workflow().name, Scope::kAnswer, g.name))
-          gates.push_back(GateBrief(g));
-      });
-      s->answer(200, Json{{"status", ToString(now.status())}, {"gates", std::move(gates)}});
+      s->answer(200, GateAnswerBody(ToString(now.status()), AnsweredGates(now, machine),
+                                    MayAnswer(*who, now.workflow().name)));
     });
+  }
+
+  // What the 200 of a Gate answer needs (#33): the run's status, the Gates open now of the
+  // machine whose Gate was answered (what comes next for that item) that `who` may answer, each
+  // with the events it takes and without its Menu, and how many Gates it may answer are open in
+  // the whole run. A Pool with many Gates open made every answer list them all (3.8 KB with 64);
+  // GET /runs/:id and GET /gates list them, with their Menus.
+  static std::function<bool(const std::string&)> MayAnswer(const Caller& who,
+                                                           const std::string& workflow) {
+    return [&who, workflow](const std::string& gate) {
+      return Callers::Allows(who, workflow, Scope::kAnswer, gate);
+    };
   }
 
   void listGates(const std::shared_ptr<Session>& s) {
@@ -963,8 +971,9 @@ class Server {
   void forward(const std::shared_ptr<Session>& s, const RunSummary& r, const std::string& verb,
                const Json& body, const Caller* who, const std::string& gate) {
     const std::string id = r.id;
+    const std::string workflow = r.workflow;
     host_.forward(id, verb, body, 10000,
-                  [this, s, id, verb, who, gate](const std::optional<Json>& answer) {
+                  [this, s, id, workflow, verb, who, gate](const std::optional<Json>& answer) {
                     if (!answer) {
                       return s->answer(503,
                                        {{"error", "the serve that drives run " + id +
@@ -981,9 +990,10 @@ class Server {
                     }
                     if (verb == "cancel")
                       return s->answer(200, {{"status", answer->value("status", "")}});
-                    const RunSummary now = host_.summary(id, /*view=*/true);
-                    s->answer(200, {{"status", now.status},
-                                    {"gates", GatesFor(host_.view(now, /*items=*/false), who)}});
+                    // As serve's own answer: the serve that drives the run made `answered`.
+                    s->answer(200, GateAnswerBody(answer->value("status", ""),
+                                                  answer->value("answered", Json::object()),
+                                                  MayAnswer(*who, workflow)));
                   });
   }
 

@@ -45,6 +45,8 @@ class Actor {
   Actor(Run& run, Actor* parent, int key, std::string prefix)
       : run_(run), parent_(parent), key_(key), prefix_(std::move(prefix)) {}
   virtual ~Actor() = default;
+  // Where it is in the run: "" the top, a worker's item id, `item.child` below it (Join).
+  const std::string& prefix() const { return prefix_; }
 
   // Posts `fn` to run on this actor later, unless the actor is gone by then (a cancelled child,
   // a settled worker): a task never touches a deleted actor.
