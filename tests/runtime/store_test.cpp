@@ -107,7 +107,7 @@ TEST_P(StoreTest, ASaveFromAStaleRevisionIsAConflictAndWritesNothing) {
 }
 
 // A group commit is one transaction: a conflict on one run of the batch writes none of it, not
-// the runs before it, their feed lines or their heads.
+// the runs before it, their feed lines, their heads or the hook deliveries logged with them.
 TEST_P(StoreTest, AConflictInASaveAllWritesNoneOfTheBatch) {
   auto store = open();
   store->save(Stored("waiting", 0, "aaaa00000001"));
@@ -121,7 +121,9 @@ TEST_P(StoreTest, AConflictInASaveAllWritesNoneOfTheBatch) {
   batch[1].run.journal = {Json{{"settled", "A"}}};
   batch[2].run = Stored("done", 1, "aaaa00000002");  // stale
   batch[2].feed = {{0, 6, "lost"}};
+  batch[0].hooks = {{"forge", "d-1", 5, "ping", {{"verdict", "reread"}}}};
   EXPECT_THROW(store->saveAll(batch), jr2rt::StoreConflict);
+  EXPECT_FALSE(store->hookAnswer("forge", "d-1").has_value()) << "the hook log with the runs";
   EXPECT_EQ(store->revision("aaaa00000001"), 1);
   EXPECT_EQ(store->revision("aaaa00000003"), 0);
   EXPECT_TRUE(store->feed("aaaa00000001", 0).empty());
@@ -134,6 +136,8 @@ TEST_P(StoreTest, AConflictInASaveAllWritesNoneOfTheBatch) {
   EXPECT_EQ(store->journal("aaaa00000003").size(), 1u);
   ASSERT_TRUE(store->head("tickets").has_value());
   EXPECT_EQ(store->head("tickets")->run, "aaaa00000001");
+  EXPECT_EQ(store->hookAnswer("forge", "d-1").value(), Json({{"verdict", "reread"}}));
+  EXPECT_EQ(store->hookLog("forge", 10).size(), 1u);
   EXPECT_TRUE(store->saveAll({}).empty());
 }
 

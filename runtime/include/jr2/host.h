@@ -473,7 +473,7 @@ class RunHost : private Dispatcher {
     std::function<void()> lost;
   };
   std::vector<AfterCommit> afterCommit_;
-  // Hook deliveries answered and not logged yet (logged after the turn's commit), by (hook, id).
+  // Hook deliveries answered and not logged yet (logged with the turn's commit), by (hook, id).
   std::vector<Store::HookEntry> hookLogDue_;
   std::map<std::pair<std::string, std::string>, Json> hookAnswers_;
   // Whether run `id`'s lock is free now (taken and let go at once); if not, who holds it.

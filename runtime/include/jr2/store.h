@@ -134,6 +134,15 @@ class Heads {
 
 // The runs: each one's row (snapshot, revision, summary, view, dispatch key), saved with its
 // feed lines, journal entries and head in one transaction.
+// One delivery of a hook, as the hook log keeps it (HookLog).
+struct HookEntry {
+  std::string hook;
+  std::string delivery;
+  int64_t timeMs = 0;
+  std::string event;
+  Json answer;
+};
+
 class RunRows {
  public:
   virtual ~RunRows() = default;
@@ -151,6 +160,9 @@ class RunRows {
     StoredRun run;
     std::vector<FeedLine> feed;
     std::optional<Heads::Head> head;  // written after the run, in the same transaction
+    // Hook deliveries logged in the same transaction (HookLog::logHooks, after every run of the
+    // batch): a turn's deliveries are stored with what they did, with one commit (#33).
+    std::vector<HookEntry> hooks = {};
   };
   virtual std::vector<int64_t> saveAll(const std::vector<Save>& batch) = 0;
   // The run whose id starts with `prefix` (4 characters or more). Throws StoreError when none
@@ -241,16 +253,11 @@ class Inbox {
 // The hook log (`GET /hooks/NAME`): each delivery of hook `hook` with its id, its event and
 // the answer it got. hookAnswer() gives the first answer to a delivery id already logged (a
 // delivery sent again gets it, and changes nothing); logHooks() writes deliveries in one
-// transaction, in order, and keeps the first of two with one id.
+// transaction, in order, and keeps the first of two with one id (as RunRows::saveAll does with a
+// Save's `hooks`).
 class HookLog {
  public:
-  struct HookEntry {
-    std::string hook;
-    std::string delivery;
-    int64_t timeMs = 0;
-    std::string event;
-    Json answer;
-  };
+  using HookEntry = jr2rt::HookEntry;
   virtual ~HookLog() = default;
   virtual std::optional<Json> hookAnswer(const std::string& hook, const std::string& delivery) = 0;
   virtual void logHooks(const std::vector<HookEntry>& entries) = 0;

@@ -112,15 +112,17 @@ Json RunHost::deliverHook(const std::string& hook, const std::string& eventKey,
     store_.logHooks({entry});  // after the drive that stored its reread
     return answer;
   }
-  // Logged after the commit of the turn that stores what it did (serve answers after it too): a
-  // delivery id is never answered from the log for a reread that a kill lost. The deliveries of
-  // one turn are logged in one transaction.
-  if (hookLogDue_.empty()) {
+  // Logged in the commit of the turn that stores what it did (RunHost::commit gives the turn's
+  // deliveries to its batch: one transaction, one fsync), or after it in one transaction of
+  // their own when the turn stored no run; serve answers after both. A delivery id is never
+  // answered from the log for a reread that a kill lost.
+  if (hookAnswers_.empty()) {
     afterCommit(
         [this] {
           std::vector<Store::HookEntry> due;
           due.swap(hookLogDue_);
           hookAnswers_.clear();
+          if (due.empty()) return;  // logged with the turn's runs
           try {
             store_.logHooks(due);
           } catch (const StoreConflict&) {

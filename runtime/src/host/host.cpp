@@ -173,6 +173,8 @@ bool RunHost::commit(const std::vector<Run*>& runs) {
     }
   }
   if (batch.empty()) return true;
+  // The turn's hook deliveries, logged in the same transaction (hooks.cpp).
+  batch.front().hooks.swap(hookLogDue_);
   std::vector<int64_t> revisions;
   try {
     revisions = store_.saveAll(batch);
@@ -202,6 +204,7 @@ bool RunHost::commit(const std::vector<Run*>& runs) {
     if (!full && (hosts_ == nullptr || !serving_)) throw;
     ++metrics_.commitsFailed;
     for (size_t i = 0; i < batch.size(); ++i) saved[i]->saver->failed(*saved[i]->run, batch[i]);
+    hookLogDue_.swap(batch.front().hooks);  // logged with the commit that stores their turn
     if (!serving_) throw;  // a command says so and exits; serve waits for space
     if (!full_) {
       note(std::string(e.what()) + "; serve keeps answering reads, refuses changes (503), and " +

@@ -24,6 +24,12 @@ void PgStore::logHooks(const std::vector<HookEntry>& entries) {
   auto hold = db_->hold();
   // One transaction, one round trip; each delivery numbered after its hook's last, in order.
   Pipeline p(*db_);
+  writeHooks(p, entries);
+  p.finish();
+}
+
+// The deliveries, queued in the caller's transaction.
+void PgStore::writeHooks(Pipeline& p, const std::vector<HookEntry>& entries) {
   for (const HookEntry& e : entries) {
     p.add(
         "INSERT INTO hooks (hook, delivery, time, event, answer, seq) VALUES ($1, $2, $3, $4, $5,"
@@ -35,7 +41,6 @@ void PgStore::logHooks(const std::vector<HookEntry>& entries) {
             .text(e.event)
             .text(Dump(e.answer)));
   }
-  p.finish();
 }
 
 std::vector<Json> PgStore::hookLog(const std::string& hook, int64_t limit) {

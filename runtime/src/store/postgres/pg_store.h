@@ -98,6 +98,8 @@ class PgStore final : public Store, public Hosts {
   size_t write(Pipeline& p, const StoredRun& run, const std::vector<FeedLine>& feed);
   // A head's row queued on `p`; the heads of `workflow` ("" every one) (hooks.cpp).
   static void writeHead(Pipeline& p, const Head& h, const std::optional<Lease>& lease);
+  // Hook deliveries queued on `p` (hooks.cpp).
+  static void writeHooks(Pipeline& p, const std::vector<HookEntry>& entries);
   // The lease, for a Hosts method that needs one (hosts.cpp): StoreError without.
   Lease held(const char* what) const;
   std::vector<Head> readHeads(const std::string& workflow);

@@ -103,6 +103,7 @@ std::vector<int64_t> PgStore::saveAll(const std::vector<Save>& batch) {
   for (const Save& s : batch) {
     if (s.head) writeHead(p, *s.head, db_->lease());
   }
+  for (const Save& s : batch) writeHooks(p, s.hooks);
   const std::vector<Result> results = p.finish();
   out.reserve(batch.size());
   for (const size_t i : at) out.push_back(results[i].integer(0, 0));

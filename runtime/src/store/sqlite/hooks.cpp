@@ -21,6 +21,12 @@ std::optional<Json> SqliteStore::hookAnswer(const std::string& hook, const std::
 void SqliteStore::logHooks(const std::vector<HookEntry>& entries) {
   if (entries.empty()) return;
   Txn txn(*db_, "BEGIN IMMEDIATE");
+  writeHooks(entries);
+  txn.commit();
+}
+
+// The deliveries, inside the caller's transaction.
+void SqliteStore::writeHooks(const std::vector<HookEntry>& entries) {
   for (const HookEntry& e : entries) {
     Stmt s(*db_,
            "INSERT INTO hooks (hook, delivery, time, event, answer, seq) VALUES (?, ?, ?, ?, ?,"
@@ -30,7 +36,6 @@ void SqliteStore::logHooks(const std::vector<HookEntry>& entries) {
     s.bind(5, e.answer.dump(-1, ' ', false, Json::error_handler_t::replace));
     s.step();
   }
-  txn.commit();
 }
 
 std::vector<Json> SqliteStore::hookLog(const std::string& hook, int64_t limit) {

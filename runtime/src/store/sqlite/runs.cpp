@@ -54,6 +54,7 @@ std::vector<int64_t> SqliteStore::saveAll(const std::vector<Save>& batch) {
   for (const Save& s : batch) {
     if (s.head) writeHead(*s.head);
   }
+  for (const Save& s : batch) writeHooks(s.hooks);
   txn.commit();
   return out;
 }

@@ -79,6 +79,8 @@ class SqliteStore final : public Store {
   // (hooks.cpp).
   void writeHead(const Head& h);
   std::vector<Head> readHeads(const std::string& workflow);
+  // Hook deliveries, inside the caller's transaction (hooks.cpp).
+  void writeHooks(const std::vector<HookEntry>& entries);
 
   std::unique_ptr<Db> db_;
   std::string path_;
