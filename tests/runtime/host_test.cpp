@@ -9,10 +9,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <condition_variable>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <mutex>
 #include <set>
 #include <thread>
 
@@ -39,6 +41,65 @@ std::string FreshDir(const std::string& name) {
   fs::create_directories(dir);
   return dir.string() + "/";
 }
+
+// What a test lets the commit thread of a pipelined commit do: each saveAll waits until the test
+// allows that many, and the one numbered `failAt` finds the disk full.
+struct CommitGate {
+  std::mutex mu;
+  std::condition_variable cv;
+  int entered = 0;
+  int allowed = 0;
+  int failAt = 0;
+  int count() {
+    std::lock_guard<std::mutex> lock(mu);
+    return entered;
+  }
+  void allow(int n) {
+    std::lock_guard<std::mutex> lock(mu);
+    allowed = n;
+    cv.notify_all();
+  }
+};
+
+// A commit connection that saves only when its CommitGate allows (the rest is the real one's).
+class GatedRows final : public jr2rt::RunRows {
+ public:
+  GatedRows(std::unique_ptr<jr2rt::RunRows> inner, CommitGate& gate)
+      : inner_(std::move(inner)), gate_(gate) {}
+  std::vector<int64_t> saveAll(const std::vector<Save>& batch) override {
+    std::unique_lock<std::mutex> lock(gate_.mu);
+    const int n = ++gate_.entered;
+    gate_.cv.wait(lock, [&] { return gate_.allowed >= n; });
+    if (n == gate_.failAt) throw jr2rt::StoreFull("the disk is full (a test's)");
+    return inner_->saveAll(batch);
+  }
+  int64_t save(const jr2rt::StoredRun& run, const std::vector<jr2rt::FeedLine>& feed) override {
+    return inner_->save(run, feed);
+  }
+  jr2rt::StoredRun load(const std::string& p) override { return inner_->load(p); }
+  std::string resolve(const std::string& p) override { return inner_->resolve(p); }
+  std::vector<jr2rt::RunSummary> list(bool all, bool views) override {
+    return inner_->list(all, views);
+  }
+  jr2rt::RunSummary find(const std::string& p, bool view) override { return inner_->find(p, view); }
+  std::optional<jr2rt::RunSummary> summary(const std::string& id) override {
+    return inner_->summary(id);
+  }
+  int64_t revision(const std::string& id) override { return inner_->revision(id); }
+  std::optional<jr2rt::RunSummary> byKey(const std::string& w, const std::string& k) override {
+    return inner_->byKey(w, k);
+  }
+  std::map<std::pair<std::string, std::string>, int64_t> runCounts() override {
+    return inner_->runCounts();
+  }
+  int64_t prune(int64_t beforeMs, const std::string& w) override {
+    return inner_->prune(beforeMs, w);
+  }
+
+ private:
+  std::unique_ptr<jr2rt::RunRows> inner_;
+  CommitGate& gate_;
+};
 
 // The SQLite store, counting its transactions that write.
 class CountingStore final : public jr2rt::Store {
@@ -70,6 +131,13 @@ class CountingStore final : public jr2rt::Store {
   }
   std::vector<Json> journal(const std::string& id) override { return inner_->journal(id); }
   int64_t statements() const override { return inner_->statements(); }
+  // With a gate: serve's commit thread saves through it (a pipelined commit); without, the host
+  // commits on the engine's thread, so that `commits` counts every one.
+  CommitGate* gate = nullptr;
+  std::unique_ptr<jr2rt::RunRows> commitConnection() override {
+    if (gate == nullptr) return nullptr;
+    return std::make_unique<GatedRows>(inner_->commitConnection(), *gate);
+  }
   int64_t revision(const std::string& id) override { return inner_->revision(id); }
   std::optional<jr2rt::RunSummary> summary(const std::string& id) override {
     return inner_->summary(id);
@@ -1046,6 +1114,73 @@ TEST_F(Host, AQueuedChangeIsAnsweredAfterTheCommitThatStoresIt) {
   EXPECT_GT(revisionWhenAnswered, 0) << "the start was stored before it was answered";
   EXPECT_EQ(statusWhenAnswered, "done");
   EXPECT_EQ(store->list(true).size(), 1u) << "the refused input stored nothing";
+}
+
+// serve's pipelined commit (commit.cpp): while the commit thread stores a batch the engine goes
+// on; what waited for that batch is answered only once it is stored, a change made meanwhile
+// goes in the next batch, and a batch the disk refused is told nothing and stored whole when
+// there is space again (serve tries each second: this test waits that second).
+TEST_F(Host, AServeCommitsOnItsOwnThreadAndAnswersOnlyWhatIsStored) {
+  const std::string dir = FreshDir("pipelined");
+  CountingStore store(dir + "store.db");
+  CommitGate gate;
+  gate.failAt = 2;  // the answers' batch: refused once
+  store.gate = &gate;
+  jr2rt::RunHost host(registry, store, clock);
+  std::string id;
+  bool startAnswered = false;
+  bool answersAnswered = false;
+  int64_t revisionThen = -1;
+  std::string statusThen;
+  host.queue([&] {
+    id = host.begin("conformance_secret", {{"note", {{"deep", {{"secret", "s"}}}}}}, dir);
+    host.afterCommit([&] {
+      startAnswered = true;
+      revisionThen = store.revision(id);
+    });
+  });
+  bool sawFirst = false;
+  bool sawRefused = false;
+  bool sawFull = false;
+  std::function<void()> watch = [&] {
+    if (gate.count() == 1 && !sawFirst) {
+      // The start's batch is with the commit thread, held there: nothing of it is told yet.
+      sawFirst = true;
+      EXPECT_FALSE(startAnswered) << "answered before its batch was stored";
+      EXPECT_EQ(store.revision(id), 0) << "the batch is not stored yet";
+      // Changes made meanwhile: a step of the next turn, stored by the next batch.
+      host.run(id).deliver("approval", "rate", {{"score", 1}});
+      host.run(id).deliver("both.x.review", "accept", Json::object());
+      host.afterCommit([&] {
+        answersAnswered = true;
+        statusThen = store.summary(id)->status;
+        jr2rt::RunHost::Interrupt(SIGTERM);  // serve() returns after this turn
+      });
+      gate.allow(2);
+    }
+    if (gate.count() == 2 && startAnswered && !sawRefused) {
+      sawRefused = true;
+      EXPECT_GE(revisionThen, 1) << "the start was stored before it was answered";
+      gate.allow(3);  // the second batch finds the disk full; the third stores it
+    }
+    if (!host.storeFull().empty()) {
+      sawFull = true;  // the refused batch: said so, and nothing of it answered
+      EXPECT_FALSE(answersAnswered);
+    }
+    if (!answersAnswered) host.queue(watch);
+  };
+  host.queue(watch);
+  host.serve(nullptr);
+  EXPECT_TRUE(sawFirst && sawRefused && sawFull);
+  EXPECT_TRUE(answersAnswered);
+  EXPECT_EQ(statusThen, "done") << "answered once the answers were stored";
+  EXPECT_EQ(gate.count(), 3) << "the start, the answers refused, the answers stored";
+  EXPECT_EQ(store.load(id).snapshot.value("status", ""), "done");
+  // Every feed line once, in order, although the batch that first held them was refused.
+  std::vector<std::string> kinds;
+  for (const auto& line : store.feed(id, 0)) kinds.push_back(line.kind);
+  EXPECT_EQ(std::count(kinds.begin(), kinds.end(), "ended"), 1);
+  EXPECT_EQ(store.feed(id, 0).back().kind, "ended");
 }
 
 }  // namespace

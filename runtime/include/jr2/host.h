@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <exception>
 #include <functional>
 #include <map>
 #include <memory>
@@ -362,7 +363,9 @@ class RunHost : private Dispatcher {
   // Answers the requests in the store's inbox for the runs this host drives (at most every
   // 200 ms: the engine asks after each turn).
   void serveInbox();
-  bool commit(const std::vector<Run*>& runs);
+  // The engine's group commit at the end of each turn (onTurn); with `now`, stored before it
+  // returns even while serving (a cancel, a hand-over: answered as stored).
+  bool commit(const std::vector<Run*>& runs, bool now = false);
   // Counts a feed event of run `id` into metrics_.
   void count(const std::string& id, const Run::FeedEvent& e, int64_t nowMs);
   Metrics metrics_;
@@ -456,8 +459,9 @@ class RunHost : private Dispatcher {
   std::optional<Json> askHolder(const std::string& id, const std::string& holder,
                                 const std::string& verb, const Json& body, int64_t patienceMs,
                                 bool told);
-  // Writes the answers of answersDue_ (after the turn that stored their steps).
+  // Writes the answers of answersDue_ (after the turn that stored their steps), or of `due`.
   void answerDue();
+  void answerDue(const std::vector<AnswerDue>& due);
   // What forward() asked and waits for: polled with the inbox (pollForwarded).
   struct Forwarded {
     int64_t seq = 0;
@@ -478,6 +482,44 @@ class RunHost : private Dispatcher {
   std::map<std::pair<std::string, std::string>, Json> hookAnswers_;
   // Whether run `id`'s lock is free now (taken and let go at once); if not, who holds it.
   bool lockFree(const std::string& id, std::string* holder);
+
+  // A group commit from prepare to what it lets go: the saves, and, when it is pipelined (the
+  // commit thread stores it while the turns go on), what waits for it — each run's effects
+  // held then, the answers registered then (afterCommit_, answersDue_).
+  struct Batch {
+    std::vector<Store::Save> saves;
+    std::vector<Hosted*> hosted;
+    std::vector<std::pair<Run*, size_t>> held;
+    std::vector<AfterCommit> after;
+    std::vector<AnswerDue> answers;
+  };
+  // The saves of `runs` that changed (RunSaver::prepare), with the turn's hook deliveries.
+  Batch prepareBatch(const std::vector<Run*>& runs);
+  // What a commit of `b` leaves: the savers and heads told of the revisions, or, when `error`,
+  // the lines and entries given back (a full disk), the lease lost (fenced_), or the error
+  // thrown where nothing waits it out. True when stored. The one place for both the commit on
+  // the engine's thread and the pipelined one.
+  bool settleBatch(Batch& b, const std::exception_ptr& error, const std::vector<int64_t>& revisions,
+                   double seconds);
+  // The commit thread (commit.cpp): one batch at a time, on the store's commitConnection();
+  // serve starts it (when the store gives one) and stops it once the last batch is settled.
+  class Committer;
+  struct CommitterGone {  // joins its thread (commit.cpp, where a Committer is whole)
+    void operator()(Committer* c) const;
+  };
+  std::unique_ptr<Committer, CommitterGone> committer_;
+  void startCommitter();
+  void stopCommitter();
+  // Between turns, nothing in flight: the inbox's answers and what afterCommit() was given, for
+  // the changes the last commit stored (none while the disk is full).
+  void answerCommitted();
+  // The pipelined batch is done (on the engine's thread): settled, then its effects, answers
+  // and afterCommit_ go out, or they wait for the next batch.
+  void batchDone();
+  // Waits for the batch in flight and settles it: before anything that lets go of a run, or
+  // stores one at once.
+  void settle();
+  bool inFlight() const;
 };
 
 // A standing Pool's chain, from its hooks to the workflow its runs are of: `sentry → alerts →

@@ -448,6 +448,12 @@ class Store : public RunRows,
   // Its hosts, leases and ownership (Hosts), when it has them: the PostgreSQL store (of schema
   // version 2; not one of version 1 opened read-only); nullptr for the SQLite store.
   virtual Hosts* hosts() { return nullptr; }
+  // Another connection to this store, for the run host's commit thread (its group commit
+  // pipelined while it serves, docs/runtime.md#saved-as-it-moves-effects-at-most-once): it only
+  // ever saves, while this one reads and answers on the engine's thread. nullptr when the store
+  // has none to give (the host then commits on the engine's thread): today the PostgreSQL
+  // store, whose saves carry the lease of this connection.
+  virtual std::unique_ptr<RunRows> commitConnection() { return nullptr; }
 };
 
 enum class StoreMode {

@@ -112,37 +112,43 @@ Json RunHost::deliverHook(const std::string& hook, const std::string& eventKey,
     store_.logHooks({entry});  // after the drive that stored its reread
     return answer;
   }
-  // Logged in the commit of the turn that stores what it did (RunHost::commit gives the turn's
-  // deliveries to its batch: one transaction, one fsync), or after it in one transaction of
-  // their own when the turn stored no run; serve answers after both. A delivery id is never
-  // answered from the log for a reread that a kill lost.
-  if (hookAnswers_.empty()) {
-    afterCommit(
-        [this] {
-          std::vector<Store::HookEntry> due;
-          due.swap(hookLogDue_);
-          hookAnswers_.clear();
-          if (due.empty()) return;  // logged with the turn's runs
-          try {
-            store_.logHooks(due);
-          } catch (const StoreConflict&) {
-            throw;
-          } catch (const StoreError& e) {
-            // What the deliveries did is stored (this runs after the commit that stored it),
-            // and their answers go out; only their log could not be written (the server of a
-            // shared store restarted in between, say). A resend of one of them is heard anew
-            // and finds its item held or its run (`existing`): no reason to stop serve.
-            note("the hook log of " + std::to_string(due.size()) + " deliver" +
-                 (due.size() == 1 ? "y" : "ies") + " was not written (" + e.what() +
-                 "): a resend of one is heard anew");
-          }
-        },
-        [this] {
-          // Never stored: a resend of these deliveries is heard anew.
-          hookLogDue_.clear();
-          hookAnswers_.clear();
-        });
-  }
+  // Logged in the commit of the batch that stores what it did (prepareBatch gives the
+  // deliveries heard until then to the batch: one transaction, one fsync), or, when its turn
+  // stored no run, in a transaction of its own once that turn is committed; serve answers after
+  // either. A delivery id is never answered from the log for what a kill lost. Each delivery
+  // looks for its own entry only: with serve's pipelined commit, entries heard since the last
+  // batch was prepared belong to the next one, and logging them before it is stored would answer
+  // a resend from the log for an item the kill lost.
+  const std::pair<std::string, std::string> key{hook, delivery};
+  const auto take = [this, key]() -> std::optional<Store::HookEntry> {
+    hookAnswers_.erase(key);
+    for (auto it = hookLogDue_.begin(); it != hookLogDue_.end(); ++it) {
+      if (it->hook == key.first && it->delivery == key.second) {
+        Store::HookEntry e = std::move(*it);
+        hookLogDue_.erase(it);
+        return e;
+      }
+    }
+    return std::nullopt;  // logged with the runs of the batch that stored its turn
+  };
+  afterCommit(
+      [this, take] {
+        const auto entry = take();
+        if (!entry) return;
+        try {
+          store_.logHooks({*entry});
+        } catch (const StoreConflict&) {
+          throw;
+        } catch (const StoreError& e) {
+          // What the delivery did is stored (this runs after the commit that stored it), and
+          // its answer goes out; only its log could not be written (the server of a shared
+          // store restarted in between, say). A resend of it is heard anew and finds its item
+          // held or its run (`existing`): no reason to stop serve.
+          note("the hook log of delivery " + Printable(entry->delivery) + " was not written (" +
+               e.what() + "): a resend of it is heard anew");
+        }
+      },
+      [take] { take(); });  // never stored: a resend of it is heard anew
   hookAnswers_[{hook, delivery}] = answer;
   hookLogDue_.push_back(std::move(entry));
   return answer;

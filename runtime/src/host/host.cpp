@@ -83,7 +83,9 @@ RunHost::RunHost(const Registry& registry, Store& store, Clock& clock, int threa
 }
 
 RunHost::~RunHost() {
-  // The keeper's thread first: it tells this host what it finds.
+  // The commit thread first (a batch it was given is stored), then the keeper's: each tells this
+  // host what it finds.
+  committer_.reset();
   keeper_.reset();
   // The runs go before the engine they live on.
   runs_.clear();
@@ -152,84 +154,6 @@ void RunHost::count(const std::string& id, const Run::FeedEvent& e, int64_t nowM
 }
 
 int RunHost::effectsOut() const { return engine_->out(); }
-
-bool RunHost::commit(const std::vector<Run*>& runs) {
-  // Group commit (docs/runtime.md#saved-as-it-moves-effects-at-most-once): every run the turn
-  // changed, in one transaction; only then is anything of the turn told (onSaved) or started
-  // (the engine releases the held effects).
-  // While the store's disk is full, serve tries again once a second; what the runs did
-  // meanwhile is held in memory, and nothing of it is told or started.
-  const auto now = std::chrono::steady_clock::now();
-  if (full_ && now - fullTried_ < std::chrono::seconds(1)) return false;
-  std::vector<Store::Save> batch;
-  std::vector<Hosted*> saved;
-  for (Run* r : runs) {
-    auto it = runs_.find(r->id());
-    if (it == runs_.end() || it->second.run.get() != r) continue;
-    if (auto save = it->second.saver->prepare(*r)) {
-      save->head = headOf(it->second);  // a standing run's start or end: its head, with it
-      batch.push_back(std::move(*save));
-      saved.push_back(&it->second);
-    }
-  }
-  if (batch.empty()) return true;
-  // The turn's hook deliveries, logged in the same transaction (hooks.cpp).
-  batch.front().hooks.swap(hookLogDue_);
-  std::vector<int64_t> revisions;
-  try {
-    revisions = store_.saveAll(batch);
-    metrics_.commit.observe(
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - now).count());
-  } catch (const StoreFenced& e) {
-    // This host's lease is gone (another incarnation joined, or it was reaped): nothing of the
-    // turn was stored, and nothing of it goes out; serve lets go of every run (keepLease).
-    ++metrics_.commitsFailed;
-    if (!serving_) throw;
-    fenced_ = e.what();
-    return false;
-  } catch (const StoreConflict& e) {
-    // Hosts sharing a store: this turn met what another live host owns (the head of a standing
-    // workflow it drives, a run it claimed meanwhile). Nothing of the turn was stored, and
-    // nothing of it goes out; this host lets go of every run and joins again, as when fenced, and
-    // claims afresh. One host alone (SQLite), a conflict is a bug to report.
-    if (hosts_ == nullptr || !serving_) throw;
-    ++metrics_.commitsFailed;
-    fenced_ = std::string("a commit met another host's ownership: ") + e.what();
-    return false;
-  } catch (const StoreError& e) {
-    // A store shared by hosts that cannot be reached now (a restart of PostgreSQL, the network):
-    // serve waits it out as it waits out a full disk — nothing of the turn goes out, and it
-    // stores again once it can (or its lease runs out first, and it fences itself).
-    const bool full = dynamic_cast<const StoreFull*>(&e) != nullptr;
-    if (!full && (hosts_ == nullptr || !serving_)) throw;
-    ++metrics_.commitsFailed;
-    for (size_t i = 0; i < batch.size(); ++i) saved[i]->saver->failed(*saved[i]->run, batch[i]);
-    hookLogDue_.swap(batch.front().hooks);  // logged with the commit that stores their turn
-    if (!serving_) throw;  // a command says so and exits; serve waits for space
-    if (!full_) {
-      note(std::string(e.what()) + "; serve keeps answering reads, refuses changes (503), and " +
-           (full ? "stores what its runs do once there is space"
-                 : "stores what its runs do once the store answers again") +
-           " (it tries every second)");
-    }
-    full_ = true;
-    fullDisk_ = full;
-    fullReason_ = e.what();
-    fullTried_ = now;
-    return false;
-  }
-  if (full_) {
-    note(fullDisk_ ? "the run store has space again: what the runs did meanwhile is stored"
-                   : "the run store answers again: what the runs did meanwhile is stored");
-  }
-  full_ = false;
-  for (size_t i = 0; i < batch.size(); ++i) {
-    saved[i]->saver->committed(revisions[i], batch[i]);
-    if (batch[i].head) saved[i]->head = batch[i].head->ended.empty() ? 1 : 2;
-  }
-  tellEnded(batch);
-  return true;
-}
 
 void RunHost::drive() {
   engine_->drive();
@@ -438,7 +362,7 @@ void RunHost::cancel(const std::string& id) {
 void RunHost::cancelNow(Hosted& h) {
   h.run->cancel();  // its children stop: processes killed, held effects never start
   h.saver->addEvent(FeedLine(0, clock_.nowMs(), "cancelled", "cancelled"));
-  commit({h.run.get()});
+  commit({h.run.get()}, /*now=*/true);
   if (!fenced_.empty()) {
     // Not stored, and never will be by this host: the run goes on elsewhere, not cancelled.
     throw RunBusy("this serve lost its lease on the run store before the cancel of run " +
@@ -465,6 +389,7 @@ int64_t RunHost::liveRuns() const {
 }
 
 int RunHost::releaseEnded() {
+  settle();  // a run that ended in the batch in flight is let go once it is stored
   int released = 0;
   for (auto it = runs_.begin(); it != runs_.end();) {
     if (!it->second.run->ended()) {
@@ -482,6 +407,14 @@ int RunHost::releaseEnded() {
   return released;
 }
 
+void RunHost::answerCommitted() {
+  if (full_) return;  // nothing of the last turns is stored: their answers wait
+  answerDue();
+  std::vector<AfterCommit> due;
+  due.swap(afterCommit_);
+  for (auto& a : due) a.fn();
+}
+
 void RunHost::cancelHosted(const std::string& id) {
   Hosted& h = hosted(id);
   if (h.run->ended())
@@ -493,8 +426,16 @@ void RunHost::serve(const std::function<void()>& every, const std::function<void
   auto last = std::chrono::steady_clock::now();
   auto refilled = last;
   serving_ = true;
+  bool first = true;
   engine_->stopWhen(
-      [this, &every, &refill, &last, &refilled] {
+      [this, &every, &refill, &last, &refilled, &first] {
+        // serve's first turn was committed on this thread: what it took up and stood up at its
+        // start is stored before any request is answered (a serve that answers is one whose
+        // standing runs are in the store). The commit thread takes the turns after it.
+        if (first) {
+          first = false;
+          startCommitter();
+        }
         // What the keeper brought: the inbox read at this pass, runs claimed (or a lost lease
         // handled) now rather than at the next second.
         bool now = false;
@@ -505,12 +446,8 @@ void RunHost::serve(const std::function<void()>& every, const std::function<void
         // The answers to what the handlers changed before this commit, then their new
         // requests. While the disk is full nothing of the last turns is stored: their answers
         // wait for the commit that stores them.
-        if (!full_) {
-          answerDue();
-          std::vector<AfterCommit> due;
-          due.swap(afterCommit_);
-          for (auto& a : due) a.fn();
-        }
+        // A pipelined batch in flight: they wait for it, or for the next (commit.cpp).
+        if (!inFlight()) answerCommitted();
         if (g_signal != 0) return true;
         try {
           if (!full_) serveInbox();
@@ -548,7 +485,18 @@ void RunHost::serve(const std::function<void()>& every, const std::function<void
         return false;
       },
       100);
-  engine_->serve();
+  try {
+    engine_->serve();
+  } catch (...) {
+    committer_.reset();
+    serving_ = false;
+    throw;
+  }
+  // The batch in flight stored and settled, then what changed since stored here: a stop stores
+  // every step under way (a standing Pool's hand-over among them), and answers them in the drain.
+  stopCommitter();
+  engine_->commitChanged();
+  answerCommitted();
   serving_ = false;
   for (auto& [id, h] : runs_) stoppedEffects_ += h.run->stopEffects();
 }

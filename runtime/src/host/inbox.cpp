@@ -69,6 +69,10 @@ void RunHost::answerDue() {
   if (answersDue_.empty()) return;
   std::vector<AnswerDue> due;
   due.swap(answersDue_);
+  answerDue(due);
+}
+
+void RunHost::answerDue(const std::vector<AnswerDue>& due) {
   for (const auto& [seq, id, machine] : due) {
     auto it = runs_.find(id);
     if (it == runs_.end()) continue;

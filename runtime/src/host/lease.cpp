@@ -102,6 +102,7 @@ void RunHost::keepLease() {
 
 void RunHost::refence() {
   if (fenced_.empty()) return;
+  settle();  // the batch in flight first: what waited for it is let go below with the rest
   // Another serve joined under this one's name (below): this one does not join again.
   const bool replaced = fenced_.find("another incarnation of it registered") != std::string::npos;
   if (!runs_.empty() || !afterCommit_.empty()) {

@@ -296,7 +296,8 @@ std::vector<std::string> RunHost::handOverDue() {
   }
   for (const auto& [id, why] : bound) {
     hosted(id).run->endAtBound(why);
-    commit({hosted(id).run.get()});  // stored now, with its head: no other step may come
+    commit({hosted(id).run.get()},
+           /*now=*/true);  // stored now, with its head: no other step may come
     std::string told = "standing Pool `" + hosted(id).run->workflow().name;
     told.append("`: run ").append(id).append(" ended at its bound (").append(why);
     told.append(") with no item that got a run; the next starts after a back-off");

@@ -56,8 +56,22 @@ bool Engine::commitTurn() {
   return true;
 }
 
+size_t Engine::heldCount(const Run& r) { return r.held_.size(); }
+
+void Engine::releaseFirst(Run& r, size_t n) {
+  const auto end = r.held_.begin() + static_cast<std::ptrdiff_t>(std::min(n, r.held_.size()));
+  std::vector<std::function<void()>> go(std::make_move_iterator(r.held_.begin()),
+                                        std::make_move_iterator(end));
+  r.held_.erase(r.held_.begin(), end);
+  for (auto& start : go) start();
+}
+
+void Engine::changed(Run& r) { r.dirty_ = true; }
+
 bool Engine::releaseHeld() {
-  // Only now, the turn stored, do the effects it started go out.
+  // Only now, the turn stored, do the effects it started go out (a pipelined commit's host
+  // releases them itself, each run's once the commit that stored them is done).
+  if (holdReleases_) return false;
   bool released = false;
   for (Run* r : runs_) {
     if (r->held_.empty()) continue;

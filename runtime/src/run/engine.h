@@ -54,6 +54,17 @@ class Engine {
   // still, and the effects the turn started stay held until a later commit stores them.
   void onTurn(std::function<bool(const std::vector<Run*>&)> fn) { turn_ = std::move(fn); }
   bool grouped() const { return turn_ != nullptr; }
+  // A pipelined group commit (the run host's, while it serves): `fn` may answer true having only
+  // handed the runs to a thread that stores them while the turns go on. While `held` is set, no
+  // turn releases an effect; the host releases each run's own (releaseFirst) once its commit
+  // stored them, or marks the runs changed again (changed) when it did not.
+  void holdReleases(bool held) { holdReleases_ = held; }
+  // How many effects run `r` holds for a commit now, and the first `n` of them released.
+  static size_t heldCount(const Run& r);
+  static void releaseFirst(Run& r, size_t n);
+  static void changed(Run& r);
+  // Commits the runs changed since the last commit, now (a host that stops between turns).
+  bool commitChanged() { return commitTurn(); }
 
   // Every drive ends early when `stop()` is true after a turn's commit (before the effects it
   // started go out); while effects are out, it is asked at least every `everyMs`.
@@ -96,6 +107,7 @@ class Engine {
   std::function<bool()> stop_;
   int64_t stopEvery_ = 0;
   bool again_ = false;
+  bool holdReleases_ = false;
 };
 
 }  // namespace jr2rt

@@ -137,5 +137,11 @@ class Txn {
 // The connection to the store at `path`, checked to be a jr2 store (or made one, or migrated)
 // and in WAL mode (schema.cpp).
 std::unique_ptr<Db> OpenDb(const std::string& path, StoreMode mode);
+// A second connection to the store `path` this process has open already (OpenDb checked it and
+// put it in WAL mode): opened by SQLite alone. The file is never opened and closed by hand while
+// a connection of this process holds its locks: closing any descriptor of it drops them all
+// (POSIX record locks are the process's), and another command could then take the store for
+// its own and checkpoint the WAL away under this one.
+std::unique_ptr<Db> OpenDbAgain(const std::string& path);
 
 }  // namespace jr2rt::sqlite

@@ -211,6 +211,12 @@ Kind Inspect(const std::string& path) {
 
 }  // namespace
 
+std::unique_ptr<Db> OpenDbAgain(const std::string& path) {
+  auto db = std::make_unique<Db>(path, path, SQLITE_OPEN_READWRITE);
+  db->exec("PRAGMA synchronous=FULL");  // the connection's own, as OpenDb's
+  return db;
+}
+
 std::unique_ptr<Db> OpenDb(const std::string& path, StoreMode mode) {
   const Kind seen = Inspect(path);
   const std::string missing =

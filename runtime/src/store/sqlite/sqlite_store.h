@@ -25,6 +25,10 @@ class SqliteStore final : public Store {
       : db_(std::move(db)), path_(db_->path()), locks_(FileLocks::FolderBeside(path_)) {}
 
   int64_t statements() const override { return db_->statements(); }
+  // The same file opened again: WAL lets this connection read while that one commits.
+  std::unique_ptr<RunRows> commitConnection() override {
+    return std::make_unique<SqliteStore>(OpenDbAgain(path_));
+  }
 
   // RunRows (runs.cpp)
   int64_t save(const StoredRun& run, const std::vector<FeedLine>& feed) override;
