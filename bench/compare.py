@@ -298,11 +298,12 @@ class ServeAnswers:
         worst = max(r["p99ms"] for r in self.rounds)
         body = max(r["largestBody"] for r in self.rounds)
         cpu = statistics.median(r["cpuPerWall"] for r in self.rounds)
+        per = statistics.median(r.get("answersPerCommit", 0) for r in self.rounds)
         return [f"  jr2c: p99 {p99:.1f} ms (worst round {worst:.1f}; goal ≤ 10 ms: "
                 f"{'met' if worst <= 10 else ('met by the median' if p99 <= 10 else 'NOT met')}),"
                 f" largest answer {body:,} bytes (goal ≤ 2 KB: {'met' if body <= 2048 else 'NOT met'}),"
                 f" serve's CPU {cpu:.2f} s a second (both cores: up to 2; goal: both used:"
-                f" {'met' if cpu > 1.2 else 'NOT met'})"]
+                f" {'met' if cpu > 1.2 else 'NOT met'}), {per:.1f} answers a group commit"]
 
 
 class HostsBench:
