@@ -181,7 +181,11 @@ class CountingStore final : public jr2rt::Store {
   std::optional<Json> hookAnswer(const std::string& hook, const std::string& d) override {
     return inner_->hookAnswer(hook, d);
   }
-  void logHooks(const std::vector<HookEntry>& entries) override { inner_->logHooks(entries); }
+  void logHooks(const std::vector<HookEntry>& entries) override {
+    ++hookLogs;
+    inner_->logHooks(entries);
+  }
+  int64_t hookLogs = 0;  // hook-log transactions of their own
   std::optional<jr2rt::RunSummary> byKey(const std::string& w, const std::string& k) override {
     return inner_->byKey(w, k);
   }
@@ -568,6 +572,45 @@ TEST_F(Host, AHookDeliveryIsAnsweredOnceByItsIdAndLogged) {
   // A run's feed tells the reread; a skip is the hook log's alone.
   int rereads = 0;
   for (const auto& f : store->feed(id, 0)) rereads += f.kind == "reread" ? 1 : 0;
+  EXPECT_EQ(rereads, 1);
+}
+
+// serve's deliveries: one whose turn changed a run (a reread) is logged by the commit that stores
+// it; those whose turn stored no run (skipped) once that turn is committed, all of one pass in
+// one transaction; and every one is answered only once it is logged.
+TEST_F(Host, ServesDeliveriesAreLoggedWithTheirTurnAndAnsweredAfter) {
+  const std::string dir = FreshDir("hook-serve");
+  CountingStore store(dir + "store.db");
+  jr2rt::RunHost host(registry, store, clock);
+  host.scriptRead("scripted_read", [&](const Json&, const std::function<void(Json)>& answer,
+                                       const std::function<void(const jr2rt::Failure&)>&) {
+    answer({{"items", Json::array({{{"id", "A"}, {"mode", "wait"}}})}});
+  });
+  const std::string id = host.start("conformance_read", {{"jobs", 2}}, dir);
+  const int64_t commits = store.commits;
+  std::vector<size_t> loggedWhenAnswered;
+  const auto reread = [&] {
+    EXPECT_EQ(host.deliverHook("forge", "issues.labeled", "d-4", Json::object(), false)["verdict"],
+              "reread");
+    host.afterCommit([&] {
+      loggedWhenAnswered.push_back(store.hookLog("forge", 10).size());
+      jr2rt::RunHost::Interrupt(SIGTERM);  // serve() returns after this turn
+    });
+  };
+  host.queue([&] {
+    for (const char* d : {"d-1", "d-2", "d-3"}) {
+      EXPECT_EQ(host.deliverHook("forge", "issues.closed", d, Json::object(), false)["verdict"],
+                "skipped");
+      host.afterCommit([&] { loggedWhenAnswered.push_back(store.hookLog("forge", 10).size()); });
+    }
+    host.afterCommit([&] { host.queue(reread); });  // a later turn
+  });
+  host.serve(nullptr);
+  EXPECT_EQ(loggedWhenAnswered, (std::vector<size_t>{3, 3, 3, 4})) << "answered once logged";
+  EXPECT_EQ(store.commits - commits, 1) << "the reread's turn: one group commit, d-4 in it";
+  EXPECT_EQ(store.hookLogs, 1) << "the three skipped: one transaction";
+  int rereads = 0;
+  for (const auto& f : store.feed(id, 0)) rereads += f.kind == "reread" ? 1 : 0;
   EXPECT_EQ(rereads, 1);
 }
 

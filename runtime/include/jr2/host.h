@@ -475,8 +475,14 @@ class RunHost : private Dispatcher {
   struct AfterCommit {
     std::function<void()> fn;
     std::function<void()> lost;
+    bool hookLog = false;  // a delivery's log entry (hooks.cpp): run before the others
   };
   std::vector<AfterCommit> afterCommit_;
+  // Runs `due` once the commit that stored their turns is done: first the hook deliveries whose
+  // turn stored no run, logged in one transaction (hookLogNow_), then the others, the answers
+  // among them, so that no delivery is answered before it is logged.
+  void runAfterCommit(std::vector<AfterCommit>& due);
+  std::vector<Store::HookEntry> hookLogNow_;
   // Hook deliveries answered and not logged yet (logged with the turn's commit), by (hook, id).
   std::vector<Store::HookEntry> hookLogDue_;
   std::map<std::pair<std::string, std::string>, Json> hookAnswers_;

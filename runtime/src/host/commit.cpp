@@ -187,7 +187,7 @@ void RunHost::batchDone() {
   if (settleBatch(b, error, revisions, seconds)) {
     for (auto& [run, n] : b.held) Engine::releaseFirst(*run, n);
     answerDue(b.answers);
-    for (auto& a : b.after) a.fn();
+    runAfterCommit(b.after);
     return;
   }
   // Not stored: its runs are changed still, and what waited for it waits for the next batch

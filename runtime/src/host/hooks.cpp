@@ -2,9 +2,36 @@
 // verdict as the answer, and the hook log that answers a delivery id once.
 #include <algorithm>
 
+#include "host/host_internal.h"
 #include "jr2/host.h"
 
 namespace jr2rt {
+
+void RunHost::runAfterCommit(std::vector<AfterCommit>& due) {
+  for (auto& a : due) {
+    if (a.hookLog) a.fn();
+  }
+  if (!hookLogNow_.empty()) {
+    std::vector<Store::HookEntry> entries;
+    entries.swap(hookLogNow_);
+    try {
+      store_.logHooks(entries);
+    } catch (const StoreConflict&) {
+      throw;
+    } catch (const StoreError& e) {
+      // What the deliveries did is stored (this runs after the commit that stored it), and their
+      // answers go out; only their log could not be written (the server of a shared store
+      // restarted in between, say). A resend of one is heard anew and finds its item held or its
+      // run (`existing`): no reason to stop serve.
+      note("the hook log of " + std::to_string(entries.size()) + " deliver" +
+           (entries.size() == 1 ? "y" : "ies") + " was not written (" + e.what() +
+           "): a resend of one is heard anew");
+    }
+  }
+  for (auto& a : due) {
+    if (!a.hookLog) a.fn();
+  }
+}
 
 std::vector<Json> RunHost::hookLog(const std::string& hook, int64_t limit) {
   return store_.hookLog(hook, limit);
@@ -114,8 +141,9 @@ Json RunHost::deliverHook(const std::string& hook, const std::string& eventKey,
   }
   // Logged in the commit of the batch that stores what it did (prepareBatch gives the
   // deliveries heard until then to the batch: one transaction, one fsync), or, when its turn
-  // stored no run, in a transaction of its own once that turn is committed; serve answers after
-  // either. A delivery id is never answered from the log for what a kill lost. Each delivery
+  // stored no run, once that turn is committed, with the other such deliveries of that pass in
+  // one transaction (runAfterCommit); serve answers after either. A delivery id is never
+  // answered from the log for what a kill lost. Each delivery
   // looks for its own entry only: with serve's pipelined commit, entries heard since the last
   // batch was prepared belong to the next one, and logging them before it is stored would answer
   // a resend from the log for an item the kill lost.
@@ -131,24 +159,13 @@ Json RunHost::deliverHook(const std::string& hook, const std::string& eventKey,
     }
     return std::nullopt;  // logged with the runs of the batch that stored its turn
   };
-  afterCommit(
-      [this, take] {
-        const auto entry = take();
-        if (!entry) return;
-        try {
-          store_.logHooks({*entry});
-        } catch (const StoreConflict&) {
-          throw;
-        } catch (const StoreError& e) {
-          // What the delivery did is stored (this runs after the commit that stored it), and
-          // its answer goes out; only its log could not be written (the server of a shared
-          // store restarted in between, say). A resend of it is heard anew and finds its item
-          // held or its run (`existing`): no reason to stop serve.
-          note("the hook log of delivery " + Printable(entry->delivery) + " was not written (" +
-               e.what() + "): a resend of it is heard anew");
-        }
-      },
-      [take] { take(); });  // never stored: a resend of it is heard anew
+  afterCommit_.push_back({[this, take] {
+                            // Its turn stored no run: logged with the others of this pass.
+                            if (auto entry = take()) hookLogNow_.push_back(std::move(*entry));
+                          },
+                          [take] { take(); },  // never stored: a resend of it is heard anew
+                          /*hookLog=*/true});
+  AskAnotherTurn(*engine_);
   hookAnswers_[{hook, delivery}] = answer;
   hookLogDue_.push_back(std::move(entry));
   return answer;

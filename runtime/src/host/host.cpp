@@ -412,7 +412,7 @@ void RunHost::answerCommitted() {
   answerDue();
   std::vector<AfterCommit> due;
   due.swap(afterCommit_);
-  for (auto& a : due) a.fn();
+  runAfterCommit(due);
 }
 
 void RunHost::cancelHosted(const std::string& id) {
