@@ -143,10 +143,10 @@ Json RunHost::deliverHook(const std::string& hook, const std::string& eventKey,
   // deliveries heard until then to the batch: one transaction, one fsync), or, when its turn
   // stored no run, once that turn is committed, with the other such deliveries of that pass in
   // one transaction (runAfterCommit); serve answers after either. A delivery id is never
-  // answered from the log for what a kill lost. Each delivery
-  // looks for its own entry only: with serve's pipelined commit, entries heard since the last
-  // batch was prepared belong to the next one, and logging them before it is stored would answer
-  // a resend from the log for an item the kill lost.
+  // answered from the log for what a kill lost. Each delivery looks for its own entry only: with
+  // serve's pipelined commit, entries heard since the last batch was prepared belong to the next
+  // one, and logging them before it is stored would answer a resend from the log for an item the
+  // kill lost.
   const std::pair<std::string, std::string> key{hook, delivery};
   const auto take = [this, key]() -> std::optional<Store::HookEntry> {
     hookAnswers_.erase(key);

@@ -77,12 +77,10 @@ void RunHost::answerDue(const std::vector<AnswerDue>& due) {
     auto it = runs_.find(id);
     if (it == runs_.end()) continue;
     Run& run = *it->second.run;
-    Json gates = Json::array();
-    for (const auto& g : run.gates()) gates.push_back(g.name);
-    // `answered`: what a serve that handed this over answers its client with (views.h).
-    store_.answer(seq, {{"status", ToString(run.status())},
-                        {"gates", gates},
-                        {"answered", AnsweredGates(run, machine)}});
+    // `answered`: what a serve that handed this over answers its client with (views.h); its
+    // `open` names every open Gate. (A command that handed it over reads only that it came.)
+    store_.answer(seq,
+                  {{"status", ToString(run.status())}, {"answered", AnsweredGates(run, machine)}});
   }
 }
 
