@@ -482,7 +482,7 @@ class RunHost : private Dispatcher {
   // turn stored no run, logged in one transaction (hookLogNow_), then the others, the answers
   // among them, so that no delivery is answered before it is logged.
   void runAfterCommit(std::vector<AfterCommit>& due);
-  std::vector<Store::HookEntry> hookLogNow_;
+  std::vector<Store::HookEntry> hookLogNow_;  // gathered by one pass of runAfterCommit
   // Hook deliveries answered and not logged yet (logged with the turn's commit), by (hook, id).
   std::vector<Store::HookEntry> hookLogDue_;
   std::map<std::pair<std::string, std::string>, Json> hookAnswers_;

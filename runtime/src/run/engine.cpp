@@ -75,9 +75,7 @@ bool Engine::releaseHeld() {
   bool released = false;
   for (Run* r : runs_) {
     if (r->held_.empty()) continue;
-    std::vector<std::function<void()>> go;
-    go.swap(r->held_);
-    for (auto& start : go) start();
+    releaseFirst(*r, r->held_.size());
     released = true;
   }
   return released;
