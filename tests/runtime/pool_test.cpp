@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <deque>
 #include <filesystem>
@@ -882,6 +883,64 @@ TEST_F(Fixture, AWorkerPoolGatesNestUnderItsItemAndSurviveARestore) {
   again->send("A.x.working", "finish", Json::object());
   EXPECT_EQ(again->status(), RunStatus::kDone) << again->reason();
   EXPECT_EQ(again->output()["items"]["A"]["items"]["x"], "x");
+}
+
+// A save writes each Pool worker's part from the text it kept, unless the worker moved since
+// (Actor::touch, #33). Whatever moves a worker — its Gate answered, its timer, its failure, a new
+// worker, a restore, a Pool of Pools — the text must be the whole snapshot's and observation's,
+// byte for byte: a part kept after its worker moved would be lost at the next restore.
+TEST_F(Fixture, ASnapshotWrittenFromKeptWorkerPartsIsTheWholeOneAtEveryStep) {
+  auto same = [](const jr2rt::Run& run, const std::string& when) {
+    const auto dump = [](const Json& j) {
+      return j.dump(-1, ' ', false, Json::error_handler_t::replace);
+    };
+    EXPECT_EQ(run.snapshotText(), dump(run.snapshot(false))) << "the snapshot " << when;
+    EXPECT_EQ(run.observeText(), dump(run.observe())) << "the observation " << when;
+  };
+  for (int i = 0; i < 10; ++i) source.answers.push_back(Item("I" + std::to_string(i)));
+  auto run = make("conformance_steppers");
+  run->start(Json::object());
+  same(*run, "at the start");
+  same(*run, "written twice with nothing between");
+  int step = 0;
+  while (run->status() == RunStatus::kWaiting && step < 80) {
+    ++step;
+    // One worker's Gate answered at a time, oldest first (the others keep what they wrote), or
+    // the clock moved on when none is open.
+    const auto gates = GateNames(*run);
+    const auto open = std::find_if(gates.begin(), gates.end(), [](const std::string& g) {
+      return g.size() > 7 &&
+             (g.substr(g.size() - 7) == ".asking" || g.substr(g.size() - 8) == ".closing");
+    });
+    if (open != gates.end() && step % 3 != 0) {
+      const bool closing = open->substr(open->size() - 8) == ".closing";
+      run->send(*open, closing && step % 7 == 0 ? "boom" : "finish", Json::object());
+    } else {
+      clock.advance(1'000);
+      run->tick();
+    }
+    same(*run, "after step " + std::to_string(step));
+    if (step == 5 || step == 17) {
+      // Restored: the new actors keep nothing yet, and write their parts afresh.
+      Json snap = run->snapshot();
+      run = jr2rt::Run::Restore(registry, snap, clock);
+      source.attach(*run);
+      same(*run, "after a restore at step " + std::to_string(step));
+    }
+  }
+  EXPECT_NE(run->status(), RunStatus::kWaiting) << "the Pool drains within 80 steps";
+  same(*run, "once the run ended");
+
+  // A Pool whose workers are Pools: such a worker's part is written whole each time.
+  source.answers = {Item("A"), Item("x"), Item("y", "nap")};
+  auto nest = make("conformance_nest");
+  nest->start(Json::object());
+  same(*nest, "a Pool of Pools at its start");
+  nest->send("A.x.working", "finish", Json::object());
+  same(*nest, "a Pool of Pools after an inner answer");
+  clock.advance(1'000);
+  nest->tick();
+  same(*nest, "a Pool of Pools after an inner timer");
 }
 
 namespace {

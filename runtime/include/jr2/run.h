@@ -362,6 +362,9 @@ class Run {
   // Pools, Gates, Agents and effects by name; a Pool's workers by item id). Never the context, the
   // input, the output, a Gate's meta or a payload.
   Json observe() const;
+  // observe() as JSON text, each Pool worker's part as it last wrote it unless that worker moved
+  // since (Actor::touch): what a save writes at every commit.
+  std::string observeText() const;
   // The earliest pending timer, if any (ms on the run's clock).
   std::optional<int64_t> nextTimer() const;
   // The earliest timer with no open Gate inside the state that started it (its subtree, and the
@@ -415,6 +418,10 @@ class Run {
   // the run's input is left out (a saver stores it once, beside the snapshot: the store puts it
   // back when it loads the run); Restore needs it in.
   Json snapshot(bool withInput = true) const;
+  // snapshot(false) as JSON text (dumped compact, bad UTF-8 replaced), each Pool worker's part
+  // as it last wrote it unless that worker moved since (Actor::touch): what a save writes at
+  // every commit (#33).
+  std::string snapshotText() const;
   static std::unique_ptr<Run> Restore(const Registry& registry, const Json& snapshot, Clock& clock,
                                       const std::vector<Json>* journal = nullptr,
                                       std::shared_ptr<Engine> engine = nullptr);
@@ -556,6 +563,8 @@ class Run {
   void finish(RunStatus status, Json output, std::string reason);
 
  private:
+  // The snapshot without its `top` (snapshot() and snapshotText() add it).
+  Json snapshotBase(bool withInput) const;
   // A parked worker's Gate holds no copy of what its owner keeps: its name is the map's key,
   // its meta and Agent slot are the owner's invoke (`owner->invokeSpec(invokeId)`), its events
   // shared by every Gate of its state. shown() makes the whole OpenGate.

@@ -24,8 +24,9 @@ struct StoredRun {
   std::string status;
   int64_t updatedMs = 0;
   Json snapshot;
-  // `snapshot` as text, when the saver already wrote it so (RunSaver::prepare); "" means save()
-  // writes it from `snapshot`. load() leaves it empty. Whoever edits `snapshot` clears it.
+  // `snapshot` as text, when the saver already wrote it so (RunSaver::prepare, which then leaves
+  // `snapshot` null while the run waits: the text is what is stored); "" means save() writes it
+  // from `snapshot`. load() leaves it empty. Whoever edits `snapshot` clears it.
   std::string snapshotText;
   // Bumped by each save. 0: a run not loaded from the store (a new one).
   int64_t revision = 0;

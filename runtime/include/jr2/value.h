@@ -47,6 +47,9 @@ struct Utf8Step {
 Utf8Step Utf8At(std::string_view text, size_t i);
 // Appends the UTF-8 bytes of code point `cp` (at most U+10FFFF; the caller checks it is one).
 void AppendUtf8(uint32_t cp, std::string& out);
+// `j` appended to `out` as JSON text, as a save writes it (compact, bad UTF-8 replaced): a
+// snapshot's and a view's parts written in place, with no string of their own.
+void AppendJson(std::string& out, const Json& j);
 
 // Parses JSON that comes from outside the program (`--input`, a `send` payload, an agent
 // script, a request body). Throws BadInput with one line naming `what` ("the input", "the

@@ -380,6 +380,12 @@ const Json& OrEmptyObject(const Json& j) {
 }
 bool JsonEquals(const Json& a, const Json& b) { return a == b; }
 
+void AppendJson(std::string& out, const Json& j) {
+  nlohmann::detail::serializer<Json> s(nlohmann::detail::output_adapter<char, std::string>(out),
+                                       ' ', Json::error_handler_t::replace);
+  s.dump(j, false, false, 0);
+}
+
 void Put(Json& j, std::nullptr_t) { j = nullptr; }
 void Put(Json& j, std::nullopt_t) { j = nullptr; }
 void Put(Json& j, bool v) { j = v; }

@@ -1,8 +1,40 @@
 #include "jr2/saver.h"
 
+#include <cstdio>
+#include <cstdlib>
+
 #include "jr2/views.h"
 
 namespace jr2rt {
+namespace {
+
+// JR2_CHECK_SAVES set (the test suite sets it for every test): each save's text, written from
+// what each Pool worker wrote before (Actor::touch), is checked against the whole snapshot and
+// observation built again. A difference is a change made without touch(): it would be lost at
+// a restore, so the process stops at once, saying where the texts part.
+bool CheckSaves() {
+  static const bool kOn = [] {
+    const char* v = std::getenv("JR2_CHECK_SAVES");
+    return v != nullptr && *v != '\0' && std::string(v) != "0";
+  }();
+  return kOn;
+}
+
+void SameOrDie(const Run& run, const char* what, const std::string& written,
+               const std::string& whole) {
+  if (written == whole) return;
+  size_t at = 0;
+  while (at < written.size() && at < whole.size() && written[at] == whole[at]) ++at;
+  const size_t from = at > 200 ? at - 200 : 0;
+  std::fprintf(stderr,
+               "JR2_CHECK_SAVES: run %s: the %s written from kept parts differs from the whole "
+               "at byte %zu\n  written: ...%s\n  whole:   ...%s\n",
+               run.id().c_str(), what, at, written.substr(from, 400).c_str(),
+               whole.substr(from, 400).c_str());
+  std::abort();
+}
+
+}  // namespace
 
 void RunSaver::attach(Run& run, bool fresh) {
   if (fresh) run.keepJournal();
@@ -16,8 +48,7 @@ std::unique_ptr<Run> RunSaver::restore(const Registry& registry, const StoredRun
   revision_ = stored.revision;
   journalCount_ = stored.journalBefore;
   // What is stored: a turn that changes nothing is not written again.
-  lastSaved_ =
-      run->snapshot(/*withInput=*/false).dump(-1, ' ', false, Json::error_handler_t::replace);
+  lastSaved_ = run->snapshotText();
   return run;
 }
 
@@ -31,8 +62,14 @@ void RunSaver::checkpoint(Run& run) {
 
 std::optional<Store::Save> RunSaver::prepare(Run& run) {
   // The input is stored once, beside the snapshot (StoredRun::inputText), not in each one.
-  Json snapshot = run.snapshot(/*withInput=*/false);
-  std::string text = snapshot.dump(-1, ' ', false, Json::error_handler_t::replace);
+  std::string text = run.snapshotText();
+  if (CheckSaves()) {
+    SameOrDie(
+        run, "snapshot", text,
+        run.snapshot(/*withInput=*/false).dump(-1, ' ', false, Json::error_handler_t::replace));
+    SameOrDie(run, "observation", run.observeText(),
+              run.observe().dump(-1, ' ', false, Json::error_handler_t::replace));
+  }
   if (pending_.empty() && !run.journalPending() && text == lastSaved_ && revision_ != 0)
     return std::nullopt;
   Store::Save save;
@@ -41,7 +78,9 @@ std::optional<Store::Save> RunSaver::prepare(Run& run) {
   stored.workflow = run.workflow().name;
   stored.status = ToString(run.status());
   stored.updatedMs = clock_.nowMs();
-  stored.snapshot = std::move(snapshot);
+  // As text only while it waits: an ended run's (small, its Pool gone) is kept as JSON too,
+  // for whoever waits for its end (RunHost::tellEnded reads its output and reason).
+  if (run.ended()) stored.snapshot = run.snapshot(/*withInput=*/false);
   stored.revision = revision_;
   stored.journal = run.takeJournal();
   stored.journalBefore = journalCount_;

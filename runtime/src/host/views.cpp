@@ -125,30 +125,30 @@ bool SameEvents(const std::vector<EventSpec>& a, const std::vector<EventSpec>& b
   return std::equal(a.begin(), a.end(), b.begin(), b.end(), same);
 }
 
-const Accepted& AcceptedOf(const OpenGate& gate) {
+const Accepted& AcceptedOf(OpenGate::Kind kind, const std::vector<EventSpec>& accepts) {
   static std::mutex mutex;
   // By the kind and the events' names, then by the events themselves (compared, which is cheap
   // where hashing at every call is not: a Pool's view asks once per Gate at every commit).
   static std::map<std::string, std::vector<std::unique_ptr<Accepted>>> made;
-  std::string names = std::to_string(static_cast<int>(gate.kind));
-  for (const auto& e : gate.accepts) names += "\n" + e.name;
+  std::string names = std::to_string(static_cast<int>(kind));
+  for (const auto& e : accepts) names += "\n" + e.name;
   const std::lock_guard<std::mutex> lock(mutex);
   auto& seen = made[names];
   for (const auto& a : seen) {
-    if (SameEvents(a->events, gate.accepts)) return *a;
+    if (SameEvents(a->events, accepts)) return *a;
   }
   // The key names the Menu in views, which a reader may merge from several processes: made from
   // what the Menu is made of (a hash), never from the order a process first met it.
-  const uint64_t hash = EventsHash(gate.accepts);
+  const uint64_t hash = EventsHash(accepts);
   std::string key = names + "\n#";
   for (int shift = 60; shift >= 0; shift -= 4) key += "0123456789abcdef"[(hash >> shift) & 15];
   auto fresh = std::make_unique<Accepted>();
   Accepted& a = *fresh;
   a.key = key;
-  a.events = gate.accepts;
+  a.events = accepts;
   a.names = Json::array();
   a.fields = Json::object();
-  for (const auto& e : gate.accepts) {
+  for (const auto& e : accepts) {
     a.names.push_back(e.name);
     Json fields = Json::array();
     for (const auto& f : e.fields)
@@ -156,8 +156,8 @@ const Accepted& AcceptedOf(const OpenGate& gate) {
     a.fields[e.name] = std::move(fields);
   }
   OpenGate bare;
-  bare.kind = gate.kind;
-  bare.accepts = gate.accepts;
+  bare.kind = kind;
+  bare.accepts = accepts;
   a.menu = MenuJson(bare);
   a.menuText = a.menu.dump(-1, ' ', false, Json::error_handler_t::replace);
   a.namesText = a.names.dump(-1, ' ', false, Json::error_handler_t::replace);
@@ -166,6 +166,8 @@ const Accepted& AcceptedOf(const OpenGate& gate) {
   seen.push_back(std::move(fresh));
   return a;
 }
+
+const Accepted& AcceptedOf(const OpenGate& gate) { return AcceptedOf(gate.kind, gate.accepts); }
 
 }  // namespace
 
@@ -298,7 +300,7 @@ std::string DumpExpanded(const Json& doc, const Json& menus) {
 namespace {
 
 // Text of `j` on the end of `out`.
-void Put(std::string& out, const Json& j) { out += DumpText(j); }
+void Put(std::string& out, const Json& j) { AppendJson(out, j); }
 
 // The view of `run` as text, written member by member in the order JSON's objects keep them (by
 // name), as dumping it whole would write it: a save writes one at every commit, and building it as
@@ -314,8 +316,8 @@ std::string ViewText(const Run& run, const Json& standing, const std::vector<std
   std::string out = "{\"gates\":[";
   std::vector<const Accepted*> kinds;  // each kind of Gate's fields are added once
   bool first = true;
-  for (const auto& g : run.gates()) {
-    const Accepted& a = AcceptedOf(g);
+  run.visitGates([&](const Run::GateView& g) {
+    const Accepted& a = AcceptedOf(g.kind, g.accepts);
     if (!first) out += ',';
     first = false;
     out += "{\"accepts\":";
@@ -336,7 +338,7 @@ std::string ViewText(const Run& run, const Json& standing, const std::vector<std
       if (menus != nullptr) menus->push_back(&a);
       kinds.push_back(&a);
     }
-  }
+  });
   out += "],\"output\":";
   Put(out, run.output());
   out += ",\"reason\":";
@@ -417,7 +419,7 @@ std::string SavedViewText(const Run& run) {
     out += kinds[i]->menuText;
   }
   out += "},\"observe\":";
-  Put(out, run.observe());
+  out += run.observeText();
   out += ",\"report\":";
   out += report;
   out += ",\"working\":";

@@ -351,6 +351,19 @@ Json Run::observe() const {
   return out;
 }
 
+std::string Run::observeText() const {
+  std::string out;
+  if (!top_ || ended()) {
+    AppendJson(out, observe());
+  } else {
+    top_->observeText(out, {{"kind", nullptr},
+                            {"runId", id_},
+                            {"workflow", workflow_.name},
+                            {"status", ToString(status_)}});
+  }
+  return out;
+}
+
 Json Run::sofar(bool items) const { return top_ && !ended() ? top_->sofar(items) : Json(nullptr); }
 
 std::vector<std::string> Run::effectsOut() const {
@@ -542,7 +555,7 @@ const NextCall* Run::scripted(const std::string& function) const {
   return it == scripted_.end() ? nullptr : &it->second;
 }
 
-Json Run::snapshot(bool withInput) const {
+Json Run::snapshotBase(bool withInput) const {
   const bool standingEnded = ended() && workflow_.pool != nullptr && workflow_.pool->standing;
   // The picks refused at each Agent's Gate open now: a run taken up again goes on counting, and
   // one whose `picks:` are spent is not put to its Agent again.
@@ -551,15 +564,33 @@ Json Run::snapshot(bool withInput) const {
     if (g.kind == OpenGate::Kind::kAgent && g.refusedPicks > 0) refused[name] = g.refusedPicks;
   }
   Json out = Obj()("version", 1)("id", id_)("workflow", workflow_.name)("home", home_)(
-      "status", ToString(status_))("reason", reason_)("input", withInput ? input_ : Json())(
-      "output", output_)("agentReplies", agentReplies_)("journal", journaling_)(
-      "top", top_ && !ended() ? top_->snapshot() : Json(nullptr))("dispatchedBy", dispatchedBy_)(
+      "status", ToString(status_))("reason", reason_)("output", output_)(
+      "agentReplies", agentReplies_)("journal", journaling_)("dispatchedBy", dispatchedBy_)(
       "assembly", assembly_)
       // A standing run that ended keeps what a new run takes of it (held items, live keys).
       ("carry", standingEnded ? handOverCarry_ : Json(nullptr))(
           "standing", ended() ? standingEnd_ : Json(nullptr));
   if (!refused.empty()) out["refusedPicks"] = std::move(refused);
-  if (!withInput) out.erase("input");
+  if (withInput) out["input"] = input_;
+  return out;
+}
+
+Json Run::snapshot(bool withInput) const {
+  Json out = snapshotBase(withInput);
+  out["top"] = top_ && !ended() ? top_->snapshot() : Json(nullptr);
+  return out;
+}
+
+std::string Run::snapshotText() const {
+  std::string top;
+  if (top_ && !ended()) {
+    top_->snapshotText(top);
+  } else {
+    top = "null";
+  }
+  std::string out;
+  out.reserve(top.size() + 512);
+  WriteMerged(out, snapshotBase(/*withInput=*/false), {{"top", top}});
   return out;
 }
 

@@ -8,6 +8,69 @@
 
 namespace jr2rt {
 
+namespace {
+
+void AppendKey(std::string& out, std::string_view key) {
+  // The members named here are the runtime's own (`actor`, `children`, …): plain ASCII.
+  for (const char c : key) {
+    if (c == '"' || c == '\\' || static_cast<unsigned char>(c) < 0x20 ||
+        static_cast<unsigned char>(c) >= 0x80) {
+      AppendJson(out, Json(std::string(key)));
+      out += ':';
+      return;
+    }
+  }
+  out += '"';
+  out += key;
+  out += "\":";
+}
+
+}  // namespace
+
+void WriteMerged(std::string& out, const Json& base, std::initializer_list<RawMember> raw) {
+  out += '{';
+  bool first = true;
+  auto comma = [&] {
+    if (!first) out += ',';
+    first = false;
+  };
+  auto r = raw.begin();
+  for (const auto& [key, value] : base.items()) {
+    // The raw members that come before this one by name, then this one unless a raw replaces it.
+    while (r != raw.end() && r->first < std::string_view(key)) {
+      comma();
+      AppendKey(out, r->first);
+      out += r->second;
+      ++r;
+    }
+    if (r != raw.end() && r->first == std::string_view(key)) continue;
+    comma();
+    AppendKey(out, key);
+    AppendJson(out, value);
+  }
+  for (; r != raw.end(); ++r) {
+    comma();
+    AppendKey(out, r->first);
+    out += r->second;
+  }
+  out += '}';
+}
+
+Json Actor::Over(Json base, const Json& over) {
+  for (const auto& [key, value] : over.items()) {
+    if (value.is_null()) {
+      base.erase(key);
+    } else {
+      base[key] = value;
+    }
+  }
+  return base;
+}
+
+void Actor::observeText(std::string& out, const Json& over) const {
+  AppendJson(out, Over(observe(), over));
+}
+
 std::unique_ptr<Actor> Actor::Restore(Run& run, Actor* parent, const Json& snap) {
   const std::string kind = snap.at("kind").get<std::string>();
   const int key = snap.at("key").get<int>();

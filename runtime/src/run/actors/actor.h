@@ -3,9 +3,12 @@
 // The actors: machine_actor.h, dispatch_actor.h, and the Pool's in run/pool/pool_actor.h.
 #pragma once
 
+#include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -38,6 +41,13 @@ class Obj {
   Json json_ = Json::object();
 };
 
+// Object `base` appended as AppendJson writes it, with each of `raw`'s members (by name, each
+// already JSON text) in its place among base's: JSON's objects keep their members by name, so
+// the text is the one dumping the whole would write. A run's snapshot and observation are
+// written so at every commit, each Pool worker's part from what it wrote before (#33).
+using RawMember = std::pair<std::string_view, std::string_view>;
+void WriteMerged(std::string& out, const Json& base, std::initializer_list<RawMember> raw);
+
 // One node of the run's tree. Its parent hears its end through childDone / childFailed; the top
 // actor's end is the run's.
 class Actor {
@@ -53,10 +63,25 @@ class Actor {
   template <typename F>
   void later(F&& fn) {
     std::weak_ptr<int> alive = token();
-    run_.post([alive, fn = std::forward<F>(fn)]() mutable {
-      if (!alive.expired()) fn();
+    run_.post([this, alive, fn = std::forward<F>(fn)]() mutable {
+      if (alive.expired()) return;
+      touch();
+      fn();
     });
   }
+
+  // Marks this actor and every one above it changed. Whatever changes what an actor's snapshot
+  // or observation would say calls it (its steps, timers, children's ends, stop): a Pool writes
+  // again, at a commit, only the workers whose version moved since it last wrote them (#33).
+  // A save checks the written text against the whole snapshot when JR2_CHECK_SAVES is set (the
+  // test suite sets it): a change made without touch() is found there.
+  void touch() {
+    for (Actor* a = this; a != nullptr; a = a->parent_) ++a->version_;
+  }
+  uint64_t version() const { return version_; }
+  // Whether a Pool is this actor or below it. A Pool's own state moves by its Source's answers,
+  // which do not touch(): the text of such a worker is never kept, but written each time.
+  bool poolBelow() const { return poolBelow_; }
 
   virtual void start(const Json& input) = 0;
   // `typed` is what check() returned for this payload (null: read it from `payload`).
@@ -67,6 +92,9 @@ class Actor {
   virtual void childFailed(int key, const Failure& failure) = 0;
   virtual void stop() = 0;
   virtual Json snapshot() const = 0;
+  // snapshot() appended to `out` as text (AppendJson's), written without building it where an
+  // actor keeps parts of it as text (a Pool's workers).
+  virtual void snapshotText(std::string& out) const { AppendJson(out, snapshot()); }
   // What the actor has done so far, for `status` and a cancel: a Pool's settled items, its
   // failures and live workers; null for a machine. `items` false: without the items and
   // failures themselves (a journaling Pool's saved view, whose journal holds them).
@@ -85,6 +113,9 @@ class Actor {
   // Where the actor is, for the observation (Run::observe): `{kind, value, children}`, never
   // its context, input or output.
   virtual Json observe() const = 0;
+  // observe() appended to `out` as text, with `over`'s members over its own (a null member
+  // removes that member): a Pool's worker with its `id`, the run's top without its `kind`.
+  virtual void observeText(std::string& out, const Json& over) const;
   // Appends the effects of this actor and those below it that are out now and would not be run
   // again by a restore (not idempotent), each as resumeEffect names them (Run::effectsOut).
   virtual void effectsOut(std::vector<std::string>& out) const { (void)out; }
@@ -123,6 +154,7 @@ class Actor {
  protected:
   // Runs one step of this actor: its Failure ends it, and its parent (or the run) hears of it.
   void step(const std::function<void()>& fn) {
+    touch();
     if (ended_) return;
     try {
       fn();
@@ -131,6 +163,7 @@ class Actor {
     }
   }
   void complete(Json output) {
+    touch();
     if (ended_) return;
     ended_ = true;
     stop();
@@ -145,6 +178,7 @@ class Actor {
     }
   }
   void fail(const Failure& f) {
+    touch();
     if (ended_) return;
     ended_ = true;
     stop();
@@ -168,10 +202,18 @@ class Actor {
     if (!alive_) alive_ = std::make_shared<int>(0);
     return alive_;
   }
+  // A Pool made here: it and every actor above it are poolBelow().
+  void markPool() {
+    for (Actor* a = this; a != nullptr; a = a->parent_) a->poolBelow_ = true;
+  }
+  // `observe()`'s members, with `over`'s over them (a null one removes that member).
+  static Json Over(Json base, const Json& over);
   friend class Run;
 
  private:
   std::shared_ptr<int> alive_;
+  uint64_t version_ = 0;
+  bool poolBelow_ = false;
 };
 
 }  // namespace jr2rt

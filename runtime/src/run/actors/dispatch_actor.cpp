@@ -5,6 +5,7 @@
 namespace jr2rt {
 
 void DispatchActor::start(const Json& input) {
+  touch();
   Dispatcher* door = run_.dispatcher();
   if (door == nullptr) {
     return refuse("dispatch-error",
@@ -46,6 +47,7 @@ void DispatchActor::start(const Json& input) {
 
 void DispatchActor::ended(const std::string& status, const Json& output,
                           const std::string& reason) {
+  touch();
   run_.unawait(run_id_);
   if (status == "done") return complete(output);
   fail(Failure("run " + run_id_ + " of " + workflow_ + " ended " + status +
@@ -54,6 +56,7 @@ void DispatchActor::ended(const std::string& status, const Json& output,
 }
 
 void DispatchActor::stop() {
+  touch();
   if (!run_id_.empty()) run_.unawait(run_id_);
 }
 
@@ -64,6 +67,7 @@ std::shared_ptr<const Payload> DispatchActor::check(int, const std::string& even
 }
 
 void DispatchActor::timer(int id) {
+  touch();
   if (id == kRetry && retrying_ && run_id_.empty()) start(input_);
 }
 

@@ -133,6 +133,7 @@ void MachineActor::deliver(int, const std::string& event, const Json& payload,
 }
 
 void MachineActor::timer(int id) {
+  touch();
   // A timer cancelled after it fell due (an earlier timer's transition left its state) is
   // not delivered; nor is one re-armed since, whose new deadline has not come.
   const auto armed = timers_.find(id);
@@ -166,6 +167,7 @@ void MachineActor::childFailed(int key, const Failure& f) {
 }
 
 void MachineActor::stop() {
+  touch();
   for (auto& [id, child] : children_) closeChild(child);
   children_.clear();
   for (const auto& [t, armed] : timers_) run_.unschedule(this, t);
@@ -175,22 +177,41 @@ void MachineActor::stop() {
 Json MachineActor::observe() const {
   Json children = Json::array();
   for (const auto& [id, c] : children_) {
-    Json child;
-    if (c.actor) {
-      child = c.actor->observe();
-    } else {
-      child = {{"kind", c.spec.kind == InvokeSpec::Kind::kGate    ? "gate"
-                        : c.spec.kind == InvokeSpec::Kind::kAgent ? "agent"
-                                                                  : "effect"},
-               {"value", Json::array()},
-               {"children", Json::array()}};
-    }
-    child["id"] = c.spec.kind == InvokeSpec::Kind::kGate || c.spec.kind == InvokeSpec::Kind::kAgent
-                      ? gateName(c.spec)
-                      : Join(prefix_, c.spec.name.empty() ? c.spec.target : c.spec.name);
+    Json child = c.actor ? c.actor->observe() : LeafObservation(c.spec);
+    child["id"] = childId(c.spec);
     children.push_back(std::move(child));
   }
   return {{"kind", "machine"}, {"value", m_->activeStates()}, {"children", children}};
+}
+
+void MachineActor::observeText(std::string& out, const Json& over) const {
+  std::string children = "[";
+  for (const auto& [id, c] : children_) {
+    if (children.size() > 1) children += ',';
+    const Json childOver = {{"id", childId(c.spec)}};
+    if (c.actor) {
+      c.actor->observeText(children, childOver);
+    } else {
+      AppendJson(children, Over(LeafObservation(c.spec), childOver));
+    }
+  }
+  children += ']';
+  WriteMerged(out, Over({{"kind", "machine"}, {"value", m_->activeStates()}}, over),
+              {{"children", children}});
+}
+
+Json MachineActor::LeafObservation(const InvokeSpec& spec) {
+  return {{"kind", spec.kind == InvokeSpec::Kind::kGate    ? "gate"
+                   : spec.kind == InvokeSpec::Kind::kAgent ? "agent"
+                                                           : "effect"},
+          {"value", Json::array()},
+          {"children", Json::array()}};
+}
+
+std::string MachineActor::childId(const InvokeSpec& spec) const {
+  return spec.kind == InvokeSpec::Kind::kGate || spec.kind == InvokeSpec::Kind::kAgent
+             ? gateName(spec)
+             : Join(prefix_, spec.name.empty() ? spec.target : spec.name);
 }
 
 void MachineActor::effectsOut(std::vector<std::string>& out) const {
@@ -205,12 +226,7 @@ void MachineActor::effectsOut(std::vector<std::string>& out) const {
   }
 }
 
-Json MachineActor::snapshot() const {
-  Json children = Json::array();
-  for (const auto& [id, c] : children_) {
-    children.push_back(
-        Obj()("spec", SpecJson(c.spec))("actor", c.actor ? c.actor->snapshot() : Json(nullptr)));
-  }
+Json MachineActor::snapshotBase() const {
   Json timers = Json::array();
   for (const auto& [t, armed] : timers_) {
     Obj timer;
@@ -219,8 +235,36 @@ Json MachineActor::snapshot() const {
     timers.push_back(std::move(timer));
   }
   return Obj()("kind", "machine")("name", *name_)("key", key_)("prefix", prefix_)(
-      "state", m_->snapshot())("children", std::move(children))("timers", std::move(timers))(
-      "ended", ended_);
+      "state", m_->snapshot())("timers", std::move(timers))("ended", ended_);
+}
+
+Json MachineActor::snapshot() const {
+  Json children = Json::array();
+  for (const auto& [id, c] : children_) {
+    children.push_back(
+        Obj()("spec", SpecJson(c.spec))("actor", c.actor ? c.actor->snapshot() : Json(nullptr)));
+  }
+  Json out = snapshotBase();
+  out["children"] = std::move(children);
+  return out;
+}
+
+void MachineActor::snapshotText(std::string& out) const {
+  std::string children = "[";
+  for (const auto& [id, c] : children_) {
+    if (children.size() > 1) children += ',';
+    children += "{\"actor\":";  // {actor, spec}, by name
+    if (c.actor) {
+      c.actor->snapshotText(children);
+    } else {
+      children += "null";
+    }
+    children += ",\"spec\":";
+    AppendJson(children, SpecJson(c.spec));
+    children += '}';
+  }
+  children += ']';
+  WriteMerged(out, snapshotBase(), {{"children", children}});
 }
 
 void MachineActor::restoreFrom(const Json& snap) {
@@ -246,17 +290,20 @@ void MachineActor::restoreFrom(const Json& snap) {
 }
 
 void MachineActor::startTimer(int id, Duration after) {
+  touch();
   const Armed armed{run_.clock().nowMs() + after.ms, after.ms};
   timers_[id] = armed;
   run_.schedule(this, id, armed.due);
 }
 
 void MachineActor::cancelTimer(int id) {
+  touch();
   timers_.erase(id);
   run_.unschedule(this, id);
 }
 
 void MachineActor::cancelInvoke(int id) {
+  touch();
   auto it = children_.find(id);
   if (it == children_.end()) return;
   closeChild(it->second);
@@ -302,6 +349,7 @@ void MachineActor::after() {
 }
 
 void MachineActor::startInvoke(const InvokeSpec& spec) {
+  touch();
   Child child{spec, nullptr, nullptr};
   switch (spec.kind) {
     case InvokeSpec::Kind::kGate:

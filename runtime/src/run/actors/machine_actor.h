@@ -40,8 +40,10 @@ class MachineActor final : public Actor, public MachineHost {
   void childFailed(int key, const Failure& f) override;
   void stop() override;
   Json observe() const override;
+  void observeText(std::string& out, const Json& over) const override;
   void effectsOut(std::vector<std::string>& out) const override;
   Json snapshot() const override;
+  void snapshotText(std::string& out) const override;
   void restoreFrom(const Json& snap);
 
   // ---- MachineHost ---------------------------------------------------------------------------
@@ -67,6 +69,12 @@ class MachineActor final : public Actor, public MachineHost {
   // An effect as `status` names it when it was out at a save: `WHERE: TARGET`.
   std::string effectName(const InvokeSpec& spec) const;
   std::string gateName(const InvokeSpec& spec) const;
+  // A child in the observation: its `id`, and what a child with no actor (a Gate, an Agent's
+  // Gate, an effect) shows.
+  std::string childId(const InvokeSpec& spec) const;
+  static Json LeafObservation(const InvokeSpec& spec);
+  // The snapshot without its `children` (snapshot() and snapshotText() add them).
+  Json snapshotBase() const;
   void openIfGate(const InvokeSpec& spec);
   void closeChild(Child& c);
   void after();

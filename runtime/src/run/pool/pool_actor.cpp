@@ -218,17 +218,13 @@ void PoolActor::keepInputAsRuns() {
   inputOver_ = std::move(over);
 }
 
-Json PoolActor::snapshot() const {
-  Json workers = Json::array();
-  for (const auto& [k, w] : workers_) {
-    workers.push_back(Obj()("key", k)("id", *w.id)("actor", w.actor->snapshot()));
-  }
+Json PoolActor::snapshotBase() const {
   Json skipped = Json::array();
   for (const auto& s : skipped_) skipped.push_back(s);
   Json held = Json::array();
   for (const auto& h : held_) held.push_back(h);
   Json out = Obj()("kind", "pool")("name", spec_.name)("key", key_)("prefix", prefix_)("cap", cap_)(
-      "workers", std::move(workers))("settled", journaled() ? Json::array() : Json(*settled_))(
+      "settled", journaled() ? Json::array() : Json(*settled_))(
       "failed", journaled() ? Json::array() : Json(*failed_))(
       "items", journaled() ? Json::object() : items_)("failures",
                                                       journaled() ? Json::object() : failures_)(
@@ -245,6 +241,61 @@ Json PoolActor::snapshot() const {
   return out;
 }
 
+Json PoolActor::snapshot() const {
+  Json workers = Json::array();
+  for (const auto& [k, w] : workers_) {
+    workers.push_back(Obj()("key", k)("id", *w.id)("actor", w.actor->snapshot()));
+  }
+  Json out = snapshotBase();
+  out["workers"] = std::move(workers);
+  return out;
+}
+
+void PoolActor::WorkerSnapshot(std::string& out, int key, const Worker& w) {
+  const Actor& a = *w.actor;
+  auto write = [&](std::string& to) {
+    to += "{\"actor\":";  // {actor, id, key}, by name
+    a.snapshotText(to);
+    to += ",\"id\":";
+    AppendJson(to, Json(*w.id));
+    to += ",\"key\":";
+    to += std::to_string(key);
+    to += '}';
+  };
+  if (a.poolBelow()) return write(out);
+  if (!w.written) w.written = std::make_unique<Written>();
+  Written& kept = *w.written;
+  if (kept.snapshot.empty() || kept.snapshotAt != a.version()) {
+    kept.snapshot.clear();
+    write(kept.snapshot);
+    kept.snapshotAt = a.version();
+  }
+  out += kept.snapshot;
+}
+
+void PoolActor::WorkerObservation(std::string& out, const Worker& w) {
+  const Actor& a = *w.actor;
+  if (a.poolBelow()) return a.observeText(out, {{"id", *w.id}});
+  if (!w.written) w.written = std::make_unique<Written>();
+  Written& kept = *w.written;
+  if (kept.observe.empty() || kept.observeAt != a.version()) {
+    kept.observe.clear();
+    a.observeText(kept.observe, {{"id", *w.id}});
+    kept.observeAt = a.version();
+  }
+  out += kept.observe;
+}
+
+void PoolActor::snapshotText(std::string& out) const {
+  std::string workers = "[";
+  for (const auto& [k, w] : workers_) {
+    if (workers.size() > 1) workers += ',';
+    WorkerSnapshot(workers, k, w);
+  }
+  workers += ']';
+  WriteMerged(out, snapshotBase(), {{"workers", workers}});
+}
+
 void PoolActor::effectsOut(std::vector<std::string>& out) const {
   for (const auto& [key, w] : workers_) w.actor->effectsOut(out);
 }
@@ -257,6 +308,17 @@ Json PoolActor::observe() const {
     children.push_back(std::move(child));
   }
   return {{"kind", "pool"}, {"value", Json::array()}, {"children", children}};
+}
+
+void PoolActor::observeText(std::string& out, const Json& over) const {
+  std::string children = "[";
+  for (const auto& [key, w] : workers_) {
+    if (children.size() > 1) children += ',';
+    WorkerObservation(children, w);
+  }
+  children += ']';
+  WriteMerged(out, Over({{"kind", "pool"}, {"value", Json::array()}}, over),
+              {{"children", children}});
 }
 
 Json PoolActor::sofar(bool items) const {

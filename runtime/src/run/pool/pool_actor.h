@@ -33,7 +33,9 @@ std::string IdProblem(const std::string& id);
 class PoolActor final : public Actor {
  public:
   PoolActor(Run& run, Actor* parent, int key, std::string prefix, const PoolSpec& spec)
-      : Actor(run, parent, key, std::move(prefix)), spec_(spec) {}
+      : Actor(run, parent, key, std::move(prefix)), spec_(spec) {
+    markPool();
+  }
 
   void start(const Json& given) override;
   void checkInput(const Json& input) const override { spec_.parseInput(input); }
@@ -46,8 +48,12 @@ class PoolActor final : public Actor {
   void childFailed(int key, const Failure& f) override;
   void stop() override;
   Json snapshot() const override;
+  // Each worker's part from the text it wrote at its version, when nothing below it moved since
+  // (Actor::touch): a commit writes again only the workers that changed (#33).
+  void snapshotText(std::string& out) const override;
   void effectsOut(std::vector<std::string>& out) const override;
   Json observe() const override;
+  void observeText(std::string& out, const Json& over) const override;
   Json sofar(bool items = true) const override;
   void restoreFrom(const Json& snap);
 
@@ -78,10 +84,24 @@ class PoolActor final : public Actor {
   friend class PushSource;
   friend std::unique_ptr<PoolSource> MakePoolSource(PoolActor& pool);
 
+  // A worker's parts of the snapshot and the observation as last written, each with the
+  // worker's version then (made at the first save: a run nobody stores keeps none).
+  struct Written {
+    uint64_t snapshotAt = 0;
+    std::string snapshot;  // `{actor, id, key}`
+    uint64_t observeAt = 0;
+    std::string observe;  // its observation with its `id`
+  };
   struct Worker {
     const std::string* id;  // the key of its `liveIds_` entry: one copy of the id, not two
     std::unique_ptr<Actor> actor;
+    mutable std::unique_ptr<Written> written = nullptr;
   };
+  // The snapshot without its `workers` (snapshot() and snapshotText() add them).
+  Json snapshotBase() const;
+  // Worker `w`'s part of the snapshot, and of the observation, appended to `out`.
+  static void WorkerSnapshot(std::string& out, int key, const Worker& w);
+  static void WorkerObservation(std::string& out, const Worker& w);
 
   // Takes what the run before handed over: each active key again (it finds its run: the wait
   // follows it, and `cap` counts it), then the held items, parsed by this build's item id (one
