@@ -119,7 +119,12 @@ def main():
         print(json.dumps(dict(latencies(lat), answersPerSec=args.items / wall,
                               largestBody=max(sizes), cpuPerWall=cpu / wall,
                               notOpenYet=missing[0],
-                              answersPerCommit=args.items / max(1, commits1 - commits0))))
+                              answersPerCommit=args.items / max(1, commits1[0] - commits0[0]),
+                              # The store's part of each batch: how long one group commit took
+                              # (its transaction and fsync), against the wall time per commit.
+                              commitMs=1000 * (commits1[1] - commits0[1])
+                              / max(1, commits1[0] - commits0[0]),
+                              wallPerCommitMs=1000 * wall / max(1, commits1[0] - commits0[0]))))
     finally:
         proc.terminate()
         try:
@@ -176,14 +181,16 @@ def clients_at_once(proc, client, count):
 
 
 def commits(conn, call):
-    """The group commits serve made so far (`jr2_commit_seconds_count` of GET /metrics)."""
+    """The group commits serve made so far, and the seconds they took in all
+    (`jr2_commit_seconds_count` and `_sum` of GET /metrics)."""
     st, body = call(conn, "GET", "/metrics")
     if st != 200:
         raise SystemExit("metrics: %d %s" % (st, body[:300]))
     m = re.search(rb"^jr2_commit_seconds_count (\d+)", body, re.M)
-    if m is None:
-        raise SystemExit("metrics has no jr2_commit_seconds_count")
-    return int(m.group(1))
+    t = re.search(rb"^jr2_commit_seconds_sum ([0-9.eE+-]+)", body, re.M)
+    if m is None or t is None:
+        raise SystemExit("metrics has no jr2_commit_seconds_count or _sum")
+    return int(m.group(1)), float(t.group(1))
 
 
 def latencies(seconds):

@@ -537,6 +537,18 @@ TEST_F(Host, AGateAnswerListsTheGatesOfTheMachineItAnswered) {
   const auto onlyR = [](const std::string& gate) { return gate.rfind("R-", 0) == 0; };
   EXPECT_EQ(jr2rt::GateAnswerBody("waiting", one, onlyR),
             Json({{"status", "waiting"}, {"gates", Json::array()}, {"open", 1}}));
+  // serve's own answer reads the run in place: the same body as a forwarded answer's.
+  const auto any = [](const std::string&) { return true; };
+  for (const char* machine : {"Q-1", "Q-10", "R-2", ""}) {
+    const Json answered = jr2rt::AnsweredGates(run, machine);
+    for (const auto& may : {std::function<bool(const std::string&)>(onlyQ),
+                            std::function<bool(const std::string&)>(onlyR),
+                            std::function<bool(const std::string&)>(any)}) {
+      EXPECT_EQ(jr2rt::GateAnswerBody("waiting", run, machine, may),
+                jr2rt::GateAnswerBody("waiting", answered, may))
+          << machine;
+    }
+  }
 }
 
 // A hook delivery through the host: its verdict from the run's Source, logged by delivery id; the

@@ -289,6 +289,9 @@ class RunHost : private Dispatcher {
   static std::string NewId();
   // Whether this host drives run `id`.
   bool hosts(const std::string& id) const { return runs_.count(id) != 0; }
+  // Run `id` (its whole id) when this host drives it: its id, workflow and status as this host
+  // holds them, with no read of the store (serve's Gate answer, #33); nullopt for any other.
+  std::optional<RunSummary> hostedSummary(const std::string& id) const;
   // Run `r` to change now: hosted, or taken up at once. RunEnded when it has ended (said as the
   // local `send` says it, or with `cancel` as the local `cancel` does); RunBusy while another
   // command drives it.

@@ -26,6 +26,10 @@ Json AnsweredGates(const Run& run, const std::string& machine);
 // `{status, gates, open}`, `open` how many Gates it may answer are open in the whole run.
 Json GateAnswerBody(const std::string& status, const Json& answered,
                     const std::function<bool(const std::string&)>& may);
+// The same for a run this host drives, read in place: equal to GateAnswerBody(status,
+// AnsweredGates(run, machine), may) (Host.AGateAnswerListsTheGatesOfTheMachineItAnswered).
+Json GateAnswerBody(const std::string& status, const Run& run, const std::string& machine,
+                    const std::function<bool(const std::string&)>& may);
 // The fields of each event a Gate takes, for the lines that show them: `{EVENT: [{name, type,
 // required}]}`, the type as the `.jr2` writes it.
 Json GateFields(const OpenGate& gate);

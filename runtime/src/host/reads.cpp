@@ -16,6 +16,16 @@ std::string RunHost::resolve(const std::string& prefix, const std::string& workf
   return id;
 }
 
+std::optional<RunSummary> RunHost::hostedSummary(const std::string& id) const {
+  const auto it = runs_.find(id);
+  if (it == runs_.end() || !it->second.run) return std::nullopt;
+  RunSummary r;
+  r.id = id;
+  r.workflow = it->second.run->workflow().name;
+  r.status = ToString(it->second.run->status());
+  return r;
+}
+
 RunSummary RunHost::summary(const std::string& prefix, bool view) {
   return store_.find(prefix, view);
 }

@@ -182,20 +182,40 @@ Json GateBrief(const Run::GateView& gate) {
   return {{"gate", gate.name}, {"meta", gate.meta}, {"accepts", std::move(names)}};
 }
 
+namespace {
+
+// Whether machine `m` is in `machine`'s subtree: the machine itself, and every machine whose
+// place is below it ("" is the whole run).
+bool Under(const std::string& machine, const std::string& m) {
+  return machine.empty() || m == machine ||
+         (m.size() > machine.size() && m.compare(0, machine.size(), machine) == 0 &&
+          m[machine.size()] == '.');
+}
+
+}  // namespace
+
 Json AnsweredGates(const Run& run, const std::string& machine) {
-  // In `machine`'s subtree: the machine itself, and every machine whose place is below it.
-  const auto under = [&machine](const std::string& m) {
-    return machine.empty() || m == machine ||
-           (m.size() > machine.size() && m.compare(0, machine.size(), machine) == 0 &&
-            m[machine.size()] == '.');
-  };
   Json gates = Json::array();
   Json open = Json::array();
   run.visitGates([&](const Run::GateView& g) {
-    if (under(g.machine)) gates.push_back(GateBrief(g));
+    if (Under(machine, g.machine)) gates.push_back(GateBrief(g));
     open.push_back(g.name);
   });
   return {{"gates", std::move(gates)}, {"open", std::move(open)}};
+}
+
+Json GateAnswerBody(const std::string& status, const Run& run, const std::string& machine,
+                    const std::function<bool(const std::string&)>& may) {
+  // GateAnswerBody(status, AnsweredGates(run, machine), may) without the list of every open
+  // Gate's name in between: the host that drives the run answers its own Callers so.
+  Json gates = Json::array();
+  int64_t open = 0;
+  run.visitGates([&](const Run::GateView& g) {
+    if (!may(g.name)) return;
+    ++open;
+    if (Under(machine, g.machine)) gates.push_back(GateBrief(g));
+  });
+  return {{"status", status}, {"gates", std::move(gates)}, {"open", open}};
 }
 
 Json GateAnswerBody(const std::string& status, const Json& answered,
@@ -316,8 +336,17 @@ std::string ViewText(const Run& run, const Json& standing, const std::vector<std
   std::string out = "{\"gates\":[";
   std::vector<const Accepted*> kinds;  // each kind of Gate's fields are added once
   bool first = true;
+  // The Gates of one state share one list of events: its Menu is looked up once for them all.
+  const std::vector<EventSpec>* lastEvents = nullptr;
+  OpenGate::Kind lastKind = OpenGate::Kind::kGate;
+  const Accepted* last = nullptr;
   run.visitGates([&](const Run::GateView& g) {
-    const Accepted& a = AcceptedOf(g.kind, g.accepts);
+    if (last == nullptr || &g.accepts != lastEvents || g.kind != lastKind) {
+      last = &AcceptedOf(g.kind, g.accepts);
+      lastEvents = &g.accepts;
+      lastKind = g.kind;
+    }
+    const Accepted& a = *last;
     if (!first) out += ',';
     first = false;
     out += "{\"accepts\":";

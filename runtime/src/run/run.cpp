@@ -469,9 +469,11 @@ std::string Run::agentOf(const GateEntry& entry) const {
 
 std::optional<int64_t> Run::nextUnattendedTimer() const {
   // Where somebody is waited for: each open Gate, as (the actor, the state that invoked it),
-  // and up the tree (each parent, at the state that invoked the child).
+  // and up the tree (each parent, at the state that invoked the child). With no timer, nothing
+  // to tell apart: a Pool of 64 workers at their Gates asks at every save (#33).
   std::set<std::pair<const Actor*, std::string>> waited;
   for (const auto& [name, g] : gates_) {
+    if (timers_.empty()) break;
     const Actor* a = g.owner;
     std::string at = a->invokeState(g.invokeId);
     while (a != nullptr && waited.emplace(a, at).second) {
