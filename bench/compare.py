@@ -299,11 +299,15 @@ class ServeAnswers:
         body = max(r["largestBody"] for r in self.rounds)
         cpu = statistics.median(r["cpuPerWall"] for r in self.rounds)
         per = statistics.median(r.get("answersPerCommit", 0) for r in self.rounds)
+        # Where a batch's cycle goes: the store's commit, against the wall time per commit.
+        commit = statistics.median(r.get("commitMs", 0) for r in self.rounds)
+        cycle = statistics.median(r.get("wallPerCommitMs", 0) for r in self.rounds)
         return [f"  jr2c: p99 {p99:.1f} ms (worst round {worst:.1f}; goal ≤ 10 ms: "
                 f"{'met' if worst <= 10 else ('met by the median' if p99 <= 10 else 'NOT met')}),"
                 f" largest answer {body:,} bytes (goal ≤ 2 KB: {'met' if body <= 2048 else 'NOT met'}),"
                 f" serve's CPU {cpu:.2f} s a second (both cores: up to 2; goal: both used:"
-                f" {'met' if cpu > 1.2 else 'NOT met'}), {per:.1f} answers a group commit"]
+                f" {'met' if cpu > 1.2 else 'NOT met'}), {per:.1f} answers a group commit,"
+                f" a commit {commit:.2f} ms of each {cycle:.2f} ms cycle"]
 
 
 class HostsBench:
