@@ -472,14 +472,15 @@ std::optional<int64_t> Run::nextUnattendedTimer() const {
   // and up the tree (each parent, at the state that invoked the child). With no timer, nothing
   // to tell apart: a Pool of 64 workers at their Gates asks at every save (#33).
   std::set<std::pair<const Actor*, std::string>> waited;
-  for (const auto& [name, g] : gates_) {
-    if (timers_.empty()) break;
-    const Actor* a = g.owner;
-    std::string at = a->invokeState(g.invokeId);
-    while (a != nullptr && waited.emplace(a, at).second) {
-      const Actor* parent = a->parent();
-      at = parent != nullptr ? parent->invokeState(a->key()) : std::string();
-      a = parent;
+  if (!timers_.empty()) {
+    for (const auto& [name, g] : gates_) {
+      const Actor* a = g.owner;
+      std::string at = a->invokeState(g.invokeId);
+      while (a != nullptr && waited.emplace(a, at).second) {
+        const Actor* parent = a->parent();
+        at = parent != nullptr ? parent->invokeState(a->key()) : std::string();
+        a = parent;
+      }
     }
   }
   // A timer is a deadline on an answer when somebody is waited for inside the state that
@@ -584,15 +585,14 @@ Json Run::snapshot(bool withInput) const {
 }
 
 std::string Run::snapshotText() const {
-  std::string top;
-  if (top_ && !ended()) {
-    top_->snapshotText(top);
-  } else {
-    top = "null";
-  }
   std::string out;
-  out.reserve(top.size() + 512);
-  WriteMerged(out, snapshotBase(/*withInput=*/false), {{"top", top}});
+  WriteMerged(out, snapshotBase(/*withInput=*/false), "top", [this](std::string& to) {
+    if (top_ && !ended()) {
+      top_->snapshotText(to);
+    } else {
+      to += "null";
+    }
+  });
   return out;
 }
 

@@ -27,32 +27,24 @@ void AppendKey(std::string& out, std::string_view key) {
 
 }  // namespace
 
-void WriteMerged(std::string& out, const Json& base, std::initializer_list<RawMember> raw) {
+void WriteMerged(std::string& out, const Json& base, std::string_view key,
+                 const std::function<void(std::string&)>& write) {
   out += '{';
-  bool first = true;
-  auto comma = [&] {
-    if (!first) out += ',';
-    first = false;
-  };
-  auto r = raw.begin();
-  for (const auto& [key, value] : base.items()) {
-    // The raw members that come before this one by name, then this one unless a raw replaces it.
-    while (r != raw.end() && r->first < std::string_view(key)) {
-      comma();
-      AppendKey(out, r->first);
-      out += r->second;
-      ++r;
-    }
-    if (r != raw.end() && r->first == std::string_view(key)) continue;
-    comma();
+  bool written = false;
+  auto put = [&] {
+    if (out.back() != '{') out += ',';
     AppendKey(out, key);
+    write(out);
+    written = true;
+  };
+  for (const auto& [name, value] : base.items()) {
+    if (!written && key <= std::string_view(name)) put();
+    if (key == std::string_view(name)) continue;  // written by `write` instead
+    if (out.back() != '{') out += ',';
+    AppendKey(out, name);
     AppendJson(out, value);
   }
-  for (; r != raw.end(); ++r) {
-    comma();
-    AppendKey(out, r->first);
-    out += r->second;
-  }
+  if (!written) put();
   out += '}';
 }
 

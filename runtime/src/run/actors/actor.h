@@ -5,7 +5,6 @@
 
 #include <cstdint>
 #include <functional>
-#include <initializer_list>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -41,12 +40,13 @@ class Obj {
   Json json_ = Json::object();
 };
 
-// Object `base` appended as AppendJson writes it, with each of `raw`'s members (by name, each
-// already JSON text) in its place among base's: JSON's objects keep their members by name, so
-// the text is the one dumping the whole would write. A run's snapshot and observation are
-// written so at every commit, each Pool worker's part from what it wrote before (#33).
-using RawMember = std::pair<std::string_view, std::string_view>;
-void WriteMerged(std::string& out, const Json& base, std::initializer_list<RawMember> raw);
+// Object `base` appended as AppendJson writes it, with member `key` (over base's of that name)
+// written by `write` straight into `out`, in its place among base's: JSON's objects keep their
+// members by name, so the text is the one dumping the whole would write. A run's snapshot and
+// observation are written so at every commit, each Pool worker's part from what it wrote before
+// (#33).
+void WriteMerged(std::string& out, const Json& base, std::string_view key,
+                 const std::function<void(std::string&)>& write);
 
 // One node of the run's tree. Its parent hears its end through childDone / childFailed; the top
 // actor's end is the run's.

@@ -185,19 +185,20 @@ Json MachineActor::observe() const {
 }
 
 void MachineActor::observeText(std::string& out, const Json& over) const {
-  std::string children = "[";
-  for (const auto& [id, c] : children_) {
-    if (children.size() > 1) children += ',';
-    const Json childOver = {{"id", childId(c.spec)}};
-    if (c.actor) {
-      c.actor->observeText(children, childOver);
-    } else {
-      AppendJson(children, Over(LeafObservation(c.spec), childOver));
-    }
-  }
-  children += ']';
-  WriteMerged(out, Over({{"kind", "machine"}, {"value", m_->activeStates()}}, over),
-              {{"children", children}});
+  WriteMerged(out, Over({{"kind", "machine"}, {"value", m_->activeStates()}}, over), "children",
+              [this](std::string& to) {
+                to += '[';
+                for (const auto& [id, c] : children_) {
+                  if (to.back() != '[') to += ',';
+                  const Json childOver = {{"id", childId(c.spec)}};
+                  if (c.actor) {
+                    c.actor->observeText(to, childOver);
+                  } else {
+                    AppendJson(to, Over(LeafObservation(c.spec), childOver));
+                  }
+                }
+                to += ']';
+              });
 }
 
 Json MachineActor::LeafObservation(const InvokeSpec& spec) {
@@ -250,21 +251,22 @@ Json MachineActor::snapshot() const {
 }
 
 void MachineActor::snapshotText(std::string& out) const {
-  std::string children = "[";
-  for (const auto& [id, c] : children_) {
-    if (children.size() > 1) children += ',';
-    children += "{\"actor\":";  // {actor, spec}, by name
-    if (c.actor) {
-      c.actor->snapshotText(children);
-    } else {
-      children += "null";
+  WriteMerged(out, snapshotBase(), "children", [this](std::string& to) {
+    to += '[';
+    for (const auto& [id, c] : children_) {
+      if (to.back() != '[') to += ',';
+      to += "{\"actor\":";  // {actor, spec}, by name
+      if (c.actor) {
+        c.actor->snapshotText(to);
+      } else {
+        to += "null";
+      }
+      to += ",\"spec\":";
+      AppendJson(to, SpecJson(c.spec));
+      to += '}';
     }
-    children += ",\"spec\":";
-    AppendJson(children, SpecJson(c.spec));
-    children += '}';
-  }
-  children += ']';
-  WriteMerged(out, snapshotBase(), {{"children", children}});
+    to += ']';
+  });
 }
 
 void MachineActor::restoreFrom(const Json& snap) {

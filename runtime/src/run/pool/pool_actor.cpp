@@ -251,49 +251,37 @@ Json PoolActor::snapshot() const {
   return out;
 }
 
-void PoolActor::WorkerSnapshot(std::string& out, int key, const Worker& w) {
-  const Actor& a = *w.actor;
-  auto write = [&](std::string& to) {
-    to += "{\"actor\":";  // {actor, id, key}, by name
-    a.snapshotText(to);
-    to += ",\"id\":";
-    AppendJson(to, Json(*w.id));
-    to += ",\"key\":";
-    to += std::to_string(key);
-    to += '}';
-  };
+void PoolActor::Kept(std::string& out, const Actor& a, uint64_t& at, std::string& text,
+                     const std::function<void(std::string&)>& write) {
   if (a.poolBelow()) return write(out);
-  if (!w.written) w.written = std::make_unique<Written>();
-  Written& kept = *w.written;
-  if (kept.snapshot.empty() || kept.snapshotAt != a.version()) {
-    kept.snapshot.clear();
-    write(kept.snapshot);
-    kept.snapshotAt = a.version();
+  if (text.empty() || at != a.version()) {
+    text.clear();
+    write(text);
+    at = a.version();
   }
-  out += kept.snapshot;
-}
-
-void PoolActor::WorkerObservation(std::string& out, const Worker& w) {
-  const Actor& a = *w.actor;
-  if (a.poolBelow()) return a.observeText(out, {{"id", *w.id}});
-  if (!w.written) w.written = std::make_unique<Written>();
-  Written& kept = *w.written;
-  if (kept.observe.empty() || kept.observeAt != a.version()) {
-    kept.observe.clear();
-    a.observeText(kept.observe, {{"id", *w.id}});
-    kept.observeAt = a.version();
-  }
-  out += kept.observe;
+  out += text;
 }
 
 void PoolActor::snapshotText(std::string& out) const {
-  std::string workers = "[";
-  for (const auto& [k, w] : workers_) {
-    if (workers.size() > 1) workers += ',';
-    WorkerSnapshot(workers, k, w);
-  }
-  workers += ']';
-  WriteMerged(out, snapshotBase(), {{"workers", workers}});
+  WriteMerged(out, snapshotBase(), "workers", [this](std::string& to) {
+    to += '[';
+    for (const auto& [k, w] : workers_) {
+      if (to.back() != '[') to += ',';
+      if (!w.written) w.written = std::make_unique<Written>();
+      const int key = k;
+      const Worker& worker = w;
+      Kept(to, *w.actor, w.written->snapshotAt, w.written->snapshot, [&](std::string& part) {
+        part += "{\"actor\":";  // {actor, id, key}, by name
+        worker.actor->snapshotText(part);
+        part += ",\"id\":";
+        AppendJson(part, Json(*worker.id));
+        part += ",\"key\":";
+        part += std::to_string(key);
+        part += '}';
+      });
+    }
+    to += ']';
+  });
 }
 
 void PoolActor::effectsOut(std::vector<std::string>& out) const {
@@ -311,14 +299,20 @@ Json PoolActor::observe() const {
 }
 
 void PoolActor::observeText(std::string& out, const Json& over) const {
-  std::string children = "[";
-  for (const auto& [key, w] : workers_) {
-    if (children.size() > 1) children += ',';
-    WorkerObservation(children, w);
-  }
-  children += ']';
-  WriteMerged(out, Over({{"kind", "pool"}, {"value", Json::array()}}, over),
-              {{"children", children}});
+  WriteMerged(out, Over({{"kind", "pool"}, {"value", Json::array()}}, over), "children",
+              [this](std::string& to) {
+                to += '[';
+                for (const auto& [key, w] : workers_) {
+                  if (to.back() != '[') to += ',';
+                  if (!w.written) w.written = std::make_unique<Written>();
+                  const Worker& worker = w;
+                  Kept(to, *w.actor, w.written->observeAt, w.written->observe,
+                       [&](std::string& part) {
+                         worker.actor->observeText(part, {{"id", *worker.id}});
+                       });
+                }
+                to += ']';
+              });
 }
 
 Json PoolActor::sofar(bool items) const {

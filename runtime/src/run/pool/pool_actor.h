@@ -99,9 +99,11 @@ class PoolActor final : public Actor {
   };
   // The snapshot without its `workers` (snapshot() and snapshotText() add them).
   Json snapshotBase() const;
-  // Worker `w`'s part of the snapshot, and of the observation, appended to `out`.
-  static void WorkerSnapshot(std::string& out, int key, const Worker& w);
-  static void WorkerObservation(std::string& out, const Worker& w);
+  // A worker `a`'s part (of the snapshot or the observation) appended to `out`: `text` as `write`
+  // wrote it at version `at`, written again when the worker moved since; written each time,
+  // and kept by nobody, for a worker with a Pool at or below it.
+  static void Kept(std::string& out, const Actor& a, uint64_t& at, std::string& text,
+                   const std::function<void(std::string&)>& write);
 
   // Takes what the run before handed over: each active key again (it finds its run: the wait
   // follows it, and `cap` counts it), then the held items, parsed by this build's item id (one
