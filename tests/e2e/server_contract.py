@@ -106,6 +106,10 @@ class Side:
         text = text.replace(self.home, "<home>")
         text = re.sub(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d", "<time>", text)
         text = re.sub(r"\b1\d{12}\b", "<ms>", text)
+        # Who answered a Gate (#34): the local user on one side, the token's Caller on the other.
+        text = re.sub(r'( answered \S+ by )(user [^\s"]+|instance)(?=$|")', r"\1<who>", text,
+                      flags=re.M)
+        text = re.sub(r'("by": ?)"(user [^"]+|instance)"', r'\1"<who>"', text)
         text = re.sub(r"due in [0-9][0-9a-z ]*?(?=[:;,)\n])", "due in <wait>", text)
         text = re.sub(r": (a `run` process waiting for it goes on with it; if none is, `\S+ run "
                       r"--resume \S+` does|it fires at the next `send`, or wait for it with `\S+ "

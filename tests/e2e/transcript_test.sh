@@ -53,6 +53,8 @@ while IFS= read -r line || [ -n "$line" ]; do
     # A runner run by its path prints commands that call it by that path (InvokedAs, in
     # front/cli/runner.cpp): read as its name, as a person with it on PATH sees them.
     for runner in "${runners[@]}"; do sed -i "s|$runner|$(basename "$runner")|g" "$tmp/$f"; done
+    # Who answered a Gate from the CLI is the account the test runs as: read as `$USER`.
+    sed -i "s/ answered \([^ ]*\) by user $(id -un)\$/ answered \1 by user \$USER/" "$tmp/$f"
     sed -i -E "s|$tmp|\$TMP|g; s/[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}/\$TIME/g; s/due in [0-9]+ [a-z]+( [0-9]+ [a-z]+)?/due in \$WAIT/g" "$tmp/$f"
     sed 's/^/| /; s/^| $/|/' "$tmp/$f" >> "$tmp/new"
   done

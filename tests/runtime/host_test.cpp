@@ -399,7 +399,7 @@ TEST_F(Host, AGateAnswerReadsTheStoreOnceAndCommitsOnce) {
   const int64_t afterRead = [&] {
     const jr2rt::RunSummary r = host.summary(id.substr(0, 8));
     const int64_t n = store.statements();
-    host.answerAt(r, "approval", "rate", {{"score", 3}});
+    host.answerAt(r, "approval", "rate", {{"score", 3}}, "reviewer");
     return n;
   }();
   host.tick(id);  // the engine's next turn: the answer delivered, the turn committed
@@ -410,17 +410,35 @@ TEST_F(Host, AGateAnswerReadsTheStoreOnceAndCommitsOnce) {
             << written << " feed lines)\n";
   EXPECT_EQ(afterRead - before, 1) << "the store is read once";
   EXPECT_EQ(store.commits - commits, 1);
-  // BEGIN, the row (revision checked and bumped in one UPDATE), each feed line, COMMIT.
-  EXPECT_EQ(statements, 1 + 3 + written);
+  // BEGIN, the row (revision checked and bumped in one UPDATE), the feed's last number (read once
+  // when the turn has more than one line), each feed line, COMMIT. The answer's turn has two:
+  // `answered` (who, what) and `gate-closed`.
+  EXPECT_EQ(written, 2);
+  EXPECT_EQ(statements, 1 + 3 + 1 + written);
   EXPECT_EQ(host.run(id).gates().size(), 1u);
+  // Who answered, what and with what (#34): the feed's audit trail of the Gate.
+  {
+    const auto feed = store.feed(id, 0);
+    const auto answered =
+        std::find_if(feed.begin(), feed.end(), [](const auto& l) { return l.kind == "answered"; });
+    ASSERT_NE(answered, feed.end()) << "no `answered` line on the feed";
+    EXPECT_EQ(answered->data, Json({{"gate", "approval"},
+                                    {"event", "rate"},
+                                    {"payload", {{"score", 3}}},
+                                    {"by", "reviewer"}}));
+    EXPECT_EQ(answered->line, "approval answered rate by reviewer");
+  }
   // Each refusal by its kind, before anything moved.
   const jr2rt::RunSummary r = host.summary(id);
-  EXPECT_THROW(host.answerAt(r, "approval", "rate", {{"score", 1}}), jr2rt::GateRefused);
-  EXPECT_THROW(host.answerAt(r, "both.x.review", "rate", {{"score", 1}}), jr2rt::BadInput);
-  EXPECT_THROW(host.answerAt(r, "both.x.review", "accept", {{"extra", 1}}), jr2rt::BadInput);
-  host.answerAt(r, "both.x.review", "accept", Json::object());
+  EXPECT_THROW(host.answerAt(r, "approval", "rate", {{"score", 1}}, "reviewer"),
+               jr2rt::GateRefused);
+  EXPECT_THROW(host.answerAt(r, "both.x.review", "rate", {{"score", 1}}, "reviewer"),
+               jr2rt::BadInput);
+  EXPECT_THROW(host.answerAt(r, "both.x.review", "accept", {{"extra", 1}}, "reviewer"),
+               jr2rt::BadInput);
+  host.answerAt(r, "both.x.review", "accept", Json::object(), "reviewer");
   try {
-    host.answerAt(r, "both.x.review", "accept", Json::object());
+    host.answerAt(r, "both.x.review", "accept", Json::object(), "reviewer");
     ADD_FAILURE() << "a second answer in one turn was taken";
   } catch (const jr2rt::GateRefused& e) {
     EXPECT_EQ(e.why, jr2rt::GateRefused::Why::kTaken);
@@ -429,7 +447,7 @@ TEST_F(Host, AGateAnswerReadsTheStoreOnceAndCommitsOnce) {
   host.tick(id);
   ASSERT_TRUE(host.run(id).ended());
   try {
-    host.answerAt(host.summary(id), "approval", "rate", {{"score", 1}});
+    host.answerAt(host.summary(id), "approval", "rate", {{"score", 1}}, "reviewer");
     ADD_FAILURE() << "an ended run took an answer";
   } catch (const jr2rt::RunEnded& e) {
     EXPECT_EQ(jr2rt::RuleOf(jr2rt::KindOf(e)).exit, 65);

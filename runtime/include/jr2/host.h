@@ -104,9 +104,9 @@ class RunHost : private Dispatcher {
   // Delivers `event` with `payload` at Gate `gate` of run `id`. A payload refused at a Gate open
   // now is refused before anything moves; then the timers that fell due fire first (and are
   // stored even when the answer is then refused, with BadInput saying what fired); then the
-  // event is delivered and the run driven.
+  // event is delivered and the run driven. `by`: who answered (Run::send).
   void send(const std::string& id, const std::string& gate, const std::string& event,
-            const Json& payload);
+            const Json& payload, const std::string& by = "");
 
   // Cancels run `id` (BadInput if it has ended): it ends `cancelled`, its effects stop, and the
   // cancel is stored with its `cancelled` and `ended` events.
@@ -301,7 +301,7 @@ class RunHost : private Dispatcher {
   // answer checked and queued by Run::deliver, the one check of a Gate. Throws RunEnded, RunBusy,
   // GateRefused, BadInput (the event or its payload).
   void answerAt(const RunSummary& r, const std::string& gate, const std::string& event,
-                const Json& payload);
+                const Json& payload, const std::string& by);
   // Takes up the stored waiting run `id` now, if no other command drives it; else false, with
   // the holder of its lock (`pid N`) in `holder`.
   bool host(const std::string& id, std::string* holder);

@@ -289,13 +289,16 @@ class Run {
     std::shared_ptr<const Payload> typed;
   };
   // Delivers `event` with `payload` at an open Gate and drives the run. Throws BadInput, and
-  // changes nothing, when the Gate, the event or the payload is refused.
+  // changes nothing, when the Gate, the event or the payload is refused. `by` is who answered
+  // (a Caller's name, `user NAME` for the CLI, `agent NAME`): the feed's `answered` event says it
+  // with the event and its payload, the audit trail of every answer; "" for a run driven as a
+  // library, which says no one.
   void send(const std::string& gate, const std::string& event, const Json& payload,
-            const CheckedAnswer* checked = nullptr);
+            const CheckedAnswer* checked = nullptr, const std::string& by = "");
   // The same as send(), without driving: the event is checked and its delivery queued for the
   // next turn of an engine that is being driven already (a host answering its inbox).
   void deliver(const std::string& gate, const std::string& event, const Json& payload,
-               const CheckedAnswer* checked = nullptr);
+               const CheckedAnswer* checked = nullptr, const std::string& by = "");
   // Checks `event` and `payload` at Gate `gate` if it is open now (throws BadInput; changes
   // nothing), before anything drives the run: a payload refused is refused before the work it
   // would wait for. A Gate not open now is left for send() to judge.
@@ -607,7 +610,7 @@ class Run {
   void guard(Task step, Origin origin);
   // Checks `event` and `payload` at an open Gate (throws BadInput) and schedules the delivery.
   void accept(const std::string& gate, const std::string& event, const Json& payload,
-              const CheckedAnswer* checked = nullptr);
+              const CheckedAnswer* checked, const std::string& by);
   std::shared_ptr<const Payload> validate(const GateEntry& entry, const std::string& gate,
                                           const std::string& event, const Json& payload) const;
   // Delivers the Agent's next scripted reply at its open Gate `gate`, if the script has one;

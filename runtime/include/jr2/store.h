@@ -61,10 +61,10 @@ struct RunSummary {
 };
 
 // One event of a run's feed (`log RUN`; `serve` streams it): what happened, typed — `started`,
-// `settled`, `failed`, `gate-opened`, `gate-closed`, `log`, `timer`, `woken`, `agent`, `note`,
-// `cancelled`, `skipped`, `read-failed`, `ended` — with its data, and the line a person reads (""
-// for an event that is only data, such as `gate-closed`). A store written before kinds reads its
-// lines as `line`.
+// `settled`, `failed`, `gate-opened`, `answered` (who answered a Gate, what, with what),
+// `gate-closed`, `log`, `timer`, `woken`, `agent`, `note`, `cancelled`, `skipped`, `read-failed`,
+// `ended` — with its data, and the line a person reads ("" for an event that is only data, such as
+// `gate-closed`). A store written before kinds reads its lines as `line`.
 struct FeedLine {
   FeedLine() = default;
   FeedLine(int64_t seq, int64_t timeMs, std::string line, std::string kind = "line",

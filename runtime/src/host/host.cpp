@@ -332,7 +332,7 @@ std::unique_ptr<Run> RunHost::peek(const std::string& prefix, const std::string&
 }
 
 void RunHost::send(const std::string& id, const std::string& gate, const std::string& event,
-                   const Json& payload) {
+                   const Json& payload, const std::string& by) {
   Run& run = *hosted(id).run;
   // A refused event or payload at a Gate open now is refused before anything is driven.
   const Run::CheckedAnswer checked = run.precheck(gate, event, payload);
@@ -345,7 +345,7 @@ void RunHost::send(const std::string& id, const std::string& gate, const std::st
     throw BadInput(FiredText(run) + "; the run ended `" + ToString(run.status()) +
                    "`, and the answer was not delivered");
   }
-  run.send(gate, event, payload, &checked);
+  run.send(gate, event, payload, &checked, by);
   if (g_signal != 0) stopForSignal();
 }
 

@@ -124,7 +124,11 @@ void RunHost::serveInbox() {
           throw BadInput("the request `send` must be {gate, event, payload}");
         const std::string gate = body["gate"].get<std::string>();
         const std::string event = body["event"].get<std::string>();
-        run.deliver(gate, event, body["payload"]);  // checked here; delivered at the next turn
+        // Checked here; delivered at the next turn. `by`: who answered, as the command that
+        // handed it over knew it.
+        const auto by = body.find("by");
+        run.deliver(gate, event, body["payload"], nullptr,
+                    by != body.end() && by->is_string() ? by->get<std::string>() : "");
         std::string machine = run.gateMachine(gate).value_or("");
         std::string told = "another command answered ";
         told += event;
@@ -375,8 +379,8 @@ Run& RunHost::changeable(const RunSummary& r, bool cancel) {
 }
 
 void RunHost::answerAt(const RunSummary& r, const std::string& gate, const std::string& event,
-                       const Json& payload) {
-  changeable(r).deliver(gate, event, payload);
+                       const Json& payload, const std::string& by) {
+  changeable(r).deliver(gate, event, payload, nullptr, by);
 }
 
 bool RunHost::host(const std::string& id, std::string* holder) {

@@ -3,6 +3,9 @@
 // tells a person goes to StoreVerbsOptions::tell, and the front prints it.
 #include "jr2/verbs.h"
 
+#include <pwd.h>
+#include <unistd.h>
+
 #include <chrono>
 #include <thread>
 
@@ -10,6 +13,24 @@
 #include "jr2/views.h"
 
 namespace jr2rt {
+namespace {
+
+// Who answers a Gate from this machine's CLI, for the feed's `answered` event: `user NAME`, the
+// account the process runs as (not $USER, which anyone may set), or `user uid N` when the
+// account has no name.
+std::string LocalUser() {
+  const uid_t uid = geteuid();
+  std::string buf(4096, '\0');
+  passwd pw{};
+  passwd* found = nullptr;
+  if (getpwuid_r(uid, &pw, buf.data(), buf.size(), &found) == 0 && found != nullptr &&
+      found->pw_name != nullptr && found->pw_name[0] != '\0') {
+    return std::string("user ") + found->pw_name;
+  }
+  return "user uid " + std::to_string(uid);
+}
+
+}  // namespace
 
 Json RunListEntry(const RunSummary& run) {
   return {{"runId", run.id},
@@ -127,13 +148,15 @@ class StoreVerbs final : public Verbs {
       // When another command drives the run (a `run` waiting for its processes), the answer is
       // handed to it; it delivers it at its next turn and answers once that step is stored.
       bool taken = false;
-      std::tie(id, taken) = host->takeOrHand(
-          prefix, workflow_, "send", {{"gate", gate}, {"event", event}, {"payload", payload}});
+      const std::string by = LocalUser();
+      std::tie(id, taken) =
+          host->takeOrHand(prefix, workflow_, "send",
+                           {{"gate", gate}, {"event", event}, {"payload", payload}, {"by", by}});
       if (!taken) {
         out.handedOver = true;
         return stored(*host, id);
       }
-      host->send(id, gate, event, payload);
+      host->send(id, gate, event, payload, by);
       if (follow && !host->follow(id, true)) return stored(*host, id);
       return RunView(host->run(id));
     });

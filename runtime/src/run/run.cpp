@@ -195,13 +195,13 @@ void Run::begin(const Json& input) {
 }
 
 void Run::send(const std::string& gate, const std::string& event, const Json& payload,
-               const CheckedAnswer* checked) {
-  deliver(gate, event, payload, checked);
+               const CheckedAnswer* checked, const std::string& by) {
+  deliver(gate, event, payload, checked, by);
   drain();
 }
 
 void Run::deliver(const std::string& gate, const std::string& event, const Json& payload,
-                  const CheckedAnswer* checked) {
+                  const CheckedAnswer* checked, const std::string& by) {
   // The one place an answer is checked against the Gates (the runner's `send`, serve's answer).
   if (ended())
     throw GateRefused(GateRefused::Why::kEnded, "",
@@ -218,7 +218,7 @@ void Run::deliver(const std::string& gate, const std::string& event, const Json&
                           (taken ? " (another answer to it is being delivered)" : "") +
                           (open.empty() ? "" : "; its open Gates are " + open));
   }
-  accept(gate, event, payload, checked);
+  accept(gate, event, payload, checked, by);
   dirty_ = true;
 }
 
@@ -245,7 +245,7 @@ std::shared_ptr<const Payload> Run::validate(const GateEntry& entry, const std::
 }
 
 void Run::accept(const std::string& gate, const std::string& event, const Json& payload,
-                 const CheckedAnswer* checked) {
+                 const CheckedAnswer* checked, const std::string& by) {
   auto it = gates_.find(gate);
   if (it == gates_.end() || it->second.answered) throw BadInput("no open Gate `" + gate + "`");
   const GateEntry entry = it->second;
@@ -259,7 +259,13 @@ void Run::accept(const std::string& gate, const std::string& event, const Json& 
   // Source's wake Gate takes any number of wakes.
   it->second.answered = entry.kind != OpenGate::Kind::kSource;
   const uint64_t opening = entry.opening;
-  entry.owner->later([this, gate, opening, entry, event, payload, typed = std::move(typed)] {
+  entry.owner->later([this, gate, opening, entry, event, payload, by, typed = std::move(typed)] {
+    // Who answered, what and with what: the audit trail of a Gate (its `gate-closed` says only
+    // that it closed), on the feed before what the answer does.
+    if (heard()) {
+      emit("answered", {{"gate", gate}, {"event", event}, {"payload", payload}, {"by", by}},
+           gate + " answered " + event + (by.empty() ? "" : " by " + by));
+    }
     entry.owner->deliver(entry.invokeId, event, payload, typed);
     // A Gate the event left open (a transition that stays in the state) takes answers again.
     auto again = gates_.find(gate);

@@ -75,7 +75,7 @@ void Run::answerAgent(const std::string& gate) {
     const Json payload = reply.value("payload", Json::object());
     agentReplies_[agent] = used + 1;
     try {
-      accept(gate, event, payload);
+      accept(gate, event, payload, nullptr, "agent " + agent);
     } catch (const BadInput& e) {
       // A pick outside the Menu, or a payload its schema refuses: the Turn is told why and may
       // pick again, up to kAgentPicks picks at one opening of the Gate; then the Gate waits for
@@ -239,7 +239,7 @@ void Run::modelAnswered(const std::string& gate, uint64_t opening, const Json& a
     return;
   }
   try {
-    accept(gate, event, answer.value("payload", Json::object()));
+    accept(gate, event, answer.value("payload", Json::object()), nullptr, "agent " + agent);
   } catch (const BadInput& e) {
     const std::string why = ValidUtf8(e.what());
     refuse("its pick `" + ValidUtf8(event) + "` is refused: " + why,

@@ -879,12 +879,14 @@ class Server {
     const Json payload = body.contains("payload") ? body["payload"] : Json::object();
     const std::string& id = r.id;
     try {
-      host_.answerAt(r, gate, body["event"].get<std::string>(), payload);
+      host_.answerAt(r, gate, body["event"].get<std::string>(), payload, c.name);
     } catch (const RunBusy& e) {
       if (e.holder.rfind("host ", 0) != 0) throw;  // a runner command drives it: 503
       // Another serve sharing the store drives it: the answer goes to that serve.
-      return forward(s, r, "send", {{"gate", gate}, {"event", body["event"]}, {"payload", payload}},
-                     &c, gate);
+      return forward(
+          s, r, "send",
+          {{"gate", gate}, {"event", body["event"]}, {"payload", payload}, {"by", c.name}}, &c,
+          gate);
     } catch (const GateRefused& e) {
       const std::string& run = r.id;
       const std::string name = Printable(gate.substr(0, 200));
