@@ -15,7 +15,11 @@ packages=(
   clang-14 libclang-rt-14-dev clang-format clang-tidy
   graphviz
   python3-prometheus-client
+  chromium
 )
+# Node.js and npm for the console's browser tests, from Debian only where the machine has none
+# (Debian's npm would replace a newer one installed otherwise).
+if ! command -v npm > /dev/null; then packages+=(nodejs npm); fi
 
 missing=()
 for p in "${packages[@]}"; do
@@ -26,12 +30,20 @@ done
 
 if [ "${#missing[@]}" -eq 0 ]; then
   echo "setup: all ${#packages[@]} packages present"
-  exit 0
+else
+  echo "setup: installing ${missing[*]}"
+  sudo_cmd=()
+  if [ "$(id -u)" -ne 0 ]; then sudo_cmd=(sudo); fi
+  export DEBIAN_FRONTEND=noninteractive
+  "${sudo_cmd[@]}" apt-get update -qq
+  "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-echo "setup: installing ${missing[*]}"
-sudo_cmd=()
-if [ "$(id -u)" -ne 0 ]; then sudo_cmd=(sudo); fi
-export DEBIAN_FRONTEND=noninteractive
-"${sudo_cmd[@]}" apt-get update -qq
-"${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+# The web console's browser tests (tests/console/): Playwright and axe-core from npm, at the
+# versions of the lockfile, once (a machine that has Node.js already keeps its own).
+console_tests="$(cd "$(dirname "$0")/.." && pwd)/tests/console"
+if ! cmp -s "$console_tests/package-lock.json" "$console_tests/node_modules/.package-lock.json.jr2" 2>/dev/null; then
+  echo "setup: the console's test tools (npm ci in tests/console)"
+  (cd "$console_tests" && npm ci --no-audit --no-fund --loglevel=error)
+  cp "$console_tests/package-lock.json" "$console_tests/node_modules/.package-lock.json.jr2"
+fi

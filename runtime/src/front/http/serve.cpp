@@ -35,6 +35,7 @@
 #include <optional>
 #include <unordered_set>
 
+#include "front/console/console.h"
 #include "front/present/report.h"
 #include "jr2/auth.h"
 #include "jr2/callers.h"
@@ -176,6 +177,7 @@ class Session : public std::enable_shared_from_this<Session> {
     res_.result(status);
     res_.set(http::field::content_type, "application/json");
     res_.set(http::field::cache_control, "no-store");
+    guard(kApiPolicy);
     if (retryAfter > 0) res_.set(http::field::retry_after, std::to_string(retryAfter));
     res_.body() = Dump(body) + "\n";
     write();
@@ -197,7 +199,22 @@ class Session : public std::enable_shared_from_this<Session> {
     res_.result(status);
     res_.set(http::field::content_type, type);
     res_.set(http::field::cache_control, "no-store");
+    guard(kApiPolicy);
     res_.body() = std::move(body);
+    write();
+  }
+  // One of the web console's assets (GET /ui/…, console.h): the page's policy allows scripts
+  // and styles from serve only, never inline, and no frame.
+  void answerAsset(const ConsoleAsset& asset) {
+    if (answered_) return;
+    answered_ = true;
+    ++limits_->answers[{route_.empty() ? "other" : route_, 200}];
+    res_.version(11);
+    res_.result(200);
+    res_.set(http::field::content_type, asset.type);
+    res_.set(http::field::cache_control, "no-cache");
+    guard(kConsolePolicy);
+    res_.body().assign(reinterpret_cast<const char*>(asset.bytes), asset.size);
     write();
   }
 
@@ -216,6 +233,14 @@ class Session : public std::enable_shared_from_this<Session> {
   void pumpNow();
 
  private:
+  // The headers of every answer that keep a browser from reading it as something else: its
+  // Content-Security-Policy, no sniffing of its type, no referrer, no frame.
+  void guard(const char* policy) {
+    res_.set("Content-Security-Policy", policy);
+    res_.set("X-Content-Type-Options", "nosniff");
+    res_.set("Referrer-Policy", "no-referrer");
+    res_.set("X-Frame-Options", "DENY");
+  }
   // The connection as TCP (its socket, its deadline), under TLS or not.
   beast::tcp_stream& lowest() { return tls_ ? beast::get_lowest_layer(*tls_) : *plain_; }
   // Calls `fn` with the stream HTTP is read from and written to: TLS's, or the TCP stream.
@@ -449,6 +474,19 @@ class Server {
     }
     const std::string method(SV(http::to_string(m)));
     auto label = [&](const char* pattern) { s->route(method + " " + pattern); };
+    if (!seg.empty() && seg[0] == "ui") {
+      // The web console (console.h): the page and its assets, open (they hold no data; every
+      // read the page makes is a route below, with its token).
+      label("/ui/");
+      only(http::verb::get);
+      const ConsoleAsset* asset =
+          seg.size() <= 2 ? FindConsoleAsset(seg.size() == 2 ? seg[1] : "") : nullptr;
+      if (asset == nullptr)
+        throw HttpError{404, "the console has no " +
+                                 Printable(std::string(SV(req.target())).substr(0, 200)) +
+                                 "; it is at /ui/"};
+      return s->answerAsset(*asset);
+    }
     if (is({"healthz"})) {
       label("/healthz");
       only(http::verb::get);

@@ -1,0 +1,605 @@
+// The jr2 console (docs/console.md): a page over serve's own HTTP routes (docs/serve.md), with a
+// Caller's token. It has no authority of its own: every read and every change is a request to the
+// API, which checks the token's scopes as it does for curl. The token lives in this tab's
+// sessionStorage only (gone with the tab), is sent in the Authorization header (never in a URL),
+// and nothing the server sends is put into the page as markup: every text goes in as text.
+"use strict";
+
+const TOKEN_KEY = "jr2.console.token";
+const PAGE = 50; // runs a page
+const main = document.getElementById("main");
+const statusLine = document.getElementById("status");
+let stopFeed = null; // ends the feed the run page follows
+
+// ---- small helpers ----------------------------------------------------------------------------
+
+function el(tag, attrs, ...children) {
+  const node = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === undefined || v === null || v === false) continue;
+    if (k === "class") node.className = v;
+    else if (k === "text") node.textContent = String(v);
+    else if (k.startsWith("on")) node.addEventListener(k.slice(2), v);
+    else node.setAttribute(k, v === true ? "" : String(v));
+  }
+  for (const c of children.flat()) {
+    if (c === undefined || c === null) continue;
+    node.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  }
+  return node;
+}
+
+function say(text) {
+  statusLine.textContent = text;
+}
+
+function token() {
+  return sessionStorage.getItem(TOKEN_KEY) || "";
+}
+
+class ApiError extends Error {
+  constructor(status, body) {
+    super((body && body.error) || "HTTP " + status);
+    this.status = status;
+    this.body = body;
+  }
+}
+
+// A request to serve's API with the token. JSON in, JSON out; a refusal throws ApiError with
+// the server's one-line error.
+async function api(method, path, body) {
+  const headers = { Authorization: "Bearer " + token() };
+  if (body !== undefined) headers["Content-Type"] = "application/json";
+  const res = await fetch(path, {
+    method,
+    headers,
+    body: body === undefined ? undefined : JSON.stringify(body),
+    credentials: "omit",
+    cache: "no-store",
+    redirect: "error",
+  });
+  let doc = null;
+  try {
+    doc = await res.json();
+  } catch (e) {
+    doc = null;
+  }
+  if (!res.ok) throw new ApiError(res.status, doc);
+  return doc;
+}
+
+function time(ms) {
+  if (!ms) return "";
+  const d = new Date(ms);
+  return d.toLocaleString();
+}
+
+function statusChip(status) {
+  return el("span", { class: "st-" + status, text: status });
+}
+
+// ---- signing in -------------------------------------------------------------------------------
+
+function signIn(message) {
+  document.getElementById("sign-out").hidden = true;
+  document.getElementById("who").textContent = "";
+  const input = el("input", {
+    id: "token",
+    type: "password",
+    autocomplete: "off",
+    required: true,
+    "aria-describedby": "token-help",
+  });
+  const error = el("p", { id: "signin-error", class: "error", role: "alert", text: message || "" });
+  const form = el(
+    "form",
+    { class: "signin", "aria-labelledby": "signin-title" },
+    el("h1", { id: "signin-title", text: "Sign in" }),
+    el("label", { for: "token", text: "Caller token" }),
+    input,
+    el("p", {
+      id: "token-help",
+      class: "help",
+      text: "A token from serve's callers file, or the instance token in the store's .token file. " +
+        "It is kept in this tab only, and sent to this serve alone.",
+    }),
+    error,
+    el("button", { type: "submit", class: "primary", text: "Sign in" }),
+  );
+  form.addEventListener("submit", async (ev) => {
+    ev.preventDefault();
+    sessionStorage.setItem(TOKEN_KEY, input.value.trim());
+    try {
+      await whoAmI();
+      route();
+    } catch (e) {
+      sessionStorage.removeItem(TOKEN_KEY);
+      error.textContent = e.status === 401 ? "serve does not know this token." : e.message;
+      input.focus();
+    }
+  });
+  main.replaceChildren(form);
+  input.focus();
+}
+
+// What the token may do: `read` (GET /runs answers) or only `answer` (GET /gates answers).
+let canRead = false;
+async function whoAmI() {
+  try {
+    await api("GET", "/runs");
+    canRead = true;
+  } catch (e) {
+    if (e.status !== 403) throw e;
+    await api("GET", "/gates"); // a Caller with `answer` alone
+    canRead = false;
+  }
+  document.getElementById("sign-out").hidden = false;
+  document.getElementById("who").textContent = canRead ? "signed in" : "signed in (answers only)";
+  document.getElementById("nav-runs").hidden = !canRead;
+}
+
+document.getElementById("sign-out").addEventListener("click", () => {
+  sessionStorage.removeItem(TOKEN_KEY);
+  if (stopFeed) stopFeed();
+  location.hash = "#/";
+  signIn("Signed out.");
+});
+
+// ---- the runs ---------------------------------------------------------------------------------
+
+async function runsPage(params) {
+  const runs = await api("GET", "/runs");
+  const workflows = [...new Set(runs.map((r) => r.workflow))].sort();
+  const statuses = [...new Set(runs.map((r) => r.status))].sort();
+  const wf = params.get("workflow") || "";
+  const st = params.get("status") || "";
+  const q = params.get("q") || "";
+  const page = Math.max(0, parseInt(params.get("page") || "0", 10) || 0);
+  const shown = runs
+    .filter((r) => (!wf || r.workflow === wf) && (!st || r.status === st) && (!q || r.runId.includes(q)))
+    .sort((a, b) => b.updated - a.updated);
+
+  const counts = {};
+  for (const r of runs) {
+    const key = r.workflow;
+    counts[key] = counts[key] || {};
+    counts[key][r.status] = (counts[key][r.status] || 0) + 1;
+  }
+
+  const select = (id, label, value, options) =>
+    el(
+      "div",
+      {},
+      el("label", { for: id, text: label }),
+      el(
+        "select",
+        { id, name: id },
+        el("option", { value: "", text: "any" }),
+        options.map((o) => el("option", { value: o, text: o, selected: o === value })),
+      ),
+    );
+  const filters = el(
+    "form",
+    { class: "filters", role: "search", "aria-label": "Filter the runs" },
+    select("workflow", "Workflow", wf, workflows),
+    select("status", "Status", st, statuses),
+    el("div", {}, el("label", { for: "q", text: "Run id" }), el("input", { id: "q", name: "q", value: q })),
+    el("button", { type: "submit", text: "Filter" }),
+  );
+  filters.addEventListener("submit", (ev) => {
+    ev.preventDefault();
+    const p = new URLSearchParams();
+    for (const k of ["workflow", "status", "q"]) {
+      const v = filters.elements[k].value;
+      if (v) p.set(k, v);
+    }
+    location.hash = "#/?" + p.toString();
+  });
+
+  const rows = shown.slice(page * PAGE, page * PAGE + PAGE).map((r) =>
+    el(
+      "tr",
+      {},
+      el("td", {}, el("a", { href: "#/runs/" + encodeURIComponent(r.runId), class: "mono", text: r.runId })),
+      el("td", { text: r.workflow }),
+      el("td", {}, statusChip(r.status)),
+      el("td", { text: time(r.updated) }),
+    ),
+  );
+  const pages = Math.max(1, Math.ceil(shown.length / PAGE));
+  const go = (n) => {
+    const p = new URLSearchParams(params);
+    p.set("page", String(n));
+    location.hash = "#/?" + p.toString();
+  };
+  main.replaceChildren(
+    el("h1", { text: "Runs" }),
+    el(
+      "section",
+      { "aria-label": "Counts per workflow" },
+      Object.keys(counts)
+        .sort()
+        .map((w) =>
+          el(
+            "div",
+            { class: "counts" },
+            el("strong", { text: w }),
+            Object.entries(counts[w]).map(([s, n]) => el("span", { class: "chip" }, statusChip(s), " " + n)),
+          ),
+        ),
+    ),
+    filters,
+    el(
+      "table",
+      {},
+      el("caption", { class: "visually-hidden", text: "Runs, newest change first" }),
+      el(
+        "thead",
+        {},
+        el("tr", {}, ["Run", "Workflow", "Status", "Changed"].map((h) => el("th", { scope: "col", text: h }))),
+      ),
+      el("tbody", {}, rows),
+    ),
+    el(
+      "div",
+      { class: "pager" },
+      el("button", { type: "button", text: "Newer", disabled: page === 0, onclick: () => go(page - 1) }),
+      el("span", { text: `page ${page + 1} of ${pages} (${shown.length} runs)` }),
+      el("button", { type: "button", text: "Older", disabled: page + 1 >= pages, onclick: () => go(page + 1) }),
+    ),
+  );
+}
+
+// ---- forms from a Menu's JSON Schema ------------------------------------------------------------
+
+// One input for a schema; gives {node, read()} where read() gives the value (undefined: left out).
+function inputFor(schema, name, id, required) {
+  schema = schema || {};
+  const type = Array.isArray(schema.type) ? schema.type.find((t) => t !== "null") : schema.type;
+  if (Array.isArray(schema.enum)) {
+    const sel = el(
+      "select",
+      { id, name, required },
+      required ? null : el("option", { value: "", text: "(none)" }),
+      schema.enum.map((v) => el("option", { value: JSON.stringify(v), text: String(v) })),
+    );
+    return { node: sel, read: () => (sel.value === "" ? undefined : JSON.parse(sel.value)) };
+  }
+  if (type === "boolean") {
+    const box = el("input", { id, name, type: "checkbox" });
+    return { node: box, read: () => box.checked };
+  }
+  if (type === "integer" || type === "number") {
+    const num = el("input", { id, name, type: "number", step: type === "integer" ? "1" : "any", required });
+    return { node: num, read: () => (num.value === "" ? undefined : Number(num.value)) };
+  }
+  if (type === "object" && schema.properties) {
+    const inner = fieldsFor(schema, id + ".");
+    return { node: el("fieldset", { id }, el("legend", { text: name }), inner.nodes), read: inner.read };
+  }
+  if (type === "array") {
+    const area = el("textarea", { id, name, required, "aria-describedby": id + "-fmt" });
+    return {
+      node: el("div", {}, area, el("p", { id: id + "-fmt", class: "help", text: "A JSON list." })),
+      read: () => (area.value.trim() === "" ? undefined : JSON.parse(area.value)),
+    };
+  }
+  if (type === "string") {
+    const long = (schema.maxLength || 0) > 200 || /reason|summary|note|question|text|why/i.test(name);
+    const box = long ? el("textarea", { id, name, required }) : el("input", { id, name, required });
+    return { node: box, read: () => (box.value === "" && !required ? undefined : box.value) };
+  }
+  const any = el("textarea", { id, name, required, "aria-describedby": id + "-fmt" });
+  return {
+    node: el("div", {}, any, el("p", { id: id + "-fmt", class: "help", text: "A JSON value." })),
+    read: () => (any.value.trim() === "" ? undefined : JSON.parse(any.value)),
+  };
+}
+
+function fieldsFor(schema, prefix) {
+  const props = (schema && schema.properties) || {};
+  const required = new Set((schema && schema.required) || []);
+  const readers = [];
+  const nodes = Object.entries(props).map(([name, sub]) => {
+    const id = prefix + name;
+    const input = inputFor(sub, name, id, required.has(name));
+    readers.push([name, input.read]);
+    const nested = input.node.tagName === "FIELDSET";
+    return el(
+      "div",
+      { class: "field", "data-field": name },
+      nested ? null : el("label", { for: id, text: name + (required.has(name) ? " (required)" : "") }),
+      sub && sub.description ? el("p", { class: "help", text: sub.description }) : null,
+      input.node,
+      el("p", { class: "error", role: "alert", "data-error-for": name }),
+    );
+  });
+  return {
+    nodes,
+    read: () => {
+      const out = {};
+      for (const [name, read] of readers) {
+        const v = read();
+        if (v !== undefined) out[name] = v;
+      }
+      return out;
+    },
+  };
+}
+
+// The server's refusal at the field it names (`reason`), else under the form.
+function showRefusal(form, message) {
+  for (const p of form.querySelectorAll("[data-error-for]")) p.textContent = "";
+  const named = [...form.querySelectorAll("[data-field]")].find((f) =>
+    message.includes("`" + f.dataset.field + "`") || message.includes("." + f.dataset.field),
+  );
+  const where = named ? named.querySelector("[data-error-for]") : form.querySelector(".form-error");
+  where.textContent = message;
+  const input = named && named.querySelector("input, select, textarea");
+  if (input) {
+    input.setAttribute("aria-invalid", "true");
+    input.focus();
+  }
+}
+
+function gateForms(runId, gate, onDone) {
+  const menu = gate.menu || (gate.accepts || []).map((e) => ({ event: e }));
+  return menu.map((item) => {
+    const fields = fieldsFor(item.schema, `${gate.gate}.${item.event}.`);
+    const form = el(
+      "form",
+      { "data-event": item.event, "aria-label": `${gate.gate}: ${item.event}` },
+      el("h3", { text: item.event }),
+      item.description ? el("p", { class: "help", text: item.description }) : null,
+      fields.nodes,
+      el("p", { class: "error form-error", role: "alert" }),
+      el("button", { type: "submit", class: "primary", text: "Send " + item.event }),
+    );
+    form.addEventListener("submit", async (ev) => {
+      ev.preventDefault();
+      let payload;
+      try {
+        payload = fields.read();
+      } catch (e) {
+        showRefusal(form, "a field is not JSON: " + e.message);
+        return;
+      }
+      try {
+        const path = `/runs/${encodeURIComponent(runId)}/gates/${encodeURIComponent(gate.gate)}/events`;
+        await api("POST", path, { event: item.event, payload });
+        say(`${gate.gate}: ${item.event} sent`);
+        onDone();
+      } catch (e) {
+        showRefusal(form, e.message);
+      }
+    });
+    return form;
+  });
+}
+
+function gateSection(runId, gate, canAnswer, onDone) {
+  return el(
+    "section",
+    { class: "gate", "data-gate": gate.gate, "aria-label": "Gate " + gate.gate },
+    el("h2", {}, "Gate ", el("code", { text: gate.gate })),
+    gate.meta && Object.keys(gate.meta).length
+      ? el("pre", { class: "mono", text: JSON.stringify(gate.meta, null, 2) })
+      : null,
+    canAnswer ? gateForms(runId, gate, onDone) : el("p", { class: "help", text: "Accepts: " + (gate.accepts || []).join(", ") }),
+  );
+}
+
+// ---- a run --------------------------------------------------------------------------------------
+
+async function runPage(id) {
+  const run = await api("GET", "/runs/" + encodeURIComponent(id));
+  const full = run.report !== undefined; // `read`; an `answer`-only token sees the observation
+  const feedList = el("ol", { id: "feed-lines" });
+  const header = el(
+    "div",
+    {},
+    el("h1", {}, "Run ", el("code", { text: run.runId || id })),
+    el(
+      "p",
+      {},
+      el("strong", { text: run.workflow || "" }),
+      " — ",
+      statusChip(run.status || ""),
+      run.reason ? " — " + run.reason : "",
+    ),
+  );
+  const parts = [header];
+  // Cancel where the token may read the run (an answer-only token never may cancel); a token that
+  // reads but may not cancel is refused by the server, and the page says so.
+  if (run.status === "waiting" && canRead) {
+    parts.push(
+      el("button", {
+        type: "button",
+        class: "danger",
+        id: "cancel",
+        text: "Cancel the run",
+        onclick: async () => {
+          if (!confirm("Cancel run " + run.runId + "? What it did is kept.")) return;
+          try {
+            await api("POST", `/runs/${encodeURIComponent(run.runId)}/events`, { type: "CANCEL" });
+            say("cancelled");
+            route();
+          } catch (e) {
+            say(e.message);
+          }
+        },
+      }),
+    );
+  }
+  if (full && (run.items || run.failures)) {
+    const items = run.items || {};
+    const failures = run.failures || {};
+    parts.push(
+      el("h2", { text: "The Pool" }),
+      el(
+        "p",
+        { id: "progress" },
+        `${Object.keys(items).length} settled, ${Object.keys(failures).length} failed`,
+      ),
+      Object.keys(failures).length
+        ? el(
+            "table",
+            {},
+            el("caption", { text: "Failed items" }),
+            el("thead", {}, el("tr", {}, el("th", { scope: "col", text: "Item" }), el("th", { scope: "col", text: "Why" }))),
+            el(
+              "tbody",
+              {},
+              Object.entries(failures).map(([item, f]) =>
+                el("tr", {}, el("td", { class: "mono", text: item }), el("td", { text: typeof f === "string" ? f : JSON.stringify(f) })),
+              ),
+            ),
+          )
+        : null,
+    );
+  }
+  const gates = run.gates || [];
+  parts.push(el("h2", { text: gates.length ? `Open Gates (${gates.length})` : "No open Gate" }));
+  for (const g of gates) parts.push(gateSection(run.runId, g, true, () => route()));
+  if (full && run.output !== undefined && run.output !== null) {
+    parts.push(el("h2", { text: "Output" }), el("pre", { class: "mono", text: JSON.stringify(run.output, null, 2) }));
+  }
+  if (full) parts.push(el("h2", { text: "Feed" }), el("div", { class: "feed", tabindex: "0", "aria-label": "The run's feed" }, feedList));
+  main.replaceChildren(...parts.filter((p) => p !== null));
+  if (full) followFeed(run.runId, feedList, run.status !== "waiting");
+}
+
+// The run's feed (GET /runs/:id/events, server-sent events) read with fetch, so that the token
+// goes in a header: EventSource cannot send one.
+function followFeed(id, list, once) {
+  if (stopFeed) stopFeed();
+  const ctrl = new AbortController();
+  let stopped = false;
+  stopFeed = () => {
+    stopped = true;
+    ctrl.abort();
+  };
+  let last = 0;
+  let refresh = null;
+  const add = (ev) => {
+    last = ev.seq;
+    const line = ev.line || (ev.kind + (ev.data ? " " + JSON.stringify(ev.data) : ""));
+    list.append(el("li", { "data-kind": ev.kind }, el("time", { text: time(ev.time) }), line));
+    list.parentElement.scrollTop = list.parentElement.scrollHeight;
+  };
+  const changes = new Set(["answered", "gate-opened", "gate-closed", "settled", "failed", "ended", "cancelled"]);
+  (async () => {
+    while (!stopped) {
+      try {
+        const res = await fetch(`/runs/${encodeURIComponent(id)}/events?after=${last}` + (once ? "&follow=false" : ""), {
+          headers: { Authorization: "Bearer " + token() },
+          signal: ctrl.signal,
+          cache: "no-store",
+          credentials: "omit",
+        });
+        if (!res.ok) throw new ApiError(res.status, null);
+        const reader = res.body.getReader();
+        const decoder = new TextDecoder();
+        let buf = "";
+        for (;;) {
+          const { value, done } = await reader.read();
+          if (done) break;
+          buf += decoder.decode(value, { stream: true });
+          let cut;
+          while ((cut = buf.indexOf("\n\n")) >= 0) {
+            const block = buf.slice(0, cut);
+            buf = buf.slice(cut + 2);
+            const data = block.split("\n").filter((l) => l.startsWith("data: ")).map((l) => l.slice(6)).join("\n");
+            if (!data) continue;
+            const ev = JSON.parse(data);
+            add(ev);
+            // What changes the page (a Gate, an item, the end): read the run again, once the burst is over.
+            if (changes.has(ev.kind) && !once) {
+              clearTimeout(refresh);
+              refresh = setTimeout(() => refreshRun(id), 150);
+            }
+          }
+        }
+        if (once) return;
+        return; // the stream ends when the run ends
+      } catch (e) {
+        if (stopped) return;
+        say("the feed stopped (" + e.message + "); reading it again");
+        await new Promise((r) => setTimeout(r, 1000));
+      }
+    }
+  })();
+}
+
+// The run page again, keeping the feed that is being followed.
+async function refreshRun(id) {
+  if (!location.hash.startsWith("#/runs/")) return;
+  const keep = document.getElementById("feed-lines");
+  const saved = stopFeed;
+  stopFeed = null; // runPage would stop it
+  const scroll = keep ? keep.parentElement.scrollTop : 0;
+  try {
+    await runPage(id);
+  } finally {
+    const fresh = document.getElementById("feed-lines");
+    if (fresh && keep && stopFeed) {
+      stopFeed(); // the new page's own reader: the one following already goes on
+      fresh.replaceWith(keep);
+      keep.parentElement.scrollTop = scroll;
+      stopFeed = saved;
+    } else if (saved && !stopFeed) {
+      stopFeed = saved;
+    }
+  }
+}
+
+// ---- the open Gates a token may answer ----------------------------------------------------------
+
+async function gatesPage() {
+  const gates = await api("GET", "/gates");
+  main.replaceChildren(
+    el("h1", { text: gates.length ? `Open Gates (${gates.length})` : "No open Gate to answer" }),
+    ...gates.map((g) =>
+      el(
+        "div",
+        {},
+        el("p", {}, "Run ", el("a", { href: "#/runs/" + encodeURIComponent(g.runId), class: "mono", text: g.runId }), " — " + g.workflow),
+        gateSection(g.runId, g, true, () => route()),
+      ),
+    ),
+  );
+}
+
+// ---- routing (the hash: nothing of it reaches the server) ---------------------------------------
+
+async function route() {
+  if (stopFeed) {
+    stopFeed();
+    stopFeed = null;
+  }
+  if (!token()) return signIn();
+  const hash = location.hash || "#/";
+  const [path, query] = hash.slice(1).split("?");
+  const params = new URLSearchParams(query || "");
+  try {
+    if (path.startsWith("/runs/")) await runPage(decodeURIComponent(path.slice(6)));
+    else if (path === "/gates" || !canRead) await gatesPage();
+    else await runsPage(params);
+    main.focus();
+  } catch (e) {
+    if (e.status === 401) return signIn("The token was refused; sign in again.");
+    main.replaceChildren(el("h1", { text: "Not shown" }), el("p", { class: "error", role: "alert", text: e.message }));
+  }
+}
+
+window.addEventListener("hashchange", route);
+(async () => {
+  if (token()) {
+    try {
+      await whoAmI();
+    } catch (e) {
+      sessionStorage.removeItem(TOKEN_KEY);
+    }
+  }
+  route();
+})();

@@ -1,0 +1,235 @@
+// The web console in a real browser (#34, docs/console.md): headless Chromium (Debian's) driven by
+// Playwright, against a real `serve` of the conformance program's `conformance_tickets`.
+//
+//   node console.mjs RUNNER_DIR OUT_DIR
+//
+// Signs in; sees the runs; opens a run; a payload the server refuses shows its error at the
+// field; answers a Gate through its form and sees the feed move without a reload; cancels; a
+// token that may only answer sees no cancel, and a cancel forged from its page gets 403; a token
+// for another workflow sees nothing of this one; an item id written as markup stays text; axe-core
+// finds no serious or critical violation on any page. Screenshots of each page go to OUT_DIR.
+// Prints `PASS: …` / `FAIL: …` lines and exits 1 on any failure.
+import { spawn } from "node:child_process";
+import { createHash, randomBytes } from "node:crypto";
+import { mkdtempSync, readFileSync, writeFileSync, mkdirSync, rmSync } from "node:fs";
+import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { chromium } from "playwright-core";
+
+const require = createRequire(import.meta.url);
+const axeSource = readFileSync(require.resolve("axe-core/axe.min.js"), "utf8");
+const [runnerDir, outDir] = process.argv.slice(2);
+mkdirSync(outDir, { recursive: true });
+let failed = 0;
+let passed = 0;
+const check = (ok, what) => {
+  console.log((ok ? "PASS: " : "FAIL: ") + what);
+  if (ok) passed++;
+  else failed++;
+};
+
+const tmp = mkdtempSync(path.join(tmpdir(), "jr2-console-"));
+const XSS = "<img src=x onerror=__xss=1>"; // no `.`: an item id names its Gates
+writeFileSync(path.join(tmp, "one.json"), JSON.stringify([{ id: "A" }, { id: XSS }]));
+const tokens = Object.fromEntries(["reviewer", "reader", "stranger"].map((n) => [n, randomBytes(16).toString("hex")]));
+const sha = (t) => createHash("sha256").update(t).digest("hex");
+writeFileSync(
+  path.join(tmp, "callers.json"),
+  JSON.stringify({
+    callers: [
+      { name: "reviewer", token_sha256: sha(tokens.reviewer), scopes: { conformance_tickets: ["start", "read", "answer", "cancel"] } },
+      { name: "reader", token_sha256: sha(tokens.reader), scopes: { conformance_tickets: ["answer"] } },
+      { name: "stranger", token_sha256: sha(tokens.stranger), scopes: { conformance_secret: ["read", "answer", "cancel"] } },
+    ],
+  }),
+);
+
+// serve on a free port; its address read from its stderr.
+const serve = spawn(path.join(runnerDir, "conformance_tickets"), ["serve", "--listen", "127.0.0.1:0", "--callers", "callers.json"], {
+  cwd: tmp,
+  env: { ...process.env, JR2_STORE: path.join(tmp, "store.db") },
+  stdio: ["ignore", "ignore", "pipe"],
+});
+let serveErr = "";
+const base = await new Promise((resolve, reject) => {
+  const timer = setTimeout(() => reject(new Error("serve did not start: " + serveErr)), 10000);
+  serve.stderr.on("data", (d) => {
+    serveErr += d;
+    const m = /http:\/\/127\.0\.0\.1:(\d+)/.exec(serveErr);
+    if (m) {
+      clearTimeout(timer);
+      resolve("http://127.0.0.1:" + m[1]);
+    }
+  });
+});
+
+const api = async (method, p, token, body) => {
+  const res = await fetch(base + p, {
+    method,
+    headers: { Authorization: "Bearer " + token, "Content-Type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  return { status: res.status, body: await res.json().catch(() => null) };
+};
+
+const browser = await chromium.launch({ executablePath: process.env.JR2_CHROMIUM || "/usr/bin/chromium", args: ["--no-sandbox"] });
+const errors = [];
+async function newPage() {
+  const context = await browser.newContext({ viewport: { width: 1200, height: 900 } });
+  const page = await context.newPage();
+  page.on("pageerror", (e) => errors.push(String(e)));
+  page.on("console", (m) => {
+    if (m.type() === "error" && !/status of 4\d\d/.test(m.text())) errors.push(m.text());
+  });
+  page.on("dialog", (d) => d.accept());
+  return page;
+}
+
+// axe-core in the page (evaluated by the browser's debugger, which the page's policy does not
+// govern): no serious or critical violation.
+async function axe(page, name) {
+  await page.evaluate(axeSource);
+  const result = await page.evaluate(async () => {
+    const r = await window.axe.run(document, { resultTypes: ["violations"] });
+    return r.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.length }));
+  });
+  const bad = result.filter((v) => v.impact === "serious" || v.impact === "critical");
+  check(bad.length === 0, `axe on ${name}: no serious or critical violation ${JSON.stringify(bad)}`);
+}
+
+const shot = (page, name) => page.screenshot({ path: path.join(outDir, name + ".png"), fullPage: true });
+
+async function signIn(page, token) {
+  await page.goto(base + "/ui/");
+  await page.waitForSelector("#token");
+  await page.fill("#token", token);
+  await page.click("button[type=submit]");
+}
+
+try {
+  const started = await api("POST", "/workflows/conformance_tickets/runs", tokens.reviewer, { input: { backlog: "one.json" } });
+  const runId = started.body && started.body.runId;
+  check(started.status === 201 && runId, `a run started (${started.status})`);
+  for (let i = 0; i < 100; i++) {
+    const r = await api("GET", "/runs/" + runId, tokens.reviewer);
+    if ((r.body.gates || []).some((g) => g.gate === "A.review")) break;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+
+  // Sign in, and the runs.
+  const page = await newPage();
+  const t0 = Date.now();
+  await page.goto(base + "/ui/");
+  await page.waitForSelector("#token");
+  check(Date.now() - t0 < 1000, `the sign-in page loads in ${Date.now() - t0} ms (goal <= 1 s)`);
+  await axe(page, "sign-in");
+  await shot(page, "1-sign-in");
+  await page.fill("#token", "not-a-token");
+  await page.click("button[type=submit]");
+  await page.waitForFunction(() => document.getElementById("signin-error").textContent !== "");
+  check((await page.textContent("#signin-error")).includes("does not know"), "a wrong token is refused at the form");
+  await page.fill("#token", tokens.reviewer);
+  await page.click("button[type=submit]");
+  await page.waitForSelector(`a[href="#/runs/${runId}"]`);
+  check(true, "signed in, the run is listed");
+  check((await page.evaluate(() => JSON.stringify(localStorage))) === "{}", "nothing in localStorage");
+  check(!page.url().includes(tokens.reviewer), "the token is not in the URL");
+  await axe(page, "runs");
+  await shot(page, "2-runs");
+
+  // A run: its Gates as forms.
+  await page.click(`a[href="#/runs/${runId}"]`);
+  await page.waitForSelector('[data-gate="A.review"] form[data-event="reject"]');
+  check(true, "the run page shows the Gate A.review with its events as forms");
+  check((await page.$("img")) === null && (await page.evaluate(() => window.__xss)) === undefined,
+        "an item id written as markup is shown as text, and nothing of it runs");
+  const xssGate = await page.$$eval("[data-gate] h2 code", (els) => els.map((e) => e.textContent));
+  check(xssGate.some((t) => t.includes("<img")), "the hostile item's Gate name is there as text");
+  await axe(page, "run");
+  await shot(page, "3-run");
+
+  // A payload the server refuses: its error at the field it names.
+  const reject = '[data-gate="A.review"] form[data-event="reject"]';
+  // The form holds `reason` required, so the browser sends it; the answer is changed on its way to
+  // lose it (a check only the server makes), and the server's refusal must come back to the field.
+  const lose = async (route) => {
+    const body = JSON.parse(route.request().postData());
+    delete body.payload.reason;
+    await route.continue({ postData: JSON.stringify(body) });
+  };
+  await page.route("**/gates/A.review/events", lose);
+  await page.fill(reject + " [name=reason]", "Not now.");
+  await page.click(reject + " button[type=submit]");
+  await page.waitForFunction((sel) => {
+    const p = document.querySelector(sel + ' [data-error-for="reason"]');
+    return p && p.textContent !== "";
+  }, reject);
+  const fieldError = await page.textContent(reject + ' [data-error-for="reason"]');
+  check(fieldError.includes("reason"), `the refusal is shown at the field: ${fieldError}`);
+  await page.unroute("**/gates/A.review/events", lose);
+  check((await page.getAttribute(reject + " [name=reason]", "aria-invalid")) === "true", "the field is marked invalid");
+  await shot(page, "4-refused");
+
+  // Answer through the form: the feed says who answered, with no reload.
+  const marker = await page.evaluate(() => (window.__marker = Math.random()));
+  await page.click('[data-gate="A.review"] form[data-event="approve"] button[type=submit]');
+  await page.waitForFunction(() => [...document.querySelectorAll("#feed-lines li")].some((li) => li.textContent.includes("A.review answered approve by reviewer")), null, { timeout: 10000 });
+  check(true, "the feed shows `A.review answered approve by reviewer`, live");
+  await page.waitForFunction(() => !document.querySelector('[data-gate="A.review"]'), null, { timeout: 10000 });
+  check((await page.evaluate(() => window.__marker)) === marker, "the page moved without a reload");
+  await page.waitForFunction(() => [...document.querySelectorAll("#feed-lines li")].some((li) => li.textContent.includes("A settled")), null, { timeout: 10000 });
+  check(true, "A settled on the feed, live");
+  await shot(page, "5-answered");
+
+  // A token that may only answer: no cancel; a forged cancel from its page is 403.
+  const readerPage = await newPage();
+  await signIn(readerPage, tokens.reader);
+  await readerPage.waitForSelector("[data-gate]");
+  check(true, "an answer-only token sees the Gates it may answer");
+  await readerPage.goto(base + "/ui/#/runs/" + runId);
+  await readerPage.waitForSelector("h1");
+  await readerPage.waitForSelector('[data-gate="<img src=x onerror=__xss=1>.review"] form');
+  check((await readerPage.$("#cancel")) === null, "its run page has no Cancel");
+  const forged = await readerPage.evaluate(async ([id, token]) => {
+    const res = await fetch(`/runs/${id}/events`, {
+      method: "POST",
+      headers: { Authorization: "Bearer " + token, "Content-Type": "application/json" },
+      body: JSON.stringify({ type: "CANCEL" }),
+    });
+    return res.status;
+  }, [runId, tokens.reader]);
+  check(forged === 403, `a cancel forged from its page: ${forged}`);
+  await axe(readerPage, "gates");
+  await shot(readerPage, "6-answer-only");
+
+  // A token for another workflow sees nothing of this one.
+  const strangerPage = await newPage();
+  await signIn(strangerPage, tokens.stranger);
+  await strangerPage.waitForSelector("h1");
+  await strangerPage.waitForFunction(() => document.querySelector("h1").textContent === "Runs");
+  check((await strangerPage.$(`a[href="#/runs/${runId}"]`)) === null, "a token for another workflow lists none of its runs");
+  await strangerPage.goto(base + "/ui/#/runs/" + runId);
+  await strangerPage.waitForFunction(() => document.querySelector("h1") && document.querySelector("h1").textContent === "Not shown");
+  check(true, "nor shows the run");
+  await shot(strangerPage, "7-stranger");
+
+  // Cancel, from the reviewer's page.
+  await page.click("#cancel");
+  await page.waitForFunction(() => document.body.textContent.includes("cancelled"), null, { timeout: 10000 });
+  check(true, "the run is cancelled from its page");
+  await shot(page, "8-cancelled");
+  check(errors.length === 0, "no error in the pages: " + JSON.stringify(errors));
+} catch (e) {
+  check(false, "the browser test stopped: " + (e && e.stack ? e.stack : e));
+  for (const [i, p] of browser.contexts().flatMap((c) => c.pages()).entries()) {
+    console.log(`page ${i} (${p.url()}): ` + (await p.evaluate(() => document.body.innerText).catch(() => "?")).slice(0, 1500));
+    await shot(p, `failed-${i}`).catch(() => {});
+  }
+} finally {
+  await browser.close().catch(() => {});
+  serve.kill("SIGKILL");
+  rmSync(tmp, { recursive: true, force: true });
+}
+console.log(`console: ${passed} passed, ${failed} failed; screenshots in ${outDir}`);
+process.exit(failed === 0 && passed > 0 ? 0 : 1);

@@ -1,0 +1,195 @@
+#!/usr/bin/env python3
+"""The web console's HTTP side (#34, docs/console.md), against a real `serve`:
+
+- /ui/ and its assets come from the binary with their types, the page's Content-Security-Policy
+  (no inline script or style, no frame, requests to serve only) and nosniff; the page holds no
+  inline script, style or handler, and names only assets serve has; the assets' size compressed;
+- anything else under /ui/ is a JSON 404, any method but GET a 405, and nothing is changed;
+- the API's answers carry a policy too (JSON that can never run as a page);
+- the console has no authority of its own: every route it calls refuses no token (401) and a
+  token without the scope (403) as before, a token for one workflow sees nothing of another;
+- who answered: a Gate answered over HTTP puts `answered` on the run's feed with the Caller's
+  name, the event and its payload, and a refused answer puts nothing there.
+
+    console_http.py RUNNER_DIR TMP
+"""
+import gzip
+import hashlib
+import http.client
+import json
+import os
+import re
+import secrets
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from serve_lib import check, start_serve  # noqa: E402
+
+POLICY = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
+          "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
+
+
+def request(port, method, path, token=None, body=None, headers=None):
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=20)
+    h = dict(headers or {})
+    if token:
+        h["Authorization"] = "Bearer " + token
+    data = None
+    if body is not None:
+        data = body if isinstance(body, (bytes, str)) else json.dumps(body)
+        h["Content-Type"] = "application/json"
+    conn.request(method, path, body=data, headers=h)
+    res = conn.getresponse()
+    raw = res.read()
+    conn.close()
+    return res.status, {k.lower(): v for k, v in res.getheaders()}, raw
+
+
+def js(raw):
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return None
+
+
+def main():
+    runner_dir, tmp = sys.argv[1], sys.argv[2]
+    runner = os.path.join(runner_dir, "conformance_tickets")
+    os.chdir(tmp)
+    store = os.path.join(tmp, "store.db")
+    with open("one.json", "w") as f:
+        json.dump([{"id": "A"}, {"id": "B"}], f)
+    tokens = {n: secrets.token_hex(16) for n in ("reviewer", "reader", "stranger", "looker")}
+    sha = {n: hashlib.sha256(t.encode()).hexdigest() for n, t in tokens.items()}
+    callers = {"callers": [
+        {"name": "reviewer", "token_sha256": sha["reviewer"],
+         "scopes": {"conformance_tickets": ["start", "read", "answer", "cancel"]}},
+        {"name": "looker", "token_sha256": sha["looker"],
+         "scopes": {"conformance_tickets": ["read"]}},
+        {"name": "reader", "token_sha256": sha["reader"],
+         "scopes": {"conformance_tickets": ["answer"]}, "gates": ["A.*"]},
+        {"name": "stranger", "token_sha256": sha["stranger"],
+         "scopes": {"conformance_secret": ["start", "read", "answer", "cancel"]}}]}
+    with open("callers.json", "w") as f:
+        json.dump(callers, f)
+    env = dict(os.environ, JR2_STORE=store)
+    _, port, _ = start_serve(runner, env, tmp, "console", ["--callers", "callers.json"])
+
+    # The page and its assets.
+    status, h, page = request(port, "GET", "/ui/")
+    check(status == 200 and h.get("content-type", "").startswith("text/html"),
+          "GET /ui/ is the page (%d, %s)" % (status, h.get("content-type")))
+    check(h.get("content-security-policy") == POLICY,
+          "the page's policy: %s" % h.get("content-security-policy"))
+    check("unsafe-inline" not in h.get("content-security-policy", "") and
+          "unsafe-eval" not in h.get("content-security-policy", ""),
+          "the policy allows no inline script and no eval")
+    check(h.get("x-content-type-options") == "nosniff" and h.get("x-frame-options") == "DENY" and
+          h.get("referrer-policy") == "no-referrer", "nosniff, no frame, no referrer")
+    text = page.decode()
+    scripts = re.findall(r"<script\b[^>]*>(.*?)</script>", text, flags=re.S)
+    check(scripts and all(s.strip() == "" for s in scripts) and
+          all("src=" in tag for tag in re.findall(r"<script\b[^>]*>", text)),
+          "every script of the page is a file, none inline (%d)" % len(scripts))
+    check(not re.search(r"\son[a-z]+\s*=", text) and "style=" not in text and
+          "<style" not in text, "no inline handler or style in the page")
+    assets = re.findall(r'(?:src|href)="(/ui/[^"]+)"', text)
+    sizes = {}
+    for a in ["/ui/"] + assets:
+        status, h, raw = request(port, "GET", a)
+        sizes[a] = len(gzip.compress(raw, 9))
+        check(status == 200 and h.get("content-security-policy") == POLICY,
+              "GET %s: %d, %s" % (a, status, h.get("content-type")))
+        if a.endswith(".js"):
+            check(h.get("content-type", "").startswith("text/javascript"), a + " is JavaScript")
+            src = raw.decode()
+            check("innerHTML" not in src and "outerHTML" not in src and "eval(" not in src and
+                  "document.write" not in src and "insertAdjacentHTML" not in src,
+                  a + " puts nothing into the page as markup")
+            check("localStorage" not in src, a + " keeps nothing in localStorage")
+    status, _, same = request(port, "GET", "/ui/index.html")
+    check(status == 200 and same == page, "/ui/index.html is the page")
+    total = sum(sizes.values())
+    print("console: %d assets, %d bytes compressed (goal <= 300 KB)" % (len(sizes), total))
+    check(total <= 300 * 1024, "the assets are at most 300 KB compressed (%d bytes)" % total)
+
+    for path in ("/ui/nope.js", "/ui/../store.db", "/ui/a/b", "/ui/%2e%2e%2fstore.db",
+                 "/ui/console.js%00.html", "/ui/\x1b[31mred"):
+        status, h, raw = request(port, "GET", path.replace("\x1b", "%1b"))
+        body = js(raw) or {}
+        check(status == 404 and "error" in body and "\x1b" not in raw.decode(errors="replace"),
+              "GET %r: 404 with one line (%d)" % (path, status))
+    for method in ("POST", "PUT", "DELETE"):
+        status, _, raw = request(port, method, "/ui/", body={"x": 1})
+        check(status == 405 and "error" in (js(raw) or {}), "%s /ui/: 405 (%d)" % (method, status))
+
+    # The API carries a policy too.
+    status, h, _ = request(port, "GET", "/healthz")
+    check(status == 200 and h.get("content-security-policy") == "default-src 'none'; "
+          "frame-ancestors 'none'" and h.get("x-content-type-options") == "nosniff",
+          "an API answer carries its policy and nosniff")
+
+    # Start a run as the console does, and answer a Gate.
+    status, _, raw = request(port, "POST", "/workflows/conformance_tickets/runs",
+                             tokens["reviewer"], {"input": {"backlog": "one.json"}})
+    run = (js(raw) or {}).get("runId", "")
+    check(status == 201 and run, "a run started (%d)" % status)
+    for _ in range(100):
+        status, _, raw = request(port, "GET", "/runs/" + run, tokens["reviewer"])
+        gates = [g["gate"] for g in (js(raw) or {}).get("gates", [])]
+        if "A.review" in gates and "B.review" in gates:
+            break
+        time.sleep(0.05)
+    check("A.review" in gates, "its Gates are open: %s" % gates)
+
+    # The routes the console calls, refused as the API refuses them.
+    for path in ("/runs", "/runs/" + run, "/runs/" + run + "/events?follow=false", "/gates"):
+        status, _, _ = request(port, "GET", path)
+        check(status == 401, "GET %s without a token: 401 (%d)" % (path, status))
+    status, _, raw = request(port, "GET", "/runs", tokens["stranger"])
+    listed = [r.get("runId") for r in (js(raw) or [])] if status == 200 else []
+    check(run not in listed, "a token for another workflow lists none of this one's runs (%d)" %
+          status)
+    status, _, _ = request(port, "GET", "/runs/" + run, tokens["stranger"])
+    check(status == 403, "nor reads it (%d)" % status)
+    status, _, _ = request(port, "POST", "/runs/%s/gates/A.review/events" % run, tokens["looker"],
+                           {"event": "approve", "payload": {}})
+    check(status == 403, "a token without `answer` cannot answer, whatever page sent it (%d)" %
+          status)
+    status, _, raw = request(port, "GET", "/runs/" + run, tokens["reader"])
+    seen = [g["gate"] for g in (js(raw) or {}).get("gates", [])]
+    check(status == 200 and seen == ["A.review"], "an answer-only token sees its Gates alone: %s"
+          % seen)
+    status, _, _ = request(port, "POST", "/runs/%s/gates/B.review/events" % run, tokens["reader"],
+                           {"event": "approve", "payload": {}})
+    check(status == 403, "and cannot answer another Gate (%d)" % status)
+
+    # A refused payload changes nothing; a good one is on the feed with who sent it.
+    status, _, raw = request(port, "POST", "/runs/%s/gates/A.review/events" % run,
+                             tokens["reader"], {"event": "reject", "payload": {}})
+    check(status == 400 and "`reason`" in (js(raw) or {}).get("error", ""),
+          "a payload refused names its field: %s" % (js(raw) or {}).get("error"))
+    hostile = "<img src=x onerror=alert(1)>\x1b[2J"
+    status, _, raw = request(port, "POST", "/runs/%s/gates/A.review/events" % run,
+                             tokens["reader"], {"event": "reject", "payload": {"reason": hostile}})
+    check(status == 200, "the answer is taken (%d %s)" % (status, raw[:120]))
+    status, _, raw = request(port, "GET", "/runs/%s/events?follow=false" % run, tokens["reviewer"])
+    events = [json.loads(line[6:]) for line in raw.decode().splitlines()
+              if line.startswith("data: ")]
+    answered = [e for e in events if e.get("kind") == "answered"]
+    check(len(answered) == 1, "one `answered` on the feed (%d)" % len(answered))
+    if answered:
+        data = answered[0].get("data", {})
+        check(data == {"gate": "A.review", "event": "reject", "payload": {"reason": hostile},
+                       "by": "reader"}, "who, what and with what: %s" % json.dumps(data))
+        check(answered[0].get("line") == "A.review answered reject by reader",
+              "its line: %r" % answered[0].get("line"))
+        kinds = [e["kind"] for e in events]
+        check(kinds.index("answered") < len(kinds) - 1 and
+              kinds.index("answered") < max(i for i, k in enumerate(kinds) if k == "failed"),
+              "it comes before what the answer did: %s" % kinds)
+
+
+if __name__ == "__main__":
+    main()
