@@ -171,16 +171,8 @@ class Session : public std::enable_shared_from_this<Session> {
 
   void answer(unsigned status, const Json& body, int retryAfter = 0) {
     if (answered_) return;  // one answer a connection (a drain may come after a route's)
-    answered_ = true;
-    ++limits_->answers[{route_.empty() ? "other" : route_, status}];
-    res_.version(11);
-    res_.result(status);
-    res_.set(http::field::content_type, "application/json");
-    res_.set(http::field::cache_control, "no-store");
-    guard(kApiPolicy);
     if (retryAfter > 0) res_.set(http::field::retry_after, std::to_string(retryAfter));
-    res_.body() = Dump(body) + "\n";
-    write();
+    respond(status, "application/json", Dump(body) + "\n");
   }
   // The body of every refusal: `{error, kind}`, the kind as the table names it (errors.h), which
   // the `--server` client reads to exit as the local verb does.
@@ -192,30 +184,13 @@ class Session : public std::enable_shared_from_this<Session> {
   }
   // A text answer (GET /metrics).
   void answerText(unsigned status, std::string body, const char* type) {
-    if (answered_) return;
-    answered_ = true;
-    ++limits_->answers[{route_.empty() ? "other" : route_, status}];
-    res_.version(11);
-    res_.result(status);
-    res_.set(http::field::content_type, type);
-    res_.set(http::field::cache_control, "no-store");
-    guard(kApiPolicy);
-    res_.body() = std::move(body);
-    write();
+    respond(status, type, std::move(body));
   }
   // One of the web console's assets (GET /ui/…, console.h): the page's policy allows scripts
   // and styles from serve only, never inline, and no frame.
   void answerAsset(const ConsoleAsset& asset) {
-    if (answered_) return;
-    answered_ = true;
-    ++limits_->answers[{route_.empty() ? "other" : route_, 200}];
-    res_.version(11);
-    res_.result(200);
-    res_.set(http::field::content_type, asset.type);
-    res_.set(http::field::cache_control, "no-cache");
-    guard(kConsolePolicy);
-    res_.body().assign(reinterpret_cast<const char*>(asset.bytes), asset.size);
-    write();
+    respond(200, asset.type, std::string(reinterpret_cast<const char*>(asset.bytes), asset.size),
+            "no-cache", kConsolePolicy);
   }
 
   // Turns the connection into an event stream: `pump` is asked for at most a page of what to
@@ -233,13 +208,24 @@ class Session : public std::enable_shared_from_this<Session> {
   void pumpNow();
 
  private:
-  // The headers of every answer that keep a browser from reading it as something else: its
-  // Content-Security-Policy, no sniffing of its type, no referrer, no frame.
-  void guard(const char* policy) {
+  // Every answer but an event stream's, once a connection: counted for the metrics by route and
+  // status, with the headers that keep a browser from reading it as something else (its
+  // Content-Security-Policy, no sniffing of its type, no referrer, no frame).
+  void respond(unsigned status, const char* type, std::string body, const char* cache = "no-store",
+               const char* policy = kApiPolicy) {
+    if (answered_) return;
+    answered_ = true;
+    ++limits_->answers[{route_.empty() ? "other" : route_, status}];
+    res_.version(11);
+    res_.result(status);
+    res_.set(http::field::content_type, type);
+    res_.set(http::field::cache_control, cache);
     res_.set("Content-Security-Policy", policy);
     res_.set("X-Content-Type-Options", "nosniff");
     res_.set("Referrer-Policy", "no-referrer");
     res_.set("X-Frame-Options", "DENY");
+    res_.body() = std::move(body);
+    write();
   }
   // The connection as TCP (its socket, its deadline), under TLS or not.
   beast::tcp_stream& lowest() { return tls_ ? beast::get_lowest_layer(*tls_) : *plain_; }

@@ -391,10 +391,12 @@ function gateSection(runId, gate, canAnswer, onDone) {
 
 // ---- a run --------------------------------------------------------------------------------------
 
-async function runPage(id) {
+// `following`: the feed's list the page follows already (a run read again), kept as it is.
+async function runPage(id, following) {
   const run = await api("GET", "/runs/" + encodeURIComponent(id));
   const full = run.report !== undefined; // `read`; an `answer`-only token sees the observation
-  const feedList = el("ol", { id: "feed-lines" });
+  const feedList = following || el("ol", { id: "feed-lines" });
+  const scroll = following ? following.parentElement.scrollTop : 0;
   const header = el(
     "div",
     {},
@@ -466,7 +468,8 @@ async function runPage(id) {
   }
   if (full) parts.push(el("h2", { text: "Feed" }), el("div", { class: "feed", tabindex: "0", "aria-label": "The run's feed" }, feedList));
   main.replaceChildren(...parts.filter((p) => p !== null));
-  if (full) followFeed(run.runId, feedList, run.status !== "waiting");
+  if (following) feedList.parentElement.scrollTop = scroll;
+  else if (full) followFeed(run.runId, feedList, run.status !== "waiting");
 }
 
 // The run's feed (GET /runs/:id/events, server-sent events) read with fetch, so that the token
@@ -534,23 +537,7 @@ function followFeed(id, list, once) {
 // The run page again, keeping the feed that is being followed.
 async function refreshRun(id) {
   if (!location.hash.startsWith("#/runs/")) return;
-  const keep = document.getElementById("feed-lines");
-  const saved = stopFeed;
-  stopFeed = null; // runPage would stop it
-  const scroll = keep ? keep.parentElement.scrollTop : 0;
-  try {
-    await runPage(id);
-  } finally {
-    const fresh = document.getElementById("feed-lines");
-    if (fresh && keep && stopFeed) {
-      stopFeed(); // the new page's own reader: the one following already goes on
-      fresh.replaceWith(keep);
-      keep.parentElement.scrollTop = scroll;
-      stopFeed = saved;
-    } else if (saved && !stopFeed) {
-      stopFeed = saved;
-    }
-  }
+  await runPage(id, document.getElementById("feed-lines"));
 }
 
 // ---- the open Gates a token may answer ----------------------------------------------------------
