@@ -9,7 +9,10 @@
 - the console has no authority of its own: every route it calls refuses no token (401) and a
   token without the scope (403) as before, a token for one workflow sees nothing of another;
 - who answered: a Gate answered over HTTP puts `answered` on the run's feed with the Caller's
-  name, the event and its payload, and a refused answer puts nothing there.
+  name, the event and its payload, and a refused answer puts nothing there;
+- GET /caller tells each token its own scopes (and nothing of another workflow); GET /runs pages
+  by a cursor with filters, refuses a bad parameter with a 400 that names it, and a filter on a
+  workflow the token does not read with a 403; the feed's stream carries the guard headers.
 
     console_http.py RUNNER_DIR TMP
 """
@@ -189,6 +192,84 @@ def main():
         check(kinds.index("answered") < len(kinds) - 1 and
               kinds.index("answered") < max(i for i, k in enumerate(kinds) if k == "failed"),
               "it comes before what the answer did: %s" % kinds)
+
+
+    # Who the token is: its scopes per workflow, nothing of another's.
+    status, _, _ = request(port, "GET", "/caller")
+    check(status == 401, "GET /caller without a token: 401 (%d)" % status)
+    for name, want in (("reviewer", ["start", "read", "answer", "cancel"]), ("looker", ["read"]),
+                       ("reader", ["answer"])):
+        status, _, raw = request(port, "GET", "/caller", tokens[name])
+        me = js(raw) or {}
+        wfs = me.get("workflows", {})
+        check(status == 200 and me.get("name") == name and list(wfs) == ["conformance_tickets"]
+              and wfs["conformance_tickets"]["scopes"] == want,
+              "GET /caller as %s: its scopes alone (%d %s)" % (name, status, raw[:200]))
+    status, _, raw = request(port, "GET", "/caller", tokens["reader"])
+    check((js(raw) or {}).get("gates") == ["A.*"], "and the Gates it may answer")
+
+    # A page of runs: newest first, a cursor, filters; every bad parameter a 400 naming it.
+    for _ in range(3):
+        request(port, "POST", "/workflows/conformance_tickets/runs", tokens["reviewer"],
+                {"input": {"backlog": "one.json"}})
+    ids, after, pages = [], "", 0
+    while pages < 10:
+        status, _, raw = request(port, "GET", "/runs?limit=2" + ("&after=" + after if after else ""),
+                                 tokens["reviewer"])
+        doc = js(raw) or {}
+        pages += 1
+        ids += [r["runId"] for r in doc.get("runs", [])]
+        after = doc.get("next") or ""
+        if not after:
+            break
+    status, _, raw = request(port, "GET", "/runs", tokens["reviewer"])
+    whole = [r["runId"] for r in (js(raw) or [])]
+    check(sorted(ids) == sorted(whole) and len(ids) == len(set(ids)) == 4 and pages == 2,
+          "pages of 2 give the 4 runs once each (%s in %d pages)" % (ids, pages))
+    status, _, raw = request(port, "GET", "/runs?limit=50", tokens["reviewer"])
+    doc = js(raw) or {}
+    check(doc.get("counts", {}).get("conformance_tickets", {}).get("waiting") == 4 and
+          doc.get("next") is None and list(doc.get("counts", {})) == ["conformance_tickets"],
+          "the counts are the token's workflows' (%s)" % doc.get("counts"))
+    status, _, raw = request(port, "GET", "/runs?limit=50&q=" + run[:6], tokens["reviewer"])
+    check([r["runId"] for r in (js(raw) or {}).get("runs", [])] == [run],
+          "q finds a run by the start of its id")
+    status, _, raw = request(port, "GET", "/runs?limit=50&status=done", tokens["reviewer"])
+    check(status == 200 and (js(raw) or {}).get("runs") == [], "a status filter (%d)" % status)
+    for query, part in (("limit=0", "`limit`"), ("limit=501", "`limit`"), ("limit=x", "`limit`"),
+                        ("limit=5&after=nope", "`after`"), ("status=sleeping", "sleeping"),
+                        ("limit=5&sort=id", "`sort`"), ("q=" + "x" * 300, "`q`")):
+        status, _, raw = request(port, "GET", "/runs?" + query, tokens["reviewer"])
+        err = (js(raw) or {}).get("error", "")
+        check(status == 400 and part in err and "\n" not in err,
+              "GET /runs?%s: 400 naming %s (%d %s)" % (query[:30], part, status, err[:80]))
+    status, _, raw = request(port, "GET", "/runs?workflow=conformance_tickets", tokens["stranger"])
+    check(status == 403, "a filter on a workflow the token does not read: 403 (%d)" % status)
+    status, _, raw = request(port, "GET", "/runs?limit=5", tokens["stranger"])
+    check(status == 200 and (js(raw) or {}).get("runs") == [] and
+          (js(raw) or {}).get("counts") == {}, "and its own page shows none of them")
+    status, _, raw = request(port, "GET", "/runs?limit=5", tokens["reader"])
+    check(status == 403, "an answer-only token reads no page (%d)" % status)
+
+    # The instance token reads every workflow: the standing ones' heads come with the page.
+    with open(store + ".token") as f:
+        instance = f.read().strip()
+    status, _, raw = request(port, "GET", "/runs?limit=1", instance)
+    heads = (js(raw) or {}).get("heads", {})
+    check(status == 200 and heads and all(h.get("state") in ("new", "live", "waiting", "paused")
+                                          for h in heads.values()),
+          "each standing workflow's head comes with the page: %s" %
+          {w: h.get("state") for w, h in heads.items()})
+    status, _, raw = request(port, "GET", "/caller", instance)
+    standing = [w for w, v in (js(raw) or {}).get("workflows", {}).items() if v.get("standing")]
+    check(sorted(standing) == sorted(heads), "and GET /caller names the same workflows standing")
+
+    # The feed's stream carries the guard headers every other answer carries.
+    status, h, _ = request(port, "GET", "/runs/%s/events?follow=false" % run, tokens["reviewer"])
+    check(status == 200 and h.get("content-type", "").startswith("text/event-stream") and
+          h.get("content-security-policy") == "default-src 'none'; frame-ancestors 'none'" and
+          h.get("x-content-type-options") == "nosniff" and h.get("x-frame-options") == "DENY",
+          "the event stream carries its policy, nosniff and no frame (%s)" % h)
 
 
 if __name__ == "__main__":

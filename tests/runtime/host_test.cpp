@@ -89,6 +89,7 @@ class GatedRows final : public jr2rt::RunRows {
   std::optional<jr2rt::RunSummary> byKey(const std::string& w, const std::string& k) override {
     return inner_->byKey(w, k);
   }
+  std::vector<jr2rt::RunSummary> page(const jr2rt::RunQuery& q) override { return inner_->page(q); }
   std::map<std::pair<std::string, std::string>, int64_t> runCounts() override {
     return inner_->runCounts();
   }
@@ -145,6 +146,7 @@ class CountingStore final : public jr2rt::Store {
   std::vector<jr2rt::FeedLine> feed(const std::string& id, int64_t after) override {
     return inner_->feed(id, after);
   }
+  std::vector<jr2rt::RunSummary> page(const jr2rt::RunQuery& q) override { return inner_->page(q); }
   std::map<std::pair<std::string, std::string>, int64_t> runCounts() override {
     return inner_->runCounts();
   }

@@ -489,6 +489,76 @@ TEST_P(StoreTest, ARunIsFoundByItsDispatchKeyAndCounted) {
                 {{"callee", "done"}, 1}, {{"callee", "waiting"}, 2}, {{"other", "waiting"}, 1}}));
 }
 
+TEST_P(StoreTest, APageIsNewestFirstFilteredAndGoesOnFromItsCursor) {
+  auto store = open();
+  std::vector<jr2rt::Store::Save> batch;
+  // 30 runs of two workflows and a third the Caller does not read; two share a changed time.
+  for (int i = 0; i < 30; ++i) {
+    char id[16];
+    std::snprintf(id, sizeof id, "bbbb%08d", i);
+    const std::string workflow = i % 3 == 0 ? "other" : (i % 2 == 0 ? "alpha" : "beta");
+    jr2rt::StoredRun r = Stored(i % 4 == 0 ? "waiting" : "done", 0, id, i == 29 ? 28 : i, workflow);
+    if (i == 7) r.key = "ITEM-7";
+    batch.push_back({r, {}, std::nullopt});
+  }
+  store->saveAll(batch);
+  jr2rt::RunQuery q;
+  q.workflows = {"alpha", "beta"};
+  q.limit = 6;
+  std::vector<std::string> seen;
+  for (int pages = 0; pages < 10; ++pages) {
+    auto page = store->page(q);
+    ASSERT_LE(page.size(), 7u) << "at most one more than the limit";
+    const bool more = page.size() == 7;
+    if (more) page.pop_back();
+    for (const auto& r : page) {
+      EXPECT_NE(r.workflow, "other") << "only the workflows asked for";
+      seen.push_back(r.id);
+    }
+    if (!more) break;
+    q.beforeMs = page.back().updatedMs;
+    q.beforeId = page.back().id;
+  }
+  std::vector<std::string> want;
+  for (int i = 29; i >= 0; --i) {
+    if (i % 3 == 0) continue;
+    char id[16];
+    std::snprintf(id, sizeof id, "bbbb%08d", i);
+    want.emplace_back(id);
+  }
+  // 29 and 28 share `updated` 28: the larger id first.
+  EXPECT_EQ(seen, want) << "every run once, newest change first, across pages";
+
+  jr2rt::RunQuery waiting;
+  waiting.workflows = {"alpha", "beta"};
+  waiting.status = "waiting";
+  for (const auto& r : store->page(waiting)) EXPECT_EQ(r.status, "waiting");
+  EXPECT_EQ(store->page(waiting).size(), 5u);  // 4, 8, 16, 20, 28
+
+  jr2rt::RunQuery byKey;
+  byKey.workflows = {"alpha", "beta"};
+  byKey.text = "ITEM-7";
+  auto keyed = store->page(byKey);
+  ASSERT_EQ(keyed.size(), 1u) << "a dispatch key finds its run";
+  EXPECT_EQ(keyed[0].id, "bbbb00000007");
+  EXPECT_EQ(keyed[0].key, "ITEM-7");
+
+  jr2rt::RunQuery byId;
+  byId.workflows = {"alpha", "beta"};
+  byId.text = "bbbb0000002";
+  std::vector<std::string> ids;
+  for (const auto& r : store->page(byId)) ids.push_back(r.id);
+  EXPECT_EQ(
+      ids, (std::vector<std::string>{"bbbb00000029", "bbbb00000028", "bbbb00000026", "bbbb00000025",
+                                     "bbbb00000023", "bbbb00000022", "bbbb00000020"}))
+      << "a run id's start finds its runs, not those of another workflow";
+  byId.text = "bbbb\xff";
+  EXPECT_TRUE(store->page(byId).empty())
+      << "text that is not UTF-8 finds nothing and throws nothing";
+  jr2rt::RunQuery none;
+  EXPECT_TRUE(store->page(none).empty()) << "no workflow, no runs";
+}
+
 TEST_P(StoreTest, HeadsAreWrittenWithTheirRunsAndStartKeysAreKept) {
   auto store = open();
   EXPECT_FALSE(store->head("alerts").has_value());

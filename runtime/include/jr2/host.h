@@ -179,6 +179,8 @@ class RunHost : private Dispatcher {
   int effectsOut() const;
   // Runs in the store by (workflow, status).
   std::map<std::pair<std::string, std::string>, int64_t> runCounts();
+  // A page of runs, newest change first (Store::page): up to `q.limit` + 1.
+  std::vector<RunSummary> page(const RunQuery& q);
 
   // While serving: the store's disk was full at the last commit (why, "" when it was not).
   // Reads go on; changes are refused until a commit stores again.
@@ -414,8 +416,6 @@ class RunHost : private Dispatcher {
   // run read from the run's row when that run ended with no head written; nothing when it never
   // ran.
   std::optional<Store::Head> currentHead(const std::string& workflow);
-  // The stored runs of `workflow`, the newest change first (a standing Pool's last runs).
-  std::vector<RunSummary> newestFirst(const std::string& workflow);
   // After a commit: tells the dispatching runs of the runs that ended in it.
   void tellEnded(const std::vector<Store::Save>& batch);
 

@@ -58,6 +58,24 @@ struct RunSummary {
   // The view its last save wrote (StoredRun::viewText), when it was asked for; "" when it was not,
   // or the row has none (a store written before views, a bare save).
   std::string view;
+  // The key a Pool of runs dispatched it with (StoredRun::key): filled by Store::page only.
+  std::string key = {};
+};
+
+// A page of runs (`GET /runs?limit=`, the console's runs list): newest change first, after a
+// cursor, filtered. Every filter is a column an index covers, so a page costs the same at 100
+// runs and at 100,000 (docs/console.md).
+struct RunQuery {
+  std::vector<std::string> workflows;  // only these workflows (required: a Caller's own)
+  std::string status;                  // only this status; "" any
+  // Only the runs whose id starts with it, or that a Pool of runs dispatched with it as their
+  // key (an item's id); "" any.
+  std::string text;
+  // The cursor: only runs changed before (beforeMs, beforeId), in (updated, id) order; 0 from
+  // the newest.
+  int64_t beforeMs = 0;
+  std::string beforeId;
+  int64_t limit = 50;
 };
 
 // One event of a run's feed (`log RUN`; `serve` streams it): what happened, typed — `started`,
@@ -186,6 +204,9 @@ class RunRows {
   // The run of `workflow` that a dispatch keyed `key` (the newest, if ever two), while its row
   // lives: live, or ended and not pruned.
   virtual std::optional<RunSummary> byKey(const std::string& workflow, const std::string& key) = 0;
+  // Up to `q.limit` + 1 summaries (the one more says a next page exists), newest change first,
+  // each with its key; never a view or a snapshot.
+  virtual std::vector<RunSummary> page(const RunQuery& q) = 0;
   // How many runs the store holds, by (workflow, status): `GET /metrics`.
   virtual std::map<std::pair<std::string, std::string>, int64_t> runCounts() = 0;
   // Deletes the runs that ended (any status but `waiting`) before `beforeMs`, with their feeds,

@@ -10,6 +10,8 @@ std::map<std::pair<std::string, std::string>, int64_t> RunHost::runCounts() {
   return store_.runCounts();
 }
 
+std::vector<RunSummary> RunHost::page(const RunQuery& q) { return store_.page(q); }
+
 std::string RunHost::resolve(const std::string& prefix, const std::string& workflow) {
   std::string id = store_.resolve(prefix);
   if (const auto r = store_.summary(id)) CheckWorkflow(id, r->workflow, workflow);

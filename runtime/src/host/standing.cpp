@@ -110,7 +110,10 @@ std::optional<Store::Head> RunHost::currentHead(const std::string& workflow) {
   std::optional<Store::Head> head = store_.head(workflow);
   if (!head) {
     // A store from before the heads: the newest run stands for it, if any.
-    const std::vector<RunSummary> mine = newestFirst(workflow);
+    RunQuery last;
+    last.workflows = {workflow};
+    last.limit = 1;
+    const std::vector<RunSummary> mine = store_.page(last);
     if (mine.empty()) return std::nullopt;
     Store::Head newest;
     newest.workflow = workflow;
@@ -162,17 +165,6 @@ Json RunHost::standingState(const std::string& workflow) {
     out["retryAtMs"] = head->endedMs + BackoffMs(head->streak);
   }
   return out;
-}
-
-std::vector<RunSummary> RunHost::newestFirst(const std::string& workflow) {
-  std::vector<RunSummary> mine;
-  for (auto& r : store_.list(true)) {
-    if (r.workflow == workflow) mine.push_back(std::move(r));
-  }
-  std::stable_sort(mine.begin(), mine.end(), [](const RunSummary& a, const RunSummary& b) {
-    return a.updatedMs > b.updatedMs;
-  });
-  return mine;
 }
 
 std::vector<std::string> RunHost::standUp(const std::vector<std::string>& workflows) {

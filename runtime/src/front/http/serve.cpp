@@ -33,6 +33,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <unordered_set>
 
 #include "front/console/console.h"
@@ -497,7 +498,7 @@ class Server {
     if (is({"runs"})) {
       label("/runs");
       only(http::verb::get);
-      return listRuns(s);
+      return t.query.empty() ? listRuns(s) : pageOfRuns(s, t);
     }
     if (is({"runs", ":id"})) {
       label("/runs/:id");
@@ -514,6 +515,11 @@ class Server {
       label("/runs/:id/gates/:gate/events");
       only(http::verb::post);
       return answerGate(s, seg[1], seg[3]);
+    }
+    if (is({"caller"})) {
+      label("/caller");
+      only(http::verb::get);
+      return whoIs(s);
     }
     if (is({"gates"})) {
       label("/gates");
@@ -850,6 +856,116 @@ class Server {
       out.push_back(RunListEntry(*it));
     }
     s->answer(200, out);
+  }
+
+  // `GET /runs?limit=N&after=CURSOR&workflow=W&status=S&q=TEXT` (the console, docs/serve.md):
+  // one page, newest change first, with the Caller's counts per workflow and status and the
+  // cursor of the next page. Every filter is an index's column (Store::page), so the first page
+  // costs the same at 100 runs and at 100,000.
+  void pageOfRuns(const std::shared_ptr<Session>& s, const Target& t) {
+    const Caller& c = caller(s);
+    if (!Callers::HasAnywhere(c, Scope::kRead))
+      throw HttpError{403,
+                      "Caller `" + Printable(c.name) + "` has no `read` scope on any workflow"};
+    static const std::set<std::string> kKnown{"limit", "after", "workflow", "status", "q"};
+    for (const auto& [k, v] : t.query) {
+      if (kKnown.count(k) == 0)
+        throw HttpError{400, "GET /runs takes no `" + Printable(k.substr(0, 40)) +
+                                 "`; it takes limit, after, workflow, status and q"};
+      if (v.size() > 200) throw HttpError{400, "`" + k + "` is longer than 200 characters"};
+    }
+    auto get = [&](const char* k) {
+      const auto it = t.query.find(k);
+      return it == t.query.end() ? std::string() : it->second;
+    };
+    RunQuery q;
+    q.limit = 50;
+    if (const std::string limit = get("limit"); !limit.empty()) {
+      const bool digits = limit.size() <= 4 && std::all_of(limit.begin(), limit.end(), [](char ch) {
+                            return ch >= '0' && ch <= '9';
+                          });
+      q.limit = digits ? std::stoll(limit) : 0;
+      if (q.limit < 1 || q.limit > 500)
+        throw HttpError{
+            400, "`limit` must be a whole number from 1 to 500, not `" + Printable(limit) + "`"};
+    }
+    if (const std::string after = get("after"); !after.empty()) {
+      // The cursor is the last run's `updated` and id, as the previous page's `next` gave it.
+      const auto dot = after.find('.');
+      const std::string ms = after.substr(0, dot);
+      const bool digits =
+          !ms.empty() && ms.size() <= 18 &&
+          std::all_of(ms.begin(), ms.end(), [](char ch) { return ch >= '0' && ch <= '9'; });
+      if (dot == std::string::npos || !digits || dot + 1 >= after.size())
+        throw HttpError{400,
+                        "`after` is not a cursor this serve gave; give the `next` of the "
+                        "page before, or leave it out for the newest runs"};
+      q.beforeMs = std::stoll(ms);
+      q.beforeId = after.substr(dot + 1);
+    }
+    q.status = get("status");
+    static const std::set<std::string> kStatuses{"waiting",    "done",      "failed",
+                                                 "deadlocked", "cancelled", "drifted"};
+    if (!q.status.empty() && kStatuses.count(q.status) == 0)
+      throw HttpError{400, "no run is `" + Printable(q.status) +
+                               "`; a status is waiting, done, failed, deadlocked, cancelled or "
+                               "drifted"};
+    q.text = get("q");
+    const std::string only = get("workflow");
+    if (!only.empty()) {
+      knownWorkflow(only);
+      Require(c, only, Scope::kRead);
+      q.workflows.push_back(only);
+    } else {
+      for (const WorkflowInfo& w : host_.registry().workflows())
+        if (Callers::Allows(c, w.name, Scope::kRead)) q.workflows.push_back(w.name);
+    }
+    std::vector<RunSummary> runs = host_.page(q);
+    Json next = nullptr;
+    if (static_cast<int64_t>(runs.size()) > q.limit) {
+      runs.resize(static_cast<size_t>(q.limit));
+      next = std::to_string(runs.back().updatedMs) + "." + runs.back().id;
+    }
+    Json list = Json::array();
+    for (const RunSummary& r : runs) {
+      Json entry = RunListEntry(r);
+      if (!r.key.empty()) entry["key"] = r.key;
+      list.push_back(std::move(entry));
+    }
+    // The counts are of every run the Caller may read, whatever the filters: the console's
+    // summary line.
+    Json counts = Json::object();
+    for (const auto& [ws, n] : host_.runCounts())
+      if (Callers::Allows(c, ws.first, Scope::kRead)) counts[ws.first][ws.second] = n;
+    // The head of each standing workflow the Caller reads (live, backing off until when, paused
+    // and why), whatever the filters: what the console's resume acts on.
+    Json heads = Json::object();
+    for (const std::string& w : q.workflows)
+      if (Json head = host_.standingState(w); !head.is_null()) heads[w] = std::move(head);
+    s->answer(200, {{"runs", std::move(list)},
+                    {"next", std::move(next)},
+                    {"counts", counts},
+                    {"heads", std::move(heads)}});
+  }
+
+  // `GET /caller` (docs/serve.md): the token's own Caller — its name, the Gates it may answer,
+  // and its scopes on each workflow this serve hosts, with whether that workflow is standing. Any
+  // token may ask it of itself; the console shows only what the scopes allow from it, and every
+  // route still checks its own scope.
+  void whoIs(const std::shared_ptr<Session>& s) {
+    const Caller& c = caller(s);
+    Json workflows = Json::object();
+    for (const WorkflowInfo& w : host_.registry().workflows()) {
+      Json scopes = Json::array();
+      for (Scope scope : {Scope::kStart, Scope::kRead, Scope::kAnswer, Scope::kCancel})
+        if (Callers::Allows(c, w.name, scope)) scopes.push_back(ToString(scope));
+      if (scopes.empty()) continue;
+      workflows[w.name] = {{"scopes", std::move(scopes)},
+                           {"standing", w.pool != nullptr && w.pool->standing}};
+    }
+    s->answer(200, {{"name", c.name},
+                    {"gates", c.gates.empty() ? Json(nullptr) : Json(c.gates)},
+                    {"workflows", std::move(workflows)}});
   }
 
   void showRun(const std::shared_ptr<Session>& s, const std::string& prefix) {
@@ -1472,10 +1588,14 @@ void Session::stream(Pump pump) {
   pump_ = std::move(pump);
   timer_ = std::make_unique<boost::asio::steady_timer>(lowest().get_executor());
   lowest().expires_never();  // a stream lives as long as its run waits; stalls are tick()'s
-  send(
-      "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-store\r\n"
-      "Connection: close\r\n\r\n",
-      false);
+  // The guard headers every other answer carries (respond), on the stream's head too.
+  send(std::string(
+           "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-store\r\n"
+           "Content-Security-Policy: ") +
+           kApiPolicy +
+           "\r\nX-Content-Type-Options: nosniff\r\nReferrer-Policy: no-referrer\r\n"
+           "X-Frame-Options: DENY\r\nConnection: close\r\n\r\n",
+       false);
   server_.wantPump(shared_from_this());
 }
 

@@ -56,6 +56,7 @@ class PgStore final : public Store, public Hosts {
   std::optional<RunSummary> summary(const std::string& id) override;
   int64_t revision(const std::string& id) override;
   std::optional<RunSummary> byKey(const std::string& workflow, const std::string& key) override;
+  std::vector<RunSummary> page(const RunQuery& q) override;
   std::map<std::pair<std::string, std::string>, int64_t> runCounts() override;
   int64_t prune(int64_t beforeMs, const std::string& workflow) override;
 

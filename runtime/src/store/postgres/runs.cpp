@@ -322,6 +322,43 @@ std::optional<RunSummary> PgStore::byKey(const std::string& workflow, const std:
   return SummaryAt(s, 0);
 }
 
+std::vector<RunSummary> PgStore::page(const RunQuery& q) {
+  if (q.workflows.empty() || q.limit <= 0) return {};
+  // As the SQLite store's: the page's ids from runs_summary, then only its rows for their key; a
+  // text is a range of the primary key or a dispatch key, each its own SELECT.
+  std::string end;
+  if (!q.text.empty()) {
+    std::vector<uint32_t> cps;
+    if (!CodePoints(q.text, cps)) return {};  // no id or key is text that is not UTF-8
+    end = PrefixEnd(std::move(cps));
+  }
+  Params params;
+  params.texts(q.workflows).text(q.status).integer(q.beforeMs).text(q.beforeId);
+  params.integer(q.limit + 1);
+  if (!q.text.empty()) params.text(q.text).text(end);
+  const std::string common =
+      "workflow = ANY($1::text[]) AND ($2::text = '' OR status = $2::text)"
+      " AND ($3::bigint = 0 OR updated < $3::bigint OR (updated = $3::bigint AND id < $4::text))";
+  const std::string ids =
+      q.text.empty()
+          ? "SELECT id, updated FROM runs WHERE " + common
+          : "SELECT id, updated FROM runs WHERE id >= $6 AND ($7 = '' OR id < $7) AND " + common +
+                " UNION SELECT id, updated FROM runs WHERE dkey = $6 AND " + common;
+  auto hold = db_->hold();
+  const std::string sql =
+      "SELECT r.id, r.workflow, r.status, r.updated, r.rev, coalesce(r.dkey, '') FROM (" + ids +
+      " ORDER BY updated DESC, id DESC LIMIT $5) AS p JOIN runs AS r ON r.id = p.id"
+      " ORDER BY r.updated DESC, r.id DESC";
+  const Result s = db_->run(sql.c_str(), params);
+  std::vector<RunSummary> out;
+  out.reserve(static_cast<size_t>(s.rows()));
+  for (int i = 0; i < s.rows(); ++i) {
+    out.push_back({s.text(i, 0), s.text(i, 1), s.text(i, 2), s.integer(i, 3), s.integer(i, 4), "",
+                   s.text(i, 5)});
+  }
+  return out;
+}
+
 std::map<std::pair<std::string, std::string>, int64_t> PgStore::runCounts() {
   auto hold = db_->hold();
   const Result s =

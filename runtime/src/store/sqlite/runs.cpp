@@ -229,6 +229,58 @@ std::vector<RunSummary> SqliteStore::list(bool includeEnded, bool views) {
   return out;
 }
 
+std::vector<RunSummary> SqliteStore::page(const RunQuery& q) {
+  if (q.workflows.empty() || q.limit <= 0) return {};
+  // The page's ids come from runs_summary alone (it covers workflow, status, updated and id), and
+  // only the rows of the page are read for their key: a page never reads 100,000 rows. A text
+  // is a range of the primary key or a dispatch key (runs_by_key), each its own SELECT.
+  std::string in = "workflow IN (";
+  for (size_t i = 0; i < q.workflows.size(); ++i) in += i == 0 ? "?" : ", ?";
+  in += ")";
+  std::string common = in;
+  if (!q.status.empty()) common += " AND status = ?";
+  if (q.beforeMs > 0) common += " AND (updated < ? OR (updated = ? AND id < ?))";
+  const std::string end = q.text.empty() ? "" : PrefixEnd(q.text);
+  std::string ids;
+  if (q.text.empty()) {
+    ids = "SELECT id, updated FROM runs WHERE " + common;
+  } else {
+    ids = "SELECT id, updated FROM runs WHERE id >= ?" +
+          std::string(end.empty() ? "" : " AND id < ?") + " AND " + common +
+          " UNION SELECT id, updated FROM runs WHERE dkey = ? AND " + common;
+  }
+  const std::string sql =
+      "SELECT r.id, r.workflow, r.status, r.updated, r.rev, coalesce(r.dkey, '') FROM (" + ids +
+      " ORDER BY updated DESC, id DESC LIMIT ?) AS p JOIN runs AS r ON r.id = p.id"
+      " ORDER BY r.updated DESC, r.id DESC";
+  Stmt s(*db_, sql.c_str());
+  int at = 1;
+  auto bindCommon = [&] {
+    for (const std::string& w : q.workflows) s.bind(at++, w);
+    if (!q.status.empty()) s.bind(at++, q.status);
+    if (q.beforeMs > 0) {
+      s.bind(at++, q.beforeMs);
+      s.bind(at++, q.beforeMs);
+      s.bind(at++, q.beforeId);
+    }
+  };
+  if (q.text.empty()) {
+    bindCommon();
+  } else {
+    s.bind(at++, q.text);
+    if (!end.empty()) s.bind(at++, end);
+    bindCommon();
+    s.bind(at++, q.text);
+    bindCommon();
+  }
+  s.bind(at++, q.limit + 1);
+  std::vector<RunSummary> out;
+  while (s.step()) {
+    out.push_back({s.text(0), s.text(1), s.text(2), s.integer(3), s.integer(4), "", s.text(5)});
+  }
+  return out;
+}
+
 std::optional<RunSummary> SqliteStore::summary(const std::string& id) {
   Stmt s(*db_, "SELECT id, workflow, status, updated, rev FROM runs WHERE id = ?");
   s.bind(1, id);

@@ -40,6 +40,7 @@ class SqliteStore final : public Store {
   std::optional<RunSummary> summary(const std::string& id) override;
   int64_t revision(const std::string& id) override;
   std::optional<RunSummary> byKey(const std::string& workflow, const std::string& key) override;
+  std::vector<RunSummary> page(const RunQuery& q) override;
   std::map<std::pair<std::string, std::string>, int64_t> runCounts() override;
   int64_t prune(int64_t beforeMs, const std::string& workflow) override;
 

@@ -122,19 +122,20 @@ function signIn(message) {
   input.focus();
 }
 
-// What the token may do: `read` (GET /runs answers) or only `answer` (GET /gates answers).
+// Who the token is (GET /caller): its name and its scopes on each workflow. The page offers only
+// what they allow; every route still checks its own scope.
+let me = { name: "", workflows: {} };
 let canRead = false;
+function may(workflow, scope) {
+  const w = me.workflows[workflow];
+  return !!w && w.scopes.includes(scope);
+}
 async function whoAmI() {
-  try {
-    await api("GET", "/runs");
-    canRead = true;
-  } catch (e) {
-    if (e.status !== 403) throw e;
-    await api("GET", "/gates"); // a Caller with `answer` alone
-    canRead = false;
-  }
+  me = await api("GET", "/caller");
+  canRead = Object.values(me.workflows).some((w) => w.scopes.includes("read"));
   document.getElementById("sign-out").hidden = false;
-  document.getElementById("who").textContent = canRead ? "signed in" : "signed in (answers only)";
+  document.getElementById("who").textContent =
+    "signed in as " + me.name + (canRead ? "" : " (answers only)");
   document.getElementById("nav-runs").hidden = !canRead;
 }
 
@@ -147,24 +148,23 @@ document.getElementById("sign-out").addEventListener("click", () => {
 
 // ---- the runs ---------------------------------------------------------------------------------
 
+const STATUSES = ["waiting", "done", "failed", "deadlocked", "cancelled", "drifted"];
+let runsTimer = null; // the runs page reads its first page again while it is shown
+
+// The runs: one page from the server (GET /runs?limit=…), newest change first; the filters and the
+// cursor are the server's, so a page costs the same at 100 runs and at 100,000.
 async function runsPage(params) {
-  const runs = await api("GET", "/runs");
-  const workflows = [...new Set(runs.map((r) => r.workflow))].sort();
-  const statuses = [...new Set(runs.map((r) => r.status))].sort();
   const wf = params.get("workflow") || "";
   const st = params.get("status") || "";
   const q = params.get("q") || "";
-  const page = Math.max(0, parseInt(params.get("page") || "0", 10) || 0);
-  const shown = runs
-    .filter((r) => (!wf || r.workflow === wf) && (!st || r.status === st) && (!q || r.runId.includes(q)))
-    .sort((a, b) => b.updated - a.updated);
-
-  const counts = {};
-  for (const r of runs) {
-    const key = r.workflow;
-    counts[key] = counts[key] || {};
-    counts[key][r.status] = (counts[key][r.status] || 0) + 1;
-  }
+  const after = params.get("after") || "";
+  const ask = new URLSearchParams({ limit: String(PAGE) });
+  if (wf) ask.set("workflow", wf);
+  if (st) ask.set("status", st);
+  if (q) ask.set("q", q);
+  if (after) ask.set("after", after);
+  const page = await api("GET", "/runs?" + ask.toString());
+  const readable = Object.keys(me.workflows).filter((w) => may(w, "read")).sort();
 
   const select = (id, label, value, options) =>
     el(
@@ -181,53 +181,67 @@ async function runsPage(params) {
   const filters = el(
     "form",
     { class: "filters", role: "search", "aria-label": "Filter the runs" },
-    select("workflow", "Workflow", wf, workflows),
-    select("status", "Status", st, statuses),
-    el("div", {}, el("label", { for: "q", text: "Run id" }), el("input", { id: "q", name: "q", value: q })),
+    select("workflow", "Workflow", wf, readable),
+    select("status", "Status", st, STATUSES),
+    el(
+      "div",
+      {},
+      el("label", { for: "q", text: "Run id or item id" }),
+      el("input", { id: "q", name: "q", value: q, maxlength: "200" }),
+    ),
     el("button", { type: "submit", text: "Filter" }),
   );
   filters.addEventListener("submit", (ev) => {
     ev.preventDefault();
     const p = new URLSearchParams();
     for (const k of ["workflow", "status", "q"]) {
-      const v = filters.elements[k].value;
+      const v = filters.elements[k].value.trim();
       if (v) p.set(k, v);
     }
     location.hash = "#/?" + p.toString();
   });
 
-  const rows = shown.slice(page * PAGE, page * PAGE + PAGE).map((r) =>
-    el(
-      "tr",
-      {},
-      el("td", {}, el("a", { href: "#/runs/" + encodeURIComponent(r.runId), class: "mono", text: r.runId })),
-      el("td", { text: r.workflow }),
-      el("td", {}, statusChip(r.status)),
-      el("td", { text: time(r.updated) }),
-    ),
-  );
-  const pages = Math.max(1, Math.ceil(shown.length / PAGE));
-  const go = (n) => {
-    const p = new URLSearchParams(params);
-    p.set("page", String(n));
-    location.hash = "#/?" + p.toString();
-  };
-  main.replaceChildren(
-    el("h1", { text: "Runs" }),
-    el(
-      "section",
-      { "aria-label": "Counts per workflow" },
-      Object.keys(counts)
+  const countsSection = el("section", { id: "counts", "aria-label": "Counts per workflow" });
+  const body = el("tbody", {});
+  const fill = (pg) => {
+    countsSection.replaceChildren(
+      ...Object.keys(pg.counts)
         .sort()
         .map((w) =>
           el(
             "div",
             { class: "counts" },
             el("strong", { text: w }),
-            Object.entries(counts[w]).map(([s, n]) => el("span", { class: "chip" }, statusChip(s), " " + n)),
+            Object.entries(pg.counts[w]).map(([s, n]) => el("span", { class: "chip" }, statusChip(s), " " + n)),
           ),
         ),
-    ),
+    );
+    body.replaceChildren(
+      ...pg.runs.map((r) =>
+        el(
+          "tr",
+          {},
+          el("td", {}, el("a", { href: "#/runs/" + encodeURIComponent(r.runId), class: "mono", text: r.runId })),
+          el("td", { text: r.workflow }),
+          el("td", {}, statusChip(r.status)),
+          el("td", { class: "mono", text: r.key || "" }),
+          el("td", { text: time(r.updated) }),
+        ),
+      ),
+    );
+  };
+  fill(page);
+
+  const go = (cursor) => {
+    const p = new URLSearchParams(params);
+    if (cursor) p.set("after", cursor);
+    else p.delete("after");
+    location.hash = "#/?" + p.toString();
+  };
+  const shownParts = [
+    el("h1", { text: "Runs" }),
+    headsSection(page.heads || {}),
+    countsSection,
     filters,
     el(
       "table",
@@ -236,17 +250,79 @@ async function runsPage(params) {
       el(
         "thead",
         {},
-        el("tr", {}, ["Run", "Workflow", "Status", "Changed"].map((h) => el("th", { scope: "col", text: h }))),
+        el(
+          "tr",
+          {},
+          ["Run", "Workflow", "Status", "Item", "Changed"].map((h) => el("th", { scope: "col", text: h })),
+        ),
       ),
-      el("tbody", {}, rows),
+      body,
     ),
+    page.runs.length ? null : el("p", { id: "no-runs", text: "No run matches." }),
     el(
       "div",
       { class: "pager" },
-      el("button", { type: "button", text: "Newer", disabled: page === 0, onclick: () => go(page - 1) }),
-      el("span", { text: `page ${page + 1} of ${pages} (${shown.length} runs)` }),
-      el("button", { type: "button", text: "Older", disabled: page + 1 >= pages, onclick: () => go(page + 1) }),
+      el("button", { type: "button", text: "Newest", disabled: !after, onclick: () => go("") }),
+      el("span", { text: `${page.runs.length} run${page.runs.length === 1 ? "" : "s"}, newest change first` }),
+      el("button", { type: "button", id: "older", text: "Older", disabled: !page.next, onclick: () => go(page.next) }),
     ),
+  ];
+  main.replaceChildren(...shownParts.filter((p) => p !== null));
+  // The first page follows what happens: read again every 3 s while it is shown.
+  if (!after) {
+    const shown = location.hash;
+    runsTimer = setInterval(async () => {
+      if (location.hash !== shown || document.hidden) return;
+      try {
+        fill(await api("GET", "/runs?" + ask.toString()));
+      } catch (e) {
+        say(e.message);
+      }
+    }, 3000);
+  }
+}
+
+// The standing workflows' heads: live, waiting out a back-off until when, or paused and why —
+// with resume where the token may start that workflow.
+function headsSection(heads) {
+  const names = Object.keys(heads).sort();
+  if (!names.length) return null;
+  return el(
+    "section",
+    { id: "heads", "aria-label": "Standing workflows" },
+    el("h2", { text: "Standing workflows" }),
+    names.map((w) => {
+      const h = heads[w];
+      let what = h.state;
+      if (h.state === "waiting") what = `backing off after ${h.ended} until ${time(h.retryAtMs)}`;
+      if (h.state === "paused") what = `paused (${h.paused})` + (h.why ? ": " + h.why : "");
+      const held = h.held ? `, ${h.held} held` : "";
+      const resume =
+        h.state === "paused" && may(w, "start")
+          ? el("button", {
+              type: "button",
+              text: "Resume",
+              onclick: async () => {
+                try {
+                  const r = await api("POST", `/workflows/${encodeURIComponent(w)}/runs`, {});
+                  say("resumed as run " + r.runId);
+                  route();
+                } catch (e) {
+                  say(e.message);
+                }
+              },
+            })
+          : null;
+      return el(
+        "div",
+        { class: "counts", "data-workflow": w },
+        el("strong", { text: w }),
+        " " + what + held + " ",
+        h.run ? el("a", { href: "#/runs/" + encodeURIComponent(h.run), class: "mono", text: h.run }) : null,
+        " ",
+        resume,
+      );
+    }),
   );
 }
 
@@ -411,9 +487,8 @@ async function runPage(id, following) {
     ),
   );
   const parts = [header];
-  // Cancel where the token may read the run (an answer-only token never may cancel); a token that
-  // reads but may not cancel is refused by the server, and the page says so.
-  if (run.status === "waiting" && canRead) {
+  // Cancel where the token's scopes allow it (GET /caller); the server checks it again.
+  if (run.status === "waiting" && may(run.workflow, "cancel")) {
     parts.push(
       el("button", {
         type: "button",
@@ -564,6 +639,8 @@ async function route() {
     stopFeed();
     stopFeed = null;
   }
+  clearInterval(runsTimer);
+  runsTimer = null;
   if (!token()) return signIn();
   const hash = location.hash || "#/";
   const [path, query] = hash.slice(1).split("?");
