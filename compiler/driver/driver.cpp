@@ -35,6 +35,7 @@ commands:
   graph FILE [--machine M] [--format dot|mermaid]
                          draw a machine's statechart (DOT by default; --machine picks one
                          when the file has several)
+  graph FILE -o DIR      write DIR/W.dot for each workflow W the file declares
   explain CODE           explain a diagnostic code, with an example (`jr2c explain E0100`)
   explain --list         list every diagnostic code
 
@@ -224,10 +225,41 @@ int Compile(const Options& opts, std::ostream& out, std::ostream& err) {
   });
 }
 
+// `jr2c graph FILE -o DIR`: DIR/W.dot (or .mmd) for each workflow W the file declares — its
+// machine's statechart, or its Pool — for the web console's pictures (cmake/Jr2Pictures.cmake).
+int GraphWorkflows(const Options& opts, const sema::Program& program, const ir::Program& charts,
+                   std::ostream& err) {
+  std::error_code ec;
+  std::filesystem::create_directories(opts.outDir, ec);
+  for (const auto& d : program.roots.front()->ast->decls) {
+    if (d->kind != ast::Decl::Kind::kWorkflow) continue;
+    const auto& w = llvm::cast<ast::WorkflowDecl>(*d);
+    std::string text;
+    if (const auto* pool = llvm::dyn_cast_or_null<ast::PoolDecl>(w.target.resolved)) {
+      text = graph::RenderPool(*pool, opts.graphFormat);
+    } else {
+      for (const ir::Machine& m : charts.machines) {
+        if (m.decl == w.target.resolved) text = graph::Render(m, opts.graphFormat);
+      }
+    }
+    if (text.empty()) continue;  // its target did not resolve: check reported it
+    const std::string path = opts.outDir + "/" + w.name.text +
+                             (opts.graphFormat == graph::Format::kDot ? ".dot" : ".mmd");
+    std::ofstream file(path, std::ios::binary | std::ios::trunc);
+    file << text;
+    if (!file.flush()) {
+      err << "jr2c: error: cannot write `" << path << "`\n";
+      return kExitErrors;
+    }
+  }
+  return kExitClean;
+}
+
 // `jr2c graph FILE [--machine M] [--format dot|mermaid]`.
 int Graph(const Options& opts, std::ostream& out, std::ostream& err) {
   if (opts.files.size() != 1) return Usage(err, "`graph` takes one `.jr2` file");
   return Frontend(opts, out, err, [&](const sema::Program& program, const ir::Program& charts) {
+    if (!opts.outDir.empty()) return GraphWorkflows(opts, program, charts, err);
     const FileId root = program.roots.front()->source->id();
     std::vector<const ir::Machine*> mine;
     for (const ir::Machine& m : charts.machines) {

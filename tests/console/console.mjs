@@ -7,7 +7,8 @@
 // field; answers a Gate through its form and sees the feed move without a reload; cancels; a
 // token that may only answer sees no cancel, and a cancel forged from its page gets 403; a token
 // that may read but not cancel sees no Cancel either; a token for another workflow sees nothing of
-// this one; an item id written as markup stays text; with 100,000 runs in the store, the first
+// this one; an item id written as markup stays text; the machine's picture marks the active state
+// and the mark moves when the run does; with 100,000 runs in the store, the first
 // page of runs comes in <= 300 ms and the browser shows it in <= 1 s, an item id finds its run
 // and Older goes on; axe-core finds no serious or critical violation on any page. Screenshots of
 // each page go to OUT_DIR.
@@ -42,7 +43,11 @@ writeFileSync(
   path.join(tmp, "callers.json"),
   JSON.stringify({
     callers: [
-      { name: "reviewer", token_sha256: sha(tokens.reviewer), scopes: { conformance_tickets: ["start", "read", "answer", "cancel"] } },
+      {
+        name: "reviewer",
+        token_sha256: sha(tokens.reviewer),
+        scopes: { conformance_tickets: ["start", "read", "answer", "cancel"], conformance_two_step: ["start", "read", "answer"] },
+      },
       { name: "reader", token_sha256: sha(tokens.reader), scopes: { conformance_tickets: ["answer"] } },
       { name: "looker", token_sha256: sha(tokens.looker), scopes: { conformance_tickets: ["read"] } },
       { name: "stranger", token_sha256: sha(tokens.stranger), scopes: { conformance_secret: ["read", "answer", "cancel"] } },
@@ -219,6 +224,25 @@ try {
   check(true, "nor shows the run");
   await shot(strangerPage, "7-stranger");
 
+  // The machine's picture, its active state marked, moving when the run moves.
+  const asked = await api("POST", "/workflows/conformance_two_step/runs", tokens.reviewer, { input: {} });
+  check(asked.status === 201, `a two-step run started (${asked.status})`);
+  await page.goto(base + "/ui/#/runs/" + asked.body.runId);
+  await page.waitForSelector('#picture svg [data-state="first"].active', { timeout: 10000 });
+  check(true, "the picture marks the active state `first`");
+  check((await page.$$("#picture svg .active")).length === 1, "and only it");
+  check((await page.$("#picture script, #picture [onload], #picture a")) === null, "the picture holds no script, handler or link");
+  await axe(page, "run with its picture");
+  await shot(page, "5b-picture");
+  const pictureMarker = await page.evaluate(() => (window.__pictureMarker = 1));
+  await page.click('form[data-event="finish"] button[type=submit]');
+  await page.waitForSelector('#picture svg [data-state="second"].active', { timeout: 10000 });
+  check((await page.$('#picture svg [data-state="first"].active')) === null, "after the answer the mark moved to `second`");
+  check((await page.evaluate(() => window.__pictureMarker)) === pictureMarker, "without a reload");
+  await shot(page, "5c-picture-moved");
+  await page.goto(base + "/ui/#/runs/" + runId);
+  await page.waitForSelector("#feed-lines li");
+
   // A token that may read but not cancel: the run, and no Cancel.
   const lookerPage = await newPage();
   await signIn(lookerPage, tokens.looker);
@@ -263,7 +287,8 @@ try {
   await big.waitForFunction((f) => document.querySelector("tbody tr td") && document.querySelector("tbody tr td").textContent !== f, first);
   check((await big.$$("tbody tr")).length === 50, "Older shows the next 50");
   await big.goto(base + "/ui/#/");
-  await big.waitForSelector("#q");
+  // The first page again (its Newest button is off), before the filter is typed into it.
+  await big.waitForFunction(() => document.querySelector(".pager button") && document.querySelector(".pager button").disabled);
   await big.fill("#q", "ITEM-4570");
   await big.click(".filters button[type=submit]");
   await big.waitForFunction(() => document.querySelectorAll("tbody tr").length === 1);

@@ -12,7 +12,8 @@
   name, the event and its payload, and a refused answer puts nothing there;
 - GET /caller tells each token its own scopes (and nothing of another workflow); GET /runs pages
   by a cursor with filters, refuses a bad parameter with a 400 that names it, and a filter on a
-  workflow the token does not read with a 403; the feed's stream carries the guard headers.
+  workflow the token does not read with a 403; the feed's stream carries the guard headers;
+- GET /workflows/:name/picture is the workflow's SVG for a token that reads or answers there.
 
     console_http.py RUNNER_DIR TMP
 """
@@ -263,6 +264,26 @@ def main():
     status, _, raw = request(port, "GET", "/caller", instance)
     standing = [w for w, v in (js(raw) or {}).get("workflows", {}).items() if v.get("standing")]
     check(sorted(standing) == sorted(heads), "and GET /caller names the same workflows standing")
+
+    # The machine's picture: SVG laid out when the runner was built, for a token that reads or
+    # answers there, under the API's policy (nothing in it could run if opened by itself).
+    pic = "/workflows/conformance_tickets/picture"
+    status, h, raw = request(port, "GET", pic, tokens["reviewer"])
+    check(status == 200 and h.get("content-type") == "image/svg+xml" and b"<svg" in raw and
+          h.get("content-security-policy") == "default-src 'none'; frame-ancestors 'none'",
+          "GET %s: the SVG, under the API's policy (%d, %d bytes)" % (pic, status, len(raw)))
+    status, _, _ = request(port, "GET", pic, tokens["reader"])
+    check(status == 200, "an answer-only token sees the picture too (%d)" % status)
+    status, _, _ = request(port, "GET", pic)
+    check(status == 401, "without a token: 401 (%d)" % status)
+    status, _, _ = request(port, "GET", pic, tokens["stranger"])
+    check(status == 403, "a token for another workflow: 403 (%d)" % status)
+    status, _, raw = request(port, "GET", "/workflows/nope/picture", tokens["reviewer"])
+    check(status == 404 and "nope" in (js(raw) or {}).get("error", ""), "no such workflow: 404")
+    status, _, _ = request(port, "POST", pic, tokens["reviewer"], {})
+    check(status == 405, "POST: 405 (%d)" % status)
+    status, _, raw = request(port, "GET", "/runs/" + run, tokens["reviewer"])
+    check(isinstance((js(raw) or {}).get("value"), list), "GET /runs/:id gives the active states")
 
     # The feed's stream carries the guard headers every other answer carries.
     status, h, _ = request(port, "GET", "/runs/%s/events?follow=false" % run, tokens["reviewer"])

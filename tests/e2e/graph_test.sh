@@ -199,5 +199,22 @@ if graph "defaults" "$tmp/default.dot" samples/tickets/tickets.jr2; then
   head -5 "$tmp/default.dot" | grep -qE '^digraph ' && pass || fail "the default format is not DOT" "$tmp/default.dot"
 fi
 
+# `graph FILE -o DIR` (the console's pictures, cmake/Jr2Pictures.cmake): one DOT file per workflow,
+# each the same drawing `--machine` gives of its machine or Pool, and nothing on stdout.
+alerts="$src/samples/alert-triage/alert_triage.jr2"
+if graph "-o writes one file a workflow" "$tmp/o.out" "$alerts" -o "$tmp/pics"; then
+  if [ -s "$tmp/o.out" ]; then fail "-o printed to stdout" "$tmp/o.out"; else pass; fi
+  if [ "$(cd "$tmp/pics" && ls | tr '\n' ' ')" = "alerts.dot triage.dot " ]; then pass; else
+    fail "-o wrote $(ls "$tmp/pics" | tr '\n' ' '), wanted alerts.dot triage.dot"
+  fi
+  graph "--machine triage_machine" "$tmp/t.dot" "$alerts" --machine triage_machine &&
+    { cmp -s "$tmp/t.dot" "$tmp/pics/triage.dot" && pass || fail "triage.dot differs from --machine's"; }
+  graph "--machine alerts_pool" "$tmp/p.dot" "$alerts" --machine alerts_pool &&
+    { cmp -s "$tmp/p.dot" "$tmp/pics/alerts.dot" && pass || fail "alerts.dot differs from --machine's"; }
+  for f in "$tmp"/pics/*.dot; do
+    if dot -Tsvg "$f" -o "$f.svg" 2>"$f.err" && [ ! -s "$f.err" ]; then pass; else fail "dot on $f" "$f.err"; fi
+  done
+fi
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

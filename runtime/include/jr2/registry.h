@@ -174,6 +174,11 @@ class Registry {
   void addModule(const std::string& file, const std::string& hash);
   // The runner's assembly: one hash of every module it was built from ("" when none says).
   std::string assembly() const;
+  // The picture of workflow `workflow` (its machine's statechart or its Pool, as `jr2c graph`
+  // draws it, laid out by Graphviz when the runner was built: cmake/Jr2Pictures.cmake), as SVG;
+  // null when it was built without Graphviz. The web console shows it.
+  void addPicture(const std::string& workflow, const unsigned char* svg, size_t size);
+  const std::string* picture(const std::string& workflow) const;
 
   const std::vector<WorkflowInfo>& workflows() const;
   const WorkflowInfo* workflow(const std::string& name) const;

@@ -484,6 +484,11 @@ class Server {
       only(http::verb::get);
       return metrics(s);
     }
+    if (is({"workflows", ":name", "picture"})) {
+      label("/workflows/:name/picture");
+      only(http::verb::get);
+      return picture(s, seg[1]);
+    }
     if (is({"workflows", ":name", "runs"})) {
       label("/workflows/:name/runs");
       if (m == http::verb::post) return startRun(s, seg[1], t);
@@ -948,6 +953,20 @@ class Server {
                     {"heads", std::move(heads)}});
   }
 
+  // `GET /workflows/:name/picture` (docs/console.md): the workflow's statechart as SVG, laid out
+  // by Graphviz when the runner was built, for a Caller that reads or answers there.
+  void picture(const std::shared_ptr<Session>& s, const std::string& workflow) {
+    const Caller& c = caller(s);
+    knownWorkflow(workflow);
+    if (!Callers::Allows(c, workflow, Scope::kAnswer)) Require(c, workflow, Scope::kRead);
+    const std::string* svg = host_.registry().picture(workflow);
+    if (svg == nullptr)
+      throw HttpError{404, "this runner was built without the picture of `" + workflow +
+                               "`: Graphviz's `dot` was not found when it was built (install "
+                               "graphviz and build it again)"};
+    s->answerText(200, *svg, "image/svg+xml");
+  }
+
   // `GET /caller` (docs/serve.md): the token's own Caller — its name, the Gates it may answer,
   // and its scopes on each workflow this serve hosts, with whether that workflow is standing. Any
   // token may ask it of itself; the console shows only what the scopes allow from it, and every
@@ -999,6 +1018,8 @@ class Server {
                         {"items", items},
                         {"failures", failures},
                         {"gates", GatesFor(view, nullptr)},
+                        // The active states (the observation's): the console's picture.
+                        {"value", view["observe"].value("value", Json::array())},
                         // What the runner's verbs print (report.h), for `--server`.
                         {"working", view["working"]},
                         {"seq", host_.lastSeq(r.id)},

@@ -103,6 +103,7 @@ struct Registry::Tables {
   std::map<std::string, NextFunction> nexts;
   std::map<std::string, std::string> modules;
   std::map<std::string, JsonValue> agents;
+  std::map<std::string, std::string> pictures;
 };
 
 namespace {
@@ -158,6 +159,12 @@ const Json* Registry::agent(const std::string& name) const {
 }
 void Registry::addModule(const std::string& file, const std::string& hash) {
   t_->modules[file] = hash;
+}
+void Registry::addPicture(const std::string& workflow, const unsigned char* svg, size_t size) {
+  t_->pictures[workflow] = std::string(reinterpret_cast<const char*>(svg), size);
+}
+const std::string* Registry::picture(const std::string& workflow) const {
+  return Find(t_->pictures, workflow);
 }
 const std::vector<WorkflowInfo>& Registry::workflows() const { return t_->workflows; }
 const WorkflowInfo* Registry::workflow(const std::string& name) const {

@@ -535,6 +535,7 @@ async function runPage(id, following) {
         : null,
     );
   }
+  if (run.workflow) parts.push(pictureSection(run));
   const gates = run.gates || [];
   parts.push(el("h2", { text: gates.length ? `Open Gates (${gates.length})` : "No open Gate" }));
   for (const g of gates) parts.push(gateSection(run.runId, g, true, () => route()));
@@ -545,6 +546,94 @@ async function runPage(id, following) {
   main.replaceChildren(...parts.filter((p) => p !== null));
   if (following) feedList.parentElement.scrollTop = scroll;
   else if (full) followFeed(run.runId, feedList, run.status !== "waiting");
+}
+
+// ---- the machine's picture ----------------------------------------------------------------------
+
+// Each workflow's picture (GET /workflows/:name/picture): the SVG Graphviz laid out when the runner
+// was built, fetched once a page load.
+const pictures = new Map();
+function pictureOf(workflow) {
+  if (!pictures.has(workflow)) {
+    pictures.set(
+      workflow,
+      (async () => {
+        const res = await fetch(`/workflows/${encodeURIComponent(workflow)}/picture`, {
+          headers: { Authorization: "Bearer " + token() },
+          credentials: "omit",
+          cache: "no-store",
+        });
+        if (!res.ok) {
+          const doc = await res.json().catch(() => null);
+          return { error: (doc && doc.error) || "no picture (HTTP " + res.status + ")" };
+        }
+        return { text: await res.text() };
+      })(),
+    );
+  }
+  return pictures.get(workflow);
+}
+
+const SVG_NS = "http://www.w3.org/2000/svg";
+const XLINK_NS = "http://www.w3.org/1999/xlink";
+const SVG_TAGS = new Set(["svg", "g", "title", "path", "polygon", "polyline", "ellipse", "text", "tspan", "rect", "line", "circle"]);
+const SVG_ATTRS = new Set([
+  "viewBox", "width", "height", "transform", "fill", "stroke", "stroke-width", "stroke-dasharray",
+  "d", "points", "cx", "cy", "rx", "ry", "r", "x", "y", "x1", "y1", "x2", "y2", "text-anchor",
+  "font-family", "font-size", "font-weight", "font-style", "class",
+]);
+
+// A copy of the drawing alone: only the elements and attributes above come over (an `<a>` becomes a
+// `<g>`), so nothing in the file — a script, a handler, a link, a style — reaches the page. Each
+// state's group gets `data-state`: a state's node is titled with its path, a compound state's
+// cluster carries it as its tooltip.
+function cleanSvg(node) {
+  const tag = node.localName === "a" ? "g" : node.localName;
+  if (!SVG_TAGS.has(tag)) return null;
+  const out = document.createElementNS(SVG_NS, tag);
+  for (const a of node.attributes) if (SVG_ATTRS.has(a.name)) out.setAttribute(a.name, a.value);
+  const cls = node.getAttribute("class");
+  if (tag === "g" && cls === "node") {
+    const title = [...node.children].find((c) => c.localName === "title");
+    if (title) out.setAttribute("data-state", title.textContent);
+  } else if (tag === "g" && cls === "cluster") {
+    const link = node.querySelector("a");
+    const state = link && link.getAttributeNS(XLINK_NS, "title");
+    if (state) out.setAttribute("data-state", state);
+  }
+  for (const c of node.childNodes) {
+    if (c.nodeType === Node.TEXT_NODE) out.append(document.createTextNode(c.nodeValue));
+    else if (c.nodeType === Node.ELEMENT_NODE) {
+      const copy = cleanSvg(c);
+      if (copy) out.append(copy);
+    }
+  }
+  return out;
+}
+
+// The picture of `run`'s machine with its active states marked (`value`: their paths; a
+// compound state is marked when a state inside it is active).
+function pictureSection(run) {
+  const active = run.value || [];
+  const box = el(
+    "figure",
+    { id: "picture", class: "picture" },
+    el("figcaption", { text: active.length ? "The machine — active: " + active.join(", ") : "The machine" }),
+  );
+  pictureOf(run.workflow).then((p) => {
+    if (p.error) return box.append(el("p", { class: "help", text: p.error }));
+    const doc = new DOMParser().parseFromString(p.text, "image/svg+xml");
+    const svg = doc.documentElement && doc.documentElement.localName === "svg" ? cleanSvg(doc.documentElement) : null;
+    if (!svg) return box.append(el("p", { class: "help", text: "the picture could not be read" }));
+    svg.setAttribute("role", "img");
+    svg.setAttribute("aria-label", `statechart of ${run.workflow}` + (active.length ? `; active: ${active.join(", ")}` : ""));
+    for (const g of svg.querySelectorAll("[data-state]")) {
+      const st = g.getAttribute("data-state");
+      if (active.some((v) => v === st || v.startsWith(st + "."))) g.classList.add("active");
+    }
+    box.append(svg);
+  });
+  return box;
 }
 
 // The run's feed (GET /runs/:id/events, server-sent events) read with fetch, so that the token
@@ -565,7 +654,9 @@ function followFeed(id, list, once) {
     list.append(el("li", { "data-kind": ev.kind }, el("time", { text: time(ev.time) }), line));
     list.parentElement.scrollTop = list.parentElement.scrollHeight;
   };
-  const changes = new Set(["answered", "gate-opened", "gate-closed", "settled", "failed", "ended", "cancelled"]);
+  // Every kind but a log line can move the run (a timer, an Agent's reply, a wake): the page reads
+  // the run again once a burst is over, so the picture follows.
+  const changes = { has: (kind) => kind !== "log" && kind !== "line" };
   (async () => {
     while (!stopped) {
       try {
