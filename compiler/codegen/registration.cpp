@@ -37,6 +37,18 @@ void DeclareExterns(const Context& cx, Printer& p) {
   }
 }
 
+namespace {
+
+// A workflow's input as JSON Schema text (sema::JsonSchema of its top's parameters), as a C++
+// string; `nullptr` when sema kept none (its top did not check).
+std::string InputSchemaOf(const Context& cx, const ast::Decl* top) {
+  const auto it = cx.info.inputTypes.find(top);
+  if (it == cx.info.inputTypes.end() || it->second->record == nullptr) return "nullptr";
+  return CppString(sema::JsonSchema(*it->second->record));
+}
+
+}  // namespace
+
 void DefineRegistration(const Context& cx, Printer& p) {
   // The module's text, hashed: a runner's assembly is the hash of its modules' (a standing
   // Pool's run is handed over to a new run at a new build: "Hand-overs" in
@@ -119,9 +131,10 @@ void DefineRegistration(const Context& cx, Printer& p) {
                const bool machine = top->kind == ast::Decl::Kind::kMachine;
                p.emit(R"gen(
                         // from $from$
-                        registry.addWorkflow({$name$, $file$, $machine$, $pool$});
+                        registry.addWorkflow({$name$, $file$, $machine$, $pool$, $schema$});
                       )gen",
                       {{"name", CppString(w->name.text)},
+                       {"schema", InputSchemaOf(cx, top)},
                        {"file", CppString(cx.file)},
                        {"machine",
                         machine ? fmt::format("&{}Make_{}", cx.prefixOf(top), Ident(top->name.text))

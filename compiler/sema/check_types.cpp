@@ -798,6 +798,7 @@ class Checker {
 
   void machine(const ast::MachineDecl& m) {
     paramDefaults(m.params);
+    info_.inputTypes[&m] = paramsRecord("", m.params);
     MachineCtx ctx{&m, {}};
     for (const auto& p : m.params) ctx.env.names[p.name.text] = typeOf(p.type.get());
     Env init = ctx.env;
@@ -1033,6 +1034,7 @@ class Checker {
     paramDefaults(p.params);
     TypePtr input = paramsRecord("", p.params);
     info_.declTypes[&p] = input;
+    info_.inputTypes[&p] = input;
     Env withInput;
     withInput.names["input"] = input;
     const auto* source = llvm::dyn_cast_or_null<ast::SourceDecl>(p.sourceRef.resolved);

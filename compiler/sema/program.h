@@ -62,7 +62,9 @@ struct TypeInfo {
   explicit TypeInfo(Keep keep) : exprTypes(keep) {}
   Types types;
   std::map<const ast::Decl*, TypePtr> declTypes;  // type/event records; a pool's input record
-  ExprTypes exprTypes;                            // every expression the checker typed
+  // The input record of each machine and pool (its parameters): a workflow's input schema.
+  std::map<const ast::Decl*, TypePtr> inputTypes;
+  ExprTypes exprTypes;  // every expression the checker typed
   // The `type` or `event` each declared record comes from.
   std::map<const Record*, const ast::Decl*> recordDecls;
   // The worker parameter each pool without `item_input` binds its item to (sema::BoundParam);

@@ -737,9 +737,21 @@ void RegisterWorkflows([[maybe_unused]] ::jr2rt::Registry& registry) {
       "and, if you can tell, the owning team;\nor, when you cannot decide, ask the on-call person "
       "one question. Never page for a warning.")), "picks", ::jr2rt::ToJson(int64_t{2})));
   // from alert_triage.jr2:166
-  registry.addWorkflow({"triage", "alert_triage.jr2", &Make_triage_machine, nullptr});
+  registry.addWorkflow({"triage", "alert_triage.jr2", &Make_triage_machine, nullptr,
+      "{\"type\": \"object\", \"properties\": {\"alert\": {\"$ref\": \"#/$defs/Alert\"}}, "
+      "\"required\": [\"alert\"], \"additionalProperties\": false, \"$defs\": {\"Alert\": "
+      "{\"type\": \"object\", \"properties\": {\"fingerprint\": {\"type\": \"string\", "
+      "\"description\": \"Sentry's issue id: one issue, one triage run.\"}, \"title\": {\"type\": "
+      "\"string\"}, \"level\": {\"type\": \"string\", \"description\": \"Sentry's level: fatal, "
+      "error, warning or info.\"}, \"culprit\": {\"anyOf\": [{\"type\": \"string\"}, {\"type\": "
+      "\"null\"}], \"description\": \"Where Sentry thinks it happened, when it can tell.\"}, "
+      "\"url\": {\"anyOf\": [{\"type\": \"string\"}, {\"type\": \"null\"}], \"description\": \"The "
+      "issue's page in Sentry.\"}}, \"required\": [\"fingerprint\", \"title\"], "
+      "\"additionalProperties\": false}}}"});
   // from alert_triage.jr2:177
-  registry.addWorkflow({"alerts", "alert_triage.jr2", nullptr, &alerts_pool_pool()});
+  registry.addWorkflow({"alerts", "alert_triage.jr2", nullptr, &alerts_pool_pool(),
+      "{\"type\": \"object\", \"properties\": {}, \"required\": [], \"additionalProperties\": "
+      "false}"});
   registry.addModule("alert_triage.jr2", "c2f14ebf53a302b0");
 }
 

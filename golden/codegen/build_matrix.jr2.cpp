@@ -663,7 +663,10 @@ void RegisterWorkflows([[maybe_unused]] ::jr2rt::Registry& registry) {
   registry.addMachine("build_package", &Make_build_package);
   registry.addPool(&matrix_pool());
   // from build_matrix.jr2:139
-  registry.addWorkflow({"build_matrix", "build_matrix.jr2", nullptr, &matrix_pool()});
+  registry.addWorkflow({"build_matrix", "build_matrix.jr2", nullptr, &matrix_pool(),
+      "{\"type\": \"object\", \"properties\": {\"jobs\": {\"type\": \"integer\"}, \"profile\": "
+      "{\"type\": \"string\"}, \"retries\": {\"type\": \"integer\"}, \"file\": {\"type\": "
+      "\"string\"}}, \"required\": [], \"additionalProperties\": false}"});
   registry.addModule("build_matrix.jr2", "7e9b5ed7cff98059");
 }
 

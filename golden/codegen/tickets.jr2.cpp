@@ -412,7 +412,9 @@ void RegisterWorkflows([[maybe_unused]] ::jr2rt::Registry& registry) {
   registry.addMachine("review", &Make_review);
   registry.addPool(&ticket_pool_pool());
   // from tickets.jr2:73
-  registry.addWorkflow({"tickets", "tickets.jr2", nullptr, &ticket_pool_pool()});
+  registry.addWorkflow({"tickets", "tickets.jr2", nullptr, &ticket_pool_pool(),
+      "{\"type\": \"object\", \"properties\": {\"backlog_file\": {\"type\": \"string\"}}, "
+      "\"required\": [], \"additionalProperties\": false}"});
   registry.addModule("tickets.jr2", "0b817199d71661c3");
 }
 

@@ -2,18 +2,45 @@
 """Fills a jr2 SQLite store with N ended runs for the console's scale check (#34).
 
     seed_runs.py STORE N
+    seed_runs.py STORE --feed RUN N
+
 
 Each new run is a copy of the store's newest ended run (its snapshot, view and input, so the rows
 are as large as real ones), with its own id, an `updated` one second older than the one before,
 a status among done, failed and cancelled, and every tenth a dispatch key `ITEM-<n>`. The store
-must already hold an ended run (the test cancels one). Prints how many rows it wrote and the time.
+must already hold an ended run (the test cancels one). With --feed, N `log` lines are added to
+run RUN's feed instead, before its `ended` line (the console's 100,000-line feed). Prints how many rows it wrote and the
+time.
 """
 import sqlite3
 import sys
 import time
 
 
+def feed(db, run, count):
+    """The lines go before the run's `ended` line, which is moved to the end: a run that logged
+    that much and then ended, as a real one would have."""
+    started = time.time()
+    end = db.execute("SELECT seq, time, line, kind, data FROM feed WHERE run = ? AND kind = 'ended'",
+                     (run,)).fetchone()
+    with db:
+        if end is not None:
+            db.execute("DELETE FROM feed WHERE run = ? AND seq = ?", (run, end[0]))
+        last = db.execute("SELECT coalesce(max(seq), 0), coalesce(max(time), 0) FROM feed"
+                          " WHERE run = ?", (run,)).fetchone()
+        db.executemany(
+            "INSERT INTO feed (run, seq, time, line, kind, data) VALUES (?, ?, ?, ?, 'log', ?)",
+            ((run, last[0] + n + 1, last[1] + n, "log line %d of the seeded feed" % (n + 1),
+              '{"message":"log line %d"}' % (n + 1)) for n in range(count)))
+        if end is not None:
+            db.execute("INSERT INTO feed (run, seq, time, line, kind, data) VALUES (?, ?, ?, ?, ?, ?)",
+                       (run, last[0] + count + 1) + tuple(end[1:]))
+    print("seed_runs: %d feed lines written in %.1f s" % (count, time.time() - started))
+
+
 def main():
+    if sys.argv[2] == "--feed":
+        return feed(sqlite3.connect(sys.argv[1], timeout=30), sys.argv[3], int(sys.argv[4]))
     path, count = sys.argv[1], int(sys.argv[2])
     db = sqlite3.connect(path, timeout=30)
     columns = [row[1] for row in db.execute("PRAGMA table_info(runs)")]

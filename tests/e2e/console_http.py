@@ -208,6 +208,14 @@ def main():
               "GET /caller as %s: its scopes alone (%d %s)" % (name, status, raw[:200]))
     status, _, raw = request(port, "GET", "/caller", tokens["reader"])
     check((js(raw) or {}).get("gates") == ["A.*"], "and the Gates it may answer")
+    status, _, raw = request(port, "GET", "/caller", tokens["reviewer"])
+    schema = (js(raw) or {}).get("workflows", {}).get("conformance_tickets", {}).get("input", {})
+    check(schema.get("properties", {}).get("backlog", {}).get("type") == "string" and
+          schema.get("required") == ["backlog"], "a Caller that may start it gets the input's "
+          "JSON Schema: %s" % json.dumps(schema)[:200])
+    status, _, raw = request(port, "GET", "/caller", tokens["looker"])
+    check("input" not in (js(raw) or {}).get("workflows", {}).get("conformance_tickets", {}),
+          "one that may not start it does not")
 
     # A page of runs: newest first, a cursor, filters; every bad parameter a 400 naming it.
     for _ in range(3):

@@ -287,7 +287,7 @@ OBS_KEYS = {"runId", "workflow", "status", "value", "children"}
 # GET /runs/:id adds `working` (both shapes), and for `read` the `seq` and `report` that the
 # `--server` verbs print from (server_contract_test.sh).
 ANSWER_KEYS = OBS_KEYS | {"gates", "working"}
-READ_KEYS = {"runId", "workflow", "status", "output", "reason", "items", "failures", "gates", "value", "working",
+READ_KEYS = {"runId", "workflow", "status", "output", "reason", "items", "failures", "gates", "value", "children", "working",
              "seq", "report"}
 
 
@@ -433,7 +433,7 @@ def table(st, tok):
     j = answers[("GET /runs/R", "read")].json or {}
     check(isinstance(j, dict) and set(j) == READ_KEYS and j.get("items") is None and j.get("failures") is None
           and j.get("status") == "waiting",
-          "GET /runs/R as read: {runId, workflow, status, output, reason, items, failures, gates, value, working, seq, "
+          "GET /runs/R as read: {runId, workflow, status, output, reason, items, failures, gates, value, children, working, seq, "
           "report}", repr(j)[:300])
     j = answers[("GET /healthz", "none")]
     check(j.json == {"ok": True}, "GET /healthz: {\"ok\": true}", j.text[:100])

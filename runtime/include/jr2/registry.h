@@ -125,6 +125,9 @@ struct WorkflowInfo {
   std::string file;                  // `tickets.jr2`
   MachineFactory machine = nullptr;  // the top machine, when it is a machine
   const PoolSpec* pool = nullptr;    // the top machine, when it is a pool
+  // The JSON Schema of its input (its top machine's or Pool's parameters), as JSON text; null
+  // from code generated before it (serve's `GET /caller`, the console's start form).
+  const char* inputSchema = nullptr;
 };
 
 class NextSource;

@@ -968,7 +968,8 @@ class Server {
   }
 
   // `GET /caller` (docs/serve.md): the token's own Caller — its name, the Gates it may answer,
-  // and its scopes on each workflow this serve hosts, with whether that workflow is standing. Any
+  // and its scopes on each workflow this serve hosts, with whether that workflow is standing and,
+  // where it may start it, the JSON Schema of its input. Any
   // token may ask it of itself; the console shows only what the scopes allow from it, and every
   // route still checks its own scope.
   void whoIs(const std::shared_ptr<Session>& s) {
@@ -979,8 +980,12 @@ class Server {
       for (Scope scope : {Scope::kStart, Scope::kRead, Scope::kAnswer, Scope::kCancel})
         if (Callers::Allows(c, w.name, scope)) scopes.push_back(ToString(scope));
       if (scopes.empty()) continue;
-      workflows[w.name] = {{"scopes", std::move(scopes)},
-                           {"standing", w.pool != nullptr && w.pool->standing}};
+      const bool standing = w.pool != nullptr && w.pool->standing;
+      Json entry = {{"scopes", scopes}, {"standing", standing}};
+      // The JSON Schema of its input, for a Caller that may start it: the console's start form.
+      if (!standing && w.inputSchema != nullptr && Callers::Allows(c, w.name, Scope::kStart))
+        entry["input"] = Json::parse(w.inputSchema);
+      workflows[w.name] = std::move(entry);
     }
     s->answer(200, {{"name", c.name},
                     {"gates", c.gates.empty() ? Json(nullptr) : Json(c.gates)},
@@ -1020,6 +1025,9 @@ class Server {
                         {"gates", GatesFor(view, nullptr)},
                         // The active states (the observation's): the console's picture.
                         {"value", view["observe"].value("value", Json::array())},
+                        // What it has started and is live (a Pool's workers, a machine's invokes),
+                        // each with its active states: the console's children.
+                        {"children", view["observe"].value("children", Json::array())},
                         // What the runner's verbs print (report.h), for `--server`.
                         {"working", view["working"]},
                         {"seq", host_.lastSeq(r.id)},

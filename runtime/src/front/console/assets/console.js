@@ -7,6 +7,8 @@
 
 const TOKEN_KEY = "jr2.console.token";
 const PAGE = 50; // runs a page
+const FEED_KEEP = 1000; // feed lines kept on a run's page
+const FEED_FRAME = 250; // feed lines drawn in one frame at most
 const main = document.getElementById("main");
 const statusLine = document.getElementById("status");
 let stopFeed = null; // ends the feed the run page follows
@@ -68,10 +70,11 @@ async function api(method, path, body) {
   return doc;
 }
 
+// One formatter for every time shown (toLocaleString would make one per call: a feed shows
+// thousands).
+const timeFormat = new Intl.DateTimeFormat(undefined, { dateStyle: "short", timeStyle: "medium" });
 function time(ms) {
-  if (!ms) return "";
-  const d = new Date(ms);
-  return d.toLocaleString();
+  return ms ? timeFormat.format(ms) : "";
 }
 
 function statusChip(status) {
@@ -240,6 +243,7 @@ async function runsPage(params) {
   };
   const shownParts = [
     el("h1", { text: "Runs" }),
+    startSection(),
     headsSection(page.heads || {}),
     countsSection,
     filters,
@@ -280,6 +284,47 @@ async function runsPage(params) {
       }
     }, 3000);
   }
+}
+
+// Start a run: a form from each workflow's input type (GET /caller's `input`, the JSON Schema of
+// its parameters) for the workflows the token may `start` (a standing one is resumed instead).
+function startSection() {
+  const startable = Object.entries(me.workflows)
+    .filter(([, w]) => w.scopes.includes("start") && !w.standing && w.input)
+    .sort(([a], [b]) => (a < b ? -1 : 1));
+  if (!startable.length) return null;
+  return el(
+    "section",
+    { id: "start", "aria-label": "Start a run" },
+    el("h2", { text: "Start a run" }),
+    startable.map(([name, w]) => {
+      const fields = fieldsFor(w.input, `start.${name}.`);
+      const form = el(
+        "form",
+        { "data-start": name, "aria-label": "Start " + name },
+        fields.nodes.length ? fields.nodes : el("p", { class: "help", text: "It takes no input." }),
+        el("p", { class: "error form-error", role: "alert" }),
+        el("button", { type: "submit", class: "primary", text: "Start " + name }),
+      );
+      form.addEventListener("submit", async (ev) => {
+        ev.preventDefault();
+        let input;
+        try {
+          input = fields.read();
+        } catch (e) {
+          return showRefusal(form, "a field is not JSON: " + e.message);
+        }
+        try {
+          const r = await api("POST", `/workflows/${encodeURIComponent(name)}/runs`, { input });
+          say(`${name}: run ${r.runId} started`);
+          location.hash = "#/runs/" + encodeURIComponent(r.runId);
+        } catch (e) {
+          showRefusal(form, e.message);
+        }
+      });
+      return el("details", {}, el("summary", { text: name }), form);
+    }),
+  );
 }
 
 // The standing workflows' heads: live, waiting out a back-off until when, or paused and why —
@@ -328,9 +373,25 @@ function headsSection(heads) {
 
 // ---- forms from a Menu's JSON Schema ------------------------------------------------------------
 
+// A schema with its `$ref` (to `#/$defs/NAME`, what sema::JsonSchema writes for a named record)
+// followed, and an optional value's `anyOf: [T, null]` read as T.
+function resolveSchema(schema, defs) {
+  let s = schema || {};
+  for (let hops = 0; s.$ref && hops < 8; hops++) {
+    const m = /^#\/\$defs\/(.+)$/.exec(s.$ref);
+    s = (m && defs && defs[m[1]]) || {};
+  }
+  if (Array.isArray(s.anyOf)) {
+    const real = s.anyOf.filter((a) => !(a && a.type === "null"));
+    if (real.length === 1) return { ...resolveSchema(real[0], defs), description: s.description || real[0].description };
+  }
+  return s;
+}
+
 // One input for a schema; gives {node, read()} where read() gives the value (undefined: left out).
-function inputFor(schema, name, id, required) {
-  schema = schema || {};
+// `defs`: the `$defs` of the schema it is part of; `depth` bounds a record that holds itself.
+function inputFor(schema, name, id, required, defs, depth = 0) {
+  schema = resolveSchema(schema, defs);
   const type = Array.isArray(schema.type) ? schema.type.find((t) => t !== "null") : schema.type;
   if (Array.isArray(schema.enum)) {
     const sel = el(
@@ -349,8 +410,8 @@ function inputFor(schema, name, id, required) {
     const num = el("input", { id, name, type: "number", step: type === "integer" ? "1" : "any", required });
     return { node: num, read: () => (num.value === "" ? undefined : Number(num.value)) };
   }
-  if (type === "object" && schema.properties) {
-    const inner = fieldsFor(schema, id + ".");
+  if (type === "object" && schema.properties && depth < 6) {
+    const inner = fieldsFor(schema, id + ".", defs, depth + 1);
     return { node: el("fieldset", { id }, el("legend", { text: name }), inner.nodes), read: inner.read };
   }
   if (type === "array") {
@@ -372,13 +433,15 @@ function inputFor(schema, name, id, required) {
   };
 }
 
-function fieldsFor(schema, prefix) {
+function fieldsFor(schema, prefix, defs, depth = 0) {
+  defs = (schema && schema.$defs) || defs;
   const props = (schema && schema.properties) || {};
   const required = new Set((schema && schema.required) || []);
   const readers = [];
-  const nodes = Object.entries(props).map(([name, sub]) => {
+  const nodes = Object.entries(props).map(([name, raw]) => {
     const id = prefix + name;
-    const input = inputFor(sub, name, id, required.has(name));
+    const sub = resolveSchema(raw, defs);
+    const input = inputFor(sub, name, id, required.has(name), defs, depth);
     readers.push([name, input.read]);
     const nested = input.node.tagName === "FIELDSET";
     return el(
@@ -536,6 +599,7 @@ async function runPage(id, following) {
     );
   }
   if (run.workflow) parts.push(pictureSection(run));
+  if (full) parts.push(deadlockSection(run.output), childrenSection(run.children || []));
   const gates = run.gates || [];
   parts.push(el("h2", { text: gates.length ? `Open Gates (${gates.length})` : "No open Gate" }));
   for (const g of gates) parts.push(gateSection(run.runId, g, true, () => route()));
@@ -546,6 +610,64 @@ async function runPage(id, following) {
   main.replaceChildren(...parts.filter((p) => p !== null));
   if (following) feedList.parentElement.scrollTop = scroll;
   else if (full) followFeed(run.runId, feedList, run.status !== "waiting");
+}
+
+// ---- why a Pool is stuck, and what is live ------------------------------------------------------
+
+// A deadlocked Pool's explanation (its output's `blocked` and `cycle`, docs/runtime.md): each item
+// left and what each of its needs is.
+function deadlockSection(output) {
+  if (!output || typeof output !== "object" || !Array.isArray(output.blocked) || !output.blocked.length) return null;
+  const rows = output.blocked.map((b) =>
+    el(
+      "tr",
+      {},
+      el("td", { class: "mono", text: b.id }),
+      el("td", {}, (b.waitsFor || []).flatMap((w, i) => [i ? ", " : "", el("span", { class: "mono", text: w.id }), ` (${w.is})`])),
+    ),
+  );
+  return el(
+    "section",
+    { id: "deadlock", "aria-label": "Why the items left can never start" },
+    el("h2", { text: "Why the items left can never start" }),
+    Array.isArray(output.cycle) ? el("p", { text: "A dependency cycle: " + output.cycle.join(" → ") }) : null,
+    el(
+      "table",
+      {},
+      el("thead", {}, el("tr", {}, el("th", { scope: "col", text: "Item" }), el("th", { scope: "col", text: "Waits for" }))),
+      el("tbody", {}, rows),
+    ),
+  );
+}
+
+// What the run has live under it (a Pool's workers, a machine's invokes), each with its active
+// states and its own children; the first 200.
+function childrenSection(children) {
+  if (!children.length) return null;
+  let shown = 0;
+  const list = (kids) =>
+    el(
+      "ul",
+      {},
+      kids.map((c) => {
+        if (++shown > 200) return null;
+        const states = (c.value || []).join(", ");
+        return el(
+          "li",
+          { "data-child": c.id },
+          el("span", { class: "mono", text: c.id }),
+          ` — ${c.kind || "child"}` + (states ? ` in ${states}` : ""),
+          c.children && c.children.length ? list(c.children) : null,
+        );
+      }),
+    );
+  return el(
+    "section",
+    { id: "children", "aria-label": "Live children" },
+    el("h2", { text: `Live children (${children.length})` }),
+    list(children),
+    shown > 200 ? el("p", { class: "help", text: `${shown - 200} more not shown` }) : null,
+  );
 }
 
 // ---- the machine's picture ----------------------------------------------------------------------
@@ -648,11 +770,53 @@ function followFeed(id, list, once) {
   };
   let last = 0;
   let refresh = null;
+  // Lines are put on the page once a frame, whatever the rate they come at: at most FEED_FRAME
+  // drawn a frame and the newest FEED_KEEP kept (a note says how many went before), so a feed of
+  // 100,000 lines streams without the page freezing (the browser test measures the frame gaps).
+  let pending = [];
+  let dropped = 0;
+  let frame = 0;
+  const flush = () => {
+    frame = 0;
+    const box = list.parentElement; // the page is rebuilt around the list as the run moves
+    const atEnd = !box || box.scrollHeight - box.scrollTop - box.clientHeight < 40;
+    // More than a frame's worth waiting: only the newest FEED_FRAME are drawn, and what was shown
+    // goes too, so the lines on the page are always the newest ones, with no hole among them.
+    const burst = pending.length > FEED_FRAME;
+    if (burst) dropped += pending.splice(0, pending.length - FEED_FRAME).length;
+    const batch = document.createDocumentFragment();
+    const count = burst ? FEED_KEEP : pending.length;
+    for (const ev of pending.splice(0)) {
+      const line = ev.line || (ev.kind + (ev.data ? " " + JSON.stringify(ev.data) : ""));
+      batch.append(el("li", { "data-kind": ev.kind, "data-seq": ev.seq }, el("time", { text: time(ev.time) }), line));
+    }
+    const shown = list.querySelectorAll("li[data-seq]");
+    if (count >= FEED_KEEP) {
+      // A whole page's worth came at once: it replaces what was shown.
+      dropped += shown.length;
+      list.replaceChildren(batch);
+    } else {
+      list.append(batch);
+      for (let i = 0; i < shown.length + count - FEED_KEEP; i++) {
+        shown[i].remove();
+        dropped++;
+      }
+    }
+    if (dropped) {
+      let note = list.querySelector("li.dropped");
+      if (!note) {
+        note = el("li", { class: "dropped help" });
+        list.prepend(note);
+      }
+      note.textContent = `${dropped} earlier lines not shown (the command line's \`log\` has them all)`;
+    }
+    if (atEnd && box) box.scrollTop = box.scrollHeight;
+  };
   const add = (ev) => {
     last = ev.seq;
-    const line = ev.line || (ev.kind + (ev.data ? " " + JSON.stringify(ev.data) : ""));
-    list.append(el("li", { "data-kind": ev.kind }, el("time", { text: time(ev.time) }), line));
-    list.parentElement.scrollTop = list.parentElement.scrollHeight;
+    pending.push(ev);
+    if (pending.length > 2 * FEED_KEEP) dropped += pending.splice(0, FEED_KEEP).length; // a hidden tab draws no frame
+    if (!frame) frame = requestAnimationFrame(flush);
   };
   // Every kind but a log line can move the run (a timer, an Agent's reply, a wake): the page reads
   // the run again once a burst is over, so the picture follows.
@@ -670,14 +834,27 @@ function followFeed(id, list, once) {
         const reader = res.body.getReader();
         const decoder = new TextDecoder();
         let buf = "";
+        let slice = performance.now();
         for (;;) {
+          // Reads that the stream has buffered already resolve at once, without a frame between
+          // them: after 8 ms of work the loop lets the page draw.
+          if (performance.now() - slice > 8) {
+            await new Promise((r) => setTimeout(r, 0));
+            slice = performance.now();
+          }
           const { value, done } = await reader.read();
           if (done) break;
           buf += decoder.decode(value, { stream: true });
-          let cut;
-          while ((cut = buf.indexOf("\n\n")) >= 0) {
-            const block = buf.slice(0, cut);
-            buf = buf.slice(cut + 2);
+          const blocks = buf.split("\n\n");
+          buf = blocks.pop();
+          for (let b = 0; b < blocks.length; b++) {
+            // A chunk can hold thousands of lines: the same 8 ms rule inside it.
+            if ((b & 127) === 127 && performance.now() - slice > 8) {
+              await new Promise((r) => setTimeout(r, 0));
+              slice = performance.now();
+              if (stopped) return;
+            }
+            const block = blocks[b];
             const data = block.split("\n").filter((l) => l.startsWith("data: ")).map((l) => l.slice(6)).join("\n");
             if (!data) continue;
             const ev = JSON.parse(data);
