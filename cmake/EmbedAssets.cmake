@@ -1,16 +1,12 @@
 # Writes the console's assets (runtime/src/front/console/assets/) into a C++ source file, each as
 # its bytes, its path under /ui/ and its media type (run with -DDIR=… -DOUT=… -DFILES="a;b").
 # serve answers them from the binary: no file is read at run time, and no network is needed.
+include(${CMAKE_CURRENT_LIST_DIR}/Jr2Bytes.cmake)
 set(body "")
 set(table "")
 set(i 0)
 foreach(name IN LISTS FILES)
-  file(READ "${DIR}/${name}" hex HEX)
-  string(LENGTH "${hex}" n)
-  math(EXPR size "${n} / 2")
-  string(REGEX REPLACE "([0-9a-f][0-9a-f])" "0x\\1," bytes "${hex}")
-  # 24 bytes a line: a long line is no trouble for the compiler, but this file stays readable.
-  string(REGEX REPLACE "((0x[0-9a-f][0-9a-f],){24})" "\\1\n    " bytes "${bytes}")
+  jr2_c_bytes("${DIR}/${name}" bytes size)
   if(name MATCHES "\\.html$")
     set(type "text/html; charset=utf-8")
   elseif(name MATCHES "\\.js$")

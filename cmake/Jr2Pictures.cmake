@@ -4,6 +4,7 @@
 # out as SVG; OUT (C++) gets their bytes and jr2gen::STEM::RegisterPictures, which the runner's
 # main calls beside RegisterWorkflows. With DOT empty (no Graphviz where the runner was built),
 # RegisterPictures registers none and the console says why.
+include(${CMAKE_CURRENT_LIST_DIR}/Jr2Bytes.cmake)
 set(body "")
 set(adds "")
 if(DOT)
@@ -17,17 +18,13 @@ if(DOT)
   list(SORT dots)
   set(i 0)
   foreach(dot IN LISTS dots)
-    get_filename_component(wf "${dot}" NAME_WE)
+    get_filename_component(wf "${dot}" NAME_WLE)  # W, or W.worker
     execute_process(COMMAND "${DOT}" -Tsvg "${dot}" -o "${DIR}/${wf}.svg"
                     RESULT_VARIABLE rc ERROR_VARIABLE err)
     if(NOT rc EQUAL 0)
       message(FATAL_ERROR "dot -Tsvg ${dot}: ${err}")
     endif()
-    file(READ "${DIR}/${wf}.svg" hex HEX)
-    string(LENGTH "${hex}" n)
-    math(EXPR size "${n} / 2")
-    string(REGEX REPLACE "([0-9a-f][0-9a-f])" "0x\\1," bytes "${hex}")
-    string(REGEX REPLACE "((0x[0-9a-f][0-9a-f],){24})" "\\1\n    " bytes "${bytes}")
+    jr2_c_bytes("${DIR}/${wf}.svg" bytes size)
     string(APPEND body "const unsigned char kPicture${i}[] = {\n    ${bytes}};\n")
     string(APPEND adds "  registry.addPicture(\"${wf}\", kPicture${i}, ${size});\n")
     math(EXPR i "${i} + 1")

@@ -21,6 +21,7 @@
 # Graphviz's `dot`, which lays out the web console's pictures: without it a runner still builds,
 # and its console says it has no picture.
 set(_JR2_PICTURES_SCRIPT ${CMAKE_CURRENT_LIST_DIR}/Jr2Pictures.cmake)
+set(_JR2_BYTES_SCRIPT ${CMAKE_CURRENT_LIST_DIR}/Jr2Bytes.cmake)
 find_program(JR2_DOT_EXECUTABLE dot)
 if(NOT JR2_DOT_EXECUTABLE)
   message(STATUS "jr2c: Graphviz's `dot` was not found: runners are built without the web console's pictures (apt install graphviz)")
@@ -107,7 +108,7 @@ function(jr2_add_workflow target)
       COMMAND ${CMAKE_COMMAND} -DJR2C=${JR2C_EXECUTABLE} -DDOT=${JR2_DOT_EXECUTABLE}
               -DSRC=${abs} -DDIR=${out_dir}/${name}.pictures -DOUT=${pictures} -DSTEM=${stem}
               -P ${_JR2_PICTURES_SCRIPT}
-      DEPENDS ${ARG_SOURCES} ${tool_dep} ${_JR2_PICTURES_SCRIPT}
+      DEPENDS ${ARG_SOURCES} ${tool_dep} ${_JR2_PICTURES_SCRIPT} ${_JR2_BYTES_SCRIPT}
       COMMENT "jr2c: drawing the workflows of ${name}"
       VERBATIM)
     list(APPEND generated ${source} ${header} ${pictures})

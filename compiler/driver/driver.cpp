@@ -35,7 +35,8 @@ commands:
   graph FILE [--machine M] [--format dot|mermaid]
                          draw a machine's statechart (DOT by default; --machine picks one
                          when the file has several)
-  graph FILE -o DIR      write DIR/W.dot for each workflow W the file declares
+  graph FILE -o DIR      write DIR/W.dot for each workflow W the file declares (and
+                         DIR/W.worker.dot for a Pool's worker machine)
   explain CODE           explain a diagnostic code, with an example (`jr2c explain E0100`)
   explain --list         list every diagnostic code
 
@@ -226,30 +227,41 @@ int Compile(const Options& opts, std::ostream& out, std::ostream& err) {
 }
 
 // `jr2c graph FILE -o DIR`: DIR/W.dot (or .mmd) for each workflow W the file declares — its
-// machine's statechart, or its Pool — for the web console's pictures (cmake/Jr2Pictures.cmake).
+// machine's statechart, or its Pool — and, for a Pool whose worker is a machine (or a Pool),
+// DIR/W.worker.dot: the worker's own picture, on which the console counts the workers in each
+// state. For the web console's pictures (cmake/Jr2Pictures.cmake).
 int GraphWorkflows(const Options& opts, const sema::Program& program, const ir::Program& charts,
                    std::ostream& err) {
   std::error_code ec;
   std::filesystem::create_directories(opts.outDir, ec);
+  // The picture of a declaration a workflow or a worker names: "" when it did not resolve
+  // (check reported it) or names a workflow (a dispatched run has its own picture).
+  auto draw = [&](const ast::Decl* target) -> std::string {
+    if (const auto* pool = llvm::dyn_cast_or_null<ast::PoolDecl>(target))
+      return graph::RenderPool(*pool, opts.graphFormat);
+    for (const ir::Machine& m : charts.machines)
+      if (m.decl == target) return graph::Render(m, opts.graphFormat);
+    return {};
+  };
+  auto write = [&](const std::string& stem, const std::string& text) {
+    const std::string path =
+        opts.outDir + "/" + stem + (opts.graphFormat == graph::Format::kDot ? ".dot" : ".mmd");
+    std::ofstream file(path, std::ios::binary | std::ios::trunc);
+    file << text;
+    if (file.flush()) return true;
+    err << "jr2c: error: cannot write `" << path << "`\n";
+    return false;
+  };
   for (const auto& d : program.roots.front()->ast->decls) {
     if (d->kind != ast::Decl::Kind::kWorkflow) continue;
     const auto& w = llvm::cast<ast::WorkflowDecl>(*d);
-    std::string text;
-    if (const auto* pool = llvm::dyn_cast_or_null<ast::PoolDecl>(w.target.resolved)) {
-      text = graph::RenderPool(*pool, opts.graphFormat);
-    } else {
-      for (const ir::Machine& m : charts.machines) {
-        if (m.decl == w.target.resolved) text = graph::Render(m, opts.graphFormat);
-      }
-    }
-    if (text.empty()) continue;  // its target did not resolve: check reported it
-    const std::string path = opts.outDir + "/" + w.name.text +
-                             (opts.graphFormat == graph::Format::kDot ? ".dot" : ".mmd");
-    std::ofstream file(path, std::ios::binary | std::ios::trunc);
-    file << text;
-    if (!file.flush()) {
-      err << "jr2c: error: cannot write `" << path << "`\n";
-      return kExitErrors;
+    const std::string text = draw(w.target.resolved);
+    if (text.empty()) continue;
+    if (!write(w.name.text, text)) return kExitErrors;
+    const auto* pool = llvm::dyn_cast_or_null<ast::PoolDecl>(w.target.resolved);
+    if (pool == nullptr || pool->worker.dispatch) continue;
+    if (const std::string worker = draw(pool->worker.target.resolved); !worker.empty()) {
+      if (!write(w.name.text + ".worker", worker)) return kExitErrors;
     }
   }
   return kExitClean;

@@ -8,8 +8,10 @@
 // field; answers a Gate through its form and sees the feed move without a reload; cancels; a
 // token that may only answer sees no cancel, and a cancel forged from its page gets 403; a token
 // that may read but not cancel sees no Cancel either; a token for another workflow sees nothing of
-// this one; an item id written as markup stays text; the machine's picture marks the active state
-// and the mark moves when the run does; a run's live children are listed with their states; a
+// this one; an item id written as markup stays text; the runs list shows a run started elsewhere
+// with no reload; the machine's picture marks the active state and the mark moves when the run
+// does; a Pool's worker picture counts its workers by state; a run's live children are listed
+// with their states; a standing workflow's head paused by a cancel is resumed from the runs page; a
 // deadlocked run lists each item left and what it waits for; with 100,000 runs in the store, the first
 // page of runs comes in <= 300 ms and the browser shows it in <= 1 s, an item id finds its run
 // and Older goes on; a feed of 100,000 lines streams into a run page with no frame gap of 500 ms or more;
@@ -157,6 +159,16 @@ try {
   await axe(page, "runs");
   await shot(page, "2-runs");
 
+  // The list follows the store: a run started elsewhere shows up with no reload (serve's stream of
+  // changed runs, GET /runs?follow=true).
+  const listMarker = await page.evaluate(() => (window.__listMarker = Math.random()));
+  const tList = Date.now();
+  const elsewhere = await api("POST", "/workflows/conformance_tickets/runs", tokens.reviewer, { input: { backlog: "one.json" } });
+  await page.waitForSelector(`a[href="#/runs/${elsewhere.body.runId}"]`, { timeout: 8000 });
+  const listMs = Date.now() - tList;
+  check((await page.evaluate(() => window.__listMarker)) === listMarker,
+        `a run started elsewhere is listed ${listMs} ms later, with no reload`);
+
   // Start a run from the form of the workflow's input type: a refusal at its field, then a start.
   await page.click('#start summary:text("conformance_tickets")');
   const startForm = '#start form[data-start="conformance_tickets"]';
@@ -191,6 +203,12 @@ try {
   check(true, "the run page shows the Gate A.review with its events as forms");
   const childA = await page.textContent('#children [data-child="A"]');
   check(/in review/.test(childA), "its live children are listed with their states: " + childA.trim());
+  // A Pool of machines: its worker's picture, each state with how many workers are in it.
+  await page.waitForSelector('#worker-picture svg [data-state="review"].active', { timeout: 10000 });
+  const inReview = await page.$$eval("#children > ul > li", (lis) => lis.filter((li) => / in review/.test(li.textContent)).length);
+  const reviewLabel = await page.textContent('#worker-picture svg [data-state="review"] text');
+  check(reviewLabel.endsWith(`×${inReview}`), `the worker's picture counts ${inReview} workers in \`review\`: "${reviewLabel}"`);
+  check((await page.$$("#worker-picture svg .active")).length === 1, "and marks no other state");
   check((await page.$("img")) === null && (await page.evaluate(() => window.__xss)) === undefined,
         "an item id written as markup is shown as text, and nothing of it runs");
   const xssGate = await page.$$eval("[data-gate] h2 code", (els) => els.map((e) => e.textContent));
@@ -307,6 +325,33 @@ try {
   await lookerPage.waitForSelector("#feed-lines");
   check((await lookerPage.$("#cancel")) === null, "a token that reads but may not cancel sees no Cancel");
 
+  // A standing workflow's head, paused by a cancel, resumed from the runs page (the instance
+  // token may start every workflow).
+  const instance = readFileSync(path.join(tmp, "store.db.token"), "utf8").trim();
+  let head = null;
+  for (let i = 0; i < 100 && !(head && head.run && head.state === "live"); i++) {
+    head = ((await api("GET", "/runs?limit=1", instance)).body.heads || {}).conformance_alerts;
+    if (!(head && head.state === "live")) await new Promise((r) => setTimeout(r, 50));
+  }
+  check(head && head.state === "live", "the standing conformance_alerts is live: " + JSON.stringify(head));
+  const stopped = await api("POST", `/runs/${head.run}/events`, instance, { type: "CANCEL" });
+  check(stopped.status === 200, `its run is cancelled (${stopped.status})`);
+  const adminPage = await newPage();
+  await signIn(adminPage, instance);
+  const resumeButton = '#heads [data-workflow="conformance_alerts"] button';
+  await adminPage.waitForSelector(resumeButton, { timeout: 10000 });
+  check((await adminPage.textContent('#heads [data-workflow="conformance_alerts"]')).includes("paused (cancelled)"),
+        "the runs page shows the head paused, and why: " + (await adminPage.textContent('#heads [data-workflow="conformance_alerts"]')).trim());
+  await axe(adminPage, "runs with a paused head");
+  await shot(adminPage, "8b-paused-head");
+  await adminPage.click(resumeButton);
+  await adminPage.waitForFunction(() => {
+    const h = document.querySelector('#heads [data-workflow="conformance_alerts"]');
+    return h && /\blive\b/.test(h.textContent) && !h.querySelector("button");
+  }, null, { timeout: 10000 });
+  const resumed = ((await api("GET", "/runs?limit=1", instance)).body.heads || {}).conformance_alerts;
+  check(resumed.state === "live" && resumed.run !== head.run, `Resume starts a new run of the head (${head.run} → ${resumed.run}), and the page shows it live`);
+
   // Cancel, from the reviewer's page.
   await page.click("#cancel");
   await page.waitForFunction(() => document.body.textContent.includes("cancelled"), null, { timeout: 10000 });
@@ -405,6 +450,7 @@ try {
   check(errors.length === 0, "no error in the pages: " + JSON.stringify(errors));
 } catch (e) {
   check(false, "the browser test stopped: " + (e && e.stack ? e.stack : e));
+  console.log("serve's stderr, its end" + (serve.exitCode !== null || serve.signalCode ? ` (it exited: ${serve.exitCode ?? serve.signalCode})` : "") + ":\n" + serveErr.slice(-3000));
   for (const [i, p] of browser.contexts().flatMap((c) => c.pages()).entries()) {
     console.log(`page ${i} (${p.url()}): ` + (await p.evaluate(() => document.body.innerText).catch(() => "?")).slice(0, 1500));
     await shot(p, `failed-${i}`).catch(() => {});

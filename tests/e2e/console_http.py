@@ -13,7 +13,10 @@
 - GET /caller tells each token its own scopes (and nothing of another workflow); GET /runs pages
   by a cursor with filters, refuses a bad parameter with a 400 that names it, and a filter on a
   workflow the token does not read with a 403; the feed's stream carries the guard headers;
-- GET /workflows/:name/picture is the workflow's SVG for a token that reads or answers there.
+- GET /workflows/:name/picture is the workflow's SVG for a token that reads or answers there, and
+  `?of=worker` a Pool's worker machine's; GET /caller names the pictures each workflow has;
+- GET /runs?follow=true streams a `changed` event for each run that changes, from now or from
+  the cursor in Last-Event-ID, within the token's workflows and the filters.
 
     console_http.py RUNNER_DIR TMP
 """
@@ -48,6 +51,44 @@ def request(port, method, path, token=None, body=None, headers=None):
     raw = res.read()
     conn.close()
     return res.status, {k.lower(): v for k, v in res.getheaders()}, raw
+
+
+def follow(port, path, token, want, headers=None, timeout=15, during=None):
+    """Reads the event stream at `path` until `want(events)` holds or `timeout` passes; calls
+    `during()` once the stream's head came. Gives (status, events), each event a dict with its
+    `id`, `event` and parsed `data`."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+    h = dict(headers or {})
+    h["Authorization"] = "Bearer " + token
+    conn.request("GET", path, headers=h)
+    res = conn.getresponse()
+    events = []
+    if res.status != 200:
+        res.read()
+        conn.close()
+        return res.status, events
+    if during:
+        during()
+    deadline = time.time() + timeout
+    cur = {}
+    try:
+        while time.time() < deadline and not want(events):
+            line = res.fp.readline()
+            if not line:
+                break
+            line = line.decode().rstrip("\n")
+            if line == "":
+                if "data" in cur:
+                    cur["data"] = json.loads(cur["data"])
+                    events.append(cur)
+                cur = {}
+            elif not line.startswith(":") and ": " in line:
+                k, v = line.split(": ", 1)
+                cur[k] = v
+    except OSError:
+        pass
+    conn.close()
+    return 200, events
 
 
 def js(raw):
@@ -292,6 +333,85 @@ def main():
     check(status == 405, "POST: 405 (%d)" % status)
     status, _, raw = request(port, "GET", "/runs/" + run, tokens["reviewer"])
     check(isinstance((js(raw) or {}).get("value"), list), "GET /runs/:id gives the active states")
+
+    # A Pool's worker machine has a picture of its own; GET /caller names what each workflow has.
+    status, h, raw = request(port, "GET", pic + "?of=worker", tokens["reviewer"])
+    check(status == 200 and h.get("content-type") == "image/svg+xml" and b"<svg" in raw and
+          raw != request(port, "GET", pic, tokens["reviewer"])[2],
+          "GET %s?of=worker: the worker's own SVG (%d, %d bytes)" % (pic, status, len(raw)))
+    for query, part in (("?of=pool", "`of`"), ("?size=2", "`size`"), ("?of=%1b[31m", "`of`")):
+        status, _, raw = request(port, "GET", pic + query, tokens["reviewer"])
+        err = (js(raw) or {}).get("error", "")
+        check(status == 400 and part in err and "\x1b" not in err,
+              "GET picture%s: 400 naming %s (%d %s)" % (query, part, status, err[:80]))
+    status, _, raw = request(port, "GET", pic + "?of=worker", tokens["stranger"])
+    check(status == 403, "another workflow's token gets no worker picture (%d)" % status)
+    status, _, raw = request(port, "GET", "/caller", instance)
+    every = (js(raw) or {}).get("workflows", {})
+    check(every.get("conformance_tickets", {}).get("pictures") == ["workflow", "worker"],
+          "GET /caller: conformance_tickets has both pictures (%s)" %
+          every.get("conformance_tickets", {}).get("pictures"))
+    machines = [w for w, v in every.items() if v.get("pictures") == ["workflow"]]
+    check(machines, "and some workflows have only their own (%s)" % machines[:5])
+    if machines:
+        status, _, raw = request(port, "GET", "/workflows/%s/picture?of=worker" % machines[0],
+                                 instance)
+        check(status == 404 and "worker" in (js(raw) or {}).get("error", ""),
+              "?of=worker of %s, which has no worker machine: 404 saying so (%d)" %
+              (machines[0], status))
+    status, _, raw = request(port, "GET", "/runs/" + run, tokens["reviewer"])
+    kids = (js(raw) or {}).get("children", [])
+    check(kids and all(k.get("kind") == "machine" and isinstance(k.get("value"), list) and
+                       k.get("id") for k in kids),
+          "GET /runs/:id: the Pool's live workers, each a machine with its active states (%s)" %
+          json.dumps(kids)[:200])
+
+    # The runs list follows the changes: a `changed` event for each run that changes.
+    started = []
+
+    def start_one():
+        status, _, raw = request(port, "POST", "/workflows/conformance_tickets/runs",
+                                 tokens["reviewer"], {"input": {"backlog": "one.json"}})
+        started.append((js(raw) or {}).get("runId"))
+
+    t0 = time.time()
+    status, events = follow(
+        port, "/runs?follow=true&workflow=conformance_tickets", tokens["reviewer"],
+        lambda evs: any(e["data"].get("runId") in started for e in evs), during=start_one)
+    took = time.time() - t0
+    mine = [e for e in events if e["data"].get("runId") in started]
+    check(status == 200 and mine and mine[0]["event"] == "changed" and
+          mine[0]["data"].get("workflow") == "conformance_tickets" and
+          mine[0]["id"] == "%d.%s" % (mine[0]["data"].get("updated", 0), started[0]),
+          "GET /runs?follow=true: the run started after it opened comes as `changed` with its "
+          "summary and a cursor, in %.1f s (%s)" % (took, [e.get("data") for e in events][:3]))
+    check(all(e["data"].get("runId") in started for e in events),
+          "and nothing from before it opened (%d events)" % len(events))
+    if mine:
+        # From a cursor: what changed after it, oldest first.
+        status, _, raw = request(port, "GET", "/runs?limit=3", tokens["reviewer"])
+        page = (js(raw) or {}).get("runs", [])
+        oldest = page[-1]
+        cursor = "%d.%s" % (oldest["updated"], oldest["runId"])
+        status, events = follow(port, "/runs?follow=true", tokens["reviewer"],
+                                lambda evs: len(evs) >= 2, headers={"Last-Event-ID": cursor})
+        got = [e["data"]["runId"] for e in events]
+        check(got == [r["runId"] for r in reversed(page[:-1])],
+              "Last-Event-ID: the changes after that cursor, oldest first (%s)" % got)
+    for query, headers, code, part in (
+            ("follow=maybe", None, 400, "`follow`"),
+            ("follow=true", {"Last-Event-ID": "not-a-cursor"}, 400, "Last-Event-ID"),
+            ("follow=true&workflow=conformance_tickets", None, 403, "")):
+        who = tokens["stranger"] if code == 403 else tokens["reviewer"]
+        status, _, raw = request(port, "GET", "/runs?" + query, who, headers=headers)
+        check(status == code and part in (js(raw) or {}).get("error", ""),
+              "GET /runs?%s: %d (%d)" % (query, code, status))
+    status, _, raw = request(port, "GET", "/runs?status=error", tokens["reviewer"])
+    check(status == 200, "status=error is a status a run can have (%d %s)" % (status, raw[:120]))
+    status, events = follow(port, "/runs?follow=true", tokens["stranger"],
+                            lambda evs: False, timeout=3, during=start_one)
+    check(status == 200 and events == [],
+          "a token for another workflow follows none of its changes (%d events)" % len(events))
 
     # The feed's stream carries the guard headers every other answer carries.
     status, h, _ = request(port, "GET", "/runs/%s/events?follow=false" % run, tokens["reviewer"])

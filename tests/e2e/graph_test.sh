@@ -211,6 +211,18 @@ if graph "-o writes one file a workflow" "$tmp/o.out" "$alerts" -o "$tmp/pics"; 
     { cmp -s "$tmp/t.dot" "$tmp/pics/triage.dot" && pass || fail "triage.dot differs from --machine's"; }
   graph "--machine alerts_pool" "$tmp/p.dot" "$alerts" --machine alerts_pool &&
     { cmp -s "$tmp/p.dot" "$tmp/pics/alerts.dot" && pass || fail "alerts.dot differs from --machine's"; }
+  # A Pool of machines also gets its worker's picture (W.worker.dot, the console counts workers on
+  # it); a Pool of runs does not (alerts dispatches `triage`, which has its own).
+  tickets="$src/samples/tickets/tickets.jr2"
+  if graph "-o on a Pool of machines" "$tmp/o2.out" "$tickets" -o "$tmp/pics"; then
+    if [ "$(cd "$tmp/pics" && ls | tr '\n' ' ')" = "alerts.dot tickets.dot tickets.worker.dot triage.dot " ]; then
+      pass
+    else
+      fail "-o wrote $(ls "$tmp/pics" | tr '\n' ' '), wanted tickets.dot and tickets.worker.dot beside the others"
+    fi
+    graph "--machine review" "$tmp/r.dot" "$tickets" --machine review &&
+      { cmp -s "$tmp/r.dot" "$tmp/pics/tickets.worker.dot" && pass || fail "tickets.worker.dot differs from --machine review's"; }
+  fi
   for f in "$tmp"/pics/*.dot; do
     if dot -Tsvg "$f" -o "$f.svg" 2>"$f.err" && [ ! -s "$f.err" ]; then pass; else fail "dot on $f" "$f.err"; fi
   done

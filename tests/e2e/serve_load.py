@@ -703,6 +703,37 @@ class Phase:
                 started[it] = started.get(it, 0) + 1
             elif e.get("kind") == "reread":
                 rereads += 1
+        # Who answered (#34): each item settled by an answer has exactly one `answered` line for
+        # its Gate, by the Caller that sent it (the reviewer, or the instance token some clients
+        # use), with the `n` it settled with; none for an answer that was not
+        # applied (the line is stored with the answer's turn, so a kill keeps both or neither).
+        audit = {}
+        for e in feed:
+            if e.get("kind") == "answered":
+                d = e.get("data") or {}
+                audit.setdefault(d.get("gate", ""), []).append(d)
+        unaudited, twice_audited, wrong_audit = [], [], []
+        for item in self.ids:
+            lines = audit.pop(item + ".review", [])
+            if len(lines) > 1:
+                twice_audited.append(item)
+            if item not in items:
+                continue
+            if not lines:
+                unaudited.append(item)
+            elif any(d.get("by") not in ("reviewer", "instance") or d.get("event") != "approve" or
+                     (d.get("payload") or {}).get("n") != items[item] for d in lines):
+                wrong_audit.append((item, lines[0], items[item]))
+        stray = sorted(g for g in audit if g != "hold.hold")
+        print("%s: `answered` lines %d: items settled by an answer with none %d, with two or more "
+              "%d, not what was applied %d; lines for no item %d" %
+              (n, sum(kinds.get(k, 0) for k in ("answered",)), len(unaudited), len(twice_audited),
+               len(wrong_audit), len(stray)), flush=True)
+        check(not unaudited and not twice_audited and not wrong_audit and not stray,
+              "%s: every applied answer has one `answered` line with who, the event and its "
+              "payload, and no other answer has one" % n,
+              "none %s, twice %s, wrong %s, stray %s" % (unaudited[:5], twice_audited[:5],
+                                                         wrong_audit[:2], stray[:5]))
         twice = sorted(i for i, c in started.items() if c > 1)
         never = [i for i in self.ids + ["hold"] if i not in started]
         print("%s: feed %d lines (%s); items started twice %d, never %d; reread lines %d for %d "

@@ -27,6 +27,7 @@
 #include "run/engine.h"
 #include "serve.jr2.h"
 #include "standing.jr2.h"
+#include "store/sqlite/db.h"
 
 namespace {
 
@@ -795,6 +796,16 @@ TEST_F(Host, AStandingPoolOfRunsHoldsDispatchesOneRunPerKeyAndSettles) {
     int live = 0;
     for (const auto& r : store->list(false)) live += r.workflow == "conformance_alert_run";
     EXPECT_EQ(live, 2) << "cap 2 counts the live runs this Pool dispatched";
+    // The observation (the console's children) names the run each worker dispatched.
+    const Json seen = host.run(alerts).observe();
+    std::set<std::string> runs;
+    for (const Json& child : seen.value("children", Json::array())) {
+      EXPECT_EQ(child.value("kind", ""), "run") << child.dump();
+      if (child.contains("run") && child["run"].is_string())
+        runs.insert(child["run"].get<std::string>());
+    }
+    EXPECT_EQ(runs.size(), 2u) << seen.dump();
+    EXPECT_EQ(runs.count(a1), 1u) << "A1's worker names A1's run: " << seen.dump();
   }
   // A new host (a restart): the held items and the live keys are where they were.
   jr2rt::RunHost host(registry, *store, clock);
@@ -1256,6 +1267,40 @@ TEST_F(Host, AServeCommitsOnItsOwnThreadAndAnswersOnlyWhatIsStored) {
   for (const auto& line : store.feed(id, 0)) kinds.push_back(line.kind);
   EXPECT_EQ(std::count(kinds.begin(), kinds.end(), "ended"), 1);
   EXPECT_EQ(store.feed(id, 0).back().kind, "ended");
+}
+
+// A statement whose text is built at run time is kept by its text, never by its address: a
+// second text at the same address (a std::string assigned again, or one freed and another made)
+// is its own statement. Keyed by address, the SQLite store once answered a page with another
+// page's statement, bound short: `datatype mismatch`, and serve stopped.
+TEST(SqliteDb, ABuiltStatementIsKeptByItsTextNotItsAddress) {
+  const std::string dir = FreshDir("db-built");
+  jr2rt::sqlite::Db db(dir + "x.db", dir + "x.db", SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+  std::string sql = "SELECT 1";
+  int64_t first = 0;
+  {
+    jr2rt::sqlite::Stmt s(db, sql);
+    ASSERT_TRUE(s.step());
+    first = s.integer(0);
+  }
+  const char* at = sql.c_str();
+  sql.assign("SELECT 2");
+  ASSERT_EQ(at, sql.c_str()) << "the test needs the same address for the second text";
+  jr2rt::sqlite::Stmt s(db, sql);
+  ASSERT_TRUE(s.step());
+  EXPECT_EQ(first, 1);
+  EXPECT_EQ(s.integer(0), 2) << "the second text's own statement";
+}
+
+TEST(StoredStatuses, AreEveryRunStatusAndDrifted) {
+  std::vector<std::string> want;
+  for (jr2rt::RunStatus st :
+       {jr2rt::RunStatus::kWaiting, jr2rt::RunStatus::kDone, jr2rt::RunStatus::kFailed,
+        jr2rt::RunStatus::kDeadlocked, jr2rt::RunStatus::kError, jr2rt::RunStatus::kCancelled})
+    want.emplace_back(jr2rt::ToString(st));
+  want.emplace_back("drifted");
+  EXPECT_EQ(jr2rt::StoredStatuses(), want) << "GET /runs?status= and a follower's look take "
+                                              "exactly the statuses a run can be stored with";
 }
 
 }  // namespace

@@ -557,6 +557,81 @@ TEST_P(StoreTest, APageIsNewestFirstFilteredAndGoesOnFromItsCursor) {
       << "text that is not UTF-8 finds nothing and throws nothing";
   jr2rt::RunQuery none;
   EXPECT_TRUE(store->page(none).empty()) << "no workflow, no runs";
+
+  // Pages of different shapes, one after the other (two Callers, one reading two workflows and
+  // one reading one): each its own statement. The SQLite store once kept a built statement by its
+  // text's address, which the next text reused: a page of the other shape, bound short, and a
+  // `datatype mismatch` that stopped serve.
+  for (int i = 0; i < 50; ++i) {
+    jr2rt::RunQuery two;
+    two.workflows = {"alpha", "beta"};
+    two.limit = 3;
+    jr2rt::RunQuery one;
+    one.workflows = {"other"};
+    one.limit = 3;
+    jr2rt::RunQuery follow = one;
+    follow.sinceMs = 0;
+    for (const jr2rt::RunQuery* q : {&two, &one, &follow}) {
+      const auto got = store->page(*q);
+      ASSERT_EQ(got.size(), 4u) << "round " << i;
+      for (const auto& r : got) ASSERT_EQ(r.workflow == "other", q != &two) << "round " << i;
+    }
+  }
+}
+
+// `GET /runs?follow=true` (the console's live runs list): what changed after a cursor, oldest
+// change first, so that a follower can move its cursor along; each status a range of the index.
+TEST_P(StoreTest, AFollowerGetsTheChangesAfterItsCursorOldestFirst) {
+  auto store = open();
+  std::vector<jr2rt::Store::Save> batch;
+  for (int i = 0; i < 12; ++i) {
+    char id[16];
+    std::snprintf(id, sizeof id, "cccc%08d", i);
+    const char* status = i % 4 == 0   ? "waiting"
+                         : i % 4 == 1 ? "done"
+                         : i % 4 == 2 ? "error"
+                                      : "drifted";
+    // 6 and 7 share `updated` 6: ordered by id after it.
+    batch.push_back(
+        {Stored(status, 0, id, i == 7 ? 6 : i, i % 3 == 0 ? "other" : "alpha"), {}, std::nullopt});
+  }
+  store->saveAll(batch);
+  jr2rt::RunQuery q;
+  q.workflows = {"alpha"};
+  q.sinceMs = 5;
+  q.sinceId = "cccc00000005";
+  q.limit = 3;
+  std::vector<std::string> seen;
+  for (int looks = 0; looks < 10; ++looks) {
+    auto got = store->page(q);
+    ASSERT_LE(got.size(), 4u);
+    const bool more = got.size() == 4;
+    if (more) got.pop_back();
+    for (const auto& r : got) seen.push_back(r.id + " " + r.status);
+    if (got.empty()) break;
+    q.sinceMs = got.back().updatedMs;
+    q.sinceId = got.back().id;
+    if (!more) break;
+  }
+  EXPECT_EQ(seen, (std::vector<std::string>{"cccc00000007 drifted", "cccc00000008 waiting",
+                                            "cccc00000010 error", "cccc00000011 drifted"}))
+      << "after (5, cccc…05), oldest first: 7 (at 6) then 8, 10 and 11; every status, never "
+         "another workflow's run (6 and 9 are `other`'s)";
+  // Nothing new: nothing. A run saved again later comes once more, with its new status.
+  EXPECT_TRUE(store->page(q).empty());
+  jr2rt::StoredRun again = Stored("done", 1, "cccc00000002", 20, "alpha");
+  store->saveAll({{again, {}, std::nullopt}});
+  auto later = store->page(q);
+  ASSERT_EQ(later.size(), 1u);
+  EXPECT_EQ(later[0].id, "cccc00000002");
+  EXPECT_EQ(later[0].status, "done");
+  // A status filter follows only that status.
+  jr2rt::RunQuery errors;
+  errors.workflows = {"alpha"};
+  errors.status = "error";
+  errors.sinceMs = 0;
+  for (const auto& r : store->page(errors)) EXPECT_EQ(r.status, "error");
+  EXPECT_EQ(store->page(errors).size(), 1u) << "10 alone: 2 was `error` until it was saved `done`";
 }
 
 TEST_P(StoreTest, HeadsAreWrittenWithTheirRunsAndStartKeysAreKept) {

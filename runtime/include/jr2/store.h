@@ -75,8 +75,18 @@ struct RunQuery {
   // the newest.
   int64_t beforeMs = 0;
   std::string beforeId;
+  // Following the changes (`GET /runs?follow=true`): when sinceMs is 0 or more, only the runs
+  // changed after (sinceMs, sinceId), OLDEST change first, and beforeMs is not read. Each stored
+  // status is then its own range of the runs_summary index, so a follower's look costs the same
+  // at 100 runs and at 100,000.
+  int64_t sinceMs = -1;
+  std::string sinceId;
   int64_t limit = 50;
 };
+
+// Every status a stored run can have: a RunStatus's (run.h) or `drifted`, which the host marks a
+// stored run that no longer fits its build (host.h). What `GET /runs?status=` takes.
+const std::vector<std::string>& StoredStatuses();
 
 // One event of a run's feed (`log RUN`; `serve` streams it): what happened, typed — `started`,
 // `settled`, `failed`, `gate-opened`, `answered` (who answered a Gate, what, with what),
@@ -204,8 +214,9 @@ class RunRows {
   // The run of `workflow` that a dispatch keyed `key` (the newest, if ever two), while its row
   // lives: live, or ended and not pruned.
   virtual std::optional<RunSummary> byKey(const std::string& workflow, const std::string& key) = 0;
-  // Up to `q.limit` + 1 summaries (the one more says a next page exists), newest change first,
-  // each with its key; never a view or a snapshot.
+  // Up to `q.limit` + 1 summaries (the one more says a next page exists), newest change first
+  // (oldest first when following, RunQuery::sinceMs), each with its key; never a view or a
+  // snapshot.
   virtual std::vector<RunSummary> page(const RunQuery& q) = 0;
   // How many runs the store holds, by (workflow, status): `GET /metrics`.
   virtual std::map<std::pair<std::string, std::string>, int64_t> runCounts() = 0;

@@ -147,9 +147,15 @@ Json RunHost::standingState(const std::string& workflow) {
               {"startedMs", head->startedMs},
               {"streak", head->streak}};
   Json carry = nullptr;
-  try {
-    carry = Run::CarryOf(store_.load(head->run).snapshot);
-  } catch (const std::exception&) {
+  if (const auto it = runs_.find(head->run); it != runs_.end() && !it->second.run->ended()) {
+    // Hosted here and live: what it holds now, from memory (the console's runs page asks this
+    // at each change; a snapshot read and parsed for it would be the page's dearest part).
+    carry = it->second.run->handOverState();
+  } else {
+    try {
+      carry = Run::CarryOf(store_.load(head->run).snapshot);
+    } catch (const std::exception&) {
+    }
   }
   out["held"] = carry.is_object() ? carry.value("held", Json::array()).size() : 0;
   out["keys"] = carry.is_object() ? carry.value("keys", Json::array()).size() : 0;

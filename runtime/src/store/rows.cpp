@@ -6,6 +6,13 @@
 
 namespace jr2rt {
 
+const std::vector<std::string>& StoredStatuses() {
+  // ToString(RunStatus) of each (host_test holds them equal), and the host's `drifted`.
+  static const std::vector<std::string> kAll{"waiting", "done",      "failed", "deadlocked",
+                                             "error",   "cancelled", "drifted"};
+  return kAll;
+}
+
 RunSummary OneRunOf(std::vector<RunSummary>& found, int64_t count, const std::string& prefix,
                     const std::string& none) {
   if (count == 0) throw StoreError(none);

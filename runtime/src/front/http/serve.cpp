@@ -487,7 +487,7 @@ class Server {
     if (is({"workflows", ":name", "picture"})) {
       label("/workflows/:name/picture");
       only(http::verb::get);
-      return picture(s, seg[1]);
+      return picture(s, seg[1], t);
     }
     if (is({"workflows", ":name", "runs"})) {
       label("/workflows/:name/runs");
@@ -863,20 +863,36 @@ class Server {
     s->answer(200, out);
   }
 
-  // `GET /runs?limit=N&after=CURSOR&workflow=W&status=S&q=TEXT` (the console, docs/serve.md):
-  // one page, newest change first, with the Caller's counts per workflow and status and the
-  // cursor of the next page. Every filter is an index's column (Store::page), so the first page
-  // costs the same at 100 runs and at 100,000.
-  void pageOfRuns(const std::shared_ptr<Session>& s, const Target& t) {
-    const Caller& c = caller(s);
+  // A cursor this serve gave (`next`, an event's id): a run's `updated` and its id, as "MS.ID".
+  static bool ReadCursor(const std::string& text, int64_t& ms, std::string& id) {
+    const auto dot = text.find('.');
+    const std::string digits = text.substr(0, dot);
+    if (dot == std::string::npos || digits.empty() || digits.size() > 18 ||
+        dot + 1 >= text.size() || !AllDigits(digits))
+      return false;
+    ms = std::stoll(digits);
+    id = text.substr(dot + 1);
+    return true;
+  }
+  static bool AllDigits(const std::string& text) {
+    return std::all_of(text.begin(), text.end(), [](char ch) { return ch >= '0' && ch <= '9'; });
+  }
+  static std::string CursorOf(const RunSummary& r) {
+    return std::to_string(r.updatedMs) + "." + r.id;
+  }
+
+  // The filters of `GET /runs?…` (limit, after, workflow, status, q), each checked: a 400 that
+  // names a bad one, a 403 for a workflow the Caller does not read.
+  RunQuery QueryOfRuns(const Caller& c, const Target& t) const {
     if (!Callers::HasAnywhere(c, Scope::kRead))
       throw HttpError{403,
                       "Caller `" + Printable(c.name) + "` has no `read` scope on any workflow"};
-    static const std::set<std::string> kKnown{"limit", "after", "workflow", "status", "q"};
+    static const std::set<std::string> kKnown{"limit",  "after", "workflow",
+                                              "status", "q",     "follow"};
     for (const auto& [k, v] : t.query) {
       if (kKnown.count(k) == 0)
         throw HttpError{400, "GET /runs takes no `" + Printable(k.substr(0, 40)) +
-                                 "`; it takes limit, after, workflow, status and q"};
+                                 "`; it takes limit, after, workflow, status, q and follow"};
       if (v.size() > 200) throw HttpError{400, "`" + k + "` is longer than 200 characters"};
     }
     auto get = [&](const char* k) {
@@ -886,35 +902,25 @@ class Server {
     RunQuery q;
     q.limit = 50;
     if (const std::string limit = get("limit"); !limit.empty()) {
-      const bool digits = limit.size() <= 4 && std::all_of(limit.begin(), limit.end(), [](char ch) {
-                            return ch >= '0' && ch <= '9';
-                          });
-      q.limit = digits ? std::stoll(limit) : 0;
+      q.limit = limit.size() <= 4 && AllDigits(limit) ? std::stoll(limit) : 0;
       if (q.limit < 1 || q.limit > 500)
         throw HttpError{
             400, "`limit` must be a whole number from 1 to 500, not `" + Printable(limit) + "`"};
     }
-    if (const std::string after = get("after"); !after.empty()) {
-      // The cursor is the last run's `updated` and id, as the previous page's `next` gave it.
-      const auto dot = after.find('.');
-      const std::string ms = after.substr(0, dot);
-      const bool digits =
-          !ms.empty() && ms.size() <= 18 &&
-          std::all_of(ms.begin(), ms.end(), [](char ch) { return ch >= '0' && ch <= '9'; });
-      if (dot == std::string::npos || !digits || dot + 1 >= after.size())
-        throw HttpError{400,
-                        "`after` is not a cursor this serve gave; give the `next` of the "
-                        "page before, or leave it out for the newest runs"};
-      q.beforeMs = std::stoll(ms);
-      q.beforeId = after.substr(dot + 1);
-    }
+    if (const std::string after = get("after");
+        !after.empty() && !ReadCursor(after, q.beforeMs, q.beforeId))
+      throw HttpError{400,
+                      "`after` is not a cursor this serve gave; give the `next` of the "
+                      "page before, or leave it out for the newest runs"};
     q.status = get("status");
-    static const std::set<std::string> kStatuses{"waiting",    "done",      "failed",
-                                                 "deadlocked", "cancelled", "drifted"};
-    if (!q.status.empty() && kStatuses.count(q.status) == 0)
-      throw HttpError{400, "no run is `" + Printable(q.status) +
-                               "`; a status is waiting, done, failed, deadlocked, cancelled or "
-                               "drifted"};
+    const auto& statuses = StoredStatuses();
+    if (!q.status.empty() &&
+        std::find(statuses.begin(), statuses.end(), q.status) == statuses.end()) {
+      std::string all;
+      for (size_t i = 0; i < statuses.size(); ++i)
+        all += (i == 0 ? "" : i + 1 == statuses.size() ? " or " : ", ") + statuses[i];
+      throw HttpError{400, "no run is `" + Printable(q.status) + "`; a status is " + all};
+    }
     q.text = get("q");
     const std::string only = get("workflow");
     if (!only.empty()) {
@@ -925,11 +931,27 @@ class Server {
       for (const WorkflowInfo& w : host_.registry().workflows())
         if (Callers::Allows(c, w.name, Scope::kRead)) q.workflows.push_back(w.name);
     }
+    return q;
+  }
+
+  // `GET /runs?limit=N&after=CURSOR&workflow=W&status=S&q=TEXT` (the console, docs/serve.md):
+  // one page, newest change first, with the Caller's counts per workflow and status and the
+  // cursor of the next page. Every filter is an index's column (Store::page), so the first page
+  // costs the same at 100 runs and at 100,000. `&follow=true`: the changes as they come instead.
+  void pageOfRuns(const std::shared_ptr<Session>& s, const Target& t) {
+    const Caller& c = caller(s);
+    RunQuery q = QueryOfRuns(c, t);
+    if (const auto f = t.query.find("follow"); f != t.query.end()) {
+      if (f->second != "true" && f->second != "false")
+        throw HttpError{
+            400, "`follow` is true or false, not `" + Printable(f->second.substr(0, 40)) + "`"};
+      if (f->second == "true") return followRuns(s, std::move(q));
+    }
     std::vector<RunSummary> runs = host_.page(q);
     Json next = nullptr;
     if (static_cast<int64_t>(runs.size()) > q.limit) {
       runs.resize(static_cast<size_t>(q.limit));
-      next = std::to_string(runs.back().updatedMs) + "." + runs.back().id;
+      next = CursorOf(runs.back());
     }
     Json list = Json::array();
     for (const RunSummary& r : runs) {
@@ -953,13 +975,78 @@ class Server {
                     {"heads", std::move(heads)}});
   }
 
+  // `GET /runs?follow=true&…` (the console's runs list, docs/serve.md): an event stream with a
+  // `changed` event for each run the filters pass that changes from now on (from the cursor in
+  // Last-Event-ID, when the client follows again), oldest change first: its summary, as a page
+  // lists it. The store is looked at once a second at most, each look one range of runs_summary
+  // per status after the cursor (Store::page, RunQuery::sinceMs).
+  void followRuns(const std::shared_ptr<Session>& s, RunQuery q) {
+    q.limit = kFeedPage;
+    q.beforeMs = 0;
+    q.beforeId.clear();
+    if (const auto it = s->request().find("Last-Event-ID"); it != s->request().end()) {
+      if (!ReadCursor(std::string(SV(it->value())), q.sinceMs, q.sinceId))
+        throw HttpError{400, "Last-Event-ID must be the id of a `changed` event this serve sent"};
+    } else {
+      // From now: the newest change the filters pass is where the stream begins.
+      RunQuery newest = q;
+      newest.limit = 1;
+      const std::vector<RunSummary> top = host_.page(newest);
+      q.sinceMs = top.empty() ? 0 : top.front().updatedMs;
+      q.sinceId = top.empty() ? "" : top.front().id;
+    }
+    auto query = std::make_shared<RunQuery>(std::move(q));
+    auto lastLook = std::make_shared<std::chrono::steady_clock::time_point>();
+    auto lastBeat =
+        std::make_shared<std::chrono::steady_clock::time_point>(std::chrono::steady_clock::now());
+    RunHost& host = host_;
+    s->stream([&host, query, lastLook, lastBeat](int64_t limit) -> Session::Page {
+      const auto now = std::chrono::steady_clock::now();
+      std::string text;
+      bool more = false;
+      if (now - *lastLook >= std::chrono::seconds(1)) {
+        *lastLook = now;
+        query->limit = limit;
+        std::vector<RunSummary> runs = host.page(*query);
+        more = static_cast<int64_t>(runs.size()) > limit;
+        if (more) runs.resize(static_cast<size_t>(limit));
+        for (const RunSummary& r : runs) {
+          Json entry = RunListEntry(r);
+          if (!r.key.empty()) entry["key"] = r.key;
+          text += "id: " + CursorOf(r) + "\nevent: changed\ndata: " + Dump(entry) + "\n\n";
+          query->sinceMs = r.updatedMs;
+          query->sinceId = r.id;
+        }
+        if (more) *lastLook = {};  // the rest goes as soon as the client took this page
+      }
+      if (text.empty() && now - *lastBeat >= std::chrono::seconds(15)) text = ":\n\n";
+      if (!text.empty()) *lastBeat = now;
+      return {text, false, more};
+    });
+  }
+
   // `GET /workflows/:name/picture` (docs/console.md): the workflow's statechart as SVG, laid out
-  // by Graphviz when the runner was built, for a Caller that reads or answers there.
-  void picture(const std::shared_ptr<Session>& s, const std::string& workflow) {
+  // by Graphviz when the runner was built, for a Caller that reads or answers there;
+  // `?of=worker`: a Pool's worker machine, on which the console counts the workers by state.
+  void picture(const std::shared_ptr<Session>& s, const std::string& workflow, const Target& t) {
     const Caller& c = caller(s);
     knownWorkflow(workflow);
     if (!Callers::Allows(c, workflow, Scope::kAnswer)) Require(c, workflow, Scope::kRead);
-    const std::string* svg = host_.registry().picture(workflow);
+    std::string key = workflow;
+    for (const auto& [name, value] : t.query) {
+      if (name != "of")
+        throw HttpError{400,
+                        "this route takes only `of`, not `" + Printable(name.substr(0, 40)) + "`"};
+      if (value != "worker")
+        throw HttpError{400, "`of` takes only `worker` (a Pool's worker machine), not `" +
+                                 Printable(value.substr(0, 40)) + "`"};
+      key += ".worker";
+    }
+    const std::string* svg = host_.registry().picture(key);
+    if (svg == nullptr && key != workflow)
+      throw HttpError{404, "`" + workflow +
+                               "` has no worker picture: it is not a Pool whose worker is a "
+                               "machine, or this runner was built without Graphviz"};
     if (svg == nullptr)
       throw HttpError{404, "this runner was built without the picture of `" + workflow +
                                "`: Graphviz's `dot` was not found when it was built (install "
@@ -981,7 +1068,11 @@ class Server {
         if (Callers::Allows(c, w.name, scope)) scopes.push_back(ToString(scope));
       if (scopes.empty()) continue;
       const bool standing = w.pool != nullptr && w.pool->standing;
-      Json entry = {{"scopes", scopes}, {"standing", standing}};
+      // The pictures it has (GET /workflows/:name/picture, `?of=worker`): none without Graphviz.
+      Json pictures = Json::array();
+      if (host_.registry().picture(w.name) != nullptr) pictures.push_back("workflow");
+      if (host_.registry().picture(w.name + ".worker") != nullptr) pictures.push_back("worker");
+      Json entry = {{"scopes", scopes}, {"standing", standing}, {"pictures", std::move(pictures)}};
       // The JSON Schema of its input, for a Caller that may start it: the console's start form.
       if (!standing && w.inputSchema != nullptr && Callers::Allows(c, w.name, Scope::kStart))
         entry["input"] = Json::parse(w.inputSchema);

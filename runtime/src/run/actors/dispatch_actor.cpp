@@ -101,7 +101,11 @@ void DispatchActor::restoreFrom(const Json& snap) {
 }
 
 Json DispatchActor::observe() const {
-  return {{"kind", "run"}, {"value", Json::array()}, {"children", Json::array()}};
+  // Its run's id once the host gave one (the console links it); null while it is asked for.
+  return {{"kind", "run"},
+          {"run", run_id_.empty() ? Json(nullptr) : Json(run_id_)},
+          {"value", Json::array()},
+          {"children", Json::array()}};
 }
 
 void DispatchActor::follow(const Dispatched& got) {

@@ -332,23 +332,38 @@ std::vector<RunSummary> PgStore::page(const RunQuery& q) {
     if (!CodePoints(q.text, cps)) return {};  // no id or key is text that is not UTF-8
     end = PrefixEnd(std::move(cps));
   }
+  // A follower's look names every status, so that each is one range of runs_summary after its
+  // cursor (RunQuery::sinceMs).
+  const bool follow = q.sinceMs >= 0;
+  std::vector<std::string> statuses;
+  if (!q.status.empty()) {
+    statuses.push_back(q.status);
+  } else if (follow) {
+    statuses = StoredStatuses();
+  }
   Params params;
-  params.texts(q.workflows).text(q.status).integer(q.beforeMs).text(q.beforeId);
-  params.integer(q.limit + 1);
+  params.texts(q.workflows).texts(statuses).integer(follow ? q.sinceMs : q.beforeMs);
+  params.text(follow ? q.sinceId : q.beforeId).integer(q.limit + 1);
   if (!q.text.empty()) params.text(q.text).text(end);
-  const std::string common =
-      "workflow = ANY($1::text[]) AND ($2::text = '' OR status = $2::text)"
-      " AND ($3::bigint = 0 OR updated < $3::bigint OR (updated = $3::bigint AND id < $4::text))";
+  const std::string cursor =
+      follow ? " AND (updated > $3::bigint OR (updated = $3::bigint AND id > $4::text))"
+             : " AND ($3::bigint = 0 OR updated < $3::bigint OR (updated = $3::bigint AND id < "
+               "$4::text))";
+  const std::string common = "workflow = ANY($1::text[])" +
+                             std::string(statuses.empty() ? " AND cardinality($2::text[]) = 0"
+                                                          : " AND status = ANY($2::text[])") +
+                             cursor;
   const std::string ids =
       q.text.empty()
           ? "SELECT id, updated FROM runs WHERE " + common
           : "SELECT id, updated FROM runs WHERE id >= $6 AND ($7 = '' OR id < $7) AND " + common +
                 " UNION SELECT id, updated FROM runs WHERE dkey = $6 AND " + common;
+  const char* order = follow ? "updated, id" : "updated DESC, id DESC";
+  const char* outer = follow ? "r.updated, r.id" : "r.updated DESC, r.id DESC";
   auto hold = db_->hold();
   const std::string sql =
       "SELECT r.id, r.workflow, r.status, r.updated, r.rev, coalesce(r.dkey, '') FROM (" + ids +
-      " ORDER BY updated DESC, id DESC LIMIT $5) AS p JOIN runs AS r ON r.id = p.id"
-      " ORDER BY r.updated DESC, r.id DESC";
+      " ORDER BY " + order + " LIMIT $5) AS p JOIN runs AS r ON r.id = p.id ORDER BY " + outer;
   const Result s = db_->run(sql.c_str(), params);
   std::vector<RunSummary> out;
   out.reserve(static_cast<size_t>(s.rows()));

@@ -26,6 +26,7 @@ Db::Db(const std::string& path, const std::string& name, int flags) : path_(path
 
 Db::~Db() {
   for (auto& [sql, st] : cache_) sqlite3_finalize(st);
+  for (auto& [sql, st] : built_) sqlite3_finalize(st);
   sqlite3_close(db_);
 }
 

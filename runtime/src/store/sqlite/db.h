@@ -45,14 +45,22 @@ class Db {
     if (rc != SQLITE_OK) fail(rc);
   }
 
-  // `sql` is a literal: its address keys the cache.
+  // `sql` is a literal: its address keys the cache (a save's statements cost no string compare).
   sqlite3_stmt* prepare(const char* sql) {
     auto it = cache_.find(sql);
     if (it != cache_.end()) return it->second;
-    sqlite3_stmt* st = nullptr;
-    const int rc = sqlite3_prepare_v2(db_, sql, -1, &st, nullptr);
-    if (rc != SQLITE_OK) fail(rc);
+    sqlite3_stmt* st = compile(sql);
     cache_.emplace(sql, st);
+    return st;
+  }
+  // `sql` was built at run time (Store::page's filters): its text keys the cache, never its
+  // address, which a later text of another statement can reuse. The texts a store builds are
+  // few (one per shape of query), so the cache stays small.
+  sqlite3_stmt* prepare(const std::string& sql) {
+    auto it = built_.find(sql);
+    if (it != built_.end()) return it->second;
+    sqlite3_stmt* st = compile(sql.c_str());
+    built_.emplace(sql, st);
     return st;
   }
 
@@ -63,14 +71,24 @@ class Db {
  private:
   std::string path_;
   sqlite3* db_ = nullptr;
+  sqlite3_stmt* compile(const char* sql) {
+    sqlite3_stmt* st = nullptr;
+    const int rc = sqlite3_prepare_v2(db_, sql, -1, &st, nullptr);
+    if (rc != SQLITE_OK) fail(rc);
+    return st;
+  }
   std::map<const char*, sqlite3_stmt*> cache_;
+  std::map<std::string, sqlite3_stmt*> built_;
   int64_t statements_ = 0;
 };
 
 // A use of a prepared statement; it is reset (and its bindings dropped) when the use ends.
 class Stmt {
  public:
-  Stmt(Db& db, const char* sql) : db_(db), st_(db.prepare(sql)) {}
+  // A literal's statement.
+  Stmt(Db& db, const char* literal) : db_(db), st_(db.prepare(literal)) {}
+  // A statement whose text was built at run time (never pass its c_str() as a literal).
+  Stmt(Db& db, const std::string& built) : db_(db), st_(db.prepare(built)) {}
   ~Stmt() {
     sqlite3_reset(st_);
     sqlite3_clear_bindings(st_);

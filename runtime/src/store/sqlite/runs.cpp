@@ -233,13 +233,25 @@ std::vector<RunSummary> SqliteStore::page(const RunQuery& q) {
   if (q.workflows.empty() || q.limit <= 0) return {};
   // The page's ids come from runs_summary alone (it covers workflow, status, updated and id), and
   // only the rows of the page are read for their key: a page never reads 100,000 rows. A text
-  // is a range of the primary key or a dispatch key (runs_by_key), each its own SELECT.
-  std::string in = "workflow IN (";
-  for (size_t i = 0; i < q.workflows.size(); ++i) in += i == 0 ? "?" : ", ?";
-  in += ")";
-  std::string common = in;
-  if (!q.status.empty()) common += " AND status = ?";
-  if (q.beforeMs > 0) common += " AND (updated < ? OR (updated = ? AND id < ?))";
+  // is a range of the primary key or a dispatch key (runs_by_key), each its own SELECT. A
+  // follower's look names every status, so that each is one range of the index after its cursor.
+  const bool follow = q.sinceMs >= 0;
+  std::string common = "workflow IN (";
+  for (size_t i = 0; i < q.workflows.size(); ++i) common += i == 0 ? "?" : ", ?";
+  common += ")";
+  std::vector<std::string> statuses;
+  if (!q.status.empty()) {
+    statuses.push_back(q.status);
+  } else if (follow) {
+    statuses = StoredStatuses();
+  }
+  for (size_t i = 0; i < statuses.size(); ++i) common += i == 0 ? " AND status IN (?" : ", ?";
+  if (!statuses.empty()) common += ")";
+  if (follow) {
+    common += " AND (updated > ? OR (updated = ? AND id > ?))";
+  } else if (q.beforeMs > 0) {
+    common += " AND (updated < ? OR (updated = ? AND id < ?))";
+  }
   const std::string end = q.text.empty() ? "" : PrefixEnd(q.text);
   std::string ids;
   if (q.text.empty()) {
@@ -249,19 +261,21 @@ std::vector<RunSummary> SqliteStore::page(const RunQuery& q) {
           std::string(end.empty() ? "" : " AND id < ?") + " AND " + common +
           " UNION SELECT id, updated FROM runs WHERE dkey = ? AND " + common;
   }
+  const char* order = follow ? "updated, id" : "updated DESC, id DESC";
+  const char* outer = follow ? "r.updated, r.id" : "r.updated DESC, r.id DESC";
   const std::string sql =
       "SELECT r.id, r.workflow, r.status, r.updated, r.rev, coalesce(r.dkey, '') FROM (" + ids +
-      " ORDER BY updated DESC, id DESC LIMIT ?) AS p JOIN runs AS r ON r.id = p.id"
-      " ORDER BY r.updated DESC, r.id DESC";
-  Stmt s(*db_, sql.c_str());
+      " ORDER BY " + order + " LIMIT ?) AS p JOIN runs AS r ON r.id = p.id ORDER BY " + outer;
+  Stmt s(*db_, sql);
   int at = 1;
   auto bindCommon = [&] {
     for (const std::string& w : q.workflows) s.bind(at++, w);
-    if (!q.status.empty()) s.bind(at++, q.status);
-    if (q.beforeMs > 0) {
-      s.bind(at++, q.beforeMs);
-      s.bind(at++, q.beforeMs);
-      s.bind(at++, q.beforeId);
+    for (const std::string& st : statuses) s.bind(at++, st);
+    if (follow || q.beforeMs > 0) {
+      const int64_t ms = follow ? q.sinceMs : q.beforeMs;
+      s.bind(at++, ms);
+      s.bind(at++, ms);
+      s.bind(at++, follow ? q.sinceId : q.beforeId);
     }
   };
   if (q.text.empty()) {

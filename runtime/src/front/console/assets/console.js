@@ -12,6 +12,7 @@ const FEED_FRAME = 250; // feed lines drawn in one frame at most
 const main = document.getElementById("main");
 const statusLine = document.getElementById("status");
 let stopFeed = null; // ends the feed the run page follows
+let shownGen = 0; // one more at each route(): a page whose reads finish after the next began draws nothing
 
 // ---- small helpers ----------------------------------------------------------------------------
 
@@ -151,8 +152,8 @@ document.getElementById("sign-out").addEventListener("click", () => {
 
 // ---- the runs ---------------------------------------------------------------------------------
 
-const STATUSES = ["waiting", "done", "failed", "deadlocked", "cancelled", "drifted"];
-let runsTimer = null; // the runs page reads its first page again while it is shown
+const STATUSES = ["waiting", "done", "failed", "deadlocked", "error", "cancelled", "drifted"];
+let stopRuns = null; // ends the following of the runs list's first page
 
 // The runs: one page from the server (GET /runs?limit=…), newest change first; the filters and the
 // cursor are the server's, so a page costs the same at 100 runs and at 100,000.
@@ -166,7 +167,9 @@ async function runsPage(params) {
   if (st) ask.set("status", st);
   if (q) ask.set("q", q);
   if (after) ask.set("after", after);
+  const gen = shownGen;
   const page = await api("GET", "/runs?" + ask.toString());
+  if (gen !== shownGen) return; // the page moved on while the list was read: it follows nothing
   const readable = Object.keys(me.workflows).filter((w) => may(w, "read")).sort();
 
   const select = (id, label, value, options) =>
@@ -272,17 +275,50 @@ async function runsPage(params) {
     ),
   ];
   main.replaceChildren(...shownParts.filter((p) => p !== null));
-  // The first page follows what happens: read again every 3 s while it is shown.
+  // The first page follows what happens: serve's stream of changed runs (GET /runs?follow=true,
+  // the same filters) says when, and the page and counts are read again, at most once a second. A
+  // slow read every 30 s besides catches a change the stream could not order (two hosts' clocks).
   if (!after) {
     const shown = location.hash;
-    runsTimer = setInterval(async () => {
-      if (location.hash !== shown || document.hidden) return;
+    const ctrl = new AbortController();
+    let stopped = false;
+    let again = null;
+    const reread = async () => {
+      again = null;
+      if (stopped || location.hash !== shown) return;
       try {
         fill(await api("GET", "/runs?" + ask.toString()));
       } catch (e) {
         say(e.message);
       }
-    }, 3000);
+    };
+    const soon = () => {
+      if (!again) again = setTimeout(reread, 1000);
+    };
+    const backstop = setInterval(() => document.hidden || soon(), 30000);
+    stopRuns = () => {
+      stopped = true;
+      ctrl.abort();
+      clearTimeout(again);
+      clearInterval(backstop);
+    };
+    (async () => {
+      const follow = new URLSearchParams(ask);
+      follow.delete("limit");
+      follow.set("follow", "true");
+      let lastId = "";
+      while (!stopped) {
+        try {
+          await readEvents("/runs?" + follow.toString(), ctrl, () => stopped, (ev) => {
+            lastId = ev.updated + "." + ev.runId;
+            soon();
+          }, lastId ? { "Last-Event-ID": lastId } : {});
+        } catch (e) {
+          if (stopped) return;
+          await new Promise((r) => setTimeout(r, 2000));
+        }
+      }
+    })();
   }
 }
 
@@ -297,33 +333,18 @@ function startSection() {
     "section",
     { id: "start", "aria-label": "Start a run" },
     el("h2", { text: "Start a run" }),
-    startable.map(([name, w]) => {
-      const fields = fieldsFor(w.input, `start.${name}.`);
-      const form = el(
-        "form",
-        { "data-start": name, "aria-label": "Start " + name },
-        fields.nodes.length ? fields.nodes : el("p", { class: "help", text: "It takes no input." }),
-        el("p", { class: "error form-error", role: "alert" }),
-        el("button", { type: "submit", class: "primary", text: "Start " + name }),
-      );
-      form.addEventListener("submit", async (ev) => {
-        ev.preventDefault();
-        let input;
-        try {
-          input = fields.read();
-        } catch (e) {
-          return showRefusal(form, "a field is not JSON: " + e.message);
-        }
-        try {
+    startable.map(([name, w]) =>
+      el(
+        "details",
+        {},
+        el("summary", { text: name }),
+        formFor(w.input, `start.${name}.`, { "data-start": name, "aria-label": "Start " + name }, null, el("p", { class: "help", text: "It takes no input." }), "Start " + name, async (input) => {
           const r = await api("POST", `/workflows/${encodeURIComponent(name)}/runs`, { input });
           say(`${name}: run ${r.runId} started`);
           location.hash = "#/runs/" + encodeURIComponent(r.runId);
-        } catch (e) {
-          showRefusal(form, e.message);
-        }
-      });
-      return el("details", {}, el("summary", { text: name }), form);
-    }),
+        }),
+      ),
+    ),
   );
 }
 
@@ -481,39 +502,54 @@ function showRefusal(form, message) {
   }
 }
 
+// A form of `schema`'s fields that, submitted, sends what they read to `send` (a field that is not
+// JSON, or the server's refusal, shown at the field it names): the Gate forms and the start forms.
+// `empty` is what it says when the schema has no field.
+function formFor(schema, prefix, attrs, head, empty, button, send) {
+  const fields = fieldsFor(schema, prefix);
+  const form = el(
+    "form",
+    attrs,
+    head,
+    fields.nodes.length ? fields.nodes : empty,
+    el("p", { class: "error form-error", role: "alert" }),
+    el("button", { type: "submit", class: "primary", text: button }),
+  );
+  form.addEventListener("submit", async (ev) => {
+    ev.preventDefault();
+    let value;
+    try {
+      value = fields.read();
+    } catch (e) {
+      return showRefusal(form, "a field is not JSON: " + e.message);
+    }
+    try {
+      await send(value);
+    } catch (e) {
+      showRefusal(form, e.message);
+    }
+  });
+  return form;
+}
+
 function gateForms(runId, gate, onDone) {
   const menu = gate.menu || (gate.accepts || []).map((e) => ({ event: e }));
-  return menu.map((item) => {
-    const fields = fieldsFor(item.schema, `${gate.gate}.${item.event}.`);
-    const form = el(
-      "form",
+  return menu.map((item) =>
+    formFor(
+      item.schema,
+      `${gate.gate}.${item.event}.`,
       { "data-event": item.event, "aria-label": `${gate.gate}: ${item.event}` },
-      el("h3", { text: item.event }),
-      item.description ? el("p", { class: "help", text: item.description }) : null,
-      fields.nodes,
-      el("p", { class: "error form-error", role: "alert" }),
-      el("button", { type: "submit", class: "primary", text: "Send " + item.event }),
-    );
-    form.addEventListener("submit", async (ev) => {
-      ev.preventDefault();
-      let payload;
-      try {
-        payload = fields.read();
-      } catch (e) {
-        showRefusal(form, "a field is not JSON: " + e.message);
-        return;
-      }
-      try {
+      [el("h3", { text: item.event }), item.description ? el("p", { class: "help", text: item.description }) : null],
+      null,
+      "Send " + item.event,
+      async (payload) => {
         const path = `/runs/${encodeURIComponent(runId)}/gates/${encodeURIComponent(gate.gate)}/events`;
         await api("POST", path, { event: item.event, payload });
         say(`${gate.gate}: ${item.event} sent`);
         onDone();
-      } catch (e) {
-        showRefusal(form, e.message);
-      }
-    });
-    return form;
-  });
+      },
+    ),
+  );
 }
 
 function gateSection(runId, gate, canAnswer, onDone) {
@@ -532,7 +568,9 @@ function gateSection(runId, gate, canAnswer, onDone) {
 
 // `following`: the feed's list the page follows already (a run read again), kept as it is.
 async function runPage(id, following) {
+  const gen = shownGen;
   const run = await api("GET", "/runs/" + encodeURIComponent(id));
+  if (gen !== shownGen) return; // the page moved on while the run was read
   const full = run.report !== undefined; // `read`; an `answer`-only token sees the observation
   const feedList = following || el("ol", { id: "feed-lines" });
   const scroll = following ? following.parentElement.scrollTop : 0;
@@ -657,6 +695,8 @@ function childrenSection(children) {
           { "data-child": c.id },
           el("span", { class: "mono", text: c.id }),
           ` — ${c.kind || "child"}` + (states ? ` in ${states}` : ""),
+          // A Pool of runs' worker: its own run, once the host gave it one.
+          typeof c.run === "string" ? [" ", el("a", { href: "#/runs/" + encodeURIComponent(c.run), class: "mono", text: c.run })] : null,
           c.children && c.children.length ? list(c.children) : null,
         );
       }),
@@ -672,15 +712,16 @@ function childrenSection(children) {
 
 // ---- the machine's picture ----------------------------------------------------------------------
 
-// Each workflow's picture (GET /workflows/:name/picture): the SVG Graphviz laid out when the runner
-// was built, fetched once a page load.
+// Each workflow's pictures (GET /workflows/:name/picture, `?of=worker` for a Pool's worker machine):
+// the SVG Graphviz laid out when the runner was built, fetched once a page load.
 const pictures = new Map();
-function pictureOf(workflow) {
-  if (!pictures.has(workflow)) {
+function pictureOf(workflow, of) {
+  const key = workflow + (of ? "?of=" + of : "");
+  if (!pictures.has(key)) {
     pictures.set(
-      workflow,
+      key,
       (async () => {
-        const res = await fetch(`/workflows/${encodeURIComponent(workflow)}/picture`, {
+        const res = await fetch(`/workflows/${encodeURIComponent(workflow)}/picture` + (of ? "?of=" + of : ""), {
           headers: { Authorization: "Bearer " + token() },
           credentials: "omit",
           cache: "no-store",
@@ -693,7 +734,7 @@ function pictureOf(workflow) {
       })(),
     );
   }
-  return pictures.get(workflow);
+  return pictures.get(key);
 }
 
 const SVG_NS = "http://www.w3.org/2000/svg";
@@ -734,28 +775,53 @@ function cleanSvg(node) {
 }
 
 // The picture of `run`'s machine with its active states marked (`value`: their paths; a
-// compound state is marked when a state inside it is active).
+// compound state is marked when a state inside it is active). A Pool of machines gets its worker's
+// picture too, each state marked with how many workers are in it (the live children's `value`).
 function pictureSection(run) {
   const active = run.value || [];
   const box = el(
     "figure",
     { id: "picture", class: "picture" },
-    el("figcaption", { text: active.length ? "The machine — active: " + active.join(", ") : "The machine" }),
+    el("figcaption", { text: active.length ? "The workflow — active: " + active.join(", ") : "The workflow" }),
   );
-  pictureOf(run.workflow).then((p) => {
+  const known = me.workflows[run.workflow] || {};
+  const has = known.pictures || ["workflow"];
+  if (has.includes("workflow")) drawPicture(box, run.workflow, "", `statechart of ${run.workflow}`, (st) => (active.some((v) => v === st || v.startsWith(st + ".")) ? 1 : 0));
+  else box.append(el("p", { class: "help", text: "this runner was built without its pictures (Graphviz was not found)" }));
+  if (!has.includes("worker")) return box;
+  const workers = (run.children || []).filter((c) => c.kind === "machine");
+  const count = (st) => workers.filter((c) => (c.value || []).some((v) => v === st || v.startsWith(st + "."))).length;
+  const worker = el(
+    "figure",
+    { id: "worker-picture", class: "picture" },
+    el("figcaption", { text: `Its worker — ${workers.length} live` + (workers.length > 200 ? " (the first 200 counted)" : "") }),
+  );
+  drawPicture(worker, run.workflow, "worker", `the worker machine of ${run.workflow}`, count, true);
+  return el("div", {}, box, worker);
+}
+
+// Draws a picture into `box`: each state for which `marks(state)` is more than 0 is outlined and,
+// with `counted`, its label gets the count.
+function drawPicture(box, workflow, of, label, marks, counted = false) {
+  pictureOf(workflow, of).then((p) => {
     if (p.error) return box.append(el("p", { class: "help", text: p.error }));
     const doc = new DOMParser().parseFromString(p.text, "image/svg+xml");
     const svg = doc.documentElement && doc.documentElement.localName === "svg" ? cleanSvg(doc.documentElement) : null;
     if (!svg) return box.append(el("p", { class: "help", text: "the picture could not be read" }));
-    svg.setAttribute("role", "img");
-    svg.setAttribute("aria-label", `statechart of ${run.workflow}` + (active.length ? `; active: ${active.join(", ")}` : ""));
+    const marked = [];
     for (const g of svg.querySelectorAll("[data-state]")) {
       const st = g.getAttribute("data-state");
-      if (active.some((v) => v === st || v.startsWith(st + "."))) g.classList.add("active");
+      const n = marks(st);
+      if (!n) continue;
+      g.classList.add("active");
+      marked.push(counted ? `${st} ${n}` : st);
+      const text = counted && g.querySelector("text");
+      if (text) text.textContent += ` ×${n}`;
     }
+    svg.setAttribute("role", "img");
+    svg.setAttribute("aria-label", label + (marked.length ? (counted ? "; workers by state: " : "; active: ") + marked.join(", ") : ""));
     box.append(svg);
   });
-  return box;
 }
 
 // The run's feed (GET /runs/:id/events, server-sent events) read with fetch, so that the token
@@ -764,12 +830,13 @@ function followFeed(id, list, once) {
   if (stopFeed) stopFeed();
   const ctrl = new AbortController();
   let stopped = false;
+  let refresh = null;
   stopFeed = () => {
     stopped = true;
     ctrl.abort();
+    clearTimeout(refresh); // a read of this run due after the page moved on would draw it again
   };
   let last = 0;
-  let refresh = null;
   // Lines are put on the page once a frame, whatever the rate they come at: at most FEED_FRAME
   // drawn a frame and the newest FEED_KEEP kept (a note says how many went before), so a feed of
   // 100,000 lines streams without the page freezing (the browser test measures the frame gaps).
@@ -820,53 +887,18 @@ function followFeed(id, list, once) {
   };
   // Every kind but a log line can move the run (a timer, an Agent's reply, a wake): the page reads
   // the run again once a burst is over, so the picture follows.
-  const changes = { has: (kind) => kind !== "log" && kind !== "line" };
+  const movesTheRun = (kind) => kind !== "log" && kind !== "line";
   (async () => {
     while (!stopped) {
       try {
-        const res = await fetch(`/runs/${encodeURIComponent(id)}/events?after=${last}` + (once ? "&follow=false" : ""), {
-          headers: { Authorization: "Bearer " + token() },
-          signal: ctrl.signal,
-          cache: "no-store",
-          credentials: "omit",
+        await readEvents(`/runs/${encodeURIComponent(id)}/events?after=${last}` + (once ? "&follow=false" : ""), ctrl, () => stopped, (ev) => {
+          add(ev);
+          // What changes the page (a Gate, an item, the end): read the run again, once the burst is over.
+          if (movesTheRun(ev.kind) && !once) {
+            clearTimeout(refresh);
+            refresh = setTimeout(() => refreshRun(id), 150);
+          }
         });
-        if (!res.ok) throw new ApiError(res.status, null);
-        const reader = res.body.getReader();
-        const decoder = new TextDecoder();
-        let buf = "";
-        let slice = performance.now();
-        for (;;) {
-          // Reads that the stream has buffered already resolve at once, without a frame between
-          // them: after 8 ms of work the loop lets the page draw.
-          if (performance.now() - slice > 8) {
-            await new Promise((r) => setTimeout(r, 0));
-            slice = performance.now();
-          }
-          const { value, done } = await reader.read();
-          if (done) break;
-          buf += decoder.decode(value, { stream: true });
-          const blocks = buf.split("\n\n");
-          buf = blocks.pop();
-          for (let b = 0; b < blocks.length; b++) {
-            // A chunk can hold thousands of lines: the same 8 ms rule inside it.
-            if ((b & 127) === 127 && performance.now() - slice > 8) {
-              await new Promise((r) => setTimeout(r, 0));
-              slice = performance.now();
-              if (stopped) return;
-            }
-            const block = blocks[b];
-            const data = block.split("\n").filter((l) => l.startsWith("data: ")).map((l) => l.slice(6)).join("\n");
-            if (!data) continue;
-            const ev = JSON.parse(data);
-            add(ev);
-            // What changes the page (a Gate, an item, the end): read the run again, once the burst is over.
-            if (changes.has(ev.kind) && !once) {
-              clearTimeout(refresh);
-              refresh = setTimeout(() => refreshRun(id), 150);
-            }
-          }
-        }
-        if (once) return;
         return; // the stream ends when the run ends
       } catch (e) {
         if (stopped) return;
@@ -877,9 +909,49 @@ function followFeed(id, list, once) {
   })();
 }
 
+// Reads an event stream of serve's (GET /runs/:id/events, GET /runs?follow=true) with fetch, so
+// that the token goes in a header (EventSource cannot send one): `onEvent` gets each event's data,
+// parsed, until the stream ends or `stopped()`. Reads that the stream has buffered resolve at once,
+// without a frame between them: after each 8 ms of work, the page is let draw.
+async function readEvents(path, ctrl, stopped, onEvent, headers = {}) {
+  const res = await fetch(path, {
+    headers: { Authorization: "Bearer " + token(), ...headers },
+    signal: ctrl.signal,
+    cache: "no-store",
+    credentials: "omit",
+  });
+  if (!res.ok) throw new ApiError(res.status, null);
+  const reader = res.body.getReader();
+  const decoder = new TextDecoder();
+  let buf = "";
+  let slice = performance.now();
+  const breathe = async () => {
+    await new Promise((r) => setTimeout(r, 0));
+    slice = performance.now();
+  };
+  for (;;) {
+    if (performance.now() - slice > 8) await breathe();
+    const { value, done } = await reader.read();
+    if (done) return;
+    buf += decoder.decode(value, { stream: true });
+    const blocks = buf.split("\n\n");
+    buf = blocks.pop();
+    for (let b = 0; b < blocks.length; b++) {
+      // A chunk can hold thousands of events: the same 8 ms rule inside it.
+      if ((b & 127) === 127 && performance.now() - slice > 8) {
+        await breathe();
+        if (stopped()) return;
+      }
+      const data = blocks[b].split("\n").filter((l) => l.startsWith("data: ")).map((l) => l.slice(6)).join("\n");
+      if (data) onEvent(JSON.parse(data));
+    }
+  }
+}
+
 // The run page again, keeping the feed that is being followed.
 async function refreshRun(id) {
-  if (!location.hash.startsWith("#/runs/")) return;
+  const shown = location.hash.split("?")[0];
+  if (!shown.startsWith("#/runs/") || decodeURIComponent(shown.slice(7)) !== id) return; // the page moved on
   await runPage(id, document.getElementById("feed-lines"));
 }
 
@@ -903,12 +975,15 @@ async function gatesPage() {
 // ---- routing (the hash: nothing of it reaches the server) ---------------------------------------
 
 async function route() {
+  shownGen++;
   if (stopFeed) {
     stopFeed();
     stopFeed = null;
   }
-  clearInterval(runsTimer);
-  runsTimer = null;
+  if (stopRuns) {
+    stopRuns();
+    stopRuns = null;
+  }
   if (!token()) return signIn();
   const hash = location.hash || "#/";
   const [path, query] = hash.slice(1).split("?");
