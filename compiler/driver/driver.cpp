@@ -13,6 +13,7 @@
 
 #include "compiler/codegen/codegen.h"
 #include "compiler/diag/render.h"
+#include "compiler/diag/suggest.h"
 #include "compiler/graph/graph.h"
 #include "compiler/ir/statechart.h"
 #include "compiler/sema/program.h"
@@ -435,7 +436,12 @@ int Run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
         return Usage(
             err, fmt::format("unknown diagnostics format `{}`; use text, json or sarif", value));
     } else if (a.size() > 1 && a[0] == '-' && a != "--list") {
-      return Usage(err, fmt::format("unknown option `{}`", a));
+      const std::string guess =
+          ClosestName(a, {"--help", "--version", "--Werror", "--no-fast-path", "--machine",
+                          "--format", "--depfile", "--diagnostics-format", "--list"});
+      return Usage(err, guess.empty()
+                            ? fmt::format("unknown option `{}`", a)
+                            : fmt::format("unknown option `{}`; did you mean `{}`?", a, guess));
     } else if (opts.command.empty()) {
       opts.command = a;
     } else {
@@ -459,6 +465,10 @@ int Run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   }
   if (opts.command == "explain") return Explain(rest, out, err);
   if (opts.command.empty()) return Usage(err, "no command given");
+  const std::string guess =
+      ClosestName(opts.command, {"check", "compile", "workflows", "graph", "explain"});
+  if (!guess.empty())
+    return Usage(err, fmt::format("unknown command `{}`; did you mean `{}`?", opts.command, guess));
   return Usage(err, fmt::format("unknown command `{}`; the commands are `check`, `compile`, "
                                 "`workflows`, `graph` and `explain`",
                                 opts.command));

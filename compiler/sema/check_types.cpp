@@ -477,6 +477,14 @@ class Checker {
       std::string fix;
       if (!guess.empty()) {
         fix = fmt::format("; did you mean `{}`?", guess);
+      } else if (const auto it = paramsOf_.find(obj->record); it != paramsOf_.end()) {
+        // `input.max` of a machine or a Pool: its input is its parameters, declared with it.
+        fix =
+            fmt::format(" (its fields are the parameters of {} `{}`{}); add `{}: …` to them",
+                        it->second.first, it->second.second->text.str(),
+                        obj->record->fields.empty() ? ", which has none"
+                                                    : fmt::format(": {}", FieldList(*obj->record)),
+                        field);
       } else if (obj->record->fields.empty()) {
         fix = fmt::format("; it has no fields (declare `{}` in it)", field);
       } else {
@@ -484,6 +492,8 @@ class Checker {
       }
       auto b = diags_.emit(diag::UnknownField, m.member.range, owner, field, fix);
       if (!guess.empty()) b.fix(m.member.range, guess);
+      if (const auto it = paramsOf_.find(obj->record); guess.empty() && it != paramsOf_.end())
+        b.note(diag::NoteDeclaredHere, it->second.second->range, it->second.second->text.str());
       return types_.error();
     }
     return f->type;
@@ -799,6 +809,7 @@ class Checker {
   void machine(const ast::MachineDecl& m) {
     paramDefaults(m.params);
     info_.inputTypes[&m] = paramsRecord("", m.params);
+    paramsOf_[info_.inputTypes[&m]->record] = {"machine", &m.name};
     MachineCtx ctx{&m, {}};
     for (const auto& p : m.params) ctx.env.names[p.name.text] = typeOf(p.type.get());
     Env init = ctx.env;
@@ -819,7 +830,18 @@ class Checker {
       TypePtr want = typeOf(m.output.get());
       TypePtr got = check(m.outputExpr.get(), ctx.env);
       std::string why;
-      if (!Assignable(got, want, &why)) {
+      const RecordField* missing = MissingField(got, want);
+      if (missing != nullptr) {
+        // A record given without a field its type requires: the field, the record and where the
+        // field is declared, and what to add.
+        const TypePtr record = StripOptional(want);
+        auto b =
+            diags_.emit(diag::OutputMissingField, m.outputExpr->range, textOf(m.outputExpr.get()),
+                        missing->name, record->record->name, m.name.text, Spell(missing->type));
+        if (missing->range.valid())
+          b.note(diag::NoteDeclaredHere, missing->range,
+                 record->record->name + "." + missing->name);
+      } else if (!Assignable(got, want, &why)) {
         std::string hint;
         if (got->kind == K::kOptional && Assignable(got->elem, want)) {
           hint = "; add `!` (a null here is then a defect of the worker) or a default with `??`";
@@ -830,6 +852,25 @@ class Checker {
       }
     }
   }
+
+  // The first field `want` (a named record, or an optional one) requires that the record `got`
+  // lacks, when every field `got` has is one of `want`'s; null otherwise (another mismatch,
+  // which Assignable names).
+  static const RecordField* MissingField(TypePtr got, TypePtr want) {
+    want = StripOptional(want);
+    if (got == nullptr || want == nullptr || got->kind != K::kRecord || want->kind != K::kRecord ||
+        want->record->name.empty() || got->record == want->record)
+      return nullptr;
+    for (const auto& g : got->record->fields)
+      if (want->record->find(g.name) == nullptr) return nullptr;
+    for (const auto& f : want->record->fields)
+      if (f.required && got->record->find(f.name) == nullptr) return &f;
+    return nullptr;
+  }
+
+  // The input record of each machine and Pool (their parameters), to its declaration: what a
+  // message about `input.NAME` names as the place to declare NAME.
+  std::map<const Record*, std::pair<const char*, const ast::Name*>> paramsOf_;
 
   // The type `done` has for an invoke: `{ output }`, one per output type (a program's Gates
   // and Agents share one; a type made per invoke was a tenth of the checker's memory).
@@ -1033,6 +1074,7 @@ class Checker {
   void pool(const ast::PoolDecl& p) {
     paramDefaults(p.params);
     TypePtr input = paramsRecord("", p.params);
+    paramsOf_[input->record] = {"pool", &p.name};
     info_.declTypes[&p] = input;
     info_.inputTypes[&p] = input;
     Env withInput;
@@ -1059,7 +1101,6 @@ class Checker {
       }
     }
     if (p.cap) check(p.cap.get(), withInput, {types_.integer(), "`cap:`"});
-    if (p.standing) check(p.standing.get(), Env{}, {types_.boolean(), "`standing:`"});
 
     if (p.worker.dispatch) {
       const auto* wf = llvm::dyn_cast_or_null<ast::WorkflowDecl>(p.worker.target.resolved);

@@ -197,8 +197,23 @@ class Resolver {
       return nullptr;
     }
     if ((kinds & Bit(found->kind)) == 0) {
-      diags_.emit(diag::WrongKind, q.range, q.str(), ast::KindNoun(found->kind), place, wanted)
-          .note(diag::NoteDeclaredHere, found->name.range, found->name.text);
+      auto b =
+          diags_.emit(diag::WrongKind, q.range, q.str(), ast::KindNoun(found->kind), place, wanted);
+      // A workflow wanted (`dispatch job_machine`) and a workflow that runs the machine or Pool
+      // named: that workflow's name is the fix.
+      const ast::WorkflowDecl* runs = nullptr;
+      if ((kinds & Bit(ast::Decl::Kind::kWorkflow)) != 0) {
+        for (const auto& [name, d] : module_->decls) {
+          const auto* w = llvm::dyn_cast<ast::WorkflowDecl>(d);
+          if (w != nullptr && w->target.str() == q.str()) runs = w;
+        }
+      }
+      if (runs != nullptr) {
+        b.fix(q.range, runs->name.text.str())
+            .note(diag::NoteWorkflowRunsIt, runs->name.range, runs->name.text.str(), q.str());
+      } else {
+        b.note(diag::NoteDeclaredHere, found->name.range, found->name.text);
+      }
       return nullptr;
     }
     q.resolved = found;
@@ -682,7 +697,8 @@ class Resolver {
     expr(p.itemId.get(), withItem);
     expr(p.cap.get(), withInput);
     expr(p.itemInput.get(), withItem);
-    expr(p.standing.get(), Scope{{}, "in `standing:`"});
+    // `standing:` takes the word `true` or `false` and nothing else: the load walk says so, once
+    // (SyntaxStandingNotWord); its names are not looked up, which would report `yes` again.
   }
 
   // `source: NAME` or `source: NAME(ARGS)`, NAME a `source` declaration.

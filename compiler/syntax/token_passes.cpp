@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "Jr2Lexer.h"
+#include "compiler/diag/suggest.h"
 #include "compiler/syntax/internal.h"
 #include "compiler/syntax/parse.h"
 #include "compiler/syntax/token_stream.h"
@@ -38,6 +39,28 @@ void FilterTokens(TokenTable& table, const SourceFile& file, Diagnostics& diags,
   for (size_t i = 0; i < tokens.size(); ++i) {
     if (hashLine != 0 && table.line(i) == hashLine) continue;
     const size_t type = table.type(i);
+    // `1 minute`, `30 seconds`: a number and a unit word on one line is a duration written out.
+    // Said once, with the literal to write, and read as that literal (the word is dropped).
+    // (A word followed by `:` is the next key after a missing comma, not a unit.)
+    if (type == Jr2Lexer::INT && i + 1 < tokens.size() && table.type(i + 1) == Jr2Lexer::IDENT &&
+        table.line(i + 1) == table.line(i) &&
+        (i + 2 >= tokens.size() || table.type(i + 2) != Jr2Lexer::COLON)) {
+      if (const std::string meant = DurationMeant(table.text(i), table.text(i + 1));
+          !meant.empty()) {
+        Jr2Token count(&table, i);
+        Jr2Token unit(&table, i + 1);
+        const SourceRange both = RangeOf(file, &count).to(RangeOf(file, &unit));
+        diags
+            .emit(diag::SyntaxDurationWords, both,
+                  std::string(file.text().substr(both.begin, both.end - both.begin)), meant)
+            .fix(both, meant);
+        count.setType(Jr2Lexer::DURATION);
+        count.setText(meant);
+        keep(i);
+        ++i;
+        continue;
+      }
+    }
     // Only the error tokens need a look at their text or range; most tokens pass straight on.
     if (type < Jr2Lexer::SEMI || (type > Jr2Lexer::SEMI && type < Jr2Lexer::BAD_NUMBER) ||
         type == Jr2Lexer::TEXT_BLOCK || type == Jr2Lexer::STRING || type == Jr2Lexer::IDENT) {
@@ -70,11 +93,21 @@ void FilterTokens(TokenTable& table, const SourceFile& file, Diagnostics& diags,
             .fix(SourceRange::point(file.id(), range.end), "*/");
         *swallowed = true;
         continue;
-      case Jr2Lexer::BAD_NUMBER:
+      case Jr2Lexer::BAD_NUMBER: {
+        // `5min`, `2weeks`: a unit spelled out is said with the literal to write, and read as it.
+        const size_t digits = text.find_first_not_of("0123456789");
+        if (const std::string meant = DurationMeant(text.substr(0, digits), text.substr(digits));
+            !meant.empty()) {
+          diags.emit(diag::SyntaxDurationWords, range, text, meant).fix(range, meant);
+          t->setType(Jr2Lexer::DURATION);
+          t->setText(meant);
+          break;
+        }
         // Parse on as a number; the builder knows a number that is not all digits was reported.
         diags.emit(diag::SyntaxBadNumber, range, text);
         t->setType(Jr2Lexer::INT);
         break;
+      }
       case Jr2Lexer::BAD_SQ_STRING: {
         diags.emit(diag::SyntaxSingleQuotes, range)
             .fix(range, "\"" + text.substr(1, text.size() - 2) + "\"");

@@ -26,6 +26,9 @@ expect "version" 0 '^jr2c [0-9]+\.[0-9]+\.[0-9]+$' -- "$jr2c" --version
 expect "no args is usage" 2 'usage' -- "$jr2c"
 expect "unknown command" 2 'unknown command `frob`' -- "$jr2c" frob
 expect "unknown option" 2 'unknown option `--frob`' -- "$jr2c" check --frob samples/tickets/tickets.jr2
+# A typo of a command or an option: the one it was likely meant to be.
+expect "a misspelled command" 2 'unknown command `chek`; did you mean `check`?' -- "$jr2c" chek samples/tickets/tickets.jr2
+expect "a misspelled option" 2 'unknown option `--Wreror`; did you mean `--Werror`?' -- "$jr2c" check --Wreror samples/tickets/tickets.jr2
 expect "check needs files" 2 'needs at least one' -- "$jr2c" check
 expect "bad format" 2 'unknown diagnostics format' -- "$jr2c" check --diagnostics-format xml samples/tickets/tickets.jr2
 expect "missing file" 1 "^jr2c: error\\[E0106\\]: cannot read \`$tmp/nope.jr2\`: no such file$" -- "$jr2c" check "$tmp/nope.jr2"

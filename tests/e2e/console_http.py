@@ -215,6 +215,10 @@ def main():
                              tokens["reader"], {"event": "reject", "payload": {}})
     check(status == 400 and "`reason`" in (js(raw) or {}).get("error", ""),
           "a payload refused names its field: %s" % (js(raw) or {}).get("error"))
+    status, _, raw = request(port, "POST", "/runs/%s/gates/A.review/events" % run,
+                             tokens["reader"], {"event": "aprove", "payload": {}})
+    check(status == 400 and "did you mean `approve`?" in (js(raw) or {}).get("error", ""),
+          "a misspelled event: 400 with the event meant (%s)" % (js(raw) or {}).get("error"))
     hostile = "<img src=x onerror=alert(1)>\x1b[2J"
     status, _, raw = request(port, "POST", "/runs/%s/gates/A.review/events" % run,
                              tokens["reader"], {"event": "reject", "payload": {"reason": hostile}})

@@ -216,6 +216,11 @@ expect "log of another workflow's run" 65 'is a run of `conformance_deadline`' -
 # prune deletes ended runs and their feeds; waiting runs stay.
 expect "prune needs a duration" 64 'needs --ended-before' -- "$tickets" prune
 expect "prune refuses a bad duration" 64 'takes a duration' -- "$tickets" prune --ended-before soon
+# A duration as a `.jr2` file writes one, and nothing else: `90min` says what to write.
+expect "prune refuses 90min with the literal to write" 64 'write `90m`' -- "$tickets" prune --ended-before 90min
+expect "and 2w" 64 'write `14d`' -- "$tickets" prune --ended-before 2w
+expect "a misspelled verb" 64 'unknown verb `sned`; did you mean `send`?' -- "$tickets" sned
+expect "a misspelled option" 64 'unknown option `--inptu`; did you mean `--input`?' -- "$tickets" run --inptu '{}'
 expect "prune ended runs" 0 'pruned [1-9][0-9]* runs' -- "$tickets" prune --ended-before 0s
 expect "runs --all keeps the waiting ones" 0 "$evil" -- "$tickets" runs --all
 if "$tickets" runs --all 2>/dev/null | grep -q "$run"; then fail "the cancelled run was not pruned"; else ok; fi

@@ -1283,9 +1283,10 @@ TEST(SqliteDb, ABuiltStatementIsKeptByItsTextNotItsAddress) {
     ASSERT_TRUE(s.step());
     first = s.integer(0);
   }
-  const char* at = sql.c_str();
+  const auto at = reinterpret_cast<std::uintptr_t>(sql.c_str());
   sql.assign("SELECT 2");
-  ASSERT_EQ(at, sql.c_str()) << "the test needs the same address for the second text";
+  ASSERT_EQ(at, reinterpret_cast<std::uintptr_t>(sql.c_str()))
+      << "the test needs the same address for the second text";
   jr2rt::sqlite::Stmt s(db, sql);
   ASSERT_TRUE(s.step());
   EXPECT_EQ(first, 1);

@@ -12,6 +12,8 @@
 #include <new>
 #include <system_error>
 
+#include "jr2/meant.h"
+
 namespace jr2rt {
 
 namespace {
@@ -64,37 +66,7 @@ LenientFields::LenientFields() : previous_(Strict()) { Strict() = false; }
 LenientFields::~LenientFields() { Strict() = previous_; }
 
 std::string ClosestName(const std::string& word, const std::vector<std::string>& candidates) {
-  // Optimal string alignment distance (Levenshtein with adjacent transpositions).
-  auto distance = [](const std::string& a, const std::string& b) {
-    const size_t n = a.size(), m = b.size();
-    std::vector<std::vector<size_t>> d(n + 1, std::vector<size_t>(m + 1));
-    for (size_t i = 0; i <= n; ++i) d[i][0] = i;
-    for (size_t k = 0; k <= m; ++k) d[0][k] = k;
-    for (size_t i = 1; i <= n; ++i) {
-      for (size_t k = 1; k <= m; ++k) {
-        const size_t cost = a[i - 1] == b[k - 1] ? 0 : 1;
-        d[i][k] = std::min({d[i - 1][k] + 1, d[i][k - 1] + 1, d[i - 1][k - 1] + cost});
-        if (i > 1 && k > 1 && a[i - 1] == b[k - 2] && a[i - 2] == b[k - 1])
-          d[i][k] = std::min(d[i][k], d[i - 2][k - 2] + 1);
-      }
-    }
-    return d[n][m];
-  };
-  const size_t limit = std::min<size_t>(2, std::max<size_t>(1, word.size() / 3));
-  std::string best;
-  size_t bestDistance = limit + 1;
-  for (const std::string& c : candidates) {
-    if (c == word) continue;
-    // Lengths that differ by more than the limit cannot be close (and long words cost nothing).
-    const size_t gap = c.size() > word.size() ? c.size() - word.size() : word.size() - c.size();
-    if (gap > limit) continue;
-    const size_t d = distance(word, c);
-    if (d < bestDistance) {
-      best = c;
-      bestDistance = d;
-    }
-  }
-  return best;
+  return ::jr2::meant::Name(word, candidates);
 }
 
 std::string KindOf(const Json& j) {

@@ -233,13 +233,19 @@ std::shared_ptr<const Payload> Run::validate(const GateEntry& entry, const std::
                                              const std::string& event, const Json& payload) const {
   bool accepted = false;
   std::string names;
+  std::vector<std::string> all;
   for (const auto& e : *entry.accepts) {
     names += (names.empty() ? "" : ", ") + e.name;
+    all.push_back(e.name);
     if (e.name == event) accepted = true;
   }
-  if (!accepted)
+  if (!accepted) {
+    // A typo (`accpt`) over HTTP or from the CLI alike: the event it was likely meant to be.
+    const std::string close = ClosestName(event, all);
     throw BadInput("the Gate `" + gate + "` takes " + (names.empty() ? "no event" : names) +
-                   ", not `" + event + "`");
+                   ", not `" + event + "`" +
+                   (close.empty() ? "" : "; did you mean `" + close + "`?"));
+  }
   StrictFields strict;  // a payload from outside: a field its event lacks is refused
   return entry.owner->check(entry.invokeId, event, payload);
 }

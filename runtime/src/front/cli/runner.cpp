@@ -30,6 +30,7 @@
 #include "jr2/callers.h"
 #include "jr2/errors.h"
 #include "jr2/host.h"
+#include "jr2/meant.h"
 #include "jr2/postgres_store.h"
 #include "jr2/run.h"
 #include "jr2/runner_main.h"
@@ -159,21 +160,31 @@ std::string StorePath(const Args& a) {
   return "jr2.db";
 }
 
-// `prune --ended-before 30d`: a count and a unit (s, min, h, d, w), as `.jr2` writes durations.
+// `prune --ended-before 30d`: a duration as `.jr2` writes one (LANGUAGE.md): an integer followed
+// by `ms`, `s`, `m`, `h` or `d`. A unit spelled otherwise (`90min`, `2w`) is refused with the
+// literal to write, as `jr2c check` refuses it in a file.
 int64_t DurationArg(const std::string& text) {
   size_t digits = 0;
   while (digits < text.size() && std::isdigit(static_cast<unsigned char>(text[digits])) != 0)
     ++digits;
+  const std::string count = text.substr(0, digits);
   const std::string unit = text.substr(digits);
   static const std::pair<const char*, int64_t> kUnits[] = {
-      {"ms", 1}, {"s", 1000}, {"min", 60000}, {"h", 3600000}, {"d", 86400000}, {"w", 604800000}};
+      {"ms", 1}, {"s", 1000}, {"m", 60000}, {"h", 3600000}, {"d", 86400000}};
   if (digits > 0 && digits <= 9) {
     for (const auto& [name, ms] : kUnits) {
-      if (unit == name) return std::stoll(text.substr(0, digits)) * ms;
+      if (unit == name) return std::stoll(count) * ms;
     }
+    // A unit written out: the literal to write instead, as `jr2c check` says it.
+    const std::string meant = ::jr2::meant::Duration(count, unit);
+    if (!meant.empty())
+      throw UsageError("`--ended-before " + Printable(text) + "` is not a duration; write `" +
+                       meant + "` (an integer followed by ms, s, m, h or d, as in a `.jr2` file)");
   }
-  throw UsageError("`--ended-before` takes a duration such as 30d, 12h, 90min or 45s, not `" +
-                   Printable(text) + "`");
+  throw UsageError(
+      "`--ended-before` takes a duration as a `.jr2` file writes one: an integer followed by ms, "
+      "s, m, h or d (30d, 12h, 90m, 45s), not `" +
+      Printable(text) + "`");
 }
 
 // The words each verb takes after it: the same against the store and through `--server`.
@@ -259,9 +270,13 @@ class Runner {
     if (a.verb == "serve") return serve(a);
     if (a.verb == "store") return storeVerb(a);
     if (a.verb == "callers") return callersVerb(a);
+    const std::string guess =
+        ClosestName(a.verb, {"run", "send", "status", "gates", "runs", "cancel", "log", "prune",
+                             "serve", "store", "callers"});
     throw UsageError("unknown verb `" + Printable(a.verb) +
-                     "`; the verbs are run, send, status, gates, runs, cancel, log, prune, "
-                     "serve, store and callers");
+                     (guess.empty() ? "`; the verbs are run, send, status, gates, runs, cancel, "
+                                      "log, prune, serve, store and callers"
+                                    : "`; did you mean `" + guess + "`?"));
   }
 
  private:
@@ -953,9 +968,40 @@ Args Parse(int argc, char** argv) {
       a.resume = value("--resume");
       a.resumeGiven = true;
       if (a.resume.empty()) throw UsageError("`--resume` needs a run id");
-    } else if (s.size() > 1 && s[0] == '-' && s != "-")
-      throw UsageError("unknown option `" + s + "`");
-    else if (a.verb.empty())
+    } else if (s.size() > 1 && s[0] == '-' && s != "-") {
+      // Every option above, for a typo's did-you-mean.
+      static const std::vector<std::string> kOptions{"--agents",
+                                                     "--all",
+                                                     "--callers",
+                                                     "--capacity",
+                                                     "--drain-timeout",
+                                                     "--drop-held",
+                                                     "--ended-before",
+                                                     "--follow",
+                                                     "--gates",
+                                                     "--host-name",
+                                                     "--input",
+                                                     "--insecure-http",
+                                                     "--json",
+                                                     "--lease-ttl",
+                                                     "--listen",
+                                                     "--log-format",
+                                                     "--max-connections",
+                                                     "--onto-nonempty",
+                                                     "--poll-only",
+                                                     "--resume",
+                                                     "--scope",
+                                                     "--server",
+                                                     "--store",
+                                                     "--supervise",
+                                                     "--threads",
+                                                     "--tls-cert",
+                                                     "--tls-key",
+                                                     "--to"};
+      const std::string guess = ClosestName(s, kOptions);
+      throw UsageError("unknown option `" + Printable(s) + "`" +
+                       (guess.empty() ? "" : "; did you mean `" + guess + "`?"));
+    } else if (a.verb.empty())
       a.verb = s;
     else
       a.positional.push_back(s);

@@ -883,7 +883,7 @@ class Server {
 
   // The filters of `GET /runs?…` (limit, after, workflow, status, q), each checked: a 400 that
   // names a bad one, a 403 for a workflow the Caller does not read.
-  RunQuery QueryOfRuns(const Caller& c, const Target& t) const {
+  RunQuery queryOfRuns(const Caller& c, const Target& t) const {
     if (!Callers::HasAnywhere(c, Scope::kRead))
       throw HttpError{403,
                       "Caller `" + Printable(c.name) + "` has no `read` scope on any workflow"};
@@ -940,7 +940,7 @@ class Server {
   // costs the same at 100 runs and at 100,000. `&follow=true`: the changes as they come instead.
   void pageOfRuns(const std::shared_ptr<Session>& s, const Target& t) {
     const Caller& c = caller(s);
-    RunQuery q = QueryOfRuns(c, t);
+    RunQuery q = queryOfRuns(c, t);
     if (const auto f = t.query.find("follow"); f != t.query.end()) {
       if (f->second != "true" && f->second != "false")
         throw HttpError{
