@@ -47,3 +47,10 @@ if ! cmp -s "$console_tests/package-lock.json" "$console_tests/node_modules/.pac
   (cd "$console_tests" && npm ci --no-audit --no-fund --loglevel=error)
   cp "$console_tests/package-lock.json" "$console_tests/node_modules/.package-lock.json.jr2"
 fi
+# The editor grammar's tests (tests/editors/): vscode-tmgrammar-test from npm, the same way.
+editor_tests="$(cd "$(dirname "$0")/.." && pwd)/tests/editors"
+if ! cmp -s "$editor_tests/package-lock.json" "$editor_tests/node_modules/.package-lock.json.jr2" 2>/dev/null; then
+  echo "setup: the editor grammar's test tools (npm ci in tests/editors)"
+  (cd "$editor_tests" && npm ci --no-audit --no-fund --loglevel=error)
+  cp "$editor_tests/package-lock.json" "$editor_tests/node_modules/.package-lock.json.jr2"
+fi
