@@ -14,6 +14,7 @@
 #include "compiler/codegen/codegen.h"
 #include "compiler/diag/render.h"
 #include "compiler/diag/suggest.h"
+#include "compiler/fmt/fmt.h"
 #include "compiler/graph/graph.h"
 #include "compiler/ir/statechart.h"
 #include "compiler/sema/program.h"
@@ -40,6 +41,10 @@ commands:
                          DIR/W.worker.dot for a Pool's worker machine)
   explain CODE           explain a diagnostic code, with an example (`jr2c explain E0100`)
   explain --list         list every diagnostic code
+  fmt [--check | -d | -w] FILE…
+                         lay the files out in jr2's one style: print them formatted, or
+                         --check: name those that are not (exit 1), -d: their diffs,
+                         -w: write them formatted (comments and tokens are kept)
 
 options:
   --diagnostics-format text|json|sarif
@@ -61,6 +66,9 @@ struct Options {
   DiagFormat format = DiagFormat::kText;
   bool werror = false;
   bool fastPath = true;  // compile: --no-fast-path turns it off
+  // fmt: print the formatted file (""), `--check` (name the files that are not formatted, exit
+  // 1), `-d` (their diffs) or `-w` (write them formatted).
+  std::string fmtMode;
 };
 
 // Runs `fn` on a thread with an 8 GiB stack: ANTLR's recursive descent over an 8 MiB file of
@@ -268,6 +276,64 @@ int GraphWorkflows(const Options& opts, const sema::Program& program, const ir::
   return kExitClean;
 }
 
+// `jr2c fmt [--check | -d | -w] FILE…` (docs/editors.md#jr2c-fmt). A file that does not parse
+// is not formatted (its syntax errors are said as `check` says them); every file formatted is
+// held to have the same tokens as before it is printed or written.
+int Fmt(const Options& opts, std::ostream& out, std::ostream& err) {
+  int code = kExitClean;
+  for (const std::string& path : opts.files) {
+    SourceManager sm;
+    Diagnostics diags;
+    LoadError why = LoadError::kNotFound;
+    const SourceFile* file = sm.load(path, path, &why);
+    if (file == nullptr) {
+      err << fmt::format("jr2c: error: cannot read `{}`: {}\n", path,
+                         why == LoadError::kNotFound      ? "no such file"
+                         : why == LoadError::kIsDirectory ? "it is a directory"
+                         : why == LoadError::kTooLarge    ? "it is larger than 8 MiB"
+                                                          : "it cannot be read");
+      code = kExitErrors;
+      continue;
+    }
+    RunWithLargeStack([&] { syntax::Parse(*file, diags); });
+    if (diags.hasErrors()) {
+      diags.sortByLocation();
+      RenderText(diags, sm, err);
+      err << fmt::format("jr2c: `{}` has syntax errors and was not formatted\n", path);
+      code = kExitErrors;
+      continue;
+    }
+    const jr2::layout::Formatted f = jr2::layout::Format(file->text());
+    if (!f.ok) {
+      err << fmt::format("jr2c: error: `{}`: {}\n", path, f.why);
+      code = kExitErrors;
+      continue;
+    }
+    if (!jr2::layout::SameTokens(file->text(), f.text)) {
+      err << fmt::format(
+          "jr2c: internal error: formatting `{}` would change its tokens; nothing was written "
+          "(please report it with the file)\n",
+          path);
+      code = kExitErrors;
+      continue;
+    }
+    const bool changed = f.text != file->text();
+    if (opts.fmtMode.empty()) {
+      out << f.text;
+    } else if (opts.fmtMode == "--check") {
+      if (changed) {
+        out << path << "\n";
+        code = kExitErrors;
+      }
+    } else if (opts.fmtMode == "-d") {
+      if (changed) out << jr2::layout::UnifiedDiff(path, file->text(), f.text);
+    } else if (changed && !WriteIfChanged(path, f.text, err)) {
+      code = kExitErrors;
+    }
+  }
+  return code;
+}
+
 // `jr2c graph FILE [--machine M] [--format dot|mermaid]`.
 int Graph(const Options& opts, std::ostream& out, std::ostream& err) {
   if (opts.files.size() != 1) return Usage(err, "`graph` takes one `.jr2` file");
@@ -400,6 +466,11 @@ int Run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
     }
     if (a == "--Werror") {
       opts.werror = true;
+    } else if (a == "--check" || a == "-d" || a == "-w") {
+      if (!opts.fmtMode.empty() && opts.fmtMode != a)
+        return Usage(err,
+                     fmt::format("`{}` and `{}` cannot go together; give one", opts.fmtMode, a));
+      opts.fmtMode = a;
     } else if (a == "--no-fast-path") {
       opts.fastPath = false;
     } else if (a == "--machine") {
@@ -438,7 +509,7 @@ int Run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
     } else if (a.size() > 1 && a[0] == '-' && a != "--list") {
       const std::string guess =
           ClosestName(a, {"--help", "--version", "--Werror", "--no-fast-path", "--machine",
-                          "--format", "--depfile", "--diagnostics-format", "--list"});
+                          "--format", "--depfile", "--diagnostics-format", "--list", "--check"});
       return Usage(err, guess.empty()
                             ? fmt::format("unknown option `{}`", a)
                             : fmt::format("unknown option `{}`; did you mean `{}`?", a, guess));
@@ -448,6 +519,8 @@ int Run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
       rest.push_back(a);
     }
   }
+  if (!opts.fmtMode.empty() && opts.command != "fmt")
+    return Usage(err, fmt::format("`{}` goes with `fmt`", opts.fmtMode));
   if (opts.command == "check") {
     if (rest.empty()) return Usage(err, "`check` needs at least one `.jr2` file");
     opts.files = rest;
@@ -464,13 +537,18 @@ int Run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
     return Graph(opts, out, err);
   }
   if (opts.command == "explain") return Explain(rest, out, err);
+  if (opts.command == "fmt") {
+    if (rest.empty()) return Usage(err, "`fmt` needs at least one `.jr2` file");
+    opts.files = rest;
+    return Fmt(opts, out, err);
+  }
   if (opts.command.empty()) return Usage(err, "no command given");
   const std::string guess =
-      ClosestName(opts.command, {"check", "compile", "workflows", "graph", "explain"});
+      ClosestName(opts.command, {"check", "compile", "workflows", "graph", "explain", "fmt"});
   if (!guess.empty())
     return Usage(err, fmt::format("unknown command `{}`; did you mean `{}`?", opts.command, guess));
   return Usage(err, fmt::format("unknown command `{}`; the commands are `check`, `compile`, "
-                                "`workflows`, `graph` and `explain`",
+                                "`workflows`, `graph`, `explain` and `fmt`",
                                 opts.command));
 }
 

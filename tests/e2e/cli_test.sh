@@ -33,6 +33,23 @@ expect "check needs files" 2 'needs at least one' -- "$jr2c" check
 expect "bad format" 2 'unknown diagnostics format' -- "$jr2c" check --diagnostics-format xml samples/tickets/tickets.jr2
 expect "missing file" 1 "^jr2c: error\\[E0106\\]: cannot read \`$tmp/nope.jr2\`: no such file$" -- "$jr2c" check "$tmp/nope.jr2"
 expect "directory" 1 'it is a directory' -- "$jr2c" check samples
+# fmt: prints, --check names and exits 1, -d a diff, -w writes; a file that does not parse is
+# left as it was.
+printf 'machine m{\r\n\tinitial state a{}   // kept\r\n}\r\n' > "$tmp/messy.jr2"
+cp "$tmp/messy.jr2" "$tmp/messy.orig"
+expect "fmt prints the file formatted" 0 '^  initial state a \{\}   // kept$' -- "$jr2c" fmt "$tmp/messy.jr2"
+expect "fmt --check names a file that is not formatted" 1 "^$tmp/messy.jr2\$" -- "$jr2c" fmt --check "$tmp/messy.jr2"
+expect "fmt --check is quiet on a formatted one" 0 '' -- "$jr2c" fmt --check samples/tickets/tickets.jr2
+expect "fmt -d is a unified diff" 0 '^\+machine m \{$' -- "$jr2c" fmt -d "$tmp/messy.jr2"
+if cmp -s "$tmp/messy.jr2" "$tmp/messy.orig"; then passed=$((passed + 1)); else echo "FAIL fmt without -w changed the file"; failed=$((failed + 1)); fi
+expect "fmt -w writes it" 0 '' -- "$jr2c" fmt -w "$tmp/messy.jr2"
+expect "and it is formatted then" 0 '' -- "$jr2c" fmt --check "$tmp/messy.jr2"
+printf 'machine m {\n  initial state a { on go -> }\n}\n' > "$tmp/broken.jr2"
+cp "$tmp/broken.jr2" "$tmp/broken.orig"
+expect "fmt refuses a file that does not parse" 1 'has syntax errors and was not formatted' -- "$jr2c" fmt -w "$tmp/broken.jr2"
+if cmp -s "$tmp/broken.jr2" "$tmp/broken.orig"; then passed=$((passed + 1)); else echo "FAIL fmt changed a file it refused"; failed=$((failed + 1)); fi
+expect "fmt modes do not mix" 2 'cannot go together' -- "$jr2c" fmt --check -w "$tmp/messy.jr2"
+expect "fmt's flags go with fmt" 2 'goes with `fmt`' -- "$jr2c" check -w samples/tickets/tickets.jr2
 expect "explain" 0 '^E0100: ' -- "$jr2c" explain E0100
 expect "explain lower case" 0 '^E0405: ' -- "$jr2c" explain e0405
 expect "explain unknown" 2 'not a jr2c diagnostic code' -- "$jr2c" explain E9999
