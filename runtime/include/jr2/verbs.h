@@ -118,7 +118,7 @@ GateList ReadGates(
     const std::function<bool(const std::string& workflow, const std::string& gate)>& allow,
     bool throwUnreadable, bool menuOf = false);
 
-// A run in `runs`' list: `{runId, workflow, status, updated}`.
+// A run in `runs`' list: `{runId, workflow, status, updated}`, and `key` when it has one (a page).
 Json RunListEntry(const RunSummary& run);
 
 // A feed line as `log` and the event stream give it: `{seq, time, kind, data, line}`.

@@ -33,10 +33,12 @@ std::string LocalUser() {
 }  // namespace
 
 Json RunListEntry(const RunSummary& run) {
-  return {{"runId", run.id},
-          {"workflow", run.workflow},
-          {"status", run.status},
-          {"updated", run.updatedMs}};
+  Json entry = {{"runId", run.id},
+                {"workflow", run.workflow},
+                {"status", run.status},
+                {"updated", run.updatedMs}};
+  if (!run.key.empty()) entry["key"] = run.key;  // a page's (Store::page): the dispatch key
+  return entry;
 }
 
 Json FeedLineJson(const FeedLine& line) {

@@ -955,9 +955,7 @@ class Server {
     }
     Json list = Json::array();
     for (const RunSummary& r : runs) {
-      Json entry = RunListEntry(r);
-      if (!r.key.empty()) entry["key"] = r.key;
-      list.push_back(std::move(entry));
+      list.push_back(RunListEntry(r));
     }
     // The counts are of every run the Caller may read, whatever the filters: the console's
     // summary line.
@@ -1011,9 +1009,8 @@ class Server {
         more = static_cast<int64_t>(runs.size()) > limit;
         if (more) runs.resize(static_cast<size_t>(limit));
         for (const RunSummary& r : runs) {
-          Json entry = RunListEntry(r);
-          if (!r.key.empty()) entry["key"] = r.key;
-          text += "id: " + CursorOf(r) + "\nevent: changed\ndata: " + Dump(entry) + "\n\n";
+          text +=
+              "id: " + CursorOf(r) + "\nevent: changed\ndata: " + Dump(RunListEntry(r)) + "\n\n";
           query->sinceMs = r.updatedMs;
           query->sinceId = r.id;
         }
