@@ -16,6 +16,7 @@ packages=(
   graphviz
   python3-prometheus-client
   chromium
+  neovim
 )
 # Node.js and npm for the console's browser tests, from Debian only where the machine has none
 # (Debian's npm would replace a newer one installed otherwise).
@@ -53,4 +54,13 @@ if ! cmp -s "$editor_tests/package-lock.json" "$editor_tests/node_modules/.packa
   echo "setup: the editor grammar's test tools (npm ci in tests/editors)"
   (cd "$editor_tests" && npm ci --no-audit --no-fund --loglevel=error)
   cp "$editor_tests/package-lock.json" "$editor_tests/node_modules/.package-lock.json.jr2"
+fi
+# The VS Code extension's runtime dependency (vscode-languageclient) and its packager
+# (@vscode/vsce), for scripts/package_vsix.sh and tests/editors/vscode_client_test.sh: npm ci
+# in editors/vscode, the same way (install scripts off: only vsce's signing helper has one).
+vscode_ext="$(cd "$(dirname "$0")/.." && pwd)/editors/vscode"
+if ! cmp -s "$vscode_ext/package-lock.json" "$vscode_ext/node_modules/.package-lock.json.jr2" 2>/dev/null; then
+  echo "setup: the VS Code extension's packages (npm ci in editors/vscode)"
+  (cd "$vscode_ext" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error)
+  cp "$vscode_ext/package-lock.json" "$vscode_ext/node_modules/.package-lock.json.jr2"
 fi

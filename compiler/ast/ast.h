@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <ostream>
@@ -492,6 +493,14 @@ struct Import {
   SourceRange range;      // the whole import
   SourceRange pathRange;  // the string
 };
+
+// The keys each declaration body takes: what the parser accepts (an unknown one is E0001 with a
+// did-you-mean among these) and what the language server completes. One list each, here.
+inline constexpr std::initializer_list<const char*> kPoolKeys = {
+    "source", "item_id", "cap", "item_input", "failures", "standing"};
+inline constexpr std::initializer_list<const char*> kSourceKeys = {
+    "next", "read", "push", "wake", "poll_every", "items", "hold", "hook"};
+inline constexpr std::initializer_list<const char*> kAgentKeys = {"model", "instructions", "picks"};
 
 // Whether `e` reads the bare name `name` anywhere (`item` in `item.id`, not `x.item`).
 bool ReadsName(const Expr* e, const std::string& name);

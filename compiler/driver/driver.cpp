@@ -17,6 +17,7 @@
 #include "compiler/fmt/fmt.h"
 #include "compiler/graph/graph.h"
 #include "compiler/ir/statechart.h"
+#include "compiler/lsp/server.h"
 #include "compiler/sema/program.h"
 #include "compiler/sema/rules.h"
 #include "compiler/syntax/parse.h"
@@ -45,6 +46,9 @@ commands:
                          lay the files out in jr2's one style: print them formatted, or
                          --check: name those that are not (exit 1), -d: their diffs,
                          -w: write them formatted (comments and tokens are kept)
+  lsp [--stdio]          serve an editor: the Language Server Protocol on stdin and
+                         stdout (diagnostics, hover, definition, references, rename,
+                         completion, outline, folding, formatting, quick fixes)
 
 options:
   --diagnostics-format text|json|sarif
@@ -69,6 +73,7 @@ struct Options {
   // fmt: print the formatted file (""), `--check` (name the files that are not formatted, exit
   // 1), `-d` (their diffs) or `-w` (write them formatted).
   std::string fmtMode;
+  bool stdio = false;  // lsp: `--stdio`, what an editor's client passes (stdio is the only way)
 };
 
 // Runs `fn` on a thread with an 8 GiB stack: ANTLR's recursive descent over an 8 MiB file of
@@ -466,6 +471,8 @@ int Run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
     }
     if (a == "--Werror") {
       opts.werror = true;
+    } else if (a == "--stdio") {
+      opts.stdio = true;
     } else if (a == "--check" || a == "-d" || a == "-w") {
       if (!opts.fmtMode.empty() && opts.fmtMode != a)
         return Usage(err,
@@ -507,9 +514,9 @@ int Run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
         return Usage(
             err, fmt::format("unknown diagnostics format `{}`; use text, json or sarif", value));
     } else if (a.size() > 1 && a[0] == '-' && a != "--list") {
-      const std::string guess =
-          ClosestName(a, {"--help", "--version", "--Werror", "--no-fast-path", "--machine",
-                          "--format", "--depfile", "--diagnostics-format", "--list", "--check"});
+      const std::string guess = ClosestName(
+          a, {"--help", "--version", "--Werror", "--no-fast-path", "--machine", "--format",
+              "--depfile", "--diagnostics-format", "--list", "--check", "--stdio"});
       return Usage(err, guess.empty()
                             ? fmt::format("unknown option `{}`", a)
                             : fmt::format("unknown option `{}`; did you mean `{}`?", a, guess));
@@ -521,6 +528,17 @@ int Run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   }
   if (!opts.fmtMode.empty() && opts.command != "fmt")
     return Usage(err, fmt::format("`{}` goes with `fmt`", opts.fmtMode));
+  if (opts.stdio && opts.command != "lsp") return Usage(err, "`--stdio` goes with `lsp`");
+  if (opts.command == "lsp") {
+    if (!rest.empty())
+      return Usage(err, fmt::format("`lsp` takes no files (`{}`); the editor sends them", rest[0]));
+    int code = 1;
+    RunWithLargeStack([&] {
+      auto in = lsp::FdChannel(0);
+      code = lsp::Serve(*in, out, err, lsp::Options{Version(), ""});
+    });
+    return code;
+  }
   if (opts.command == "check") {
     if (rest.empty()) return Usage(err, "`check` needs at least one `.jr2` file");
     opts.files = rest;
@@ -543,12 +561,12 @@ int Run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
     return Fmt(opts, out, err);
   }
   if (opts.command.empty()) return Usage(err, "no command given");
-  const std::string guess =
-      ClosestName(opts.command, {"check", "compile", "workflows", "graph", "explain", "fmt"});
+  const std::string guess = ClosestName(
+      opts.command, {"check", "compile", "workflows", "graph", "explain", "fmt", "lsp"});
   if (!guess.empty())
     return Usage(err, fmt::format("unknown command `{}`; did you mean `{}`?", opts.command, guess));
   return Usage(err, fmt::format("unknown command `{}`; the commands are `check`, `compile`, "
-                                "`workflows`, `graph`, `explain` and `fmt`",
+                                "`workflows`, `graph`, `explain`, `fmt` and `lsp`",
                                 opts.command));
 }
 

@@ -94,6 +94,18 @@ const SourceFile* SourceManager::load(const std::string& path, const std::string
   namespace fs = std::filesystem;
   std::error_code ec;
   const fs::path p(path);
+  if (overlay_ != nullptr) {
+    const auto canonical = fs::weakly_canonical(fs::absolute(p, ec), ec).string();
+    if (auto it = overlay_->find(canonical); it != overlay_->end()) {
+      if (const auto* existing = findByPath(canonical)) return existing;
+      if (it->second.size() > kMaxFileBytes) {
+        if (size) *size = it->second.size();
+        *error = LoadError::kTooLarge;
+        return nullptr;
+      }
+      return add(displayName, canonical, it->second);
+    }
+  }
   const auto status = fs::status(p, ec);
   if (ec || !fs::exists(status)) {
     *error = LoadError::kNotFound;

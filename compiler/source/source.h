@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -84,6 +85,9 @@ class SourceManager {
                          size_t* size = nullptr);
   // Adds a file whose text is in memory (tests, the embedded standard library).
   const SourceFile* add(std::string name, std::string path, std::string text);
+  // Texts that stand for files (an editor's unsaved buffers, `jr2c lsp`), by absolute normalized
+  // path: load() takes such a file's text from here, not from the disk. Not owned; null for none.
+  void setOverlay(const std::map<std::string, std::string>* overlay) { overlay_ = overlay; }
   // Finds a file already loaded by its normalized path.
   const SourceFile* findByPath(const std::string& path) const;
 
@@ -92,6 +96,7 @@ class SourceManager {
 
  private:
   std::vector<std::unique_ptr<SourceFile>> files_;
+  const std::map<std::string, std::string>* overlay_ = nullptr;
 };
 
 // Checks that `text` is UTF-8 with no NUL byte. On failure returns the byte offset of the first

@@ -929,7 +929,7 @@ class Builder {
         commaInBody(e->COMMA(), owner);
         if (entry.key.text != "model" && entry.key.text != "instructions" &&
             entry.key.text != "picks") {
-          unknownKey(entry.key, owner, {"model", "instructions", "picks"});
+          unknownKey(entry.key, owner, ast::kAgentKeys);
           continue;
         }
         if (duplicateKey(entry.key, d->entries, owner)) continue;
@@ -1001,8 +1001,7 @@ class Builder {
     };
     if (c->sourceBody() == nullptr) return formless();
     const std::string owner = fmt::format("source `{}`", d->name.text);
-    static constexpr std::initializer_list<const char*> kKeys = {
-        "next", "read", "push", "wake", "poll_every", "items", "hold", "hook"};
+    const auto& kKeys = ast::kSourceKeys;
     auto setForm = [&](ast::SourceDecl::Form form, SourceRange r, std::string_view key) {
       if (d->form != ast::SourceDecl::Form::kNone) {
         diags_.emit(diag::SyntaxSecondSourceForm, r, key).note(diag::NoteFirstIsHere, d->formRange);
@@ -1203,8 +1202,7 @@ class Builder {
       return std::move(d);
     };
     if (c->poolBody() == nullptr) return sourceless();
-    static constexpr std::initializer_list<const char*> kKeys = {
-        "source", "item_id", "cap", "item_input", "failures", "standing"};
+    const auto& kKeys = ast::kPoolKeys;
     for (auto* e : c->poolBody()->poolEntry()) {
       ast::Name key = word(e->anyWord());
       checkColon(e->sep, "the pool key", std::string(key.text));

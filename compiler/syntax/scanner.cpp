@@ -29,26 +29,27 @@ bool IsWordByte(char c) {
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 
 // The keywords of grammar/Jr2Lexer.g4 (IMPORT … NULL_KW); a keyword wins its tie with IDENT.
+constexpr std::pair<std::string_view, size_t> kKeywords[] = {
+    {"import", Jr2Lexer::IMPORT},  {"type", Jr2Lexer::TYPE},
+    {"event", Jr2Lexer::EVENT},    {"agent", Jr2Lexer::AGENT},
+    {"source", Jr2Lexer::SOURCE},  {"machine", Jr2Lexer::MACHINE},
+    {"pool", Jr2Lexer::POOL},      {"workflow", Jr2Lexer::WORKFLOW},
+    {"state", Jr2Lexer::STATE},    {"initial", Jr2Lexer::INITIAL},
+    {"final", Jr2Lexer::FINAL},    {"parallel", Jr2Lexer::PARALLEL},
+    {"on", Jr2Lexer::ON},          {"after", Jr2Lexer::AFTER},
+    {"always", Jr2Lexer::ALWAYS},  {"entry", Jr2Lexer::ENTRY},
+    {"exit", Jr2Lexer::EXIT},      {"invoke", Jr2Lexer::INVOKE},
+    {"gate", Jr2Lexer::GATE},      {"as", Jr2Lexer::AS},
+    {"if", Jr2Lexer::IF},          {"fail", Jr2Lexer::FAIL},
+    {"output", Jr2Lexer::OUTPUT},  {"var", Jr2Lexer::VAR},
+    {"extern", Jr2Lexer::EXTERN},  {"dispatch", Jr2Lexer::DISPATCH},
+    {"of", Jr2Lexer::OF},          {"done", Jr2Lexer::DONE},
+    {"error", Jr2Lexer::ERROR_KW}, {"true", Jr2Lexer::TRUE_KW},
+    {"false", Jr2Lexer::FALSE_KW}, {"null", Jr2Lexer::NULL_KW},
+};
+static_assert(std::size(kKeywords) == Jr2Lexer::NULL_KW - Jr2Lexer::IMPORT + 1);
+
 size_t KeywordOrIdent(std::string_view word) {
-  static constexpr std::pair<std::string_view, size_t> kKeywords[] = {
-      {"import", Jr2Lexer::IMPORT},  {"type", Jr2Lexer::TYPE},
-      {"event", Jr2Lexer::EVENT},    {"agent", Jr2Lexer::AGENT},
-      {"source", Jr2Lexer::SOURCE},  {"machine", Jr2Lexer::MACHINE},
-      {"pool", Jr2Lexer::POOL},      {"workflow", Jr2Lexer::WORKFLOW},
-      {"state", Jr2Lexer::STATE},    {"initial", Jr2Lexer::INITIAL},
-      {"final", Jr2Lexer::FINAL},    {"parallel", Jr2Lexer::PARALLEL},
-      {"on", Jr2Lexer::ON},          {"after", Jr2Lexer::AFTER},
-      {"always", Jr2Lexer::ALWAYS},  {"entry", Jr2Lexer::ENTRY},
-      {"exit", Jr2Lexer::EXIT},      {"invoke", Jr2Lexer::INVOKE},
-      {"gate", Jr2Lexer::GATE},      {"as", Jr2Lexer::AS},
-      {"if", Jr2Lexer::IF},          {"fail", Jr2Lexer::FAIL},
-      {"output", Jr2Lexer::OUTPUT},  {"var", Jr2Lexer::VAR},
-      {"extern", Jr2Lexer::EXTERN},  {"dispatch", Jr2Lexer::DISPATCH},
-      {"of", Jr2Lexer::OF},          {"done", Jr2Lexer::DONE},
-      {"error", Jr2Lexer::ERROR_KW}, {"true", Jr2Lexer::TRUE_KW},
-      {"false", Jr2Lexer::FALSE_KW}, {"null", Jr2Lexer::NULL_KW},
-  };
-  static_assert(std::size(kKeywords) == Jr2Lexer::NULL_KW - Jr2Lexer::IMPORT + 1);
   if (word.size() < 2 || word.size() > 8) return Jr2Lexer::IDENT;
   for (const auto& [keyword, type] : kKeywords) {
     if (keyword == word) return type;
@@ -273,6 +274,12 @@ TokenTable Lex(const SourceFile& file, size_t* codePoints) {
 }
 
 bool IsKeyword(size_t type) { return type >= Jr2Lexer::IMPORT && type <= Jr2Lexer::NULL_KW; }
+
+std::vector<std::string_view> Keywords() {
+  std::vector<std::string_view> out;
+  for (const auto& [keyword, type] : kKeywords) out.push_back(keyword);
+  return out;
+}
 
 std::vector<LexedToken> LexForTest(const SourceFile& file) {
   size_t codePoints = 0;

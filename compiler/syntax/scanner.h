@@ -9,6 +9,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "compiler/source/source.h"
@@ -125,6 +126,8 @@ TokenTable Lex(const SourceFile& file, size_t* codePoints);
 
 // Whether a token type is a keyword of grammar/Jr2Lexer.g4 (IMPORT … NULL_KW).
 bool IsKeyword(size_t type);
+// The keywords' spellings, in grammar/Jr2Lexer.g4's order (`import` … `null`).
+std::vector<std::string_view> Keywords();
 
 // What the hand-written lexer makes of `file` (valid UTF-8), the default channel's tokens and
 // EOF, as ANTLR would say them: for the test that holds it to ANTLR's lexer generated from
