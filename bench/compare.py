@@ -28,6 +28,8 @@ import sys
 import tempfile
 import time
 
+import lsp_bench
+
 
 def gbench(binary, name, field, warmup=0.2, min_time=None):
     """An arm from one Google Benchmark: `field` of the benchmark named `name` (exact)."""
@@ -473,6 +475,71 @@ class ColdCheck:
         return run
 
 
+class LspArms:
+    """The arms of the `lsp_*` comparisons and `fmt_10k`, on ColdCheck's generated program."""
+
+    def __init__(self, jr2c, cold):
+        self.jr2c, self.cold = jr2c, cold
+        self.last = None
+
+    def session(self):
+        self.cold.prepare()
+        r = lsp_bench.session(self.jr2c, self.cold.path)
+        r["queries_p95_s"] = max(r["hover_p95_s"], r["definition_p95_s"], r["completion_p95_s"])
+        self.last = r
+        return r
+
+    def ms(self, field):
+        return lambda: self.session()[field] * 1000
+
+    def rss_mb(self):
+        return lambda: self.session()["rss_bytes"] / 1e6
+
+    def check_ms(self):
+        def run():
+            self.cold.prepare()
+            return self.cold.once() * 1000
+        return run
+
+    def check_s(self):
+        def run():
+            self.cold.prepare()
+            return self.cold.once()
+        return run
+
+    def check_rss_mb(self):
+        def run():
+            self.cold.prepare()
+            return self.cold.once(rss=True) / 1e6
+        return run
+
+    def fmt_s(self):
+        def run():
+            self.cold.prepare()
+            t0 = time.perf_counter()
+            proc = subprocess.run([self.jr2c, "fmt", "--check", self.cold.path],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+            seconds = time.perf_counter() - t0
+            # --check exits 1 when the file is not formatted: either way it formatted all of it.
+            if proc.returncode not in (0, 1):
+                raise RuntimeError(f"jr2c fmt: exit {proc.returncode}: {proc.stderr[:500]!r}")
+            return seconds
+        return run
+
+    def said(self):
+        r = self.last
+        if r is None:
+            return []
+        ms = lambda x: f"{x * 1000:.2f} ms"  # noqa: E731
+        return [f"  last session: open {ms(r['open_s'])}; an edit's diagnostics {ms(r['diagnostics_s'])}"
+                f" (slowest {ms(r['diagnostics_max_s'])}); p95 hover {ms(r['hover_p95_s'])},"
+                f" definition {ms(r['definition_p95_s'])}, completion {ms(r['completion_p95_s'])};"
+                f" rename {ms(r['rename_s'])} ({r['rename_edits']} edits); answered"
+                f" {r['answered']['hover']}/{r['asked']['hover']} hovers,"
+                f" {r['answered']['definition']}/{r['asked']['definition']} definitions,"
+                f" {r['answered']['completion']}/{r['asked']['completion']} completions"]
+
+
 def comparisons(build, peers, quick, pg=None, pg_peers=None, pg_fsync=False):
     pool_bin = os.path.join(build, "bench/runtime/jr2_pool_bench")
     dispatch_bin = os.path.join(build, "bench/dispatch/jr2_dispatch_bench")
@@ -713,6 +780,49 @@ def comparisons(build, peers, quick, pg=None, pg_peers=None, pg_fsync=False):
         "arms": {"jr2c": cold.rss_per_source_byte()},
         "goals": {},
         "absolute_goals": {"jr2c": 30},
+    })
+    # `jr2c lsp` on the same 10,000-line program (#35, bench/lsp_bench.py): each arm a whole
+    # session of the real server (open, edits, queries, a rename), against `jr2c check` as a
+    # process (what a user ran before the editor did it). The issue's goals are the arms' own.
+    lsp = LspArms(os.path.join(build, "compiler/jr2c"), cold)
+    for name, what, field, goal in (
+            ("lsp_diagnostics", "ms from an edit of the 10,000-line program to its diagnostics, "
+             "`jr2c lsp`, against a fresh `jr2c check` of it", "diagnostics_s", 200),
+            ("lsp_queries", "ms, the slowest of hover's, definition's and completion's 95th "
+             "percentiles (60 of each over the file), against a fresh `jr2c check`",
+             "queries_p95_s", 20),
+            ("lsp_rename", "ms to rename a type used across the program (the answer), against "
+             "a fresh `jr2c check`", "rename_s", 200)):
+        out.append({
+            "name": name,
+            "what": what,
+            "unit": "ms",
+            "higher_is_better": False,
+            "ours": "jr2c lsp",
+            "arms": {"jr2c": lsp.ms(field), "jr2c-check": lsp.check_ms()},
+            "goals": {},
+            "absolute_goals": {"jr2c": goal},
+            "said": lsp.said,
+        })
+    out.append({
+        "name": "lsp_rss",
+        "what": "peak RSS of `jr2c lsp` after a session on the program, against `jr2c check`'s",
+        "unit": "MB",
+        "higher_is_better": False,
+        "ours": "jr2c lsp",
+        "arms": {"jr2c": lsp.rss_mb(), "jr2c-check": lsp.check_rss_mb()},
+        # The issue: the server's memory at most 3× `jr2c check`'s on the same file.
+        "goals": {"jr2c-check": 1 / 3},
+    })
+    out.append({
+        "name": "fmt_10k",
+        "what": "s of a fresh `jr2c fmt` of the 10,000-line program, against `jr2c check` of it",
+        "unit": "s",
+        "higher_is_better": False,
+        "ours": "jr2c fmt",
+        "arms": {"jr2c": lsp.fmt_s(), "jr2c-check": lsp.check_s()},
+        "goals": {},
+        "absolute_goals": {"jr2c": 0.2},
     })
     # #33 goal 3: a sample's generated code (its .jr2's C++ and one runner's main) builds in at
     # most 1.5 s with the build's own flags; `jr2c compile` of it beside, without a goal.
