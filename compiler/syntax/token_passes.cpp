@@ -144,11 +144,14 @@ void FilterTokens(TokenTable& table, const SourceFile& file, Diagnostics& diags,
   tokens.erase(tokens.begin() + static_cast<ptrdiff_t>(kept), tokens.end());
 }
 
-// Two mistakes that would otherwise be reported again at every later token, rewritten in the
-// token stream so that each is one report (the builder or this pass gives it):
+// Mistakes that would otherwise be reported again at every later token, rewritten in the token
+// stream so that each is one report (the builder or this pass gives it):
 //  - a reserved word that names a parameter or a `var` (`machine handle(entry: Item)`): the
 //    declaration is reported by the builder (SyntaxKeywordAsName); each later use of the word in
 //    an expression of the same declaration (`entry.id`, `title: entry`) is read as the name.
+//  - a reserved word that names a state (`state done { … }`): reported at the state by the
+//    builder; each transition's target that names it in the same declaration (`-> done`,
+//    `-> done.ok`, `-> review.done`) is read as the name.
 //  - a Pool of runs that forgot `dispatch` (`pool p of w { input: …, wait: true } { … }`):
 //    reported here, once, with the fix, and read as `of dispatch w { … }`.
 void RecoverTokens(TokenTable& table, const SourceFile& file, Diagnostics& diags) {
@@ -198,6 +201,29 @@ void RecoverTokens(TokenTable& table, const SourceFile& file, Diagnostics& diags
            t == Jr2Lexer::AGENT || t == Jr2Lexer::WORKFLOW || t == Jr2Lexer::IMPORT;
   };
   std::set<size_t> renamed;  // keywords that name a parameter or `var` of this declaration
+  // Keywords that name a state, by declaration (its ordinal among the top-level ones): found
+  // first, as a target may come before the state it names.
+  std::set<std::pair<int, size_t>> stateWords;
+  {
+    int depth = 0, decl = 0;
+    for (size_t i = 0; i < tokens.size(); ++i) {
+      const size_t t = type(i);
+      if (depth == 0 && topLevel(t)) ++decl;
+      if (t == Jr2Lexer::LBRACE || t == Jr2Lexer::LPAREN) ++depth;
+      if (t == Jr2Lexer::RBRACE || t == Jr2Lexer::RPAREN) depth = std::max(0, depth - 1);
+      if (IsKeyword(t) && i > 0 && type(i - 1) == Jr2Lexer::STATE) stateWords.insert({decl, t});
+    }
+  }
+  int decl = 0;
+  // Whether token `i` stands in a transition's target: after `->`, or after a dot of a dotted
+  // name that follows `->`.
+  auto inTarget = [&](size_t i) {
+    if (i == 0) return false;
+    if (type(i - 1) == Jr2Lexer::ARROW) return true;
+    size_t k = i;
+    while (k >= 2 && type(k - 1) == Jr2Lexer::DOT) k -= 2;
+    return k != i && k >= 1 && type(k - 1) == Jr2Lexer::ARROW;
+  };
   int braces = 0;
   int parens = 0;
   bool paramList = false;                            // inside the parameter list of a declaration
@@ -206,6 +232,7 @@ void RecoverTokens(TokenTable& table, const SourceFile& file, Diagnostics& diags
     const size_t t = type(i);
     if (braces == 0 && parens == 0 && topLevel(t)) {
       renamed.clear();
+      ++decl;
       // `machine NAME (` / `pool NAME (` …: a parameter list follows.
       if (t != Jr2Lexer::EVENT && t != Jr2Lexer::TYPE && type(i + 2) == Jr2Lexer::LPAREN) {
         paramList = true;
@@ -269,6 +296,10 @@ void RecoverTokens(TokenTable& table, const SourceFile& file, Diagnostics& diags
         break;
       default:
         break;
+    }
+    if (IsKeyword(t) && stateWords.count({decl, t}) != 0 && inTarget(i)) {
+      table.setType(i, Jr2Lexer::IDENT);
+      continue;
     }
     if (!IsKeyword(t) || expressionWord(t)) continue;
     const size_t prev = i > 0 ? type(i - 1) : antlr4::Token::INVALID_TYPE;
