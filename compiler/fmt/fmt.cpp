@@ -142,6 +142,20 @@ std::vector<std::string> Lines(std::string_view s) {
   return out;
 }
 
+// Walks a file's tokens with the gap before each: `each(gap, &token)` for every token up to the
+// end (stopping when it returns false), then `each(gap, nullptr)` for what follows the last
+// (the table may end with or without an EOF token). Format and Comments read gaps the same way.
+template <typename F>
+void WalkGaps(std::string_view s, const syntax::TokenTable& table, F&& each) {
+  size_t prevEnd = 0;
+  for (size_t i = 0; i < table.size() && table.type(i) != syntax::kEofType; ++i) {
+    const syntax::LexToken& t = table.at(i);
+    if (!each(ReadGap(s.substr(prevEnd, t.byteBegin - prevEnd)), &t, i)) return;
+    prevEnd = t.byteEnd;
+  }
+  each(ReadGap(s.substr(prevEnd)), nullptr, table.size());
+}
+
 }  // namespace
 
 Formatted Format(std::string_view input) {
@@ -197,23 +211,18 @@ Formatted Format(std::string_view input) {
     o += c.text;
   };
 
-  size_t prevEnd = 0;
-  const size_t n = table.size();
-  for (size_t i = 0; i < n; ++i) {
-    const size_t type = table.type(i);
-    const syntax::LexToken& t = table.at(i);
-    const bool eof = type == syntax::kEofType;
-    const size_t begin = eof ? s.size() : t.byteBegin;
-    const Gap gap = ReadGap(s.substr(prevEnd, begin - prevEnd));
+  bool refused = false;
+  WalkGaps(s, table, [&](const Gap& gap, const syntax::LexToken* t, size_t i) {
     for (const Comment& c : gap.comments) comment(c);
-    prevEnd = begin;
-    if (eof) break;
+    if (t == nullptr) return false;
+    const size_t type = table.type(i);
     if (type == Jr2Lexer::BAD_CHAR || type == Jr2Lexer::UNTERMINATED_STRING ||
         type == Jr2Lexer::UNTERMINATED_TEXT_BLOCK || type == Jr2Lexer::UNTERMINATED_COMMENT) {
-      const LineCol at = file->lineCol(t.byteBegin);
+      const LineCol at = file->lineCol(t->byteBegin);
       out.why = "line " + std::to_string(at.line) + " has text that is not a token (`jr2c check` " +
                 "says what); nothing was formatted";
-      return out;
+      refused = true;
+      return false;
     }
     const std::string tok = table.text(i);
     if (o.empty()) {
@@ -236,10 +245,12 @@ Formatted Format(std::string_view input) {
       open.pop_back();
     }
     prev = tok;
-    prevEnd = t.byteEnd;
+    return true;
+  });
+  if (refused) {
+    out.text.clear();
+    return out;
   }
-  // What follows the last token (the scanner's table may end without an EOF token).
-  for (const Comment& c : ReadGap(s.substr(prevEnd)).comments) comment(c);
   while (!o.empty() && (o.back() == ' ' || o.back() == '\n')) o.pop_back();
   if (!o.empty()) o += '\n';
   out.ok = true;
@@ -252,17 +263,11 @@ std::vector<std::string> Comments(std::string_view text) {
   const SourceFile* file = sm.add("c.jr2", "", normalized);
   size_t cp = 0;
   const syntax::TokenTable table = syntax::Lex(*file, &cp);
-  const std::string_view s = file->text();
   std::vector<std::string> out;
-  size_t prevEnd = 0;
-  for (size_t i = 0; i <= table.size(); ++i) {
-    const bool end = i == table.size() || table.type(i) == syntax::kEofType;
-    const size_t begin = end ? s.size() : table.at(i).byteBegin;
-    for (Comment& c : ReadGap(s.substr(prevEnd, begin - prevEnd)).comments)
-      out.push_back(std::move(c.text));
-    if (end) break;
-    prevEnd = table.at(i).byteEnd;
-  }
+  WalkGaps(file->text(), table, [&](Gap gap, const syntax::LexToken*, size_t) {
+    for (Comment& c : gap.comments) out.push_back(std::move(c.text));
+    return true;
+  });
   return out;
 }
 

@@ -13,6 +13,7 @@
 #include "compiler/diag/suggest.h"
 #include "compiler/syntax/internal.h"
 #include "compiler/syntax/parse.h"
+#include "runtime/include/jr2/meant.h"
 
 namespace jr2::syntax {
 namespace {
@@ -573,11 +574,8 @@ class Builder {
     int64_t n = 0;
     const auto res = std::from_chars(text.data(), text.data() + digits, n);
     const std::string unit = text.substr(digits);
-    const int64_t scale = unit == "ms"  ? 1
-                          : unit == "s" ? 1000
-                          : unit == "m" ? 60'000
-                          : unit == "h" ? 3'600'000
-                                        : 86'400'000;
+    // (The scanner took only the language's units: `5min` is a number and a name.)
+    const int64_t scale = meant::UnitMillis(unit);
     int64_t ms = 0;
     if (res.ec != std::errc() || __builtin_mul_overflow(n, scale, &ms)) {
       diags_.emit(diag::SyntaxDurationTooLong, at, text);

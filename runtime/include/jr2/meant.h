@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace jr2::meant {
@@ -44,6 +45,17 @@ inline std::string Name(const std::string& word, const std::vector<std::string>&
     }
   }
   return best;
+}
+
+// The milliseconds of one of a duration literal's units: `ms`, `s`, `m`, `h`, `d`, the only
+// ones `.jr2` (LANGUAGE.md) and the runner's CLI take; 0 for any other word.
+inline long long UnitMillis(const std::string& unit) {
+  static const std::pair<const char*, long long> kUnits[] = {
+      {"ms", 1}, {"s", 1000}, {"m", 60'000}, {"h", 3'600'000}, {"d", 86'400'000}};
+  for (const auto& [name, ms] : kUnits) {
+    if (unit == name) return ms;
+  }
+  return 0;
 }
 
 // The duration literal a person meant by `count` and a spelled-out unit (`5` and `min`, `1` and

@@ -169,12 +169,8 @@ int64_t DurationArg(const std::string& text) {
     ++digits;
   const std::string count = text.substr(0, digits);
   const std::string unit = text.substr(digits);
-  static const std::pair<const char*, int64_t> kUnits[] = {
-      {"ms", 1}, {"s", 1000}, {"m", 60000}, {"h", 3600000}, {"d", 86400000}};
   if (digits > 0 && digits <= 9) {
-    for (const auto& [name, ms] : kUnits) {
-      if (unit == name) return std::stoll(count) * ms;
-    }
+    if (const long long ms = ::jr2::meant::UnitMillis(unit); ms != 0) return std::stoll(count) * ms;
     // A unit written out: the literal to write instead, as `jr2c check` says it.
     const std::string meant = ::jr2::meant::Duration(count, unit);
     if (!meant.empty())
