@@ -453,13 +453,47 @@ class IndexBuilder {
   }
 
   // An object literal the checker typed as a record: each key is that record's field.
-  void object(const ast::ObjectExpr* o) {
+  // `target`: the record the literal stands for where the checker typed it as a literal of its
+  // own (a machine's `output`, a pool's `item_input`, a dispatch's `input`): the place says
+  // which record, and the keys are that record's fields, nested literals included.
+  void object(const ast::ObjectExpr* o, sema::TypePtr target = nullptr) {
     if (o == nullptr) return;
-    const sema::TypePtr t = typeOf(o);
+    const sema::TypePtr t = target != nullptr ? target : typeOf(o);
+    if (target != nullptr) {
+      if (sema::TypePtr own = typeOf(o)) a_.typed.push_back({o->range, o, own});
+    }
     for (const auto& entry : o->entries) {
       if (t != nullptr) ref(entry.key.range, fieldSymbol(t, entry.key.text));
-      expr(entry.value.get());
+      const auto* nested = llvm::dyn_cast_or_null<ast::ObjectExpr>(entry.value.get());
+      if (target != nullptr && nested != nullptr) {
+        object(nested, FieldType(t, entry.key.text));
+      } else {
+        expr(entry.value.get());
+      }
     }
+  }
+  // An expression that may be a literal standing for `target` (see `object`).
+  void exprFor(const ast::Expr* e, sema::TypePtr target) {
+    const auto* o = llvm::dyn_cast_or_null<ast::ObjectExpr>(e);
+    if (o != nullptr && target != nullptr) {
+      object(o, target);
+    } else {
+      expr(e);
+    }
+  }
+  static sema::TypePtr FieldType(sema::TypePtr t, std::string_view name) {
+    t = t == nullptr ? nullptr : sema::StripOptional(t);
+    if (t == nullptr || t->kind != sema::Type::Kind::kRecord || t->record == nullptr)
+      return nullptr;
+    const sema::RecordField* f = t->record->find(std::string(name));
+    return f == nullptr ? nullptr : f->type;
+  }
+  // The input record of the machine or pool `d` names (a workflow: its top machine's).
+  sema::TypePtr inputOf(const ast::Decl* d) const {
+    if (const auto* w = llvm::dyn_cast_or_null<ast::WorkflowDecl>(d)) d = w->target.resolved;
+    if (d == nullptr || !a_.program.typeInfo) return nullptr;
+    auto it = a_.program.typeInfo->inputTypes.find(d);
+    return it == a_.program.typeInfo->inputTypes.end() ? nullptr : it->second;
   }
 
   void actions(const std::vector<ast::Action>& as) {
@@ -527,14 +561,19 @@ class IndexBuilder {
       scopeOf(&m->params, &m->vars);
       for (const auto& v : m->vars) expr(v.init.get());
       bodyExprs(m->body);
-      expr(m->outputExpr.get());
+      exprFor(m->outputExpr.get(), m->output ? m->output->checked : nullptr);
     } else if (const auto* p = llvm::dyn_cast<ast::PoolDecl>(&d)) {
       paramDefaults(p->params);
-      object(p->worker.dispatchSpec.get());
+      if (const ast::ObjectExpr* spec = p->worker.dispatchSpec.get()) {
+        for (const auto& entry : spec->entries) {
+          exprFor(entry.value.get(),
+                  entry.key.text == "input" ? inputOf(p->worker.target.resolved) : nullptr);
+        }
+      }
       expr(p->source.get());
       expr(p->itemId.get());
       expr(p->cap.get());
-      expr(p->itemInput.get());
+      exprFor(p->itemInput.get(), inputOf(p->worker.target.resolved));
       expr(p->standing.get());
     }
   }

@@ -202,9 +202,21 @@ class LineMap {
   }
   // The byte offset of a protocol position (clamped to its line, and the line to the text).
   uint32_t offset(const Json& pos) const {
-    const int64_t lineIn = pos.at("line").get<int64_t>();
-    const int64_t charIn = pos.at("character").get<int64_t>();
-    if (lineIn < 0 || charIn < 0) throw std::invalid_argument("a negative position");
+    const Json& l = pos.at("line");
+    const Json& c = pos.at("character");
+    if (!l.is_number_integer() || !c.is_number_integer())
+      throw std::invalid_argument("a position's line and character are whole numbers");
+    if ((!l.is_number_unsigned() && l.get<int64_t>() < 0) ||
+        (!c.is_number_unsigned() && c.get<int64_t>() < 0))
+      throw std::invalid_argument("a negative position");
+    // Past the end of its line or of the text: at the end (as the protocol says).
+    auto clamp = [](const Json& j) -> int64_t {
+      if (j.is_number_unsigned())
+        return static_cast<int64_t>(std::min<uint64_t>(j.get<uint64_t>(), INT32_MAX));
+      return std::min<int64_t>(j.get<int64_t>(), INT32_MAX);
+    };
+    const int64_t lineIn = clamp(l);
+    const int64_t charIn = clamp(c);
     if (static_cast<size_t>(lineIn) >= starts_.size()) return static_cast<uint32_t>(text_.size());
     uint32_t i = starts_[static_cast<size_t>(lineIn)];
     const uint32_t lineEnd = static_cast<size_t>(lineIn) + 1 < starts_.size()
@@ -321,21 +333,43 @@ struct Document {
   // not parse. The current one when it passed.
   std::shared_ptr<Analysis> lastGood;
   std::string lastGoodText;
+  bool alias = false;  // a second URI of a file open already: not checked
 };
 
 // Where an offset of the current text was in `old`: the same offset before the first byte that
 // differs, shifted by the change after the last; nothing inside the changed span.
-std::optional<uint32_t> MapToOld(const std::string& now, const std::string& old, uint32_t offset) {
-  size_t prefix = 0;
-  const size_t most = std::min(now.size(), old.size());
-  while (prefix < most && now[prefix] == old[prefix]) ++prefix;
-  size_t suffix = 0;
-  while (suffix < most - prefix && now[now.size() - 1 - suffix] == old[old.size() - 1 - suffix])
-    ++suffix;
-  if (offset <= prefix) return offset;
-  if (offset >= now.size() - suffix) return static_cast<uint32_t>(offset + old.size() - now.size());
-  return std::nullopt;
-}
+// What an edit changed, between the text a last good analysis was made of (`old`) and the text
+// now: the bytes before the first that differs and after the last are the same in both, and an
+// offset there means the same place in both; an offset in the changed span has no counterpart.
+class Edited {
+ public:
+  Edited(const std::string& now, const std::string& old)
+      : nowSize_(now.size()), oldSize_(old.size()) {
+    const size_t most = std::min(now.size(), old.size());
+    while (prefix_ < most && now[prefix_] == old[prefix_]) ++prefix_;
+    while (suffix_ < most - prefix_ &&
+           now[now.size() - 1 - suffix_] == old[old.size() - 1 - suffix_])
+      ++suffix_;
+  }
+  std::optional<uint32_t> toOld(uint32_t offset) const { return map(offset, nowSize_, oldSize_); }
+  // A range of the old text in the text now; none when the edit touched it.
+  std::optional<std::pair<uint32_t, uint32_t>> rangeToNow(uint32_t begin, uint32_t end) const {
+    if (begin < oldSize_ - suffix_ && end > prefix_) return std::nullopt;  // it overlaps the edit
+    const auto b = map(begin, oldSize_, nowSize_);
+    const auto e = map(end, oldSize_, nowSize_);
+    if (!b || !e || *e < *b) return std::nullopt;
+    return std::make_pair(*b, *e);
+  }
+
+ private:
+  std::optional<uint32_t> map(uint32_t offset, size_t fromSize, size_t toSize) const {
+    if (offset <= prefix_) return offset;
+    if (offset >= fromSize - suffix_) return static_cast<uint32_t>(offset + toSize - fromSize);
+    return std::nullopt;
+  }
+  size_t nowSize_, oldSize_;
+  size_t prefix_ = 0, suffix_ = 0;
+};
 
 bool IsWordChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
 
@@ -390,17 +424,17 @@ class Server {
         notification(method, params);
       }
     } catch (const RpcError& e) {
-      if (isRequest) reply(id, e);
+      answerError(isRequest, id, method, e);
     } catch (const Json::exception& e) {
-      if (isRequest)
-        reply(id,
-              RpcError{kInvalidParams, fmt::format("bad params for `{}`: {}", method, e.what())});
+      answerError(
+          isRequest, id, method,
+          RpcError{kInvalidParams, fmt::format("bad params for `{}`: {}", method, e.what())});
     } catch (const std::invalid_argument& e) {
-      if (isRequest)
-        reply(id,
-              RpcError{kInvalidParams, fmt::format("bad params for `{}`: {}", method, e.what())});
+      answerError(
+          isRequest, id, method,
+          RpcError{kInvalidParams, fmt::format("bad params for `{}`: {}", method, e.what())});
     } catch (const std::exception& e) {
-      if (isRequest) reply(id, RpcError{kInternalError, e.what()});
+      answerError(isRequest, id, method, RpcError{kInternalError, e.what()});
     }
     return true;
   }
@@ -415,21 +449,42 @@ class Server {
   int exitCode() const { return exitCode_; }
 
  private:
+  // A request's error is its answer; a notification has none, so the client's log says it.
+  void answerError(bool isRequest, const Json& id, const std::string& method, const RpcError& e) {
+    if (isRequest) {
+      reply(id, e);
+    } else {
+      notify("window/logMessage",
+             {{"type", 2},
+              {"message", fmt::format("jr2c lsp: `{}` was ignored: {}", method, e.message)}});
+    }
+  }
+
   // ---- output -------------------------------------------------------------------------------
 
   void send(const Json& msg) {
     const std::string body = msg.dump(-1, ' ', false, Json::error_handler_t::replace);
-    out_ << Frame(body);
+    out_ << fmt::format("Content-Length: {}\r\n\r\n", body.size()) << body;
     out_.flush();
   }
-  void reply(const Json& id, const Json& result) {
-    send({{"jsonrpc", "2.0"}, {"id", id}, {"result", result}});
+  // The answer is moved into the message, never copied (an outline of 20,000 declarations is a
+  // tree of 200,000 JSON values: an initializer list would copy it whole).
+  void reply(const Json& id, Json result) {
+    Json msg = Json::object();
+    msg["jsonrpc"] = "2.0";
+    msg["id"] = id;
+    msg["result"] = std::move(result);
+    send(msg);
   }
   void reply(const Json& id, const RpcError& e) {
     send({{"jsonrpc", "2.0"}, {"id", id}, {"error", {{"code", e.code}, {"message", e.message}}}});
   }
-  void notify(const std::string& method, const Json& params) {
-    send({{"jsonrpc", "2.0"}, {"method", method}, {"params", params}});
+  void notify(const std::string& method, Json params) {
+    Json msg = Json::object();
+    msg["jsonrpc"] = "2.0";
+    msg["method"] = method;
+    msg["params"] = std::move(params);
+    send(msg);
   }
 
   // ---- dispatch ------------------------------------------------------------------------------
@@ -454,40 +509,66 @@ class Server {
   }
 
   void notification(const std::string& method, const Json& params) {
+    // Each notification is read whole before anything changes: one with a bad part changes
+    // nothing (and says so in the client's log).
     if (method == "textDocument/didOpen") {
       const Json& td = params.at("textDocument");
       const std::string uri = td.at("uri");
+      std::string text = td.at("text").get<std::string>();
+      const int64_t version = td.contains("version") ? td["version"].get<int64_t>() : 0;
+      const std::string path = PathOfUri(uri);
+      std::string alias;
+      for (const auto& [other, d] : docs_) {
+        if (other != uri && !path.empty() && d.path == path && !d.alias) alias = other;
+      }
       Document& doc = docs_[uri];
+      doc = Document{};
       doc.uri = uri;
-      doc.path = PathOfUri(uri);
-      doc.text = td.at("text").get<std::string>();
-      doc.version = td.value("version", int64_t{0});
+      doc.path = path;
+      doc.text = std::move(text);
+      doc.version = version;
       doc.dirty = true;
+      if (!alias.empty()) {
+        // One file, two names: the first open one is the file; this one is not checked.
+        doc.alias = true;
+        notify("window/showMessage",
+               {{"type", 2},
+                {"message", fmt::format("jr2c lsp: `{}` is the file already open as `{}`; only "
+                                        "that one is checked",
+                                        uri, alias)}});
+        return;
+      }
       overlay_[doc.path] = doc.text;
     } else if (method == "textDocument/didChange") {
       const std::string uri = params.at("textDocument").at("uri");
       auto it = docs_.find(uri);
       if (it == docs_.end()) return;
       Document& doc = it->second;
+      std::string text = doc.text;
       for (const Json& change : params.at("contentChanges")) {
         if (change.contains("range")) {
-          LineMap lines(doc.text);
+          LineMap lines(text);
           const uint32_t begin = lines.offset(change["range"].at("start"));
           const uint32_t end = std::max(begin, lines.offset(change["range"].at("end")));
-          doc.text.replace(begin, end - begin, change.at("text").get<std::string>());
+          text.replace(begin, end - begin, change.at("text").get<std::string>());
         } else {
-          doc.text = change.at("text").get<std::string>();
+          text = change.at("text").get<std::string>();
         }
       }
-      doc.version = params["textDocument"].value("version", doc.version + 1);
+      const Json& td = params["textDocument"];
+      const int64_t version =
+          td.contains("version") ? td["version"].get<int64_t>() : doc.version + 1;
+      doc.text = std::move(text);
+      doc.version = version;
       doc.dirty = true;
+      if (doc.alias) return;
       overlay_[doc.path] = doc.text;
       markImportersDirty(doc.path);
     } else if (method == "textDocument/didClose") {
       const std::string uri = params.at("textDocument").at("uri");
       auto it = docs_.find(uri);
       if (it == docs_.end()) return;
-      overlay_.erase(it->second.path);
+      if (!it->second.alias) overlay_.erase(it->second.path);
       const std::string path = it->second.path;
       docs_.erase(it);
       notify("textDocument/publishDiagnostics", {{"uri", uri}, {"diagnostics", Json::array()}});
@@ -511,15 +592,17 @@ class Server {
 
   Json initialize(const Json& params) {
     if (initialized_) throw RpcError{kInvalidRequest, "`initialize` was sent twice"};
-    initialized_ = true;
+    std::string root;  // read whole before the server counts as initialized
     if (params.contains("workspaceFolders") && params["workspaceFolders"].is_array() &&
         !params["workspaceFolders"].empty()) {
-      root_ = PathOfUri(params["workspaceFolders"][0].value("uri", ""));
+      root = PathOfUri(params["workspaceFolders"][0].at("uri").get<std::string>());
     } else if (params.contains("rootUri") && params["rootUri"].is_string()) {
-      root_ = PathOfUri(params["rootUri"]);
+      root = PathOfUri(params["rootUri"]);
     } else if (params.contains("rootPath") && params["rootPath"].is_string()) {
-      root_ = params["rootPath"].get<std::string>();
+      root = params["rootPath"].get<std::string>();
     }
+    root_ = root;
+    initialized_ = true;
     return {
         {"capabilities",
          {
@@ -544,7 +627,7 @@ class Server {
 
   void analyze(Document& doc) {
     doc.dirty = false;
-    if (doc.path.empty()) {
+    if (doc.path.empty() || doc.alias) {
       doc.current.reset();
       return;
     }
@@ -566,11 +649,19 @@ class Server {
     const std::string uri = params.at("textDocument").at("uri");
     auto it = docs_.find(uri);
     if (it != docs_.end()) return it->second;
-    // Not open: read from the disk, as a client may ask about a file it has not opened.
+    // Not open: read from the disk, as a client may ask about a file it has not opened — a
+    // regular file, of at most the size jr2c reads (not /dev/zero, not the server's stdin).
     const std::string path = PathOfUri(uri);
+    std::error_code ec;
+    if (path.empty() || !fs::is_regular_file(path, ec))
+      throw RpcError{kInvalidParams,
+                     fmt::format("`{}` is not open and is not a file jr2c can read", uri)};
+    if (fs::file_size(path, ec) > SourceManager::kMaxFileBytes)
+      throw RpcError{kInvalidParams, fmt::format("`{}` is larger than {} MiB, the most jr2c reads",
+                                                 uri, SourceManager::kMaxFileBytes >> 20)};
     std::ifstream in(path, std::ios::binary);
-    if (path.empty() || !in)
-      throw RpcError{kInvalidParams, fmt::format("`{}` is not open and cannot be read", uri)};
+    if (!in) throw RpcError{kInvalidParams, fmt::format("`{}` cannot be read", uri)};
+    if (closed_.size() >= 16 && closed_.count(uri) == 0) closed_.clear();
     std::ostringstream text;
     text << in.rdbuf();
     Document& doc = closed_[uri];
@@ -598,7 +689,7 @@ class Server {
       return {a, fileIn(*a, doc.path), offset};
     }
     if (doc.lastGood && doc.lastGood != doc.current) {
-      if (auto old = MapToOld(doc.text, doc.lastGoodText, offset)) {
+      if (auto old = Edited(doc.text, doc.lastGoodText).toOld(offset)) {
         return {doc.lastGood.get(), fileIn(*doc.lastGood, doc.path), *old};
       }
     }
@@ -700,9 +791,67 @@ class Server {
       if (d.range.valid() ? d.range.file != file : file != 0) continue;
       list.push_back(diagnostic(a, d, lines));
     }
-    notify("textDocument/publishDiagnostics",
-           {{"uri", doc.uri}, {"version", doc.version}, {"diagnostics", list}});
+    for (Json& d : importedProblems(a, file, lines)) list.push_back(std::move(d));
+    Json params = {{"uri", doc.uri}, {"version", doc.version}};
+    params["diagnostics"] = std::move(list);
+    notify("textDocument/publishDiagnostics", std::move(params));
     lineMaps_.clear();
+  }
+
+  // What `jr2c check` of this file reports in the files it imports (an import cycle, a mistake
+  // in an imported file): one diagnostic at each import through which they are reached, with the
+  // first one's code and message, so that a file whose program does not check never looks clean.
+  std::vector<Json> importedProblems(const Analysis& a, FileId file, const LineMap& lines) {
+    std::vector<Json> out;
+    const sema::Module* root = a.moduleOf(file);
+    if (root == nullptr) return out;
+    for (const ast::Import& imp : root->ast->imports) {
+      auto it = root->imports.find(fs::path(imp.path).stem().string());
+      if (it == root->imports.end()) continue;
+      // The files this import reaches.
+      std::set<FileId> reached;
+      std::vector<const sema::Module*> stack{it->second};
+      while (!stack.empty()) {
+        const sema::Module* m = stack.back();
+        stack.pop_back();
+        if (m->source == nullptr || !reached.insert(m->source->id()).second) continue;
+        for (const auto& [stem, next] : m->imports) stack.push_back(next);
+      }
+      reached.erase(file);
+      const Diagnostic* first = nullptr;
+      size_t errors = 0, warnings = 0;
+      for (const Diagnostic& d : a.diags.all()) {
+        if (!d.range.valid() || reached.count(d.range.file) == 0) continue;
+        if (d.severity == Severity::kError)
+          ++errors;
+        else if (d.severity == Severity::kWarning)
+          ++warnings;
+        else
+          continue;
+        if (first == nullptr ||
+            (d.severity == Severity::kError && first->severity != Severity::kError))
+          first = &d;
+      }
+      if (first == nullptr) continue;
+      const SourceFile& f = a.sm.file(first->range.file);
+      const LineCol at = f.lineCol(first->range.begin);
+      std::string counts;
+      if (errors > 0) counts = fmt::format("{} error{}", errors, errors == 1 ? "" : "s");
+      if (warnings > 0)
+        counts += fmt::format("{}{} warning{}", counts.empty() ? "" : " and ", warnings,
+                              warnings == 1 ? "" : "s");
+      out.push_back(
+          {{"range", lines.range(imp.pathRange.begin, imp.pathRange.end)},
+           {"severity", errors > 0 ? 1 : 2},
+           {"code", first->code()},
+           {"source", "jr2c"},
+           {"message",
+            fmt::format("`{}` brings {} with it; the first, at {}:{}: {}", imp.path, counts,
+                        fs::path(f.name()).filename().string(), at.line, first->message)},
+           {"relatedInformation", Json::array({{{"location", locationOf(a, first->range)},
+                                                {"message", first->message}}})}});
+    }
+    return out;
   }
 
   // ---- hover, definition ---------------------------------------------------------------------
@@ -714,8 +863,10 @@ class Server {
     if (p.analysis == nullptr || p.file == 0) return nullptr;
     const Analysis& a = *p.analysis;
     if (const Occurrence* o = a.occurrenceAt(p.file, p.offset)) {
-      return {{"contents", {{"kind", "markdown"}, {"value", HoverText(a, a.symbols[o->symbol])}}},
-              {"range", currentRange(doc, a, o->range)}};
+      Json out = {
+          {"contents", {{"kind", "markdown"}, {"value", HoverText(a, a.symbols[o->symbol])}}}};
+      if (auto r = rangeNow(doc, a, o->range)) out["range"] = *r;
+      return out;
     }
     // A name the index does not bind (`item`, `input`, `event`, `done`): its type.
     if (const TypedExpr* t = a.typedAt(p.file, p.offset)) {
@@ -734,17 +885,21 @@ class Server {
   // A range of the analysis's file in the document's current text (the same when it is the
   // current analysis; moved by the edit since, for the last good one).
   Json currentRange(Document& doc, const Analysis& a, SourceRange r) {
-    if (&a == doc.current.get() || r.file != fileIn(a, doc.path)) {
-      return rangeOf(a, r);
-    }
-    const int64_t delta =
-        static_cast<int64_t>(doc.text.size()) - static_cast<int64_t>(doc.lastGoodText.size());
-    auto now = [&](uint32_t off) -> uint32_t {
-      if (MapToOld(doc.text, doc.lastGoodText, off) == off) return off;
-      return static_cast<uint32_t>(off + delta);
-    };
-    LineMap lines(doc.text);
-    return lines.range(now(r.begin), now(r.end));
+    const std::optional<Json> now = rangeNow(doc, a, r);
+    return now ? *now : Json(nullptr);
+  }
+  // None when the edit since the last good analysis touched it.
+  std::optional<Json> rangeNow(Document& doc, const Analysis& a, SourceRange r) {
+    if (&a == doc.current.get() || r.file != fileIn(a, doc.path)) return rangeOf(a, r);
+    const auto moved = Edited(doc.text, doc.lastGoodText).rangeToNow(r.begin, r.end);
+    if (!moved) return std::nullopt;
+    return LineMap(doc.text).range(moved->first, moved->second);
+  }
+  // A location of an analysis, in the document's text now when it is the document's file.
+  std::optional<Json> locationNow(Document& doc, const Analysis& a, SourceRange r) {
+    const std::optional<Json> range = rangeNow(doc, a, r);
+    if (!range) return std::nullopt;
+    return Json{{"uri", uriOf(a, r.file)}, {"range", *range}};
   }
 
   Json definition(const Json& params) {
@@ -766,7 +921,8 @@ class Server {
     const Occurrence* o = a.occurrenceAt(p.file, p.offset);
     if (o == nullptr) return nullptr;
     const Symbol& s = a.symbols[o->symbol];
-    return locationOf(a, s.nameRange);
+    const std::optional<Json> at = locationNow(doc, a, s.nameRange);
+    return at ? *at : Json(nullptr);
   }
 
   // ---- references and rename -----------------------------------------------------------------
@@ -809,13 +965,25 @@ class Server {
   // The import paths a file's text names, resolved from its folder (read as text: the file need
   // not parse).
   static std::vector<std::string> ImportsOf(const std::string& path, const std::string& text) {
-    static const std::regex kImport(R"re((?:^|\n)\s*import\s+"([^"\n]+)")re");
     std::vector<std::string> out;
     const fs::path dir = fs::path(path).parent_path();
-    for (auto it = std::sregex_iterator(text.begin(), text.end(), kImport);
-         it != std::sregex_iterator(); ++it) {
-      std::error_code ec;
-      out.push_back(fs::weakly_canonical(dir / (*it)[1].str(), ec).string());
+    for (size_t at = 0; at < text.size();) {
+      size_t end = text.find('\n', at);
+      if (end == std::string::npos) end = text.size();
+      // `import "FILE"` at the start of a line (after spaces): a line scan, linear in the text.
+      size_t i = text.find_first_not_of(" \t\r", at);
+      if (i != std::string::npos && i < end && text.compare(i, 6, "import") == 0) {
+        i = text.find_first_not_of(" \t", i + 6);
+        if (i != std::string::npos && i < end && text[i] == '"') {
+          const size_t close = text.find('"', i + 1);
+          if (close != std::string::npos && close < end) {
+            std::error_code ec;
+            out.push_back(
+                fs::weakly_canonical(dir / text.substr(i + 1, close - i - 1), ec).string());
+          }
+        }
+      }
+      at = end + 1;
     }
     return out;
   }
@@ -913,7 +1081,7 @@ class Server {
     Json out = Json::array();
     for (const auto& [an, o] : found.occurrences) {
       if (o->declaration && !withDecl) continue;
-      out.push_back(locationOf(*an, o->range));
+      if (auto at = locationNow(doc, *an, o->range)) out.push_back(*at);
     }
     return out;
   }
@@ -940,7 +1108,10 @@ class Server {
     if (std::string why = cannotRename(*p.analysis, *s); !why.empty())
       throw RpcError{kRequestFailed, why};
     const Occurrence* o = p.analysis->occurrenceAt(p.file, p.offset);
-    return {{"range", currentRange(doc, *p.analysis, o->range)}, {"placeholder", s->name.str()}};
+    const std::optional<Json> range = rangeNow(doc, *p.analysis, o->range);
+    if (!range)
+      throw RpcError{kRequestFailed, "the name here was edited since the file last parsed"};
+    return {{"range", *range}, {"placeholder", s->name.str()}};
   }
 
   static const char* KindWord(Symbol::Kind k) {
@@ -975,6 +1146,44 @@ class Server {
 
   // The names beside which `s` must stay unique: its siblings.
   static std::string Clash(const Analysis& a, const Symbol& s, const std::string& name) {
+    // Names the language gives a meaning: a type, a function, a name an expression reads.
+    auto among = [&](const auto& list) {
+      return std::any_of(std::begin(list), std::end(list),
+                         [&](const char* n) { return name == n; });
+    };
+    const bool local = s.kind == Symbol::Kind::kParam || s.kind == Symbol::Kind::kVar;
+    if (among(sema::kBuiltinTypes) && s.kind != Symbol::Kind::kField &&
+        s.kind != Symbol::Kind::kState)
+      return fmt::format("`{}` is a built-in type; choose another name", name);
+    if ((local || s.parent < 0) && (among(sema::kBuiltinFunctions) || among(sema::kContextNames)))
+      return fmt::format("`{}` already means something in an expression; choose another name",
+                         name);
+    // A file's stems: `stem.NAME` would read the file, or the new name would hide it.
+    const sema::Module* m = a.moduleOf(s.nameRange.file);
+    if ((local || s.parent < 0) && m != nullptr && m->imports.count(name) != 0)
+      return fmt::format(
+          "`{}` names an imported file here (`import \"{}.jr2\"`); choose another "
+          "name",
+          name, name);
+    if (local && m != nullptr) {
+      // A parameter or `var` would hide a declaration of the file, or an `as` of the machine.
+      if (m->decls.count(name) != 0)
+        return fmt::format(
+            "`{}` is declared in this file already; a parameter or `var` of that "
+            "name would hide it",
+            name);
+      int top = s.parent;
+      while (top >= 0 && a.symbols[top].parent >= 0) top = a.symbols[top].parent;
+      if (top >= 0) {
+        if (const auto* mach = llvm::dyn_cast_or_null<ast::MachineDecl>(a.symbols[top].decl)) {
+          if (AsNamed(mach->body, name))
+            return fmt::format(
+                "`{}` names an invoke of machine `{}` (`as {}`); choose another "
+                "name",
+                name, a.symbols[top].name, name);
+        }
+      }
+    }
     for (size_t i = 0; i < a.symbols.size(); ++i) {
       const Symbol& o = a.symbols[i];
       if (&o == &s || o.name != name) continue;
@@ -991,6 +1200,17 @@ class Server {
       }
     }
     return "";
+  }
+
+  // Whether an invoke of the body (or of a state in it) is named `name` with `as`.
+  static bool AsNamed(const ast::StateBody& body, const std::string& name) {
+    for (const auto& inv : body.invokes) {
+      if (inv.as && inv.as->text == name) return true;
+    }
+    for (const auto& st : body.states) {
+      if (AsNamed(st->body, name)) return true;
+    }
+    return false;
   }
 
   Json rename(const Json& params) {
@@ -1228,9 +1448,17 @@ class Server {
     const Place p = placeOf(doc, params);
     const uint32_t offset = LineMap(doc.text).offset(params.at("position"));
     const size_t lineStart = offset == 0 ? 0 : doc.text.rfind('\n', offset - 1);
-    const std::string prefix = doc.text.substr(
-        lineStart == std::string::npos ? 0 : (offset == 0 ? 0 : lineStart + 1),
-        offset - (lineStart == std::string::npos || offset == 0 ? 0 : lineStart + 1));
+    const size_t from = lineStart == std::string::npos || offset == 0 ? 0 : lineStart + 1;
+    // The line up to the cursor, at most its last 256 bytes: the patterns below look at the
+    // cursor's end of it (a long line costs no more).
+    const std::string line = doc.text.substr(from, offset - from);
+    const std::string prefix = line.size() > 256 ? line.substr(line.size() - 256) : line;
+    // Whether the line so far is spaces and at most one word: where a body's key or keyword goes.
+    size_t wordStart = line.size();
+    while (wordStart > 0 && IsWordChar(line[wordStart - 1])) --wordStart;
+    const bool keyStart =
+        line.find_first_not_of(" \t") >= wordStart &&
+        (wordStart == line.size() || !std::isdigit(static_cast<unsigned char>(line[wordStart])));
     Json items = Json::array();
     // Completion reads names, not places: the last good analysis serves whole while the text
     // does not parse (the name before a `.` is looked up by the text around the cursor).
@@ -1259,7 +1487,6 @@ class Server {
     static const std::regex kArrow(R"re(->\s*([A-Za-z0-9_.]*)$)re");
     static const std::regex kMember(
         R"re(([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)\.([A-Za-z0-9_]*)$)re");
-    static const std::regex kKeyStart(R"re(^\s*([A-Za-z_][A-Za-z0-9_]*)?$)re");
     static const std::regex kTypeSpot(R"re((?::|\bof|<|\|)\s*([A-Za-z0-9_.]*)$)re");
 
     const auto [declKind, declName] = EnclosingDecl(doc.text, offset);
@@ -1320,7 +1547,7 @@ class Server {
       visible([](Symbol::Kind k) { return k == Symbol::Kind::kType; });
       return items;
     }
-    if (std::regex_search(prefix, m, kKeyStart)) {
+    if (keyStart) {
       if (body.empty()) {
         for (const char* k : {"import", "type", "event", "agent", "extern", "source", "machine",
                               "pool", "workflow"})
@@ -1502,8 +1729,22 @@ class Server {
 
   Json formatting(const Json& params) {
     Document& doc = documentOf(params);
+    // As `jr2c fmt`: a file with a syntax error is not formatted.
+    FileId file = 0;
+    if (const Analysis* a = nowOf(doc, &file); a != nullptr && file != 0) {
+      for (const Diagnostic& d : a->diags.all()) {
+        if (d.range.file == file && std::string_view(d.code()) == "E0001")
+          throw RpcError{kRequestFailed,
+                         "jr2c fmt: the file has syntax errors (the diagnostics say where) and "
+                         "was not formatted"};
+      }
+    }
     const layout::Formatted f = layout::Format(doc.text);
     if (!f.ok) throw RpcError{kRequestFailed, "jr2c fmt: " + f.why};
+    if (!layout::SameTokens(doc.text, f.text))
+      throw RpcError{kInternalError,
+                     "jr2c fmt would change the file's tokens; nothing was changed "
+                     "(please report it with the file)"};
     if (f.text == doc.text) return Json::array();
     LineMap lines(doc.text);
     return Json::array(

@@ -30,10 +30,6 @@ constexpr KindSet kSources = Bit(DeclKind::kSource);
 constexpr KindSet kExterns = Bit(DeclKind::kExtern);
 constexpr KindSet kInvokable = kMachines | Bit(DeclKind::kAgent) | kExterns;
 
-const char* const kBuiltinTypes[] = {"string",   "int",  "float", "bool",
-                                     "duration", "json", "list",  "map"};
-const char* const kBuiltinFunctions[] = {"len", "contains", "keys", "str"};
-
 bool IsBuiltinFunction(const std::string& n) {
   for (const char* f : kBuiltinFunctions) {
     if (n == f) return true;

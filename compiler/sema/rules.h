@@ -29,6 +29,16 @@ const std::vector<ast::Param>* ParamsOf(const ast::Decl* d);
 // name its generated code (`jr2gen::stem`). Both are E0104.
 bool IsIdentifier(std::string_view s);
 
+// The names the language gives meaning to without a declaration: the built-in types (`string`
+// … `map`), the built-in functions (`len`, `contains`, `keys`, `str`), and the names an
+// expression reads where it stands (`item`, `input`, `event`, `payload`, `answer`, `std`).
+// Name resolution reads them, and the language server's rename refuses them as new names.
+inline constexpr const char* kBuiltinTypes[] = {"string",   "int",  "float", "bool",
+                                                "duration", "json", "list",  "map"};
+inline constexpr const char* kBuiltinFunctions[] = {"len", "contains", "keys", "str"};
+inline constexpr const char* kContextNames[] = {"item",    "input",  "event",
+                                                "payload", "answer", "std"};
+
 // An Agent's picks at one opening of its Gate: `picks:` when the agent declaration writes it
 // (from 1 to kMaxAgentPicks, E0504), else kDefaultAgentPicks. The runtime counts them.
 inline constexpr int kDefaultAgentPicks = 3;

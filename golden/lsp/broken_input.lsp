@@ -66,7 +66,7 @@ type A {
 {
   "error": {
     "code": -32602,
-    "message": "`${ROOT}/nowhere.jr2` is not open and cannot be read"
+    "message": "`${ROOT}/nowhere.jr2` is not open and is not a file jr2c can read"
   },
   "id": 5,
   "jsonrpc": "2.0"

@@ -86,7 +86,7 @@ type Ticket {
 {
   "error": {
     "code": -32803,
-    "message": "jr2c fmt: line 2 has text that is not a token (`jr2c check` says what); nothing was formatted"
+    "message": "jr2c fmt: the file has syntax errors (the diagnostics say where) and was not formatted"
   },
   "id": 4,
   "jsonrpc": "2.0"

@@ -1,6 +1,8 @@
 // Rename: an event across the two files (from the importer), a state named by dotted targets, a
 // parameter with its reads, and the refusals: the standard library's `backlog`, a name that is
-// not one, a keyword, a name taken by a sibling, and a place with no name.
+// not one, a keyword, a name taken by a sibling, a place with no name, and names that would change
+// what the program means: a built-in type, `std`, an import's stem, a declaration a `var` would
+// hide, a name an expression reads (`item`).
 // --- FILE types.jr2
 // A work item.
 type Ticket {
@@ -61,6 +63,12 @@ workflow tickets = reviews
 {"id":9,"method":"textDocument/rename","params":{"textDocument":{"uri":"${ROOT}/main.jr2"},"position":"${AT:main.jr2:final state n|o}","newName":"yes"}}
 {"id":10,"method":"textDocument/prepareRename","params":{"textDocument":{"uri":"${ROOT}/main.jr2"},"position":"${AT:main.jr2:cap: |2}"}}
 {"id":11,"method":"textDocument/rename","params":{"textDocument":{"uri":"${ROOT}/main.jr2"},"position":"${AT:main.jr2:var no|te}","newName":"ticket"}}
+{"id":12,"method":"textDocument/rename","params":{"textDocument":{"uri":"${ROOT}/main.jr2"},"position":"${AT:main.jr2:types.Tic|ket)}","newName":"string"}}
+{"id":13,"method":"textDocument/rename","params":{"textDocument":{"uri":"${ROOT}/main.jr2"},"position":"${AT:main.jr2:review(tic|ket}","newName":"std"}}
+{"id":14,"method":"textDocument/rename","params":{"textDocument":{"uri":"${ROOT}/main.jr2"},"position":"${AT:main.jr2:review(tic|ket}","newName":"types"}}
+{"id":15,"method":"textDocument/rename","params":{"textDocument":{"uri":"${ROOT}/main.jr2"},"position":"${AT:main.jr2:var no|te}","newName":"backlog"}}
+{"id":16,"method":"textDocument/rename","params":{"textDocument":{"uri":"${ROOT}/main.jr2"},"position":"${AT:main.jr2:machine rev|iew}","newName":"types"}}
+{"id":17,"method":"textDocument/rename","params":{"textDocument":{"uri":"${ROOT}/main.jr2"},"position":"${AT:main.jr2:var no|te}","newName":"item"}}
 {"id":99,"method":"shutdown"}
 {"method":"exit"}
 // --- OUT
@@ -201,6 +209,51 @@ workflow tickets = reviews
     "message": "`ticket` is taken here already by the parameter `review.ticket` (line 8)"
   },
   "id": 11,
+  "jsonrpc": "2.0"
+}
+{
+  "error": {"code":-32803,"message":"`string` is a built-in type; choose another name"},
+  "id": 12,
+  "jsonrpc": "2.0"
+}
+{
+  "error": {
+    "code": -32803,
+    "message": "`std` already means something in an expression; choose another name"
+  },
+  "id": 13,
+  "jsonrpc": "2.0"
+}
+{
+  "error": {
+    "code": -32803,
+    "message": "`types` names an imported file here (`import \"types.jr2\"`); choose another name"
+  },
+  "id": 14,
+  "jsonrpc": "2.0"
+}
+{
+  "error": {
+    "code": -32803,
+    "message": "`backlog` is declared in this file already; a parameter or `var` of that name would hide it"
+  },
+  "id": 15,
+  "jsonrpc": "2.0"
+}
+{
+  "error": {
+    "code": -32803,
+    "message": "`types` names an imported file here (`import \"types.jr2\"`); choose another name"
+  },
+  "id": 16,
+  "jsonrpc": "2.0"
+}
+{
+  "error": {
+    "code": -32803,
+    "message": "`item` already means something in an expression; choose another name"
+  },
+  "id": 17,
   "jsonrpc": "2.0"
 }
 {"id":99,"jsonrpc":"2.0","result":null}

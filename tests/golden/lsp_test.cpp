@@ -10,7 +10,8 @@
 //                                 ${TEXT:main.jr2}   a file's text, escaped for a JSON string
 //                                 "${AT:main.jr2:on types.ap|prove}"
 //                                                    the position in main.jr2 of the `|` in the
-//                                                    first place that text is (no `|`: its start)
+//                                                    first place that text is (no `|`: its start;
+//                                                    `\n` is a line break)
 //   // --- OUT                    what the server wrote, a message at a time, indented
 //
 // JR2_AUTOUPDATE=1 rewrites every case's OUT section from what the server writes now. Review the
@@ -152,6 +153,7 @@ std::string Transcript(const Case& c, std::string* failure) {
       const size_t bar = mark.find('|');
       const size_t shift = bar == std::string::npos ? 0 : bar;
       if (bar != std::string::npos) mark.erase(bar, 1);
+      ReplaceAll(mark, "\\n", "\n");  // a line break in the text, written `\n`
       const size_t at = texts[file].find(mark);
       if (at == std::string::npos) {
         *failure = "`" + mark + "` is not in ";
