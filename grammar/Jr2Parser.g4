@@ -143,7 +143,10 @@ worker      : DISPATCH qualName objectLit
 poolBody    : LBRACE poolEntry* RBRACE;
 poolEntry   : anyWord sep=(COLON | ASSIGN) (FAIL | expr) COMMA?;
 
-workflowDecl: WORKFLOW declName ASSIGN? qualName;
+// `budget { processes: 16 }` after the machine: the most the workflow may run at once (the
+// word `budget` is an IDENT here, not a keyword: names like `budget` stay free elsewhere).
+workflowDecl: WORKFLOW declName ASSIGN? qualName budgetBlock?;
+budgetBlock : IDENT bodyBlock;
 
 // --- expressions -------------------------------------------------------------------------------
 // Precedence, loosest first: `?:`, `??`, `||`, `&&`, `== !=`, `< <= > >=`, `+ -`, `* / %`,

@@ -486,6 +486,10 @@ struct PoolDecl : DeclOf<Decl::Kind::kPool> {
 
 struct WorkflowDecl : DeclOf<Decl::Kind::kWorkflow> {
   QualName target;
+  // `budget { workers: N, processes: N, runs: N }`: the most the workflow may have live at once
+  // (the load walk checks it against what its caps allow, docs/checks.md#e0412). Empty: none.
+  std::vector<BodyEntry> budget;
+  SourceRange budgetRange;  // the word `budget` (invalid when none is written)
 };
 
 struct Import {
@@ -501,6 +505,7 @@ inline constexpr std::initializer_list<const char*> kPoolKeys = {
 inline constexpr std::initializer_list<const char*> kSourceKeys = {
     "next", "read", "push", "wake", "poll_every", "items", "hold", "hook"};
 inline constexpr std::initializer_list<const char*> kAgentKeys = {"model", "instructions", "picks"};
+inline constexpr std::initializer_list<const char*> kBudgetKeys = {"workers", "processes", "runs"};
 
 // Whether `e` reads the bare name `name` anywhere (`item` in `item.id`, not `x.item`).
 bool ReadsName(const Expr* e, const std::string& name);

@@ -228,6 +228,13 @@ Code ExprGen::emit(const ast::Expr* e, const Scope& scope) const {
                 CppType::Wrap(C::kVector, CppType::Of(C::kString))};
       }
       if (f == "str") return {fmt::format("::jr2rt::Str({})", arg(0)), CppType::Of(C::kString)};
+      if (f == "min" && c->args.size() == 2) {
+        // Both as the checker's type of the call: `int`, or `float` when one is a float.
+        const TypePtr t = cx_.typeOf(e);
+        return {fmt::format("::jr2rt::Min({}, {})", as(c->args[0].value.get(), t, scope),
+                            as(c->args[1].value.get(), t, scope)),
+                cx_.cpp(t)};
+      }
       return {"::jr2rt::JsonValue()", kJsonType};
     }
     case ast::Expr::Kind::kObject: {

@@ -21,6 +21,7 @@
 #include "compiler/sema/program.h"
 #include "compiler/sema/rules.h"
 #include "compiler/syntax/parse.h"
+#include "compiler/walk/budget.h"
 #include "compiler/walk/walk.h"
 
 namespace jr2::driver {
@@ -240,6 +241,18 @@ int Compile(const Options& opts, std::ostream& out, std::ostream& err) {
   });
 }
 
+// The caption of a picture of `drawn`: its workflow's concurrency (walk/budget.h), when a
+// workflow names it; "" otherwise.
+std::string Caption(const ast::Decl* drawn, const sema::Program& program,
+                    const ir::Program& charts) {
+  for (const walk::WorkflowConcurrency& wc : walk::WorkOutConcurrency(program, charts)) {
+    if (wc.workflow->target.resolved == drawn)
+      return fmt::format("workflow {}, at most at once: {}", wc.workflow->name.text,
+                         walk::Describe(wc.most));
+  }
+  return "";
+}
+
 // `jr2c graph FILE -o DIR`: DIR/W.dot (or .mmd) for each workflow W the file declares — its
 // machine's statechart, or its Pool — and, for a Pool whose worker is a machine (or a Pool),
 // DIR/W.worker.dot: the worker's own picture, on which the console counts the workers in each
@@ -269,8 +282,11 @@ int GraphWorkflows(const Options& opts, const sema::Program& program, const ir::
   for (const auto& d : program.roots.front()->ast->decls) {
     if (d->kind != ast::Decl::Kind::kWorkflow) continue;
     const auto& w = llvm::cast<ast::WorkflowDecl>(*d);
-    const std::string text = draw(w.target.resolved);
-    if (text.empty()) continue;
+    const std::string drawn = draw(w.target.resolved);
+    if (drawn.empty()) continue;
+    // The same caption as `jr2c graph --machine` gives it: the two pictures are one.
+    const std::string text =
+        graph::WithCaption(drawn, Caption(w.target.resolved, program, charts), opts.graphFormat);
     if (!write(w.name.text, text)) return kExitErrors;
     const auto* pool = llvm::dyn_cast_or_null<ast::PoolDecl>(w.target.resolved);
     if (pool == nullptr || pool->worker.dispatch) continue;
@@ -363,12 +379,14 @@ int Graph(const Options& opts, std::ostream& out, std::ostream& err) {
     if (!opts.machine.empty()) {
       for (const ast::PoolDecl* p : pools) {
         if (p->name.text != opts.machine) continue;
-        out << graph::RenderPool(*p, opts.graphFormat);
+        out << graph::WithCaption(graph::RenderPool(*p, opts.graphFormat),
+                                  Caption(p, program, charts), opts.graphFormat);
         return kExitClean;
       }
     }
     if (mine.empty() && opts.machine.empty() && pools.size() == 1) {
-      out << graph::RenderPool(*pools.front(), opts.graphFormat);
+      out << graph::WithCaption(graph::RenderPool(*pools.front(), opts.graphFormat),
+                                Caption(pools.front(), program, charts), opts.graphFormat);
       return kExitClean;
     }
     if (mine.empty() && pools.empty()) {
@@ -394,7 +412,8 @@ int Graph(const Options& opts, std::ostream& out, std::ostream& err) {
         return kExitUsage;
       }
     }
-    out << graph::Render(*chosen, opts.graphFormat);
+    out << graph::WithCaption(graph::Render(*chosen, opts.graphFormat),
+                              Caption(chosen->decl, program, charts), opts.graphFormat);
     return kExitClean;
   });
 }

@@ -881,4 +881,28 @@ std::string Render(const ir::Machine& machine, Format format) {
   return {};
 }
 
+std::string WithCaption(std::string picture, const std::string& caption, Format format) {
+  if (caption.empty()) return picture;
+  if (format == Format::kMermaid) return picture + "%% " + caption + "\n";
+  std::string escaped;
+  for (char c : caption) {
+    if (c == '"' || c == '\\') escaped += '\\';
+    escaped += c;
+  }
+  // A second line of the picture's title (the graph's own label, at its top).
+  const size_t graphLine = picture.find("  graph [");
+  const size_t label =
+      graphLine == std::string::npos ? graphLine : picture.find("label=\"", graphLine);
+  if (label != std::string::npos && label < picture.find('\n', graphLine)) {
+    size_t close = label + 7;
+    while (close < picture.size() && picture[close] != '"') close += picture[close] == '\\' ? 2 : 1;
+    picture.insert(close, "\\n" + escaped);
+    return picture;
+  }
+  const size_t end = picture.rfind('}');
+  if (end == std::string::npos) return picture;
+  picture.insert(end, fmt::format("  label=\"{}\";\n", escaped));
+  return picture;
+}
+
 }  // namespace jr2::graph

@@ -23,4 +23,8 @@ std::string Render(const ir::Machine& machine, Format format);
 // event. Deterministic, like Render.
 std::string RenderPool(const ast::PoolDecl& pool, Format format);
 
+// A picture with a line under it (`at most at once: 8 workers, 0 processes, 0 runs`, a
+// workflow's concurrency, walk/budget.h): DOT's graph label at the bottom, or a Mermaid comment.
+std::string WithCaption(std::string picture, const std::string& caption, Format format);
+
 }  // namespace jr2::graph

@@ -1542,8 +1542,7 @@ class Server {
       return items;
     }
     if ((body == "type" || body == "event") && std::regex_search(prefix, m, kTypeSpot)) {
-      for (const char* t : {"string", "int", "float", "bool", "duration", "json", "list", "map"})
-        Add(items, t, kKeyword, "a built-in type");
+      for (const char* t : sema::kBuiltinTypes) Add(items, t, kKeyword, "a built-in type");
       visible([](Symbol::Kind k) { return k == Symbol::Kind::kType; });
       return items;
     }
@@ -1564,6 +1563,10 @@ class Server {
       }
       if (body == "agent") {
         for (const char* k : ast::kAgentKeys) Add(items, k, kProperty, "an agent's key");
+        return items;
+      }
+      if (body == "workflow") {
+        for (const char* k : ast::kBudgetKeys) Add(items, k, kProperty, "a budget's key");
         return items;
       }
       if (body == "machine" || body == "state" || body == "initial" || body == "final" ||
@@ -1594,7 +1597,7 @@ class Server {
                k == Symbol::Kind::kMachine || k == Symbol::Kind::kPool || k == Symbol::Kind::kAgent;
       });
     }
-    for (const char* f : {"len", "contains", "keys", "str"}) Add(items, f, kFunction, "built-in");
+    for (const char* f : sema::kBuiltinFunctions) Add(items, f, kFunction, "built-in");
     for (const char* n : {"item", "input", "event", "std"}) Add(items, n, kVariable);
     for (const char* k : {"true", "false", "null", "if", "fail"}) Add(items, k, kKeyword);
     return items;

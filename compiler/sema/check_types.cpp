@@ -515,8 +515,9 @@ class Checker {
       diags_.emit(diag::TypeArgCount, c.range, fmt::format("`{}`", f),
                   n == 1 ? "one argument" : fmt::format("{} arguments", n),
                   fmt::format("{} {}", args.size(), args.size() == 1 ? "is" : "are"),
-                  fmt::format("call it as `{}`",
-                              f == "contains" ? "contains(LIST, VALUE)" : f + "(VALUE)"));
+                  fmt::format("call it as `{}`", f == "contains" ? "contains(LIST, VALUE)"
+                                                 : f == "min"    ? "min(A, B)"
+                                                                 : f + "(VALUE)"));
       return false;
     };
     if (f == "len") {
@@ -552,6 +553,22 @@ class Checker {
     if (f == "str") {
       arity(1);
       return types_.string();
+    }
+    if (f == "min") {
+      // The smaller of two numbers: `cap: min(input.jobs, 8)` bounds a cap read from input.
+      if (!arity(2)) return types_.integer();
+      bool whole = true;
+      for (size_t k = 0; k < 2; ++k) {
+        const TypePtr t = args[k];
+        if (IsLoose(t) || t->kind == K::kInt) continue;
+        if (t->kind == K::kFloat) {
+          whole = false;
+          continue;
+        }
+        diags_.emit(diag::TypeOperands, c.args[k].value->range, "min", Spell(t), "",
+                    "`min` takes two numbers");
+      }
+      return whole ? types_.integer() : types_.floating();
     }
     return types_.error();
   }

@@ -30,12 +30,12 @@ const std::vector<ast::Param>* ParamsOf(const ast::Decl* d);
 bool IsIdentifier(std::string_view s);
 
 // The names the language gives meaning to without a declaration: the built-in types (`string`
-// … `map`), the built-in functions (`len`, `contains`, `keys`, `str`), and the names an
+// … `map`), the built-in functions (`len`, `contains`, `keys`, `str`, `min`), and the names an
 // expression reads where it stands (`item`, `input`, `event`, `payload`, `answer`, `std`).
 // Name resolution reads them, and the language server's rename refuses them as new names.
 inline constexpr const char* kBuiltinTypes[] = {"string",   "int",  "float", "bool",
                                                 "duration", "json", "list",  "map"};
-inline constexpr const char* kBuiltinFunctions[] = {"len", "contains", "keys", "str"};
+inline constexpr const char* kBuiltinFunctions[] = {"len", "contains", "keys", "str", "min"};
 inline constexpr const char* kContextNames[] = {"item",    "input",  "event",
                                                 "payload", "answer", "std"};
 

@@ -1251,6 +1251,31 @@ class Builder {
       diags_.emit(diag::SyntaxMissingAssign, d->target.range, d->name.text, d->target.str())
           .fix(SourceRange::point(file_.id(), d->target.range.begin), "= ");
     }
+    if (auto* b = c->budgetBlock()) {
+      const ast::Name said = nameOf(b->IDENT());
+      if (said.text != "budget") {
+        diags_.emit(diag::SyntaxUnknownKey, said.range, said.text,
+                    fmt::format("workflow `{}`", d->name.text),
+                    "; after the machine a workflow takes only `budget { … }`");
+        return d;
+      }
+      d->budgetRange = said.range;
+      const std::string owner = fmt::format("the budget of workflow `{}`", d->name.text);
+      if (auto* body = b->bodyBlock()) {
+        for (auto* e : body->bodyEntry()) {
+          ast::BodyEntry entry{word(e->anyWord()), expr(e->expr())};
+          // (Commas are allowed here: a budget is usually one line.)
+          checkColon(e->sep, "the budget key", std::string(entry.key.text));
+          const std::string k(entry.key.text);
+          if (k != "workers" && k != "processes" && k != "runs") {
+            unknownKey(entry.key, owner, ast::kBudgetKeys);
+            continue;
+          }
+          if (duplicateKey(entry.key, d->budget, owner)) continue;
+          d->budget.push_back(std::move(entry));
+        }
+      }
+    }
     return d;
   }
 

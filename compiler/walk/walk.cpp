@@ -13,58 +13,12 @@
 #include <set>
 
 #include "compiler/sema/rules.h"
+#include "compiler/walk/budget.h"
 
 namespace jr2::walk {
 namespace {
 
 using ir::StateId;
-
-// A constant integer, if the expression is one: an `int` literal, or unary minus and
-// `+ - * / %` over constants (parentheses leave no node, so `(0)` folds too). An expression that
-// reads a name (`input`, …) is not a constant. Division and remainder truncate, as the runtime's
-// `Div` and `Mod` do. An overflow or a division by zero makes the expression not a constant: the
-// run reports it as a defect when it evaluates the expression, and no check here claims a value.
-std::optional<int64_t> ConstantInt(const ast::Expr* e) {
-  if (const auto* i = llvm::dyn_cast_or_null<ast::IntLit>(e)) return i->value;
-  if (const auto* u = llvm::dyn_cast_or_null<ast::UnaryExpr>(e); u && u->op == ast::UnaryOp::kNeg) {
-    auto v = ConstantInt(u->operand.get());
-    int64_t r = 0;
-    if (v && !__builtin_sub_overflow(int64_t{0}, *v, &r)) return r;
-    return std::nullopt;
-  }
-  const auto* b = llvm::dyn_cast_or_null<ast::BinaryExpr>(e);
-  if (!b) return std::nullopt;
-  using Op = ast::BinaryOp;
-  if (b->op != Op::kAdd && b->op != Op::kSub && b->op != Op::kMul && b->op != Op::kDiv &&
-      b->op != Op::kMod) {
-    return std::nullopt;
-  }
-  const auto l = ConstantInt(b->lhs.get());
-  if (!l) return std::nullopt;
-  const auto r = ConstantInt(b->rhs.get());
-  if (!r) return std::nullopt;
-  int64_t out = 0;
-  switch (b->op) {
-    case Op::kAdd:
-      if (__builtin_add_overflow(*l, *r, &out)) return std::nullopt;
-      return out;
-    case Op::kSub:
-      if (__builtin_sub_overflow(*l, *r, &out)) return std::nullopt;
-      return out;
-    case Op::kMul:
-      if (__builtin_mul_overflow(*l, *r, &out)) return std::nullopt;
-      return out;
-    case Op::kDiv:
-      if (*r == 0 || (*r == -1 && *l == INT64_MIN)) return std::nullopt;
-      return *l / *r;
-    case Op::kMod:
-      if (*r == 0) return std::nullopt;
-      if (*r == -1) return 0;
-      return *l % *r;
-    default:
-      return std::nullopt;
-  }
-}
 
 class Walker {
  public:
@@ -89,9 +43,56 @@ class Walker {
       shadowed(m);
     }
     unhandledEvents();
+    budgets();
   }
 
  private:
+  // E0412: each workflow's declared budget against what its caps allow (walk/budget.h).
+  void budgets() {
+    bool any = false;
+    for (const auto& m : program_.modules) {
+      for (const auto& d : m->ast->decls) {
+        if (const auto* w = llvm::dyn_cast<ast::WorkflowDecl>(d.get()); w && !w->budget.empty())
+          any = true;
+      }
+    }
+    if (!any) return;
+    for (const WorkflowConcurrency& wc : WorkOutConcurrency(program_, charts_)) {
+      const ast::WorkflowDecl& w = *wc.workflow;
+      for (const ast::BodyEntry& e : w.budget) {
+        const std::string key(e.key.text);
+        const auto n = ConstantInt(e.value.get());
+        if (!n || *n < 1) {
+          const SourceFile* f = nullptr;
+          for (const auto& mod : program_.modules) {
+            if (mod->source != nullptr && mod->source->id() == e.value->range.file) f = mod->source;
+          }
+          const std::string text =
+              f == nullptr ? "?"
+                           : std::string(f->text().substr(
+                                 e.value->range.begin, e.value->range.end - e.value->range.begin));
+          diags_.emit(diag::BudgetNotPositive, e.value->range, key, text);
+          continue;
+        }
+        const Figure& f = key == "workers"     ? wc.most.workers
+                          : key == "processes" ? wc.most.processes
+                                               : wc.most.runs;
+        if (f.unbounded) {
+          diags_
+              .emit(diag::BudgetUnbounded, e.value->range, std::string(w.name.text), *n, key, f.why,
+                    f.boundedHint.empty()
+                        ? std::string("run it at a fixed depth (a machine cannot invoke itself "
+                                      "under a budget)")
+                        : fmt::format("bound it: write `cap: min({}, N)`", f.boundedHint))
+              .note(diag::NoteUnboundedCap, f.at);
+        } else if (f.most > *n) {
+          diags_.emit(diag::BudgetExceeded, e.value->range, std::string(w.name.text), f.most, key,
+                      *n, fmt::format("{} = {} {}", f.path, f.most, key));
+        }
+      }
+    }
+  }
+
   // Who names each pool (workflows) and who invokes it (machines, pools).
   void collectUses() {
     for (const auto& m : program_.modules) {

@@ -424,6 +424,10 @@ std::vector<std::string> Keys(const Json& v);
 std::string Concat(std::initializer_list<std::string_view> parts);
 
 inline std::string Str(const std::string& s) { return s; }
+// `min(a, b)`: the smaller of two numbers (as the checker typed the call: both `int`, or both
+// `float`).
+inline int64_t Min(int64_t a, int64_t b) { return a < b ? a : b; }
+inline double Min(double a, double b) { return a < b ? a : b; }
 std::string Str(const Json& v);
 inline std::string Str(const JsonValue& v) { return Str(v.json()); }
 template <typename T>
