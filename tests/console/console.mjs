@@ -376,13 +376,30 @@ try {
   await signIn(big, tokens.reviewer);
   await big.waitForFunction(() => document.querySelectorAll("tbody tr").length === 50);
   // The load as the browser counts it: from the navigation's start (performance's time origin)
-  // to the first page of runs on the screen, the page's requests to serve included.
-  await big.reload({ waitUntil: "commit" });
-  const shownAt = await big.waitForFunction(() =>
-    document.querySelectorAll("tbody tr").length === 50 ? performance.now() : 0,
+  // to the first page of runs on the screen, the page's requests to serve included. The median of
+  // three loads, each with where its time went, since one load on a loaded machine is noise.
+  const loads = [];
+  for (let i = 0; i < 3; i++) {
+    await big.reload({ waitUntil: "commit" });
+    const shownAt = await big.waitForFunction(() =>
+      document.querySelectorAll("tbody tr").length === 50 ? performance.now() : 0,
+    );
+    const ms = Math.round(await shownAt.jsonValue());
+    const spent = await big.evaluate(() =>
+      performance
+        .getEntriesByType("resource")
+        .concat(performance.getEntriesByType("navigation"))
+        .map((e) => `${e.name.replace(location.origin, "")} ${Math.round(e.duration)}`)
+        .join(", "),
+    );
+    loads.push({ ms, spent });
+  }
+  loads.sort((a, b) => a.ms - b.ms);
+  const load = loads[1];
+  check(
+    load.ms <= 1000,
+    `the browser shows the first page of 100,000 runs in ${load.ms} ms (median of 3: ${loads.map((l) => l.ms).join(", ")}; its requests in ms: ${load.spent}; goal <= 1 s)`,
   );
-  const load = Math.round(await shownAt.jsonValue());
-  check(load <= 1000, `the browser shows the first page of 100,000 runs in ${load} ms (goal <= 1 s)`);
   const counted = await big.textContent("#counts");
   check(/cancelled\D*33334/.test(counted) && /done\D*33334/.test(counted), "the counts are the store's: " + counted.replace(/\s+/g, " "));
   const first = await big.textContent("tbody tr td");

@@ -243,8 +243,8 @@ std::unique_ptr<Db> OpenDb(const std::string& path, StoreMode mode) {
       // are added.
       Stmt h(*db,
              "SELECT count(*) FROM sqlite_master WHERE name IN ('hooks_by_seq', 'runs_by_key',"
-             " 'heads', 'starts')");
-      complete = h.step() && h.integer(0) == 4;
+             " 'heads', 'starts', 'runs_by_workflow')");
+      complete = h.step() && h.integer(0) == 5;
     }
     if (complete) {
       // A store from before stored views or inputs stored once: the columns are added.
@@ -299,6 +299,12 @@ std::unique_ptr<Db> OpenDb(const std::string& path, StoreMode mode) {
       if (!k.step()) db->exec("ALTER TABLE runs ADD COLUMN dkey TEXT");
       db->exec(
           "CREATE INDEX IF NOT EXISTS runs_by_key ON runs (workflow, dkey) WHERE dkey IS NOT NULL");
+      // A caller's runs (GET /runs, the console's first page): their counts by workflow and
+      // status read off this index in order (8 ms at 100,000 runs, where runs_summary's scan and
+      // sort took 90), and a page of a caller's workflows from it alone. Without updated and id
+      // here, the planner would pick it for a page and read every row (600 ms).
+      db->exec(
+          "CREATE INDEX IF NOT EXISTS runs_by_workflow ON runs (workflow, status, updated, id)");
       // What reads need of a run (StoredRun::viewText); NULL in the rows saved before it.
       Stmt v(*db, "SELECT 1 FROM pragma_table_info('runs') WHERE name = 'view'");
       if (!v.step()) db->exec("ALTER TABLE runs ADD COLUMN view TEXT");
