@@ -8,6 +8,7 @@
 
 #include "compiler/codegen/generators.h"
 #include "compiler/sema/rules.h"
+#include "compiler/walk/budget.h"
 
 namespace jr2::codegen {
 
@@ -45,6 +46,21 @@ std::string InputSchemaOf(const Context& cx, const ast::Decl* top) {
   const auto it = cx.info.inputTypes.find(top);
   if (it == cx.info.inputTypes.end() || it->second->record == nullptr) return "nullptr";
   return CppString(sema::JsonSchema(*it->second->record));
+}
+
+// What the workflow can have live at once (walk::WorkOutConcurrency) as a C++ string of JSON:
+// `{"workers":2,"processes":0,"runs":0}`, null for an unbounded figure.
+std::string ConcurrencyOf(const std::vector<walk::WorkflowConcurrency>& all,
+                          const ast::WorkflowDecl* w) {
+  for (const walk::WorkflowConcurrency& wc : all) {
+    if (wc.workflow != w) continue;
+    auto one = [](const walk::Figure& f) {
+      return f.unbounded ? std::string("null") : std::to_string(f.most);
+    };
+    return CppString(fmt::format(R"({{"workers":{},"processes":{},"runs":{}}})",
+                                 one(wc.most.workers), one(wc.most.processes), one(wc.most.runs)));
+  }
+  return "nullptr";
 }
 
 }  // namespace
@@ -124,6 +140,8 @@ void DefineRegistration(const Context& cx, Printer& p) {
              }
            }},
           {"workflows", [&] {
+             const std::vector<walk::WorkflowConcurrency> concurrency =
+                 walk::WorkOutConcurrency(cx.program, cx.charts);
              for (const ast::Decl* d : cx.decls(ast::Decl::Kind::kWorkflow)) {
                const auto* w = llvm::cast<ast::WorkflowDecl>(d);
                const ast::Decl* top = w->target.resolved;
@@ -131,9 +149,11 @@ void DefineRegistration(const Context& cx, Printer& p) {
                const bool machine = top->kind == ast::Decl::Kind::kMachine;
                p.emit(R"gen(
                         // from $from$
-                        registry.addWorkflow({$name$, $file$, $machine$, $pool$, $schema$});
+                        registry.addWorkflow({$name$, $file$, $machine$, $pool$, $schema$,
+                                              $concurrency$});
                       )gen",
                       {{"name", CppString(w->name.text)},
+                       {"concurrency", ConcurrencyOf(concurrency, w)},
                        {"schema", InputSchemaOf(cx, top)},
                        {"file", CppString(cx.file)},
                        {"machine",

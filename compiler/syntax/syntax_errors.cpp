@@ -101,6 +101,11 @@ std::string WhereOf(antlr4::RuleContext* rule) {
                    ? "in the fields of " + NameOf(parent)
                    : "in the body of " + NameOf(parent);
       case Jr2Parser::RuleBodyBlock:
+        if (dynamic_cast<Jr2Parser::BudgetBlockContext*>(parent) != nullptr) {
+          return "in the budget of " +
+                 NameOf(dynamic_cast<antlr4::ParserRuleContext*>(parent->parent));
+        }
+        return "in the body of " + NameOf(parent);
       case Jr2Parser::RuleSourceBody:
       case Jr2Parser::RulePoolBody:
         return "in the body of " + NameOf(parent);

@@ -16,9 +16,14 @@ cp -r "$src/samples/build-matrix/repo" repo
 cd repo || exit 1
 
 start=$(date +%s)
-"$matrix" run --input '{"jobs": 2}' > out.json 2> err.txt
+"$matrix" run --input '{"jobs": 2}' --peak > out.json 2> err.txt
 rc=$?
 echo "a clean build of the five packages took $(( $(date +%s) - start )) s"
+# jobs 2: never more than 2 builds, nor 2 of their commands, at once (jr2c's figures are 8, the
+# bound of `cap: min(input.jobs, 8)`).
+grep '^peak:' err.txt
+grep -qE '^peak: workers [12] of 8, processes [12] of 8, runs 0 of 0 ' err.txt && ok ||
+  fail "at most 2 builds at once with jobs 2: $(grep '^peak:' err.txt)"
 [ "$rc" -eq 0 ] && ok || { fail "the clean build: exit $rc"; tail -20 err.txt; }
 python3 - <<'PY' && ok || { fail "the clean build's output"; head -c 2000 out.json; }
 import json

@@ -148,7 +148,20 @@ if graph "tickets pool marks" "$t" samples/tickets/tickets.jr2 --machine ticket_
   grep -q 'cap 2' "$t" && pass || fail "the pool's cap is not shown" "$t"
   grep -q 'takes tickets_changed' "$t" && pass || fail "the source Gate's wake event is not shown" "$t"
   grep -q 'worker review' "$t" && pass || fail "the worker is not named" "$t"
+  # The workflow's figures (walk/budget.h, #36) in the picture's title: cap 2, Gates only.
+  grep -q '2 workers, 0 processes, 0 runs' "$t" && pass || fail "the title has no figures" "$t"
 fi
+# Each drawing a workflow has names its figures, in DOT and in Mermaid: build_matrix's cap is
+# min(input.jobs, 8), one command at a time in each build; alerts dispatches up to 4 runs.
+for case in "samples/build-matrix/build_matrix.jr2|matrix|8 workers, 8 processes, 0 runs" \
+            "samples/alert-triage/alert_triage.jr2|alerts_pool|0 workers, 0 processes, 4 runs"; do
+  IFS='|' read -r file machine figures <<<"$case"
+  for format in dot mermaid; do
+    out="$tmp/figures_$machine.$format"
+    graph "$machine figures $format" "$out" "$file" --machine "$machine" --format "$format" &&
+      { grep -qF "$figures" "$out" && pass || fail "$machine's $format has not '$figures'" "$out"; }
+  done
+done
 
 # A file of its own: parallel regions, a targetless transition, escaping.
 cat >"$tmp/par.jr2" <<'EOF'

@@ -69,11 +69,25 @@ while [ "$attempts" -lt "$kills" ] && [ $(($(date +%s) - started)) -lt 120 ]; do
 done
 
 # Finish: resume until the run ends (a resume that finds it ended is refused, 65).
+# Each finishing resume counts what it had live at once (`--peak`): never more than the 8 workers
+# and 8 processes `jr2c check` works out for the Pool (cap: min(input.jobs, 8)), however many
+# kills came before.
 for _ in 1 2 3; do
-  "$runner" run --resume "$id" > /dev/null 2> resume.err
+  "$runner" run --resume "$id" --peak > /dev/null 2> resume.err
   rc=$?
+  grep '^peak:' resume.err >> peaks.txt
   [ "$rc" -ne 3 ] && break
 done
+cat peaks.txt
+python3 - <<'EOF' && pass || fail "a finishing resume had more live at once than jr2c's figures"
+import re
+lines = open("peaks.txt").read().splitlines()
+assert lines, "no peak line"
+for line in lines:
+    for kind, n, of in re.findall(r"(workers|processes|runs) (\d+) of (\d+|unbounded)", line):
+        assert of != "unbounded", line
+        assert int(n) <= int(of), line
+EOF
 "$runner" status "$id" --json > final.json 2> status.err
 python3 - "$tasks" "$killed" "$attempts" "$verbs_run" "$verbs_send" <<'EOF' > counts.txt
 import collections, json, sys

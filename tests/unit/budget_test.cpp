@@ -58,9 +58,9 @@ TEST(Budget, Samples) {
   {
     const Figures f = Figures::FromFile(root + "/samples/build-matrix/build_matrix.jr2");
     ASSERT_FALSE(f.diags.hasErrors());
-    // `cap: input.jobs` has no bound; each build runs one command at a time.
-    EXPECT_EQ(f.of("build_matrix"), "unbounded workers, unbounded processes, 0 runs");
-    EXPECT_NE(f.most("build_matrix")->processes.why.find("input.jobs"), std::string::npos);
+    // `cap: min(input.jobs, 8)`; each build runs one command at a time.
+    EXPECT_EQ(f.of("build_matrix"), "8 workers, 8 processes, 0 runs");
+    EXPECT_EQ(f.most("build_matrix")->processes.path, "matrix 8");
   }
   {
     const Figures f = Figures::FromFile(root + "/samples/alert-triage/alert_triage.jr2");

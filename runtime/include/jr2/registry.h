@@ -128,6 +128,10 @@ struct WorkflowInfo {
   // The JSON Schema of its input (its top machine's or Pool's parameters), as JSON text; null
   // from code generated before it (serve's `GET /caller`, the console's start form).
   const char* inputSchema = nullptr;
+  // What `jr2c check` worked out it can have live at once (docs/checks.md#e0412), as JSON text:
+  // `{"workers": N, "processes": N, "runs": N}`, null where a figure is unbounded; null from
+  // code generated before it. The runner's `--peak` and serve's /metrics show it.
+  const char* concurrency = nullptr;
 };
 
 class NextSource;

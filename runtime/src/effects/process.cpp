@@ -16,6 +16,7 @@
 #include <memory>
 #include <thread>
 
+#include "core/occupancy.h"
 #include "effects/orphans.h"
 #include "jr2/stdlib.h"
 
@@ -121,6 +122,7 @@ class Process : public std::enable_shared_from_this<Process> {
     }
     status_ = status;
     reaped_ = true;
+    Vacate(Live::kProcess);  // counted since SpawnCommand
     // The command is over: what it left running in its group dies now, and the pipes that a
     // child of its own held open close (orphans.h).
     EndGroup(c_.pid);

@@ -21,6 +21,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "core/occupancy.h"
 #include "effects/orphans.h"
 
 namespace jr2rt {
@@ -870,7 +871,8 @@ SpawnedCommand SpawnCommand(const Json& spec, const std::string& home) {
   close(err[1]);
   c.out = out[0];
   c.err = err[0];
-  GuardGroup(c.pid);  // killed with its group if the host dies before it ends (orphans.h)
+  GuardGroup(c.pid);       // killed with its group if the host dies before it ends (orphans.h)
+  Occupy(Live::kProcess);  // until it is reaped (AwaitCommand, or process.cpp's exited)
   return c;
 }
 
@@ -953,6 +955,7 @@ Json AwaitCommand(const SpawnedCommand& c) {
       if (done < 0 && errno == EINTR) continue;
       if (done == pid || done < 0) {
         reaped = true;
+        Vacate(Live::kProcess);
         EndGroup(pid);
       }
       return;

@@ -24,6 +24,7 @@
 #include <thread>
 #include <tuple>
 
+#include "core/occupancy.h"
 #include "front/http/serve.h"
 #include "front/present/report.h"
 #include "front/remote/remote.h"
@@ -75,6 +76,7 @@ struct Args {
   std::string to;                   // store copy --to LOCATION
   bool ontoNonempty = false;        // store copy --onto-nonempty
   bool endOfOptions = false;        // after `--`, every word is positional
+  bool peak = false;                // --peak: the most live at once, beside jr2c's figures
 };
 
 // `ms` (since the epoch) as ISO 8601 in UTC with milliseconds: `2026-12-02T13:37:52.120Z`, the
@@ -960,6 +962,8 @@ Args Parse(int argc, char** argv) {
       a.to = value("--to");
     } else if (s == "--onto-nonempty") {
       a.ontoNonempty = true;
+    } else if (s == "--peak") {
+      a.peak = true;
     } else if (s == "--resume") {
       a.resume = value("--resume");
       a.resumeGiven = true;
@@ -984,6 +988,7 @@ Args Parse(int argc, char** argv) {
                                                      "--log-format",
                                                      "--max-connections",
                                                      "--onto-nonempty",
+                                                     "--peak",
                                                      "--poll-only",
                                                      "--resume",
                                                      "--scope",
@@ -1003,6 +1008,29 @@ Args Parse(int argc, char** argv) {
       a.positional.push_back(s);
   }
   return a;
+}
+
+// `--peak`'s line: the most of each live at once in this process (core/occupancy.h), of the
+// workflow's figures that jr2c worked out (WorkflowInfo::concurrency).
+std::string PeakLine(const WorkflowInfo& wf) {
+  Json figures = nullptr;
+  if (wf.concurrency != nullptr) figures = Json::parse(wf.concurrency);
+  std::string out = "peak:";
+  const std::pair<Live, const char*> kinds[] = {
+      {Live::kWorker, "workers"}, {Live::kProcess, "processes"}, {Live::kRun, "runs"}};
+  for (const auto& [kind, name] : kinds) {
+    if (kind != Live::kWorker) out += ",";
+    out += std::string(" ") + name + " " + std::to_string(Occupancy(kind).peak) + " of ";
+    if (!figures.is_object()) {
+      out += "?";
+    } else if (figures.value(name, Json()).is_number_integer()) {
+      out += std::to_string(figures[name].get<int64_t>());
+    } else {
+      out += "unbounded";
+    }
+  }
+  return out + " (the most live at once in this process, of what `jr2c check` worked out for `" +
+         wf.name + "`" + (figures.is_object() ? "" : ": not in this build") + ")";
 }
 
 }  // namespace
@@ -1057,6 +1085,8 @@ int RunnerMain(const Registry& registry, const char* workflow, int argc, char** 
            "a model (JR2_AGENT_*)\n"
         << "  run, send … --threads N                                          threads for "
            "blocking host functions\n"
+        << "  run, send … --peak                                               the most workers, "
+           "processes, runs at once\n"
         << "  send  RUN GATE EVENT [JSON]                                      deliver at a Gate; "
            "drive again\n"
         << "  status RUN [--json]                                              status, output, "
@@ -1092,8 +1122,14 @@ int RunnerMain(const Registry& registry, const char* workflow, int argc, char** 
   }
   try {
     const Args args = Parse(argc, argv);
-    return Runner(registry, workflow, InvokedAs(argc > 0 ? argv[0] : workflow, workflow))
-        .main(args);
+    if (args.peak && !args.server.empty())
+      throw UsageError(
+          "`--peak` counts what this process ran; with `--server` the serve runs it (its "
+          "/metrics has `jr2_live_peak`)");
+    const int code =
+        Runner(registry, workflow, InvokedAs(argc > 0 ? argv[0] : workflow, workflow)).main(args);
+    if (args.peak) std::cerr << PeakLine(*wf) << "\n";
+    return code;
   } catch (const std::exception& e) {
     // The exit code of each kind of error is the table's (errors.h), as serve's status is.
     std::cerr << workflow << ": error: " << Printable(e.what()) << "\n";

@@ -36,6 +36,7 @@
 #include <set>
 #include <unordered_set>
 
+#include "core/occupancy.h"
 #include "front/console/console.h"
 #include "front/present/report.h"
 #include "jr2/auth.h"
@@ -1386,6 +1387,32 @@ class Server {
     out += "jr2_gates_opened_total " + std::to_string(eventCount("gate-opened")) + "\n";
     family("jr2_gates_open", "gauge", "Gates open now (of the runs serve hosts).");
     out += "jr2_gates_open " + std::to_string(m.gateOpened.size()) + "\n";
+    // What is live at once (core/occupancy.h), beside what jr2c worked out each workflow can
+    // have (docs/checks.md#e0412): an operator sees how close the runs come to it.
+    const std::pair<Live, const char*> kinds[] = {
+        {Live::kWorker, "workers"}, {Live::kProcess, "processes"}, {Live::kRun, "runs"}};
+    family("jr2_live", "gauge", "Pool workers, processes and dispatched runs live now.");
+    for (const auto& [kind, name] : kinds)
+      out +=
+          "jr2_live" + labels({{"kind", name}}) + " " + std::to_string(Occupancy(kind).now) + "\n";
+    family("jr2_live_peak", "gauge", "The most of each live at once since serve started.");
+    for (const auto& [kind, name] : kinds)
+      out += "jr2_live_peak" + labels({{"kind", name}}) + " " +
+             std::to_string(Occupancy(kind).peak) + "\n";
+    family("jr2_concurrency_figure", "gauge",
+           "What jr2c check worked out a run of each workflow can have live at once (none where "
+           "it is unbounded).");
+    for (const WorkflowInfo& w : host_.registry().workflows()) {
+      if (w.concurrency == nullptr) continue;
+      const Json figures = Json::parse(w.concurrency);
+      for (const auto& [kind, name] : kinds) {
+        (void)kind;  // the figures are by name
+        const Json& f = figures.at(name);
+        if (f.is_number_integer())
+          out += "jr2_concurrency_figure" + labels({{"workflow", w.name}, {"kind", name}}) + " " +
+                 std::to_string(f.get<int64_t>()) + "\n";
+      }
+    }
     auto histogram = [&](const char* name, const char* help, const RunHost::Histogram& h) {
       family(name, "histogram", help);
       int64_t cumulative = 0;

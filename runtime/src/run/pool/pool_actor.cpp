@@ -595,7 +595,8 @@ void PoolActor::enlist(int key, const std::string& id, std::unique_ptr<Actor> ac
     liveKeys_.push_back(key);
   }
   const auto at = liveIds_.emplace(id, key).first;
-  workers_.emplace(key, Worker{&at->first, std::move(actor)});
+  workers_.emplace(key, Worker{&at->first, std::move(actor), nullptr,
+                               LiveOne(spec_.dispatch ? Live::kRun : Live::kWorker)});
 }
 
 void PoolActor::retire(std::map<int, Worker>::iterator it) {

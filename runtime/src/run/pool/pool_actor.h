@@ -15,6 +15,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "core/occupancy.h"
 #include "jr2/registry.h"
 #include "jr2/run.h"
 #include "run/actors/actor.h"
@@ -96,6 +97,7 @@ class PoolActor final : public Actor {
     const std::string* id;  // the key of its `liveIds_` entry: one copy of the id, not two
     std::unique_ptr<Actor> actor;
     mutable std::unique_ptr<Written> written = nullptr;
+    LiveOne live = {};  // a worker, or a dispatched run (core/occupancy.h)
   };
   // The snapshot without its `workers` (snapshot() and snapshotText() add them).
   Json snapshotBase() const;
