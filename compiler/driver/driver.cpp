@@ -14,6 +14,7 @@
 #include "compiler/codegen/codegen.h"
 #include "compiler/diag/render.h"
 #include "compiler/diag/suggest.h"
+#include "compiler/diff/diff.h"
 #include "compiler/fmt/fmt.h"
 #include "compiler/graph/graph.h"
 #include "compiler/ir/statechart.h"
@@ -47,6 +48,9 @@ commands:
                          lay the files out in jr2's one style: print them formatted, or
                          --check: name those that are not (exit 1), -d: their diffs,
                          -w: write them formatted (comments and tokens are kept)
+  diff OLD NEW           what a change does to stored runs and to callers: what
+                         strands a waiting run (NEW cannot restore it), what refuses a
+                         payload or input OLD accepted (exit 100 when either)
   lsp [--stdio]          serve an editor: the Language Server Protocol on stdin and
                          stdout (diagnostics, hover, definition, references, rename,
                          completion, outline, folding, formatting, quick fixes)
@@ -58,7 +62,9 @@ options:
   -h, --help             print this help
   --version              print the version
 
-exit codes: 0 clean (warnings allowed), 1 errors, 2 usage
+exit codes: 0 clean (warnings allowed), 1 errors, 2 usage;
+`diff`: 0 compatible (warnings allowed), 100 a change strands or refuses, 1 a version
+does not check, 2 usage
 )";
 
 struct Options {
@@ -165,6 +171,52 @@ int Frontend(const Options& opts, std::ostream& out, std::ostream& err, const Af
 
 int Check(const Options& opts, std::ostream& out, std::ostream& err) {
   return Frontend(opts, out, err, nullptr);
+}
+
+// Prints the diagnostics in the chosen format.
+void Render(const Options& opts, Diagnostics& diags, const SourceManager& sm, std::ostream& out,
+            std::ostream& err) {
+  diags.sortByLocation();
+  switch (opts.format) {
+    case DiagFormat::kText:
+      RenderText(diags, sm, err);
+      break;
+    case DiagFormat::kJson:
+      RenderJson(diags, sm, out);
+      break;
+    case DiagFormat::kSarif:
+      RenderSarif(diags, sm, Version(), out);
+      break;
+  }
+}
+
+// `jr2c diff OLD NEW` (compiler/diff/diff.h, docs/diff.md): both versions checked, each a
+// program of its own (its imports read beside it), then compared. Exit codes as `buf breaking`
+// gives them: 0 compatible, 100 breaking, 1 a version that does not check, 2 usage.
+int Diff(const Options& opts, std::ostream& out, std::ostream& err) {
+  SourceManager sm;
+  Diagnostics diags;
+  int code = kExitClean;
+  RunWithLargeStack([&] {
+    sema::LoadResult before = sema::Load(sm, {opts.files[0]}, diags);
+    sema::LoadResult after = sema::Load(sm, {opts.files[1]}, diags);
+    syntax::ReleaseParserCaches();
+    const ir::Program beforeCharts = Analyze(before.program, diags, sema::Keep::kReports);
+    const ir::Program afterCharts = Analyze(after.program, diags, sema::Keep::kReports);
+    if (diags.hasErrors()) {
+      Render(opts, diags, sm, out, err);
+      code = kExitErrors;
+      return;
+    }
+    Diagnostics changes;
+    diff::Compare({before.program, beforeCharts}, {after.program, afterCharts}, changes);
+    Render(opts, changes, sm, out, err);
+    code = changes.hasErrors() ? kExitBreaking : kExitClean;
+    if (opts.format == DiagFormat::kText && code == kExitClean) {
+      err << "jr2c diff: no stored run is stranded and nothing accepted before is refused\n";
+    }
+  });
+  return code;
 }
 
 // Writes `text` to `path` through a temporary file and a rename, and only when it changed, so a
@@ -574,6 +626,12 @@ int Run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
     return Graph(opts, out, err);
   }
   if (opts.command == "explain") return Explain(rest, out, err);
+  if (opts.command == "diff") {
+    if (rest.size() != 2)
+      return Usage(err, "`diff` takes two `.jr2` files: the old version, then the new one");
+    opts.files = rest;
+    return Diff(opts, out, err);
+  }
   if (opts.command == "fmt") {
     if (rest.empty()) return Usage(err, "`fmt` needs at least one `.jr2` file");
     opts.files = rest;
@@ -581,11 +639,11 @@ int Run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   }
   if (opts.command.empty()) return Usage(err, "no command given");
   const std::string guess = ClosestName(
-      opts.command, {"check", "compile", "workflows", "graph", "explain", "fmt", "lsp"});
+      opts.command, {"check", "compile", "workflows", "graph", "explain", "fmt", "lsp", "diff"});
   if (!guess.empty())
     return Usage(err, fmt::format("unknown command `{}`; did you mean `{}`?", opts.command, guess));
   return Usage(err, fmt::format("unknown command `{}`; the commands are `check`, `compile`, "
-                                "`workflows`, `graph`, `explain`, `fmt` and `lsp`",
+                                "`workflows`, `graph`, `explain`, `fmt`, `diff` and `lsp`",
                                 opts.command));
 }
 

@@ -15,6 +15,8 @@ namespace jr2::driver {
 inline constexpr int kExitClean = 0;
 inline constexpr int kExitErrors = 1;
 inline constexpr int kExitUsage = 2;
+// `jr2c diff`: a change strands stored runs or refuses what was accepted (as `buf breaking`).
+inline constexpr int kExitBreaking = 100;
 
 // Runs `jr2c ARGS…` (args exclude the program name). Diagnostics in text form go to `err`; JSON
 // and SARIF go to `out`. Returns the exit code.

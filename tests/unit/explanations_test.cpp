@@ -2,7 +2,8 @@
 // does): for each code of explanations.def, its "Example:" must be refused with that code, and its
 // "Fixed:" must check with no error and no warning. An example that imports another file, or is
 // a command line, is skipped here (the test reads no file): golden cases cover E0102–E0104 and
-// E0106.
+// E0106. A `jr2c diff` code (D07xx) has an "Old:" too: OLD to "Example:" must give the code, OLD
+// to "Fixed:" nothing, each version checking clean.
 #include <gtest/gtest.h>
 
 #include <iostream>
@@ -10,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler/diff/diff.h"
 #include "compiler/driver/driver.h"
 #include "compiler/sema/program.h"
 
@@ -49,6 +51,20 @@ std::vector<Diagnostic> Check(const std::string& text) {
   return diags.all();
 }
 
+// `jr2c diff`: both versions must check clean; what Compare reports from one to the other.
+std::vector<Diagnostic> Compare(const std::string& before, const std::string& after) {
+  SourceManager sm;
+  Diagnostics diags;
+  sema::LoadResult a = sema::LoadText(sm, "old.jr2", before, diags, false);
+  sema::LoadResult b = sema::LoadText(sm, "example.jr2", after, diags, false);
+  const ir::Program ac = driver::Analyze(a.program, diags);
+  const ir::Program bc = driver::Analyze(b.program, diags);
+  if (!diags.all().empty()) return diags.all();  // a version that does not check: said as it is
+  Diagnostics changes;
+  diff::Compare({a.program, ac}, {b.program, bc}, changes);
+  return changes.all();
+}
+
 std::string Codes(const std::vector<Diagnostic>& ds) {
   std::string out;
   for (const auto& d : ds) out += std::string(out.empty() ? "" : ", ") + d.code() + " " + d.message;
@@ -66,6 +82,18 @@ TEST(Explanations, EachExampleHasItsCodeAndEachFixChecksClean) {
     // An import reads another file; a `$ jr2c …` line is a command line (E0106), not `.jr2`.
     if (example.find("import ") != std::string::npos || example.rfind("$ ", 0) == 0) {
       ++skipped;
+      continue;
+    }
+    const std::string old = Snippet(text, "Old:");
+    if (!old.empty()) {
+      // A `jr2c diff` code: OLD to the example gives it; OLD to the fix gives nothing.
+      const auto changes = Compare(old, example);
+      bool found = false;
+      for (const auto& d : changes) found = found || d.code() == std::string(e.code);
+      EXPECT_TRUE(found) << e.code << ": its example gives " << Codes(changes) << "\n" << example;
+      const auto none = Compare(old, fixed);
+      EXPECT_TRUE(none.empty()) << e.code << ": its fix gives " << Codes(none) << "\n" << fixed;
+      ++checked;
       continue;
     }
     const auto before = Check(example);
