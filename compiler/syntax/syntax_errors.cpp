@@ -76,6 +76,36 @@ std::string NameOf(antlr4::ParserRuleContext* ctx) {
   return fmt::format("{} `{}`", what, name->getText());
 }
 
+// An entry of a pool, an agent or a budget whose key is none of the keys its owner takes: build_ast
+// says so, with the keys or a did-you-mean (SyntaxUnknownKey), and that is the one report of the
+// mistake; what the parser expected after the key (its `:`) would be a second. The keys are the
+// lists the parser's entries and the language server's completion read (ast.h).
+bool UnknownKeyEntry(antlr4::RuleContext* ctx) {
+  auto* entry = dynamic_cast<antlr4::ParserRuleContext*>(ctx);
+  if (entry == nullptr || entry->getStart() == nullptr) return false;
+  std::initializer_list<const char*> keys;
+  if (dynamic_cast<Jr2Parser::PoolEntryContext*>(entry) != nullptr) {
+    keys = ast::kPoolKeys;
+  } else if (dynamic_cast<Jr2Parser::BodyEntryContext*>(entry) != nullptr) {
+    auto* block = dynamic_cast<antlr4::ParserRuleContext*>(entry->parent);
+    auto* owner = block != nullptr ? block->parent : nullptr;
+    if (dynamic_cast<Jr2Parser::AgentDeclContext*>(owner) != nullptr) {
+      keys = ast::kAgentKeys;
+    } else if (dynamic_cast<Jr2Parser::BudgetBlockContext*>(owner) != nullptr) {
+      keys = ast::kBudgetKeys;
+    } else {
+      return false;
+    }
+  } else {
+    return false;
+  }
+  const std::string key = entry->getStart()->getText();
+  for (const char* k : keys) {
+    if (key == k) return false;
+  }
+  return true;
+}
+
 // "in the body of state `review`": the innermost enclosing construct a person would name.
 std::string WhereOf(antlr4::RuleContext* rule) {
   for (auto* r = rule; r != nullptr; r = dynamic_cast<antlr4::RuleContext*>(r->parent)) {
@@ -262,6 +292,7 @@ class ErrorStrategy : public antlr4::DefaultErrorStrategy {
   void report(antlr4::Parser* p, antlr4::Token* offending,
               const antlr4::misc::IntervalSet& expected, antlr4::RuleContext* ctx) {
     if (offending != nullptr && offending->getType() == antlr4::Token::EOF && eofReported_) return;
+    if (UnknownKeyEntry(ctx)) return;  // build_ast reports the unknown key, once
     const SourceRange range = RangeOf(file_, offending);
     if (!reportedAt_.insert(range.begin).second) return;
     diags_.emit(diag::SyntaxExpected, range, DescribeExpected(expected, p->getVocabulary(), ctx),

@@ -247,13 +247,6 @@ pool reviews(items: list<types.Ticket>) of review {
     "diagnostics": [
       {
         "code": "E0001",
-        "message": "expected `=` or `:` in the body of pool `reviews`; found `}`",
-        "range": {"end":{"character":1,"line":27},"start":{"character":0,"line":27}},
-        "severity": 1,
-        "source": "jr2c"
-      },
-      {
-        "code": "E0001",
         "message": "`ca` is not a key of pool `reviews`; did you mean `cap`?",
         "range": {"end":{"character":4,"line":26},"start":{"character":2,"line":26}},
         "severity": 1,
@@ -428,20 +421,6 @@ pool reviews(items: list<types.Ticket>) of review {
         "code": "E0001",
         "message": "expected a name or `}` in the body of pool `reviews`; found `:`",
         "range": {"end":{"character":10,"line":26},"start":{"character":9,"line":26}},
-        "severity": 1,
-        "source": "jr2c"
-      },
-      {
-        "code": "E0001",
-        "message": "expected `=` or `:` in the body of pool `reviews`; found `.`",
-        "range": {"end":{"character":16,"line":26},"start":{"character":15,"line":26}},
-        "severity": 1,
-        "source": "jr2c"
-      },
-      {
-        "code": "E0001",
-        "message": "expected `=` or `:` in the body of pool `reviews`; found `}`",
-        "range": {"end":{"character":1,"line":27},"start":{"character":0,"line":27}},
         "severity": 1,
         "source": "jr2c"
       },

@@ -73,13 +73,6 @@ workflow all_builds = builds budget {
     "diagnostics": [
       {
         "code": "E0001",
-        "message": "expected `=` or `:` in the budget of workflow `all_builds`; found `}`",
-        "range": {"end":{"character":1,"line":21},"start":{"character":0,"line":21}},
-        "severity": 1,
-        "source": "jr2c"
-      },
-      {
-        "code": "E0001",
         "message": "`wo` is not a key of the budget of workflow `all_builds`; its keys are `workers`, `processes` and `runs`",
         "range": {"end":{"character":4,"line":20},"start":{"character":2,"line":20}},
         "severity": 1,
