@@ -29,9 +29,12 @@ void to_json(::jr2rt::Json& j, [[maybe_unused]] const Alert& v) {
   ::jr2rt::Put(::jr2rt::SetField(j, "url"), v.url);
 }
 
-void from_json(const ::jr2rt::Json& j, Alert& v) { read_json(j, v, "Alert"); }
+void from_json(const ::jr2rt::Json& j, Alert& v) {
+  read_json(j, v, "Alert");
+}
 
-void read_json(const ::jr2rt::Json& j, [[maybe_unused]] Alert& v, const ::jr2rt::Path& path) {
+void read_json(
+    const ::jr2rt::Json& j, [[maybe_unused]] Alert& v, const ::jr2rt::Path& path) {
   ::jr2rt::CheckRecord(j, path, {"fingerprint", "title", "level", "culprit", "url"});
   ::jr2rt::ReadField(j, path, "fingerprint", v.fingerprint, true);
   ::jr2rt::ReadField(j, path, "title", v.title, true);
@@ -50,9 +53,12 @@ void to_json(::jr2rt::Json& j, [[maybe_unused]] const Verdict& v) {
   ::jr2rt::Put(::jr2rt::SetField(j, "decided_by"), v.decided_by);
 }
 
-void from_json(const ::jr2rt::Json& j, Verdict& v) { read_json(j, v, "Verdict"); }
+void from_json(const ::jr2rt::Json& j, Verdict& v) {
+  read_json(j, v, "Verdict");
+}
 
-void read_json(const ::jr2rt::Json& j, [[maybe_unused]] Verdict& v, const ::jr2rt::Path& path) {
+void read_json(
+    const ::jr2rt::Json& j, [[maybe_unused]] Verdict& v, const ::jr2rt::Path& path) {
   ::jr2rt::CheckRecord(j, path, {"fingerprint", "action", "summary", "owner", "decided_by"});
   ::jr2rt::ReadField(j, path, "fingerprint", v.fingerprint, true);
   ::jr2rt::ReadField(j, path, "action", v.action, true);
@@ -71,10 +77,12 @@ void to_json(::jr2rt::Json& j, [[maybe_unused]] const escalate_event& v) {
   ::jr2rt::Put(::jr2rt::SetField(j, "owner"), v.owner);
 }
 
-void from_json(const ::jr2rt::Json& j, escalate_event& v) { read_json(j, v, "event escalate"); }
+void from_json(const ::jr2rt::Json& j, escalate_event& v) {
+  read_json(j, v, "event escalate");
+}
 
-void read_json(const ::jr2rt::Json& j, [[maybe_unused]] escalate_event& v,
-               const ::jr2rt::Path& path) {
+void read_json(
+    const ::jr2rt::Json& j, [[maybe_unused]] escalate_event& v, const ::jr2rt::Path& path) {
   ::jr2rt::CheckRecord(j, path, {"action", "summary", "owner"});
   ::jr2rt::ReadField(j, path, "action", v.action, true);
   ::jr2rt::CheckLiteral(v.action, {"page", "ticket"}, path.field("action"));
@@ -88,10 +96,12 @@ void to_json(::jr2rt::Json& j, [[maybe_unused]] const resolve_event& v) {
   ::jr2rt::Put(::jr2rt::SetField(j, "summary"), v.summary);
 }
 
-void from_json(const ::jr2rt::Json& j, resolve_event& v) { read_json(j, v, "event resolve"); }
+void from_json(const ::jr2rt::Json& j, resolve_event& v) {
+  read_json(j, v, "event resolve");
+}
 
-void read_json(const ::jr2rt::Json& j, [[maybe_unused]] resolve_event& v,
-               const ::jr2rt::Path& path) {
+void read_json(
+    const ::jr2rt::Json& j, [[maybe_unused]] resolve_event& v, const ::jr2rt::Path& path) {
   ::jr2rt::CheckRecord(j, path, {"summary"});
   ::jr2rt::ReadField(j, path, "summary", v.summary, true);
 }
@@ -102,20 +112,27 @@ void to_json(::jr2rt::Json& j, [[maybe_unused]] const ask_event& v) {
   ::jr2rt::Put(::jr2rt::SetField(j, "question"), v.question);
 }
 
-void from_json(const ::jr2rt::Json& j, ask_event& v) { read_json(j, v, "event ask"); }
+void from_json(const ::jr2rt::Json& j, ask_event& v) {
+  read_json(j, v, "event ask");
+}
 
-void read_json(const ::jr2rt::Json& j, [[maybe_unused]] ask_event& v, const ::jr2rt::Path& path) {
+void read_json(
+    const ::jr2rt::Json& j, [[maybe_unused]] ask_event& v, const ::jr2rt::Path& path) {
   ::jr2rt::CheckRecord(j, path, {"question"});
   ::jr2rt::ReadField(j, path, "question", v.question, true);
 }
 
 // from alert_triage.jr2:45
-void to_json(::jr2rt::Json& j, [[maybe_unused]] const confirm_event& v) { ::jr2rt::MakeObject(j); }
+void to_json(::jr2rt::Json& j, [[maybe_unused]] const confirm_event& v) {
+  ::jr2rt::MakeObject(j);
+}
 
-void from_json(const ::jr2rt::Json& j, confirm_event& v) { read_json(j, v, "event confirm"); }
+void from_json(const ::jr2rt::Json& j, confirm_event& v) {
+  read_json(j, v, "event confirm");
+}
 
-void read_json(const ::jr2rt::Json& j, [[maybe_unused]] confirm_event& v,
-               const ::jr2rt::Path& path) {
+void read_json(
+    const ::jr2rt::Json& j, [[maybe_unused]] confirm_event& v, const ::jr2rt::Path& path) {
   ::jr2rt::CheckRecord(j, path, {});
 }
 
@@ -126,10 +143,12 @@ void to_json(::jr2rt::Json& j, [[maybe_unused]] const override_event& v) {
   ::jr2rt::Put(::jr2rt::SetField(j, "reason"), v.reason);
 }
 
-void from_json(const ::jr2rt::Json& j, override_event& v) { read_json(j, v, "event override"); }
+void from_json(const ::jr2rt::Json& j, override_event& v) {
+  read_json(j, v, "event override");
+}
 
-void read_json(const ::jr2rt::Json& j, [[maybe_unused]] override_event& v,
-               const ::jr2rt::Path& path) {
+void read_json(
+    const ::jr2rt::Json& j, [[maybe_unused]] override_event& v, const ::jr2rt::Path& path) {
   ::jr2rt::CheckRecord(j, path, {"action", "reason"});
   ::jr2rt::ReadField(j, path, "action", v.action, true);
   ::jr2rt::CheckLiteral(v.action, {"ignore", "page", "ticket"}, path.field("action"));
@@ -142,10 +161,12 @@ void to_json(::jr2rt::Json& j, [[maybe_unused]] const rethink_event& v) {
   ::jr2rt::Put(::jr2rt::SetField(j, "note"), v.note);
 }
 
-void from_json(const ::jr2rt::Json& j, rethink_event& v) { read_json(j, v, "event rethink"); }
+void from_json(const ::jr2rt::Json& j, rethink_event& v) {
+  read_json(j, v, "event rethink");
+}
 
-void read_json(const ::jr2rt::Json& j, [[maybe_unused]] rethink_event& v,
-               const ::jr2rt::Path& path) {
+void read_json(
+    const ::jr2rt::Json& j, [[maybe_unused]] rethink_event& v, const ::jr2rt::Path& path) {
   ::jr2rt::CheckRecord(j, path, {"note"});
   ::jr2rt::ReadField(j, path, "note", v.note, true);
 }
@@ -156,10 +177,10 @@ namespace {
 
 // Its states (path, parent, kind, initial, depth, transitions: first, count).
 const ::jr2rt::StateInfo k_triage_machine_states[] = {
-    {"", -1, ::jr2rt::StateInfo::kCompound, 1, 0, 0, 0},           // 0
+    {"", -1, ::jr2rt::StateInfo::kCompound, 1, 0, 0, 0},  // 0
     {"investigate", 0, ::jr2rt::StateInfo::kAtomic, -1, 1, 0, 4},  // 1 alert_triage.jr2:93
-    {"review", 0, ::jr2rt::StateInfo::kAtomic, -1, 1, 4, 4},       // 2 alert_triage.jr2:132
-    {"decided", 0, ::jr2rt::StateInfo::kFinal, -1, 1, 8, 0},       // 3 alert_triage.jr2:161
+    {"review", 0, ::jr2rt::StateInfo::kAtomic, -1, 1, 4, 4},  // 2 alert_triage.jr2:132
+    {"decided", 0, ::jr2rt::StateInfo::kFinal, -1, 1, 8, 0},  // 3 alert_triage.jr2:161
 };
 
 // The exit and entry sets of its transitions, and its initial configuration.
@@ -170,24 +191,19 @@ const int k_triage_machine_sets[] = {
 // Its transitions (source, trigger, id, target, guarded, domain, exits: first, count,
 // entries: first, count).
 const ::jr2rt::TransitionInfo k_triage_machine_transitions[] = {
-    {1, ::jr2rt::TransitionInfo::kOn, 2, 2, false, 0, 2, 3, 5, 1},     // 0 alert_triage.jr2:100
-    {1, ::jr2rt::TransitionInfo::kOn, 4, 3, false, 0, 2, 3, 6, 1},     // 1 alert_triage.jr2:111
-    {1, ::jr2rt::TransitionInfo::kOn, 0, 2, false, 0, 2, 3, 5, 1},     // 2 alert_triage.jr2:120
+    {1, ::jr2rt::TransitionInfo::kOn, 2, 2, false, 0, 2, 3, 5, 1},  // 0 alert_triage.jr2:100
+    {1, ::jr2rt::TransitionInfo::kOn, 4, 3, false, 0, 2, 3, 6, 1},  // 1 alert_triage.jr2:111
+    {1, ::jr2rt::TransitionInfo::kOn, 0, 2, false, 0, 2, 3, 5, 1},  // 2 alert_triage.jr2:120
     {1, ::jr2rt::TransitionInfo::kAfter, 0, 2, false, 0, 2, 3, 5, 1},  // 3 alert_triage.jr2:125
-    {2, ::jr2rt::TransitionInfo::kOn, 1, 3, true, 0, 2, 3, 6, 1},      // 4 alert_triage.jr2:134
-    {2, ::jr2rt::TransitionInfo::kOn, 3, 3, false, 0, 2, 3, 6, 1},     // 5 alert_triage.jr2:137
-    {2, ::jr2rt::TransitionInfo::kOn, 5, 1, false, 0, 2, 3, 7, 1},     // 6 alert_triage.jr2:146
+    {2, ::jr2rt::TransitionInfo::kOn, 1, 3, true, 0, 2, 3, 6, 1},  // 4 alert_triage.jr2:134
+    {2, ::jr2rt::TransitionInfo::kOn, 3, 3, false, 0, 2, 3, 6, 1},  // 5 alert_triage.jr2:137
+    {2, ::jr2rt::TransitionInfo::kOn, 5, 1, false, 0, 2, 3, 7, 1},  // 6 alert_triage.jr2:146
     {2, ::jr2rt::TransitionInfo::kAfter, 1, 3, false, 0, 2, 3, 6, 1},  // 7 alert_triage.jr2:150
 };
 
-const ::jr2rt::MachineTables k_triage_machine_tables = {k_triage_machine_states,
-                                                        4,
-                                                        k_triage_machine_transitions,
-                                                        8,
-                                                        k_triage_machine_sets,
-                                                        0,
-                                                        2,
-                                                        false};
+const ::jr2rt::MachineTables k_triage_machine_tables = {
+    k_triage_machine_states, 4, k_triage_machine_transitions, 8, k_triage_machine_sets, 0, 2,
+        false};
 
 }  // namespace
 
@@ -240,12 +256,10 @@ const ::jr2rt::EventFieldRow k_triage_machine_machine_fields_0[] = {
 };
 
 const ::jr2rt::EventFieldRow k_triage_machine_machine_fields_2[] = {
-    {"action", "\"page\" | \"ticket\"", true,
-     "Page the on-call person now, or file a ticket for "
-     "the owning team."},
-    {"summary", "string", true,
-     "What happened and why it needs a person, in one or two "
-     "sentences."},
+    {"action", "\"page\" | \"ticket\"", true, "Page the on-call person now, or file a ticket for "
+        "the owning team."},
+    {"summary", "string", true, "What happened and why it needs a person, in one or two "
+        "sentences."},
     {"owner", "string?", false, "The team that owns the code at fault, if you can tell."},
 };
 
@@ -264,46 +278,49 @@ const ::jr2rt::EventFieldRow k_triage_machine_machine_fields_5[] = {
 
 const ::jr2rt::EventSpecRow k_triage_machine_machine_events[] = {
     {"ask", ::jr2rt::EventSpec::Audience::kAgent,
-     "You cannot decide: ask the on-call person, in one question.",
-     k_triage_machine_machine_fields_0, 1,
-     "{\"type\": \"object\", \"description\": \"You cannot decide: ask the on-call person, in "
-     "one question.\", \"properties\": {\"question\": {\"type\": \"string\", "
-     "\"description\": \"What you need to know.\"}}, \"required\": [\"question\"], "
-     "\"additionalProperties\": false}"},
+        "You cannot decide: ask the on-call person, in one question.",
+        k_triage_machine_machine_fields_0, 1,
+        "{\"type\": \"object\", \"description\": \"You cannot decide: ask the on-call person, in "
+            "one question.\", \"properties\": {\"question\": {\"type\": \"string\", "
+            "\"description\": \"What you need to know.\"}}, \"required\": [\"question\"], "
+            "\"additionalProperties\": false}"},
     {"confirm", ::jr2rt::EventSpec::Audience::kExternal,
-     "Accept the agent's proposal as it stands.", nullptr, 0,
-     "{\"type\": \"object\", \"description\": \"Accept the agent's proposal as it stands.\", "
-     "\"properties\": {}, \"required\": [], \"additionalProperties\": false}"},
+        "Accept the agent's proposal as it stands.",
+        nullptr, 0,
+        "{\"type\": \"object\", \"description\": \"Accept the agent's proposal as it stands.\", "
+            "\"properties\": {}, \"required\": [], \"additionalProperties\": false}"},
     {"escalate", ::jr2rt::EventSpec::Audience::kAgent,
-     "A person must act: page the on-call person now, or file a ticket.",
-     k_triage_machine_machine_fields_2, 3,
-     "{\"type\": \"object\", \"description\": \"A person must act: page the on-call person now, "
-     "or file a ticket.\", \"properties\": {\"action\": {\"type\": \"string\", \"enum\": "
-     "[\"page\", \"ticket\"], \"description\": \"Page the on-call person now, or file a "
-     "ticket for the owning team.\"}, \"summary\": {\"type\": \"string\", \"description\": "
-     "\"What happened and why it needs a person, in one or two sentences.\"}, \"owner\": "
-     "{\"anyOf\": [{\"type\": \"string\"}, {\"type\": \"null\"}], \"description\": \"The "
-     "team that owns the code at fault, if you can tell.\"}}, \"required\": [\"action\", "
-     "\"summary\"], \"additionalProperties\": false}"},
-    {"override", ::jr2rt::EventSpec::Audience::kExternal, "Decide yourself instead of the agent.",
-     k_triage_machine_machine_fields_3, 2,
-     "{\"type\": \"object\", \"description\": \"Decide yourself instead of the agent.\", "
-     "\"properties\": {\"action\": {\"type\": \"string\", \"enum\": [\"ignore\", \"page\", "
-     "\"ticket\"]}, \"reason\": {\"type\": \"string\", \"description\": \"Why, in one "
-     "sentence.\"}}, \"required\": [\"action\", \"reason\"], \"additionalProperties\": "
-     "false}"},
+        "A person must act: page the on-call person now, or file a ticket.",
+        k_triage_machine_machine_fields_2, 3,
+        "{\"type\": \"object\", \"description\": \"A person must act: page the on-call person now, "
+            "or file a ticket.\", \"properties\": {\"action\": {\"type\": \"string\", \"enum\": "
+            "[\"page\", \"ticket\"], \"description\": \"Page the on-call person now, or file a "
+            "ticket for the owning team.\"}, \"summary\": {\"type\": \"string\", \"description\": "
+            "\"What happened and why it needs a person, in one or two sentences.\"}, \"owner\": "
+            "{\"anyOf\": [{\"type\": \"string\"}, {\"type\": \"null\"}], \"description\": \"The "
+            "team that owns the code at fault, if you can tell.\"}}, \"required\": [\"action\", "
+            "\"summary\"], \"additionalProperties\": false}"},
+    {"override", ::jr2rt::EventSpec::Audience::kExternal,
+        "Decide yourself instead of the agent.",
+        k_triage_machine_machine_fields_3, 2,
+        "{\"type\": \"object\", \"description\": \"Decide yourself instead of the agent.\", "
+            "\"properties\": {\"action\": {\"type\": \"string\", \"enum\": [\"ignore\", \"page\", "
+            "\"ticket\"]}, \"reason\": {\"type\": \"string\", \"description\": \"Why, in one "
+            "sentence.\"}}, \"required\": [\"action\", \"reason\"], \"additionalProperties\": "
+            "false}"},
     {"resolve", ::jr2rt::EventSpec::Audience::kAgent,
-     "Nothing for a person to do (a known flake, a warning with no impact): close it.",
-     k_triage_machine_machine_fields_4, 1,
-     "{\"type\": \"object\", \"description\": \"Nothing for a person to do (a known flake, a "
-     "warning with no impact): close it.\", \"properties\": {\"summary\": {\"type\": "
-     "\"string\", \"description\": \"Why nobody needs to act, in one sentence.\"}}, "
-     "\"required\": [\"summary\"], \"additionalProperties\": false}"},
+        "Nothing for a person to do (a known flake, a warning with no impact): close it.",
+        k_triage_machine_machine_fields_4, 1,
+        "{\"type\": \"object\", \"description\": \"Nothing for a person to do (a known flake, a "
+            "warning with no impact): close it.\", \"properties\": {\"summary\": {\"type\": "
+            "\"string\", \"description\": \"Why nobody needs to act, in one sentence.\"}}, "
+            "\"required\": [\"summary\"], \"additionalProperties\": false}"},
     {"rethink", ::jr2rt::EventSpec::Audience::kExternal,
-     "Send the agent back to look again, with a note.", k_triage_machine_machine_fields_5, 1,
-     "{\"type\": \"object\", \"description\": \"Send the agent back to look again, with a "
-     "note.\", \"properties\": {\"note\": {\"type\": \"string\", \"description\": \"What "
-     "the agent missed.\"}}, \"required\": [\"note\"], \"additionalProperties\": false}"},
+        "Send the agent back to look again, with a note.",
+        k_triage_machine_machine_fields_5, 1,
+        "{\"type\": \"object\", \"description\": \"Send the agent back to look again, with a "
+            "note.\", \"properties\": {\"note\": {\"type\": \"string\", \"description\": \"What "
+            "the agent missed.\"}}, \"required\": [\"note\"], \"additionalProperties\": false}"},
 };
 
 }  // namespace
@@ -363,8 +380,8 @@ std::shared_ptr<const ::jr2rt::Payload> triage_machine_machine::parsePayload(
   ::jr2rt::Put(::jr2rt::SetField(context.json(), "question"), ctx_.question);
   ::jr2rt::Put(::jr2rt::SetField(context.json(), "note"), ctx_.note);
   ::jr2rt::Put(::jr2rt::SetField(context.json(), "verdict"), ctx_.verdict);
-  return ::jr2rt::Object("machine", name(), "active", activeStates(), "done", isDone(), "context",
-                         std::move(context));
+  return ::jr2rt::Object("machine", name(), "active", activeStates(), "done", isDone(),
+                         "context", std::move(context));
 }
 
 void triage_machine_machine::restore(::jr2rt::MachineHost& host, const ::jr2rt::Json& snapshot) {
@@ -373,8 +390,7 @@ void triage_machine_machine::restore(::jr2rt::MachineHost& host, const ::jr2rt::
   if (::jr2rt::FindField(context, "alert") != nullptr) {
     ::jr2rt::ReadField(context, "context", "alert", ctx_.alert, false);
   } else {
-    throw ::jr2rt::NoLongerFits(
-        "the saved run of `triage_machine` has no value for the parameter "
+    throw ::jr2rt::NoLongerFits("the saved run of `triage_machine` has no value for the parameter "
         "`alert`, which has no default; it was saved by a version of the machine without it: give "
         "the parameter a default to restore it");
   }
@@ -415,26 +431,26 @@ bool triage_machine_machine::guard(int transition, [[maybe_unused]] const ::jr2r
 void triage_machine_machine::act(int transition, [[maybe_unused]] const ::jr2rt::Event& event) {
   switch (transition) {
     case 0: {  // from alert_triage.jr2:100
-      [[maybe_unused]] const auto event_ =
-          ::jr2rt::PayloadOf<escalate_event>(event, "alert_triage.jr2:100:8");
+      [[maybe_unused]] const auto event_ = ::jr2rt::PayloadOf<escalate_event>(event,
+          "alert_triage.jr2:100:8");
       // from alert_triage.jr2:101
       ctx_.proposal = Verdict{ctx_.alert.fingerprint, event_.action, event_.summary, event_.owner,
-                              std::string("agent")};
+          std::string("agent")};
       // from alert_triage.jr2:108
       ctx_.question = std::nullopt;
       break;
     }
     case 1: {  // from alert_triage.jr2:111
-      [[maybe_unused]] const auto event_ =
-          ::jr2rt::PayloadOf<resolve_event>(event, "alert_triage.jr2:111:8");
+      [[maybe_unused]] const auto event_ = ::jr2rt::PayloadOf<resolve_event>(event,
+          "alert_triage.jr2:111:8");
       // from alert_triage.jr2:112
       ctx_.verdict = Verdict{ctx_.alert.fingerprint, std::string("ignore"), event_.summary,
-                             std::nullopt, std::string("agent")};
+          std::nullopt, std::string("agent")};
       break;
     }
     case 2: {  // from alert_triage.jr2:120
-      [[maybe_unused]] const auto event_ =
-          ::jr2rt::PayloadOf<ask_event>(event, "alert_triage.jr2:120:8");
+      [[maybe_unused]] const auto event_ = ::jr2rt::PayloadOf<ask_event>(event,
+          "alert_triage.jr2:120:8");
       // from alert_triage.jr2:121
       ctx_.proposal = std::nullopt;
       // from alert_triage.jr2:122
@@ -454,26 +470,24 @@ void triage_machine_machine::act(int transition, [[maybe_unused]] const ::jr2rt:
       break;
     }
     case 5: {  // from alert_triage.jr2:137
-      [[maybe_unused]] const auto event_ =
-          ::jr2rt::PayloadOf<override_event>(event, "alert_triage.jr2:137:8");
+      [[maybe_unused]] const auto event_ = ::jr2rt::PayloadOf<override_event>(event,
+          "alert_triage.jr2:137:8");
       // from alert_triage.jr2:138
       ctx_.verdict = Verdict{ctx_.alert.fingerprint, event_.action, event_.reason, std::nullopt,
-                             std::string("person")};
+          std::string("person")};
       break;
     }
     case 6: {  // from alert_triage.jr2:146
-      [[maybe_unused]] const auto event_ =
-          ::jr2rt::PayloadOf<rethink_event>(event, "alert_triage.jr2:146:8");
+      [[maybe_unused]] const auto event_ = ::jr2rt::PayloadOf<rethink_event>(event,
+          "alert_triage.jr2:146:8");
       // from alert_triage.jr2:147
       ctx_.note = event_.note;
       break;
     }
     case 7: {  // from alert_triage.jr2:150
       // from alert_triage.jr2:151
-      ctx_.verdict = Verdict{
-          ctx_.alert.fingerprint,
-          ((ctx_.alert.level == std::string("fatal")) ? std::string("page")
-                                                      : std::string("ticket")),
+      ctx_.verdict = Verdict{ctx_.alert.fingerprint, ((ctx_.alert.level == std::string("fatal"))
+          ? std::string("page") : std::string("ticket")),
           ::jr2rt::Concat({"Nobody reviewed this alert within an hour: ", ctx_.alert.title}),
           std::nullopt, std::string("timeout")};
       break;
@@ -487,20 +501,17 @@ void triage_machine_machine::enter(int state) {
   switch (state) {
     case 1: {  // investigate
       // from alert_triage.jr2:94
-      host().startInvoke(
-          {::jr2rt::InvokeSpec::Kind::kAgent, 0, "triager", "", "investigate",
-           ::jr2rt::Object(
-               "prompt",
-               ::jr2rt::ToJson(::jr2rt::Concat(
-                   {"Alert ", ctx_.alert.fingerprint, " (", ctx_.alert.level,
-                    "): ", ctx_.alert.title,
-                    "\nWhere: ", ::jr2rt::Coalesce(ctx_.alert.culprit, std::string("unknown")),
-                    "\nSentry: ", ::jr2rt::Coalesce(ctx_.alert.url, std::string("no link")),
-                    ((::jr2rt::JsonEquals(::jr2rt::ToJson(ctx_.note), ::jr2rt::ToJson(nullptr)))
-                         ? std::string("")
-                         : ::jr2rt::Concat(
-                               {"\nThe on-call person says: ",
-                                ::jr2rt::Unwrap(ctx_.note, "alert_triage.jr2:98:64")}))})))});
+      host().startInvoke({::jr2rt::InvokeSpec::Kind::kAgent, 0, "triager", "", "investigate",
+                          ::jr2rt::Object("prompt", ::jr2rt::ToJson(
+                              ::jr2rt::Concat({"Alert ", ctx_.alert.fingerprint, " (",
+                              ctx_.alert.level, "): ", ctx_.alert.title, "\nWhere: ",
+                              ::jr2rt::Coalesce(ctx_.alert.culprit, std::string("unknown")),
+                              "\nSentry: ", ::jr2rt::Coalesce(ctx_.alert.url,
+                              std::string("no link")), ((::jr2rt::JsonEquals(
+                              ::jr2rt::ToJson(ctx_.note), ::jr2rt::ToJson(nullptr)))
+                              ? std::string("") : ::jr2rt::Concat(
+                              {"\nThe on-call person says: ", ::jr2rt::Unwrap(ctx_.note,
+                              "alert_triage.jr2:98:64")}))})))});
       host().startTimer(0, ::jr2rt::Duration{900000});  // from alert_triage.jr2:125
       break;
     }
@@ -508,8 +519,8 @@ void triage_machine_machine::enter(int state) {
       // from alert_triage.jr2:133
       host().startInvoke({::jr2rt::InvokeSpec::Kind::kGate, 1, "", "review", "review",
                           ::jr2rt::Object("alert", ::jr2rt::ToJson(ctx_.alert), "proposal",
-                                          ::jr2rt::ToJson(ctx_.proposal), "question",
-                                          ::jr2rt::ToJson(ctx_.question))});
+                              ::jr2rt::ToJson(ctx_.proposal), "question",
+                              ::jr2rt::ToJson(ctx_.question))});
       host().startTimer(1, ::jr2rt::Duration{3600000});  // from alert_triage.jr2:150
       break;
     }
@@ -640,48 +651,38 @@ namespace alerts_pool_pool_fns {
 }
 
 // from alert_triage.jr2:72: on sentry `issue.created`
-::jr2rt::JsonValue hook0_([[maybe_unused]] const ::jr2rt::Json& payload,
-                          [[maybe_unused]] const ::jr2rt::Json& source_) {
-  return ::jr2rt::ToJson(::jr2rt::Object(
-      "fingerprint",
+::jr2rt::JsonValue hook0_(
+    [[maybe_unused]] const ::jr2rt::Json& payload, [[maybe_unused]] const ::jr2rt::Json& source_) {
+  return ::jr2rt::ToJson(::jr2rt::Object("fingerprint",
       ::jr2rt::Member(::jr2rt::Member(::jr2rt::Member(payload, "data", "alert_triage.jr2:73:26"),
-                                      "issue", "alert_triage.jr2:73:31"),
-                      "id", "alert_triage.jr2:73:37"),
-      "title",
+      "issue", "alert_triage.jr2:73:31"), "id", "alert_triage.jr2:73:37"), "title",
       ::jr2rt::Member(::jr2rt::Member(::jr2rt::Member(payload, "data", "alert_triage.jr2:74:20"),
-                                      "issue", "alert_triage.jr2:74:25"),
-                      "title", "alert_triage.jr2:74:31"),
-      "level",
+      "issue", "alert_triage.jr2:74:25"), "title", "alert_triage.jr2:74:31"), "level",
       ::jr2rt::Member(::jr2rt::Member(::jr2rt::Member(payload, "data", "alert_triage.jr2:75:20"),
-                                      "issue", "alert_triage.jr2:75:25"),
-                      "level", "alert_triage.jr2:75:31"),
-      "culprit",
+      "issue", "alert_triage.jr2:75:25"), "level", "alert_triage.jr2:75:31"), "culprit",
       ::jr2rt::Member(::jr2rt::Member(::jr2rt::Member(payload, "data", "alert_triage.jr2:76:22"),
-                                      "issue", "alert_triage.jr2:76:27"),
-                      "culprit", "alert_triage.jr2:76:33"),
-      "url",
+      "issue", "alert_triage.jr2:76:27"), "culprit", "alert_triage.jr2:76:33"), "url",
       ::jr2rt::Member(::jr2rt::Member(::jr2rt::Member(payload, "data", "alert_triage.jr2:77:18"),
-                                      "issue", "alert_triage.jr2:77:23"),
-                      "web_url", "alert_triage.jr2:77:29")));
+      "issue", "alert_triage.jr2:77:23"), "web_url", "alert_triage.jr2:77:29")));
 }
 
 // from alert_triage.jr2:79: on sentry `issue.resolved`
-::jr2rt::JsonValue hook1_([[maybe_unused]] const ::jr2rt::Json& payload,
-                          [[maybe_unused]] const ::jr2rt::Json& source_) {
+::jr2rt::JsonValue hook1_(
+    [[maybe_unused]] const ::jr2rt::Json& payload, [[maybe_unused]] const ::jr2rt::Json& source_) {
   return ::jr2rt::ToJson(std::string("resolved alerts start nothing"));
 }
 
 // from alert_triage.jr2:80: on sentry `issue.ignored`
-::jr2rt::JsonValue hook2_([[maybe_unused]] const ::jr2rt::Json& payload,
-                          [[maybe_unused]] const ::jr2rt::Json& source_) {
+::jr2rt::JsonValue hook2_(
+    [[maybe_unused]] const ::jr2rt::Json& payload, [[maybe_unused]] const ::jr2rt::Json& source_) {
   return ::jr2rt::ToJson(std::string("someone already chose to ignore this issue in Sentry"));
 }
 
-std::string item_id_([[maybe_unused]] const ::jr2rt::Json& item,
-                     [[maybe_unused]] const ::jr2rt::Json& input) {
+std::string item_id_(
+    [[maybe_unused]] const ::jr2rt::Json& item, [[maybe_unused]] const ::jr2rt::Json& input) {
   // from alert_triage.jr2:172
-  return ::jr2rt::FromJson<std::string>(
-      ::jr2rt::Member(item, "fingerprint", "alert_triage.jr2:172:17"), "alert_triage.jr2:172:12");
+  return ::jr2rt::FromJson<std::string>(::jr2rt::Member(item, "fingerprint",
+      "alert_triage.jr2:172:17"), "alert_triage.jr2:172:12");
 }
 
 int64_t cap_([[maybe_unused]] const ::jr2rt::Json& input) {
@@ -689,8 +690,8 @@ int64_t cap_([[maybe_unused]] const ::jr2rt::Json& input) {
   return int64_t{4};
 }
 
-::jr2rt::JsonValue item_input_([[maybe_unused]] ::jr2rt::JsonValue item,
-                               [[maybe_unused]] const ::jr2rt::Json& input) {
+::jr2rt::JsonValue item_input_(
+    [[maybe_unused]] ::jr2rt::JsonValue item, [[maybe_unused]] const ::jr2rt::Json& input) {
   return ::jr2rt::ToJson(::jr2rt::Object("alert", item));
 }
 }  // namespace alerts_pool_pool_fns
@@ -727,42 +728,32 @@ void RegisterWorkflows([[maybe_unused]] ::jr2rt::Registry& registry) {
   registry.addMachine("triage_machine", &Make_triage_machine);
   registry.addPool(&alerts_pool_pool());
   // from alert_triage.jr2:54
-  registry.addAgent(
-      "triager",
-      ::jr2rt::Object(
-          "model", ::jr2rt::ToJson(std::string("local/qwen2.5-7b-instruct")), "instructions",
-          ::jr2rt::ToJson(std::string("You triage one production alert from Sentry. Read its stack "
-                                      "trace and the recent changes to\nthe code at fault. Then "
-                                      "either resolve it (nothing for a "
-                                      "person to do: a known flake, a\nwarning with no impact), or "
-                                      "escalate it with an action "
-                                      "(page for a fatal error that hurts\ncustomers now, ticket "
-                                      "for the rest), a short summary "
-                                      "and, if you can tell, the owning team;\nor, when you cannot "
-                                      "decide, ask the on-call person "
-                                      "one question. Never page for a warning.")),
-          "picks", ::jr2rt::ToJson(int64_t{2})));
+  registry.addAgent("triager", ::jr2rt::Object("model",
+      ::jr2rt::ToJson(std::string("local/qwen2.5-7b-instruct")), "instructions",
+      ::jr2rt::ToJson(std::string("You triage one production alert from Sentry. Read its stack "
+      "trace and the recent changes to\nthe code at fault. Then either resolve it (nothing for a "
+      "person to do: a known flake, a\nwarning with no impact), or escalate it with an action "
+      "(page for a fatal error that hurts\ncustomers now, ticket for the rest), a short summary "
+      "and, if you can tell, the owning team;\nor, when you cannot decide, ask the on-call person "
+      "one question. Never page for a warning.")), "picks", ::jr2rt::ToJson(int64_t{2})));
   // from alert_triage.jr2:166
-  registry.addWorkflow(
-      {"triage", "alert_triage.jr2", &Make_triage_machine, nullptr,
-       "{\"type\": \"object\", \"properties\": {\"alert\": {\"$ref\": \"#/$defs/Alert\"}}, "
-       "\"required\": [\"alert\"], \"additionalProperties\": false, \"$defs\": {\"Alert\": "
-       "{\"type\": \"object\", \"properties\": {\"fingerprint\": {\"type\": \"string\", "
-       "\"description\": \"Sentry's issue id: one issue, one triage run.\"}, \"title\": {\"type\": "
-       "\"string\"}, \"level\": {\"type\": \"string\", \"description\": \"Sentry's level: fatal, "
-       "error, warning or info.\"}, \"culprit\": {\"anyOf\": [{\"type\": \"string\"}, {\"type\": "
-       "\"null\"}], \"description\": \"Where Sentry thinks it happened, when it can tell.\"}, "
-       "\"url\": {\"anyOf\": [{\"type\": \"string\"}, {\"type\": \"null\"}], \"description\": "
-       "\"The "
-       "issue's page in Sentry.\"}}, \"required\": [\"fingerprint\", \"title\"], "
-       "\"additionalProperties\": false}}}",
-       "{\"workers\":0,\"processes\":0,\"runs\":0}"});
+  registry.addWorkflow({"triage", "alert_triage.jr2", &Make_triage_machine, nullptr,
+      "{\"type\": \"object\", \"properties\": {\"alert\": {\"$ref\": \"#/$defs/Alert\"}}, "
+      "\"required\": [\"alert\"], \"additionalProperties\": false, \"$defs\": {\"Alert\": "
+      "{\"type\": \"object\", \"properties\": {\"fingerprint\": {\"type\": \"string\", "
+      "\"description\": \"Sentry's issue id: one issue, one triage run.\"}, \"title\": {\"type\": "
+      "\"string\"}, \"level\": {\"type\": \"string\", \"description\": \"Sentry's level: fatal, "
+      "error, warning or info.\"}, \"culprit\": {\"anyOf\": [{\"type\": \"string\"}, {\"type\": "
+      "\"null\"}], \"description\": \"Where Sentry thinks it happened, when it can tell.\"}, "
+      "\"url\": {\"anyOf\": [{\"type\": \"string\"}, {\"type\": \"null\"}], \"description\": \"The "
+      "issue's page in Sentry.\"}}, \"required\": [\"fingerprint\", \"title\"], "
+      "\"additionalProperties\": false}}}",
+                        "{\"workers\":0,\"processes\":0,\"runs\":0}"});
   // from alert_triage.jr2:177
-  registry.addWorkflow(
-      {"alerts", "alert_triage.jr2", nullptr, &alerts_pool_pool(),
-       "{\"type\": \"object\", \"properties\": {}, \"required\": [], \"additionalProperties\": "
-       "false}",
-       "{\"workers\":0,\"processes\":0,\"runs\":4}"});
+  registry.addWorkflow({"alerts", "alert_triage.jr2", nullptr, &alerts_pool_pool(),
+      "{\"type\": \"object\", \"properties\": {}, \"required\": [], \"additionalProperties\": "
+      "false}",
+                        "{\"workers\":0,\"processes\":0,\"runs\":4}"});
   registry.addModule("alert_triage.jr2", "c2f14ebf53a302b0");
 }
 

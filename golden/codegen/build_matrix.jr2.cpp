@@ -27,9 +27,12 @@ void to_json(::jr2rt::Json& j, [[maybe_unused]] const Package& v) {
   ::jr2rt::Put(::jr2rt::SetField(j, "needs"), v.needs);
 }
 
-void from_json(const ::jr2rt::Json& j, Package& v) { read_json(j, v, "Package"); }
+void from_json(const ::jr2rt::Json& j, Package& v) {
+  read_json(j, v, "Package");
+}
 
-void read_json(const ::jr2rt::Json& j, [[maybe_unused]] Package& v, const ::jr2rt::Path& path) {
+void read_json(
+    const ::jr2rt::Json& j, [[maybe_unused]] Package& v, const ::jr2rt::Path& path) {
   ::jr2rt::CheckRecord(j, path, {"id", "path", "needs"});
   ::jr2rt::ReadField(j, path, "id", v.id, true);
   ::jr2rt::ReadField(j, path, "path", v.path, true);
@@ -44,9 +47,12 @@ void to_json(::jr2rt::Json& j, [[maybe_unused]] const Built& v) {
   ::jr2rt::Put(::jr2rt::SetField(j, "tests"), v.tests);
 }
 
-void from_json(const ::jr2rt::Json& j, Built& v) { read_json(j, v, "Built"); }
+void from_json(const ::jr2rt::Json& j, Built& v) {
+  read_json(j, v, "Built");
+}
 
-void read_json(const ::jr2rt::Json& j, [[maybe_unused]] Built& v, const ::jr2rt::Path& path) {
+void read_json(
+    const ::jr2rt::Json& j, [[maybe_unused]] Built& v, const ::jr2rt::Path& path) {
   ::jr2rt::CheckRecord(j, path, {"id", "attempts", "tests"});
   ::jr2rt::ReadField(j, path, "id", v.id, true);
   ::jr2rt::ReadField(j, path, "attempts", v.attempts, true);
@@ -62,8 +68,8 @@ void from_json(const ::jr2rt::Json& j, packages_changed_event& v) {
   read_json(j, v, "event packages_changed");
 }
 
-void read_json(const ::jr2rt::Json& j, [[maybe_unused]] packages_changed_event& v,
-               const ::jr2rt::Path& path) {
+void read_json(
+    const ::jr2rt::Json& j, [[maybe_unused]] packages_changed_event& v, const ::jr2rt::Path& path) {
   ::jr2rt::CheckRecord(j, path, {});
 }
 
@@ -73,36 +79,37 @@ namespace {
 
 // Its states (path, parent, kind, initial, depth, transitions: first, count).
 const ::jr2rt::StateInfo k_build_package_states[] = {
-    {"", -1, ::jr2rt::StateInfo::kCompound, 1, 0, 0, 0},              // 0
-    {"work", 0, ::jr2rt::StateInfo::kCompound, 2, 1, 0, 1},           // 1 build_matrix.jr2:48
+    {"", -1, ::jr2rt::StateInfo::kCompound, 1, 0, 0, 0},  // 0
+    {"work", 0, ::jr2rt::StateInfo::kCompound, 2, 1, 0, 1},  // 1 build_matrix.jr2:48
     {"work.configure", 1, ::jr2rt::StateInfo::kAtomic, -1, 2, 1, 2},  // 2 build_matrix.jr2:49
-    {"work.build", 1, ::jr2rt::StateInfo::kAtomic, -1, 2, 3, 3},      // 3 build_matrix.jr2:62
+    {"work.build", 1, ::jr2rt::StateInfo::kAtomic, -1, 2, 3, 3},  // 3 build_matrix.jr2:62
     {"work.cool_down", 1, ::jr2rt::StateInfo::kAtomic, -1, 2, 6, 1},  // 4 build_matrix.jr2:81
-    {"work.test", 1, ::jr2rt::StateInfo::kAtomic, -1, 2, 7, 2},       // 5 build_matrix.jr2:85
-    {"work.install", 1, ::jr2rt::StateInfo::kAtomic, -1, 2, 9, 2},    // 6 build_matrix.jr2:100
-    {"passed", 0, ::jr2rt::StateInfo::kFinal, -1, 1, 11, 0},          // 7 build_matrix.jr2:117
-    {"failed", 0, ::jr2rt::StateInfo::kFinal, -1, 1, 11, 0},          // 8 build_matrix.jr2:118
+    {"work.test", 1, ::jr2rt::StateInfo::kAtomic, -1, 2, 7, 2},  // 5 build_matrix.jr2:85
+    {"work.install", 1, ::jr2rt::StateInfo::kAtomic, -1, 2, 9, 2},  // 6 build_matrix.jr2:100
+    {"passed", 0, ::jr2rt::StateInfo::kFinal, -1, 1, 11, 0},  // 7 build_matrix.jr2:117
+    {"failed", 0, ::jr2rt::StateInfo::kFinal, -1, 1, 11, 0},  // 8 build_matrix.jr2:118
 };
 
 // The exit and entry sets of its transitions, and its initial configuration.
 const int k_build_package_sets[] = {
-    0, 1, 2, 1, 2, 3, 4, 5, 6, 7, 8, 8, 2, 3, 4, 5, 6, 3, 5, 4, 6, 7,
+    0, 1, 2, 1, 2, 3, 4, 5, 6, 7, 8, 8, 2, 3, 4, 5, 6, 3, 5, 4,
+    6, 7,
 };
 
 // Its transitions (source, trigger, id, target, guarded, domain, exits: first, count,
 // entries: first, count).
 const ::jr2rt::TransitionInfo k_build_package_transitions[] = {
-    {1, ::jr2rt::TransitionInfo::kAfter, 0, 8, false, 0, 3, 8, 11, 1},   // 0 build_matrix.jr2:112
-    {2, ::jr2rt::TransitionInfo::kDone, 0, 3, false, 1, 12, 5, 17, 1},   // 1 build_matrix.jr2:55
-    {2, ::jr2rt::TransitionInfo::kError, 0, 8, false, 0, 3, 8, 11, 1},   // 2 build_matrix.jr2:57
-    {3, ::jr2rt::TransitionInfo::kDone, 1, 5, false, 1, 12, 5, 18, 1},   // 3 build_matrix.jr2:71
-    {3, ::jr2rt::TransitionInfo::kError, 1, 4, true, 1, 12, 5, 19, 1},   // 4 build_matrix.jr2:73
-    {3, ::jr2rt::TransitionInfo::kError, 1, 8, false, 0, 3, 8, 11, 1},   // 5 build_matrix.jr2:76
+    {1, ::jr2rt::TransitionInfo::kAfter, 0, 8, false, 0, 3, 8, 11, 1},  // 0 build_matrix.jr2:112
+    {2, ::jr2rt::TransitionInfo::kDone, 0, 3, false, 1, 12, 5, 17, 1},  // 1 build_matrix.jr2:55
+    {2, ::jr2rt::TransitionInfo::kError, 0, 8, false, 0, 3, 8, 11, 1},  // 2 build_matrix.jr2:57
+    {3, ::jr2rt::TransitionInfo::kDone, 1, 5, false, 1, 12, 5, 18, 1},  // 3 build_matrix.jr2:71
+    {3, ::jr2rt::TransitionInfo::kError, 1, 4, true, 1, 12, 5, 19, 1},  // 4 build_matrix.jr2:73
+    {3, ::jr2rt::TransitionInfo::kError, 1, 8, false, 0, 3, 8, 11, 1},  // 5 build_matrix.jr2:76
     {4, ::jr2rt::TransitionInfo::kAfter, 1, 3, false, 1, 12, 5, 17, 1},  // 6 build_matrix.jr2:82
-    {5, ::jr2rt::TransitionInfo::kDone, 2, 6, false, 1, 12, 5, 20, 1},   // 7 build_matrix.jr2:91
-    {5, ::jr2rt::TransitionInfo::kError, 2, 8, false, 0, 3, 8, 11, 1},   // 8 build_matrix.jr2:94
-    {6, ::jr2rt::TransitionInfo::kDone, 3, 7, false, 0, 3, 8, 21, 1},    // 9 build_matrix.jr2:106
-    {6, ::jr2rt::TransitionInfo::kError, 3, 8, false, 0, 3, 8, 11, 1},   // 10 build_matrix.jr2:107
+    {5, ::jr2rt::TransitionInfo::kDone, 2, 6, false, 1, 12, 5, 20, 1},  // 7 build_matrix.jr2:91
+    {5, ::jr2rt::TransitionInfo::kError, 2, 8, false, 0, 3, 8, 11, 1},  // 8 build_matrix.jr2:94
+    {6, ::jr2rt::TransitionInfo::kDone, 3, 7, false, 0, 3, 8, 21, 1},  // 9 build_matrix.jr2:106
+    {6, ::jr2rt::TransitionInfo::kError, 3, 8, false, 0, 3, 8, 11, 1},  // 10 build_matrix.jr2:107
 };
 
 const ::jr2rt::MachineTables k_build_package_tables = {
@@ -142,9 +149,13 @@ void build_package_machine::start(::jr2rt::MachineHost& host, const ::jr2rt::Jso
   takeLeaf();
 }
 
-int build_package_machine::eventId([[maybe_unused]] std::string_view name) const { return -1; }
+int build_package_machine::eventId([[maybe_unused]] std::string_view name) const {
+  return -1;
+}
 
-std::vector<::jr2rt::EventSpec> build_package_machine::eventSpecs() const { return {}; }
+std::vector<::jr2rt::EventSpec> build_package_machine::eventSpecs() const {
+  return {};
+}
 
 std::shared_ptr<const ::jr2rt::Payload> build_package_machine::parsePayload(
     [[maybe_unused]] int event, [[maybe_unused]] const ::jr2rt::Json& payload) const {
@@ -167,8 +178,8 @@ std::shared_ptr<const ::jr2rt::Payload> build_package_machine::parsePayload(
   ::jr2rt::Put(::jr2rt::SetField(context.json(), "retries"), ctx_.retries);
   ::jr2rt::Put(::jr2rt::SetField(context.json(), "attempts"), ctx_.attempts);
   ::jr2rt::Put(::jr2rt::SetField(context.json(), "tests"), ctx_.tests);
-  return ::jr2rt::Object("machine", name(), "active", activeStates(), "done", isDone(), "context",
-                         std::move(context));
+  return ::jr2rt::Object("machine", name(), "active", activeStates(), "done", isDone(),
+                         "context", std::move(context));
 }
 
 void build_package_machine::restore(::jr2rt::MachineHost& host, const ::jr2rt::Json& snapshot) {
@@ -177,8 +188,7 @@ void build_package_machine::restore(::jr2rt::MachineHost& host, const ::jr2rt::J
   if (::jr2rt::FindField(context, "package") != nullptr) {
     ::jr2rt::ReadField(context, "context", "package", ctx_.package, false);
   } else {
-    throw ::jr2rt::NoLongerFits(
-        "the saved run of `build_package` has no value for the parameter "
+    throw ::jr2rt::NoLongerFits("the saved run of `build_package` has no value for the parameter "
         "`package`, which has no default; it was saved by a version of the machine without it: "
         "give the parameter a default to restore it");
   }
@@ -221,72 +231,60 @@ void build_package_machine::act(int transition, [[maybe_unused]] const ::jr2rt::
   switch (transition) {
     case 0: {  // from build_matrix.jr2:112
       // from build_matrix.jr2:113
-      throw ::jr2rt::Failure(
-          ::jr2rt::Concat({"`", ctx_.package.id, "` took more than 90 minutes to build and test"}),
-          nullptr);
+      throw ::jr2rt::Failure(::jr2rt::Concat({"`", ctx_.package.id,
+          "` took more than 90 minutes to build and test"}), nullptr);
       break;
     }
     case 2: {  // from build_matrix.jr2:57
       [[maybe_unused]] const ::jr2rt::JsonValue error_ = event.data;
       // from build_matrix.jr2:58
-      throw ::jr2rt::Failure(
-          ::jr2rt::Concat({"`", ctx_.package.id, "` does not configure: ",
-                           ::jr2rt::FromJson<std::string>(
-                               ::jr2rt::Member(error_, "reason", "build_matrix.jr2:58:66"),
-                               "build_matrix.jr2:58:60")}),
+      throw ::jr2rt::Failure(::jr2rt::Concat({"`", ctx_.package.id, "` does not configure: ",
+          ::jr2rt::FromJson<std::string>(::jr2rt::Member(error_, "reason",
+          "build_matrix.jr2:58:66"), "build_matrix.jr2:58:60")}),
           ::jr2rt::Member(error_, "detail", "build_matrix.jr2:58:80"));
       break;
     }
     case 4: {  // from build_matrix.jr2:73
       [[maybe_unused]] const ::jr2rt::JsonValue error_ = event.data;
       // from build_matrix.jr2:74
-      host().log(::jr2rt::ToJson(
-          ::jr2rt::Concat({"`", ctx_.package.id, "` failed to build (",
-                           ::jr2rt::FromJson<std::string>(
-                               ::jr2rt::Member(error_, "reason", "build_matrix.jr2:74:62"),
-                               "build_matrix.jr2:74:56"),
-                           "); trying again"})));
+      host().log(::jr2rt::ToJson(::jr2rt::Concat({"`", ctx_.package.id, "` failed to build (",
+          ::jr2rt::FromJson<std::string>(::jr2rt::Member(error_, "reason",
+          "build_matrix.jr2:74:62"), "build_matrix.jr2:74:56"), "); trying again"})));
       break;
     }
     case 5: {  // from build_matrix.jr2:76
       [[maybe_unused]] const ::jr2rt::JsonValue error_ = event.data;
       // from build_matrix.jr2:77
-      throw ::jr2rt::Failure(
-          ::jr2rt::Concat({"`", ctx_.package.id, "` does not build: ",
-                           ::jr2rt::FromJson<std::string>(
-                               ::jr2rt::Member(error_, "reason", "build_matrix.jr2:77:62"),
-                               "build_matrix.jr2:77:56")}),
+      throw ::jr2rt::Failure(::jr2rt::Concat({"`", ctx_.package.id, "` does not build: ",
+          ::jr2rt::FromJson<std::string>(::jr2rt::Member(error_, "reason",
+          "build_matrix.jr2:77:62"), "build_matrix.jr2:77:56")}),
           ::jr2rt::Member(error_, "detail", "build_matrix.jr2:77:76"));
       break;
     }
     case 7: {  // from build_matrix.jr2:91
-      [[maybe_unused]] const ::jr2rt::JsonValue done_ = ::jr2rt::Object("output", event.data);
+      [[maybe_unused]] const ::jr2rt::JsonValue done_ =
+          ::jr2rt::Object("output", event.data);
       // from build_matrix.jr2:92
-      ctx_.tests = ::jr2rt::FromJson<std::string>(
-          ::jr2rt::Member(::jr2rt::Member(done_, "output", "build_matrix.jr2:92:27"), "stdout",
-                          "build_matrix.jr2:92:34"),
-          "build_matrix.jr2:92:17");
+      ctx_.tests = ::jr2rt::FromJson<std::string>(::jr2rt::Member(
+          ::jr2rt::Member(done_, "output", "build_matrix.jr2:92:27"), "stdout",
+          "build_matrix.jr2:92:34"), "build_matrix.jr2:92:17");
       break;
     }
     case 8: {  // from build_matrix.jr2:94
       [[maybe_unused]] const ::jr2rt::JsonValue error_ = event.data;
       // from build_matrix.jr2:95
-      throw ::jr2rt::Failure(
-          ::jr2rt::Concat({"`", ctx_.package.id, "` fails its tests: ",
-                           ::jr2rt::FromJson<std::string>(
-                               ::jr2rt::Member(error_, "reason", "build_matrix.jr2:95:63"),
-                               "build_matrix.jr2:95:57")}),
+      throw ::jr2rt::Failure(::jr2rt::Concat({"`", ctx_.package.id, "` fails its tests: ",
+          ::jr2rt::FromJson<std::string>(::jr2rt::Member(error_, "reason",
+          "build_matrix.jr2:95:63"), "build_matrix.jr2:95:57")}),
           ::jr2rt::Member(error_, "detail", "build_matrix.jr2:95:77"));
       break;
     }
     case 10: {  // from build_matrix.jr2:107
       [[maybe_unused]] const ::jr2rt::JsonValue error_ = event.data;
       // from build_matrix.jr2:108
-      throw ::jr2rt::Failure(
-          ::jr2rt::Concat({"`", ctx_.package.id, "` does not install: ",
-                           ::jr2rt::FromJson<std::string>(
-                               ::jr2rt::Member(error_, "reason", "build_matrix.jr2:108:64"),
-                               "build_matrix.jr2:108:58")}),
+      throw ::jr2rt::Failure(::jr2rt::Concat({"`", ctx_.package.id, "` does not install: ",
+          ::jr2rt::FromJson<std::string>(::jr2rt::Member(error_, "reason",
+          "build_matrix.jr2:108:64"), "build_matrix.jr2:108:58")}),
           ::jr2rt::Member(error_, "detail", "build_matrix.jr2:108:78"));
       break;
     }
@@ -297,71 +295,64 @@ void build_package_machine::act(int transition, [[maybe_unused]] const ::jr2rt::
 
 void build_package_machine::enter(int state) {
   switch (state) {
-    case 1: {                                            // work
+    case 1: {  // work
       host().startTimer(0, ::jr2rt::Duration{5400000});  // from build_matrix.jr2:112
       break;
     }
     case 2: {  // work.configure
       // from build_matrix.jr2:50
-      host().startInvoke(
-          {::jr2rt::InvokeSpec::Kind::kStd, 0, "std.command", "configure", "work.configure",
-           ::jr2rt::Object("spec",
-                           ::jr2rt::ToJson(::jr2rt::Object(
-                               "argv",
-                               ::jr2rt::ToJson(std::vector<std::string>{
-                                   std::string("cmake"), std::string("-S"), std::string("."),
-                                   std::string("-B"), std::string("build"),
-                                   ::jr2rt::Concat({"-DCMAKE_BUILD_TYPE=", ctx_.profile})}),
-                               "cwd", ::jr2rt::ToJson(ctx_.package.path), "timeout",
-                               ::jr2rt::ToJson(::jr2rt::Duration{300000}))))});
+      host().startInvoke({::jr2rt::InvokeSpec::Kind::kStd, 0, "std.command", "configure",
+          "work.configure",
+                          ::jr2rt::Object("spec", ::jr2rt::ToJson(
+                              ::jr2rt::Object("argv", ::jr2rt::ToJson(
+                              std::vector<std::string>{std::string("cmake"), std::string("-S"),
+                              std::string("."), std::string("-B"), std::string("build"),
+                              ::jr2rt::Concat({"-DCMAKE_BUILD_TYPE=", ctx_.profile})}), "cwd",
+                              ::jr2rt::ToJson(ctx_.package.path), "timeout",
+                              ::jr2rt::ToJson(::jr2rt::Duration{300000}))))});
       break;
     }
     case 3: {  // work.build
       // from build_matrix.jr2:64
       ctx_.attempts = ::jr2rt::Add(ctx_.attempts, int64_t{1}, "build_matrix.jr2:64:29");
       // from build_matrix.jr2:66
-      host().startInvoke(
-          {::jr2rt::InvokeSpec::Kind::kStd, 1, "std.command", "build", "work.build",
-           ::jr2rt::Object(
-               "spec", ::jr2rt::ToJson(::jr2rt::Object(
-                           "argv",
-                           ::jr2rt::ToJson(std::vector<std::string>{
-                               std::string("cmake"), std::string("--build"), std::string("build"),
-                               std::string("--config"), ctx_.profile}),
-                           "cwd", ::jr2rt::ToJson(ctx_.package.path), "timeout",
-                           ::jr2rt::ToJson(::jr2rt::Duration{1200000}))))});
+      host().startInvoke({::jr2rt::InvokeSpec::Kind::kStd, 1, "std.command", "build", "work.build",
+                          ::jr2rt::Object("spec", ::jr2rt::ToJson(
+                              ::jr2rt::Object("argv", ::jr2rt::ToJson(
+                              std::vector<std::string>{std::string("cmake"), std::string("--build"),
+                              std::string("build"), std::string("--config"), ctx_.profile}), "cwd",
+                              ::jr2rt::ToJson(ctx_.package.path), "timeout",
+                              ::jr2rt::ToJson(::jr2rt::Duration{1200000}))))});
       break;
     }
-    case 4: {                                          // work.cool_down
+    case 4: {  // work.cool_down
       host().startTimer(1, ::jr2rt::Duration{30000});  // from build_matrix.jr2:82
       break;
     }
     case 5: {  // work.test
       // from build_matrix.jr2:86
-      host().startInvoke(
-          {::jr2rt::InvokeSpec::Kind::kStd, 2, "std.command", "run_tests", "work.test",
-           ::jr2rt::Object("spec", ::jr2rt::ToJson(::jr2rt::Object(
-                                       "argv",
-                                       ::jr2rt::ToJson(std::vector<std::string>{
-                                           std::string("ctest"), std::string("--test-dir"),
-                                           std::string("build"), std::string("--output-on-failure"),
-                                           std::string("--no-tests=error")}),
-                                       "cwd", ::jr2rt::ToJson(ctx_.package.path), "timeout",
-                                       ::jr2rt::ToJson(::jr2rt::Duration{1800000}))))});
+      host().startInvoke({::jr2rt::InvokeSpec::Kind::kStd, 2, "std.command", "run_tests",
+          "work.test",
+                          ::jr2rt::Object("spec", ::jr2rt::ToJson(
+                              ::jr2rt::Object("argv", ::jr2rt::ToJson(
+                              std::vector<std::string>{std::string("ctest"),
+                              std::string("--test-dir"), std::string("build"),
+                              std::string("--output-on-failure"), std::string("--no-tests=error")}),
+                              "cwd", ::jr2rt::ToJson(ctx_.package.path), "timeout",
+                              ::jr2rt::ToJson(::jr2rt::Duration{1800000}))))});
       break;
     }
     case 6: {  // work.install
       // from build_matrix.jr2:101
-      host().startInvoke(
-          {::jr2rt::InvokeSpec::Kind::kStd, 3, "std.command", "install", "work.install",
-           ::jr2rt::Object(
-               "spec", ::jr2rt::ToJson(::jr2rt::Object(
-                           "argv",
-                           ::jr2rt::ToJson(std::vector<std::string>{
-                               std::string("cmake"), std::string("--install"), std::string("build"),
-                               std::string("--config"), ctx_.profile}),
-                           "cwd", ::jr2rt::ToJson(ctx_.package.path), "timeout",
-                           ::jr2rt::ToJson(::jr2rt::Duration{300000}))))});
+      host().startInvoke({::jr2rt::InvokeSpec::Kind::kStd, 3, "std.command", "install",
+          "work.install",
+                          ::jr2rt::Object("spec", ::jr2rt::ToJson(
+                              ::jr2rt::Object("argv", ::jr2rt::ToJson(
+                              std::vector<std::string>{std::string("cmake"),
+                              std::string("--install"), std::string("build"),
+                              std::string("--config"), ctx_.profile}), "cwd",
+                              ::jr2rt::ToJson(ctx_.package.path), "timeout",
+                              ::jr2rt::ToJson(::jr2rt::Duration{300000}))))});
       break;
     }
     default:
@@ -575,7 +566,7 @@ namespace matrix_pool_fns {
   }
   if (!::jr2rt::HasValue(input, "profile")) {
     ::jr2rt::Put(::jr2rt::SetField(input.json(), "profile"),
-                 ::jr2rt::ToJson(std::string("Release")));
+        ::jr2rt::ToJson(std::string("Release")));
   }
   {
     std::string check{};
@@ -590,7 +581,7 @@ namespace matrix_pool_fns {
   }
   if (!::jr2rt::HasValue(input, "file")) {
     ::jr2rt::Put(::jr2rt::SetField(input.json(), "file"),
-                 ::jr2rt::ToJson(std::string("packages.json")));
+        ::jr2rt::ToJson(std::string("packages.json")));
   }
   {
     std::string check{};
@@ -601,15 +592,13 @@ namespace matrix_pool_fns {
 
 ::jr2rt::JsonValue source_params_([[maybe_unused]] const ::jr2rt::Json& input) {
   return ::jr2rt::Object("file", ::jr2rt::ToJson(::jr2rt::FromJson<std::string>(
-                                     ::jr2rt::Member(input, "file", "build_matrix.jr2:133:26"),
-                                     "build_matrix.jr2:133:20")));
+      ::jr2rt::Member(input, "file", "build_matrix.jr2:133:26"), "build_matrix.jr2:133:20")));
 }
 
 ::jr2rt::JsonValue source_args_([[maybe_unused]] const ::jr2rt::Json& input) {
   [[maybe_unused]] const ::jr2rt::JsonValue source_ = source_params_(input);
   return ::jr2rt::Object("path", ::jr2rt::ToJson(::jr2rt::FromJson<std::string>(
-                                     ::jr2rt::Member(source_, "file", "build_matrix.jr2:36:17"),
-                                     "build_matrix.jr2:37:21")));
+      ::jr2rt::Member(source_, "file", "build_matrix.jr2:36:17"), "build_matrix.jr2:37:21")));
 }
 
 void check_wake_(const ::jr2rt::Json& payload) {
@@ -617,26 +606,24 @@ void check_wake_(const ::jr2rt::Json& payload) {
   from_json(::jr2rt::OrEmptyObject(payload), parsed);
 }
 
-std::string item_id_([[maybe_unused]] const ::jr2rt::Json& item,
-                     [[maybe_unused]] const ::jr2rt::Json& input) {
+std::string item_id_(
+    [[maybe_unused]] const ::jr2rt::Json& item, [[maybe_unused]] const ::jr2rt::Json& input) {
   // from build_matrix.jr2:134
   return ::jr2rt::FromJson<std::string>(::jr2rt::Member(item, "id", "build_matrix.jr2:134:17"),
-                                        "build_matrix.jr2:134:12");
+      "build_matrix.jr2:134:12");
 }
 
 int64_t cap_([[maybe_unused]] const ::jr2rt::Json& input) {
   // from build_matrix.jr2:135
-  return ::jr2rt::Min(
-      ::jr2rt::FromJson<int64_t>(::jr2rt::Member(input, "jobs", "build_matrix.jr2:135:18"),
-                                 "build_matrix.jr2:135:12"),
-      int64_t{8});
+  return ::jr2rt::Min(::jr2rt::FromJson<int64_t>(::jr2rt::Member(input, "jobs",
+      "build_matrix.jr2:135:18"), "build_matrix.jr2:135:12"), int64_t{8});
 }
 
-::jr2rt::JsonValue item_input_([[maybe_unused]] ::jr2rt::JsonValue item,
-                               [[maybe_unused]] const ::jr2rt::Json& input) {
-  return ::jr2rt::ToJson(::jr2rt::Object(
-      "package", item, "profile", ::jr2rt::Member(input, "profile", "build_matrix.jr2:136:47"),
-      "retries", ::jr2rt::Member(input, "retries", "build_matrix.jr2:136:71")));
+::jr2rt::JsonValue item_input_(
+    [[maybe_unused]] ::jr2rt::JsonValue item, [[maybe_unused]] const ::jr2rt::Json& input) {
+  return ::jr2rt::ToJson(::jr2rt::Object("package", item, "profile",
+      ::jr2rt::Member(input, "profile", "build_matrix.jr2:136:47"), "retries",
+      ::jr2rt::Member(input, "retries", "build_matrix.jr2:136:71")));
 }
 }  // namespace matrix_pool_fns
 
@@ -654,14 +641,12 @@ const ::jr2rt::PoolSpec& matrix_pool() {
     s.source.form = ::jr2rt::SourceSpec::Form::kNext;
     s.source.function = "std.backlog";
     s.source.wake = "packages_changed";
-    s.source.wakeSpec = {
-        "packages_changed",
-        ::jr2rt::EventSpec::Audience::kExternal,
+    s.source.wakeSpec = {"packages_changed", ::jr2rt::EventSpec::Audience::kExternal,
         "The package list changed. Look for packages that are ready again.",
         {},
         "{\"type\": \"object\", \"description\": \"The package list changed. Look for packages "
-        "that are ready again.\", \"properties\": {}, \"required\": [], "
-        "\"additionalProperties\": false}"};
+            "that are ready again.\", \"properties\": {}, \"required\": [], "
+            "\"additionalProperties\": false}"};
     s.source.checkWake = &matrix_pool_fns::check_wake_;
     s.source.pollEveryMs = 60000;
     s.source.args = &matrix_pool_fns::source_args_;
@@ -678,12 +663,11 @@ void RegisterWorkflows([[maybe_unused]] ::jr2rt::Registry& registry) {
   registry.addMachine("build_package", &Make_build_package);
   registry.addPool(&matrix_pool());
   // from build_matrix.jr2:140
-  registry.addWorkflow(
-      {"build_matrix", "build_matrix.jr2", nullptr, &matrix_pool(),
-       "{\"type\": \"object\", \"properties\": {\"jobs\": {\"type\": \"integer\"}, \"profile\": "
-       "{\"type\": \"string\"}, \"retries\": {\"type\": \"integer\"}, \"file\": {\"type\": "
-       "\"string\"}}, \"required\": [], \"additionalProperties\": false}",
-       "{\"workers\":8,\"processes\":8,\"runs\":0}"});
+  registry.addWorkflow({"build_matrix", "build_matrix.jr2", nullptr, &matrix_pool(),
+      "{\"type\": \"object\", \"properties\": {\"jobs\": {\"type\": \"integer\"}, \"profile\": "
+      "{\"type\": \"string\"}, \"retries\": {\"type\": \"integer\"}, \"file\": {\"type\": "
+      "\"string\"}}, \"required\": [], \"additionalProperties\": false}",
+                        "{\"workers\":8,\"processes\":8,\"runs\":0}"});
   registry.addModule("build_matrix.jr2", "f20fc43970a8ec47");
 }
 

@@ -51,7 +51,8 @@ void from_json(const ::jr2rt::Json& j, Built& v);
 void read_json(const ::jr2rt::Json& j, Built& v, const ::jr2rt::Path& path);
 
 // from build_matrix.jr2:32
-struct packages_changed_event {};
+struct packages_changed_event {
+};
 void to_json(::jr2rt::Json& j, const packages_changed_event& v);
 void from_json(const ::jr2rt::Json& j, packages_changed_event& v);
 void read_json(const ::jr2rt::Json& j, packages_changed_event& v, const ::jr2rt::Path& path);
@@ -74,8 +75,8 @@ class build_package_machine final : public ::jr2rt::Statechart {
   void checkInput(const ::jr2rt::Json& input) const override;
   int eventId(std::string_view name) const override;
   std::vector<::jr2rt::EventSpec> eventSpecs() const override;
-  std::shared_ptr<const ::jr2rt::Payload> parsePayload(int event,
-                                                       const ::jr2rt::Json& payload) const override;
+  std::shared_ptr<const ::jr2rt::Payload> parsePayload(
+      int event, const ::jr2rt::Json& payload) const override;
   ::jr2rt::JsonValue output() const override;
   ::jr2rt::JsonValue snapshot() const override;
   void restore(::jr2rt::MachineHost& host, const ::jr2rt::Json& snapshot) override;

@@ -27,9 +27,12 @@ void to_json(::jr2rt::Json& j, [[maybe_unused]] const Ticket& v) {
   ::jr2rt::Put(::jr2rt::SetField(j, "needs"), v.needs);
 }
 
-void from_json(const ::jr2rt::Json& j, Ticket& v) { read_json(j, v, "Ticket"); }
+void from_json(const ::jr2rt::Json& j, Ticket& v) {
+  read_json(j, v, "Ticket");
+}
 
-void read_json(const ::jr2rt::Json& j, [[maybe_unused]] Ticket& v, const ::jr2rt::Path& path) {
+void read_json(
+    const ::jr2rt::Json& j, [[maybe_unused]] Ticket& v, const ::jr2rt::Path& path) {
   ::jr2rt::CheckRecord(j, path, {"id", "title", "needs"});
   ::jr2rt::ReadField(j, path, "id", v.id, true);
   ::jr2rt::ReadField(j, path, "title", v.title, true);
@@ -44,9 +47,12 @@ void to_json(::jr2rt::Json& j, [[maybe_unused]] const Outcome& v) {
   ::jr2rt::Put(::jr2rt::SetField(j, "reason"), v.reason);
 }
 
-void from_json(const ::jr2rt::Json& j, Outcome& v) { read_json(j, v, "Outcome"); }
+void from_json(const ::jr2rt::Json& j, Outcome& v) {
+  read_json(j, v, "Outcome");
+}
 
-void read_json(const ::jr2rt::Json& j, [[maybe_unused]] Outcome& v, const ::jr2rt::Path& path) {
+void read_json(
+    const ::jr2rt::Json& j, [[maybe_unused]] Outcome& v, const ::jr2rt::Path& path) {
   ::jr2rt::CheckRecord(j, path, {"id", "outcome", "reason"});
   ::jr2rt::ReadField(j, path, "id", v.id, true);
   ::jr2rt::ReadField(j, path, "outcome", v.outcome, true);
@@ -63,18 +69,22 @@ void from_json(const ::jr2rt::Json& j, tickets_changed_event& v) {
   read_json(j, v, "event tickets_changed");
 }
 
-void read_json(const ::jr2rt::Json& j, [[maybe_unused]] tickets_changed_event& v,
-               const ::jr2rt::Path& path) {
+void read_json(
+    const ::jr2rt::Json& j, [[maybe_unused]] tickets_changed_event& v, const ::jr2rt::Path& path) {
   ::jr2rt::CheckRecord(j, path, {});
 }
 
 // from tickets.jr2:34
-void to_json(::jr2rt::Json& j, [[maybe_unused]] const approve_event& v) { ::jr2rt::MakeObject(j); }
+void to_json(::jr2rt::Json& j, [[maybe_unused]] const approve_event& v) {
+  ::jr2rt::MakeObject(j);
+}
 
-void from_json(const ::jr2rt::Json& j, approve_event& v) { read_json(j, v, "event approve"); }
+void from_json(const ::jr2rt::Json& j, approve_event& v) {
+  read_json(j, v, "event approve");
+}
 
-void read_json(const ::jr2rt::Json& j, [[maybe_unused]] approve_event& v,
-               const ::jr2rt::Path& path) {
+void read_json(
+    const ::jr2rt::Json& j, [[maybe_unused]] approve_event& v, const ::jr2rt::Path& path) {
   ::jr2rt::CheckRecord(j, path, {});
 }
 
@@ -84,10 +94,12 @@ void to_json(::jr2rt::Json& j, [[maybe_unused]] const reject_event& v) {
   ::jr2rt::Put(::jr2rt::SetField(j, "reason"), v.reason);
 }
 
-void from_json(const ::jr2rt::Json& j, reject_event& v) { read_json(j, v, "event reject"); }
+void from_json(const ::jr2rt::Json& j, reject_event& v) {
+  read_json(j, v, "event reject");
+}
 
-void read_json(const ::jr2rt::Json& j, [[maybe_unused]] reject_event& v,
-               const ::jr2rt::Path& path) {
+void read_json(
+    const ::jr2rt::Json& j, [[maybe_unused]] reject_event& v, const ::jr2rt::Path& path) {
   ::jr2rt::CheckRecord(j, path, {"reason"});
   ::jr2rt::ReadField(j, path, "reason", v.reason, true);
 }
@@ -98,7 +110,7 @@ namespace {
 
 // Its states (path, parent, kind, initial, depth, transitions: first, count).
 const ::jr2rt::StateInfo k_review_states[] = {
-    {"", -1, ::jr2rt::StateInfo::kCompound, 1, 0, 0, 0},      // 0
+    {"", -1, ::jr2rt::StateInfo::kCompound, 1, 0, 0, 0},  // 0
     {"review", 0, ::jr2rt::StateInfo::kAtomic, -1, 1, 0, 2},  // 1 tickets.jr2:50
     {"decided", 0, ::jr2rt::StateInfo::kFinal, -1, 1, 2, 0},  // 2 tickets.jr2:59
 };
@@ -159,14 +171,17 @@ const ::jr2rt::EventFieldRow k_review_machine_fields_1[] = {
 };
 
 const ::jr2rt::EventSpecRow k_review_machine_events[] = {
-    {"approve", ::jr2rt::EventSpec::Audience::kExternal, "Accept the ticket.", nullptr, 0,
-     "{\"type\": \"object\", \"description\": \"Accept the ticket.\", \"properties\": {}, "
-     "\"required\": [], \"additionalProperties\": false}"},
-    {"reject", ::jr2rt::EventSpec::Audience::kExternal, "Refuse the ticket.",
-     k_review_machine_fields_1, 1,
-     "{\"type\": \"object\", \"description\": \"Refuse the ticket.\", \"properties\": "
-     "{\"reason\": {\"type\": \"string\", \"description\": \"Why, in one sentence.\"}}, "
-     "\"required\": [\"reason\"], \"additionalProperties\": false}"},
+    {"approve", ::jr2rt::EventSpec::Audience::kExternal,
+        "Accept the ticket.",
+        nullptr, 0,
+        "{\"type\": \"object\", \"description\": \"Accept the ticket.\", \"properties\": {}, "
+            "\"required\": [], \"additionalProperties\": false}"},
+    {"reject", ::jr2rt::EventSpec::Audience::kExternal,
+        "Refuse the ticket.",
+        k_review_machine_fields_1, 1,
+        "{\"type\": \"object\", \"description\": \"Refuse the ticket.\", \"properties\": "
+            "{\"reason\": {\"type\": \"string\", \"description\": \"Why, in one sentence.\"}}, "
+            "\"required\": [\"reason\"], \"additionalProperties\": false}"},
 };
 
 }  // namespace
@@ -203,8 +218,8 @@ std::shared_ptr<const ::jr2rt::Payload> review_machine::parsePayload(
   ::jr2rt::JsonValue context = ::jr2rt::EmptyObject();
   ::jr2rt::Put(::jr2rt::SetField(context.json(), "ticket"), ctx_.ticket);
   ::jr2rt::Put(::jr2rt::SetField(context.json(), "outcome"), ctx_.outcome);
-  return ::jr2rt::Object("machine", name(), "active", activeStates(), "done", isDone(), "context",
-                         std::move(context));
+  return ::jr2rt::Object("machine", name(), "active", activeStates(), "done", isDone(),
+                         "context", std::move(context));
 }
 
 void review_machine::restore(::jr2rt::MachineHost& host, const ::jr2rt::Json& snapshot) {
@@ -213,8 +228,7 @@ void review_machine::restore(::jr2rt::MachineHost& host, const ::jr2rt::Json& sn
   if (::jr2rt::FindField(context, "ticket") != nullptr) {
     ::jr2rt::ReadField(context, "context", "ticket", ctx_.ticket, false);
   } else {
-    throw ::jr2rt::NoLongerFits(
-        "the saved run of `review` has no value for the parameter "
+    throw ::jr2rt::NoLongerFits("the saved run of `review` has no value for the parameter "
         "`ticket`, which has no default; it was saved by a version of the machine without it: give "
         "the parameter a default to restore it");
   }
@@ -242,11 +256,11 @@ void review_machine::act(int transition, [[maybe_unused]] const ::jr2rt::Event& 
       break;
     }
     case 1: {  // from tickets.jr2:55
-      [[maybe_unused]] const auto event_ =
-          ::jr2rt::PayloadOf<reject_event>(event, "tickets.jr2:55:8");
+      [[maybe_unused]] const auto event_ = ::jr2rt::PayloadOf<reject_event>(event,
+          "tickets.jr2:55:8");
       // from tickets.jr2:56
       ctx_.outcome = Outcome{ctx_.ticket.id, std::string("rejected"),
-                             std::optional<std::string>(event_.reason)};
+          std::optional<std::string>(event_.reason)};
       break;
     }
     default:
@@ -306,7 +320,9 @@ bool review_machine::dispatch([[maybe_unused]] const ::jr2rt::Event& event) {
       return Statechart::dispatch(event);
   }
 }
-std::unique_ptr<::jr2rt::Machine> Make_review() { return std::make_unique<review_machine>(); }
+std::unique_ptr<::jr2rt::Machine> Make_review() {
+  return std::make_unique<review_machine>();
+}
 
 // ---- pool ticket_pool (from tickets.jr2:66) ----
 
@@ -319,7 +335,7 @@ namespace ticket_pool_pool_fns {
   ::jr2rt::CheckFields(input, "input of ticket_pool", {"backlog_file"});
   if (!::jr2rt::HasValue(input, "backlog_file")) {
     ::jr2rt::Put(::jr2rt::SetField(input.json(), "backlog_file"),
-                 ::jr2rt::ToJson(std::string("samples/tickets/backlog.json")));
+        ::jr2rt::ToJson(std::string("samples/tickets/backlog.json")));
   }
   {
     std::string check{};
@@ -330,15 +346,13 @@ namespace ticket_pool_pool_fns {
 
 ::jr2rt::JsonValue source_params_([[maybe_unused]] const ::jr2rt::Json& input) {
   return ::jr2rt::Object("file", ::jr2rt::ToJson(::jr2rt::FromJson<std::string>(
-                                     ::jr2rt::Member(input, "backlog_file", "tickets.jr2:67:25"),
-                                     "tickets.jr2:67:19")));
+      ::jr2rt::Member(input, "backlog_file", "tickets.jr2:67:25"), "tickets.jr2:67:19")));
 }
 
 ::jr2rt::JsonValue source_args_([[maybe_unused]] const ::jr2rt::Json& input) {
   [[maybe_unused]] const ::jr2rt::JsonValue source_ = source_params_(input);
-  return ::jr2rt::Object(
-      "path", ::jr2rt::ToJson(::jr2rt::FromJson<std::string>(
-                  ::jr2rt::Member(source_, "file", "tickets.jr2:41:16"), "tickets.jr2:42:21")));
+  return ::jr2rt::Object("path", ::jr2rt::ToJson(::jr2rt::FromJson<std::string>(
+      ::jr2rt::Member(source_, "file", "tickets.jr2:41:16"), "tickets.jr2:42:21")));
 }
 
 void check_wake_(const ::jr2rt::Json& payload) {
@@ -346,11 +360,11 @@ void check_wake_(const ::jr2rt::Json& payload) {
   from_json(::jr2rt::OrEmptyObject(payload), parsed);
 }
 
-std::string item_id_([[maybe_unused]] const ::jr2rt::Json& item,
-                     [[maybe_unused]] const ::jr2rt::Json& input) {
+std::string item_id_(
+    [[maybe_unused]] const ::jr2rt::Json& item, [[maybe_unused]] const ::jr2rt::Json& input) {
   // from tickets.jr2:68
   return ::jr2rt::FromJson<std::string>(::jr2rt::Member(item, "id", "tickets.jr2:68:17"),
-                                        "tickets.jr2:68:12");
+      "tickets.jr2:68:12");
 }
 
 int64_t cap_([[maybe_unused]] const ::jr2rt::Json& input) {
@@ -358,8 +372,8 @@ int64_t cap_([[maybe_unused]] const ::jr2rt::Json& input) {
   return int64_t{2};
 }
 
-::jr2rt::JsonValue item_input_([[maybe_unused]] ::jr2rt::JsonValue item,
-                               [[maybe_unused]] const ::jr2rt::Json& input) {
+::jr2rt::JsonValue item_input_(
+    [[maybe_unused]] ::jr2rt::JsonValue item, [[maybe_unused]] const ::jr2rt::Json& input) {
   return ::jr2rt::ToJson(::jr2rt::Object("ticket", std::move(item)));
 }
 }  // namespace ticket_pool_pool_fns
@@ -378,13 +392,11 @@ const ::jr2rt::PoolSpec& ticket_pool_pool() {
     s.source.form = ::jr2rt::SourceSpec::Form::kNext;
     s.source.function = "std.backlog";
     s.source.wake = "tickets_changed";
-    s.source.wakeSpec = {
-        "tickets_changed",
-        ::jr2rt::EventSpec::Audience::kExternal,
+    s.source.wakeSpec = {"tickets_changed", ::jr2rt::EventSpec::Audience::kExternal,
         "The backlog changed. Look for ready tickets again.",
         {},
         "{\"type\": \"object\", \"description\": \"The backlog changed. Look for ready tickets "
-        "again.\", \"properties\": {}, \"required\": [], \"additionalProperties\": false}"};
+            "again.\", \"properties\": {}, \"required\": [], \"additionalProperties\": false}"};
     s.source.checkWake = &ticket_pool_pool_fns::check_wake_;
     s.source.args = &ticket_pool_pool_fns::source_args_;
     s.source.params = &ticket_pool_pool_fns::source_params_;
@@ -400,11 +412,10 @@ void RegisterWorkflows([[maybe_unused]] ::jr2rt::Registry& registry) {
   registry.addMachine("review", &Make_review);
   registry.addPool(&ticket_pool_pool());
   // from tickets.jr2:73
-  registry.addWorkflow(
-      {"tickets", "tickets.jr2", nullptr, &ticket_pool_pool(),
-       "{\"type\": \"object\", \"properties\": {\"backlog_file\": {\"type\": \"string\"}}, "
-       "\"required\": [], \"additionalProperties\": false}",
-       "{\"workers\":2,\"processes\":0,\"runs\":0}"});
+  registry.addWorkflow({"tickets", "tickets.jr2", nullptr, &ticket_pool_pool(),
+      "{\"type\": \"object\", \"properties\": {\"backlog_file\": {\"type\": \"string\"}}, "
+      "\"required\": [], \"additionalProperties\": false}",
+                        "{\"workers\":2,\"processes\":0,\"runs\":0}"});
   registry.addModule("tickets.jr2", "0b817199d71661c3");
 }
 
