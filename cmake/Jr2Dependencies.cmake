@@ -30,6 +30,18 @@ target_include_directories(jr2_antlr4 SYSTEM INTERFACE ${ANTLR4_INCLUDE_DIR})
 target_link_libraries(jr2_antlr4 INTERFACE
   $<IF:$<BOOL:$<TARGET_PROPERTY:JR2_STATIC>>,antlr4_static,antlr4_shared>)
 
+# SQLite for jr2c (`jr2c diff --store` reads a store's waiting runs): its archive in a static
+# jr2c (Debian's libsqlite3-dev ships it), its shared library otherwise.
+find_library(JR2_SQLITE3_ARCHIVE NAMES libsqlite3.a)
+add_library(jr2_sqlite_for_jr2c INTERFACE)
+if(JR2_SQLITE3_ARCHIVE)
+  target_link_libraries(jr2_sqlite_for_jr2c INTERFACE
+    $<IF:$<BOOL:$<TARGET_PROPERTY:JR2_STATIC>>,${JR2_SQLITE3_ARCHIVE};${CMAKE_DL_LIBS};m,SQLite::SQLite3>
+    Threads::Threads)
+else()
+  target_link_libraries(jr2_sqlite_for_jr2c INTERFACE SQLite::SQLite3)
+endif()
+
 # LLVM ADT and Support are used header-only (Casting, StringRef, edit distance, SmallVector).
 add_library(jr2_llvm INTERFACE)
 target_include_directories(jr2_llvm SYSTEM INTERFACE ${LLVM_INCLUDE_DIRS})

@@ -174,8 +174,9 @@ std::string InvokeKey(const ast::Invoke& inv) {
 
 class Comparer {
  public:
-  Comparer(const Version& before, const Version& after, Diagnostics& diags)
-      : old_(before), new_(after), diags_(diags) {}
+  Comparer(const Version& before, const Version& after, Diagnostics& diags,
+           const std::vector<WaitingRun>* waiting)
+      : old_(before), new_(after), diags_(diags), waiting_(waiting) {}
 
   void run() {
     const std::set<const ast::Decl*> liveDecls = live();
@@ -233,18 +234,21 @@ class Comparer {
   void workflow(const ast::WorkflowDecl& w) {
     const auto* now =
         llvm::dyn_cast_or_null<ast::WorkflowDecl>(new_.counterpart(old_.v.program, &w));
+    const std::string name(w.name.text);
+    auto ofIt = [&name](const WaitingRun& r) { return r.workflow == name; };
     if (now == nullptr) {
-      diags_.emit(diag::DiffWorkflowRemoved, w.name.range, std::string(w.name.text));
+      auto d = diags_.emit(diag::DiffWorkflowRemoved, w.name.range, name);
+      count(d, w.name.range, fmt::format("are runs of `{}`", name), ofIt);
       return;
     }
     const ast::Decl* was = w.target.resolved;
     const ast::Decl* is = now->target.resolved;
     if (was == nullptr || is == nullptr) return;
     if (was->kind != is->kind || KeyOf(old_.v.program, was) != KeyOf(new_.v.program, is)) {
-      diags_
-          .emit(diag::DiffTopChanged, now->target.range, std::string(now->name.text),
-                KeyOf(new_.v.program, is), KeyOf(old_.v.program, was))
-          .note(diag::NoteDiffWasHere, w.target.range, std::string(w.name.text));
+      auto d = diags_.emit(diag::DiffTopChanged, now->target.range, std::string(now->name.text),
+                           KeyOf(new_.v.program, is), KeyOf(old_.v.program, was));
+      d.note(diag::NoteDiffWasHere, w.target.range, std::string(w.name.text));
+      count(d, now->target.range, fmt::format("are runs of `{}`", name), ofIt);
     }
   }
 
@@ -270,12 +274,15 @@ class Comparer {
   void machine(const ast::MachineDecl& m) {
     const auto* now =
         llvm::dyn_cast_or_null<ast::MachineDecl>(new_.counterpart(old_.v.program, &m));
+    const std::string name(m.name.text);
     if (now == nullptr) {
-      diags_.emit(diag::DiffDeclRemoved, m.name.range, std::string("machine"),
-                  std::string(m.name.text), usedBy(&m));
+      auto d = diags_.emit(diag::DiffDeclRemoved, m.name.range, std::string("machine"), name,
+                           usedBy(&m));
+      count(d, m.name.range, fmt::format("have a `{}` live", name),
+            [&name](const WaitingRun& r) { return Runs(r, name, ""); });
       return;
     }
-    params(m.name.text, m.params, now->params);
+    params(m.name.text, m.params, now->params, false);
     values("`var`", m.name.text, m.vars, now->vars);
     const auto was = old_.charts.find(&m);
     const auto is = new_.charts.find(now);
@@ -284,35 +291,47 @@ class Comparer {
 
   void pool(const ast::PoolDecl& p) {
     const auto* now = llvm::dyn_cast_or_null<ast::PoolDecl>(new_.counterpart(old_.v.program, &p));
+    const std::string name(p.name.text);
+    auto live = [&name](const WaitingRun& r) { return HasPool(r, name); };
     if (now == nullptr) {
-      diags_.emit(diag::DiffDeclRemoved, p.name.range, std::string("pool"),
-                  std::string(p.name.text), usedBy(&p));
+      auto d =
+          diags_.emit(diag::DiffDeclRemoved, p.name.range, std::string("pool"), name, usedBy(&p));
+      count(d, p.name.range, fmt::format("have pool `{}` live", name), live);
       return;
     }
-    params(p.name.text, p.params, now->params);
+    params(p.name.text, p.params, now->params, true);
     const ast::Decl* was = p.worker.target.resolved;
     const ast::Decl* is = now->worker.target.resolved;
     if (was != nullptr && is != nullptr &&
         (p.worker.dispatch != now->worker.dispatch ||
          KeyOf(old_.v.program, was) != KeyOf(new_.v.program, is))) {
-      diags_
-          .emit(diag::DiffWorkerChanged, now->worker.range, std::string(now->name.text),
-                KeyOf(old_.v.program, was), KeyOf(new_.v.program, is))
-          .note(diag::NoteDiffWasHere, p.worker.range, std::string("worker"));
+      auto d = diags_.emit(diag::DiffWorkerChanged, now->worker.range, name,
+                           KeyOf(old_.v.program, was), KeyOf(new_.v.program, is));
+      d.note(diag::NoteDiffWasHere, p.worker.range, std::string("worker"));
+      count(d, now->worker.range, fmt::format("have pool `{}` live", name), live);
     }
   }
 
   // Parameters: a stored run holds each in its context (read leniently: a field it no longer
   // has is ignored), and an input gives them (read strictly: an unknown field is refused).
+  // `pool`: whose parameters they are (a Pool's, counted by the Pool; else a machine's).
   void params(std::string_view owner, const std::vector<ast::Param>& was,
-              const std::vector<ast::Param>& is) {
+              const std::vector<ast::Param>& is, bool pool) {
+    const std::string name(owner);
+    auto live = [&name, pool](const WaitingRun& r) {
+      return pool ? HasPool(r, name) : Runs(r, name, "");
+    };
+    const std::string what =
+        pool ? fmt::format("have pool `{}` live", name) : fmt::format("have a `{}` live", name);
     for (const ast::Param& p : is) {
       const ast::Param* old = Find(was, p.name.text);
       if (old != nullptr) continue;
       const bool optional = p.type && p.type->checked && p.type->checked->kind == Kind::kOptional;
-      if (p.defaultValue == nullptr && !optional)
-        diags_.emit(diag::DiffParamRequired, p.name.range, std::string(p.name.text),
-                    std::string(owner));
+      if (p.defaultValue == nullptr && !optional) {
+        auto d = diags_.emit(diag::DiffParamRequired, p.name.range, std::string(p.name.text),
+                             std::string(owner));
+        count(d, p.name.range, what, live);
+      }
     }
     for (const ast::Param& p : was) {
       const ast::Param* now = Find(is, p.name.text);
@@ -321,7 +340,7 @@ class Comparer {
                     std::string(owner));
         continue;
       }
-      if (!fits("parameter", owner, p, *now)) continue;
+      if (!fits("parameter", owner, p, *now, what, live)) continue;
       // Stored values fit; what a caller sends is read strictly.
       std::string why;
       if (!Fits(Checked(p), Checked(*now), true, &why)) {
@@ -335,23 +354,27 @@ class Comparer {
 
   void values(const char* what, std::string_view owner, const std::vector<ast::Var>& was,
               const std::vector<ast::Var>& is) {
+    const std::string name(owner);
     for (const ast::Var& v : was) {
       for (const ast::Var& now : is) {
-        if (now.name.text == v.name.text) fits(what, owner, v, now);
+        if (now.name.text == v.name.text)
+          fits(what, owner, v, now, fmt::format("have a `{}` live", name),
+               [&name](const WaitingRun& r) { return Runs(r, name, ""); });
       }
     }
   }
 
   // Whether a stored value of `old` reads as `now`'s type; reported when not.
-  template <typename Named>
-  bool fits(const char* what, std::string_view owner, const Named& old, const Named& now) {
+  template <typename Named, typename Pick>
+  bool fits(const char* what, std::string_view owner, const Named& old, const Named& now,
+            const std::string& counted, const Pick& live) {
     std::string why;
     if (Fits(Checked(old), Checked(now), false, &why)) return true;
-    diags_
-        .emit(diag::DiffValueNoLongerFits, now.type->range, std::string(what),
-              std::string(now.name.text), std::string(owner), Changed(Checked(old), Checked(now)),
-              why)
-        .note(diag::NoteDiffWasHere, old.type->range, std::string(old.name.text));
+    auto d = diags_.emit(diag::DiffValueNoLongerFits, now.type->range, std::string(what),
+                         std::string(now.name.text), std::string(owner),
+                         Changed(Checked(old), Checked(now)), why);
+    d.note(diag::NoteDiffWasHere, old.type->range, std::string(old.name.text));
+    count(d, now.type->range, counted, live);
     return false;
   }
 
@@ -414,6 +437,9 @@ class Comparer {
     auto d = diags_.emit(
         diag::DiffStateRemoved, s.ast->name.range, s.path, std::string(was.decl->name.text),
         guess.empty() ? std::string() : fmt::format(" (was it renamed to `{}`?)", guess));
+    const std::string machine(was.decl->name.text);
+    count(d, s.ast->name.range, fmt::format("are in `{}`", s.path),
+          [&](const WaitingRun& r) { return Runs(r, machine, s.path); });
     if (!guess.empty()) {
       claimed.insert(byName[guess]->path);
       d.note(diag::NoteDiffRenamed, byName[guess]->ast->name.range, byName[guess]->path, s.path);
@@ -425,8 +451,10 @@ class Comparer {
     for (const ast::Invoke* inv : now.invokes) kept.insert(InvokeKey(*inv));
     for (const ast::Invoke* inv : s.invokes) {
       if (kept.count(InvokeKey(*inv)) != 0) continue;
-      diags_.emit(diag::DiffInvokeRemoved, inv->range, s.path, std::string(was.decl->name.text),
-                  InvokeText(*inv));
+      const std::string machine(was.decl->name.text);
+      auto d = diags_.emit(diag::DiffInvokeRemoved, inv->range, s.path, machine, InvokeText(*inv));
+      count(d, inv->range, fmt::format("are in `{}`", s.path),
+            [&](const WaitingRun& r) { return Runs(r, machine, s.path); });
     }
   }
 
@@ -458,9 +486,32 @@ class Comparer {
     return it == info->declTypes.end() ? nullptr : it->second;
   }
 
+  // With a store: a note on `d` counting the waiting runs `strands` picks, and what they are.
+  template <typename Builder, typename Pick>
+  void count(Builder& d, SourceRange at, const std::string& what, const Pick& strands) {
+    if (waiting_ == nullptr) return;
+    int64_t n = 0;
+    for (const WaitingRun& r : *waiting_) n += strands(r) ? 1 : 0;
+    d.note(diag::NoteDiffStored, at, n, static_cast<int64_t>(waiting_->size()), what);
+  }
+  static bool Runs(const WaitingRun& r, const std::string& machine, const std::string& state) {
+    for (const auto& [name, active] : r.machines) {
+      if (name != machine) continue;
+      if (state.empty()) return true;
+      for (const std::string& p : active) {
+        if (p == state || p.rfind(state + ".", 0) == 0) return true;
+      }
+    }
+    return false;
+  }
+  static bool HasPool(const WaitingRun& r, const std::string& pool) {
+    return std::find(r.pools.begin(), r.pools.end(), pool) != r.pools.end();
+  }
+
   Index old_;
   Index new_;
   Diagnostics& diags_;
+  const std::vector<WaitingRun>* waiting_;
 };
 
 }  // namespace
@@ -470,8 +521,9 @@ bool Fits(TypePtr from, TypePtr to, bool strict, std::string* why) {
   return FitsIn(from, to, strict, why, seen);
 }
 
-void Compare(const Version& before, const Version& after, Diagnostics& diags) {
-  Comparer(before, after, diags).run();
+void Compare(const Version& before, const Version& after, Diagnostics& diags,
+             const std::vector<WaitingRun>* waiting) {
+  Comparer(before, after, diags, waiting).run();
 }
 
 }  // namespace jr2::diff

@@ -15,6 +15,10 @@
 // once here: which stored values fit which types is `Fits`, below.
 #pragma once
 
+#include <string>
+#include <utility>
+#include <vector>
+
 #include "compiler/diag/diagnostics.h"
 #include "compiler/ir/statechart.h"
 #include "compiler/sema/program.h"
@@ -27,10 +31,21 @@ struct Version {
   const ir::Program& charts;
 };
 
+// A waiting run of a store, as `jr2c diff --store` counts it: its workflow, each machine it has
+// live with that machine's active states (paths, as its snapshot names them), and each Pool with
+// live workers. The driver reads them from the store's snapshots.
+struct WaitingRun {
+  std::string workflow;
+  std::vector<std::pair<std::string, std::vector<std::string>>> machines;
+  std::vector<std::string> pools;
+};
+
 // Phase entry: every change from `before` to `after` that strands, refuses or changes inputs,
 // reported into `diags` (removals at the old version's place, the rest at the new one's, with a
-// note at the other).
-void Compare(const Version& before, const Version& after, Diagnostics& diags);
+// note at the other). Given the waiting runs of a store, each change that strands says how many
+// of them it strands (`2 of 41 waiting runs in the store are in `review.escalated``).
+void Compare(const Version& before, const Version& after, Diagnostics& diags,
+             const std::vector<WaitingRun>* waiting = nullptr);
 
 // Whether every value of type `from` (what OLD stored or accepted) reads as type `to` (NEW's).
 // `strict`: fields `to` lacks are refused (a payload, an input), not ignored (a stored context).

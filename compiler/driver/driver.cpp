@@ -3,12 +3,14 @@
 #include <fmt/format.h>
 #include <llvm/Support/Casting.h>
 #include <pthread.h>
+#include <sqlite3.h>
 
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "compiler/codegen/codegen.h"
@@ -48,9 +50,11 @@ commands:
                          lay the files out in jr2's one style: print them formatted, or
                          --check: name those that are not (exit 1), -d: their diffs,
                          -w: write them formatted (comments and tokens are kept)
-  diff OLD NEW           what a change does to stored runs and to callers: what
+  diff OLD NEW [--store LOCATION]
+                         what a change does to stored runs and to callers: what
                          strands a waiting run (NEW cannot restore it), what refuses a
-                         payload or input OLD accepted (exit 100 when either)
+                         payload or input OLD accepted (exit 100 when either); --store
+                         counts the waiting runs of that store each change strands
   lsp [--stdio]          serve an editor: the Language Server Protocol on stdin and
                          stdout (diagnostics, hover, definition, references, rename,
                          completion, outline, folding, formatting, quick fixes)
@@ -73,6 +77,7 @@ struct Options {
   std::string outDir;   // compile: -o
   std::string depfile;  // compile: --depfile
   std::string machine;  // graph: --machine
+  std::string store;    // diff: --store, the store whose waiting runs are counted
   graph::Format graphFormat = graph::Format::kDot;
   DiagFormat format = DiagFormat::kText;
   bool werror = false;
@@ -190,6 +195,91 @@ void Render(const Options& opts, Diagnostics& diags, const SourceManager& sm, st
   }
 }
 
+// The machines and Pools live in one stored snapshot (the runtime's actors: `{kind: "machine",
+// name, state: {active}}` and `{kind: "pool", name, workers}`, nested through `workers` and
+// `children`), for `diff --store`.
+void Walk(const nlohmann::json& j, diff::WaitingRun& run) {
+  if (j.is_array()) {
+    for (const nlohmann::json& e : j) Walk(e, run);
+    return;
+  }
+  if (!j.is_object()) return;
+  const auto kind = j.find("kind");
+  const auto name = j.find("name");
+  if (kind != j.end() && name != j.end() && kind->is_string() && name->is_string()) {
+    if (*kind == "machine") {
+      std::vector<std::string> active;
+      const auto state = j.find("state");
+      if (state != j.end() && state->is_object()) {
+        const auto a = state->find("active");
+        if (a != state->end() && a->is_array()) {
+          for (const nlohmann::json& p : *a) {
+            if (p.is_string()) active.push_back(p.get<std::string>());
+          }
+        }
+      }
+      run.machines.emplace_back(name->get<std::string>(), std::move(active));
+    } else if (*kind == "pool") {
+      const auto w = j.find("workers");
+      if (w != j.end() && w->is_array() && !w->empty())
+        run.pools.push_back(name->get<std::string>());
+    }
+  }
+  for (const auto& [key, value] : j.items()) {
+    if (value.is_structured()) Walk(value, run);
+  }
+}
+
+// Every waiting run of the SQLite store at `location`, opened read-only (nothing is written,
+// nothing made): false, with why, when it cannot be read. The rows are read as the runtime's
+// SQLite store writes them (runtime/src/store/sqlite: its application id, `runs(workflow, status,
+// snapshot)`); a PostgreSQL store is not read here yet.
+bool ReadWaitingRuns(const std::string& location, std::vector<diff::WaitingRun>& out,
+                     std::string& why) {
+  if (location.rfind("postgres://", 0) == 0 || location.rfind("postgresql://", 0) == 0) {
+    why = "jr2c reads a SQLite store; a PostgreSQL store's waiting runs are not counted yet";
+    return false;
+  }
+  sqlite3* db = nullptr;
+  const int opened = sqlite3_open_v2(location.c_str(), &db, SQLITE_OPEN_READONLY, nullptr);
+  auto fail = [&](const std::string& text) {
+    why = text;
+    sqlite3_close(db);
+    return false;
+  };
+  if (opened != SQLITE_OK) return fail(db != nullptr ? sqlite3_errmsg(db) : "it cannot be opened");
+  sqlite3_busy_timeout(db, 5000);
+  constexpr int kJr2AppId = 0x6A723243;  // runtime/src/store/sqlite/db.h
+  sqlite3_stmt* s = nullptr;
+  if (sqlite3_prepare_v2(db, "PRAGMA application_id", -1, &s, nullptr) != SQLITE_OK)
+    return fail(sqlite3_errmsg(db));
+  const bool ours = sqlite3_step(s) == SQLITE_ROW && sqlite3_column_int(s, 0) == kJr2AppId;
+  sqlite3_finalize(s);
+  if (!ours) return fail("not a jr2 store (its application id is not jr2's)");
+  if (sqlite3_prepare_v2(db, "SELECT workflow, snapshot FROM runs WHERE status = 'waiting'", -1, &s,
+                         nullptr) != SQLITE_OK)
+    return fail(sqlite3_errmsg(db));
+  int rc = SQLITE_OK;
+  while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+    diff::WaitingRun w;
+    const auto* workflow = reinterpret_cast<const char*>(sqlite3_column_text(s, 0));
+    const auto* snapshot = reinterpret_cast<const char*>(sqlite3_column_text(s, 1));
+    w.workflow = workflow != nullptr ? workflow : "";
+    const nlohmann::json j =
+        nlohmann::json::parse(snapshot != nullptr ? snapshot : "null", nullptr, false);
+    if (j.is_discarded()) {
+      sqlite3_finalize(s);
+      return fail("a waiting run's snapshot is not JSON (the store is damaged)");
+    }
+    Walk(j.contains("top") ? j.at("top") : j, w);
+    out.push_back(std::move(w));
+  }
+  sqlite3_finalize(s);
+  if (rc != SQLITE_DONE) return fail(sqlite3_errmsg(db));
+  sqlite3_close(db);
+  return true;
+}
+
 // `jr2c diff OLD NEW` (compiler/diff/diff.h, docs/diff.md): both versions checked, each a
 // program of its own (its imports read beside it), then compared. Exit codes as `buf breaking`
 // gives them: 0 compatible, 100 breaking, 1 a version that does not check, 2 usage.
@@ -208,8 +298,18 @@ int Diff(const Options& opts, std::ostream& out, std::ostream& err) {
       code = kExitErrors;
       return;
     }
+    std::vector<diff::WaitingRun> waiting;
+    if (!opts.store.empty()) {
+      std::string why;
+      if (!ReadWaitingRuns(opts.store, waiting, why)) {
+        err << "jr2c: error: --store `" << opts.store << "`: " << why << "\n";
+        code = kExitUsage;
+        return;
+      }
+    }
     Diagnostics changes;
-    diff::Compare({before.program, beforeCharts}, {after.program, afterCharts}, changes);
+    diff::Compare({before.program, beforeCharts}, {after.program, afterCharts}, changes,
+                  opts.store.empty() ? nullptr : &waiting);
     Render(opts, changes, sm, out, err);
     code = changes.hasErrors() ? kExitBreaking : kExitClean;
     if (opts.format == DiagFormat::kText && code == kExitClean) {
@@ -551,6 +651,10 @@ int Run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
       opts.fmtMode = a;
     } else if (a == "--no-fast-path") {
       opts.fastPath = false;
+    } else if (a == "--store") {
+      if (i + 1 >= args.size())
+        return Usage(err, "`--store` needs a store: a SQLite file or a postgresql:// URL");
+      opts.store = args[++i];
     } else if (a == "--machine") {
       if (i + 1 >= args.size()) return Usage(err, "`--machine` needs a machine's name");
       opts.machine = args[++i];
@@ -587,7 +691,7 @@ int Run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
     } else if (a.size() > 1 && a[0] == '-' && a != "--list") {
       const std::string guess = ClosestName(
           a, {"--help", "--version", "--Werror", "--no-fast-path", "--machine", "--format",
-              "--depfile", "--diagnostics-format", "--list", "--check", "--stdio"});
+              "--depfile", "--diagnostics-format", "--list", "--check", "--stdio", "--store"});
       return Usage(err, guess.empty()
                             ? fmt::format("unknown option `{}`", a)
                             : fmt::format("unknown option `{}`; did you mean `{}`?", a, guess));
@@ -600,6 +704,8 @@ int Run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   if (!opts.fmtMode.empty() && opts.command != "fmt")
     return Usage(err, fmt::format("`{}` goes with `fmt`", opts.fmtMode));
   if (opts.stdio && opts.command != "lsp") return Usage(err, "`--stdio` goes with `lsp`");
+  if (!opts.store.empty() && opts.command != "diff")
+    return Usage(err, "`--store` goes with `diff`");
   if (opts.command == "lsp") {
     if (!rest.empty())
       return Usage(err, fmt::format("`lsp` takes no files (`{}`); the editor sends them", rest[0]));

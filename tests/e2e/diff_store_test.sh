@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# `jr2c diff OLD NEW --store` (docs/diff.md) against a real store: the tickets runner leaves a run
+# waiting at two reviews (T-1 and T-2, cap 2); a new tickets.jr2 renames the review's state, adds
+# a parameter without a default, and changes the Pool's cap (compatible). diff counts the waiting
+# runs each change strands, from the store's snapshots, and writes nothing to the store; a
+# second workflow's runs are not counted against the first; bad stores are refused (exit 2).
+# Usage: diff_store_test.sh JR2C TICKETS_RUNNER SOURCE_DIR
+set -u
+jr2c=$(realpath "$1")
+tickets=$(realpath "$2")
+src=$(realpath "$3")
+passed=0
+failed=0
+source "$src/tests/e2e/lib.sh"
+in_tmp_store
+mkdir -p samples/tickets
+cp "$src/samples/tickets/backlog.json" samples/tickets/
+cp "$src/samples/tickets/tickets.jr2" old.jr2
+
+"$tickets" run > /dev/null 2>&1
+[ $? -eq 3 ] && ok || fail "tickets run waits at its Gates"
+"$tickets" run > /dev/null 2>&1  # a second run: two waiting runs, four reviews
+rows() { python3 -c 'import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute("SELECT id, rev, updated FROM runs ORDER BY id").fetchall())' "$JR2_STORE"; }
+before=$(rows)
+
+# NEW: `review`'s state renamed (`pending`), a Pool parameter without a default, cap 3.
+sed -e 's/initial state review {/initial state pending {/' \
+    -e 's|^pool ticket_pool(backlog_file: string = "samples/tickets/backlog.json")|pool ticket_pool(backlog_file: string = "samples/tickets/backlog.json", team: string)|' \
+    -e 's/^  cap: 2$/  cap: 3/' old.jr2 > new.jr2
+grep -q 'state pending' new.jr2 && grep -q 'team: string' new.jr2 || fail "the edit of tickets.jr2 did not apply"
+
+out=$("$jr2c" diff old.jr2 new.jr2 --store "$JR2_STORE" 2>&1)
+rc=$?
+echo "$out" | grep -E 'error|note: [0-9]'
+[ "$rc" -eq 100 ] && ok || fail "diff --store: exit $rc, wanted 100"
+grep -q 'error\[D0703\]: state `review` of `review` is gone' <<<"$out" && ok || fail "the renamed state is D0703"
+grep -q 'note: 2 of 2 waiting runs in the store are in `review`' <<<"$out" && ok ||
+  fail "both waiting runs are counted in \`review\`"
+grep -q 'error\[D0705\]: parameter `team` of `ticket_pool`' <<<"$out" && ok || fail "the new parameter is D0705"
+grep -q 'note: 2 of 2 waiting runs in the store have pool `ticket_pool` live' <<<"$out" && ok ||
+  fail "both waiting runs have the Pool live"
+after=$(rows)
+[ "$before" = "$after" ] && ok || fail "diff --store changed the store"
+
+# Without --store: the same changes, no counts.
+out=$("$jr2c" diff old.jr2 new.jr2 2>&1)
+grep -q 'waiting runs in the store' <<<"$out" && fail "counts without --store" || ok
+
+# A change that strands nothing stored: no run is in the removed state's place.
+sed -e 's/^  final state decided$/  final state decided\n  state unused {}/' old.jr2 > grown.jr2
+expect "a state added is compatible" 0 'no stored run is stranded' -- "$jr2c" diff old.jr2 grown.jr2 --store "$JR2_STORE"
+
+# Bad stores: refused, nothing made.
+expect "a store that is not there" 2 '^jr2c: error: --store `nowhere.db`: ' -- "$jr2c" diff old.jr2 new.jr2 --store nowhere.db
+[ ! -e nowhere.db ] && ok || fail "diff --store made a store"
+echo "not a database" > foreign.db
+expect "a foreign file" 2 '^jr2c: error: --store `foreign.db`: ' -- "$jr2c" diff old.jr2 new.jr2 --store foreign.db
+expect "--store goes with diff" 2 '`--store` goes with `diff`' -- "$jr2c" check old.jr2 --store "$JR2_STORE"
+expect "--store needs a value" 2 '`--store` needs a store' -- "$jr2c" diff old.jr2 new.jr2 --store
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
