@@ -136,6 +136,23 @@ void CheckOutputStems(const sema::Program& program, Diagnostics& diags) {
   }
 }
 
+// Prints the diagnostics in the chosen format.
+void Render(const Options& opts, Diagnostics& diags, const SourceManager& sm, std::ostream& out,
+            std::ostream& err) {
+  diags.sortByLocation();
+  switch (opts.format) {
+    case DiagFormat::kText:
+      RenderText(diags, sm, err);
+      break;
+    case DiagFormat::kJson:
+      RenderJson(diags, sm, out);
+      break;
+    case DiagFormat::kSarif:
+      RenderSarif(diags, sm, Version(), out);
+      break;
+  }
+}
+
 // What a command does with a program that checked clean.
 using AfterCheck = std::function<int(const sema::Program&, const ir::Program&)>;
 
@@ -156,18 +173,7 @@ int Frontend(const Options& opts, std::ostream& out, std::ostream& err, const Af
     const ir::Program charts =
         Analyze(loaded.program, diags, after ? sema::Keep::kCodegen : sema::Keep::kReports);
     if (opts.command == "compile") CheckOutputStems(loaded.program, diags);
-    diags.sortByLocation();
-    switch (opts.format) {
-      case DiagFormat::kText:
-        RenderText(diags, sm, err);
-        break;
-      case DiagFormat::kJson:
-        RenderJson(diags, sm, out);
-        break;
-      case DiagFormat::kSarif:
-        RenderSarif(diags, sm, Version(), out);
-        break;
-    }
+    Render(opts, diags, sm, out, err);
     code = diags.hasErrors() ? kExitErrors : kExitClean;
     if (code == kExitClean && after) code = after(loaded.program, charts);
   });
@@ -176,23 +182,6 @@ int Frontend(const Options& opts, std::ostream& out, std::ostream& err, const Af
 
 int Check(const Options& opts, std::ostream& out, std::ostream& err) {
   return Frontend(opts, out, err, nullptr);
-}
-
-// Prints the diagnostics in the chosen format.
-void Render(const Options& opts, Diagnostics& diags, const SourceManager& sm, std::ostream& out,
-            std::ostream& err) {
-  diags.sortByLocation();
-  switch (opts.format) {
-    case DiagFormat::kText:
-      RenderText(diags, sm, err);
-      break;
-    case DiagFormat::kJson:
-      RenderJson(diags, sm, out);
-      break;
-    case DiagFormat::kSarif:
-      RenderSarif(diags, sm, Version(), out);
-      break;
-  }
 }
 
 // The machines and Pools live in one stored snapshot (the runtime's actors: `{kind: "machine",
