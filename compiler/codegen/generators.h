@@ -165,6 +165,14 @@ void DefineMachine(const Context& cx, Printer& p, const ir::Machine& m);
 void DefineMachineTables(const Context& cx, Printer& p, const ir::Machine& m,
                          const std::vector<const ir::Transition*>& transitions,
                          const std::string& cls);
+// What an invoke is for the runtime (::jr2rt::InvokeSpec): its kind (`kGate`…), its target and its
+// name. One answer for the code that starts it and the table a restore matches it by.
+struct InvokeShape {
+  const char* kind;
+  std::string target;
+  std::string name;
+};
+InvokeShape ShapeOf(const ast::Invoke& inv);
 // An event as a Gate lists it (an ::jr2rt::EventSpec initializer); the Source's wake event too.
 std::string EventSpecOf(const Context& cx, const ast::Decl* ev);
 // The same as an EventSpecRow's initializer; its fields, when it has any, go in an array named

@@ -496,25 +496,12 @@ class MachineGen {
   }
 
   void invokeStart(const ast::Invoke& inv, const ir::State& s) {
-    const char* kind = "kGate";
-    std::string target;
+    const InvokeShape shape = ShapeOf(inv);
     std::string input = "::jr2rt::EmptyObject()";
-    std::string name = inv.as ? inv.as->text : "";
     if (inv.kind == ast::Invoke::Kind::kGate) {
-      if (inv.gateName) name = inv.gateName->text;
       if (inv.object) input = expr_.as(inv.object.get(), cx_.info.types.json(), scope_);
     } else {
       const ast::Decl* d = inv.target.resolved;
-      target = inv.target.str();
-      if (inv.kind == ast::Invoke::Kind::kExtern) {
-        kind = "kExtern";
-      } else if (d && d->kind == ast::Decl::Kind::kAgent) {
-        kind = "kAgent";
-      } else if (d && d->kind == ast::Decl::Kind::kExtern) {
-        kind = "kStd";
-      } else {
-        kind = "kMachine";
-      }
       if (d && d->kind == ast::Decl::Kind::kAgent && inv.kind != ast::Invoke::Kind::kExtern) {
         if (inv.object) input = expr_.as(inv.object.get(), cx_.info.types.json(), scope_);
       } else {
@@ -526,10 +513,10 @@ class MachineGen {
       host().startInvoke({::jr2rt::InvokeSpec::Kind::$kind$, $id$, $target$, $name$, $path$,
                           $input$});
     )gen",
-            {{"kind", kind},
+            {{"kind", shape.kind},
              {"id", std::to_string(invokeId_.at(&inv))},
-             {"target", CppString(target)},
-             {"name", CppString(name)},
+             {"target", CppString(shape.target)},
+             {"name", CppString(shape.name)},
              {"path", CppString(s.path)},
              {"input", input},
              {"from", cx_.from(inv.range)}});

@@ -50,6 +50,26 @@ const char* StateKind(ir::State::Kind k) {
 
 }  // namespace
 
+InvokeShape ShapeOf(const ast::Invoke& inv) {
+  InvokeShape shape{"kGate", "", inv.as ? std::string(inv.as->text) : ""};
+  if (inv.kind == ast::Invoke::Kind::kGate) {
+    if (inv.gateName) shape.name = inv.gateName->text;
+    return shape;
+  }
+  const ast::Decl* d = inv.target.resolved;
+  shape.target = inv.target.str();
+  if (inv.kind == ast::Invoke::Kind::kExtern) {
+    shape.kind = "kExtern";
+  } else if (d && d->kind == ast::Decl::Kind::kAgent) {
+    shape.kind = "kAgent";
+  } else if (d && d->kind == ast::Decl::Kind::kExtern) {
+    shape.kind = "kStd";
+  } else {
+    shape.kind = "kMachine";
+  }
+  return shape;
+}
+
 void DefineMachineTables(const Context& cx, Printer& p, const ir::Machine& m,
                          const std::vector<const ir::Transition*>& transitions,
                          const std::string& cls) {
@@ -102,8 +122,11 @@ void DefineMachineTables(const Context& cx, Printer& p, const ir::Machine& m,
         $transitions$
     };
 
+    $invokes$
+    $timers$
     const ::jr2rt::MachineTables k_$name$_tables = {
-        k_$name$_states, $ns$, k_$name$_transitions, $nt$, k_$name$_sets, $if$, $in$, $always$};
+        k_$name$_states, $ns$, k_$name$_transitions, $nt$, k_$name$_sets, $if$, $in$, $always$,
+        $invokeTable$, $ni$, $timerTable$, $nm$};
 
     }  // namespace
 
@@ -118,6 +141,50 @@ void DefineMachineTables(const Context& cx, Printer& p, const ir::Machine& m,
           {"if", std::to_string(initialAt)},
           {"in", std::to_string(m.initial.size())},
           {"always", hasAlways ? "true" : "false"},
+          {"ni", std::to_string(m.invokes.size())},
+          {"nm", std::to_string(m.timers.size())},
+          {"invokeTable", m.invokes.empty() ? "nullptr" : "k_" + name + "_invokes"},
+          {"timerTable", m.timers.empty() ? "nullptr" : "k_" + name + "_timers"},
+          {"invokes",
+           [&] {
+             if (m.invokes.empty()) return;
+             std::map<const ast::Invoke*, ir::StateId> stateOf;
+             for (const ir::State& s : m.states) {
+               for (const ast::Invoke* inv : s.invokes) stateOf[inv] = s.id;
+             }
+             p.print(
+                 "// Its invokes by id (state, kind, target, name): what a restore matches a "
+                 "stored child by.\n"
+                 "const ::jr2rt::InvokeInfo k_$name$_invokes[] = {\n",
+                 {{"name", name}});
+             for (size_t i = 0; i < m.invokes.size(); ++i) {
+               const InvokeShape shape = ShapeOf(*m.invokes[i]);
+               p.print(
+                   "    {$state$, ::jr2rt::InvokeSpec::Kind::$kind$, $target$, $as$},  // $i$\n",
+                   {{"state", std::to_string(stateOf.at(m.invokes[i]))},
+                    {"kind", shape.kind},
+                    {"target", CppString(shape.target)},
+                    {"as", CppString(shape.name)},
+                    {"i", std::to_string(i)}});
+             }
+             p.print("};\n\n");
+           }},
+          {"timers",
+           [&] {
+             if (m.timers.empty()) return;
+             p.print(
+                 "// Its timers by id (state, milliseconds): what a restore matches a stored "
+                 "timer by.\n"
+                 "const ::jr2rt::TimerInfo k_$name$_timers[] = {\n",
+                 {{"name", name}});
+             for (size_t i = 0; i < m.timers.size(); ++i) {
+               p.print("    {$state$, $ms$},  // $i$\n",
+                       {{"state", std::to_string(m.timers[i]->source)},
+                        {"ms", std::to_string(m.timers[i]->ast->delayMillis)},
+                        {"i", std::to_string(i)}});
+             }
+             p.print("};\n\n");
+           }},
           {"states",
            [&] {
              for (const ir::State& s : m.states) {

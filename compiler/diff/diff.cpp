@@ -8,6 +8,7 @@
 #include <set>
 
 #include "compiler/diag/suggest.h"
+#include "runtime/include/jr2/meant.h"
 
 namespace jr2::diff {
 namespace {
@@ -412,6 +413,7 @@ class Comparer {
         continue;
       }
       invokes(was, s, *it->second);
+      timers(was, s, *it->second);
     }
   }
 
@@ -446,14 +448,32 @@ class Comparer {
     }
   }
 
+  // The runtime matches a stored child to NEW's invokes by its state, kind, target and name, the
+  // n-th such to the n-th (MachineActor::restoreFrom), so each of OLD's needs one of its own.
   void invokes(const ir::Machine& was, const ir::State& s, const ir::State& now) {
-    std::set<std::string> kept;
-    for (const ast::Invoke* inv : now.invokes) kept.insert(InvokeKey(*inv));
+    std::map<std::string, int> kept;
+    for (const ast::Invoke* inv : now.invokes) ++kept[InvokeKey(*inv)];
     for (const ast::Invoke* inv : s.invokes) {
-      if (kept.count(InvokeKey(*inv)) != 0) continue;
+      if (kept[InvokeKey(*inv)]-- > 0) continue;
       const std::string machine(was.decl->name.text);
       auto d = diags_.emit(diag::DiffInvokeRemoved, inv->range, s.path, machine, InvokeText(*inv));
       count(d, inv->range, fmt::format("are in `{}`", s.path),
+            [&](const WaitingRun& r) { return Runs(r, machine, s.path); });
+    }
+  }
+
+  // A stored timer is matched by its state and duration, the n-th to the n-th, as an invoke is.
+  void timers(const ir::Machine& was, const ir::State& s, const ir::State& now) {
+    std::map<int64_t, int> kept;
+    for (const ir::Transition& t : now.transitions) {
+      if (t.trigger == ir::Transition::Trigger::kTimer) ++kept[t.ast->delayMillis];
+    }
+    for (const ir::Transition& t : s.transitions) {
+      if (t.trigger != ir::Transition::Trigger::kTimer || kept[t.ast->delayMillis]-- > 0) continue;
+      const std::string machine(was.decl->name.text);
+      auto d = diags_.emit(diag::DiffTimerRemoved, t.ast->range, s.path, machine,
+                           meant::DurationLiteral(t.ast->delayMillis));
+      count(d, t.ast->range, fmt::format("are in `{}`", s.path),
             [&](const WaitingRun& r) { return Runs(r, machine, s.path); });
     }
   }

@@ -8,6 +8,8 @@
 #include <string_view>
 #include <vector>
 
+#include "runtime/include/jr2/meant.h"
+
 namespace jr2::graph {
 namespace {
 
@@ -15,18 +17,6 @@ using ir::StateId;
 using Kind = ir::State::Kind;
 
 // ---- labels -----------------------------------------------------------------------------------
-
-// `30s`, `90m`, `1h`: the largest unit that divides the delay.
-std::string FormatDuration(int64_t ms) {
-  static constexpr struct {
-    int64_t millis;
-    const char* unit;
-  } kUnits[] = {{86'400'000, "d"}, {3'600'000, "h"}, {60'000, "m"}, {1'000, "s"}};
-  for (const auto& u : kUnits) {
-    if (ms != 0 && ms % u.millis == 0) return fmt::format("{}{}", ms / u.millis, u.unit);
-  }
-  return fmt::format("{}ms", ms);
-}
 
 // A guard, printed back from its tree: shown as `[attempts <= retries]` on its edge. Long guards
 // are cut (they label an edge, not replace the source), and so is deep nesting, so printing is
@@ -138,7 +128,7 @@ class ExprPrinter {
         out_ += '"';
         return;
       case EK::kDuration:
-        out_ += FormatDuration(llvm::cast<ast::DurationLit>(e).millis);
+        out_ += meant::DurationLiteral(llvm::cast<ast::DurationLit>(e).millis);
         return;
       case EK::kName:
         out_ += llvm::cast<ast::NameExpr>(e).name.text;
@@ -236,7 +226,7 @@ std::string TransitionLabel(const ast::Transition& t) {
       label = "always";
       break;
     case ast::Transition::Kind::kAfter:
-      label = "after " + FormatDuration(t.delayMillis);
+      label = "after " + meant::DurationLiteral(t.delayMillis);
       break;
   }
   if (t.guard) {

@@ -201,9 +201,21 @@ const ::jr2rt::TransitionInfo k_triage_machine_transitions[] = {
     {2, ::jr2rt::TransitionInfo::kAfter, 1, 3, false, 0, 2, 3, 6, 1},  // 7 alert_triage.jr2:150
 };
 
+// Its invokes by id (state, kind, target, name): what a restore matches a stored child by.
+const ::jr2rt::InvokeInfo k_triage_machine_invokes[] = {
+    {1, ::jr2rt::InvokeSpec::Kind::kAgent, "triager", ""},  // 0
+    {2, ::jr2rt::InvokeSpec::Kind::kGate, "", "review"},  // 1
+};
+
+// Its timers by id (state, milliseconds): what a restore matches a stored timer by.
+const ::jr2rt::TimerInfo k_triage_machine_timers[] = {
+    {1, 900000},  // 0
+    {2, 3600000},  // 1
+};
+
 const ::jr2rt::MachineTables k_triage_machine_tables = {
-    k_triage_machine_states, 4, k_triage_machine_transitions, 8, k_triage_machine_sets, 0, 2,
-        false};
+    k_triage_machine_states, 4, k_triage_machine_transitions, 8, k_triage_machine_sets, 0, 2, false,
+    k_triage_machine_invokes, 2, k_triage_machine_timers, 2};
 
 }  // namespace
 

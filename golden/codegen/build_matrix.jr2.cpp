@@ -112,8 +112,23 @@ const ::jr2rt::TransitionInfo k_build_package_transitions[] = {
     {6, ::jr2rt::TransitionInfo::kError, 3, 8, false, 0, 3, 8, 11, 1},  // 10 build_matrix.jr2:107
 };
 
+// Its invokes by id (state, kind, target, name): what a restore matches a stored child by.
+const ::jr2rt::InvokeInfo k_build_package_invokes[] = {
+    {2, ::jr2rt::InvokeSpec::Kind::kStd, "std.command", "configure"},  // 0
+    {3, ::jr2rt::InvokeSpec::Kind::kStd, "std.command", "build"},  // 1
+    {5, ::jr2rt::InvokeSpec::Kind::kStd, "std.command", "run_tests"},  // 2
+    {6, ::jr2rt::InvokeSpec::Kind::kStd, "std.command", "install"},  // 3
+};
+
+// Its timers by id (state, milliseconds): what a restore matches a stored timer by.
+const ::jr2rt::TimerInfo k_build_package_timers[] = {
+    {1, 5400000},  // 0
+    {4, 30000},  // 1
+};
+
 const ::jr2rt::MachineTables k_build_package_tables = {
-    k_build_package_states, 9, k_build_package_transitions, 11, k_build_package_sets, 0, 3, false};
+    k_build_package_states, 9, k_build_package_transitions, 11, k_build_package_sets, 0, 3, false,
+    k_build_package_invokes, 4, k_build_package_timers, 2};
 
 }  // namespace
 

@@ -127,8 +127,14 @@ const ::jr2rt::TransitionInfo k_review_transitions[] = {
     {1, ::jr2rt::TransitionInfo::kOn, 1, 2, false, 0, 2, 2, 4, 1},  // 1 tickets.jr2:55
 };
 
+// Its invokes by id (state, kind, target, name): what a restore matches a stored child by.
+const ::jr2rt::InvokeInfo k_review_invokes[] = {
+    {1, ::jr2rt::InvokeSpec::Kind::kGate, "", ""},  // 0
+};
+
 const ::jr2rt::MachineTables k_review_tables = {
-    k_review_states, 3, k_review_transitions, 2, k_review_sets, 0, 2, false};
+    k_review_states, 3, k_review_transitions, 2, k_review_sets, 0, 2, false,
+    k_review_invokes, 1, nullptr, 0};
 
 }  // namespace
 

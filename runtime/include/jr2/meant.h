@@ -58,6 +58,18 @@ inline long long UnitMillis(const std::string& unit) {
   return 0;
 }
 
+// A duration as a literal spells it, in the largest of those units that divides it: `30s`,
+// `90m`, `1h` (`0ms` for none). One spelling for `jr2c graph`, `jr2c diff` and the runtime's
+// refusals.
+inline std::string DurationLiteral(long long ms) {
+  static const std::pair<const char*, long long> kUnits[] = {
+      {"d", 86'400'000}, {"h", 3'600'000}, {"m", 60'000}, {"s", 1000}};
+  for (const auto& [name, unit] : kUnits) {
+    if (ms != 0 && ms % unit == 0) return std::to_string(ms / unit) + name;
+  }
+  return std::to_string(ms) + "ms";
+}
+
 // The duration literal a person meant by `count` and a spelled-out unit (`5` and `min`, `1` and
 // `minute`, `2` and `weeks`): `5m`, `1m`, `14d`; "" when `unit` names no unit of time or `count`
 // is not a whole number of at most 9 digits. `.jr2` writes a duration as an integer followed by

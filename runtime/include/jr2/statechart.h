@@ -177,6 +177,22 @@ class Machine {
     (void)eventId;
     return {};
   }
+  // Where a stored run's child or timer belongs in this build (docs/runtime.md#what-a-new-build-
+  // restores). Ids are indexes into the machine's invokes and timers, so another build's ids may
+  // name other ones: a restore matches by what they are instead. The id this build gives the
+  // `rank`-th invoke (0 first) that state `stored.statePath` makes of `stored.kind`,
+  // `stored.target` and `stored.name`; -1 when it makes none (the run no longer fits). The
+  // default, for a machine without tables, trusts the stored id.
+  virtual int invokeIdNow(const InvokeSpec& stored, int rank) const {
+    (void)rank;
+    return stored.id;
+  }
+  // The same for the `rank`-th `after` of `afterMs` on state `statePath`.
+  virtual int timerIdNow(const std::string& statePath, int64_t afterMs, int rank,
+                         int storedId) const {
+    (void)statePath, (void)afterMs, (void)rank;
+    return storedId;
+  }
 };
 
 using MachineFactory = std::unique_ptr<Machine> (*)();
@@ -212,6 +228,19 @@ struct TransitionInfo {
 // A machine's tables, as jr2c generates them (`k_*_tables`): states and transitions in document
 // order, the sets the transitions' runs index, the initial configuration (a run of `sets`: the
 // root's default descendants, in document order) and whether any transition is eventless.
+// A machine's invokes and timers by id, for restoring another build's snapshot
+// (Machine::invokeIdNow, timerIdNow).
+struct InvokeInfo {
+  int state;  // the invoking state
+  InvokeSpec::Kind kind;
+  const char* target;  // as InvokeSpec::target
+  const char* name;    // as InvokeSpec::name
+};
+struct TimerInfo {
+  int state;  // the state whose `after` it is
+  int64_t ms;
+};
+
 struct MachineTables {
   const StateInfo* states;
   int stateCount;
@@ -221,6 +250,10 @@ struct MachineTables {
   int initialFirst;
   int initialCount;
   bool hasAlways;
+  const InvokeInfo* invokes;
+  int invokeCount;
+  const TimerInfo* timers;
+  int timerCount;
 };
 
 // Whether generated machines take their generated fast path (on by default). Off with the
@@ -247,6 +280,9 @@ class Statechart : public Machine {
   std::vector<int> eventsHandledAt(const std::string& statePath) const override;
   bool handlesNow(int eventId) const override;
   std::vector<std::string> statesHandling(int eventId) const override;
+  int invokeIdNow(const InvokeSpec& stored, int rank) const override;
+  int timerIdNow(const std::string& statePath, int64_t afterMs, int rank,
+                 int storedId) const override;
 
  protected:
   explicit Statechart(const MachineTables& tables);

@@ -140,6 +140,26 @@ std::string Statechart::timerState(int timerId) const {
   return {};
 }
 
+int Statechart::invokeIdNow(const InvokeSpec& stored, int rank) const {
+  for (int i = 0; i < tables_.invokeCount; ++i) {
+    const InvokeInfo& info = tables_.invokes[i];
+    if (info.kind == stored.kind && stored.statePath == states_[info.state].path &&
+        stored.target == info.target && stored.name == info.name && rank-- == 0) {
+      return i;
+    }
+  }
+  return -1;
+}
+
+int Statechart::timerIdNow(const std::string& statePath, int64_t afterMs, int rank,
+                           int /*storedId*/) const {
+  for (int i = 0; i < tables_.timerCount; ++i) {
+    const TimerInfo& info = tables_.timers[i];
+    if (info.ms == afterMs && statePath == states_[info.state].path && rank-- == 0) return i;
+  }
+  return -1;
+}
+
 std::vector<int> Statechart::eventsHandledAt(const std::string& statePath) const {
   int state = -1;
   for (int s = 1; s < stateCount_ && state < 0; ++s) {

@@ -63,9 +63,9 @@ void Actor::observeText(std::string& out, const Json& over) const {
   AppendJson(out, Over(observe(), over));
 }
 
-std::unique_ptr<Actor> Actor::Restore(Run& run, Actor* parent, const Json& snap) {
+std::unique_ptr<Actor> Actor::Restore(Run& run, Actor* parent, const Json& snap, int keyNow) {
   const std::string kind = snap.at("kind").get<std::string>();
-  const int key = snap.at("key").get<int>();
+  const int key = keyNow >= 0 ? keyNow : snap.at("key").get<int>();
   const std::string prefix = snap.at("prefix").get<std::string>();
   const std::string name = snap.at("name").get<std::string>();
   if (kind == "dispatch") {

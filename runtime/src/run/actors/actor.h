@@ -126,7 +126,9 @@ class Actor {
   // Checks an input as start() would read it, changing nothing (throws SchemaError).
   virtual void checkInput(const Json& input) const = 0;
 
-  static std::unique_ptr<Actor> Restore(Run& run, Actor* parent, const Json& snap);
+  // The actor a snapshot describes. `key` (≥ 0) replaces the stored key: the id this build gives
+  // the invoke that made it (Machine::invokeIdNow).
+  static std::unique_ptr<Actor> Restore(Run& run, Actor* parent, const Json& snap, int key = -1);
 
   // A `dispatch` worker of this Pool got a run for an item the Pool took (started it, or found
   // it under its key): a standing Pool's hand-over counts on it

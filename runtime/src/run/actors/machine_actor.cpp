@@ -8,6 +8,7 @@
 #include <typeindex>
 #include <utility>
 
+#include "jr2/meant.h"
 #include "run/pool/pool_actor.h"
 
 namespace jr2rt {
@@ -231,7 +232,7 @@ Json MachineActor::snapshotBase() const {
   Json timers = Json::array();
   for (const auto& [t, armed] : timers_) {
     Obj timer;
-    timer("id", t)("due", armed.due);
+    timer("id", t)("due", armed.due)("state", m_->timerState(t));
     if (armed.after >= 0) timer("after", armed.after);
     timers.push_back(std::move(timer));
   }
@@ -269,23 +270,64 @@ void MachineActor::snapshotText(std::string& out) const {
   });
 }
 
+std::string MachineActor::KindText(const InvokeSpec& spec) {
+  switch (spec.kind) {
+    case InvokeSpec::Kind::kGate:
+      return spec.name.empty() ? "a Gate" : "the Gate `" + spec.name + "`";
+    case InvokeSpec::Kind::kAgent:
+      return "the Agent `" + spec.target + "`";
+    case InvokeSpec::Kind::kMachine:
+      return "`" + spec.target + "`" + (spec.name.empty() ? "" : " as `" + spec.name + "`");
+    case InvokeSpec::Kind::kExtern:
+    case InvokeSpec::Kind::kStd:
+      break;
+  }
+  return "the effect `" + spec.target + "`" + (spec.name.empty() ? "" : " as `" + spec.name + "`");
+}
+
+// Another build's ids may name other invokes and timers (they are indexes), so each stored child
+// and timer is matched to this build's by what it is: its state, kind, target and name (a timer:
+// its state and duration), the n-th such to the n-th. One this build lacks fails the restore
+// (NoLongerFits: the run is `drifted`), as `jr2c diff` says beforehand (D0706, D0708).
 void MachineActor::restoreFrom(const Json& snap) {
   m_->restore(*this, snap.at("state"));
   ended_ = snap.at("ended").get<bool>();
+  std::map<std::tuple<int, std::string, std::string, std::string>, int> seen;  // → rank
   for (const auto& c : snap.at("children")) {
-    const InvokeSpec spec = SpecFrom(c.at("spec"));
+    InvokeSpec spec = SpecFrom(c.at("spec"));
+    const int rank = seen[{static_cast<int>(spec.kind), spec.statePath, spec.target, spec.name}]++;
+    const int id = m_->invokeIdNow(spec, rank);
+    if (id < 0) {
+      throw NoLongerFits("the saved run of `" + std::string(m_->name()) + "` waits on " +
+                         KindText(spec) + " in state `" + spec.statePath +
+                         "`, which this build no longer invokes there");
+    }
+    const bool moved = id != spec.id;
+    spec.id = id;
     Child child{spec, nullptr, nullptr};
-    if (!c.at("actor").is_null()) child.actor = Actor::Restore(run_, this, c.at("actor"));
+    if (!c.at("actor").is_null())
+      child.actor = Actor::Restore(run_, this, c.at("actor"), moved ? id : -1);
     children_.emplace(spec.id, std::move(child));
     openIfGate(spec);
     if (spec.kind == InvokeSpec::Kind::kExtern || spec.kind == InvokeSpec::Kind::kStd) {
       resumeEffect(spec.id, spec.target, spec.input);
     }
   }
+  std::map<std::pair<std::string, int64_t>, int> timerSeen;  // → rank
   for (const auto& t : snap.at("timers")) {
-    const int id = t.at("id").get<int>();
+    int id = t.at("id").get<int>();
     const Armed armed{t.at("due").get<int64_t>(),
                       t.contains("after") ? t.at("after").get<int64_t>() : -1};
+    // A snapshot from before timers kept their state (or their duration) keeps its ids.
+    if (const auto state = t.find("state"); state != t.end() && armed.after >= 0) {
+      const std::string path = state->get<std::string>();
+      id = m_->timerIdNow(path, armed.after, timerSeen[{path, armed.after}]++, id);
+      if (id < 0) {
+        throw NoLongerFits("the saved run of `" + std::string(m_->name()) + "` has the `after " +
+                           jr2::meant::DurationLiteral(armed.after) + "` of state `" + path +
+                           "` armed, which this build no longer has");
+      }
+    }
     timers_[id] = armed;
     run_.schedule(this, id, armed.due);
   }

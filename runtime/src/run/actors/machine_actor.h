@@ -60,6 +60,8 @@ class MachineActor final : public Actor, public MachineHost {
     std::shared_ptr<EffectControl> effect;  // a host function's or a process's
   };
 
+  // A child as a refusal names it: `the Gate `review``, `the effect `std.command``.
+  static std::string KindText(const InvokeSpec& spec);
   static bool Idempotent(const Registry& registry, const std::string& target);
   // Sends out the effect of child `id` (a host function or a std effect).
   void launchEffect(int id, const std::string& target, const Json& input);
