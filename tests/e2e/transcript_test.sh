@@ -55,6 +55,8 @@ while IFS= read -r line || [ -n "$line" ]; do
     for runner in "${runners[@]}"; do sed -i "s|$runner|$(basename "$runner")|g" "$tmp/$f"; done
     # Who answered a Gate from the CLI is the account the test runs as: read as `$USER`.
     sed -i "s/ answered \([^ ]*\) by user $(id -un)\$/ answered \1 by user \$USER/" "$tmp/$f"
+    # A trace (`export`): its times in milliseconds, its answers' `by`, the build's hash.
+    sed -i -E "s/\"time\":[0-9]+/\"time\":\$MS/g; s/\"by\":\"user $(id -un)\"/\"by\":\"user \$USER\"/g; s/\"assembly\":\"[0-9a-f]+\"/\"assembly\":\"\$ASSEMBLY\"/g" "$tmp/$f"
     sed -i -E "s|$tmp|\$TMP|g; s/[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}/\$TIME/g; s/due in [0-9]+ [a-z]+( [0-9]+ [a-z]+)?/due in \$WAIT/g" "$tmp/$f"
     sed 's/^/| /; s/^| $/|/' "$tmp/$f" >> "$tmp/new"
   done

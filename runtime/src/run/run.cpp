@@ -292,6 +292,11 @@ HookVerdict Run::hook(const std::string& service, const std::string& eventKey, c
                            : "run " + id_ + " is not a Pool over a Source");
   }
   HookVerdict verdict = pool->hook(service, eventKey, payload);
+  // A delivery the Source took is an input of the turn it is taken in (docs/runtime.md#traces);
+  // a skipped one changed nothing, and is in the hook log alone.
+  if (heard() && verdict.kind != HookVerdict::Kind::kSkipped) {
+    emit("hook", {{"service", service}, {"event", eventKey}, {"payload", payload}}, "");
+  }
   dirty_ = true;
   if (drive) drain();
   return verdict;

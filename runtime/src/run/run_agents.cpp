@@ -86,6 +86,8 @@ void Run::answerAgent(const std::string& gate) {
             {"gate", gate},
             {"reply", used + 1},
             {"answered", false},
+            {"event", event},
+            {"payload", payload},
             {"refused", ValidUtf8(e.what())}},
            "agent " + agent + ": scripted reply " + std::to_string(used + 1) + " at " + gate +
                " is refused: " + e.what() + AfterRefusal(again, open->second.refusedPicks, gate));
@@ -209,6 +211,13 @@ void Run::modelAnswered(const std::string& gate, uint64_t opening, const Json& a
   auto refuse = [&](const std::string& why, const Json& reply) {
     data["answered"] = false;
     data["refused"] = why;
+    // What the model picked, as the trace keeps it (docs/runtime.md#traces): its kind, and its
+    // event and arguments or its text.
+    Json pick = Json::object();
+    for (const char* key : {"kind", "event", "payload", "text"}) {
+      if (answer.contains(key)) pick[key] = answer[key];
+    }
+    data["pick"] = std::move(pick);
     const bool again = pickAgain(entry);
     emit("agent", data,
          "agent " + agent + " at " + gate + ": " + why +

@@ -28,6 +28,7 @@
 #include "front/http/serve.h"
 #include "front/present/report.h"
 #include "front/remote/remote.h"
+#include "host/trace.h"
 #include "jr2/callers.h"
 #include "jr2/errors.h"
 #include "jr2/host.h"
@@ -196,6 +197,7 @@ void CheckArity(const Args& a) {
   if (a.verb == "runs" && n != 0) throw UsageError("`runs` takes no run; `status RUN` shows one");
   if (a.verb == "cancel" && n != 1) throw UsageError("`cancel` takes RUN");
   if (a.verb == "log" && n != 1) throw UsageError("`log` takes RUN");
+  if (a.verb == "export" && n != 1) throw UsageError("`export` takes RUN: `export RUN > FILE`");
 }
 
 class Runner {
@@ -264,16 +266,17 @@ class Runner {
     if (a.verb == "runs") return runs(a);
     if (a.verb == "cancel") return cancel(a);
     if (a.verb == "log") return log(a);
+    if (a.verb == "export") return exportTrace(a);
     if (a.verb == "prune") return prune(a);
     if (a.verb == "serve") return serve(a);
     if (a.verb == "store") return storeVerb(a);
     if (a.verb == "callers") return callersVerb(a);
     const std::string guess =
-        ClosestName(a.verb, {"run", "send", "status", "gates", "runs", "cancel", "log", "prune",
-                             "serve", "store", "callers"});
+        ClosestName(a.verb, {"run", "send", "status", "gates", "runs", "cancel", "log", "export",
+                             "prune", "serve", "store", "callers"});
     throw UsageError("unknown verb `" + Printable(a.verb) +
                      (guess.empty() ? "`; the verbs are run, send, status, gates, runs, cancel, "
-                                      "log, prune, serve, store and callers"
+                                      "log, export, prune, serve, store and callers"
                                     : "`; did you mean `" + guess + "`?"));
   }
 
@@ -546,9 +549,19 @@ class Runner {
     return kExitDone;
   }
 
+  // export RUN: the run's trace (docs/runtime.md#traces) on stdout, from the store itself.
+  int exportTrace(const Args& a) {
+    auto store = open(a, StoreMode::kReadOnly);
+    std::ostringstream out;  // whole or nothing: a run that cannot be read writes no part of it
+    ExportTrace(*store, registry_, workflow_, a.positional[0], out);
+    std::cout << out.str() << std::flush;
+    return kExitDone;
+  }
+
   // --server URL: the verbs that go to a serve, and the options that are the serve's.
   static void checkRemote(const Args& a) {
-    if (a.verb == "serve" || a.verb == "prune" || a.verb == "store" || a.verb == "callers")
+    if (a.verb == "serve" || a.verb == "prune" || a.verb == "store" || a.verb == "callers" ||
+        a.verb == "export")
       throw UsageError("`--server` goes with run, send, status, gates, runs, cancel and log; `" +
                        a.verb + "` works on the store itself");
     if (!a.agents.empty() || a.threads > 0 || a.resumeGiven)
@@ -1097,6 +1110,8 @@ int RunnerMain(const Registry& registry, const char* workflow, int argc, char** 
            "store\n"
         << "  cancel RUN\n"
         << "  log   RUN [--follow]                                             the run's feed\n"
+        << "  export RUN > FILE                                                the run's trace: "
+           "what each turn took in\n"
         << "  prune --ended-before DURATION                                    delete runs that "
            "ended before\n"
         << "  serve [--listen HOST:PORT] [--callers FILE] [--max-connections N]  host every "

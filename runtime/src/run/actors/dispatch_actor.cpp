@@ -49,6 +49,16 @@ void DispatchActor::ended(const std::string& status, const Json& output,
                           const std::string& reason) {
   touch();
   run_.unawait(run_id_);
+  // How the dispatched run ended is an input of this run's turn (docs/runtime.md#traces).
+  if (run_.heard()) {
+    run_.emit("result",
+              {{"run", run_id_},
+               {"item", item_},
+               {"status", status},
+               {"output", output},
+               {"reason", reason}},
+              "");
+  }
   if (status == "done") return complete(output);
   fail(Failure("run " + run_id_ + " of " + workflow_ + " ended " + status +
                    (reason.empty() ? "" : ": " + reason),

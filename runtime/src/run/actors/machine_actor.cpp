@@ -447,10 +447,14 @@ void MachineActor::launchEffect(int id, const std::string& target, const Json& i
     }
     std::weak_ptr<int> alive = self->token();
     auto then = [self, id, alive](const Json& out) {
-      if (!alive.expired()) self->childDone(id, out);
+      if (alive.expired()) return;
+      self->traceResult(id, &out, nullptr);
+      self->childDone(id, out);
     };
     auto failed = [self, id, alive](const Failure& f) {
-      if (!alive.expired()) self->childFailed(id, f);
+      if (alive.expired()) return;
+      self->traceResult(id, nullptr, &f);
+      self->childFailed(id, f);
     };
     // At most once (docs/runtime.md#saved-as-it-moves-effects-at-most-once): a non-idempotent
     // effect goes out only after the commit that stores this child, so a restore that finds the
@@ -486,12 +490,27 @@ void MachineActor::resumeEffect(int id, const std::string& target, const Json& i
   MachineActor* self = this;
   later([self, id, target, what] {
     self->run_.takenUpAtRestore(what);
-    self->childFailed(id, Failure("interrupted: the process stopped while " + target + " ran",
-                                  Json{{"effect", target},
-                                       {"why",
-                                        "it is not idempotent, so it is not run again by "
-                                        "itself; `on error` may retry it on purpose"}}));
+    const Failure interrupted("interrupted: the process stopped while " + target + " ran",
+                              Json{{"effect", target},
+                                   {"why",
+                                    "it is not idempotent, so it is not run again by "
+                                    "itself; `on error` may retry it on purpose"}});
+    self->traceResult(id, nullptr, &interrupted);
+    self->childFailed(id, interrupted);
   });
+}
+
+void MachineActor::traceResult(int id, const Json* output, const Failure* failure) {
+  if (!run_.heard()) return;
+  const auto child = children_.find(id);
+  if (child == children_.end()) return;  // cancelled meanwhile: its result goes nowhere
+  Json data = {{"effect", effectName(child->second.spec)}};
+  if (output != nullptr) {
+    data["output"] = *output;
+  } else {
+    data["failure"] = {{"reason", failure->reason()}, {"detail", failure->detail()}};
+  }
+  run_.emit("result", std::move(data), "");
 }
 
 }  // namespace jr2rt

@@ -68,6 +68,9 @@ class MachineActor final : public Actor, public MachineHost {
   // A restored run found child `id`'s effect out with no result: run again when idempotent,
   // else the child fails `interrupted`.
   void resumeEffect(int id, const std::string& target, const Json& input);
+  // Records what effect `id` came back with (one of the two) on the feed, as a `result`: an
+  // input of the turn it is taken in (docs/runtime.md#traces).
+  void traceResult(int id, const Json* output, const Failure* failure);
   // An effect as `status` names it when it was out at a save: `WHERE: TARGET`.
   std::string effectName(const InvokeSpec& spec) const;
   std::string gateName(const InvokeSpec& spec) const;

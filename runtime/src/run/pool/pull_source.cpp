@@ -73,6 +73,11 @@ class PullSource final : public CalledSource {
   void answered(Json answer) {
     if (!CalledSource::answered()) return;
     PoolActor& pool = pool_;
+    // An input of the turn (docs/runtime.md#traces), but std.queue's: its answers are made from
+    // the run's input, and a replay makes them again.
+    if (pool.run_.heard() && pool.spec_.source.function != "std.queue") {
+      pool.run_.emit("source", {{"pool", pool.prefix_}, {"call", "next"}, {"answer", answer}}, "");
+    }
     // An item, null, or { item, open } (the concept page's SourceNextResult): moved out, never
     // copied.
     Json item;

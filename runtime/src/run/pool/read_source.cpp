@@ -28,11 +28,17 @@ class ReadSource final : public CalledSource {
     ReadSource* self = this;
     std::weak_ptr<int> alive = pool.token();
     // Both come back on the strand; a Pool gone by then (and its Source) is told nothing.
+    // What the read came back with is an input of the turn it is taken in
+    // (docs/runtime.md#traces).
     auto answer = [self, alive](const Json& a) {
-      if (!alive.expired()) self->onRead(a);
+      if (alive.expired()) return;
+      self->trace({{"answer", a}});
+      self->onRead(a);
     };
     auto failed = [self, alive](const Failure& f) {
-      if (!alive.expired()) self->onReadFailed(f);
+      if (alive.expired()) return;
+      self->trace({{"failure", {{"reason", f.reason()}, {"detail", f.detail()}}}});
+      self->onReadFailed(f);
     };
     Run& run = pool.run_;
     if (const ReadCall* scripted = run.scriptedRead(fn)) {
@@ -50,6 +56,14 @@ class ReadSource final : public CalledSource {
   }
 
  private:
+  void trace(Json data) {
+    Run& run = pool_.run_;
+    if (!run.heard()) return;
+    data["pool"] = pool_.prefix_;
+    data["call"] = "read";
+    run.emit("source", std::move(data), "");
+  }
+
   void onRead(const Json& answer) {
     if (!answered()) return;
     PoolActor& pool = pool_;

@@ -1,0 +1,109 @@
+#!/usr/bin/env python3
+"""Traces (docs/runtime.md#traces, #36 part 1): `<runner> export RUN` writes what each turn of a
+run took in, from the feed where each input was stored in its turn's commit.
+
+Drives the real conformance runners against a fresh store: a command's result and its Failure,
+a host function's result, a read Source's answers, hostile bytes in a command's output (not
+UTF-8, terminal escapes), and a run that cannot be found. Every line must be one JSON object.
+Prints its counts.
+
+Usage: trace_test.py CONFORMANCE_DIR
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+conformance = os.path.realpath(sys.argv[1])
+failures = []
+
+
+def check(ok, what):
+    print(("ok    " if ok else "FAIL  ") + what)
+    if not ok:
+        failures.append(what)
+
+
+def runner(name, args, cwd, env=None):
+    e = dict(os.environ)
+    e.pop("JR2_STORE", None)
+    e.update(env or {})
+    return subprocess.run([os.path.join(conformance, name)] + args, cwd=cwd, env=e,
+                          capture_output=True, timeout=60)
+
+
+def trace_of(name, cwd):
+    """The trace of the one run of `name` in the store at cwd: its lines, parsed."""
+    runs = runner(name, ["runs", "--all"], cwd).stdout.decode().split()
+    got = runner(name, ["export", runs[0]], cwd)
+    check(got.returncode == 0, "%s: export exits 0 (%d)" % (name, got.returncode))
+    lines = got.stdout.decode("utf-8").splitlines()  # valid UTF-8, or this raises
+    parsed = [json.loads(line) for line in lines]
+    check(all(isinstance(p, dict) for p in parsed), "%s: each line is one JSON object" % name)
+    check(parsed[0].get("trace") == 1 and parsed[0].get("run") == runs[0],
+          "%s: the header names version 1 and the run" % name)
+    check("end" in parsed[-1], "%s: the last line says how the run stands" % name)
+    return parsed
+
+
+with tempfile.TemporaryDirectory() as d:
+    # A command's result: its exit code and output, as the workflow read them.
+    out = runner("conformance_command", ["run", "--input",
+                                         '{"argv": ["sh", "-c", "echo hi; echo oops >&2"]}'], d)
+    check(out.returncode == 0, "a command run ends done (%d)" % out.returncode)
+    t = trace_of("conformance_command", d)
+    results = [x for x in t if x.get("kind") == "result"]
+    check(len(results) == 1, "one result recorded (%d)" % len(results))
+    check(results and results[0]["data"] == {"effect": "process: std.command",
+                                             "output": {"exit": 0, "stdout": "hi\n",
+                                                        "stderr": "oops\n"}},
+          "the result names the effect and holds what it gave: %s" % (results[:1],))
+    check(t[-1]["end"]["status"] == "done" and t[-1]["end"]["output"] == 0,
+          "the end says done with output 0")
+    check(t[0]["input"] == {"argv": ["sh", "-c", "echo hi; echo oops >&2"]},
+          "the header holds the run's input")
+
+with tempfile.TemporaryDirectory() as d:
+    # A command that cannot start: its Failure is the input.
+    runner("conformance_command", ["run", "--input", '{"argv": ["/no/such/program"]}'], d)
+    t = trace_of("conformance_command", d)
+    results = [x for x in t if x.get("kind") == "result"]
+    check(len(results) == 1 and "failure" in results[0]["data"]
+          and results[0]["data"]["failure"]["reason"] != "",
+          "a Failure is recorded with its reason: %s" % (results[:1],))
+    check(t[-1]["end"]["status"] == "failed", "the end says failed")
+
+with tempfile.TemporaryDirectory() as d:
+    # Hostile output: bytes that are not UTF-8, a terminal escape, a NUL-free control soup.
+    script = r"printf 'bad \377\376 bytes \033[2J\033]0;title\007 end'"
+    runner("conformance_command", ["run", "--input", json.dumps({"argv": ["sh", "-c", script]})], d)
+    t = trace_of("conformance_command", d)
+    raw = runner("conformance_command",
+                 ["export", runner("conformance_command", ["runs", "--all"], d).stdout.decode().split()[0]],
+                 d).stdout
+    check(b"\x1b" not in raw and b"\x07" not in raw, "no raw escape reaches the terminal")
+    results = [x for x in t if x.get("kind") == "result"]
+    stdout = results[0]["data"]["output"]["stdout"] if results else ""
+    check("\x1b[2J" in stdout and "bad " in stdout,
+          "the escape is kept as JSON text, the bad bytes replaced: %r" % stdout)
+
+with tempfile.TemporaryDirectory() as d:
+    # A host function's result, per worker of a Pool.
+    out = runner("conformance_crasher", ["run", "--input", '{"value": "x"}'], d)
+    t = trace_of("conformance_crasher", d)
+    results = [x for x in t if x.get("kind") == "result"]
+    check(len(results) == 1 and results[0]["data"].get("effect") == "echo: echo_host",
+          "a host function's result is recorded: %s" % (results[:1],))
+
+with tempfile.TemporaryDirectory() as d:
+    # No run, no store: a clear error and nothing written.
+    got = runner("conformance_command", ["export", "zzzz"], d)
+    check(got.returncode != 0 and got.stdout == b"" and b"error" in got.stderr,
+          "an unknown run: exit %d, nothing on stdout, %r" % (got.returncode, got.stderr[:120]))
+    check(not os.path.exists(os.path.join(d, "jr2.db")), "looking made no store")
+    got = runner("conformance_command", ["export"], d)
+    check(got.returncode == 64, "export without RUN is a usage error (%d)" % got.returncode)
+
+print("trace: %d checks failed" % len(failures))
+sys.exit(1 if failures else 0)
