@@ -23,6 +23,8 @@ import os
 import platform
 import shlex
 import statistics
+import re
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -540,6 +542,75 @@ class LspArms:
                 f" {r['answered']['completion']}/{r['asked']['completion']} completions"]
 
 
+class DiffArms:
+    """`diff_10k` (#36): `jr2c diff OLD NEW --store S` with ColdCheck's 10,000-line program as OLD,
+    NEW the same with every `triage` state renamed `triaged` (a D0703 in each of its review
+    machines), and a store of `runs` waiting runs. The store is a real one: the tickets runner
+    makes it, with its one waiting run, whose snapshot is the template of the others, each
+    renamed to a workflow of the program (`wf_K`, its Pool `pool_K` and workers `review_K` in
+    `triage`, so that every one of them is counted). Each run must exit 100 and count them."""
+
+    def __init__(self, jr2c, tickets, cold, runs, workdir):
+        self.jr2c, self.tickets, self.cold = jr2c, tickets, cold
+        self.runs, self.workdir = runs, workdir
+        self.new = self.store = None
+
+    def prepare(self):
+        if self.store:
+            return
+        self.cold.prepare()
+        os.makedirs(self.workdir, exist_ok=True)
+        with open(self.cold.path, encoding="utf-8") as f:
+            old = f.read()
+        self.new = os.path.join(self.workdir, "diff_new.jr2")
+        with open(self.new, "w", encoding="utf-8") as f:
+            f.write(re.sub(r"\btriage\b", "triaged", old))
+        workflows = sorted(set(re.findall(r"^workflow (wf_\d+) = pool_\d+$", old, re.M)))
+        store = os.path.join(self.workdir, "diff_store.db")
+        for suffix in ("", "-wal", "-shm"):
+            if os.path.exists(store + suffix):
+                os.remove(store + suffix)
+        root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        made = subprocess.run([self.tickets, "run", "--store", store], cwd=root,
+                              capture_output=True)
+        if made.returncode != 3:
+            raise RuntimeError(f"tickets run: exit {made.returncode}: {made.stderr[:500]!r}")
+        db = sqlite3.connect(store)
+        (template,) = db.execute("SELECT snapshot FROM runs WHERE status = 'waiting'").fetchone()
+        rows = []
+        for i in range(self.runs - 1):
+            k = workflows[i % len(workflows)].split("_")[1]
+            snap = json.loads(template)
+            snap["workflow"] = f"wf_{k}"
+            snap["top"]["name"] = f"pool_{k}"
+            for w in snap["top"]["workers"]:
+                w["actor"]["name"] = f"review_{k}"
+                w["actor"]["state"]["active"] = ["triage"]
+            rows.append((f"{i:012x}", f"wf_{k}", "waiting", 0, 1, json.dumps(snap)))
+        db.executemany("INSERT INTO runs (id, workflow, status, updated, rev, snapshot)"
+                       " VALUES (?, ?, ?, ?, ?, ?)", rows)
+        db.commit()
+        db.close()
+        self.store = store
+        self.once()
+
+    def once(self):
+        t0 = time.perf_counter()
+        proc = subprocess.run([self.jr2c, "diff", self.cold.path, self.new, "--store", self.store],
+                              capture_output=True)
+        seconds = time.perf_counter() - t0
+        said = proc.stderr.decode(errors="replace")
+        if proc.returncode != 100 or "waiting runs in the store are in `triage`" not in said:
+            raise RuntimeError(f"jr2c diff: exit {proc.returncode}, and it said:\n{said[:2000]}")
+        return seconds
+
+    def seconds(self):
+        def run():
+            self.prepare()
+            return self.once()
+        return run
+
+
 def comparisons(build, peers, quick, pg=None, pg_peers=None, pg_fsync=False):
     pool_bin = os.path.join(build, "bench/runtime/jr2_pool_bench")
     dispatch_bin = os.path.join(build, "bench/dispatch/jr2_dispatch_bench")
@@ -784,6 +855,20 @@ def comparisons(build, peers, quick, pg=None, pg_peers=None, pg_fsync=False):
     # `jr2c lsp` on the same 10,000-line program (#35, bench/lsp_bench.py): each arm a whole
     # session of the real server (open, edits, queries, a rename), against `jr2c check` as a
     # process (what a user ran before the editor did it). The issue's goals are the arms' own.
+    diff = DiffArms(os.path.join(build, "compiler/jr2c"), os.path.join(build, "samples/tickets"),
+                    cold, 10000, os.path.join(os.path.dirname(os.path.abspath(__file__)), "out/check"))
+    out.append({
+        "name": "diff_10k",
+        "what": "s of `jr2c diff OLD NEW --store` on the 10,000-line program (a state renamed in"
+                " each review machine) with 10,000 waiting runs stored, against `jr2c check` of it",
+        "unit": "s",
+        "higher_is_better": False,
+        "ours": "jr2c diff",
+        "arms": {"jr2c": diff.seconds(), "jr2c-check": LspArms(os.path.join(build, "compiler/jr2c"),
+                                                              cold).check_s()},
+        "goals": {},
+        "absolute_goals": {"jr2c": 0.3},
+    })
     lsp = LspArms(os.path.join(build, "compiler/jr2c"), cold)
     for name, what, field, goal in (
             ("lsp_diagnostics", "ms from an edit of the 10,000-line program to its diagnostics, "

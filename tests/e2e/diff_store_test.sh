@@ -58,5 +58,30 @@ expect "a foreign file" 2 '^jr2c: error: --store `foreign.db`: ' -- "$jr2c" diff
 expect "--store goes with diff" 2 '`--store` goes with `diff`' -- "$jr2c" check old.jr2 --store "$JR2_STORE"
 expect "--store needs a value" 2 '`--store` needs a store' -- "$jr2c" diff old.jr2 new.jr2 --store
 
+# Hostile snapshots in a copy of the store: the scan of each snapshot (driver.cpp SnapshotScan)
+# must count what a JSON parser would, and refuse what is not JSON, however deep or large.
+hostile() {  # hostile.db with one more waiting run, whose snapshot is python expression $1
+  rm -f hostile.db*; cp "$JR2_STORE" hostile.db
+  python3 - "$1" <<'PY'
+import json, sqlite3, sys
+db = sqlite3.connect("hostile.db")
+snap = eval(sys.argv[1])
+db.execute("INSERT INTO runs (id, workflow, status, updated, rev, snapshot) VALUES ('ffffffffffff', 'tickets', 'waiting', 0, 1, ?)", (snap,))
+db.commit()
+PY
+}
+worker='{"kind": "machine", "name": "review", "state": {"active": ["review"]}}'
+hostile "json.dumps({'top': {'kind': 'pool', 'name': 'ticket_pool', 'workers': [json.loads('$worker')]}})"
+expect "a third run, written by hand, is counted" 100 'note: 3 of 3 waiting runs in the store are in `review`' -- "$jr2c" diff old.jr2 new.jr2 --store hostile.db
+# Names written with escapes (\u0072 is r), and a 2 MB string beside: read as a parser reads them.
+hostile "json.dumps({'pad': 'x' * 2000000, 'top': {'kind': 'pool', 'name': 'ticket_pool', 'workers': [{'kind': 'machine', 'name': 'review', 'state': {'active': ['review']}}]}}).replace('\"review\"', '\"\\\\u0072eview\"')"
+expect "escaped names and a 2 MB string" 100 'note: 3 of 3 waiting runs in the store are in `review`' -- "$jr2c" diff old.jr2 new.jr2 --store hostile.db
+hostile "'[' * 100000 + ']' * 100000"
+expect "a snapshot 100,000 arrays deep" 2 'is not JSON' -- "$jr2c" diff old.jr2 new.jr2 --store hostile.db
+hostile "'{\"top\": {\"kind\": \"machine\", \"name\": \"review\"'"
+expect "a snapshot cut short" 2 'is not JSON' -- "$jr2c" diff old.jr2 new.jr2 --store hostile.db
+hostile "'{\"a\": 1} trailing'"
+expect "a snapshot with text after it" 2 'is not JSON' -- "$jr2c" diff old.jr2 new.jr2 --store hostile.db
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
