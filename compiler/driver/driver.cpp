@@ -259,25 +259,42 @@ class SnapshotScan {
       ++at_;
     return at_ > start;
   }
-  // An object: an actor when it has a string `kind` and `name`. `isState`: it is an actor's
-  // `state`, whose `active` strings go to `active`.
-  bool object(bool isState, std::vector<std::string>* active) {
+  // The members of an object or the elements of an array, from its opening character to its
+  // `close`, each read by `one` (the separators and the depth checked here).
+  template <typename One>
+  bool each(char close, One one) {
     if (++depth_ > kMaxDepth) return false;
     ++at_;
-    std::string kind, name;
-    bool named = false, workers = false;
-    std::vector<std::string> mine;
     space();
-    if (at_ < text_.size() && text_[at_] == '}') {
+    if (at_ < text_.size() && text_[at_] == close) {
       ++at_;
       --depth_;
       return true;
     }
     for (;;) {
       space();
-      if (at_ >= text_.size() || text_[at_] != '"') return false;
+      if (!one()) return false;
+      space();
+      if (at_ >= text_.size()) return false;
+      if (text_[at_] == ',') {
+        ++at_;
+        continue;
+      }
+      if (text_[at_] != close) return false;
+      ++at_;
+      --depth_;
+      return true;
+    }
+  }
+  // An object: an actor when it has a string `kind` and `name`. `isState`: it is an actor's
+  // `state`, whose `active` strings go to `active`.
+  bool object(bool isState, std::vector<std::string>* active) {
+    std::string kind, name;
+    bool named = false, workers = false;
+    std::vector<std::string> mine;
+    const bool read = each('}', [&] {
       std::string key;
-      if (!string(&key)) return false;
+      if (at_ >= text_.size() || text_[at_] != '"' || !string(&key)) return false;
       space();
       if (at_ >= text_.size() || text_[at_] != ':') return false;
       ++at_;
@@ -285,69 +302,38 @@ class SnapshotScan {
       if (at_ >= text_.size()) return false;
       const char c = text_[at_];
       if (c == '"' && (key == "kind" || key == "name")) {
-        if (!string(key == "kind" ? &kind : &name)) return false;
         named = named || key == "name";
-      } else if (c == '[' && key == "workers") {
+        return string(key == "kind" ? &kind : &name);
+      }
+      if (c == '[' && key == "workers") {
         int64_t count = 0;
-        if (!array(nullptr, &count)) return false;
+        const bool ok = array(nullptr, &count);
         workers = count > 0;
-      } else if (c == '[' && key == "active" && isState) {
-        if (!array(active, nullptr)) return false;
-      } else if (c == '{' && key == "state") {
-        if (!object(true, &mine)) return false;
-      } else if (!value(nullptr, false)) {
-        return false;
+        return ok;
       }
-      space();
-      if (at_ >= text_.size()) return false;
-      if (text_[at_] == ',') {
-        ++at_;
-        continue;
-      }
-      if (text_[at_] != '}') return false;
-      ++at_;
-      break;
-    }
+      if (c == '[' && key == "active" && isState) return array(active, nullptr);
+      if (c == '{' && key == "state") return object(true, &mine);
+      return value(nullptr, false);
+    });
+    if (!read) return false;
     if (kind == "machine" && named) {
       run_.machines.emplace_back(std::move(name), std::move(mine));
     } else if (kind == "pool" && named && workers) {
       run_.pools.push_back(std::move(name));
     }
-    --depth_;
     return true;
   }
   // An array; its strings go to `strings` when given, its length to `count`.
   bool array(std::vector<std::string>* strings, int64_t* count) {
-    if (++depth_ > kMaxDepth) return false;
-    ++at_;
-    space();
-    if (at_ < text_.size() && text_[at_] == ']') {
-      ++at_;
-      --depth_;
-      return true;
-    }
-    for (;;) {
-      space();
+    return each(']', [&] {
       if (count != nullptr) ++*count;
-      if (strings != nullptr && at_ < text_.size() && text_[at_] == '"') {
-        std::string s;
-        if (!string(&s)) return false;
-        strings->push_back(std::move(s));
-      } else if (!value(nullptr, false)) {
-        return false;
-      }
-      space();
-      if (at_ >= text_.size()) return false;
-      if (text_[at_] == ',') {
-        ++at_;
-        continue;
-      }
-      if (text_[at_] != ']') return false;
-      ++at_;
-      break;
-    }
-    --depth_;
-    return true;
+      if (strings == nullptr || at_ >= text_.size() || text_[at_] != '"')
+        return value(nullptr, false);
+      std::string s;
+      if (!string(&s)) return false;
+      strings->push_back(std::move(s));
+      return true;
+    });
   }
 
   std::string_view text_;

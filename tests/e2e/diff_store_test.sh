@@ -42,6 +42,28 @@ grep -q 'note: 2 of 2 waiting runs in the store have pool `ticket_pool` live' <<
 after=$(rows)
 [ "$before" = "$after" ] && ok || fail "diff --store changed the store"
 
+# The same as JSON and SARIF, as `check` gives them: each change with its code, the counts as
+# notes; exit 100 either way.
+"$jr2c" diff old.jr2 new.jr2 --store "$JR2_STORE" --diagnostics-format json > diff.json 2>/dev/null
+[ $? -eq 100 ] && ok || fail "diff in JSON: exit 100"
+python3 - diff.json <<'PY' && ok || fail "diff in JSON: D0703 and D0705 with their counts"
+import json, sys
+d = json.load(open(sys.argv[1]))
+codes = sorted(x["code"] for x in d["diagnostics"])
+assert codes == ["D0703", "D0705"], codes
+notes = [n["message"] for x in d["diagnostics"] for n in x.get("notes", [])]
+assert any("2 of 2 waiting runs in the store are in `review`" in n for n in notes), notes
+PY
+"$jr2c" diff old.jr2 new.jr2 --diagnostics-format sarif > diff.sarif 2>/dev/null
+[ $? -eq 100 ] && ok || fail "diff in SARIF: exit 100"
+python3 - diff.sarif <<'PY' && ok || fail "diff in SARIF: a run with the two rules"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["version"] == "2.1.0"
+rules = sorted(r["ruleId"] for r in d["runs"][0]["results"])
+assert rules == ["D0703", "D0705"], rules
+PY
+
 # Without --store: the same changes, no counts.
 out=$("$jr2c" diff old.jr2 new.jr2 2>&1)
 grep -q 'waiting runs in the store' <<<"$out" && fail "counts without --store" || ok
