@@ -855,6 +855,7 @@ def comparisons(build, peers, quick, pg=None, pg_peers=None, pg_fsync=False):
     # `jr2c lsp` on the same 10,000-line program (#35, bench/lsp_bench.py): each arm a whole
     # session of the real server (open, edits, queries, a rename), against `jr2c check` as a
     # process (what a user ran before the editor did it). The issue's goals are the arms' own.
+    lsp = LspArms(os.path.join(build, "compiler/jr2c"), cold)
     diff = DiffArms(os.path.join(build, "compiler/jr2c"), os.path.join(build, "samples/tickets"),
                     cold, 10000, os.path.join(os.path.dirname(os.path.abspath(__file__)), "out/check"))
     out.append({
@@ -864,12 +865,10 @@ def comparisons(build, peers, quick, pg=None, pg_peers=None, pg_fsync=False):
         "unit": "s",
         "higher_is_better": False,
         "ours": "jr2c diff",
-        "arms": {"jr2c": diff.seconds(), "jr2c-check": LspArms(os.path.join(build, "compiler/jr2c"),
-                                                              cold).check_s()},
+        "arms": {"jr2c": diff.seconds(), "jr2c-check": lsp.check_s()},
         "goals": {},
         "absolute_goals": {"jr2c": 0.3},
     })
-    lsp = LspArms(os.path.join(build, "compiler/jr2c"), cold)
     for name, what, field, goal in (
             ("lsp_diagnostics", "ms from an edit of the 10,000-line program to its diagnostics, "
              "`jr2c lsp`, against a fresh `jr2c check` of it", "diagnostics_s", 200),

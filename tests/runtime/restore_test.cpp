@@ -79,29 +79,29 @@ TEST_F(Restore, TheNewIdsAreTheOnesSavedNext) {
   EXPECT_EQ(run->status(), RunStatus::kDone) << run->reason();
 }
 
+// Build `k` no longer fits the saved run: its restore throws NoLongerFits with `reason`.
+void ExpectRefused(Restore& t, int k, const char* reason) {
+  try {
+    jr2rt::Run::Restore(t.registry, t.savedIn(k), t.clock);
+    ADD_FAILURE() << "build " << k << " restored a run it no longer fits";
+  } catch (const jr2rt::NoLongerFits& e) {
+    EXPECT_STREQ(e.what(), reason);
+  }
+}
+
 // `restore_v3`'s `review` no longer invokes `restore_check`: the run no longer fits, and the
 // reason names the child and the state (what `jr2c diff` says beforehand as D0706).
 TEST_F(Restore, AChildTheNewBuildNoLongerInvokesIsRefused) {
-  try {
-    jr2rt::Run::Restore(registry, savedIn(3), clock);
-    FAIL() << "restored a run whose child the build no longer invokes";
-  } catch (const jr2rt::NoLongerFits& e) {
-    EXPECT_STREQ(e.what(),
-                 "the saved run of `restore_m3` waits on `restore_check` as `check` in state "
-                 "`review`, which this build no longer invokes there");
-  }
+  ExpectRefused(*this, 3,
+                "the saved run of `restore_m3` waits on `restore_check` as `check` in state "
+                "`review`, which this build no longer invokes there");
 }
 
 // `restore_v4`'s `review` has `after 2h`, not `after 1h` (D0708).
 TEST_F(Restore, ATimerTheNewBuildNoLongerHasIsRefused) {
-  try {
-    jr2rt::Run::Restore(registry, savedIn(4), clock);
-    FAIL() << "restored a run whose timer the build no longer has";
-  } catch (const jr2rt::NoLongerFits& e) {
-    EXPECT_STREQ(e.what(),
-                 "the saved run of `restore_m4` has the `after 1h` of state `review` armed, "
-                 "which this build no longer has");
-  }
+  ExpectRefused(*this, 4,
+                "the saved run of `restore_m4` has the `after 1h` of state `review` armed, "
+                "which this build no longer has");
 }
 
 // A snapshot saved before timers kept their state is restored by id, as before.
