@@ -611,6 +611,70 @@ class DiffArms:
         return run
 
 
+class ReplayArms:
+    """`replay_5k` (#36): `<runner> replay` of a 5,000-item Pool's trace, against the run that
+    made it. The run is the kill torture's Pool (tests/runtime/pool.jr2: each worker a process
+    that appends its id to a log, through std.backlog) with nap 0, cap 8, through the real
+    runner; it is made again each round, into a fresh store, and its trace exported. The replay
+    answers every process and Source call from the trace: it must say identical, and the log must
+    not grow (not one process run)."""
+
+    def __init__(self, torture, items, workdir):
+        self.torture, self.items, self.workdir = torture, items, workdir
+        self.trace = None
+
+    def _made(self):
+        os.makedirs(self.workdir, exist_ok=True)
+        tasks = os.path.join(self.workdir, "replay_tasks.json")
+        with open(tasks, "w") as f:
+            json.dump([{"id": "t%05d" % i} for i in range(self.items)], f)
+        self.log = os.path.join(self.workdir, "replay_log.txt")
+        store = os.path.join(self.workdir, "replay_store.db")
+        for path in (self.log, store, store + "-wal", store + "-shm"):
+            if os.path.exists(path):
+                os.remove(path)
+        open(self.log, "w").close()
+        env = dict(os.environ, JR2_STORE=store)
+        t0 = time.perf_counter()
+        made = subprocess.run([self.torture, "run", "--input",
+                               json.dumps({"tasks": tasks, "log": self.log, "nap": "0"})],
+                              cwd=self.workdir, env=env, capture_output=True)
+        seconds = time.perf_counter() - t0
+        if made.returncode != 0:
+            raise RuntimeError(f"the torture run: exit {made.returncode}: {made.stderr[-500:]!r}")
+        runs = subprocess.run([self.torture, "runs", "--all"], env=env, capture_output=True)
+        run_id = runs.stdout.decode().split()[0]
+        self.trace = os.path.join(self.workdir, "replay_trace.jsonl")
+        with open(self.trace, "wb") as f:
+            got = subprocess.run([self.torture, "export", run_id], env=env, capture_output=True)
+            if got.returncode != 0:
+                raise RuntimeError(f"export: exit {got.returncode}: {got.stderr[:500]!r}")
+            f.write(got.stdout)
+        return seconds
+
+    def run_s(self):
+        return self._made
+
+    def replay_s(self):
+        def once():
+            if self.trace is None:
+                self._made()
+            with open(self.log) as f:
+                before = f.read()
+            t0 = time.perf_counter()
+            got = subprocess.run([self.torture, "replay", self.trace, "--json"], capture_output=True,
+                                 cwd=self.workdir)
+            seconds = time.perf_counter() - t0
+            with open(self.log) as f:
+                after = f.read()
+            r = json.loads(got.stdout) if got.stdout else {}
+            if got.returncode != 0 or not r.get("identical") or after != before:
+                raise RuntimeError(f"replay: exit {got.returncode}, {json.dumps(r)[:600]}, "
+                                   f"log grew: {after != before}")
+            return seconds
+        return once
+
+
 def comparisons(build, peers, quick, pg=None, pg_peers=None, pg_fsync=False):
     pool_bin = os.path.join(build, "bench/runtime/jr2_pool_bench")
     dispatch_bin = os.path.join(build, "bench/dispatch/jr2_dispatch_bench")
@@ -868,6 +932,20 @@ def comparisons(build, peers, quick, pg=None, pg_peers=None, pg_fsync=False):
         "arms": {"jr2c": diff.seconds(), "jr2c-check": lsp.check_s()},
         "goals": {},
         "absolute_goals": {"jr2c": 0.3},
+    })
+    replay = ReplayArms(os.path.join(build, "tests/runtime/conformance_torture"), 5000,
+                        os.path.join(os.path.dirname(os.path.abspath(__file__)), "out/replay"))
+    out.append({
+        "name": "replay_5k",
+        "what": "s of `<runner> replay` of a 5,000-item Pool's trace (every process and Source"
+                " call answered from it, none run), against the run that made it (5,000 processes,"
+                " cap 8, through the real runner)",
+        "unit": "s",
+        "higher_is_better": False,
+        "ours": "jr2c replay",
+        "arms": {"jr2c": replay.replay_s(), "the-run": replay.run_s()},
+        "goals": {},
+        "absolute_goals": {"jr2c": 2.0},
     })
     for name, what, field, goal in (
             ("lsp_diagnostics", "ms from an edit of the 10,000-line program to its diagnostics, "

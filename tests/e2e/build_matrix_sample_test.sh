@@ -74,5 +74,20 @@ grep -qE "^build_matrix: cli started" err.txt && fail "cli started though net fa
 grep -q "^build_matrix: net failed: \`net\` does not build: \`cmake\` exited 2" err.txt && ok ||
   fail "the progress lines do not say net failed"
 
+# Both runs replay through this build (docs/runtime.md#replay), each turn the same, and no cmake
+# runs: the build folders made by the second run stay as they are, and nothing is installed.
+rm -rf _install
+for id in $("$matrix" runs --all | cut -d' ' -f1); do
+  "$matrix" export "$id" > "trace-$id.jsonl"
+  "$matrix" replay "trace-$id.jsonl" --json > replay.json 2> /dev/null
+  python3 - "$id" <<'PY' && ok || fail "run $id does not replay: $(head -c 600 replay.json)"
+import json, sys
+r = json.load(open("replay.json"))
+print(f"replay of {sys.argv[1]}: identical={r['identical']} turns={r['turns']} inputs={r['inputs']} held={r['held']} status={r['status']}")
+assert r["identical"] and r["effectsRun"] == 0 and r["held"] > 0
+PY
+done
+[ ! -e _install ] && ok || fail "a replay installed something: a cmake ran"
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

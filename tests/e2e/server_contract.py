@@ -20,7 +20,9 @@ What is normalised, and why it must differ:
   - how a timer goes on: the local runner tells you which command fires it, serve fires it itself
     (`: serve fires it then`), and a wait is stopped differently (Ctrl-C, or serve goes on);
   - the local `run` of a standing Pool says that a running serve takes its run up: through serve,
-    serve has.
+    serve has;
+  - whether a turn was the first stored after a restore (`log --json`'s `turn` lines,
+    docs/runtime.md#traces): each local command restores the run, a serve keeps it.
 Usage: server_contract.py DIR_OF_CONFORMANCE_RUNNERS TMPDIR
 """
 import hashlib
@@ -110,6 +112,7 @@ class Side:
         text = re.sub(r'( answered \S+ by )(user [^\s"]+|instance)(?=$|")', r"\1<who>", text,
                       flags=re.M)
         text = re.sub(r'("by": ?)"(user [^"]+|instance)"', r'\1"<who>"', text)
+        text = re.sub(r'("data": \{)\n\s*"restored": true\n\s*\}', r"\1}", text)
         text = re.sub(r"due in [0-9][0-9a-z ]*?(?=[:;,)\n])", "due in <wait>", text)
         text = re.sub(r": (a `run` process waiting for it goes on with it; if none is, `\S+ run "
                       r"--resume \S+` does|it fires at the next `send`, or wait for it with `\S+ "

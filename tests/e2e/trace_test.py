@@ -11,38 +11,27 @@ Usage: trace_test.py CONFORMANCE_DIR
 """
 import json
 import os
-import subprocess
 import sys
 import tempfile
 
+from conformance_lib import check, export, finish
+from conformance_lib import runner as run_in
+
 conformance = os.path.realpath(sys.argv[1])
-failures = []
 
 
-def check(ok, what):
-    print(("ok    " if ok else "FAIL  ") + what)
-    if not ok:
-        failures.append(what)
-
-
-def runner(name, args, cwd, env=None):
-    e = dict(os.environ)
-    e.pop("JR2_STORE", None)
-    e.update(env or {})
-    return subprocess.run([os.path.join(conformance, name)] + args, cwd=cwd, env=e,
-                          capture_output=True, timeout=60)
+def runner(name, args, cwd):
+    return run_in(conformance, name, args, cwd)
 
 
 def trace_of(name, cwd):
     """The trace of the one run of `name` in the store at cwd: its lines, parsed."""
-    runs = runner(name, ["runs", "--all"], cwd).stdout.decode().split()
-    got = runner(name, ["export", runs[0]], cwd)
-    check(got.returncode == 0, "%s: export exits 0 (%d)" % (name, got.returncode))
-    lines = got.stdout.decode("utf-8").splitlines()  # valid UTF-8, or this raises
-    parsed = [json.loads(line) for line in lines]
-    check(all(isinstance(p, dict) for p in parsed), "%s: each line is one JSON object" % name)
-    check(parsed[0].get("trace") == 1 and parsed[0].get("run") == runs[0],
-          "%s: the header names version 1 and the run" % name)
+    _, parsed, run = export(conformance, name, cwd)
+    check(parsed[0].get("trace") == 2 and parsed[0].get("run") == run,
+          "%s: the header names version 2 and the run" % name)
+    check(parsed[1].get("kind") == "turn", "%s: the first turn is marked" % name)
+    check(all(set(p) == {"seq", "time", "kind", "data", "line"} for p in parsed[1:-1]),
+          "%s: each feed line has seq, time, kind, data and line" % name)
     check("end" in parsed[-1], "%s: the last line says how the run stands" % name)
     return parsed
 
@@ -105,5 +94,4 @@ with tempfile.TemporaryDirectory() as d:
     got = runner("conformance_command", ["export"], d)
     check(got.returncode == 64, "export without RUN is a usage error (%d)" % got.returncode)
 
-print("trace: %d checks failed" % len(failures))
-sys.exit(1 if failures else 0)
+finish("trace")

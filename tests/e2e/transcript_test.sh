@@ -54,7 +54,7 @@ while IFS= read -r line || [ -n "$line" ]; do
     # front/cli/runner.cpp): read as its name, as a person with it on PATH sees them.
     for runner in "${runners[@]}"; do sed -i "s|$runner|$(basename "$runner")|g" "$tmp/$f"; done
     # Who answered a Gate from the CLI is the account the test runs as: read as `$USER`.
-    sed -i "s/ answered \([^ ]*\) by user $(id -un)\$/ answered \1 by user \$USER/" "$tmp/$f"
+    sed -i -E "s/ answered ([^ ]*) by user $(id -un)([^A-Za-z0-9_.-]|\$)/ answered \1 by user \$USER\2/g" "$tmp/$f"
     # A trace (`export`): its times in milliseconds, its answers' `by`, the build's hash.
     sed -i -E "s/\"time\":[0-9]+/\"time\":\$MS/g; s/\"by\":\"user $(id -un)\"/\"by\":\"user \$USER\"/g; s/\"assembly\":\"[0-9a-f]+\"/\"assembly\":\"\$ASSEMBLY\"/g" "$tmp/$f"
     sed -i -E "s|$tmp|\$TMP|g; s/[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}/\$TIME/g; s/due in [0-9]+ [a-z]+( [0-9]+ [a-z]+)?/due in \$WAIT/g" "$tmp/$f"
@@ -62,6 +62,27 @@ while IFS= read -r line || [ -n "$line" ]; do
   done
   echo "[exit $code]" >> "$tmp/new"
 done < "$transcript"
+
+# Every run the transcript made replays (docs/runtime.md#replay): exported, then driven again by
+# its workflow's runner, none of its effects run — each turn the same, the same end.
+replayed=0
+diverged=0
+mkdir -p "$tmp/traces"
+for id in "${ids[@]}"; do
+  wf=$("$first" runs --all --json 2>/dev/null | python3 -c 'import json,sys; print(next((r["workflow"] for r in json.load(sys.stdin) if r["runId"] == sys.argv[1]), ""))' "$id")
+  path=""
+  for runner in "${runners[@]}"; do [ "$(basename "$runner")" = "$wf" ] && path=$runner; done
+  [ -n "$path" ] || continue
+  "$path" export "$id" > "$tmp/traces/$id.jsonl" 2> /dev/null
+  if "$path" replay "$tmp/traces/$id.jsonl" > "$tmp/replay.out" 2> /dev/null; then
+    replayed=$((replayed + 1))
+  else
+    diverged=$((diverged + 1))
+    echo "FAIL: run $id of $wf does not replay: $(head -c 600 "$tmp/replay.out")"
+  fi
+done
+echo "replays: $replayed identical, $diverged not, of ${#ids[@]} runs"
+[ "$diverged" -eq 0 ] || exit 1
 
 if [ "${JR2_AUTOUPDATE:-}" = 1 ]; then
   cp "$tmp/new" "$transcript"

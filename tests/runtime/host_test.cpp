@@ -414,9 +414,9 @@ TEST_F(Host, AGateAnswerReadsTheStoreOnceAndCommitsOnce) {
   EXPECT_EQ(afterRead - before, 1) << "the store is read once";
   EXPECT_EQ(store.commits - commits, 1);
   // BEGIN, the row (revision checked and bumped in one UPDATE), the feed's last number (read once
-  // when the turn has more than one line), each feed line, COMMIT. The answer's turn has two:
-  // `answered` (who, what) and `gate-closed`.
-  EXPECT_EQ(written, 2);
+  // when the turn has more than one line), each feed line, COMMIT. The answer's turn has three:
+  // its `turn` mark (docs/runtime.md#traces), `answered` (who, what) and `gate-closed`.
+  EXPECT_EQ(written, 3);
   EXPECT_EQ(statements, 1 + 3 + 1 + written);
   EXPECT_EQ(host.run(id).gates().size(), 1u);
   // Who answered, what and with what (#34): the feed's audit trail of the Gate.

@@ -96,6 +96,7 @@ using NextCall =
 
 class Actor;
 class Engine;
+class Replayer;
 
 // A read Source's `read`, answered later: tests script it (Run::scriptRead). `answer` takes the
 // read's result; `failed` a Failure (a failed read gives no items).
@@ -476,6 +477,20 @@ class Run {
     return it == scriptedReads_.end() ? nullptr : &it->second;
   }
 
+  // ---- a replay (docs/runtime.md#replay) -----------------------------------------------------
+  // While `replayer` is set (before start() or Restore()'s drive), no effect and no Source call
+  // (but std.queue's) goes out: each is handed to it, to be answered from a trace. No Agent
+  // harness is asked either: a replay delivers the picks the trace recorded.
+  void replayWith(Replayer* replayer) { replayer_ = replayer; }
+  Replayer* replayer() const { return replayer_; }
+  // Drives the run until nothing more can happen now, firing no timer: what a replay does after
+  // each input it delivers.
+  void drive();
+  // A replayed Agent pick that Gate `gate` refused at its opening now: counted against the
+  // Agent's `picks:` as the refusal was (the harness's talk with its model is not replayed).
+  // False when no such Gate is open.
+  bool replayRefusedPick(const std::string& gate);
+
   // ---- Pools of runs ---------------------------------------------------------------------------
   // The host's door for this run's `dispatch` workers (none: a Pool of runs cannot start).
   void setDispatcher(Dispatcher* dispatcher) { dispatcher_ = dispatcher; }
@@ -681,6 +696,7 @@ class Run {
   uint64_t openings_ = 0;
   std::vector<FiredTimer> fired_;
   Dispatcher* dispatcher_ = nullptr;
+  Replayer* replayer_ = nullptr;           // replayWith(); not stored
   Json dispatchedBy_;                      // null unless a Pool of runs started this run
   std::string assembly_;                   // of the build that started it
   Json carried_;                           // what this standing run took over at its start

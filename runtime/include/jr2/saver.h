@@ -41,7 +41,9 @@ class RunSaver {
   void checkpoint(Run& run);
   // The two halves of checkpoint(), for a host that stores several runs in one transaction
   // (group commit): prepare() gives what to store, if anything changed; committed() takes the
-  // revision the store gave it and hands the lines on.
+  // revision the store gave it and hands the lines on. A turn's feed lines begin with a silent
+  // `turn` line (`{"restored": true}` for the first turn stored after a restore): where a trace's
+  // turns begin (docs/runtime.md#traces).
   std::optional<Store::Save> prepare(Run& run);
   void committed(int64_t revision, Store::Save& save);
   // The Save prepare() gave was not stored (the disk was full): its feed lines and journal
@@ -69,6 +71,7 @@ class RunSaver {
   int64_t journalCount_ = 0;  // journal entries stored
   int64_t saves_ = 0;
   bool inputStored_ = false;  // the run's input given to the store (StoredRun::inputText)
+  bool restored_ = false;     // restored from the store, and no turn of it stored since
   std::string viewText_;      // the view as last stored
   mutable Json view_;         // viewText_ parsed, once it is read
 };

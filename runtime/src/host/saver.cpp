@@ -49,6 +49,7 @@ std::unique_ptr<Run> RunSaver::restore(const Registry& registry, const StoredRun
   journalCount_ = stored.journalBefore;
   // What is stored: a turn that changes nothing is not written again.
   lastSaved_ = run->snapshotText();
+  restored_ = true;
   return run;
 }
 
@@ -90,10 +91,19 @@ std::optional<Store::Save> RunSaver::prepare(Run& run) {
     stored.inputText = run.input().dump(-1, ' ', false, Json::error_handler_t::replace);
   stored.viewText = SavedViewText(run);
   save.feed.swap(pending_);
+  // Where the turn begins, for a replay (docs/runtime.md#traces): a turn that told nothing took
+  // no input, and needs no mark.
+  if (!save.feed.empty()) {
+    save.feed.insert(save.feed.begin(),
+                     FeedLine(0, save.feed.front().timeMs, "", "turn",
+                              restored_ ? Json{{"restored", true}} : Json::object()));
+  }
   return save;
 }
 
 void RunSaver::failed(Run& run, Store::Save& save) {
+  // The turn's mark is made again by the save that stores its lines.
+  if (!save.feed.empty() && save.feed.front().kind == "turn") save.feed.erase(save.feed.begin());
   save.feed.insert(save.feed.end(), std::make_move_iterator(pending_.begin()),
                    std::make_move_iterator(pending_.end()));
   pending_ = std::move(save.feed);
@@ -105,6 +115,7 @@ void RunSaver::committed(int64_t revision, Store::Save& save) {
   ++saves_;
   inputStored_ = true;
   journalCount_ += static_cast<int64_t>(save.run.journal.size());
+  if (!save.feed.empty()) restored_ = false;
   // What was written is what the next turn compares with; the Save is spent after this.
   lastSaved_ = std::move(save.run.snapshotText);
   viewText_ = std::move(save.run.viewText);

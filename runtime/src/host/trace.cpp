@@ -42,9 +42,12 @@ void ExportTrace(Store& store, const Registry& registry, const std::string& work
              .dump(-1, ' ', false, Json::error_handler_t::replace)
       << '\n';
   for (const FeedLine& f : feed) {
-    if (!IsTraceInput(f.kind, f.data)) continue;
-    out << Json{{"seq", f.seq}, {"time", f.timeMs}, {"kind", f.kind}, {"data", f.data}}.dump(
-               -1, ' ', false, Json::error_handler_t::replace)
+    out << Json{{"seq", f.seq},
+                {"time", f.timeMs},
+                {"kind", f.kind},
+                {"data", f.data},
+                {"line", f.line}}
+               .dump(-1, ' ', false, Json::error_handler_t::replace)
         << '\n';
   }
   out << Json{{"end",

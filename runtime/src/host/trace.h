@@ -12,8 +12,9 @@
 
 namespace jr2rt {
 
-// The version of the trace's format: its first line says it (`{"trace": 1, …}`).
-inline constexpr int kTraceVersion = 1;
+// The version of the trace's format: its first line says it (`{"trace": 2, …}`). Version 1
+// (jr2c before replay) had the inputs alone, with no turns: it cannot be replayed.
+inline constexpr int kTraceVersion = 2;
 
 // Whether a feed event of `kind` with `data` is an input of the turn it was stored with. The others
 // (a Gate opened, an item settled, a line of a command's output) are what the run did with its
@@ -21,9 +22,10 @@ inline constexpr int kTraceVersion = 1;
 bool IsTraceInput(const std::string& kind, const Json& data);
 
 // Writes run `prefix` of `workflow` from `store` as a trace, one JSON object per line: a header
-// (`trace`, `run`, `workflow`, `assembly`, `input`), each input in the order it was taken
-// (`seq`, `time`, `kind`, `data`), and last how the run stands (`end`: `status`, `output`,
-// `reason`). Throws what RunHost::resolve and Store::load throw.
+// (`trace`, `run`, `workflow`, `assembly`, `input`, `time`), each line of its feed in order
+// (`seq`, `time`, `kind`, `data`, `line`) — each turn's `turn` mark, the inputs (IsTraceInput)
+// and what the run did with them, which a replay compares —, and last how the run stands
+// (`end`: `status`, `output`, `reason`). Throws what RunHost::resolve and Store::load throw.
 void ExportTrace(Store& store, const Registry& registry, const std::string& workflow,
                  const std::string& prefix, std::ostream& out);
 

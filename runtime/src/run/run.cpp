@@ -308,6 +308,19 @@ void Run::tick() {
   drain();
 }
 
+void Run::drive() {
+  dirty_ = true;
+  drain();
+}
+
+bool Run::replayRefusedPick(const std::string& gate) {
+  auto it = gates_.find(gate);
+  if (it == gates_.end() || it->second.kind != OpenGate::Kind::kAgent) return false;
+  pickAgain(it->second);
+  dirty_ = true;
+  return true;
+}
+
 bool Run::fireDue() {
   if (ended()) return false;
   const int64_t now = clock_.nowMs();

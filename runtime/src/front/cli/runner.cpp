@@ -25,6 +25,7 @@
 #include <tuple>
 
 #include "core/occupancy.h"
+#include "front/cli/replay_verbs.h"
 #include "front/http/serve.h"
 #include "front/present/report.h"
 #include "front/remote/remote.h"
@@ -78,6 +79,7 @@ struct Args {
   bool ontoNonempty = false;        // store copy --onto-nonempty
   bool endOfOptions = false;        // after `--`, every word is positional
   bool peak = false;                // --peak: the most live at once, beside jr2c's figures
+  std::string traces;               // test --traces DIR
 };
 
 // `ms` (since the epoch) as ISO 8601 in UTC with milliseconds: `2026-12-02T13:37:52.120Z`, the
@@ -198,6 +200,10 @@ void CheckArity(const Args& a) {
   if (a.verb == "cancel" && n != 1) throw UsageError("`cancel` takes RUN");
   if (a.verb == "log" && n != 1) throw UsageError("`log` takes RUN");
   if (a.verb == "export" && n != 1) throw UsageError("`export` takes RUN: `export RUN > FILE`");
+  if (a.verb == "replay" && n != 1) throw UsageError("`replay` takes FILE, a trace: `replay FILE`");
+  if (a.verb == "test" && (n != 0 || a.traces.empty()))
+    throw UsageError("`test` takes --traces DIR: `test --traces DIR` replays every trace in DIR");
+  if (!a.traces.empty() && a.verb != "test") throw UsageError("`--traces` goes with `test`");
 }
 
 class Runner {
@@ -267,16 +273,19 @@ class Runner {
     if (a.verb == "cancel") return cancel(a);
     if (a.verb == "log") return log(a);
     if (a.verb == "export") return exportTrace(a);
+    if (a.verb == "replay") return ReplayVerb(registry_, workflow_, a.positional[0], a.json);
+    if (a.verb == "test") return TestTracesVerb(registry_, workflow_, a.traces, a.json);
     if (a.verb == "prune") return prune(a);
     if (a.verb == "serve") return serve(a);
     if (a.verb == "store") return storeVerb(a);
     if (a.verb == "callers") return callersVerb(a);
     const std::string guess =
         ClosestName(a.verb, {"run", "send", "status", "gates", "runs", "cancel", "log", "export",
-                             "prune", "serve", "store", "callers"});
+                             "replay", "test", "prune", "serve", "store", "callers"});
     throw UsageError("unknown verb `" + Printable(a.verb) +
                      (guess.empty() ? "`; the verbs are run, send, status, gates, runs, cancel, "
-                                      "log, export, prune, serve, store and callers"
+                                      "log, export, replay, test, prune, serve, store and "
+                                      "callers"
                                     : "`; did you mean `" + guess + "`?"));
   }
 
@@ -561,7 +570,7 @@ class Runner {
   // --server URL: the verbs that go to a serve, and the options that are the serve's.
   static void checkRemote(const Args& a) {
     if (a.verb == "serve" || a.verb == "prune" || a.verb == "store" || a.verb == "callers" ||
-        a.verb == "export")
+        a.verb == "export" || a.verb == "replay" || a.verb == "test")
       throw UsageError("`--server` goes with run, send, status, gates, runs, cancel and log; `" +
                        a.verb + "` works on the store itself");
     if (!a.agents.empty() || a.threads > 0 || a.resumeGiven)
@@ -977,6 +986,10 @@ Args Parse(int argc, char** argv) {
       a.ontoNonempty = true;
     } else if (s == "--peak") {
       a.peak = true;
+    } else if (s == "--traces") {
+      if (!a.traces.empty()) throw UsageError("`--traces` is given twice");
+      a.traces = value("--traces");
+      if (a.traces.empty()) throw UsageError("`--traces` needs a folder");
     } else if (s == "--resume") {
       a.resume = value("--resume");
       a.resumeGiven = true;
@@ -1008,6 +1021,7 @@ Args Parse(int argc, char** argv) {
                                                      "--server",
                                                      "--store",
                                                      "--supervise",
+                                                     "--traces",
                                                      "--threads",
                                                      "--tls-cert",
                                                      "--tls-key",
@@ -1112,6 +1126,10 @@ int RunnerMain(const Registry& registry, const char* workflow, int argc, char** 
         << "  log   RUN [--follow]                                             the run's feed\n"
         << "  export RUN > FILE                                                the run's trace: "
            "what each turn took in\n"
+        << "  replay FILE [--json]                                             drive a trace "
+           "again; none of its effects run\n"
+        << "  test --traces DIR                                                replay each "
+           "DIR/*.jsonl; exit 1 if one diverged\n"
         << "  prune --ended-before DURATION                                    delete runs that "
            "ended before\n"
         << "  serve [--listen HOST:PORT] [--callers FILE] [--max-connections N]  host every "

@@ -10,6 +10,7 @@
 
 #include "jr2/meant.h"
 #include "run/pool/pool_actor.h"
+#include "run/replayer.h"
 
 namespace jr2rt {
 namespace {
@@ -456,6 +457,11 @@ void MachineActor::launchEffect(int id, const std::string& target, const Json& i
       self->traceResult(id, nullptr, &f);
       self->childFailed(id, f);
     };
+    // A replay answers it from its trace: nothing goes out (docs/runtime.md#replay).
+    if (Replayer* replayer = self->run_.replayer()) {
+      replayer->effect(self->effectName(child->second.spec), std::move(then), std::move(failed));
+      return;
+    }
     // At most once (docs/runtime.md#saved-as-it-moves-effects-at-most-once): a non-idempotent
     // effect goes out only after the commit that stores this child, so a restore that finds the
     // child without a result knows it may have run, and does not run it again. A process is awaited

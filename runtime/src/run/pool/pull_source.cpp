@@ -8,6 +8,7 @@
 #include "jr2/source.h"
 #include "run/pool/pool_actor.h"
 #include "run/pool/pool_source.h"
+#include "run/replayer.h"
 
 namespace jr2rt {
 
@@ -29,6 +30,13 @@ class PullSource final : public CalledSource {
     const std::string& fn = pool.spec_.source.function;
     Run& run = pool.run_;
     if (!port_) port_ = std::make_shared<const Port>(this, run, pool.token());
+    // A replay answers it from its trace (docs/runtime.md#replay), but std.queue's: the run
+    // makes those from its input.
+    if (Replayer* replayer = run.replayer(); replayer != nullptr && fn != "std.queue") {
+      replayer->call(
+          pool.prefix_, "next", [port = port_](Json a) { port->answer(std::move(a)); }, nullptr);
+      return;
+    }
     if (!next_) {
       // One Source per Pool, kept across calls: a call costs what changed (jr2/source.h).
       const PoolSpec& spec = pool.spec_;

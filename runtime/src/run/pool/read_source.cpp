@@ -9,6 +9,7 @@
 
 #include "run/pool/pool_actor.h"
 #include "run/pool/pool_source.h"
+#include "run/replayer.h"
 
 namespace jr2rt {
 
@@ -41,6 +42,10 @@ class ReadSource final : public CalledSource {
       self->onReadFailed(f);
     };
     Run& run = pool.run_;
+    if (Replayer* replayer = run.replayer()) {  // answered from its trace
+      replayer->call(pool.prefix_, "read", answer, failed);
+      return;
+    }
     if (const ReadCall* scripted = run.scriptedRead(fn)) {
       (*scripted)(
           *pool.args_, [&run, answer](const Json& a) { run.post([answer, a] { answer(a); }); },

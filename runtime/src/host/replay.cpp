@@ -1,0 +1,544 @@
+// A replay of a run's trace (replay.h).
+#include "host/replay.h"
+
+#include <deque>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "host/trace.h"
+#include "jr2/run.h"
+#include "run/replayer.h"
+
+namespace jr2rt {
+
+// A line of a trace.
+struct ReplayEntry {
+  int64_t seq = 0;
+  int64_t time = 0;
+  std::string kind;
+  Json data;
+  std::string line;
+};
+
+// What one commit stored: its `turn` mark, then its lines.
+struct ReplayTurn {
+  int64_t seq = 0;
+  int64_t time = 0;
+  bool restored = false;  // the first turn stored after the run was restored
+  std::vector<ReplayEntry> entries;
+};
+
+struct Trace {
+  std::string run, workflow;
+  Json input;
+  int64_t time = 0;
+  std::vector<ReplayTurn> turns;
+  Json end;
+};
+
+namespace {
+
+// What a replay compares, of a turn's lines: not its mark; not what the host wrote beside the
+// run (a cancel's line, a drift); not a command's output lines (its whole output is in its
+// `result`), nor a note on this machine's threads; not an Agent harness's talk with its model or
+// script (a pick is the Gate's `answered`, which is compared).
+bool Compared(const std::string& kind) {
+  return kind != "turn" && kind != "output" && kind != "note" && kind != "agent" &&
+         kind != "cancelled" && kind != "drifted";
+}
+
+std::string Dump(const Json& j) { return j.dump(-1, ' ', false, Json::error_handler_t::replace); }
+
+std::string Key(const std::string& kind, const Json& data, const std::string& line) {
+  std::string key = kind;
+  key += '\n';
+  key += Dump(data);
+  key += '\n';
+  key += line;
+  return key;
+}
+
+// An event as a person reads it: its line, or its kind and data.
+std::string Text(const Json& e) {
+  std::string text = e.value("line", std::string());
+  if (text.empty()) text = e.value("kind", std::string()) + " " + Dump(e.value("data", Json()));
+  if (text.size() > 240) text = text.substr(0, 237) + "...";
+  return Printable(text);
+}
+
+Json EventJson(const std::string& kind, const Json& data, const std::string& line) {
+  return {{"kind", kind}, {"data", data}, {"line", line}};
+}
+
+[[noreturn]] void Bad(const std::string& name, size_t n, const std::string& why) {
+  throw BadInput(name + ":" + std::to_string(n) + ": " + why);
+}
+
+std::string Str(const Json& j, const char* key) {
+  auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+int64_t Int(const Json& j, const char* key) {
+  auto it = j.find(key);
+  return it != j.end() && it->is_number_integer() ? it->get<int64_t>() : 0;
+}
+
+constexpr size_t kMaxTraceLine = size_t{64} << 20;
+
+Trace Read(std::istream& in, const std::string& name) {
+  Trace t;
+  std::string text;
+  size_t n = 0;
+  bool header = false;
+  bool ended = false;
+  while (std::getline(in, text)) {
+    ++n;
+    if (text.empty()) continue;
+    if (ended) Bad(name, n, "a line after the trace's `end`: the trace is two files in one");
+    // Checked as JSON from outside is: UTF-8, at most 512 levels deep (found while parsing), at
+    // most 64 MiB a line (a command's whole output is one).
+    const Json j = ParseExternalJson(text, name + ":" + std::to_string(n), kMaxTraceLine);
+    if (!j.is_object()) Bad(name, n, "not a JSON object: each line of a trace is one");
+    if (!header) {
+      const auto v = j.find("trace");
+      if (v == j.end() || !v->is_number_integer())
+        Bad(name, n,
+            "not a trace: its first line has no `trace` version (write one with `<runner> "
+            "export RUN > FILE`)");
+      const int64_t version = v->get<int64_t>();
+      if (version < kTraceVersion)
+        Bad(name, n,
+            "a trace of version " + std::to_string(version) +
+                ", which marks no turns, cannot be replayed: export the run again with this "
+                "runner");
+      if (version > kTraceVersion)
+        Bad(name, n,
+            "a trace of version " + std::to_string(version) + ", newer than this runner reads (" +
+                std::to_string(kTraceVersion) +
+                "): replay it with a runner as new as the one "
+                "that wrote it");
+      t.run = Str(j, "run");
+      t.workflow = Str(j, "workflow");
+      if (t.run.empty() || t.workflow.empty())
+        Bad(name, n, "the trace's header names no `run` or no `workflow`");
+      t.input = j.value("input", Json::object());
+      t.time = Int(j, "time");
+      header = true;
+      continue;
+    }
+    if (j.contains("end")) {
+      if (!j["end"].is_object()) Bad(name, n, "its `end` is not an object");
+      t.end = j["end"];
+      ended = true;
+      continue;
+    }
+    ReplayEntry e;
+    if (!j.contains("kind") || !j["kind"].is_string() || !j.contains("seq") ||
+        !j["seq"].is_number_integer() || !j.contains("time") || !j["time"].is_number_integer())
+      Bad(name, n, "a trace line needs `seq`, `time` and `kind`");
+    e.seq = j["seq"].get<int64_t>();
+    e.time = j["time"].get<int64_t>();
+    e.kind = j["kind"].get<std::string>();
+    e.data = j.value("data", Json());
+    e.line = Str(j, "line");
+    if (e.kind == "turn") {
+      ReplayTurn turn;
+      turn.seq = e.seq;
+      turn.time = e.time;
+      turn.restored = e.data.is_object() && e.data.value("restored", false);
+      t.turns.push_back(std::move(turn));
+      continue;
+    }
+    if (t.turns.empty())
+      Bad(name, n,
+          "a line before the trace's first `turn`: the run was stored by a runner that did not "
+          "mark its turns, and cannot be replayed");
+    t.turns.back().entries.push_back(std::move(e));
+  }
+  if (!header) throw BadInput(name + ": empty, not a trace");
+  if (!ended) throw BadInput(name + ": cut short: it has no `end` line (export the run again)");
+  if (t.turns.empty())
+    throw BadInput(name + ": the trace has no turns: there is nothing to replay");
+  return t;
+}
+
+class TraceReplay final : public Replayer, public Dispatcher {
+ public:
+  TraceReplay(const Registry& registry, const Trace& trace,
+              const std::function<void(const std::string&)>& line)
+      : registry_(registry), trace_(trace), line_(line) {}
+
+  ReplayResult go() {
+    ReplayResult r;
+    r.run = trace_.run;
+    r.workflow = trace_.workflow;
+    r.turns = static_cast<int>(trace_.turns.size());
+    const WorkflowInfo* wf = registry_.workflow(trace_.workflow);
+    if (wf == nullptr)
+      throw BadInput("the trace is of workflow `" + Printable(trace_.workflow) +
+                     "`, which this build does not have");
+    for (size_t t = 0; t < trace_.turns.size(); ++t) {
+      const ReplayTurn& turn = trace_.turns[t];
+      turn_ = static_cast<int>(t) + 1;
+      made_.clear();
+      madeKeys_.clear();
+      consumed_.clear();
+      recordedTurn_ = &turn;
+      clock_.set(t == 0 ? (trace_.time != 0 ? trace_.time : turn.time) : turn.time);
+      if (t == 0) {
+        run_ = std::make_unique<Run>(registry_, *wf, trace_.run, clock_);
+        attach();
+        try {
+          run_->start(trace_.input);
+        } catch (const BadInput& e) {
+          return diverged(r, turn.seq,
+                          "this build refuses the run's input: " + std::string(e.what()),
+                          Json::array(), Json::array());
+        }
+      } else if (turn.restored) {
+        restore();
+      }
+      for (const ReplayEntry& e : turn.entries) {
+        if (!IsTraceInput(e.kind, e.data)) continue;
+        ++r.inputs;
+        // Made by the run itself in this replay (a restore's `interrupted`, timers that fell due
+        // together): found, not delivered again.
+        const std::string key = Key(e.kind, e.data, e.line);
+        if (auto m = madeKeys_.find(key); m != madeKeys_.end() && m->second > consumed_[key]) {
+          ++consumed_[key];
+          continue;
+        }
+        clock_.set(e.time);
+        const std::string why = deliver(e);
+        ++consumed_[key];
+        if (!why.empty()) {
+          ReplayResult d = compare(r, turn, /*partial=*/true);
+          if (!d.identical) return d;
+          return diverged(
+              r, e.seq,
+              "recorded " + Text(EventJson(e.kind, e.data, e.line)) + "; this build " + why,
+              Json::array({EventJson(e.kind, e.data, e.line)}), Json::array());
+        }
+      }
+      ReplayResult d = compare(r, turn, /*partial=*/false);
+      if (!d.identical) return d;
+    }
+    stand(r);
+    const Json& end = trace_.end;
+    if (r.status != Str(end, "status") || r.output != end.value("output", Json()) ||
+        r.reason != Str(end, "reason")) {
+      r.identical = false;
+      r.turn = 0;
+      r.seq = 0;
+      const Json rec = {{"status", end.value("status", Json())},
+                        {"output", end.value("output", Json())},
+                        {"reason", end.value("reason", Json())}};
+      const Json now = {{"status", r.status}, {"output", r.output}, {"reason", r.reason}};
+      r.recorded = Json::array({rec});
+      r.replayed = Json::array({now});
+      r.message = "end: recorded " + Printable(Str(end, "status")) + " " +
+                  Text({{"line", Dump(rec)}}) + "; this build: " + r.status + " " +
+                  Text({{"line", Dump(now)}});
+    }
+    return r;
+  }
+
+  // ---- Replayer: nothing goes out ------------------------------------------------------------
+  void effect(const std::string& name, std::function<void(Json)> then,
+              std::function<void(const Failure&)> failed) override {
+    ++held_;
+    effects_[name].push_back({std::move(then), std::move(failed)});
+  }
+  void call(const std::string& pool, const std::string& call, std::function<void(Json)> answer,
+            std::function<void(const Failure&)> failed) override {
+    ++held_;
+    calls_[pool + "\n" + call].push_back({std::move(answer), std::move(failed)});
+  }
+
+  // ---- Dispatcher: the runs the trace says were started ----------------------------------------
+  Dispatched dispatch(const std::string& workflow, const std::string& key, const Json&,
+                      const Json& by) override {
+    const std::string pool = Str(by, "pool");
+    for (const ReplayEntry& e : recordedTurn_->entries) {
+      if (e.kind != "dispatched" || Str(e.data, "pool") != pool || Str(e.data, "item") != key ||
+          usedDispatches_.count(e.seq) != 0)
+        continue;
+      usedDispatches_.insert(e.seq);
+      Dispatched d;
+      d.run = Str(e.data, "run");
+      d.existing = e.data.value("existing", false);
+      keys_[{workflow, key}] = d;
+      return d;
+    }
+    throw Failure("the trace records no run of `" + workflow + "` for key " + key +
+                  " in this turn");
+  }
+  std::optional<Dispatched> find(const std::string& workflow, const std::string& key) override {
+    auto it = keys_.find({workflow, key});
+    if (it == keys_.end()) return std::nullopt;
+    return it->second;
+  }
+
+ private:
+  struct Pending {
+    std::function<void(Json)> then;
+    std::function<void(const Failure&)> failed;
+  };
+  struct Made {
+    std::string kind;
+    Json data;
+    std::string line;
+    std::string key;
+  };
+
+  void attach() {
+    run_->replayWith(this);
+    run_->setDispatcher(this);
+    run_->onEvent([this](const Run::FeedEvent& e) {
+      Made m{e.kind, e.data, e.line, Key(e.kind, e.data, e.line)};
+      ++madeKeys_[m.key];
+      made_.push_back(std::move(m));
+      if (line_ && !e.line.empty()) line_(e.line);
+    });
+  }
+
+  // The run as its host restored it: from what the last turn stored, its effects and Source
+  // calls asked again (the ones held before are the old run's, gone with it).
+  void restore() {
+    const Json snapshot = run_->snapshot(/*withInput=*/true);
+    effects_.clear();
+    calls_.clear();
+    run_.reset();
+    run_ = Run::Restore(registry_, snapshot, clock_);
+    attach();
+    run_->drive();
+  }
+
+  static Failure FailureOf(const Json& f) {
+    return Failure(Str(f, "reason"), f.is_object() ? f.value("detail", Json()) : Json());
+  }
+
+  // Delivers input `e` to the run and drives it; "" when it was taken, else why not (what this
+  // build did instead, for a person).
+  std::string deliver(const ReplayEntry& e) {
+    const Json& d = e.data;
+    Run& run = *run_;
+    if (e.kind == "answered") {
+      try {
+        run.send(Str(d, "gate"), Str(d, "event"), d.value("payload", Json::object()), nullptr,
+                 Str(d, "by"));
+      } catch (const BadInput& x) {
+        return "refuses it: " + std::string(x.what());
+      }
+      return "";
+    }
+    if (e.kind == "timer") {
+      run.tick();
+      return "";
+    }
+    if (e.kind == "result" && d.contains("effect")) {
+      const std::string name = Str(d, "effect");
+      auto it = effects_.find(name);
+      if (it == effects_.end() || it->second.empty())
+        return "has no effect `" + name + "` out" + out();
+      Pending p = std::move(it->second.front());
+      it->second.pop_front();
+      if (d.contains("output")) {
+        run.post([then = std::move(p.then), out = d["output"]] { then(out); });
+      } else {
+        run.post([failed = std::move(p.failed), f = FailureOf(d.value("failure", Json()))] {
+          failed(f);
+        });
+      }
+      run.drive();
+      return "";
+    }
+    if (e.kind == "result") {  // how a dispatched run ended
+      const std::string id = Str(d, "run");
+      for (auto& [k, got] : keys_) {
+        if (got.run == id) {
+          got.status = Str(d, "status");
+          got.output = d.value("output", Json());
+          got.reason = Str(d, "reason");
+        }
+      }
+      run.dispatchedEnded(id, Str(d, "status"), d.value("output", Json()), Str(d, "reason"));
+      run.drive();
+      return "";
+    }
+    if (e.kind == "source") {
+      const std::string call = Str(d, "call");
+      auto it = calls_.find(Str(d, "pool") + "\n" + call);
+      if (it == calls_.end() || it->second.empty())
+        return "has no `" + call + "` of the Source of `" + Str(d, "pool") + "` out" + out();
+      Pending p = std::move(it->second.front());
+      it->second.pop_front();
+      if (d.contains("failure") && p.failed) {
+        run.post([failed = std::move(p.failed), f = FailureOf(d["failure"])] { failed(f); });
+      } else {
+        run.post([then = std::move(p.then), a = d.value("answer", Json())] { then(a); });
+      }
+      run.drive();
+      return "";
+    }
+    if (e.kind == "hook") {
+      run.hook(Str(d, "service"), Str(d, "event"), d.value("payload", Json()));
+      return "";
+    }
+    if (e.kind == "agent") {
+      // A refused pick counts against the Agent's `picks:`; a reply that was none changed
+      // nothing.
+      if (d.contains("refused") && !run.replayRefusedPick(Str(d, "gate")))
+        return "has no Agent Gate `" + Str(d, "gate") + "` open";
+      return "";
+    }
+    if (e.kind == "ended") {
+      run.cancel();
+      run.drive();
+      return "";
+    }
+    return "cannot replay an input of kind `" + e.kind + "`";
+  }
+
+  // What is held now, for a message.
+  std::string out() const {
+    std::string names;
+    for (const auto& [name, q] : effects_) {
+      if (q.empty()) continue;
+      names += (names.empty() ? "" : ", ") + name;
+    }
+    for (const auto& [where, q] : calls_) {
+      if (q.empty()) continue;
+      std::string w = where;
+      w.replace(w.find('\n'), 1, ": ");
+      names += (names.empty() ? "" : ", ") + ("source " + w);
+    }
+    return names.empty() ? " (it has nothing out)" : " (it has out: " + names + ")";
+  }
+
+  // The turn's lines, recorded and made, as multisets: the first difference.
+  ReplayResult compare(ReplayResult r, const ReplayTurn& turn, bool partial) {
+    std::unordered_map<std::string, int64_t> made;
+    for (const Made& m : made_) {
+      if (Compared(m.kind)) ++made[m.key];
+    }
+    Json missing = Json::array();
+    for (const ReplayEntry& e : turn.entries) {
+      if (!Compared(e.kind)) continue;
+      auto it = made.find(Key(e.kind, e.data, e.line));
+      if (it != made.end() && it->second > 0) {
+        --it->second;
+      } else if (!partial) {
+        missing.push_back(EventJson(e.kind, e.data, e.line));
+      }
+    }
+    Json extra = Json::array();
+    for (const Made& m : made_) {
+      if (!Compared(m.kind)) continue;
+      auto it = made.find(m.key);
+      if (it->second > 0) {
+        --it->second;
+        extra.push_back(EventJson(m.kind, m.data, m.line));
+      }
+    }
+    if (missing.empty() && extra.empty()) return r;
+    std::string message;
+    if (!extra.empty()) {
+      const Json& x = extra.front();
+      // Paired with what the run did to the same item, Gate or effect, when there is one.
+      const Json* pair = missing.empty() ? nullptr : &missing.front();
+      const auto same = [&x](const Json& m) {
+        for (const char* field : {"item", "gate", "effect", "run"}) {
+          const std::string a = Str(x["data"], field);
+          if (!a.empty() && a == Str(m["data"], field)) return true;
+        }
+        return false;
+      };
+      for (const Json& m : missing) {
+        if (same(m)) {
+          pair = &m;
+          break;
+        }
+      }
+      message = pair != nullptr ? "recorded " + Text(*pair) + "; this build: " + Text(x)
+                                : "this build: " + Text(x) + "; the run did not";
+    } else {
+      message = "recorded " + Text(missing.front()) + "; this build did not";
+    }
+    return diverged(r, turn.seq, message, missing, extra);
+  }
+
+  ReplayResult diverged(ReplayResult r, int64_t seq, const std::string& message,
+                        const Json& recorded, const Json& replayed) {
+    stand(r);
+    r.identical = false;
+    r.turn = turn_;
+    r.seq = seq;
+    r.message = "turn " + std::to_string(turn_) + ": " + message;
+    r.recorded = Json::array();
+    r.replayed = Json::array();
+    for (size_t i = 0; i < recorded.size() && i < 20; ++i) r.recorded.push_back(recorded[i]);
+    for (size_t i = 0; i < replayed.size() && i < 20; ++i) r.replayed.push_back(replayed[i]);
+    return r;
+  }
+
+  void stand(ReplayResult& r) const {
+    r.held = held_;
+    if (!run_) return;
+    r.status = ToString(run_->status());
+    r.output = run_->output();
+    r.reason = run_->reason();
+  }
+
+  const Registry& registry_;
+  const Trace& trace_;
+  const std::function<void(const std::string&)>& line_;
+  ManualClock clock_;
+  std::unique_ptr<Run> run_;
+  int turn_ = 0;
+  const ReplayTurn* recordedTurn_ = nullptr;
+  std::vector<Made> made_;  // this turn's lines, as this build made them
+  std::unordered_map<std::string, int64_t> madeKeys_;
+  std::unordered_map<std::string, int64_t> consumed_;   // inputs of the turn taken or found
+  std::map<std::string, std::deque<Pending>> effects_;  // held, by name, oldest first
+  std::map<std::string, std::deque<Pending>> calls_;    // by `POOL\nCALL`
+  std::map<std::pair<std::string, std::string>, Dispatched> keys_;
+  std::set<int64_t> usedDispatches_;
+  int64_t held_ = 0;
+};
+
+}  // namespace
+
+Json ReplayResult::json() const {
+  Json j = {
+      {"run", run},       {"workflow", workflow}, {"turns", turns},         {"inputs", inputs},
+      {"held", held},     {"effectsRun", 0},      {"identical", identical}, {"status", status},
+      {"output", output}, {"reason", reason}};
+  if (!identical) {
+    j["divergence"] = {{"turn", turn},
+                       {"seq", seq},
+                       {"message", message},
+                       {"recorded", recorded},
+                       {"replayed", replayed}};
+  }
+  return j;
+}
+
+ReadTrace::ReadTrace(std::istream& in, const std::string& name)
+    : trace_(std::make_unique<Trace>(Read(in, name))) {}
+ReadTrace::~ReadTrace() = default;
+const std::string& ReadTrace::workflow() const { return trace_->workflow; }
+
+ReplayResult Replay(const Registry& registry, const ReadTrace& trace,
+                    const std::function<void(const std::string&)>& line) {
+  TraceReplay replay(registry, trace.trace(), line);
+  return replay.go();
+}
+
+}  // namespace jr2rt
