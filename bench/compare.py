@@ -620,7 +620,7 @@ class ReplayArms:
     not grow (not one process run)."""
 
     def __init__(self, torture, items, workdir):
-        self.torture, self.items, self.workdir = torture, items, workdir
+        self.torture, self.items, self.workdir = os.path.abspath(torture), items, workdir
         self.trace = None
 
     def _made(self):

@@ -130,6 +130,16 @@ with tempfile.TemporaryDirectory() as d:
     check(got.returncode == 1 and div.get("turn") == want and "r5" in div.get("message", ""),
           "a changed result diverges at its turn %s: %s" % (want, json.dumps(div)[:400]))
 
+    # A recorded end changed: said where the output differs.
+    end = dict(trace[-1]["end"])
+    end["output"] = json.loads(json.dumps(end["output"]))
+    end["output"]["items"]["r2"] = 5
+    ended_path = os.path.join(d, "ended.jsonl")
+    write(ended_path, trace[:-1] + [{"end": end}])
+    got = runner("conformance_replay_a", ["replay", ended_path], d)
+    check(got.returncode == 1 and got.stdout == b"diverged: end: it ended done, and its output "
+          b"differs at items.r2: recorded 5; this build 0\n", "a changed end: %r" % got.stdout)
+
     # 4. test --traces: a folder of good, diverging, broken and foreign traces.
     folder = os.path.join(d, "traces")
     os.mkdir(folder)

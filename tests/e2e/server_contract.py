@@ -272,9 +272,39 @@ def main():
         for side in (local, server):
             for run in side.known(STANDING):
                 side.ids[run] = "standing"
-        return contract(local, server)
+        code = contract(local, server)
     finally:
         stop_serve(serve)
+    return code | replays(local, server)
+
+
+def replays(local, server):
+    """Every run of the scenarios, made by the local verbs and by serve, replays from its trace
+    (docs/runtime.md#replay): the same in every turn, none of its effects run. Not the standing
+    Pool's: what a standing run took over at a hand-over is not in its trace."""
+    failures = 0
+    for side in (local, server):
+        identical = 0
+        workflows = sorted({w for _, _, w, _, _ in STEPS if w != STANDING})
+        runs = [(w, r) for w in workflows for r in sorted(side.known(w))]
+        for workflow, run in runs:
+            runner = os.path.join(DIR, workflow)
+            trace = os.path.join(side.home, "trace-%s.jsonl" % run)
+            with open(trace, "wb") as f:
+                subprocess.run([runner, "export", run], cwd=side.home, env=side.env(), stdout=f,
+                               timeout=30)
+            p = subprocess.run([runner, "replay", trace], cwd=side.home, env=side.env(),
+                               capture_output=True, text=True, timeout=60)
+            if p.returncode == 0:
+                identical += 1
+            else:
+                failures += 1
+                print("FAIL: run %s of %s (%s side) does not replay: %s" %
+                      (run, workflow, side.name, p.stdout.strip()[:600]))
+        print("%s: replays: %d of %d runs identical" %
+              ("PASS" if identical == len(runs) and runs else "FAIL", identical, len(runs)))
+        failures += 0 if runs else 1
+    return 1 if failures else 0
 
 
 def contract(local, server):

@@ -168,6 +168,44 @@ Trace Read(std::istream& in, const std::string& name) {
   return t;
 }
 
+// Where `a` and `b` first differ below `path` (`output.items.T-2.outcome`), and what each holds
+// there: an object's keys in order, an array's elements, else the values themselves.
+void FirstDifference(const Json& a, const Json& b, std::string& path, Json& was, Json& is) {
+  if (a.is_object() && b.is_object()) {
+    for (auto it = a.begin(); it != a.end(); ++it) {
+      auto other = b.find(it.key());
+      if (other == b.end()) {
+        path += "." + it.key();
+        was = it.value();
+        is = Json("(none)");
+        return;
+      }
+      if (it.value() != *other) {
+        path += "." + it.key();
+        return FirstDifference(it.value(), *other, path, was, is);
+      }
+    }
+    for (auto it = b.begin(); it != b.end(); ++it) {
+      if (!a.contains(it.key())) {
+        path += "." + it.key();
+        was = Json("(none)");
+        is = it.value();
+        return;
+      }
+    }
+  }
+  if (a.is_array() && b.is_array() && a.size() == b.size()) {
+    for (size_t i = 0; i < a.size(); ++i) {
+      if (a[i] != b[i]) {
+        path += "." + std::to_string(i);
+        return FirstDifference(a[i], b[i], path, was, is);
+      }
+    }
+  }
+  was = a;
+  is = b;
+}
+
 class TraceReplay final : public Replayer, public Dispatcher {
  public:
   TraceReplay(const Registry& registry, const Trace& trace,
@@ -242,9 +280,29 @@ class TraceReplay final : public Replayer, public Dispatcher {
       const Json now = {{"status", r.status}, {"output", r.output}, {"reason", r.reason}};
       r.recorded = Json::array({rec});
       r.replayed = Json::array({now});
-      r.message = "end: recorded " + Printable(Str(end, "status")) + " " +
-                  Text({{"line", Dump(rec)}}) + "; this build: " + r.status + " " +
-                  Text({{"line", Dump(now)}});
+      // The first place they differ, for a person: `end: its output differs at
+      // items.T-2.outcome: recorded "rejected"; this build "approved"`.
+      std::string where = "status";
+      Json was = rec["status"];
+      Json is = now["status"];
+      if (rec["status"] == now["status"]) {
+        if (rec["output"] != now["output"]) {
+          where = "output";
+          FirstDifference(rec["output"], now["output"], where, was, is);
+        } else {
+          where = "reason";
+          was = rec["reason"];
+          is = now["reason"];
+        }
+      }
+      std::string what = "it ended differently";
+      if (where == "reason") what = "it ended " + r.status + ", and its reason differs";
+      if (where.rfind("output", 0) == 0) {
+        what = "it ended " + r.status + ", and its output differs";
+        if (where.size() > 6) what += " at " + Printable(where.substr(7));
+      }
+      r.message = "end: " + what + ": recorded " + Text({{"line", Dump(was)}}) + "; this build " +
+                  Text({{"line", Dump(is)}});
     }
     return r;
   }
