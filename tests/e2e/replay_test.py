@@ -119,6 +119,7 @@ with tempfile.TemporaryDirectory() as d:
         if line.get("kind") == "result" and '"r5"' in json.dumps(line["data"]) or (
                 line.get("kind") == "result" and line["data"].get("effect", "").startswith("r5.")):
             line = dict(line, data={"effect": line["data"]["effect"],
+                                    "input": line["data"]["input"],
                                     "failure": {"reason": "exit 1", "detail": None}})
         changed.append(line)
     changed_path = os.path.join(d, "changed.jsonl")
@@ -127,8 +128,27 @@ with tempfile.TemporaryDirectory() as d:
     got = runner("conformance_replay_a", ["replay", changed_path, "--json"], d)
     doc = json.loads(got.stdout) if got.stdout else {}
     div = doc.get("divergence", {})
-    check(got.returncode == 1 and div.get("turn") == want and "r5" in div.get("message", ""),
+    check(got.returncode == 1 and div.get("turn") == want and
+          "recorded r5 settled; this build: r5 failed: exit 1" in div.get("message", ""),
           "a changed result diverges at its turn %s: %s" % (want, json.dumps(div)[:400]))
+
+    # What a build asks of an effect is compared: a recorded command line changed (as a build
+    # that runs another command would ask) diverges at the turn that took its result.
+    asked = []
+    for line in trace:
+        if line.get("kind") == "result" and line["data"].get("effect", "").startswith("r4"):
+            data = json.loads(json.dumps(line["data"]))
+            data["input"]["spec"]["argv"][2] = "echo deploy"
+            line = dict(line, data=data)
+        asked.append(line)
+    asked_path = os.path.join(d, "asked.jsonl")
+    write(asked_path, asked)
+    want = turn_of(asked, lambda l: l["kind"] == "result" and "deploy" in json.dumps(l["data"]))
+    got = runner("conformance_replay_a", ["replay", asked_path, "--json"], d)
+    div = (json.loads(got.stdout) if got.stdout else {}).get("divergence", {})
+    check(got.returncode == 1 and div.get("turn") == want and "asks `r4" in div.get("message", "")
+          and "the run asked" in div.get("message", "") and "echo deploy" in div.get("message", ""),
+          "a changed command line diverges at its turn %s: %s" % (want, div.get("message")))
 
     # A recorded end changed: said where the output differs.
     end = dict(trace[-1]["end"])

@@ -45,6 +45,8 @@ with tempfile.TemporaryDirectory() as d:
     results = [x for x in t if x.get("kind") == "result"]
     check(len(results) == 1, "one result recorded (%d)" % len(results))
     check(results and results[0]["data"] == {"effect": "process: std.command",
+                                             "input": {"spec": {"argv": [
+                                                 "sh", "-c", "echo hi; echo oops >&2"]}},
                                              "output": {"exit": 0, "stdout": "hi\n",
                                                         "stderr": "oops\n"}},
           "the result names the effect and holds what it gave: %s" % (results[:1],))

@@ -57,6 +57,8 @@ while IFS= read -r line || [ -n "$line" ]; do
     sed -i -E "s/ answered ([^ ]*) by user $(id -un)([^A-Za-z0-9_.-]|\$)/ answered \1 by user \$USER\2/g" "$tmp/$f"
     # A trace (`export`): its times in milliseconds, its answers' `by`, the build's hash.
     sed -i -E "s/\"time\":[0-9]+/\"time\":\$MS/g; s/\"by\":\"user $(id -un)\"/\"by\":\"user \$USER\"/g; s/\"assembly\":\"[0-9a-f]+\"/\"assembly\":\"\$ASSEMBLY\"/g" "$tmp/$f"
+    # A trace's header says the run's home, the folder it was started in: this one.
+    sed -i "s|\"home\":\"$(pwd)\"|\"home\":\"\$SRC\"|g" "$tmp/$f"
     sed -i -E "s|$tmp|\$TMP|g; s/[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}/\$TIME/g; s/due in [0-9]+ [a-z]+( [0-9]+ [a-z]+)?/due in \$WAIT/g" "$tmp/$f"
     sed 's/^/| /; s/^| $/|/' "$tmp/$f" >> "$tmp/new"
   done

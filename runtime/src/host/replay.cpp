@@ -35,6 +35,7 @@ struct ReplayTurn {
 
 struct Trace {
   std::string run, workflow;
+  std::string home;  // the run's home: where it read a backlog's file to say what is blocked
   Json input;
   int64_t time = 0;
   std::vector<ReplayTurn> turns;
@@ -90,6 +91,24 @@ int64_t Int(const Json& j, const char* key) {
 }
 
 constexpr size_t kMaxTraceLine = size_t{64} << 20;
+// The latest time a trace may name (ms since the epoch, the year 5138): a timer armed from it
+// cannot overflow.
+constexpr int64_t kMaxTraceTime = 100'000'000'000'000;
+
+// A line of `in` into `line`, without its newline; false at the end. A line longer than
+// kMaxTraceLine is refused as soon as it is (never read whole into memory).
+bool ReadLine(std::istream& in, std::string& line, const std::string& name, size_t n) {
+  line.clear();
+  std::streambuf* buf = in.rdbuf();
+  bool any = false;
+  for (int c = buf->sbumpc(); c != std::char_traits<char>::eof(); c = buf->sbumpc()) {
+    any = true;
+    if (c == '\n') return true;
+    if (line.size() >= kMaxTraceLine) Bad(name, n, "a line longer than 64 MiB");
+    line.push_back(static_cast<char>(c));
+  }
+  return any;
+}
 
 Trace Read(std::istream& in, const std::string& name) {
   Trace t;
@@ -97,7 +116,7 @@ Trace Read(std::istream& in, const std::string& name) {
   size_t n = 0;
   bool header = false;
   bool ended = false;
-  while (std::getline(in, text)) {
+  while (ReadLine(in, text, name, n + 1)) {
     ++n;
     if (text.empty()) continue;
     if (ended) Bad(name, n, "a line after the trace's `end`: the trace is two files in one");
@@ -128,7 +147,9 @@ Trace Read(std::istream& in, const std::string& name) {
       if (t.run.empty() || t.workflow.empty())
         Bad(name, n, "the trace's header names no `run` or no `workflow`");
       t.input = j.value("input", Json::object());
+      t.home = Str(j, "home");
       t.time = Int(j, "time");
+      if (t.time < 0 || t.time > kMaxTraceTime) Bad(name, n, "its `time` is not a time");
       header = true;
       continue;
     }
@@ -147,6 +168,9 @@ Trace Read(std::istream& in, const std::string& name) {
     e.kind = j["kind"].get<std::string>();
     e.data = j.value("data", Json());
     e.line = Str(j, "line");
+    if (e.time < 0 || e.time > kMaxTraceTime) Bad(name, n, "its `time` is not a time");
+    if (IsTraceInput(e.kind, e.data) && !e.data.is_object())
+      Bad(name, n, "an input (`" + Printable(e.kind) + "`) whose `data` is not an object");
     if (e.kind == "turn") {
       ReplayTurn turn;
       turn.seq = e.seq;
@@ -155,10 +179,14 @@ Trace Read(std::istream& in, const std::string& name) {
       t.turns.push_back(std::move(turn));
       continue;
     }
-    if (t.turns.empty())
+    if (t.turns.empty()) {
+      // What a host wrote before the run's first turn (a start queued for another serve) is not
+      // the run's; an input there is a turn that was not marked.
+      if (!IsTraceInput(e.kind, e.data)) continue;
       Bad(name, n,
-          "a line before the trace's first `turn`: the run was stored by a runner that did not "
+          "an input before the trace's first `turn`: the run was stored by a runner that did not "
           "mark its turns, and cannot be replayed");
+    }
     t.turns.back().entries.push_back(std::move(e));
   }
   if (!header) throw BadInput(name + ": empty, not a trace");
@@ -231,6 +259,7 @@ class TraceReplay final : public Replayer, public Dispatcher {
       clock_.set(t == 0 ? (trace_.time != 0 ? trace_.time : turn.time) : turn.time);
       if (t == 0) {
         run_ = std::make_unique<Run>(registry_, *wf, trace_.run, clock_);
+        if (!trace_.home.empty()) run_->setHome(trace_.home);
         attach();
         try {
           run_->start(trace_.input);
@@ -240,28 +269,43 @@ class TraceReplay final : public Replayer, public Dispatcher {
                           Json::array(), Json::array());
         }
       } else if (turn.restored) {
-        restore();
+        try {
+          restore();
+        } catch (const std::exception& x) {
+          return diverged(
+              r, turn.seq,
+              "the run was restored here, and this build cannot restore it: " + ErrorText(x),
+              Json::array(), Json::array());
+        }
       }
       for (const ReplayEntry& e : turn.entries) {
         if (!IsTraceInput(e.kind, e.data)) continue;
         ++r.inputs;
         // Made by the run itself in this replay (a restore's `interrupted`, timers that fell due
         // together): found, not delivered again.
+        // What fell due by its time fires first, as the host fires it at every turn and before
+        // an answer: a deadline a changed build shortened fires here, and a Pool's silent
+        // poll asks its Source again.
+        clock_.set(e.time);
+        run_->tick();
         const std::string key = Key(e.kind, e.data, e.line);
         if (auto m = madeKeys_.find(key); m != madeKeys_.end() && m->second > consumed_[key]) {
           ++consumed_[key];
           continue;
         }
-        clock_.set(e.time);
         const std::string why = deliver(e);
         ++consumed_[key];
         if (!why.empty()) {
           ReplayResult d = compare(r, turn, /*partial=*/true);
           if (!d.identical) return d;
-          return diverged(
-              r, e.seq,
-              "recorded " + Text(EventJson(e.kind, e.data, e.line)) + "; this build " + why,
-              Json::array({EventJson(e.kind, e.data, e.line)}), Json::array());
+          // What it asks differs: said alone. Else what was recorded, and why this build
+          // cannot take it.
+          const std::string said =
+              why.rfind("asks `", 0) == 0
+                  ? "this build " + why
+                  : "recorded " + Text(EventJson(e.kind, e.data, e.line)) + "; this build " + why;
+          return diverged(r, e.seq, said, Json::array({EventJson(e.kind, e.data, e.line)}),
+                          Json::array());
         }
       }
       ReplayResult d = compare(r, turn, /*partial=*/false);
@@ -308,15 +352,18 @@ class TraceReplay final : public Replayer, public Dispatcher {
   }
 
   // ---- Replayer: nothing goes out ------------------------------------------------------------
-  void effect(const std::string& name, std::function<void(Json)> then,
-              std::function<void(const Failure&)> failed) override {
+  void effect(const std::string& name, const Json& input, std::shared_ptr<EffectControl> control,
+              std::function<void(Json)> then, std::function<void(const Failure&)> failed) override {
     ++held_;
-    effects_[name].push_back({std::move(then), std::move(failed)});
+    Pending p{std::move(then), std::move(failed), input, std::move(control), {}};
+    effects_[name].push_back(std::move(p));
   }
-  void call(const std::string& pool, const std::string& call, std::function<void(Json)> answer,
-            std::function<void(const Failure&)> failed) override {
+  void call(const std::string& pool, const std::string& call, std::weak_ptr<int> alive,
+            std::function<void(Json)> answer, std::function<void(const Failure&)> failed) override {
     ++held_;
-    calls_[pool + "\n" + call].push_back({std::move(answer), std::move(failed)});
+    Pending p{std::move(answer), std::move(failed), Json(), nullptr, std::move(alive)};
+    p.hasAlive = true;
+    calls_[pool + "\n" + call].push_back(std::move(p));
   }
 
   // ---- Dispatcher: the runs the trace says were started ----------------------------------------
@@ -347,7 +394,23 @@ class TraceReplay final : public Replayer, public Dispatcher {
   struct Pending {
     std::function<void(Json)> then;
     std::function<void(const Failure&)> failed;
+    Json input;                              // what the build asked of an effect
+    std::shared_ptr<EffectControl> control;  // an effect's: cancelled with its invoke
+    std::weak_ptr<int> alive;                // a Source call's: its Pool
+    bool hasAlive = false;
+    // Its invoke was cancelled, or its Pool is gone: the run took no answer for it (none was
+    // recorded), so a later one of the same name is not its.
+    bool gone() const { return (control && control->cancelled) || (hasAlive && alive.expired()); }
   };
+  // The oldest live one of `q`, taken; nullopt when none is.
+  static std::optional<Pending> Take(std::deque<Pending>& q) {
+    while (!q.empty()) {
+      Pending p = std::move(q.front());
+      q.pop_front();
+      if (!p.gone()) return p;
+    }
+    return std::nullopt;
+  }
   struct Made {
     std::string kind;
     Json data;
@@ -403,10 +466,15 @@ class TraceReplay final : public Replayer, public Dispatcher {
     if (e.kind == "result" && d.contains("effect")) {
       const std::string name = Str(d, "effect");
       auto it = effects_.find(name);
-      if (it == effects_.end() || it->second.empty())
-        return "has no effect `" + name + "` out" + out();
-      Pending p = std::move(it->second.front());
-      it->second.pop_front();
+      std::optional<Pending> taken;
+      if (it != effects_.end()) taken = Take(it->second);
+      if (!taken) return "has no effect `" + name + "` out" + out();
+      Pending p = std::move(*taken);
+      // What it asks must be what the run asked: a changed command line is a changed run.
+      if (d.contains("input") && d["input"] != p.input) {
+        return "asks `" + name + "` with " + Text({{"line", Dump(p.input)}}) + "; the run asked " +
+               Text({{"line", Dump(d["input"])}});
+      }
       if (d.contains("output")) {
         run.post([then = std::move(p.then), out = d["output"]] { then(out); });
       } else {
@@ -433,10 +501,11 @@ class TraceReplay final : public Replayer, public Dispatcher {
     if (e.kind == "source") {
       const std::string call = Str(d, "call");
       auto it = calls_.find(Str(d, "pool") + "\n" + call);
-      if (it == calls_.end() || it->second.empty())
+      std::optional<Pending> taken;
+      if (it != calls_.end()) taken = Take(it->second);
+      if (!taken)
         return "has no `" + call + "` of the Source of `" + Str(d, "pool") + "` out" + out();
-      Pending p = std::move(it->second.front());
-      it->second.pop_front();
+      Pending p = std::move(*taken);
       if (d.contains("failure") && p.failed) {
         run.post([failed = std::move(p.failed), f = FailureOf(d["failure"])] { failed(f); });
       } else {
@@ -467,12 +536,18 @@ class TraceReplay final : public Replayer, public Dispatcher {
   // What is held now, for a message.
   std::string out() const {
     std::string names;
+    const auto live = [](const std::deque<Pending>& q) {
+      for (const Pending& p : q) {
+        if (!p.gone()) return true;
+      }
+      return false;
+    };
     for (const auto& [name, q] : effects_) {
-      if (q.empty()) continue;
+      if (!live(q)) continue;
       names += (names.empty() ? "" : ", ") + name;
     }
     for (const auto& [where, q] : calls_) {
-      if (q.empty()) continue;
+      if (!live(q)) continue;
       std::string w = where;
       w.replace(w.find('\n'), 1, ": ");
       names += (names.empty() ? "" : ", ") + ("source " + w);
@@ -556,7 +631,7 @@ class TraceReplay final : public Replayer, public Dispatcher {
 
   const Registry& registry_;
   const Trace& trace_;
-  const std::function<void(const std::string&)>& line_;
+  const std::function<void(const std::string&)> line_;
   ManualClock clock_;
   std::unique_ptr<Run> run_;
   int turn_ = 0;

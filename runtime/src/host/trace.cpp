@@ -38,6 +38,7 @@ void ExportTrace(Store& store, const Registry& registry, const std::string& work
               {"workflow", run.workflow},
               {"assembly", snap.value("assembly", "")},
               {"input", snap.value("input", Json(nullptr))},
+              {"home", snap.value("home", Json(nullptr))},
               {"time", feed.empty() ? Json(nullptr) : Json(feed.front().timeMs)}}
              .dump(-1, ' ', false, Json::error_handler_t::replace)
       << '\n';

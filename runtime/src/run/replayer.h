@@ -4,8 +4,10 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <string>
 
+#include "jr2/stdlib.h"
 #include "jr2/value.h"
 
 namespace jr2rt {
@@ -16,12 +18,16 @@ class Replayer {
   // An effect the run starts — a host function, `std.command`, `std.http_get` —, named as its
   // trace's `result` names it (`T-1.build: std.command`). `then` takes its output, `failed` its
   // Failure; either must be called on the run's strand.
-  virtual void effect(const std::string& name, std::function<void(Json)> then,
+  // `input` is what the build asks of it (compared with what the run asked); `control` says
+  // when its invoke was cancelled (its state left), after which it takes no answer.
+  virtual void effect(const std::string& name, const Json& input,
+                      std::shared_ptr<EffectControl> control, std::function<void(Json)> then,
                       std::function<void(const Failure&)> failed) = 0;
   // A Source call of the Pool at `pool` ("" for the run's own): `call` is `next` (a pull
   // Source's, but std.queue's, which the run answers itself) or `read`. `failed` is null for a
   // `next`, whose failure is a defect of the run.
-  virtual void call(const std::string& pool, const std::string& call,
+  // `alive` expires with the Pool (its state was left): the call then takes no answer.
+  virtual void call(const std::string& pool, const std::string& call, std::weak_ptr<int> alive,
                     std::function<void(Json)> answer,
                     std::function<void(const Failure&)> failed) = 0;
 };

@@ -61,7 +61,7 @@ int ReplayVerb(const Registry& registry, const std::string& workflow, const std:
   if (json) {
     std::cout << r.json().dump(2, ' ', false, Json::error_handler_t::replace) << "\n";
   } else if (r.identical) {
-    std::cerr << "replay: run " << r.run << " of " << Printable(r.workflow)
+    std::cerr << "replay: run " << Printable(r.run) << " of " << Printable(r.workflow)
               << " is the same under this build: " << Summary(r) << "; it ends " << r.status
               << "\n";
     std::cout << Compact(r.output) << "\n";
@@ -116,10 +116,11 @@ int TestTracesVerb(const Registry& registry, const std::string& workflow, const 
         ++diverged;
         if (!json) std::cout << "DIVERGED  " << name << ": " << Printable(r.message) << "\n";
       }
-    } catch (const BadInput& e) {
+    } catch (const std::exception& e) {
+      // Not a trace this runner reads (BadInput), or one that broke it: said, and the others go on.
       ++unreadable;
-      all.push_back({{"file", name}, {"error", Printable(e.what())}});
-      if (!json) std::cout << "UNREADABLE " << name << ": " << Printable(e.what()) << "\n";
+      all.push_back({{"file", name}, {"error", Printable(ErrorText(e))}});
+      if (!json) std::cout << "UNREADABLE " << name << ": " << Printable(ErrorText(e)) << "\n";
     }
   }
   const int total = static_cast<int>(files.size()) - skipped;

@@ -459,7 +459,8 @@ void MachineActor::launchEffect(int id, const std::string& target, const Json& i
     };
     // A replay answers it from its trace: nothing goes out (docs/runtime.md#replay).
     if (Replayer* replayer = self->run_.replayer()) {
-      replayer->effect(self->effectName(child->second.spec), std::move(then), std::move(failed));
+      replayer->effect(self->effectName(child->second.spec), input, control, std::move(then),
+                       std::move(failed));
       return;
     }
     // At most once (docs/runtime.md#saved-as-it-moves-effects-at-most-once): a non-idempotent
@@ -510,7 +511,9 @@ void MachineActor::traceResult(int id, const Json* output, const Failure* failur
   if (!run_.heard()) return;
   const auto child = children_.find(id);
   if (child == children_.end()) return;  // cancelled meanwhile: its result goes nowhere
-  Json data = {{"effect", effectName(child->second.spec)}};
+  // What it was asked, beside what it gave: a replay compares what a build asks with it.
+  Json data = {{"effect", effectName(child->second.spec)},
+               {"input", child->second.spec.input.json()}};
   if (output != nullptr) {
     data["output"] = *output;
   } else {

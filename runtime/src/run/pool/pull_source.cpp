@@ -34,7 +34,8 @@ class PullSource final : public CalledSource {
     // makes those from its input.
     if (Replayer* replayer = run.replayer(); replayer != nullptr && fn != "std.queue") {
       replayer->call(
-          pool.prefix_, "next", [port = port_](Json a) { port->answer(std::move(a)); }, nullptr);
+          pool.prefix_, "next", pool.token(),
+          [port = port_](Json a) { port->answer(std::move(a)); }, nullptr);
       return;
     }
     if (!next_) {

@@ -43,7 +43,7 @@ class ReadSource final : public CalledSource {
     };
     Run& run = pool.run_;
     if (Replayer* replayer = run.replayer()) {  // answered from its trace
-      replayer->call(pool.prefix_, "read", answer, failed);
+      replayer->call(pool.prefix_, "read", alive, answer, failed);
       return;
     }
     if (const ReadCall* scripted = run.scriptedRead(fn)) {

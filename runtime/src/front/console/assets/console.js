@@ -881,6 +881,7 @@ function followFeed(id, list, once) {
   };
   const add = (ev) => {
     last = ev.seq;
+    if (ev.kind === "turn") return; // where a commit's lines begin, for a replay: nothing to show
     pending.push(ev);
     if (pending.length > 2 * FEED_KEEP) dropped += pending.splice(0, FEED_KEEP).length; // a hidden tab draws no frame
     if (!frame) frame = requestAnimationFrame(flush);
