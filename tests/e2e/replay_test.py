@@ -224,9 +224,11 @@ with tempfile.TemporaryDirectory() as d:
               "%s: one line, exit 65: %d %r" % (what, got.returncode, err[:160]))
     check(lines_of(log) == before, "no hostile trace ran anything")
     got = runner("conformance_replay_a", ["replay", d], d)
-    check(got.returncode == 65 and b"is not a file" in got.stderr, "a folder: %r" % got.stderr)
+    check(got.returncode == 65 and b"is a directory, not a file" in got.stderr,
+          "a folder: %r" % got.stderr)
     got = runner("conformance_replay_a", ["replay", os.path.join(d, "nope.jsonl")], d)
-    check(got.returncode == 65 and b"no trace" in got.stderr, "no file: %r" % got.stderr)
+    check(got.returncode == 65 and b"nope.jsonl` does not exist" in got.stderr,
+          "no file: %r" % got.stderr)
     got = runner("conformance_replay_a", ["replay"], d)
     check(got.returncode == 64, "replay without FILE is a usage error (%d)" % got.returncode)
     got = runner("conformance_replay_a", ["replay", trace_path, "--server", "http://127.0.0.1:1"], d)

@@ -557,10 +557,8 @@ class TraceReplay final : public Replayer, public Dispatcher {
 
   // The turn's lines, recorded and made, as multisets: the first difference.
   ReplayResult compare(ReplayResult r, const ReplayTurn& turn, bool partial) {
-    std::unordered_map<std::string, int64_t> made;
-    for (const Made& m : made_) {
-      if (Compared(m.kind)) ++made[m.key];
-    }
+    // Every line made, counted (one of a kind not compared never has a compared line's key).
+    std::unordered_map<std::string, int64_t> made = madeKeys_;
     Json missing = Json::array();
     for (const ReplayEntry& e : turn.entries) {
       if (!Compared(e.kind)) continue;

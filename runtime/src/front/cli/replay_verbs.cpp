@@ -3,8 +3,8 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
+#include <sstream>
 #include <vector>
 
 #include "host/replay.h"
@@ -17,17 +17,14 @@ std::string Compact(const Json& j) {
   return j.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 
-// Opened as a regular file (a folder or a device is refused, said as it is).
-std::ifstream OpenTrace(const std::string& file) {
-  std::error_code ec;
-  const auto status = std::filesystem::status(file, ec);
-  if (ec || !std::filesystem::exists(status))
-    throw BadInput("no trace `" + Printable(file) + "`: write one with `export RUN > FILE`");
-  if (!std::filesystem::is_regular_file(status))
-    throw BadInput("`" + Printable(file) + "` is not a file; a trace is one (`export RUN > FILE`)");
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw BadInput("cannot read the trace `" + Printable(file) + "`");
-  return in;
+// Read as every file from outside is (ReadExternalFile): a missing file, a folder, one over
+// 1 GiB refused, each said as it is.
+std::istringstream OpenTrace(const std::string& file) {
+  try {
+    return std::istringstream(ReadExternalFile(file, "the trace", size_t{1} << 30));
+  } catch (const BadInput& e) {
+    throw BadInput(std::string(e.what()) + " (a run's trace is written by `export RUN > FILE`)");
+  }
 }
 
 std::string Count(int64_t n, const char* one, const char* many) {
@@ -52,7 +49,7 @@ void SameWorkflow(const ReadTrace& trace, const std::string& workflow, const std
 
 int ReplayVerb(const Registry& registry, const std::string& workflow, const std::string& file,
                bool json) {
-  std::ifstream in = OpenTrace(file);
+  std::istringstream in = OpenTrace(file);
   const ReadTrace trace(in, Printable(file));
   SameWorkflow(trace, workflow, Printable(file));
   const ReplayResult r = Replay(registry, trace, [json](const std::string& line) {
@@ -96,7 +93,7 @@ int TestTracesVerb(const Registry& registry, const std::string& workflow, const 
   for (const auto& path : files) {
     const std::string name = Printable(path.filename().string());
     try {
-      std::ifstream in = OpenTrace(path.string());
+      std::istringstream in = OpenTrace(path.string());
       const ReadTrace trace(in, name);
       if (trace.workflow() != workflow) {
         ++skipped;
