@@ -71,6 +71,39 @@ bool Required(const ast::Param& prm, const TypePtr& t) {
   return !prm.defaultValue && t->kind != K::kOptional && t->kind != K::kJson;
 }
 
+// A parameter or `var` of a literal union (`"low" | "high"`, or an optional one) is held as a
+// string: once read, it is checked against its literals, as a record's field is (record.cpp),
+// so that neither an input nor a saved run restored by a build whose union is narrower holds a
+// value its type does not have. `root` is the reading's path root (`context`, a C++ string).
+void CheckLiterals(Printer& p, const TypePtr& t, const std::string& member, const std::string& root,
+                   const std::string& name) {
+  const bool optional = t->kind == K::kOptional;
+  const TypePtr lt = optional ? t->elem : t;
+  if (lt == nullptr || lt->kind != K::kLiterals) return;
+  std::string list;
+  for (const auto& lit : lt->literals) list += (list.empty() ? "" : ", ") + CppString(lit);
+  const Printer::Vars vars = {{"m", member},
+                              {"list", list},
+                              {"root", root},
+                              {"key", CppString(name)},
+                              {"deref", optional ? "*" : ""},
+                              {"cond", optional ? "if (" + member + ") " : ""}};
+  p.print(
+      "$cond$::jr2rt::CheckLiteral($deref$$m$, {$list$}, ::jr2rt::Path($root$).field($key$));\n",
+      vars);
+}
+
+// Whether a saved context holds a value for a parameter or `var` of type `t`: a stored null is
+// a value only of a type that holds null; of another (a `string?` made `string`) it reads as
+// absent, so the default (or initializer) is taken, or a parameter without one is refused —
+// the rule `jr2c diff` applies (docs/diff.md#the-rules).
+std::string Present(const TypePtr& t, const std::string& name) {
+  const std::string key = CppString(name);
+  return t->kind == K::kOptional || t->kind == K::kJson || t->kind == K::kNull
+             ? "::jr2rt::FindField(context, " + key + ") != nullptr"
+             : "::jr2rt::HasValue(context, " + key + ")";
+}
+
 // The definitions of one machine; `p` is the source's printer.
 class MachineGen {
  public:
@@ -166,6 +199,8 @@ class MachineGen {
                             {"key", CppString(prm.name.text)},
                             {"name", Ident(prm.name.text)},
                             {"req", Required(prm, t) ? "true" : "false"}});
+                  CheckLiterals(p_, t, "ctx." + Ident(prm.name.text), root,
+                                std::string(prm.name.text));
                 }
               }},
              {"vars", [&] {
@@ -313,6 +348,7 @@ class MachineGen {
                   {"k", CppString(prm.name.text)},
                   {"n", Ident(prm.name.text)},
                   {"default", prm.defaultValue ? expr_.as(prm.defaultValue.get(), t, Scope{}) : ""},
+                  {"present", Present(t, std::string(prm.name.text))},
                   {"refusal",
                    CppString("the saved run of `" + d_.name.text +
                              "` has no value for the parameter `" + prm.name.text +
@@ -321,7 +357,7 @@ class MachineGen {
                              "it")}};
               if (prm.defaultValue) {
                 p_.emit(R"gen(
-                          if (::jr2rt::FindField(context, $k$) != nullptr) {
+                          if ($present$) {
                             ::jr2rt::ReadField(context, "context", $k$, ctx_.$n$, false);
                           } else {
                             ctx_.$n$ = $default$;
@@ -330,7 +366,7 @@ class MachineGen {
                         vars);
               } else if (Required(prm, t)) {
                 p_.emit(R"gen(
-                          if (::jr2rt::FindField(context, $k$) != nullptr) {
+                          if ($present$) {
                             ::jr2rt::ReadField(context, "context", $k$, ctx_.$n$, false);
                           } else {
                             throw ::jr2rt::NoLongerFits($refusal$);
@@ -340,12 +376,15 @@ class MachineGen {
               } else {
                 p_.print("::jr2rt::ReadField(context, \"context\", $k$, ctx_.$n$, false);\n", vars);
               }
+              CheckLiterals(p_, t, "ctx_." + Ident(prm.name.text), "\"context\"",
+                            std::string(prm.name.text));
             }
           }},
          {"vars", [&] {
             for (const auto& v : d_.vars) {
+              const TypePtr t = cx_.typeOf(v.type.get());
               p_.emit(R"gen(
-                        if (::jr2rt::FindField(context, $k$) != nullptr) {
+                        if ($present$) {
                           ::jr2rt::ReadField(context, "context", $k$, ctx_.$n$, false);
                         } else {  // from $from$
                           ctx_.$n$ = $value$;
@@ -353,8 +392,11 @@ class MachineGen {
                       )gen",
                       {{"k", CppString(v.name.text)},
                        {"n", Ident(v.name.text)},
+                       {"present", Present(t, std::string(v.name.text))},
                        {"from", cx_.from(v.range)},
-                       {"value", expr_.as(v.init.get(), cx_.typeOf(v.type.get()), params_)}});
+                       {"value", expr_.as(v.init.get(), t, params_)}});
+              CheckLiterals(p_, t, "ctx_." + Ident(v.name.text), "\"context\"",
+                            std::string(v.name.text));
             }
           }}});
   }

@@ -4,7 +4,9 @@
 #include <llvm/Support/Casting.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 
 #include "compiler/diag/suggest.h"
@@ -20,9 +22,17 @@ using Kind = Type::Kind;
 // The pairs of records being compared, so that a record that holds itself ends.
 using Seen = std::set<std::pair<const sema::Record*, const sema::Record*>>;
 
-bool FitsIn(TypePtr from, TypePtr to, bool strict, std::string* why, Seen& seen);
+bool FitsIn(TypePtr from, TypePtr to, Read read, std::string* why, Seen& seen);
 
-bool RecordFits(const sema::Record& from, const sema::Record& to, bool strict, std::string* why,
+// `T?` as `T`: what a value that may be null is when it is not (null itself stays null).
+TypePtr NonNull(TypePtr t) {
+  return t != nullptr && t->kind == Kind::kOptional && t->elem != nullptr ? t->elem : t;
+}
+
+// ValueFits, below a place that has no default (a list's element, a map's value).
+bool ValueIn(const nlohmann::json& v, TypePtr to);
+
+bool RecordFits(const sema::Record& from, const sema::Record& to, Read read, std::string* why,
                 Seen& seen) {
   if (!seen.insert({&from, &to}).second) return true;  // already being compared, further up
   for (const sema::RecordField& f : to.fields) {
@@ -34,13 +44,21 @@ bool RecordFits(const sema::Record& from, const sema::Record& to, bool strict, s
       }
       continue;
     }
+    if (f.required && !old->required && read != Read::kStored) {
+      // What a caller sent may lack a field that had a default (a stored value has them all).
+      if (why)
+        *why = fmt::format("may lack the field `{}` (it had a default), which is now required",
+                           f.name);
+      return false;
+    }
     std::string inner;
-    if (!FitsIn(old->type, f.type, strict, &inner, seen)) {
+    // A null reads as absent: a field with a default takes it (ReadField).
+    if (!FitsIn(f.required ? old->type : NonNull(old->type), f.type, read, &inner, seen)) {
       if (why) *why = fmt::format("has a field `{}` that {}", f.name, inner);
       return false;
     }
   }
-  if (strict) {
+  if (read == Read::kStrict) {
     for (const sema::RecordField& f : from.fields) {
       if (to.find(f.name) == nullptr) {
         if (why) *why = fmt::format("may give the field `{}`, which is gone", f.name);
@@ -51,7 +69,7 @@ bool RecordFits(const sema::Record& from, const sema::Record& to, bool strict, s
   return true;
 }
 
-bool FitsIn(TypePtr from, TypePtr to, bool strict, std::string* why, Seen& seen) {
+bool FitsIn(TypePtr from, TypePtr to, Read read, std::string* why, Seen& seen) {
   if (from == nullptr || to == nullptr) return true;
   if (from->kind == Kind::kError || to->kind == Kind::kError) return true;
   auto no = [&](std::string text) {
@@ -63,7 +81,7 @@ bool FitsIn(TypePtr from, TypePtr to, bool strict, std::string* why, Seen& seen)
       return true;
     case Kind::kOptional:
       if (from->kind == Kind::kNull) return true;
-      return FitsIn(from->kind == Kind::kOptional ? from->elem : from, to->elem, strict, why, seen);
+      return FitsIn(from->kind == Kind::kOptional ? from->elem : from, to->elem, read, why, seen);
     default:
       break;
   }
@@ -90,19 +108,76 @@ bool FitsIn(TypePtr from, TypePtr to, bool strict, std::string* why, Seen& seen)
     case Kind::kMap:
       if (from->kind == to->kind) {
         std::string inner;
-        if (FitsIn(from->elem, to->elem, strict, &inner, seen)) return true;
+        if (FitsIn(from->elem, to->elem, read, &inner, seen)) return true;
         return no(fmt::format("holds a value that {}", inner));
       }
       break;
     case Kind::kRecord:
       if (from->kind == Kind::kRecord && from->record != nullptr && to->record != nullptr)
-        return RecordFits(*from->record, *to->record, strict, why, seen);
+        return RecordFits(*from->record, *to->record, read, why, seen);
       break;
     default:
       if (from->kind == to->kind) return true;
       break;
   }
   return no(fmt::format("is `{}`, not `{}`", sema::Spell(from), sema::Spell(to)));
+}
+
+bool ValueIn(const nlohmann::json& v, TypePtr to) {
+  if (to == nullptr) return true;
+  switch (to->kind) {
+    case Kind::kError:
+    case Kind::kJson:
+      return true;
+    case Kind::kNull:
+      return v.is_null();
+    case Kind::kOptional:
+      return v.is_null() || ValueIn(v, to->elem);
+    case Kind::kString:
+      return v.is_string();
+    case Kind::kLiterals:
+      return v.is_string() && std::binary_search(to->literals.begin(), to->literals.end(),
+                                                 v.get_ref<const std::string&>());
+    case Kind::kBool:
+      return v.is_boolean();
+    case Kind::kFloat:
+      return v.is_number();
+    case Kind::kInt:
+    case Kind::kDuration: {
+      // runtime/src/core/value.cpp: an integer up to 64 bits, or a whole number written with a
+      // fraction below 2^53.
+      if (v.is_number_integer()) return true;
+      if (!v.is_number_float()) return false;
+      const double d = v.get<double>();
+      return std::isfinite(d) && std::trunc(d) == d && std::fabs(d) < 0x1p53;
+    }
+    case Kind::kList:
+      if (!v.is_array()) return false;
+      for (const nlohmann::json& e : v) {
+        if (!ValueIn(e, to->elem)) return false;
+      }
+      return true;
+    case Kind::kMap:
+      if (!v.is_object()) return false;
+      for (const auto& [key, e] : v.items()) {
+        (void)key;
+        if (!ValueIn(e, to->elem)) return false;
+      }
+      return true;
+    case Kind::kRecord: {
+      if (!v.is_object() || to->record == nullptr) return v.is_object();
+      for (const sema::RecordField& f : to->record->fields) {
+        const auto it = v.find(f.name);
+        if (it == v.end() || it->is_null()) {
+          if (f.required) return false;  // absent or null: its default, or refused
+          continue;
+        }
+        if (!ValueIn(*it, f.type)) return false;
+      }
+      return true;
+    }
+  }
+  return true;
 }
 
 // How a type changed, for a message: `was `int` and is `string``, or, when the two are spelled
@@ -176,8 +251,10 @@ std::string InvokeKey(const ast::Invoke& inv) {
 class Comparer {
  public:
   Comparer(const Version& before, const Version& after, Diagnostics& diags,
-           const std::vector<WaitingRun>* waiting)
-      : old_(before), new_(after), diags_(diags), waiting_(waiting) {}
+           const std::vector<WaitingRun>* waiting, std::vector<std::vector<std::string>>* stranding)
+      : old_(before), new_(after), diags_(diags), waiting_(waiting), stranding_(stranding) {
+    if (stranding_ != nullptr && waiting_ != nullptr) stranding_->resize(waiting_->size());
+  }
 
   void run() {
     const std::set<const ast::Decl*> liveDecls = live();
@@ -341,10 +418,15 @@ class Comparer {
                     std::string(owner));
         continue;
       }
-      if (!fits("parameter", owner, p, *now, what, live)) continue;
+      const bool optional =
+          now->type && now->type->checked &&
+          (now->type->checked->kind == Kind::kOptional || now->type->checked->kind == Kind::kJson);
+      if (!fits("parameter", owner, p, *now, now->defaultValue != nullptr || optional,
+                pool ? &name : nullptr))
+        continue;
       // Stored values fit; what a caller sends is read strictly.
       std::string why;
-      if (!Fits(Checked(p), Checked(*now), true, &why)) {
+      if (!Fits(Checked(p), Checked(*now), Read::kStrict, &why)) {
         diags_
             .emit(diag::DiffInputNarrowed, now->type->range, std::string(p.name.text),
                   std::string(owner), Changed(Checked(p), Checked(*now)), why)
@@ -355,27 +437,83 @@ class Comparer {
 
   void values(const char* what, std::string_view owner, const std::vector<ast::Var>& was,
               const std::vector<ast::Var>& is) {
-    const std::string name(owner);
     for (const ast::Var& v : was) {
       for (const ast::Var& now : is) {
-        if (now.name.text == v.name.text)
-          fits(what, owner, v, now, fmt::format("have a `{}` live", name),
-               [&name](const WaitingRun& r) { return Runs(r, name, ""); });
+        if (now.name.text == v.name.text) fits(what, owner, v, now, true, nullptr);
       }
     }
   }
 
-  // Whether a stored value of `old` reads as `now`'s type; reported when not.
-  template <typename Named, typename Pick>
+  // Whether a stored value of `old` reads as `now`'s type; reported when not. `hasDefault`: a
+  // stored null reads as absent (a `var`'s initializer, a parameter's default). With a store,
+  // the runs counted are those whose stored value does not read as `now`'s type (a machine's),
+  // or, for a Pool's parameter (`pool`), those with it live.
+  template <typename Named>
   bool fits(const char* what, std::string_view owner, const Named& old, const Named& now,
-            const std::string& counted, const Pick& live) {
+            bool hasDefault, const std::string* pool) {
     std::string why;
-    if (Fits(Checked(old), Checked(now), false, &why)) return true;
+    const TypePtr was = hasDefault ? NonNull(Checked(old)) : Checked(old);
+    if (Fits(was, Checked(now), pool != nullptr ? Read::kSent : Read::kStored, &why)) return true;
     auto d = diags_.emit(diag::DiffValueNoLongerFits, now.type->range, std::string(what),
                          std::string(now.name.text), std::string(owner),
                          Changed(Checked(old), Checked(now)), why);
     d.note(diag::NoteDiffWasHere, old.type->range, std::string(old.name.text));
-    count(d, now.type->range, counted, live);
+    const std::string field(now.name.text);
+    const TypePtr to = Checked(now);
+    if (pool != nullptr) {
+      count(d, now.type->range,
+            fmt::format("have pool `{}` live with a stored `{}` that does not read as `{}`", *pool,
+                        field, sema::Spell(to)),
+            [&](const WaitingRun& r) { return InputMisfits(r, *pool, field, to, hasDefault); });
+      return false;
+    }
+    const std::string machine(owner);
+    count(d, now.type->range,
+          fmt::format("have a `{}` whose stored `{}` does not read as `{}`", machine, field,
+                      sema::Spell(to)),
+          [&](const WaitingRun& r) { return Misfits(r, machine, field, to, hasDefault); });
+    return false;
+  }
+
+  // Whether a stored value `field` of `values` (an object) does not read as `to`.
+  static bool FieldMisfits(const nlohmann::json& values, const std::string& field, TypePtr to,
+                           bool hasDefault) {
+    if (!values.is_object()) return true;  // no values to read: it cannot be restored
+    const auto it = values.find(field);
+    // Absent, or a null read as absent: a default, a type that holds null, or refused.
+    if (it == values.end() || it->is_null()) return !(hasDefault || ValueIn(nullptr, to));
+    return !ValueIn(*it, to);
+  }
+
+  // Whether a run has `pool` live with a stored input whose `field` does not read as `to`.
+  static bool InputMisfits(const WaitingRun& r, const std::string& pool, const std::string& field,
+                           TypePtr to, bool hasDefault) {
+    for (const WaitingRun::Pool& p : r.pools) {
+      if (p.name != pool) continue;
+      nlohmann::json input;
+      if (!p.input.empty()) {
+        input = nlohmann::json::parse(p.input, nullptr, false);
+      } else {
+        input = nlohmann::json::parse(r.input.empty() ? "null" : r.input, nullptr, false);
+        const nlohmann::json over =
+            nlohmann::json::parse(p.inputOver.empty() ? "{}" : p.inputOver, nullptr, false);
+        if (input.is_object() && over.is_object()) {
+          for (const auto& [key, value] : over.items()) input[key] = value;
+        }
+      }
+      if (FieldMisfits(input, field, to, hasDefault)) return true;
+    }
+    return false;
+  }
+
+  // Whether a run has a `machine` live whose stored `field` does not read as `to`.
+  static bool Misfits(const WaitingRun& r, const std::string& machine, const std::string& field,
+                      TypePtr to, bool hasDefault) {
+    for (const WaitingRun::Machine& m : r.machines) {
+      if (m.name != machine) continue;
+      if (FieldMisfits(nlohmann::json::parse(m.context, nullptr, false), field, to, hasDefault))
+        return true;
+    }
     return false;
   }
 
@@ -490,7 +628,7 @@ class Comparer {
     const TypePtr was = RecordOf(old_, &e);
     const TypePtr is = RecordOf(new_, now);
     std::string why;
-    if (Fits(was, is, true, &why)) return;
+    if (Fits(was, is, Read::kStrict, &why)) return;
     const bool gone = why.rfind("may give the field", 0) == 0;
     diags_
         .emit(diag::DiffPayloadRefused, now->name.range, std::string(e.name.text), why,
@@ -511,39 +649,48 @@ class Comparer {
   void count(Builder& d, SourceRange at, const std::string& what, const Pick& strands) {
     if (waiting_ == nullptr) return;
     int64_t n = 0;
-    for (const WaitingRun& r : *waiting_) n += strands(r) ? 1 : 0;
+    for (size_t k = 0; k < waiting_->size(); ++k) {
+      if (!strands((*waiting_)[k])) continue;
+      ++n;
+      if (stranding_ != nullptr) (*stranding_)[k].push_back(diags_.all().back().code());
+    }
     d.note(diag::NoteDiffStored, at, n, static_cast<int64_t>(waiting_->size()), what);
   }
   static bool Runs(const WaitingRun& r, const std::string& machine, const std::string& state) {
-    for (const auto& [name, active] : r.machines) {
-      if (name != machine) continue;
+    for (const WaitingRun::Machine& m : r.machines) {
+      if (m.name != machine) continue;
       if (state.empty()) return true;
-      for (const std::string& p : active) {
+      for (const std::string& p : m.active) {
         if (p == state || p.rfind(state + ".", 0) == 0) return true;
       }
     }
     return false;
   }
   static bool HasPool(const WaitingRun& r, const std::string& pool) {
-    return std::find(r.pools.begin(), r.pools.end(), pool) != r.pools.end();
+    return std::any_of(r.pools.begin(), r.pools.end(),
+                       [&pool](const WaitingRun::Pool& p) { return p.name == pool; });
   }
 
   Index old_;
   Index new_;
   Diagnostics& diags_;
   const std::vector<WaitingRun>* waiting_;
+  std::vector<std::vector<std::string>>* stranding_;
 };
 
 }  // namespace
 
-bool Fits(TypePtr from, TypePtr to, bool strict, std::string* why) {
+bool Fits(TypePtr from, TypePtr to, Read read, std::string* why) {
   Seen seen;
-  return FitsIn(from, to, strict, why, seen);
+  return FitsIn(from, to, read, why, seen);
 }
 
+bool ValueFits(const nlohmann::json& value, TypePtr to) { return ValueIn(value, to); }
+
 void Compare(const Version& before, const Version& after, Diagnostics& diags,
-             const std::vector<WaitingRun>* waiting) {
-  Comparer(before, after, diags, waiting).run();
+             const std::vector<WaitingRun>* waiting,
+             std::vector<std::vector<std::string>>* stranding) {
+  Comparer(before, after, diags, waiting, stranding).run();
 }
 
 }  // namespace jr2::diff

@@ -15,7 +15,9 @@
 // once here: which stored values fit which types is `Fits`, below.
 #pragma once
 
+#include <nlohmann/json_fwd.hpp>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -32,24 +34,58 @@ struct Version {
 };
 
 // A waiting run of a store, as `jr2c diff --store` counts it: its workflow, each machine it has
-// live with that machine's active states (paths, as its snapshot names them), and each Pool with
-// live workers. The driver reads them from the store's snapshots.
+// live with that machine's active states (paths, as its snapshot names them) and stored values,
+// and each Pool it has live with its stored input. The driver reads them from the store's
+// snapshots. A change to a stored value's type counts the runs whose value does not read as the new
+// type, by the runtime's own reading rules (`ValueFits`).
 struct WaitingRun {
+  struct Machine {
+    std::string name;
+    std::vector<std::string> active;
+    std::string context;  // its parameters' and `var`s' stored values: JSON text (an object)
+  };
+  struct Pool {
+    std::string name;
+    std::string input;      // its stored input, JSON text; or, for the run's top Pool,
+    std::string inputOver;  // what it differs by from the run's input
+  };
   std::string workflow;
-  std::vector<std::pair<std::string, std::vector<std::string>>> machines;
-  std::vector<std::string> pools;
+  std::string input;  // the run's input, JSON text
+  std::vector<Machine> machines;
+  std::vector<Pool> pools;
 };
+
+// A stored run's snapshot text (the runtime's actors: `{kind: "machine", name, state: {active}}`
+// and `{kind: "pool", name, workers}`, nested through `workers` and `children`) read into `run`'s
+// machines and Pools. False when the text is not one JSON value, or nests deeper than 2,048.
+bool ScanSnapshot(std::string_view text, WaitingRun& run);
 
 // Phase entry: every change from `before` to `after` that strands, refuses or changes inputs,
 // reported into `diags` (removals at the old version's place, the rest at the new one's, with a
 // note at the other). Given the waiting runs of a store, each change that strands says how many
-// of them it strands (`2 of 41 waiting runs in the store are in `review.escalated``).
+// of them it strands (`2 of 41 waiting runs in the store are in `review.escalated``), and, given
+// `stranding`, the code of each change that strands a run is added to that run's entry (one per
+// waiting run, in order): what the agreement test holds to the runtime's own restore.
 void Compare(const Version& before, const Version& after, Diagnostics& diags,
-             const std::vector<WaitingRun>* waiting = nullptr);
+             const std::vector<WaitingRun>* waiting = nullptr,
+             std::vector<std::vector<std::string>>* stranding = nullptr);
 
-// Whether every value of type `from` (what OLD stored or accepted) reads as type `to` (NEW's).
-// `strict`: fields `to` lacks are refused (a payload, an input), not ignored (a stored context).
-// When it does not fit, `why` says how (`needs the field `x`, which …`).
-bool Fits(sema::TypePtr from, sema::TypePtr to, bool strict, std::string* why);
+// How the values being compared were kept: a machine's stored context (every field written,
+// read leniently: a field the new type lacks is ignored), a Pool's stored input (as its caller
+// sent it, read leniently: a field that had a default may be absent), or what a caller sends
+// (a payload, an input: read strictly, a field the new type lacks is refused).
+enum class Read { kStored, kSent, kStrict };
+
+// Whether every value of type `from` (what OLD stored or accepted) reads as type `to` (NEW's),
+// kept as `read` says. When it does not fit, `why` says how (`has no field `x`, which …`). A
+// null reads as absent where a value has a default: a `var` takes its initializer, a parameter
+// or a record field its default (the runtime's ReadField and restore).
+bool Fits(sema::TypePtr from, sema::TypePtr to, Read read, std::string* why);
+
+// Whether one stored value reads as `to` when a run is restored (leniently: a record's fields
+// `to` lacks are ignored; a field absent or null takes its default, and is refused without one).
+// The runtime's reading rules (runtime/src/core/value.cpp), restated; the agreement test holds
+// the two equal (tests/agreement).
+bool ValueFits(const nlohmann::json& value, sema::TypePtr to);
 
 }  // namespace jr2::diff

@@ -3,15 +3,19 @@
 #include <fmt/format.h>
 #include <llvm/Support/Casting.h>
 #include <pthread.h>
+#include <spawn.h>
 #include <sqlite3.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
-#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string_view>
 
@@ -186,172 +190,131 @@ int Check(const Options& opts, std::ostream& out, std::ostream& err) {
   return Frontend(opts, out, err, nullptr);
 }
 
-// The machines and Pools live in one stored snapshot (the runtime's actors: `{kind: "machine",
-// name, state: {active}}` and `{kind: "pool", name, workers}`, nested through `workers` and
-// `children`), for `diff --store`. A scan of the text for those alone: a waiting run's snapshot
-// is kilobytes, and 10,000 of them parsed into JSON values cost twice both checks (0.2 s of
-// 15 MB); the scan reads them in a tenth of that. It checks the text is JSON as it goes.
-class SnapshotScan {
- public:
-  SnapshotScan(std::string_view text, diff::WaitingRun& run) : text_(text), run_(run) {}
-
-  // False when the text is not one JSON value (or nests deeper than kMaxDepth).
-  bool scan() {
-    if (!value(nullptr, false)) return false;
-    space();
-    return at_ == text_.size();
+// The waiting runs of a store that is not a file here (a PostgreSQL database, docs/diff.md), read
+// by `jr2c-store` beside this program: it links the runtime's store, which jr2c (static, without
+// libpq) cannot. Its output is, per run, the workflow, a newline, the snapshot's length, a
+// newline, the snapshot and a newline; its refusal one line on stderr (`LOCATION`: why, the
+// location without its password), which `why` takes.
+bool ReadWaitingRunsThroughHelper(const std::string& location, std::vector<diff::WaitingRun>& out,
+                                  std::string& why) {
+  std::error_code ec;
+  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  const std::filesystem::path helper = self.parent_path() / "jr2c-store";
+  if (ec || !std::filesystem::exists(helper)) {
+    why =
+        "is not a file here, and `jr2c-store` (which reads a PostgreSQL store, and is "
+        "installed beside jr2c) is not in " +
+        self.parent_path().string();
+    return false;
   }
-
- private:
-  static constexpr int kMaxDepth = 2048;
-
-  void space() {
-    while (at_ < text_.size() &&
-           (text_[at_] == ' ' || text_[at_] == '\n' || text_[at_] == '\t' || text_[at_] == '\r'))
-      ++at_;
+  int stdoutPipe[2], stderrPipe[2];
+  if (pipe(stdoutPipe) != 0) {
+    why = "is read by jr2c-store, which cannot be started: " + std::string(std::strerror(errno));
+    return false;
   }
-  // A value; `active` receives the strings of an array that is a `state`'s `active`.
-  bool value(std::vector<std::string>* active, bool isState) {
-    space();
-    if (at_ >= text_.size()) return false;
-    const char c = text_[at_];
-    if (c == '{') return object(isState, active);
-    if (c == '[') return array(nullptr, nullptr);
-    if (c == '"') return string(nullptr);
-    return scalar();
+  if (pipe(stderrPipe) != 0) {
+    close(stdoutPipe[0]);
+    close(stdoutPipe[1]);
+    why = "is read by jr2c-store, which cannot be started: " + std::string(std::strerror(errno));
+    return false;
   }
-  // A string; its text decoded into `out` when it is wanted.
-  bool string(std::string* out) {
-    const size_t start = ++at_;
-    bool escaped = false;
-    while (at_ < text_.size() && text_[at_] != '"') {
-      if (static_cast<unsigned char>(text_[at_]) < 0x20) return false;
-      if (text_[at_] == '\\') {
-        escaped = true;
-        ++at_;
-      }
-      ++at_;
-    }
-    if (at_ >= text_.size()) return false;
-    const std::string_view raw = text_.substr(start, at_ - start);
-    ++at_;
-    if (out == nullptr) return true;
-    if (!escaped) {
-      out->assign(raw);
-      return true;
-    }
-    const nlohmann::json decoded =
-        nlohmann::json::parse(text_.substr(start - 1, raw.size() + 2), nullptr, false);
-    if (!decoded.is_string()) return false;
-    *out = decoded.get<std::string>();
-    return true;
-  }
-  bool scalar() {
-    for (std::string_view word : {"true", "false", "null"}) {
-      if (text_.substr(at_, word.size()) == word) {
-        at_ += word.size();
-        return true;
-      }
-    }
-    const size_t start = at_;
-    while (at_ < text_.size() && text_[at_] != '\0' &&
-           std::strchr("+-0123456789.eE", text_[at_]) != nullptr)
-      ++at_;
-    return at_ > start;
-  }
-  // The members of an object or the elements of an array, from its opening character to its
-  // `close`, each read by `one` (the separators and the depth checked here).
-  template <typename One>
-  bool each(char close, One one) {
-    if (++depth_ > kMaxDepth) return false;
-    ++at_;
-    space();
-    if (at_ < text_.size() && text_[at_] == close) {
-      ++at_;
-      --depth_;
-      return true;
-    }
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, stdoutPipe[1], 1);
+  posix_spawn_file_actions_adddup2(&actions, stderrPipe[1], 2);
+  posix_spawn_file_actions_addclose(&actions, stdoutPipe[0]);
+  posix_spawn_file_actions_addclose(&actions, stderrPipe[0]);
+  const std::string program = helper.string();
+  std::vector<char*> argv = {const_cast<char*>(program.c_str()), const_cast<char*>("waiting"),
+                             const_cast<char*>(location.c_str()), nullptr};
+  pid_t pid = 0;
+  const int spawned = posix_spawn(&pid, program.c_str(), &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  close(stdoutPipe[1]);
+  close(stderrPipe[1]);
+  auto readAll = [](int fd) {
+    std::string text;
+    char buf[65536];
     for (;;) {
-      space();
-      if (!one()) return false;
-      space();
-      if (at_ >= text_.size()) return false;
-      if (text_[at_] == ',') {
-        ++at_;
-        continue;
+      const ssize_t n = read(fd, buf, sizeof buf);
+      if (n > 0) {
+        text.append(buf, static_cast<size_t>(n));
+      } else if (n == 0 || errno != EINTR) {
+        break;
       }
-      if (text_[at_] != close) return false;
-      ++at_;
-      --depth_;
-      return true;
     }
+    close(fd);
+    return text;
+  };
+  if (spawned != 0) {
+    close(stdoutPipe[0]);
+    close(stderrPipe[0]);
+    why = "is read by jr2c-store, which cannot be started: " + std::string(std::strerror(spawned));
+    return false;
   }
-  // An object: an actor when it has a string `kind` and `name`. `isState`: it is an actor's
-  // `state`, whose `active` strings go to `active`.
-  bool object(bool isState, std::vector<std::string>* active) {
-    std::string kind, name;
-    bool named = false, workers = false;
-    std::vector<std::string> mine;
-    const bool read = each('}', [&] {
-      std::string key;
-      if (at_ >= text_.size() || text_[at_] != '"' || !string(&key)) return false;
-      space();
-      if (at_ >= text_.size() || text_[at_] != ':') return false;
-      ++at_;
-      space();
-      if (at_ >= text_.size()) return false;
-      const char c = text_[at_];
-      if (c == '"' && (key == "kind" || key == "name")) {
-        named = named || key == "name";
-        return string(key == "kind" ? &kind : &name);
-      }
-      if (c == '[' && key == "workers") {
-        int64_t count = 0;
-        const bool ok = array(nullptr, &count);
-        workers = count > 0;
-        return ok;
-      }
-      if (c == '[' && key == "active" && isState) return array(active, nullptr);
-      if (c == '{' && key == "state") return object(true, &mine);
-      return value(nullptr, false);
-    });
-    if (!read) return false;
-    if (kind == "machine" && named) {
-      run_.machines.emplace_back(std::move(name), std::move(mine));
-    } else if (kind == "pool" && named && workers) {
-      run_.pools.push_back(std::move(name));
-    }
+  const std::string text = readAll(stdoutPipe[0]);
+  std::string message = readAll(stderrPipe[0]);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    while (!message.empty() && (message.back() == '\n' || message.back() == '\r'))
+      message.pop_back();
+    why = message.empty() ? "is read by jr2c-store, which stopped without saying why" : message;
+    return false;
+  }
+  // Per run: workflow \n, then the snapshot and the input, each as its length \n, bytes \n.
+  size_t at = 0;
+  auto line = [&](std::string& into) {
+    const size_t nl = text.find('\n', at);
+    if (nl == std::string::npos) return false;
+    into = text.substr(at, nl - at);
+    at = nl + 1;
     return true;
+  };
+  auto sized = [&](std::string_view& into) {
+    std::string length;
+    if (!line(length) || length.empty()) return false;
+    char* end = nullptr;
+    const unsigned long long bytes = std::strtoull(length.c_str(), &end, 10);
+    if (*end != '\0' || bytes >= text.size() - at + 1 || at + bytes >= text.size() ||
+        text[at + bytes] != '\n')
+      return false;
+    into = std::string_view(text).substr(at, bytes);
+    at += bytes + 1;
+    return true;
+  };
+  while (at < text.size()) {
+    diff::WaitingRun w;
+    std::string_view snapshot, input;
+    if (!line(w.workflow) || !sized(snapshot) || !sized(input)) {
+      why = "is read by jr2c-store, whose answer was cut short";
+      return false;
+    }
+    if (!diff::ScanSnapshot(snapshot, w)) {
+      why =
+          "holds a waiting run whose snapshot is not JSON, or nests deeper than 2,048 levels (the "
+          "store is damaged)";
+      return false;
+    }
+    if (!input.empty()) w.input = std::string(input);  // stored beside the snapshot
+    out.push_back(std::move(w));
   }
-  // An array; its strings go to `strings` when given, its length to `count`.
-  bool array(std::vector<std::string>* strings, int64_t* count) {
-    return each(']', [&] {
-      if (count != nullptr) ++*count;
-      if (strings == nullptr || at_ >= text_.size() || text_[at_] != '"')
-        return value(nullptr, false);
-      std::string s;
-      if (!string(&s)) return false;
-      strings->push_back(std::move(s));
-      return true;
-    });
-  }
-
-  std::string_view text_;
-  size_t at_ = 0;
-  int depth_ = 0;
-  diff::WaitingRun& run_;
-};
+  return true;
+}
 
 bool ReadWaitingRuns(const std::string& location, std::vector<diff::WaitingRun>& out,
                      std::string& why) {
-  if (location.rfind("postgres://", 0) == 0 || location.rfind("postgresql://", 0) == 0) {
-    why = "jr2c reads a SQLite store; a PostgreSQL store's waiting runs are not counted yet";
-    return false;
-  }
+  // A file here is a SQLite store, read directly (the fast way); anything else is a location
+  // only the runtime's store can open (a PostgreSQL database, or a store that is not there),
+  // read by jr2c-store, which decides by the runtime's own rule (OpenStore).
+  std::error_code exists;
+  if (!std::filesystem::exists(location, exists))
+    return ReadWaitingRunsThroughHelper(location, out, why);
   sqlite3* db = nullptr;
   const int opened = sqlite3_open_v2(location.c_str(), &db, SQLITE_OPEN_READONLY, nullptr);
   auto fail = [&](const std::string& text) {
-    why = text;
+    why = "`" + location + "`: " + text;
     sqlite3_close(db);
     return false;
   };
@@ -364,8 +327,12 @@ bool ReadWaitingRuns(const std::string& location, std::vector<diff::WaitingRun>&
   const bool ours = sqlite3_step(s) == SQLITE_ROW && sqlite3_column_int(s, 0) == kJr2AppId;
   sqlite3_finalize(s);
   if (!ours) return fail("not a jr2 store (its application id is not jr2's)");
-  if (sqlite3_prepare_v2(db, "SELECT workflow, snapshot FROM runs WHERE status = 'waiting'", -1, &s,
-                         nullptr) != SQLITE_OK)
+  // The input is stored beside the snapshot (NULL in rows saved before it, whose snapshots hold
+  // it); a store older than that column has none.
+  if (sqlite3_prepare_v2(db, "SELECT workflow, snapshot, input FROM runs WHERE status = 'waiting'",
+                         -1, &s, nullptr) != SQLITE_OK &&
+      sqlite3_prepare_v2(db, "SELECT workflow, snapshot, NULL FROM runs WHERE status = 'waiting'",
+                         -1, &s, nullptr) != SQLITE_OK)
     return fail(sqlite3_errmsg(db));
   int rc = SQLITE_OK;
   while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
@@ -374,15 +341,17 @@ bool ReadWaitingRuns(const std::string& location, std::vector<diff::WaitingRun>&
     const auto* snapshot = reinterpret_cast<const char*>(sqlite3_column_text(s, 1));
     w.workflow = workflow != nullptr ? workflow : "";
     const int bytes = sqlite3_column_bytes(s, 1);
-    SnapshotScan scan(snapshot != nullptr ? std::string_view(snapshot, static_cast<size_t>(bytes))
-                                          : std::string_view("null"),
-                      w);
-    if (!scan.scan()) {
+    if (!diff::ScanSnapshot(snapshot != nullptr
+                                ? std::string_view(snapshot, static_cast<size_t>(bytes))
+                                : std::string_view("null"),
+                            w)) {
       sqlite3_finalize(s);
       return fail(
           "a waiting run's snapshot is not JSON, or nests deeper than 2,048 levels (the store "
           "is damaged)");
     }
+    if (const auto* input = reinterpret_cast<const char*>(sqlite3_column_text(s, 2)))
+      w.input.assign(input, static_cast<size_t>(sqlite3_column_bytes(s, 2)));
     out.push_back(std::move(w));
   }
   sqlite3_finalize(s);
@@ -413,7 +382,7 @@ int Diff(const Options& opts, std::ostream& out, std::ostream& err) {
     if (!opts.store.empty()) {
       std::string why;
       if (!ReadWaitingRuns(opts.store, waiting, why)) {
-        err << "jr2c: error: --store `" << opts.store << "`: " << why << "\n";
+        err << "jr2c: error: --store " << why << "\n";
         code = kExitUsage;
         return;
       }

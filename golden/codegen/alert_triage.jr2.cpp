@@ -399,7 +399,7 @@ std::shared_ptr<const ::jr2rt::Payload> triage_machine_machine::parsePayload(
 void triage_machine_machine::restore(::jr2rt::MachineHost& host, const ::jr2rt::Json& snapshot) {
   ::jr2rt::LenientFields lenient;  // a snapshot may hold fields a record has lost
   [[maybe_unused]] const ::jr2rt::Json& context = ::jr2rt::FieldAt(snapshot, "context");
-  if (::jr2rt::FindField(context, "alert") != nullptr) {
+  if (::jr2rt::HasValue(context, "alert")) {
     ::jr2rt::ReadField(context, "context", "alert", ctx_.alert, false);
   } else {
     throw ::jr2rt::NoLongerFits("the saved run of `triage_machine` has no value for the parameter "

@@ -200,29 +200,29 @@ std::shared_ptr<const ::jr2rt::Payload> build_package_machine::parsePayload(
 void build_package_machine::restore(::jr2rt::MachineHost& host, const ::jr2rt::Json& snapshot) {
   ::jr2rt::LenientFields lenient;  // a snapshot may hold fields a record has lost
   [[maybe_unused]] const ::jr2rt::Json& context = ::jr2rt::FieldAt(snapshot, "context");
-  if (::jr2rt::FindField(context, "package") != nullptr) {
+  if (::jr2rt::HasValue(context, "package")) {
     ::jr2rt::ReadField(context, "context", "package", ctx_.package, false);
   } else {
     throw ::jr2rt::NoLongerFits("the saved run of `build_package` has no value for the parameter "
         "`package`, which has no default; it was saved by a version of the machine without it: "
         "give the parameter a default to restore it");
   }
-  if (::jr2rt::FindField(context, "profile") != nullptr) {
+  if (::jr2rt::HasValue(context, "profile")) {
     ::jr2rt::ReadField(context, "context", "profile", ctx_.profile, false);
   } else {
     ctx_.profile = std::string("Release");
   }
-  if (::jr2rt::FindField(context, "retries") != nullptr) {
+  if (::jr2rt::HasValue(context, "retries")) {
     ::jr2rt::ReadField(context, "context", "retries", ctx_.retries, false);
   } else {
     ctx_.retries = int64_t{1};
   }
-  if (::jr2rt::FindField(context, "attempts") != nullptr) {
+  if (::jr2rt::HasValue(context, "attempts")) {
     ::jr2rt::ReadField(context, "context", "attempts", ctx_.attempts, false);
   } else {  // from build_matrix.jr2:45
     ctx_.attempts = int64_t{0};
   }
-  if (::jr2rt::FindField(context, "tests") != nullptr) {
+  if (::jr2rt::HasValue(context, "tests")) {
     ::jr2rt::ReadField(context, "context", "tests", ctx_.tests, false);
   } else {  // from build_matrix.jr2:46
     ctx_.tests = std::string("");

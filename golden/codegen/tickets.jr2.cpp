@@ -231,7 +231,7 @@ std::shared_ptr<const ::jr2rt::Payload> review_machine::parsePayload(
 void review_machine::restore(::jr2rt::MachineHost& host, const ::jr2rt::Json& snapshot) {
   ::jr2rt::LenientFields lenient;  // a snapshot may hold fields a record has lost
   [[maybe_unused]] const ::jr2rt::Json& context = ::jr2rt::FieldAt(snapshot, "context");
-  if (::jr2rt::FindField(context, "ticket") != nullptr) {
+  if (::jr2rt::HasValue(context, "ticket")) {
     ::jr2rt::ReadField(context, "context", "ticket", ctx_.ticket, false);
   } else {
     throw ::jr2rt::NoLongerFits("the saved run of `review` has no value for the parameter "

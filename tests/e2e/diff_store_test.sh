@@ -72,6 +72,33 @@ grep -q 'waiting runs in the store' <<<"$out" && fail "counts without --store" |
 sed -e 's/^  final state decided$/  final state decided\n  state unused {}/' old.jr2 > grown.jr2
 expect "a state added is compatible" 0 'no stored run is stranded' -- "$jr2c" diff old.jr2 grown.jr2 --store "$JR2_STORE"
 
+# A change to a stored value's type counts the runs whose stored value no longer reads, not every
+# run with the machine live: `Outcome.reason` made required strands a review that holds a
+# rejection without a reason, but every waiting review holds no outcome yet (null fits `Outcome?`).
+sed -e 's/^  reason: string?$/  reason: string/' \
+    -e 's/outcome = { id: ticket.id, outcome: "approved" }/outcome = { id: ticket.id, outcome: "approved", reason: "" }/' \
+    old.jr2 > reason.jr2
+grep -q '^  reason: string$' reason.jr2 || fail "the edit of Outcome did not apply"
+expect "a narrowed record type strands none of the stored values" 100 \
+  'note: 0 of 2 waiting runs in the store have a `review` whose stored `outcome` does not read as `Outcome[?]`' \
+  -- "$jr2c" diff old.jr2 reason.jr2 --store "$JR2_STORE"
+# … and a `var` made from `Outcome?` to `Outcome` is compatible: a stored null is read as absent,
+# and the run takes the initializer.
+sed -e 's/^  var outcome: Outcome? = null$/  var outcome: Outcome = { id: "", outcome: "approved" }/' \
+    -e 's/^  output outcome!$/  output outcome/' old.jr2 > nonnull.jr2
+grep -q '^  var outcome: Outcome = ' nonnull.jr2 || fail "the edit of outcome did not apply"
+expect "a var no longer optional strands nothing" 0 'no stored run is stranded' \
+  -- "$jr2c" diff old.jr2 nonnull.jr2 --store "$JR2_STORE"
+
+# A Pool's parameter retyped counts the runs whose stored input no longer reads: both runs hold
+# the Pool's default `backlog_file` (a string, stored beside the snapshot), which no `int` reads.
+sed -e 's|^pool ticket_pool(backlog_file: string = "samples/tickets/backlog.json")|pool ticket_pool(backlog_file: int = 0)|' \
+    -e 's|source: backlog(input.backlog_file)|source: backlog(str(input.backlog_file))|' old.jr2 > file_int.jr2
+grep -q 'backlog_file: int = 0' file_int.jr2 || fail "the edit of ticket_pool did not apply"
+expect "a Pool parameter retyped strands the runs whose stored input no longer reads" 100 \
+  'note: 2 of 2 waiting runs in the store have pool `ticket_pool` live with a stored `backlog_file` that does not read as `int`' \
+  -- "$jr2c" diff old.jr2 file_int.jr2 --store "$JR2_STORE"
+
 # Bad stores: refused, nothing made.
 expect "a store that is not there" 2 '^jr2c: error: --store `nowhere.db`: ' -- "$jr2c" diff old.jr2 new.jr2 --store nowhere.db
 [ ! -e nowhere.db ] && ok || fail "diff --store made a store"
@@ -80,7 +107,7 @@ expect "a foreign file" 2 '^jr2c: error: --store `foreign.db`: ' -- "$jr2c" diff
 expect "--store goes with diff" 2 '`--store` goes with `diff`' -- "$jr2c" check old.jr2 --store "$JR2_STORE"
 expect "--store needs a value" 2 '`--store` needs a store' -- "$jr2c" diff old.jr2 new.jr2 --store
 
-# Hostile snapshots in a copy of the store: the scan of each snapshot (driver.cpp SnapshotScan)
+# Hostile snapshots in a copy of the store: the scan of each snapshot (diff/stored.cpp)
 # must count what a JSON parser would, and refuse what is not JSON, however deep or large.
 hostile() {  # hostile.db with one more waiting run, whose snapshot is python expression $1
   rm -f hostile.db*; cp "$JR2_STORE" hostile.db

@@ -26,6 +26,7 @@
 #include <map>
 #include <sstream>
 #include <thread>
+#include <tuple>
 
 #include "jr2/sqlite_store.h"
 #include "store_fixture.h"
@@ -310,6 +311,35 @@ TEST_P(StoreTest, TheInputIsStoredOnceAndPutBackOnLoad) {
       text, "run b0b0b0b0b0b0 in `" + name() + "` is damaged: its stored input is not valid JSON"))
       << text;
   EXPECT_EQ(store->load("0123").status, "drifted");
+}
+
+// ---- What `jr2c diff --store` reads (jr2c-store) ----------------------------------------------
+
+// Each waiting run's workflow, snapshot and input, oldest change first, in one read; an ended
+// run is not given; a row whose snapshot holds its input (saved before inputs were kept apart)
+// gives it there and "" beside.
+TEST_P(StoreTest, EachWaitingGivesTheWaitingRunsWithTheirInputs) {
+  auto store = open();
+  jr2rt::StoredRun first = Stored("waiting", 0, "0123456789ab", 5, "tickets");
+  first.inputText = R"({"items":[{"id":"A"}]})";
+  store->save(first);
+  store->save(Stored("done", 0, "d0d0d0d0d0d0", 3));
+  jr2rt::StoredRun old = Stored("waiting", 0, "0ld0ld0ld0ld", 4, "triage");
+  old.snapshot["input"] = Json{{"before", 1}};
+  store->save(old);
+  std::vector<std::tuple<std::string, Json, std::string>> seen;
+  store->eachWaiting(
+      [&](const std::string& workflow, const std::string& snapshot, const std::string& input) {
+        seen.emplace_back(workflow, Json::parse(snapshot), input);
+      });
+  ASSERT_EQ(seen.size(), 2U);
+  EXPECT_EQ(std::get<0>(seen[0]), "triage");  // updated 4, before 5
+  EXPECT_EQ(std::get<1>(seen[0])["input"], (Json{{"before", 1}}));
+  EXPECT_EQ(std::get<2>(seen[0]), "");
+  EXPECT_EQ(std::get<0>(seen[1]), "tickets");
+  EXPECT_EQ(std::get<1>(seen[1])["id"], "0123456789ab");
+  EXPECT_FALSE(std::get<1>(seen[1]).contains("input")) << "kept beside the snapshot";
+  EXPECT_EQ(Json::parse(std::get<2>(seen[1])), Json::parse(first.inputText));
 }
 
 // ---- The feed ------------------------------------------------------------------------------

@@ -204,6 +204,13 @@ class RunRows {
   // Summaries, oldest change first: the waiting runs, or every run with `includeEnded`; with
   // `views`, each with its view.
   virtual std::vector<RunSummary> list(bool includeEnded, bool views = false) = 0;
+  // Each waiting run's workflow, snapshot text and input text (as stored beside the snapshot;
+  // "" when the snapshot holds it), oldest change first, read in one query: what `jr2c diff
+  // --store` counts the runs a change strands from (through `jr2c-store`, docs/diff.md). This
+  // default lists them and loads each.
+  using EachWaiting = std::function<void(const std::string& workflow, const std::string& snapshot,
+                                         const std::string& input)>;
+  virtual void eachWaiting(const EachWaiting& fn);
   // The run whose id starts with `prefix`, by the rules of load(), as a summary, with its view
   // when `view`: one read, never its snapshot.
   virtual RunSummary find(const std::string& prefix, bool view) = 0;

@@ -717,7 +717,25 @@ std::unique_ptr<Run> Run::Restore(const Registry& registry, const Json& snap, Cl
   // A run restored with its journal goes on keeping one.
   run->journaling_ = journal != nullptr && snap.value("journal", false);
   run->restoringJournal_ = journal;
-  if (!snap.at("top").is_null()) run->top_ = Actor::Restore(*run, nullptr, snap.at("top"));
+  if (!snap.at("top").is_null()) {
+    // The workflow's top as this build has it: a run saved with another (a Pool where the build
+    // runs a machine, another machine) cannot go on as this workflow (`jr2c diff`'s D0701).
+    const Json& top = snap.at("top");
+    const std::string kind = top.at("kind").get<std::string>();
+    const std::string name = top.at("name").get<std::string>();
+    const bool fits = info->pool != nullptr
+                          ? kind == "pool" && name == info->pool->name
+                          : kind == "machine" && registry.machine(name) == info->machine;
+    if (!fits) {
+      throw NoLongerFits("the stored run of workflow `" + wf + "` runs " + kind + " `" + name +
+                         "`, and this build's `" + wf + "` runs " +
+                         (info->pool != nullptr ? "pool `" + info->pool->name + "`"
+                          : kind == "machine"   ? std::string("another machine")
+                                                : std::string("a machine")) +
+                         ": it no longer fits (`jr2c diff` says so beforehand as D0701)");
+    }
+    run->top_ = Actor::Restore(*run, nullptr, top);
+  }
   run->restoringJournal_ = nullptr;
   // The Gates are open again: their refused picks go on from where they were (none stored by a
   // runtime before issue #30: a count of 0, as then).

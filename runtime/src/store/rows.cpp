@@ -6,6 +6,13 @@
 
 namespace jr2rt {
 
+void RunRows::eachWaiting(const EachWaiting& fn) {
+  for (const RunSummary& r : list(false)) {
+    const StoredRun run = load(r.id);  // its input put back in its snapshot
+    fn(run.workflow, run.snapshot.dump(), "");
+  }
+}
+
 const std::vector<std::string>& StoredStatuses() {
   // ToString(RunStatus) of each (host_test holds them equal), and the host's `drifted`.
   static const std::vector<std::string> kAll{"waiting", "done",      "failed", "deadlocked",

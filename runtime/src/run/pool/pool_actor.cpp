@@ -345,6 +345,16 @@ void PoolActor::restoreFrom(const Json& snap) {
   } else {
     input_ = snap.at("input");
   }
+  // The stored input, read by this build's parameters as a restore reads (leniently: a field
+  // they no longer have is ignored): an input they no longer read cannot go on, and is refused
+  // here rather than fault later (`jr2c diff`'s D0704).
+  try {
+    LenientFields lenient;
+    (void)spec_.parseInput(input_);
+  } catch (const std::exception& e) {
+    throw NoLongerFits("the saved run of pool `" + spec_.name +
+                       "` has an input this build's parameters no longer read: " + ErrorText(e));
+  }
   cap_ = snap.at("cap").get<int64_t>();
   settled_ = std::make_shared<std::vector<std::string>>(
       snap.at("settled").get<std::vector<std::string>>());
@@ -370,8 +380,19 @@ void PoolActor::restoreFrom(const Json& snap) {
     }
   }
   for (const auto& w : snap.at("workers")) {
+    // A live worker is a run of the Pool's worker as this build has it: another machine (or
+    // workflow) would give the Pool outputs of another type (`jr2c diff` says so as D0707).
+    const Json& actor = w.at("actor");
+    const std::string was = actor.at("name").get<std::string>();
+    if (was != spec_.worker ||
+        (actor.at("kind").get<std::string>() == "dispatch") != spec_.dispatch)
+      throw NoLongerFits(
+          "the saved run of pool `" + spec_.name + "` has a worker of " +
+          (actor.at("kind").get<std::string>() == "dispatch" ? "workflow `" : "machine `") + was +
+          "` live, and this build's pool runs " + (spec_.dispatch ? "workflow `" : "machine `") +
+          spec_.worker + "`");
     enlist(w.at("key").get<int>(), w.at("id").get<std::string>(),
-           Actor::Restore(run_, this, w.at("actor")));
+           Actor::Restore(run_, this, actor));
   }
   // After the live workers: an entry that settles a live item is damage.
   if (snap.contains("journaled") && !snap.at("journaled").is_null()) readJournal(snap);

@@ -52,6 +52,7 @@ class PgStore final : public Store, public Hosts {
   StoredRun load(const std::string& prefix) override;
   std::string resolve(const std::string& prefix) override;
   std::vector<RunSummary> list(bool includeEnded, bool views) override;
+  void eachWaiting(const EachWaiting& fn) override;
   RunSummary find(const std::string& prefix, bool view) override;
   std::optional<RunSummary> summary(const std::string& id) override;
   int64_t revision(const std::string& id) override;

@@ -298,6 +298,17 @@ std::vector<RunSummary> PgStore::list(bool includeEnded, bool views) {
   return out;
 }
 
+void PgStore::eachWaiting(const EachWaiting& fn) {
+  auto hold = db_->hold();
+  // A store of version 3 (read as it is) has no input column: its snapshots hold their input.
+  const Result s = db_->run(db_->version() >= 4 ? "SELECT workflow, snapshot, input FROM runs"
+                                                  " WHERE status = 'waiting' ORDER BY updated, id"
+                                                : "SELECT workflow, snapshot, NULL FROM runs"
+                                                  " WHERE status = 'waiting' ORDER BY updated, id");
+  for (int i = 0; i < s.rows(); ++i)
+    fn(s.text(i, 0), s.text(i, 1), s.null(i, 2) ? std::string() : s.text(i, 2));
+}
+
 std::optional<RunSummary> PgStore::summary(const std::string& id) {
   auto hold = db_->hold();
   const Result s = db_->run("SELECT id, workflow, status, updated, rev, '' FROM runs WHERE id = $1",

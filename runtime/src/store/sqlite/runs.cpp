@@ -229,6 +229,13 @@ std::vector<RunSummary> SqliteStore::list(bool includeEnded, bool views) {
   return out;
 }
 
+void SqliteStore::eachWaiting(const EachWaiting& fn) {
+  Stmt s(
+      *db_,
+      "SELECT workflow, snapshot, input FROM runs WHERE status = 'waiting' ORDER BY updated, id");
+  while (s.step()) fn(s.text(0), s.text(1), s.type(2) == SQLITE_NULL ? std::string() : s.text(2));
+}
+
 std::vector<RunSummary> SqliteStore::page(const RunQuery& q) {
   if (q.workflows.empty() || q.limit <= 0) return {};
   // The page's ids come from runs_summary alone (it covers workflow, status, updated and id), and
