@@ -491,12 +491,13 @@ class Comparer {
     for (const WaitingRun::Pool& p : r.pools) {
       if (p.name != pool) continue;
       nlohmann::json input;
-      if (!p.input.empty()) {
-        input = nlohmann::json::parse(p.input, nullptr, false);
+      if (p.input.size != 0) {
+        input = nlohmann::json::parse(r.text(p.input), nullptr, false);
       } else {
-        input = nlohmann::json::parse(r.input.empty() ? "null" : r.input, nullptr, false);
-        const nlohmann::json over =
-            nlohmann::json::parse(p.inputOver.empty() ? "{}" : p.inputOver, nullptr, false);
+        const std::string_view run = r.input.empty() ? r.text(r.inputInSnapshot) : r.input;
+        input = nlohmann::json::parse(run.empty() ? "null" : run, nullptr, false);
+        const nlohmann::json over = nlohmann::json::parse(
+            p.inputOver.size == 0 ? std::string_view("{}") : r.text(p.inputOver), nullptr, false);
         if (input.is_object() && over.is_object()) {
           for (const auto& [key, value] : over.items()) input[key] = value;
         }
@@ -511,7 +512,8 @@ class Comparer {
                       TypePtr to, bool hasDefault) {
     for (const WaitingRun::Machine& m : r.machines) {
       if (m.name != machine) continue;
-      if (FieldMisfits(nlohmann::json::parse(m.context, nullptr, false), field, to, hasDefault))
+      if (FieldMisfits(nlohmann::json::parse(r.text(m.context), nullptr, false), field, to,
+                       hasDefault))
         return true;
     }
     return false;
@@ -686,6 +688,12 @@ bool Fits(TypePtr from, TypePtr to, Read read, std::string* why) {
 }
 
 bool ValueFits(const nlohmann::json& value, TypePtr to) { return ValueIn(value, to); }
+
+bool CountsReadValues(const Diagnostics& changes) {
+  return std::any_of(changes.all().begin(), changes.all().end(), [](const Diagnostic& d) {
+    return d.kind == diag::Kind::DiffValueNoLongerFits;
+  });
+}
 
 void Compare(const Version& before, const Version& after, Diagnostics& diags,
              const std::vector<WaitingRun>* waiting,

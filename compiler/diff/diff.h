@@ -39,26 +39,44 @@ struct Version {
 // snapshots. A change to a stored value's type counts the runs whose value does not read as the new
 // type, by the runtime's own reading rules (`ValueFits`).
 struct WaitingRun {
+  // A part of `snapshot` (its JSON text), where a value is: read only when a change asks.
+  struct Span {
+    size_t at = 0;
+    size_t size = 0;
+  };
   struct Machine {
     std::string name;
     std::vector<std::string> active;
-    std::string context;  // its parameters' and `var`s' stored values: JSON text (an object)
+    Span context;  // its parameters' and `var`s' stored values (an object)
   };
   struct Pool {
     std::string name;
-    std::string input;      // its stored input, JSON text; or, for the run's top Pool,
-    std::string inputOver;  // what it differs by from the run's input
+    Span input;      // its stored input; or, for the run's top Pool,
+    Span inputOver;  // what it differs by from the run's input
   };
   std::string workflow;
-  std::string input;  // the run's input, JSON text
+  std::string snapshot;  // the snapshot's text, as the store holds it
+  Span inputInSnapshot;  // the run's input, when the snapshot holds it
+  std::string input;     // the run's input, when the store keeps it beside the snapshot
   std::vector<Machine> machines;
   std::vector<Pool> pools;
+  // The text at `s`; "" when the snapshot was not kept (ScanSnapshot's `keepValues`).
+  std::string_view text(Span s) const {
+    return s.at + s.size <= snapshot.size() ? std::string_view(snapshot).substr(s.at, s.size)
+                                            : std::string_view();
+  }
 };
 
 // A stored run's snapshot text (the runtime's actors: `{kind: "machine", name, state: {active}}`
 // and `{kind: "pool", name, workers}`, nested through `workers` and `children`) read into `run`'s
 // machines and Pools. False when the text is not one JSON value, or nests deeper than 2,048.
-bool ScanSnapshot(std::string_view text, WaitingRun& run);
+// `keepValues`: the text is kept (`WaitingRun::snapshot`) for the stored values a change to a
+// value's type reads; without, the scan copies nothing of it (a store of 10,000 runs is 15 MB).
+bool ScanSnapshot(std::string_view text, WaitingRun& run, bool keepValues = true);
+
+// Whether `changes` (what Compare reported without a store) has a change whose count reads the
+// stored values (a `var`'s or parameter's type): then the store's snapshots are kept.
+bool CountsReadValues(const Diagnostics& changes);
 
 // Phase entry: every change from `before` to `after` that strands, refuses or changes inputs,
 // reported into `diags` (removals at the old version's place, the rest at the new one's, with a

@@ -111,11 +111,11 @@ class SnapshotScan {
   }
   // An object: an actor when it has a string `kind` and `name`. `isState`: it is an actor's
   // `state`, whose `active` strings go to `active`.
-  bool object(bool isState, std::vector<std::string>* active, std::string* context = nullptr) {
+  bool object(bool isState, std::vector<std::string>* active, WaitingRun::Span* context = nullptr) {
     std::string kind, name;
     bool named = false;
     std::vector<std::string> mine;
-    std::string values, input, inputOver;
+    WaitingRun::Span values, input, inputOver;
     const bool root = depth_ == 0;
     const bool read = each('}', [&] {
       std::string key;
@@ -133,14 +133,14 @@ class SnapshotScan {
       if (c == '{' && (key == "input" || key == "inputOver")) {
         const size_t start = at_;
         if (!value(nullptr, false)) return false;
-        (key == "input" ? input : inputOver).assign(text_.substr(start, at_ - start));
+        (key == "input" ? input : inputOver) = {start, at_ - start};
         return true;
       }
       if (c == '[' && key == "active" && isState) return array(active, nullptr);
       if (c == '{' && key == "context" && isState && context != nullptr) {
         const size_t start = at_;
         if (!value(nullptr, false)) return false;
-        context->assign(text_.substr(start, at_ - start));
+        *context = {start, at_ - start};
         return true;
       }
       if (c == '{' && key == "state") return object(true, &mine, &values);
@@ -148,11 +148,11 @@ class SnapshotScan {
     });
     if (!read) return false;
     if (root) {
-      run_.input = std::move(input);
+      run_.inputInSnapshot = input;
     } else if (kind == "machine" && named) {
-      run_.machines.push_back({std::move(name), std::move(mine), std::move(values)});
+      run_.machines.push_back({std::move(name), std::move(mine), values});
     } else if (kind == "pool" && named) {
-      run_.pools.push_back({std::move(name), std::move(input), std::move(inputOver)});
+      run_.pools.push_back({std::move(name), input, inputOver});
     }
     return true;
   }
@@ -177,6 +177,11 @@ class SnapshotScan {
 
 }  // namespace
 
-bool ScanSnapshot(std::string_view text, WaitingRun& run) { return SnapshotScan(text, run).scan(); }
+bool ScanSnapshot(std::string_view text, WaitingRun& run, bool keepValues) {
+  if (!keepValues) return SnapshotScan(text, run).scan();
+  // The text is kept whole (one copy), and the values are places in it.
+  run.snapshot.assign(text);
+  return SnapshotScan(run.snapshot, run).scan();
+}
 
 }  // namespace jr2::diff

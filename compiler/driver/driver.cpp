@@ -196,7 +196,7 @@ int Check(const Options& opts, std::ostream& out, std::ostream& err) {
 // newline, the snapshot and a newline; its refusal one line on stderr (`LOCATION`: why, the
 // location without its password), which `why` takes.
 bool ReadWaitingRunsThroughHelper(const std::string& location, std::vector<diff::WaitingRun>& out,
-                                  std::string& why) {
+                                  std::string& why, bool keepValues) {
   std::error_code ec;
   const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
   const std::filesystem::path helper = self.parent_path() / "jr2c-store";
@@ -291,7 +291,7 @@ bool ReadWaitingRunsThroughHelper(const std::string& location, std::vector<diff:
       why = "is read by jr2c-store, whose answer was cut short";
       return false;
     }
-    if (!diff::ScanSnapshot(snapshot, w)) {
+    if (!diff::ScanSnapshot(snapshot, w, keepValues)) {
       why =
           "holds a waiting run whose snapshot is not JSON, or nests deeper than 2,048 levels (the "
           "store is damaged)";
@@ -304,13 +304,13 @@ bool ReadWaitingRunsThroughHelper(const std::string& location, std::vector<diff:
 }
 
 bool ReadWaitingRuns(const std::string& location, std::vector<diff::WaitingRun>& out,
-                     std::string& why) {
+                     std::string& why, bool keepValues) {
   // A file here is a SQLite store, read directly (the fast way); anything else is a location
   // only the runtime's store can open (a PostgreSQL database, or a store that is not there),
   // read by jr2c-store, which decides by the runtime's own rule (OpenStore).
   std::error_code exists;
   if (!std::filesystem::exists(location, exists))
-    return ReadWaitingRunsThroughHelper(location, out, why);
+    return ReadWaitingRunsThroughHelper(location, out, why, keepValues);
   sqlite3* db = nullptr;
   const int opened = sqlite3_open_v2(location.c_str(), &db, SQLITE_OPEN_READONLY, nullptr);
   auto fail = [&](const std::string& text) {
@@ -344,7 +344,7 @@ bool ReadWaitingRuns(const std::string& location, std::vector<diff::WaitingRun>&
     if (!diff::ScanSnapshot(snapshot != nullptr
                                 ? std::string_view(snapshot, static_cast<size_t>(bytes))
                                 : std::string_view("null"),
-                            w)) {
+                            w, keepValues)) {
       sqlite3_finalize(s);
       return fail(
           "a waiting run's snapshot is not JSON, or nests deeper than 2,048 levels (the store "
@@ -380,8 +380,11 @@ int Diff(const Options& opts, std::ostream& out, std::ostream& err) {
     }
     std::vector<diff::WaitingRun> waiting;
     if (!opts.store.empty()) {
+      // The snapshots' text is kept only when a change's count reads stored values.
+      Diagnostics unstored;
+      diff::Compare({before.program, beforeCharts}, {after.program, afterCharts}, unstored);
       std::string why;
-      if (!ReadWaitingRuns(opts.store, waiting, why)) {
+      if (!ReadWaitingRuns(opts.store, waiting, why, diff::CountsReadValues(unstored))) {
         err << "jr2c: error: --store " << why << "\n";
         code = kExitUsage;
         return;
