@@ -35,6 +35,13 @@ std::string CppString(const std::string& s);
 // line splice would comment out the next line) or hold `??` (a trigraph to old compilers).
 std::string CommentText(const std::string& s);
 
+// A parameter or `var` of a literal union (`"low" | "high"`, or an optional one) is held as a
+// string: once read into `member`, it is checked against its literals, as a record's field is,
+// so that neither an input nor a saved run restored by a build whose union is narrower holds a
+// value its type does not have. `root` is the reading's path root (a C++ string literal).
+void CheckLiterals(Printer& p, const sema::TypePtr& t, const std::string& member,
+                   const std::string& root, const std::string& name);
+
 // The C++ type of a generated value. Two values of one type are used as they are; otherwise a
 // conversion is inserted (ExprGen::convert).
 struct CppType {

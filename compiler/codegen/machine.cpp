@@ -71,35 +71,16 @@ bool Required(const ast::Param& prm, const TypePtr& t) {
   return !prm.defaultValue && t->kind != K::kOptional && t->kind != K::kJson;
 }
 
-// A parameter or `var` of a literal union (`"low" | "high"`, or an optional one) is held as a
-// string: once read, it is checked against its literals, as a record's field is (record.cpp),
-// so that neither an input nor a saved run restored by a build whose union is narrower holds a
-// value its type does not have. `root` is the reading's path root (`context`, a C++ string).
-void CheckLiterals(Printer& p, const TypePtr& t, const std::string& member, const std::string& root,
-                   const std::string& name) {
-  const bool optional = t->kind == K::kOptional;
-  const TypePtr lt = optional ? t->elem : t;
-  if (lt == nullptr || lt->kind != K::kLiterals) return;
-  std::string list;
-  for (const auto& lit : lt->literals) list += (list.empty() ? "" : ", ") + CppString(lit);
-  const Printer::Vars vars = {{"m", member},
-                              {"list", list},
-                              {"root", root},
-                              {"key", CppString(name)},
-                              {"deref", optional ? "*" : ""},
-                              {"cond", optional ? "if (" + member + ") " : ""}};
-  p.print(
-      "$cond$::jr2rt::CheckLiteral($deref$$m$, {$list$}, ::jr2rt::Path($root$).field($key$));\n",
-      vars);
-}
-
 // Whether a saved context holds a value for a parameter or `var` of type `t`: a stored null is
 // a value only of a type that holds null; of another (a `string?` made `string`) it reads as
 // absent, so the default (or initializer) is taken, or a parameter without one is refused —
 // the rule `jr2c diff` applies (docs/diff.md#the-rules).
 std::string Present(const TypePtr& t, const std::string& name) {
   const std::string key = CppString(name);
-  return t->kind == K::kOptional || t->kind == K::kJson || t->kind == K::kNull
+  // (A `float` stays as before: a number that is not finite is written as null, and reads back
+  // as 0.)
+  return t->kind == K::kOptional || t->kind == K::kJson || t->kind == K::kNull ||
+                 t->kind == K::kFloat
              ? "::jr2rt::FindField(context, " + key + ") != nullptr"
              : "::jr2rt::HasValue(context, " + key + ")";
 }

@@ -213,12 +213,16 @@ class PoolGen {
                             {
                               $type$ check{};
                               ::jr2rt::ReadField(input, $root$, $k$, check, $req$);
+                              $literals$
                             }
                           )gen",
                           {{"type", cx_.cpp(t).spell()},
                            {"root", root},
                            {"k", key},
-                           {"req", required ? "true" : "false"}});
+                           {"req", required ? "true" : "false"},
+                           {"literals", [&] {
+                              CheckLiterals(p_, t, "check", root, std::string(prm.name.text));
+                            }}});
                 }
               }}});
   }

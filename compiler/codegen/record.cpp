@@ -137,4 +137,22 @@ void DefineRecord(const Context& cx, Printer& p, const ast::Decl& d) {
            }}});
 }
 
+void CheckLiterals(Printer& p, const TypePtr& t, const std::string& member, const std::string& root,
+                   const std::string& name) {
+  const bool optional = t->kind == K::kOptional;
+  const TypePtr lt = optional ? t->elem : t;
+  if (lt == nullptr || lt->kind != K::kLiterals) return;
+  std::string list;
+  for (const auto& lit : lt->literals) list += (list.empty() ? "" : ", ") + CppString(lit);
+  const Printer::Vars vars = {{"m", member},
+                              {"list", list},
+                              {"root", root},
+                              {"key", CppString(name)},
+                              {"deref", optional ? "*" : ""},
+                              {"cond", optional ? "if (" + member + ") " : ""}};
+  p.print(
+      "$cond$::jr2rt::CheckLiteral($deref$$m$, {$list$}, ::jr2rt::Path($root$).field($key$));\n",
+      vars);
+}
+
 }  // namespace jr2::codegen

@@ -29,8 +29,16 @@ TypePtr NonNull(TypePtr t) {
   return t != nullptr && t->kind == Kind::kOptional && t->elem != nullptr ? t->elem : t;
 }
 
-// ValueFits, below a place that has no default (a list's element, a map's value).
-bool ValueIn(const nlohmann::json& v, TypePtr to);
+// A list's element or map's value of a literal union or a string: read as a plain string by the
+// runtime, whatever its literals.
+bool ElementIsText(TypePtr t) {
+  return t != nullptr && (t->kind == Kind::kLiterals || t->kind == Kind::kString);
+}
+
+// ValueFits, below a place that has no default. `element`: a list's element or a map's value,
+// which the runtime reads as a plain string when its type is a literal union (only a record's
+// field, a parameter and a `var` are checked against their literals).
+bool ValueIn(const nlohmann::json& v, TypePtr to, bool element = false);
 
 bool RecordFits(const sema::Record& from, const sema::Record& to, Read read, std::string* why,
                 Seen& seen) {
@@ -47,8 +55,9 @@ bool RecordFits(const sema::Record& from, const sema::Record& to, Read read, std
     if (f.required && !old->required && read != Read::kStored) {
       // What a caller sent may lack a field that had a default (a stored value has them all).
       if (why)
-        *why = fmt::format("may lack the field `{}` (it had a default), which is now required",
-                           f.name);
+        *why = fmt::format(
+            "may lack the field `{}` (it had a default or was optional), which is now required",
+            f.name);
       return false;
     }
     std::string inner;
@@ -106,6 +115,9 @@ bool FitsIn(TypePtr from, TypePtr to, Read read, std::string* why, Seen& seen) {
       break;
     case Kind::kList:
     case Kind::kMap:
+      if (from->kind == to->kind && ElementIsText(from->elem) && ElementIsText(to->elem)) {
+        return true;  // a literal union's element is read as a plain string (ValueIn)
+      }
       if (from->kind == to->kind) {
         std::string inner;
         if (FitsIn(from->elem, to->elem, read, &inner, seen)) return true;
@@ -123,7 +135,7 @@ bool FitsIn(TypePtr from, TypePtr to, Read read, std::string* why, Seen& seen) {
   return no(fmt::format("is `{}`, not `{}`", sema::Spell(from), sema::Spell(to)));
 }
 
-bool ValueIn(const nlohmann::json& v, TypePtr to) {
+bool ValueIn(const nlohmann::json& v, TypePtr to, bool element) {
   if (to == nullptr) return true;
   switch (to->kind) {
     case Kind::kError:
@@ -132,20 +144,22 @@ bool ValueIn(const nlohmann::json& v, TypePtr to) {
     case Kind::kNull:
       return v.is_null();
     case Kind::kOptional:
-      return v.is_null() || ValueIn(v, to->elem);
+      return v.is_null() || ValueIn(v, to->elem, element);
     case Kind::kString:
       return v.is_string();
     case Kind::kLiterals:
-      return v.is_string() && std::binary_search(to->literals.begin(), to->literals.end(),
-                                                 v.get_ref<const std::string&>());
+      return v.is_string() &&
+             (element || std::binary_search(to->literals.begin(), to->literals.end(),
+                                            v.get_ref<const std::string&>()));
     case Kind::kBool:
       return v.is_boolean();
     case Kind::kFloat:
-      return v.is_number();
+      return v.is_number() || v.is_null();  // a number not finite is stored as null, read as 0
     case Kind::kInt:
     case Kind::kDuration: {
       // runtime/src/core/value.cpp: an integer up to 64 bits, or a whole number written with a
       // fraction below 2^53.
+      if (v.is_number_unsigned()) return v.get<uint64_t>() <= static_cast<uint64_t>(INT64_MAX);
       if (v.is_number_integer()) return true;
       if (!v.is_number_float()) return false;
       const double d = v.get<double>();
@@ -154,14 +168,14 @@ bool ValueIn(const nlohmann::json& v, TypePtr to) {
     case Kind::kList:
       if (!v.is_array()) return false;
       for (const nlohmann::json& e : v) {
-        if (!ValueIn(e, to->elem)) return false;
+        if (!ValueIn(e, to->elem, true)) return false;
       }
       return true;
     case Kind::kMap:
       if (!v.is_object()) return false;
       for (const auto& [key, e] : v.items()) {
         (void)key;
-        if (!ValueIn(e, to->elem)) return false;
+        if (!ValueIn(e, to->elem, true)) return false;
       }
       return true;
     case Kind::kRecord: {
@@ -386,7 +400,9 @@ class Comparer {
       auto d = diags_.emit(diag::DiffWorkerChanged, now->worker.range, name,
                            KeyOf(old_.v.program, was), KeyOf(new_.v.program, is));
       d.note(diag::NoteDiffWasHere, p.worker.range, std::string("worker"));
-      count(d, now->worker.range, fmt::format("have pool `{}` live", name), live);
+      // Only a live worker is the old worker's (a Pool with none takes the new one from now on).
+      count(d, now->worker.range, fmt::format("have pool `{}` live with workers", name),
+            [&name](const WaitingRun& r) { return HasPool(r, name, true); });
     }
   }
 
@@ -668,9 +684,10 @@ class Comparer {
     }
     return false;
   }
-  static bool HasPool(const WaitingRun& r, const std::string& pool) {
-    return std::any_of(r.pools.begin(), r.pools.end(),
-                       [&pool](const WaitingRun::Pool& p) { return p.name == pool; });
+  static bool HasPool(const WaitingRun& r, const std::string& pool, bool withWorkers = false) {
+    return std::any_of(r.pools.begin(), r.pools.end(), [&](const WaitingRun::Pool& p) {
+      return p.name == pool && (p.workers || !withWorkers);
+    });
   }
 
   Index old_;

@@ -51,8 +51,9 @@ struct WaitingRun {
   };
   struct Pool {
     std::string name;
-    Span input;      // its stored input; or, for the run's top Pool,
-    Span inputOver;  // what it differs by from the run's input
+    Span input;            // its stored input; or, for the run's top Pool,
+    Span inputOver;        // what it differs by from the run's input
+    bool workers = false;  // whether it has live workers
   };
   std::string workflow;
   std::string snapshot;  // the snapshot's text, as the store holds it

@@ -116,6 +116,7 @@ class SnapshotScan {
     bool named = false;
     std::vector<std::string> mine;
     WaitingRun::Span values, input, inputOver;
+    bool workers = false;
     const bool root = depth_ == 0;
     const bool read = each('}', [&] {
       std::string key;
@@ -129,6 +130,12 @@ class SnapshotScan {
       if (c == '"' && (key == "kind" || key == "name")) {
         named = named || key == "name";
         return string(key == "kind" ? &kind : &name);
+      }
+      if (c == '[' && key == "workers") {
+        int64_t count = 0;
+        const bool ok = array(nullptr, &count);
+        workers = count > 0;
+        return ok;
       }
       if (c == '{' && (key == "input" || key == "inputOver")) {
         const size_t start = at_;
@@ -152,7 +159,7 @@ class SnapshotScan {
     } else if (kind == "machine" && named) {
       run_.machines.push_back({std::move(name), std::move(mine), values});
     } else if (kind == "pool" && named) {
-      run_.pools.push_back({std::move(name), input, inputOver});
+      run_.pools.push_back({std::move(name), input, inputOver, workers});
     }
     return true;
   }

@@ -1,7 +1,9 @@
 #include "compiler/driver/driver.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <llvm/Support/Casting.h>
+#include <poll.h>
 #include <pthread.h>
 #include <spawn.h>
 #include <sqlite3.h>
@@ -192,9 +194,11 @@ int Check(const Options& opts, std::ostream& out, std::ostream& err) {
 
 // The waiting runs of a store that is not a file here (a PostgreSQL database, docs/diff.md), read
 // by `jr2c-store` beside this program: it links the runtime's store, which jr2c (static, without
-// libpq) cannot. Its output is, per run, the workflow, a newline, the snapshot's length, a
-// newline, the snapshot and a newline; its refusal one line on stderr (`LOCATION`: why, the
-// location without its password), which `why` takes.
+// libpq) cannot. The location goes in its environment (JR2C_STORE_LOCATION), never its command
+// line, which every user of the machine can read. Its output is, per run, three fields: the
+// workflow, the snapshot and the input, each as its length in bytes, a newline, the bytes and a
+// newline; its refusal one line on stderr (`LOCATION`: why, the location without its password),
+// which `why` takes.
 bool ReadWaitingRunsThroughHelper(const std::string& location, std::vector<diff::WaitingRun>& out,
                                   std::string& why, bool keepValues) {
   std::error_code ec;
@@ -207,53 +211,71 @@ bool ReadWaitingRunsThroughHelper(const std::string& location, std::vector<diff:
         self.parent_path().string();
     return false;
   }
-  int stdoutPipe[2], stderrPipe[2];
-  if (pipe(stdoutPipe) != 0) {
-    why = "is read by jr2c-store, which cannot be started: " + std::string(std::strerror(errno));
+  auto cannot = [&why](int error) {
+    why = "is read by jr2c-store, which cannot be started: " + std::string(std::strerror(error));
     return false;
-  }
-  if (pipe(stderrPipe) != 0) {
+  };
+  int stdoutPipe[2], stderrPipe[2];
+  if (pipe2(stdoutPipe, O_CLOEXEC) != 0) return cannot(errno);
+  if (pipe2(stderrPipe, O_CLOEXEC) != 0) {
+    const int error = errno;
     close(stdoutPipe[0]);
     close(stdoutPipe[1]);
-    why = "is read by jr2c-store, which cannot be started: " + std::string(std::strerror(errno));
-    return false;
+    return cannot(error);
   }
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_adddup2(&actions, stdoutPipe[1], 1);
   posix_spawn_file_actions_adddup2(&actions, stderrPipe[1], 2);
-  posix_spawn_file_actions_addclose(&actions, stdoutPipe[0]);
-  posix_spawn_file_actions_addclose(&actions, stderrPipe[0]);
   const std::string program = helper.string();
   std::vector<char*> argv = {const_cast<char*>(program.c_str()), const_cast<char*>("waiting"),
-                             const_cast<char*>(location.c_str()), nullptr};
+                             nullptr};
+  std::vector<std::string> env;
+  for (char** e = environ; *e != nullptr; ++e) {
+    if (std::strncmp(*e, "JR2C_STORE_LOCATION=", 20) != 0) env.emplace_back(*e);
+  }
+  env.push_back("JR2C_STORE_LOCATION=" + location);
+  std::vector<char*> envp;
+  envp.reserve(env.size() + 1);
+  for (std::string& e : env) envp.push_back(e.data());
+  envp.push_back(nullptr);
   pid_t pid = 0;
-  const int spawned = posix_spawn(&pid, program.c_str(), &actions, nullptr, argv.data(), environ);
+  const int spawned =
+      posix_spawn(&pid, program.c_str(), &actions, nullptr, argv.data(), envp.data());
   posix_spawn_file_actions_destroy(&actions);
   close(stdoutPipe[1]);
   close(stderrPipe[1]);
-  auto readAll = [](int fd) {
-    std::string text;
-    char buf[65536];
-    for (;;) {
-      const ssize_t n = read(fd, buf, sizeof buf);
-      if (n > 0) {
-        text.append(buf, static_cast<size_t>(n));
-      } else if (n == 0 || errno != EINTR) {
-        break;
-      }
-    }
-    close(fd);
-    return text;
-  };
   if (spawned != 0) {
     close(stdoutPipe[0]);
     close(stderrPipe[0]);
-    why = "is read by jr2c-store, which cannot be started: " + std::string(std::strerror(spawned));
-    return false;
+    return cannot(spawned);
   }
-  const std::string text = readAll(stdoutPipe[0]);
-  std::string message = readAll(stderrPipe[0]);
+  // Both pipes read as they fill (a helper that writes much to stderr never blocks on it).
+  std::string text, message;
+  pollfd fds[2] = {{stdoutPipe[0], POLLIN, 0}, {stderrPipe[0], POLLIN, 0}};
+  std::string* into[2] = {&text, &message};
+  int open = 2;
+  while (open > 0) {
+    if (poll(fds, 2, -1) < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    for (int i = 0; i < 2; ++i) {
+      if (fds[i].fd < 0 || fds[i].revents == 0) continue;
+      char buf[65536];
+      const ssize_t n = read(fds[i].fd, buf, sizeof buf);
+      if (n > 0) {
+        into[i]->append(buf, static_cast<size_t>(n));
+      } else if (n == 0 || errno != EINTR) {
+        close(fds[i].fd);
+        fds[i].fd = -1;
+        --open;
+      }
+    }
+  }
+  for (const pollfd& f : fds) {
+    if (f.fd >= 0) close(f.fd);
+  }
   int status = 0;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
@@ -263,7 +285,7 @@ bool ReadWaitingRunsThroughHelper(const std::string& location, std::vector<diff:
     why = message.empty() ? "is read by jr2c-store, which stopped without saying why" : message;
     return false;
   }
-  // Per run: workflow \n, then the snapshot and the input, each as its length \n, bytes \n.
+  // Per run: the workflow, the snapshot and the input, each as its length \n, bytes \n.
   size_t at = 0;
   auto line = [&](std::string& into) {
     const size_t nl = text.find('\n', at);
@@ -286,8 +308,8 @@ bool ReadWaitingRunsThroughHelper(const std::string& location, std::vector<diff:
   };
   while (at < text.size()) {
     diff::WaitingRun w;
-    std::string_view snapshot, input;
-    if (!line(w.workflow) || !sized(snapshot) || !sized(input)) {
+    std::string_view workflow, snapshot, input;
+    if (!sized(workflow) || !sized(snapshot) || !sized(input)) {
       why = "is read by jr2c-store, whose answer was cut short";
       return false;
     }
@@ -297,6 +319,7 @@ bool ReadWaitingRunsThroughHelper(const std::string& location, std::vector<diff:
           "store is damaged)";
       return false;
     }
+    w.workflow = std::string(workflow);
     if (!input.empty()) w.input = std::string(input);  // stored beside the snapshot
     out.push_back(std::move(w));
   }

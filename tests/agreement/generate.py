@@ -66,6 +66,7 @@ machine @review(ticket: @Ticket, urgency: "low" | "high" = "low") -> @Outcome {
   var note: string? = null
   var rounds: int = 0
   var level: "low" | "high" = "low"
+  var tags: list<"a" | "b"> = []
 
   initial state triage {
     invoke gate triage { title: ticket.title }
@@ -78,6 +79,7 @@ machine @review(ticket: @Ticket, urgency: "low" | "high" = "low") -> @Outcome {
     on agr_escalate -> review {
       rounds = rounds + 1
       level = "high"
+      tags = ["b"]
     }
     after 15m -> review
   }
@@ -108,7 +110,7 @@ machine @review(ticket: @Ticket, urgency: "low" | "high" = "low") -> @Outcome {
   output outcome!
 }
 
-pool @work(items: list<@Ticket>) of @review {
+pool @work(items: list<@Ticket>, mode: "fast" | "slow" = "fast") of @review {
   source: @tickets(input.items)
   item_id: item.id
   item_input: { ticket: item }
@@ -243,6 +245,11 @@ EDITS = [
     ("`var level`'s literal `high` made `urgent`",
      [("var level: \"low\" | \"high\"", "var level: \"low\" | \"urgent\""),
       ("level = \"high\"", "level = \"urgent\"")]),
+    ("`var tags`' literal `b` made `c` (inside a list: read as a plain string)",
+     [("var tags: list<\"a\" | \"b\">", "var tags: list<\"a\" | \"c\">"),
+      ("tags = [\"b\"]", "tags = [\"c\"]")]),
+    ("the Pool's parameter `mode`: literal `slow` made `careful`",
+     [("mode: \"fast\" | \"slow\" = \"fast\"", "mode: \"fast\" | \"careful\" = \"fast\"")]),
     ("the output of `review` made a `string`",
      [("= \"low\") -> @Outcome {", "= \"low\") -> string {"),
       ("  output outcome!\n", "  output outcome!.outcome\n")]),

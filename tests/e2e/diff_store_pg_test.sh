@@ -72,6 +72,13 @@ rc=$?
 grep -q 'hunter2' <<<"$secret_out" && fail "the password was printed: $secret_out" || ok
 [ "$(wc -l <<<"$secret_out")" -eq 1 ] && ok || fail "the refusal is one line: $secret_out"
 
+# A keyword string whose first key the runtime does not take for a database (so it is read as a
+# file's path): its password is not printed either.
+kw_out=$("$jr2c" diff old.jr2 new.jr2 --store "sslmode=disable password=hunter3-secret dbname=nowhere" 2>&1)
+rc=$?
+[ "$rc" -eq 2 ] && ok || fail "a keyword string read as a path: exit $rc, wanted 2: $kw_out"
+grep -q 'hunter3' <<<"$kw_out" && fail "the password was printed: $kw_out" || ok
+
 # jr2c alone, without jr2c-store beside it.
 mkdir alone && cp "$jr2c" alone/
 expect "jr2c without jr2c-store" 2 'jr2c-store.*is not in' -- alone/jr2c diff old.jr2 new.jr2 --store "$pg"

@@ -345,15 +345,19 @@ void PoolActor::restoreFrom(const Json& snap) {
   } else {
     input_ = snap.at("input");
   }
-  // The stored input, read by this build's parameters as a restore reads (leniently: a field
-  // they no longer have is ignored): an input they no longer read cannot go on, and is refused
-  // here rather than fault later (`jr2c diff`'s D0704).
-  try {
-    LenientFields lenient;
-    (void)spec_.parseInput(input_);
-  } catch (const std::exception& e) {
-    throw NoLongerFits("the saved run of pool `" + spec_.name +
-                       "` has an input this build's parameters no longer read: " + ErrorText(e));
+  // The stored input, read by another build's parameters as a restore reads (leniently: a
+  // field they no longer have is ignored): an input they no longer read cannot go on, and is
+  // refused here rather than fault later (`jr2c diff`'s D0704). The build that stored it read it
+  // at start: not read again (a Pool's input may hold 10,000 items, and the runner restores at
+  // every command).
+  if (run_.assembly().empty() || run_.assembly() != run_.registry().assembly()) {
+    try {
+      LenientFields lenient;
+      (void)spec_.parseInput(input_);
+    } catch (const std::exception& e) {
+      throw NoLongerFits("the saved run of pool `" + spec_.name +
+                         "` has an input this build's parameters no longer read: " + ErrorText(e));
+    }
   }
   cap_ = snap.at("cap").get<int64_t>();
   settled_ = std::make_shared<std::vector<std::string>>(
