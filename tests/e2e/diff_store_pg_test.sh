@@ -79,6 +79,31 @@ rc=$?
 [ "$rc" -eq 2 ] && ok || fail "a keyword string read as a path: exit $rc, wanted 2: $kw_out"
 grep -q 'hunter3' <<<"$kw_out" && fail "the password was printed: $kw_out" || ok
 
+# A stand-in jr2c-store beside a copy of jr2c: the location reaches it in its environment, never
+# on its command line (which any user can read with ps); an answer cut short, or one whose
+# lengths lie, is refused in one line (exit 2), and one it refuses is passed on as it said it.
+mkdir fake && cp "$jr2c" fake/
+cat > fake/jr2c-store <<'SH'
+#!/usr/bin/env bash
+printf '%s\n' "$@" > "$(dirname "$0")/argv"
+printf '%s\n' "${JR2C_STORE_LOCATION:-}" > "$(dirname "$0")/location"
+case "${FAKE_ANSWER:-}" in
+  short) printf '7\ntickets\n500\n{"a":' ;;
+  lying) printf '7\ntickets\n2\n{}}}\n0\n\n' ;;
+  *) echo '`somewhere`: the stand-in refuses' >&2; exit 2 ;;
+esac
+SH
+chmod +x fake/jr2c-store
+loc="postgresql://jr2:hunter4-secret@127.0.0.1:1/x"
+expect "the stand-in's refusal is passed on" 2 '^jr2c: error: --store `somewhere`: the stand-in refuses$' -- \
+  fake/jr2c diff old.jr2 new.jr2 --store "$loc"
+grep -q hunter4 fake/argv && fail "the password was on jr2c-store's command line" || ok
+[ "$(cat fake/location)" = "$loc" ] && ok || fail "the location did not reach jr2c-store's environment"
+expect "an answer cut short" 2 'whose answer was cut short' -- \
+  env FAKE_ANSWER=short fake/jr2c diff old.jr2 new.jr2 --store "$loc"
+expect "an answer whose lengths lie" 2 'whose answer was cut short' -- \
+  env FAKE_ANSWER=lying fake/jr2c diff old.jr2 new.jr2 --store "$loc"
+
 # jr2c alone, without jr2c-store beside it.
 mkdir alone && cp "$jr2c" alone/
 expect "jr2c without jr2c-store" 2 'jr2c-store.*is not in' -- alone/jr2c diff old.jr2 new.jr2 --store "$pg"
