@@ -157,6 +157,8 @@ class Scenario:
         self.answers = []  # (run, gate) acknowledged 200
         self.gone_gate = collections.Counter()  # a resent answer found its Gate taken (404/409)
         self.hooks = {}  # key -> verdicts acknowledged (held / existing)
+        self.trails = {}  # key -> every try of its deliveries (printed for a key lost)
+        self.t_load = time.monotonic()
         self.other = []  # answers nobody expected
         self.store_4xx = []  # a 4xx because the store could not be reached
         self.torture = {}  # run id -> (tasks, log file)
@@ -181,10 +183,11 @@ class Scenario:
                 self.other.append(what)
 
     # ---- the load balancer -------------------------------------------------------------------
-    def send(self, method, path, body=None, headers=None, seconds=15, retry_codes=(500, 502, 503)):
+    def send(self, method, path, body=None, headers=None, seconds=15, retry_codes=(500, 502, 503),
+             trail=None):
         """Sends until an answer that is not a 5xx (or 429) nor a refused connection, starting at a
         random serve and going on to the other: (status, body, times sent again), or (None, None,
-        …) after `seconds`."""
+        …) after `seconds`. `trail`, a list, gets each try: (serve, seconds in, status, what)."""
         h = dict(headers or {})
         if self.token and "Authorization" not in h and not path.startswith("/hooks/"):
             h["Authorization"] = "Bearer " + self.token
@@ -197,11 +200,17 @@ class Scenario:
             try:
                 st, j = request(host.port, method, path, body, h)
             except ConnError:
+                if trail is not None:
+                    trail.append((host.name, round(time.monotonic() - self.t_load, 2), None, ""))
                 again += 1
                 with self.lock:
                     self.resent["no connection"] += 1
                 time.sleep(0.05)
                 continue
+            if trail is not None:
+                jj = j if isinstance(j, dict) else {}
+                trail.append((host.name, round(time.monotonic() - self.t_load, 2), st,
+                              jj.get("verdict") or jj.get("error", "")[:80]))
             if st in retry_codes or st == 429:
                 again += 1
                 j = j if isinstance(j, dict) else {}
@@ -264,9 +273,12 @@ class Scenario:
             for delivery in ["d-" + key] + (["again-" + key] if int(key[1:]) % 10 == 3 else []):
                 body = json.dumps({"id": key}).encode()
                 sig = "sha256=" + hmac.new(SECRET.encode(), body, hashlib.sha256).hexdigest()
+                trail = self.trails.setdefault(key, [])
+                trail.append(("send", delivery))
                 st, j, _ = self.send("POST", "/hooks/bench", body,
-                                  {"X-Jr2-Event": "item.new", "X-Jr2-Delivery": delivery,
-                                   "X-Hub-Signature-256": sig, "Content-Type": "application/json"})
+                                     {"X-Jr2-Event": "item.new", "X-Jr2-Delivery": delivery,
+                                      "X-Hub-Signature-256": sig,
+                                      "Content-Type": "application/json"}, trail=trail)
                 v = j.get("verdict") if isinstance(j, dict) else None
                 if st == 200 and v in ("held", "existing"):
                     with self.lock:
@@ -305,6 +317,7 @@ class Scenario:
         for n in range(torture_runs):
             self.start_torture(n, items, nap)
         gates_clients, hook_clients = 2, 3
+        self.t_load = time.monotonic()
         self.threads = [threading.Thread(target=self.gates_client, args=(k,), daemon=True)
                         for k in range(gates_clients)]
         self.threads += [threading.Thread(target=self.hook_client,
@@ -370,6 +383,21 @@ class Scenario:
             return {}
         return {k: v for k, v in (line.split(" ", 1) for line in text.splitlines()
                                   if line and not line.startswith("#"))}
+
+    def explain_lost(self, key):
+        """What the store and the clients know of a key acknowledged and never run."""
+        print("%s: lost %s: tries %s" % (self.tag, key, self.trails.get(key)), flush=True)
+        for r in self.q("SELECT delivery, time, answer FROM hooks WHERE delivery IN ('d-%s',"
+                        " 'again-%s')" % (key, key)):
+            print("%s: lost %s: hook log %s" % (self.tag, key, r), flush=True)
+        for r in self.q("SELECT r.id, r.status, f.seq, f.kind, left(f.line, 160) FROM feed f JOIN"
+                        " runs r ON r.id = f.run WHERE r.workflow = '%s' AND f.line LIKE '%%%s%%'"
+                        % (POOL_WF, key)):
+            print("%s: lost %s: feed %s" % (self.tag, key, r), flush=True)
+        for r in self.q("SELECT id, status, rev, position('\"%s\"' in snapshot) FROM runs WHERE"
+                        " workflow = '%s'" % (key, POOL_WF)):
+            print("%s: lost %s: standing run %s (status, rev, where in its snapshot)" %
+                  (self.tag, key, r), flush=True)
 
     # ---- the counts --------------------------------------------------------------------------
     def count(self):
@@ -486,6 +514,8 @@ class Scenario:
               (tag, len(self.answers)))
         check(not hooks_lost, "%s: acknowledged hooks lost: %d" % (tag, len(hooks_lost)),
               hooks_lost[:10])
+        for key in hooks_lost[:3]:
+            self.explain_lost(key)
         check(len(self.hooks) == KEYS, "%s: every key was acknowledged (%d of %d)" %
               (tag, len(self.hooks), KEYS))
         check(not keys_twice and not strays and not not_done,

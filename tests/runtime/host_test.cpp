@@ -189,6 +189,9 @@ class CountingStore final : public jr2rt::Store {
     inner_->logHooks(entries);
   }
   int64_t hookLogs = 0;  // hook-log transactions of their own
+  // Hosts sharing the store, when a test gives them (FakeHosts).
+  jr2rt::Hosts* fakeHosts = nullptr;
+  jr2rt::Hosts* hosts() override { return fakeHosts; }
   std::optional<jr2rt::RunSummary> byKey(const std::string& w, const std::string& k) override {
     return inner_->byKey(w, k);
   }
@@ -198,6 +201,92 @@ class CountingStore final : public jr2rt::Store {
 
  private:
   std::unique_ptr<jr2rt::Store> inner_;
+};
+
+// One host's lease and the dispatch keys' reservations, in memory, over a CountingStore: what
+// RunHost::dispatch asks of the PostgreSQL store's (pg_hosts_test.cpp holds the real one), with
+// the faults a server restart brings. `loseNextReserve`: the next reservation is made and its
+// answer lost (StoreUnreachable, as a connection cut after the statement went through).
+// `reserve()` makes one for another host, `kill()` ends that host's lease.
+class FakeHosts final : public jr2rt::Hosts {
+ public:
+  explicit FakeHosts(jr2rt::Store& store) : store_(store) {}
+  bool loseNextReserve = false;
+  int reserves = 0;
+  void reserve(const std::string& wf, const std::string& key, const std::string& run) {
+    keys_[{wf, key}] = {run, "other", true};
+  }
+  void kill(const std::string& host) {
+    for (auto& [k, r] : keys_) r.live = r.live && r.host != host;
+  }
+
+  Lease join(const std::string& name, int64_t ttlMs) override {
+    lease_ = Lease{name, lease_ ? lease_->epoch + 1 : 1, ttlMs};
+    return *lease_;
+  }
+  std::optional<Lease> lease() const override { return lease_; }
+  void heartbeat() override {}
+  std::vector<std::string> reap() override { return {}; }
+  std::vector<jr2rt::RunSummary> claim(int64_t, const std::vector<std::string>&) override {
+    return {};
+  }
+  std::string instanceToken() override { return token_; }
+  void release(const std::vector<std::string>&) override {}
+  void leave() override {}
+  bool takeHead(const std::string&) override { return true; }
+  std::optional<Owner> owner(const std::string&) override { return std::nullopt; }
+  std::string reserveKey(const std::string& wf, const std::string& key,
+                         const std::string& run) override {
+    ++reserves;
+    if (auto live = store_.byKey(wf, key); live && live->status == "waiting") return live->id;
+    auto it = keys_.find({wf, key});
+    if (it != keys_.end()) {
+      const auto stored = store_.summary(it->second.run);
+      if (stored && stored->status == "waiting") return it->second.run;
+      // Held while its host lives and its run has not come.
+      if (!stored && it->second.live) return it->second.run;
+    }
+    keys_[{wf, key}] = {run, lease_->host, true};
+    if (loseNextReserve) {
+      loseNextReserve = false;
+      throw jr2rt::StoreUnreachable("lost the connection to the run store (a test's)");
+    }
+    return run;
+  }
+  void releaseKey(const std::string& wf, const std::string& key, const std::string& run) override {
+    auto it = keys_.find({wf, key});
+    if (it != keys_.end() && it->second.run == run) keys_.erase(it);
+  }
+  bool reservedLive(const std::string& id) override {
+    for (const auto& [k, r] : keys_) {
+      if (r.run == id && r.live) return true;
+    }
+    return false;
+  }
+  // A keeper that never judges the lease lost, and wakes nobody.
+  struct Keeper final : jr2rt::Hosts::Keeper {
+    std::string fenced() override { return ""; }
+    std::string trouble() override { return ""; }
+    void renewed(const Lease&) override {}
+    bool listening() override { return false; }
+    Counts counts() override { return {}; }
+  };
+  std::unique_ptr<jr2rt::Hosts::Keeper> keep(int64_t, bool,
+                                             std::function<void(unsigned)>) override {
+    return std::make_unique<Keeper>();
+  }
+  int64_t notifies() const override { return 0; }
+
+ private:
+  const std::string token_ = std::string(64, 'a');
+  struct Reservation {
+    std::string run;
+    std::string host;
+    bool live = true;
+  };
+  jr2rt::Store& store_;
+  std::optional<Lease> lease_;
+  std::map<std::pair<std::string, std::string>, Reservation> keys_;
 };
 
 std::string Tasks(const std::string& dir, int n) {
@@ -834,6 +923,87 @@ TEST_F(Host, AStandingPoolOfRunsHoldsDispatchesOneRunPerKeyAndSettles) {
   }
   for (const auto& [key, n] : perKey) EXPECT_EQ(n, 1) << key;
   EXPECT_EQ(perKey.size(), 3u);  // A1, A2, A3
+}
+
+// Hosts sharing a store (docs/scaling.md#dispatch-keys-and-standing-heads): a dispatch whose
+// reservation went through and whose answer was lost (PostgreSQL restarted) asks again under the
+// same run id, so that the reservation it left is its own; a key another host reserved for a run
+// it has not stored is asked for again each second, never followed: when that host dies first,
+// the item still gets its run (pg_faults.py's restart lost an acknowledged delivery to both).
+TEST_F(Host, ADispatchWhoseReservationWasLeftAsksAgainAndTheItemGetsItsRun) {
+  const std::string dir = FreshDir("keys");
+  CountingStore store(dir + "store.db");
+  FakeHosts hosts(store);
+  store.fakeHosts = &hosts;
+  jr2rt::ManualClock manual;
+  manual.set(1000000);
+  jr2rt::RunHost host(registry, store, manual);
+  ASSERT_TRUE(host.joinHosts("alpha", 3000, 100, /*pollOnly=*/true));
+  const auto started = host.standUp({"conformance_alerts"});
+  ASSERT_EQ(started.size(), 1u);
+  const std::string& pool = started[0];
+  host.tick(pool);
+  auto alert = [](const std::string& id) {
+    return Json{{"alert", {{"id", id}, {"level", "warn"}}}};
+  };
+  auto runsOf = [&](const std::string& key) {
+    int n = 0;
+    for (const auto& r : store.list(true, false)) {
+      n += r.workflow == "conformance_alert_run" &&
+           store.load(r.id).snapshot["dispatchedBy"].value("key", "") == key;
+    }
+    return n;
+  };
+  auto settledFailed = [&](const std::string& key) {
+    for (const auto& f : store.feed(pool, 0)) {
+      if (f.kind == "settled" && f.data.value("item", "") == key &&
+          f.line.find("ended") != std::string::npos)
+        return f.line;
+    }
+    return std::string();
+  };
+
+  // 1. The reservation is made and its answer lost: nothing started, asked again a second later
+  //    under the same id, which finds the reservation its own.
+  hosts.loseNextReserve = true;
+  hosts.reserves = 0;
+  EXPECT_EQ(host.deliverHook("monitor", "alert.raised", "d-A1", alert("A1"))["verdict"], "held");
+  EXPECT_EQ(runsOf("A1"), 0) << "the store went away: nothing started yet";
+  for (int second = 0; second < 3; ++second) {
+    manual.advance(1000);
+    host.tick(pool);
+  }
+  EXPECT_EQ(runsOf("A1"), 1) << "asked again under its id, the item got its run";
+  EXPECT_EQ(hosts.reserves, 2) << "one lost answer, one try again";
+  EXPECT_EQ(settledFailed("A1"), "");
+
+  // 2. Another host reserved the key and has not stored its run: asked again each second while
+  //    that host lives; once it is gone, the key is taken over and the item gets its run here.
+  hosts.reserve("conformance_alert_run", "A2", "bbbb00000002");
+  EXPECT_EQ(host.deliverHook("monitor", "alert.raised", "d-A2", alert("A2"))["verdict"], "held");
+  for (int second = 0; second < 3; ++second) {
+    manual.advance(1000);
+    host.tick(pool);
+    host.hearEnds();
+    host.tick(pool);
+  }
+  EXPECT_EQ(runsOf("A2"), 0) << "the key is another host's, live";
+  EXPECT_EQ(settledFailed("A2"), "") << "never settled for a run that may still come";
+  hosts.kill("other");
+  for (int second = 0; second < 3; ++second) {
+    manual.advance(1000);
+    host.tick(pool);
+    host.hearEnds();
+    host.tick(pool);
+  }
+  EXPECT_EQ(runsOf("A2"), 1) << "that host died before storing it: the item got its run here";
+  EXPECT_EQ(settledFailed("A2"), "");
+  bool told = false;
+  for (const auto& f : store.feed(pool, 0))
+    told = told || f.line.find(
+                       "A2: key A2 of `conformance_alert_run` is reserved by run "
+                       "bbbb00000002, which its host has not stored yet") == 0;
+  EXPECT_TRUE(told) << "the wait is said once in the Pool's feed";
 }
 
 // A hand-over (docs/runtime.md#standing-pools-of-runs-over-push-sources-12): the new run takes the

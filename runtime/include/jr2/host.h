@@ -437,6 +437,10 @@ class RunHost : private Dispatcher {
   std::map<std::string, std::unique_ptr<RunLock>> parked_;
   std::set<std::string> endedSeen_;
   std::map<std::pair<std::string, std::string>, std::string> keys_;  // (workflow, key) -> run
+  // Hosts sharing a store: the run id of a dispatch that failed after it may have reserved its
+  // key (the store went away mid-try), asked again under the same id so that the reservation it
+  // left is its own (dispatch.cpp). Forgotten with the lease (a new epoch's reservations).
+  std::map<std::pair<std::string, std::string>, std::string> tried_;
   // The standing workflows with no live run: paused, or in a back-off until `retryAtMs`.
   struct Standing {
     std::string state;
@@ -465,6 +469,12 @@ class RunHost : private Dispatcher {
   // Writes the answers of answersDue_ (after the turn that stored their steps), or of `due`.
   void answerDue();
   void answerDue(const std::vector<AnswerDue>& due);
+  // Writes the answer to inbox request `seq`. The store gone away meanwhile (a server restarted
+  // after the commit that stored what it answers), it is kept in unwritten_ and written again
+  // at each pass (writeAnswers) rather than lost or thrown out of serve.
+  void answerRequest(int64_t seq, const Json& answer);
+  void writeAnswers();
+  std::vector<std::pair<int64_t, Json>> unwritten_;
   // What forward() asked and waits for: polled with the inbox (pollForwarded).
   struct Forwarded {
     int64_t seq = 0;

@@ -113,12 +113,21 @@ struct Dispatched {
   std::string reason;
   bool existing = false;  // found under the key, not started now
 };
+// The key is reserved by a dispatch of another host (or of an earlier try) whose run is not
+// stored yet: there is nothing to follow, and nothing may start under the key. The `dispatch`
+// worker asks again a second later, as for StoreUnreachable: by then the run is stored (and
+// followed), or its host stopped and the key is taken over (a run started here).
+class DispatchPending : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
 class Dispatcher {
  public:
   virtual ~Dispatcher() = default;
   // Starts a run of `workflow` with `input`, keyed `key` and marked `by` (`{run, pool, key}`),
   // or finds the run that holds the key for that workflow. BadInput: the callee's input refuses
-  // the item (`start-refused`); anything else thrown is a `dispatch-error`. The host tells the
+  // the item (`start-refused`); StoreUnreachable or DispatchPending: nothing was started, asked
+  // again a second later; anything else thrown is a `dispatch-error`. The host tells the
   // dispatching run when the run ends (Run::dispatchedEnded).
   virtual Dispatched dispatch(const std::string& workflow, const std::string& key,
                               const Json& input, const Json& by) = 0;

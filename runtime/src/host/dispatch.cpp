@@ -44,25 +44,41 @@ Dispatched RunHost::dispatch(const std::string& workflow, const std::string& key
     // own, so that two hosts dispatching it at once start one run (a conflict in a turn's commit
     // would fail every run of the turn). The other host's run is followed instead.
     CheckInput(*wf, input);  // a refused input reserves nothing
-    id = NewRunId();
+    // A try that failed may have left its reservation (the statement went through and its
+    // answer was lost, or the release below could not be made): this try takes its id, so that
+    // the reservation is found as this try's own. A new id would find it held by a run that
+    // never comes, for as long as this host lives.
+    std::string& tried = tried_[{workflow, key}];
+    if (tried.empty()) tried = NewRunId();
+    id = tried;
     const std::string holder = hosts_->reserveKey(workflow, key, id);
     if (holder != id) {
-      keys_[{workflow, key}] = holder;
-      if (auto found = find(workflow, key)) {
-        found->existing = true;
-        return *found;
+      tried_.erase({workflow, key});  // it reserved nothing (or what it reserved was taken over)
+      if (store_.summary(holder)) {
+        keys_[{workflow, key}] = holder;
+        if (auto found = find(workflow, key)) {
+          found->existing = true;
+          return *found;
+        }
       }
-      Dispatched out;  // reserved by another host, not stored yet: it waits, as far as is known
-      out.run = holder;
-      out.existing = true;
-      return out;
+      // Reserved by another host's dispatch, not stored yet: nothing to follow. Following it
+      // anyway would end the item `cancelled` with no run if that host stopped before storing
+      // it; asked again instead until it is stored, or its host's lease is gone and the key is
+      // taken over here.
+      throw DispatchPending("key " + key + " of `" + workflow + "` is reserved by run " + holder +
+                            ", which its host has not stored yet");
     }
     try {
       beginRun(workflow, input, home, by, nullptr, id);
     } catch (...) {
-      hosts_->releaseKey(workflow, key, id);
+      try {
+        hosts_->releaseKey(workflow, key, id);
+        tried_.erase({workflow, key});
+      } catch (const StoreError&) {  // NOLINT(bugprone-empty-catch): kept in tried_, above
+      }
       throw;
     }
+    tried_.erase({workflow, key});
   } else {
     id = beginRun(workflow, input, home, by);
   }
@@ -90,8 +106,16 @@ std::optional<Dispatched> RunHost::find(const std::string& workflow, const std::
     out.reason = r.reason();
     return out;
   }
-  const auto summary = store_.summary(id);
-  if (!summary) return std::nullopt;  // pruned meanwhile
+  auto summary = store_.summary(id);
+  if (!summary) {
+    // Not stored (a dispatch of a lease since lost) or pruned meanwhile: what the store has
+    // under the key, if anything.
+    keys_.erase({workflow, key});
+    const auto stored = store_.byKey(workflow, key);
+    if (!stored || stored->id == id) return std::nullopt;
+    out.run = id = stored->id;
+    summary = stored;
+  }
   out.status = summary->status;
   if (out.status == "waiting") {
     // Hosted from now on where it can be, so that its end is heard here.

@@ -74,6 +74,7 @@ RunHost::RunHost(const Registry& registry, Store& store, Clock& clock, int threa
   engine_->stopWhen(
       [this] {
         // The answers to deliveries that the turn just committed go out first, stop or not.
+        if (!unwritten_.empty()) writeAnswers();
         answerDue();
         if (g_signal != 0) return true;
         serveInbox();
@@ -446,7 +447,9 @@ void RunHost::serve(const std::function<void()>& every, const std::function<void
         // The answers to what the handlers changed before this commit, then their new
         // requests. While the disk is full nothing of the last turns is stored: their answers
         // wait for the commit that stores them.
-        // A pipelined batch in flight: they wait for it, or for the next (commit.cpp).
+        // A pipelined batch in flight: they wait for it, or for the next (commit.cpp). The
+        // answers a store outage held back go first, in order.
+        if (!unwritten_.empty()) writeAnswers();
         if (!inFlight()) answerCommitted();
         if (g_signal != 0) return true;
         try {
@@ -496,6 +499,7 @@ void RunHost::serve(const std::function<void()>& every, const std::function<void
   // every step under way (a standing Pool's hand-over among them), and answers them in the drain.
   stopCommitter();
   engine_->commitChanged();
+  writeAnswers();
   answerCommitted();
   serving_ = false;
   for (auto& [id, h] : runs_) stoppedEffects_ += h.run->stopEffects();

@@ -79,9 +79,38 @@ void RunHost::answerDue(const std::vector<AnswerDue>& due) {
     Run& run = *it->second.run;
     // `answered`: what a serve that handed this over answers its client with (views.h); its
     // `open` names every open Gate. (A command that handed it over reads only that it came.)
-    store_.answer(seq,
+    answerRequest(seq,
                   {{"status", ToString(run.status())}, {"answered", AnsweredGates(run, machine)}});
   }
+}
+
+void RunHost::answerRequest(int64_t seq, const Json& answer) {
+  if (unwritten_.empty()) {
+    try {
+      store_.answer(seq, answer);
+      return;
+    } catch (const StoreConflict&) {
+      throw;
+    } catch (const StoreError& e) {
+      // What it answers is stored (or was refused and changed nothing); only the answer could
+      // not be written. The asker polls for it: written at the next pass that reaches the store.
+      note("the answer to a request another command handed over was not written (" +
+           std::string(e.what()) + "): it is written once the store answers again");
+    }
+  }
+  unwritten_.emplace_back(seq, answer);  // after the ones before it, in order
+}
+
+void RunHost::writeAnswers() {
+  size_t written = 0;
+  try {
+    for (; written < unwritten_.size(); ++written)
+      store_.answer(unwritten_[written].first, unwritten_[written].second);
+  } catch (const StoreConflict&) {
+    throw;
+  } catch (const StoreError&) {  // NOLINT(bugprone-empty-catch): the rest at the next pass
+  }
+  unwritten_.erase(unwritten_.begin(), unwritten_.begin() + static_cast<std::ptrdiff_t>(written));
 }
 
 void RunHost::serveInbox() {
@@ -105,14 +134,14 @@ void RunHost::serveInbox() {
           throw RunEnded("run " + run.id() + " has already ended `" + ToString(run.status()) + "`");
         cancelNow(h);
         note("run " + run.id() + " was cancelled by another command");
-        store_.answer(request.seq, {{"status", ToString(run.status())}});
+        answerRequest(request.seq, {{"status", ToString(run.status())}});
         // Answers handed over before the cancel, in this pass, were never delivered: said so.
         for (auto due = answersDue_.begin(); due != answersDue_.end();) {
           if (due->run != run.id()) {
             ++due;
             continue;
           }
-          store_.answer(due->seq,
+          answerRequest(due->seq,
                         {{"error", "run " + run.id() +
                                        " was cancelled by another command before this answer "
                                        "was delivered"}});
@@ -151,18 +180,14 @@ void RunHost::serveInbox() {
         const int64_t seq = request.seq;
         afterCommit(
             [this, seq, verdict] {
-              store_.answer(seq, {{"verdict", verdict}});
+              answerRequest(seq, {{"verdict", verdict}});
             },
             [this, seq] {
-              try {
-                store_.answer(seq, {{"error",
-                                     "the serve that drove the hook's Pool lost its "
-                                     "lease before the delivery was stored; nothing of "
-                                     "it was kept: send it again"},
-                                    {"kind", RuleOf(ErrorKind::kBusy).name}});
-              } catch (const StoreError&) {
-                // The store cannot be reached: the asker times out instead.
-              }
+              answerRequest(seq, {{"error",
+                                   "the serve that drove the hook's Pool lost its lease before "
+                                   "the delivery was stored; nothing of it was kept: send it "
+                                   "again"},
+                                  {"kind", RuleOf(ErrorKind::kBusy).name}});
             });
         AskAnotherTurn(*engine_);
       } else {
@@ -170,9 +195,9 @@ void RunHost::serveInbox() {
       }
     } catch (const BadInput& e) {
       // Its kind by the table (errors.h), for an asker that answers by it (a serve forwarding).
-      store_.answer(request.seq, {{"error", e.what()}, {"kind", RuleOf(KindOf(e)).name}});
+      answerRequest(request.seq, {{"error", e.what()}, {"kind", RuleOf(KindOf(e)).name}});
     } catch (const RunBusy& e) {
-      store_.answer(request.seq, {{"error", e.what()}, {"kind", RuleOf(KindOf(e)).name}});
+      answerRequest(request.seq, {{"error", e.what()}, {"kind", RuleOf(KindOf(e)).name}});
     }
   }
   pollForwarded();

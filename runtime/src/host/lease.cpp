@@ -118,14 +118,10 @@ void RunHost::refence() {
     }
     // The inbox requests it took and had not answered: told that nothing of them was kept.
     for (const auto& [seq, id, machine] : answersDue_) {
-      try {
-        store_.answer(seq, {{"error", "the serve that drove run " + id +
-                                          " lost its lease before the change was stored; nothing "
-                                          "of it was kept: send it again"},
-                            {"kind", RuleOf(ErrorKind::kBusy).name}});
-      } catch (const StoreError&) {
-        // The store cannot be reached: the asker times out instead.
-      }
+      answerRequest(seq, {{"error", "the serve that drove run " + id +
+                                        " lost its lease before the change was stored; nothing "
+                                        "of it was kept: send it again"},
+                          {"kind", RuleOf(ErrorKind::kBusy).name}});
     }
     answersDue_.clear();
     // Every process killed with its run (the keeper killed them already when it judged the
@@ -135,6 +131,10 @@ void RunHost::refence() {
     runs_.clear();
     endedSeen_.clear();
   }
+  // The keys this host dispatched under its lost lease: its reservations are stale now (taken
+  // over by the next dispatch of the key), and what it knew of them is read from the store again.
+  keys_.clear();
+  tried_.clear();
   unreleased_.clear();  // released by the join below (or by the host that reaps this one)
   parked_.clear();
   if (replaced) {

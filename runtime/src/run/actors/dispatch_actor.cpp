@@ -19,14 +19,9 @@ void DispatchActor::start(const Json& input) {
   } catch (const StoreUnreachable& e) {
     // A shared store that cannot be reached now: nothing was started (a run the host began is
     // stored only by the commit that follows). Tried again a second later, never failed for it.
-    if (!retrying_) {
-      run_.progress(item_ + ": the run store cannot be reached (" + ErrorText(e) +
-                    "); its run is asked for again every second");
-    }
-    retrying_ = true;
-    input_ = input;
-    run_.schedule(this, kRetry, run_.clock().nowMs() + 1000);
-    return;
+    return again(input, "the run store cannot be reached (" + ErrorText(e) + ")");
+  } catch (const DispatchPending& e) {
+    return again(input, e.what());
   } catch (const BadInput& e) {
     return refuse("start-refused", e.what());
   } catch (const Failure& f) {
@@ -125,6 +120,13 @@ void DispatchActor::follow(const Dispatched& got) {
   }
   const Dispatched copy = got;
   later([this, copy] { ended(copy.status, copy.output, copy.reason); });
+}
+
+void DispatchActor::again(const Json& input, const std::string& why) {
+  if (!retrying_) run_.progress(item_ + ": " + why + "; its run is asked for again every second");
+  retrying_ = true;
+  input_ = input;
+  run_.schedule(this, kRetry, run_.clock().nowMs() + 1000);
 }
 
 void DispatchActor::refuse(const std::string& mark, const std::string& why) {

@@ -40,6 +40,9 @@ class DispatchActor final : public Actor {
 
  private:
   void follow(const Dispatched& got);
+  // Nothing was started (StoreUnreachable, DispatchPending): asked again a second later, with
+  // `input` kept (and stored with the run, so that a restore asks again).
+  void again(const Json& input, const std::string& why);
   void refuse(const std::string& mark, const std::string& why);
   std::string workflow_;
   std::string item_;
