@@ -34,6 +34,7 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 
 DIR, TMP = sys.argv[1], sys.argv[2]
@@ -273,26 +274,84 @@ def main():
             for run in side.known(STANDING):
                 side.ids[run] = "standing"
         code = contract(local, server)
+        code |= served_traces(server)
     finally:
         stop_serve(serve)
     return code | replays(local, server)
 
 
+def all_runs(side):
+    workflows = sorted({w for _, _, w, _, _ in STEPS})
+    return [(w, r) for w in workflows for r in sorted(side.known(w))]
+
+
+def export(side, workflow, run, server=False):
+    """`export RUN` (through `--server` with `server`): (exit code, trace bytes, stderr)."""
+    argv = [os.path.join(DIR, workflow), "export", run] + (["--server", side.url] if server else [])
+    p = subprocess.run(argv, cwd=side.home, env=side.env(), capture_output=True, timeout=30)
+    return p.returncode, p.stdout, p.stderr.decode(errors="replace")
+
+
+def served_traces(server):
+    """`export RUN --server URL` (GET /runs/:id/trace) writes what `export` writes from the store
+    the serve uses, byte for byte, for every run of the scenarios (the standing Pool's included);
+    a Caller that may only start runs is refused (403), an unknown run is 404, and `replay`
+    with `--server` says it needs none."""
+    failures = 0
+    same = 0
+    runs = all_runs(server)
+    for workflow, run in runs:
+        got = export(server, workflow, run, server=True)
+        want = export(server, workflow, run)
+        if got[0] == 0 and got[1] == want[1] and want[1]:
+            same += 1
+        else:
+            failures += 1
+            print("FAIL: the trace of run %s of %s through serve differs from the store's: exit %d,"
+                  " %s" % (run, workflow, got[0], got[2].strip()[:300]))
+    print("%s: traces through serve: %d of %d the store's, byte for byte" %
+          ("PASS" if same == len(runs) and runs else "FAIL", same, len(runs)))
+    failures += 0 if runs else 1
+    workflow, run = runs[0]
+    req = urllib.request.Request("%s/runs/%s/trace" % (server.url, run),
+                                 headers={"Authorization": "Bearer " + STARTER})
+    try:
+        urllib.request.urlopen(req, timeout=10).read()
+        status = 200
+    except urllib.error.HTTPError as e:
+        status = e.code
+    ok = status == 403
+    print("%s: GET /runs/:id/trace for a Caller with `start` alone: %d" %
+          ("PASS" if ok else "FAIL", status))
+    failures += 0 if ok else 1
+    rc, out, err = export(server, workflow, "zzzz", server=True)
+    ok = rc != 0 and not out and "zzzz" in err and err.count("\n") == 1
+    print("%s: export of an unknown run through serve: exit %d, %s" %
+          ("PASS" if ok else "FAIL", rc, err.strip()[:200]))
+    failures += 0 if ok else 1
+    p = subprocess.run([os.path.join(DIR, workflow), "replay", "x.jsonl", "--server", server.url],
+                       cwd=server.home, env=server.env(), capture_output=True, text=True,
+                       timeout=30)
+    ok = p.returncode == 64 and "drop `--server`" in p.stderr
+    print("%s: replay with --server: exit %d, %s" % ("PASS" if ok else "FAIL", p.returncode,
+                                                     p.stderr.strip()[:200]))
+    failures += 0 if ok else 1
+    return 1 if failures else 0
+
+
 def replays(local, server):
     """Every run of the scenarios, made by the local verbs and by serve, replays from its trace
-    (docs/runtime.md#replay): the same in every turn, none of its effects run. Not the standing
-    Pool's: what a standing run took over at a hand-over is not in its trace."""
+    (docs/runtime.md#replay): the same in every turn, none of its effects run; the standing
+    Pool's runs too (a pause, a resume that took over what the paused run held)."""
     failures = 0
     for side in (local, server):
         identical = 0
-        workflows = sorted({w for _, _, w, _, _ in STEPS if w != STANDING})
-        runs = [(w, r) for w in workflows for r in sorted(side.known(w))]
+        runs = all_runs(side)
         for workflow, run in runs:
             runner = os.path.join(DIR, workflow)
             trace = os.path.join(side.home, "trace-%s.jsonl" % run)
             with open(trace, "wb") as f:
-                subprocess.run([runner, "export", run], cwd=side.home, env=side.env(), stdout=f,
-                               timeout=30)
+                f.write(export(side, workflow, run)[1])
             p = subprocess.run([runner, "replay", trace], cwd=side.home, env=side.env(),
                                capture_output=True, text=True, timeout=60)
             if p.returncode == 0:

@@ -16,8 +16,11 @@
 #include <map>
 #include <mutex>
 #include <set>
+#include <sstream>
 #include <thread>
 
+#include "host/replay.h"
+#include "host/trace.h"
 #include "jr2/errors.h"
 #include "jr2/run.h"
 #include "jr2/sqlite_store.h"
@@ -288,6 +291,22 @@ class FakeHosts final : public jr2rt::Hosts {
   std::optional<Lease> lease_;
   std::map<std::pair<std::string, std::string>, Reservation> keys_;
 };
+
+// Exports every stored run of `workflow` and replays it (docs/runtime.md#replay): how many replay
+// as they ran (each that does not is a failure naming its divergence).
+int ReplayEvery(jr2rt::Store& store, const jr2rt::Registry& registry, const std::string& workflow) {
+  int identical = 0;
+  for (const auto& r : store.list(true)) {
+    if (r.workflow != workflow) continue;
+    std::stringstream trace;
+    jr2rt::ExportTrace(store, registry, workflow, r.id, trace);
+    const jr2rt::ReadTrace read(trace, r.id);
+    const jr2rt::ReplayResult got = jr2rt::Replay(registry, read);
+    EXPECT_TRUE(got.identical) << r.id << ": " << got.message;
+    identical += got.identical ? 1 : 0;
+  }
+  return identical;
+}
 
 std::string Tasks(const std::string& dir, int n) {
   Json tasks = Json::array();
@@ -923,6 +942,10 @@ TEST_F(Host, AStandingPoolOfRunsHoldsDispatchesOneRunPerKeyAndSettles) {
   }
   for (const auto& [key, n] : perKey) EXPECT_EQ(n, 1) << key;
   EXPECT_EQ(perKey.size(), 3u);  // A1, A2, A3
+  // Both replay as they ran, across the restart: the pager's delivery found A1's run, which
+  // the other Pool dispatched (the `hook` input says so; the replay knows no other run).
+  EXPECT_EQ(ReplayEvery(*store, registry, "conformance_alerts"), 1);
+  EXPECT_EQ(ReplayEvery(*store, registry, "conformance_pager"), 1);
 }
 
 // Hosts sharing a store (docs/scaling.md#dispatch-keys-and-standing-heads): a dispatch whose
@@ -1098,6 +1121,11 @@ TEST_F(Host, AStandingRunIsHandedOverPausedAndResumedWithItsHeldItemsAndKeys) {
   std::cout << "[ host ] " << perKey.size() << " callee runs, one per key; standing runs: " << first
             << " -> " << second << " -> " << third << " -> " << fourth << " -> " << handed[0]
             << "\n";
+
+  // Each of the five replays as it ran (docs/runtime.md#replay): what it took over at its start
+  // (held items, live keys, its streak) and how it ended — handed over, paused — are inputs in
+  // its trace, as the host decided them.
+  EXPECT_EQ(ReplayEvery(*store, registry, "conformance_alerts"), 5) << "every standing run replays";
 }
 
 // A new build (another assembly: the modules' text changed) hands a standing run over to a run
@@ -1285,6 +1313,8 @@ TEST_F(Host, ABoundWithNoItemThatGotARunCountsAndAQuietDayDoesNot) {
   host.tick(next[0]);
   EXPECT_EQ(store->head("conformance_refused")->streak, 1) << "the count goes on";
   EXPECT_EQ(host.standingState("conformance_refused")["state"], "live");
+  // Each replays as it ran: the quiet day's hand-over, the bound, the streak each took over.
+  EXPECT_EQ(ReplayEvery(*store, registry, "conformance_refused"), 3);
 }
 
 // A host takes a free run up with one take of its lock, kept from then on: a lock taken to see

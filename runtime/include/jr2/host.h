@@ -10,6 +10,7 @@
 #include <chrono>
 #include <exception>
 #include <functional>
+#include <iosfwd>
 #include <map>
 #include <memory>
 #include <optional>
@@ -199,6 +200,9 @@ class RunHost : private Dispatcher {
   std::vector<RunSummary> runs(bool ended, const std::string& workflow, bool views = false);
   // Run `id`'s feed after line `afterSeq`; its stored revision and status (to follow it).
   std::vector<FeedLine> feed(const std::string& id, int64_t afterSeq, int64_t limit = -1);
+  // The stored run `prefix` of `workflow`'s trace (docs/runtime.md#traces) to `out`, whole: the
+  // runner's `export` and serve's `GET /runs/:id/trace` (trace.cpp).
+  void exportTrace(const std::string& prefix, const std::string& workflow, std::ostream& out);
   int64_t revision(const std::string& id);
   // The number of run `id`'s last feed line (0 when none).
   int64_t lastSeq(const std::string& id);

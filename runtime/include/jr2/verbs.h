@@ -80,6 +80,8 @@ class Verbs {
   // following ("" otherwise) and its full id in `id`.
   virtual std::string log(const std::string& prefix, bool follow,
                           const std::function<void(const Json& line)>& line, std::string* id) = 0;
+  // `export RUN`: the run's trace (docs/runtime.md#traces), whole.
+  virtual std::string trace(const std::string& prefix) = 0;
   // `prune --ended-before`: deletes the runs that ended before `beforeMs`; gives how many.
   virtual int64_t prune(int64_t beforeMs) = 0;
   // Where the runs are: the store's path, or the serve's URL.

@@ -260,6 +260,14 @@ class TraceReplay final : public Replayer, public Dispatcher {
       if (t == 0) {
         run_ = std::make_unique<Run>(registry_, *wf, trace_.run, clock_);
         if (!trace_.home.empty()) run_->setHome(trace_.home);
+        // A standing run starts with what it took over from the run before it (its held items,
+        // the live keys, its streak), recorded whole in its first turn.
+        for (const ReplayEntry& e : turn.entries) {
+          if (e.kind == "taken-over" && e.data.is_object() && e.data.contains("carried")) {
+            run_->setCarried(e.data["carried"]);
+            break;
+          }
+        }
         attach();
         try {
           run_->start(trace_.input);
@@ -381,13 +389,49 @@ class TraceReplay final : public Replayer, public Dispatcher {
       keys_[{workflow, key}] = d;
       return d;
     }
+    // The host refused it at the callee's door, or could not start it yet: its answer, as
+    // recorded (the worker marks the item, or says once that it asks again each second).
+    for (const ReplayEntry& e : recordedTurn_->entries) {
+      if (usedDispatches_.count(e.seq) != 0) continue;
+      const bool refused = e.kind == "start-refused" || e.kind == "dispatch-error";
+      // (The mark names the Pool by its place, the dispatch by its name: matched by the item.)
+      if (refused && Str(e.data, "item") == key) {
+        usedDispatches_.insert(e.seq);
+        std::string why = Str(e.data, "reason");
+        if (why.rfind(e.kind + ": ", 0) == 0) why.erase(0, e.kind.size() + 2);
+        if (e.kind == "start-refused") throw BadInput(why);
+        throw Failure(why);
+      }
+      static const std::string kAgain = "; its run is asked for again every second";
+      const std::string& l = e.line;
+      if (e.kind == "line" && l.rfind(key + ": ", 0) == 0 &&
+          l.size() > key.size() + 2 + kAgain.size() &&
+          l.compare(l.size() - kAgain.size(), kAgain.size(), kAgain) == 0) {
+        usedDispatches_.insert(e.seq);
+        throw DispatchPending(l.substr(key.size() + 2, l.size() - key.size() - 2 - kAgain.size()));
+      }
+    }
+    // Asked again (silently) and started in a later turn: not yet, as recorded.
+    for (auto t = static_cast<size_t>(turn_); t < trace_.turns.size(); ++t) {
+      for (const ReplayEntry& e : trace_.turns[t].entries) {
+        if (e.kind == "dispatched" && Str(e.data, "pool") == pool && Str(e.data, "item") == key &&
+            usedDispatches_.count(e.seq) == 0)
+          throw DispatchPending("");
+      }
+    }
     throw Failure("the trace records no run of `" + workflow + "` for key " + key +
                   " in this turn");
   }
   std::optional<Dispatched> find(const std::string& workflow, const std::string& key) override {
     auto it = keys_.find({workflow, key});
-    if (it == keys_.end()) return std::nullopt;
-    return it->second;
+    if (it != keys_.end()) return it->second;
+    // Found by the host for a delivery of this turn (the `hook` input's `found`).
+    if (auto f = found_.find(key); f != found_.end()) {
+      Dispatched got = f->second;
+      found_.erase(f);
+      return got;
+    }
+    return std::nullopt;
   }
 
  private:
@@ -515,6 +559,14 @@ class TraceReplay final : public Replayer, public Dispatcher {
       return "";
     }
     if (e.kind == "hook") {
+      if (const auto f = d.find("found"); f != d.end() && f->is_object()) {
+        // The run its host found holding the item's key, as it found it.
+        Dispatched got;
+        got.run = Str(*f, "run");
+        got.status = Str(*f, "status");
+        got.existing = true;
+        found_[Str(*f, "item")] = got;
+      }
       run.hook(Str(d, "service"), Str(d, "event"), d.value("payload", Json()));
       return "";
     }
@@ -527,6 +579,17 @@ class TraceReplay final : public Replayer, public Dispatcher {
     }
     if (e.kind == "ended") {
       run.cancel();
+      run.drive();
+      return "";
+    }
+    if (e.kind == "handed-over" || e.kind == "bound") {
+      // The host's decision, at the turn it made it: the replay makes the same.
+      if (run.ended()) return "had ended already";
+      if (e.kind == "bound") {
+        run.endAtBound(Str(d, "why"));
+      } else {
+        run.handOver(Str(d, "to"), Str(d, "why"));
+      }
       run.drive();
       return "";
     }
@@ -641,6 +704,7 @@ class TraceReplay final : public Replayer, public Dispatcher {
   std::map<std::string, std::deque<Pending>> calls_;    // by `POOL\nCALL`
   std::map<std::pair<std::string, std::string>, Dispatched> keys_;
   std::set<int64_t> usedDispatches_;
+  std::map<std::string, Dispatched> found_;  // item -> the run the host found for a delivery
   int64_t held_ = 0;
 };
 

@@ -2,6 +2,7 @@
 #include "host/trace.h"
 
 #include <array>
+#include <ostream>
 #include <string_view>
 
 #include "jr2/host.h"
@@ -22,17 +23,22 @@ bool IsTraceInput(const std::string& kind, const Json& data) {
   // cancel. (An Agent's answer is its `answered`; a run's other ends are what it did.)
   if (kind == "agent") return data.is_object() && !data.value("answered", false);
   if (kind == "ended") return data.is_object() && data.value("status", "") == "cancelled";
-  return false;
+  // A standing run's end by its host: handed over to the next run, or ended at its bound.
+  return kind == "handed-over" || kind == "bound";
 }
 
 void ExportTrace(Store& store, const Registry& registry, const std::string& workflow,
                  const std::string& prefix, std::ostream& out) {
   SystemClock clock;
-  RunHost host(registry, store, clock);
-  const std::string id = host.resolve(prefix, workflow);
-  const StoredRun run = store.load(id);
+  RunHost(registry, store, clock).exportTrace(prefix, workflow, out);
+}
+
+void RunHost::exportTrace(const std::string& prefix, const std::string& workflow,
+                          std::ostream& out) {
+  const std::string id = resolve(prefix, workflow);
+  const StoredRun run = store_.load(id);
   const Json& snap = run.snapshot;
-  const std::vector<FeedLine> feed = host.feed(id, 0);
+  const std::vector<FeedLine> feed = this->feed(id, 0);
   out << Json{{"trace", kTraceVersion},
               {"run", id},
               {"workflow", run.workflow},

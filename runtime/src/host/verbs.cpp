@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <sstream>
 #include <thread>
 
 #include "jr2/registry.h"
@@ -254,6 +255,14 @@ class StoreVerbs final : public Verbs {
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(200));
     }
+  }
+
+  std::string trace(const std::string& prefix) override {
+    auto store = OpenStore(path_, StoreMode::kReadOnly);
+    SystemClock clock;
+    std::ostringstream out;  // whole or nothing: a run that cannot be read writes no part of it
+    RunHost(registry_, *store, clock).exportTrace(prefix, workflow_, out);
+    return out.str();
   }
 
   int64_t prune(int64_t beforeMs) override {

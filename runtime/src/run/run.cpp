@@ -295,7 +295,13 @@ HookVerdict Run::hook(const std::string& service, const std::string& eventKey, c
   // A delivery the Source took is an input of the turn it is taken in (docs/runtime.md#traces);
   // a skipped one changed nothing, and is in the hook log alone.
   if (heard() && verdict.kind != HookVerdict::Kind::kSkipped) {
-    emit("hook", {{"service", service}, {"event", eventKey}, {"payload", payload}}, "");
+    Json data = {{"service", service}, {"event", eventKey}, {"payload", payload}};
+    // Found by the host's door (a run of the callee holds its key): the host's answer, kept
+    // for a replay, which knows only the runs this run dispatched.
+    if (verdict.kind == HookVerdict::Kind::kExisting && verdict.status && verdict.run &&
+        verdict.run->is_string())
+      data["found"] = {{"item", verdict.item}, {"run", *verdict.run}, {"status", *verdict.status}};
+    emit("hook", std::move(data), "");
   }
   dirty_ = true;
   if (drive) drain();

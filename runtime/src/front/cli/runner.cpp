@@ -29,7 +29,6 @@
 #include "front/http/serve.h"
 #include "front/present/report.h"
 #include "front/remote/remote.h"
-#include "host/trace.h"
 #include "jr2/callers.h"
 #include "jr2/errors.h"
 #include "jr2/host.h"
@@ -558,21 +557,23 @@ class Runner {
     return kExitDone;
   }
 
-  // export RUN: the run's trace (docs/runtime.md#traces) on stdout, from the store itself.
+  // export RUN: the run's trace (docs/runtime.md#traces) on stdout, from the store or from a
+  // serve (`GET /runs/:id/trace`), whole or nothing.
   int exportTrace(const Args& a) {
-    auto store = open(a, StoreMode::kReadOnly);
-    std::ostringstream out;  // whole or nothing: a run that cannot be read writes no part of it
-    ExportTrace(*store, registry_, workflow_, a.positional[0], out);
-    std::cout << out.str() << std::flush;
+    std::cout << verbs(a)->trace(a.positional[0]) << std::flush;
     return kExitDone;
   }
 
   // --server URL: the verbs that go to a serve, and the options that are the serve's.
   static void checkRemote(const Args& a) {
-    if (a.verb == "serve" || a.verb == "prune" || a.verb == "store" || a.verb == "callers" ||
-        a.verb == "export" || a.verb == "replay" || a.verb == "test")
-      throw UsageError("`--server` goes with run, send, status, gates, runs, cancel and log; `" +
-                       a.verb + "` works on the store itself");
+    if (a.verb == "serve" || a.verb == "prune" || a.verb == "store" || a.verb == "callers")
+      throw UsageError(
+          "`--server` goes with run, send, status, gates, runs, cancel, log and export; `" +
+          a.verb + "` works on the store itself");
+    if (a.verb == "replay" || a.verb == "test")
+      throw UsageError("`" + a.verb +
+                       "` reads trace files and needs no store or serve: drop `--server` (`export "
+                       "RUN --server URL > FILE` fetches a trace from a serve)");
     if (!a.agents.empty() || a.threads > 0 || a.resumeGiven)
       throw UsageError(
           "with `--server` the serve drives the runs: --agents, --threads and "
@@ -1144,9 +1145,8 @@ int RunnerMain(const Registry& registry, const char* workflow, int argc, char** 
            "copied into PostgreSQL\n"
         << "  callers add NAME --scope WORKFLOW=SCOPE,… [--gates P,…] --callers FILE   a Caller, "
            "its token printed once\n"
-        << "  run, send, status, gates, runs, cancel, log … --server URL        the same, sent to "
-           "a "
-           "serve\n"
+        << "  run, send, status, gates, runs, cancel, log, export … --server URL   the same, "
+           "sent to a serve\n"
         << "Every verb that prints takes --json.\n\n"
         << "The store is ./jr2.db, or --store PATH, or $JR2_STORE. A run prefix of 4+ characters\n"
         << "addresses a run. Exit codes: done 0, failed 1, deadlocked 2, waiting 3, error 4,\n"

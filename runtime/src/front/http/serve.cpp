@@ -517,6 +517,11 @@ class Server {
       only(http::verb::get);
       return events(s, seg[1], "", t);
     }
+    if (is({"runs", ":id", "trace"})) {
+      label("/runs/:id/trace");
+      only(http::verb::get);
+      return trace(s, seg[1]);
+    }
     if (is({"runs", ":id", "gates", ":gate", "events"})) {
       label("/runs/:id/gates/:gate/events");
       only(http::verb::post);
@@ -1079,6 +1084,18 @@ class Server {
     s->answer(200, {{"name", c.name},
                     {"gates", c.gates.empty() ? Json(nullptr) : Json(c.gates)},
                     {"workflows", std::move(workflows)}});
+  }
+
+  // GET /runs/:id/trace: the run's trace as `export` writes it (docs/runtime.md#traces), JSON
+  // lines, for a Caller with `read` on its workflow: every input the run took, Gate answers'
+  // payloads and effects' outputs among them.
+  void trace(const std::shared_ptr<Session>& s, const std::string& prefix) {
+    const Caller& c = caller(s);
+    const RunSummary r = find(prefix);
+    Require(c, r.workflow, Scope::kRead);
+    std::ostringstream out;
+    host_.exportTrace(r.id, r.workflow, out);
+    s->answerText(200, out.str(), "application/x-ndjson");
   }
 
   void showRun(const std::shared_ptr<Session>& s, const std::string& prefix) {

@@ -64,20 +64,15 @@ class Client {
   // One request; a refusal is the serve's own line. A `503` that says when to come back (a run
   // another command drives) is asked again, for up to 30 s.
   Json call(const std::string& method, const std::string& path, const Json& body = nullptr) {
-    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-    for (;;) {
-      HttpReply reply;
-      try {
-        reply = HttpCall(method, base_ + path, body.is_null() ? "" : body.dump(), headers(), 60000);
-      } catch (const Failure& f) {
-        throw BadInput("cannot reach serve at " + base_ + ": " + f.reason());
-      }
-      if (reply.status == 503 && std::chrono::steady_clock::now() < until) {
-        std::this_thread::sleep_for(std::chrono::seconds(1));
-        continue;
-      }
-      return check(reply);
-    }
+    return check(send(method, path, body));
+  }
+
+  // A GET whose answer is not JSON (a trace's JSON lines): its body, or the refusal as call()'s.
+  std::string text(const std::string& path) {
+    HttpReply reply = send("GET", path, nullptr);
+    if (reply.status >= 200 && reply.status < 300) return std::move(reply.body);
+    check(reply);
+    throw BadInput("serve at " + base_ + " answered " + std::to_string(reply.status));
   }
 
   // A feed as server-sent events: each event's data to `line` until the stream ends, or until
@@ -111,6 +106,23 @@ class Client {
  private:
   std::vector<std::pair<std::string, std::string>> headers() const {
     return {{"Authorization", "Bearer " + call_.token}};
+  }
+
+  HttpReply send(const std::string& method, const std::string& path, const Json& body) {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    for (;;) {
+      HttpReply reply;
+      try {
+        reply = HttpCall(method, base_ + path, body.is_null() ? "" : body.dump(), headers(), 60000);
+      } catch (const Failure& f) {
+        throw BadInput("cannot reach serve at " + base_ + ": " + f.reason());
+      }
+      if (reply.status == 503 && std::chrono::steady_clock::now() < until) {
+        std::this_thread::sleep_for(std::chrono::seconds(1));
+        continue;
+      }
+      return reply;
+    }
   }
 
   // A refusal (4xx) is serve's own line, which names what was refused and why as the local
@@ -247,6 +259,11 @@ class ServerVerbs final : public Verbs {
     if (!follow) return "";
     if (ended.empty()) ended = client_.call("GET", "/runs/" + Segment(id)).value("status", "");
     return ended;
+  }
+
+  std::string trace(const std::string& prefix) override {
+    const std::string id = get(prefix).value("runId", "");
+    return client_.text("/runs/" + Segment(id) + "/trace");
   }
 
   int64_t prune(int64_t) override {

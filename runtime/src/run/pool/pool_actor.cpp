@@ -111,9 +111,13 @@ void PoolActor::takeOver(const Json& carried) {
     held_.push_back(item);
     heldIds_.insert(id);
   }
-  run_.emit("taken-over", {{"pool", prefix_}, {"held", held_.size()}, {"keys", workers_.size()}},
-            "took over " + std::to_string(held_.size()) + " held items and " +
-                std::to_string(workers_.size()) + " live runs");
+  // What it took over (`carried`, whole) is an input of the run's first turn: a replay starts
+  // the run with it (docs/runtime.md#traces).
+  run_.emit(
+      "taken-over",
+      {{"pool", prefix_}, {"held", held_.size()}, {"keys", workers_.size()}, {"carried", carried}},
+      "took over " + std::to_string(held_.size()) + " held items and " +
+          std::to_string(workers_.size()) + " live runs");
 }
 
 std::shared_ptr<const Payload> PoolActor::check(int, const std::string& event,
