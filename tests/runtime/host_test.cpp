@@ -986,16 +986,23 @@ TEST_F(Host, ADispatchWhoseReservationWasLeftAsksAgainAndTheItemGetsItsRun) {
     return std::string();
   };
 
+  // Three seconds of serve's passes: the turn, the ends heard from the store each second.
+  auto threeSeconds = [&] {
+    for (int second = 0; second < 3; ++second) {
+      manual.advance(1000);
+      host.tick(pool);
+      host.hearEnds();
+      host.tick(pool);
+    }
+  };
+
   // 1. The reservation is made and its answer lost: nothing started, asked again a second later
   //    under the same id, which finds the reservation its own.
   hosts.loseNextReserve = true;
   hosts.reserves = 0;
   EXPECT_EQ(host.deliverHook("monitor", "alert.raised", "d-A1", alert("A1"))["verdict"], "held");
   EXPECT_EQ(runsOf("A1"), 0) << "the store went away: nothing started yet";
-  for (int second = 0; second < 3; ++second) {
-    manual.advance(1000);
-    host.tick(pool);
-  }
+  threeSeconds();
   EXPECT_EQ(runsOf("A1"), 1) << "asked again under its id, the item got its run";
   EXPECT_EQ(hosts.reserves, 2) << "one lost answer, one try again";
   EXPECT_EQ(settledFailed("A1"), "");
@@ -1004,21 +1011,11 @@ TEST_F(Host, ADispatchWhoseReservationWasLeftAsksAgainAndTheItemGetsItsRun) {
   //    that host lives; once it is gone, the key is taken over and the item gets its run here.
   hosts.reserve("conformance_alert_run", "A2", "bbbb00000002");
   EXPECT_EQ(host.deliverHook("monitor", "alert.raised", "d-A2", alert("A2"))["verdict"], "held");
-  for (int second = 0; second < 3; ++second) {
-    manual.advance(1000);
-    host.tick(pool);
-    host.hearEnds();
-    host.tick(pool);
-  }
+  threeSeconds();
   EXPECT_EQ(runsOf("A2"), 0) << "the key is another host's, live";
   EXPECT_EQ(settledFailed("A2"), "") << "never settled for a run that may still come";
   hosts.kill("other");
-  for (int second = 0; second < 3; ++second) {
-    manual.advance(1000);
-    host.tick(pool);
-    host.hearEnds();
-    host.tick(pool);
-  }
+  threeSeconds();
   EXPECT_EQ(runsOf("A2"), 1) << "that host died before storing it: the item got its run here";
   EXPECT_EQ(settledFailed("A2"), "");
   bool told = false;
