@@ -8,7 +8,8 @@ Drives the real conformance runners against fresh stores:
   - the same trace through a build with one seeded change (`conformance_replay_b` refuses `r3`):
     it diverges at the turn that settled `r3`, and says what was recorded and what this build did;
   - a trace whose recorded result was changed: it diverges where that result was taken;
-  - a command's Failure, a host function's result, a timer and a cancel replay identically;
+  - a command's Failure, a host function's result and its defect (a throw that is not a
+    Failure), a timer and a cancel replay identically;
   - `test --traces` over a folder of good, diverging, broken and foreign traces: counts, exit 1;
   - hostile traces: not JSON, not UTF-8, 100,000 arrays deep, cut short, a line after the end,
     version 1, another workflow, a folder: each a one-line error, exit 65, nothing run.
@@ -250,5 +251,18 @@ with tempfile.TemporaryDirectory() as d:
     got = runner("conformance_crasher", ["replay", path], d)
     check(got.returncode == 0, "a host function's result replays: %d %r" %
           (got.returncode, got.stdout[:200]))
+with tempfile.TemporaryDirectory() as d:
+    # A host function that throws what is not a Failure: a defect, the run ends `error` (exit 4),
+    # and the throw is its call's recorded result, so the replay ends it `error` there too.
+    ran = runner("conformance_crasher", ["run", "--input", '{"value": "throw-42"}'], d)
+    path = os.path.join(d, "t.jsonl")
+    trace = export("conformance_crasher", d, path)
+    got = runner("conformance_crasher", ["replay", path, "--json"], d)
+    doc = json.loads(got.stdout or b"{}")
+    check(ran.returncode == 4 and got.returncode == 0 and doc.get("identical") is True and
+          doc.get("status") == "error" and "not a std::exception" in doc.get("reason", "") and
+          any(line.get("kind") == "result" for line in trace[1:-1]),
+          "a host function's defect is its recorded result and replays: run exit %d, replay "
+          "exit %d, %r" % (ran.returncode, got.returncode, got.stdout[:300]))
 
 finish("replay")

@@ -15,6 +15,13 @@
 namespace jr2rt {
 namespace {
 
+// A host function's throw that was not a Failure, on its way back to the run's strand: the
+// Failure's detail (never one a host function's own Failure has: the key is ours).
+Json DefectMark() { return Json{{"jr2.defect", true}}; }
+bool IsDefectMark(const Json& detail) {
+  return detail.is_object() && detail.size() == 1 && detail.value("jr2.defect", false);
+}
+
 std::vector<EventSpec> Accepted(const std::vector<EventSpec>& all, bool agent) {
   std::vector<EventSpec> out;
   for (const auto& e : all) {
@@ -444,7 +451,21 @@ void MachineActor::launchEffect(int id, const std::string& target, const Json& i
     if (!registry.isProcess(target)) {
       const HostFunction* fn = registry.host(target);
       if (fn == nullptr) throw Defect("no host function `" + target + "` is registered");
-      work = [call = *fn, input] { return call(input); };
+      // What it throws that is not a Failure is a defect of the run (docs/host-functions.md):
+      // carried back as a Failure marked so, so that it is recorded as the call's result
+      // (a replay ends the run `error` where it did) before the run ends `error`.
+      work = [call = *fn, input] {
+        try {
+          return call(input);
+        } catch (const Failure&) {
+          throw;
+        } catch (const std::exception& e) {
+          throw Failure(ErrorText(e), DefectMark());
+        } catch (...) {
+          throw Failure("a host function threw something that is not a std::exception",
+                        DefectMark());
+        }
+      };
     }
     std::weak_ptr<int> alive = self->token();
     auto then = [self, id, alive](const Json& out) {
@@ -455,6 +476,7 @@ void MachineActor::launchEffect(int id, const std::string& target, const Json& i
     auto failed = [self, id, alive](const Failure& f) {
       if (alive.expired()) return;
       self->traceResult(id, nullptr, &f);
+      if (IsDefectMark(f.detail())) throw Defect(f.reason());
       self->childFailed(id, f);
     };
     // A replay answers it from its trace: nothing goes out (docs/runtime.md#replay).
