@@ -4,13 +4,15 @@ run took in, from the feed where each input was stored in its turn's commit.
 
 Drives the real conformance runners against a fresh store: a command's result and its Failure,
 a host function's result, a read Source's answers, hostile bytes in a command's output (not
-UTF-8, terminal escapes), and a run that cannot be found. Every line must be one JSON object.
+UTF-8, terminal escapes), a command's output stored once (the stored result leaves out what its
+`output` lines hold; export puts it back), and a run that cannot be found. Every line must be one JSON object.
 Prints its counts.
 
 Usage: trace_test.py CONFORMANCE_DIR
 """
 import json
 import os
+import sqlite3
 import sys
 import tempfile
 
@@ -78,6 +80,72 @@ with tempfile.TemporaryDirectory() as d:
     stdout = results[0]["data"]["output"]["stdout"] if results else ""
     check("\x1b[2J" in stdout and "bad " in stdout,
           "the escape is kept as JSON text, the bad bytes replaced: %r" % stdout)
+
+def stored_feed(cwd, kind):
+    """The `data` of the feed rows of `kind` in the store at cwd, as stored (not exported)."""
+    db = sqlite3.connect(os.path.join(cwd, "jr2.db"))
+    try:
+        return [json.loads(r[0]) for r in db.execute(
+            "SELECT data FROM feed WHERE kind = ? ORDER BY run, seq", (kind,))]
+    finally:
+        db.close()
+
+
+with tempfile.TemporaryDirectory() as d:
+    # Output stored once: 150 lines on stdout, two on stderr. The feed keeps the first 100 as
+    # `output` lines (and says the rest is in the result); the stored `result` leaves out what
+    # those lines hold, and `export` puts the whole output back, so the trace and its replay are
+    # what they were.
+    script = "i=1; while [ $i -le 150 ]; do echo \"line $i of the build\"; i=$((i+1)); done; " \
+             "echo warn >&2; printf 'last, no newline' >&2"
+    out = runner("conformance_command", ["run", "--input", json.dumps({"argv": ["sh", "-c", script]})],
+                 d)
+    whole = "".join("line %d of the build\n" % i for i in range(1, 151))
+    stored = stored_feed(d, "result")
+    lines = stored_feed(d, "output")
+    t = trace_of("conformance_command", d)
+    exported = [x["data"] for x in t if x.get("kind") == "result"]
+    kept = stored[0]["output"] if stored else {}
+    check(out.returncode == 0 and len(stored) == 1 and "told" in stored[0] and
+          kept.get("stdout") == whole[len("".join("line %d of the build\n" % i
+                                                     for i in range(1, 101))):] and
+          kept.get("stderr") == "",
+          "the stored result keeps what the output lines do not: stdout from line 101, no "
+          "stderr: %s" % (json.dumps(stored[0].get("told")) if stored else stored))
+    check(len(exported) == 1 and "told" not in exported[0] and
+          exported[0]["output"] == {"exit": 0, "stdout": whole,
+                                    "stderr": "warn\nlast, no newline"},
+          "export puts the whole output back: %d bytes of stdout" %
+          len(exported[0]["output"]["stdout"]) if exported else "no result exported")
+    text_told = sum(len(x.get("line", "")) for x in lines)
+    stored_out = len(kept.get("stdout", "")) + len(kept.get("stderr", ""))
+    print("trace: output stored once: %d bytes of output, %d in %d output lines and %d in the "
+          "result (before: %d in the result)" % (len(whole) + 20, text_told, len(lines),
+                                                 stored_out, len(whole) + 20))
+    path = os.path.join(d, "t.jsonl")
+    with open(path, "wb") as f:
+        f.write(export(conformance, "conformance_command", d)[0])
+    got = runner("conformance_command", ["replay", path], d)
+    check(got.returncode == 0, "its trace replays identically (%d)" % got.returncode)
+
+with tempfile.TemporaryDirectory() as d:
+    # What the lines do not hold verbatim stays in the result: a line ending `\r\n` (the
+    # line has it taken off), a line over 400 bytes (cut short in the line). A Failure's output
+    # (a command that exits 3) is left out of its detail as an output's is.
+    script = "printf 'dos line\\r\\n'; printf '%0500d\\n' 7; echo after >&2; exit 3"
+    runner("conformance_command", ["run", "--input", json.dumps({"argv": ["sh", "-c", script]})], d)
+    stored = stored_feed(d, "result")
+    detail = stored[0]["failure"]["detail"] if stored and "failure" in stored[0] else {}
+    check(stored and detail.get("stdout", "").startswith("dos line\r\n") and
+          detail.get("stderr") == "" and stored[0].get("told", {}).get("stderr", {}).get("used") == 1
+          and "stdout" not in stored[0].get("told", {}),
+          "a line not told verbatim keeps the stream whole; a Failure's stderr is left out: %s" %
+          (json.dumps(stored[0])[:400] if stored else stored))
+    t = trace_of("conformance_command", d)
+    exported = [x["data"] for x in t if x.get("kind") == "result"]
+    check(exported and exported[0]["failure"]["detail"]["stderr"] == "after\n" and
+          exported[0]["failure"]["detail"]["stdout"].startswith("dos line\r\n"),
+          "export puts the Failure's output back whole")
 
 with tempfile.TemporaryDirectory() as d:
     # A host function's result, per worker of a Pool.

@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "jr2/registry.h"
 #include "jr2/value.h"
@@ -22,6 +23,9 @@ struct EffectControl {
   std::atomic<bool> cancelled{false};
   std::atomic<int> pid{-1};         // a process's, once spawned
   std::atomic<bool> reaped{false};  // the process ended and was waited for: its pid may be reused
+  // A process's `output` lines as the feed has them, stdout's then stderr's (on the run's strand
+  // only): its `result` leaves out what they hold already (docs/runtime.md#traces).
+  std::vector<std::string> told[2];
   // Stops it: marks it cancelled and kills the process if one runs.
   void cancel();
 };

@@ -2,11 +2,14 @@
 #include "host/trace.h"
 
 #include <array>
+#include <deque>
+#include <map>
 #include <ostream>
 #include <string_view>
 
 #include "jr2/host.h"
 #include "jr2/run.h"
+#include "jr2/stdlib.h"
 
 namespace jr2rt {
 
@@ -26,6 +29,61 @@ bool IsTraceInput(const std::string& kind, const Json& data) {
   // A standing run's end by its host: handed over to the next run, or ended at its bound.
   return kind == "handed-over" || kind == "bound";
 }
+
+namespace {
+
+// The `output` lines of each process (by where it ran and stream) that a later `result` may
+// have left out of its own text (MachineActor::traceResult): the last ones only.
+class ToldLines {
+ public:
+  void saw(const FeedLine& f) {
+    if (f.kind != "output" || !f.data.is_object()) return;
+    auto& lines = lines_[{f.data.value("effect", ""), f.data.value("stream", "")}];
+    lines.push_back(f.data.value("line", ""));
+    if (lines.size() > kKept) lines.pop_front();
+  }
+
+  // Puts back into a `result`'s output (or its Failure's detail) the start of each stream that
+  // its `told` left out, from those lines; `told` is then dropped. One whose lines are not what
+  // it says (never, unless the feed was changed) is left as stored, `told` and all: its replay
+  // then shows where.
+  void putBack(Json& data) const {
+    auto told = data.find("told");
+    if (told == data.end() || !told->is_object()) return;
+    Json* result = data.contains("output") ? &data["output"]
+                   : data.contains("failure") && data["failure"].is_object()
+                       ? &data["failure"]["detail"]
+                       : nullptr;
+    if (result == nullptr || !result->is_object()) return;
+    const std::string where = told->value("lines", "");
+    Json whole = *result;
+    for (const char* stream : {"stdout", "stderr"}) {
+      const auto t = told->find(stream);
+      if (t == told->end()) continue;
+      const auto it = lines_.find({where, stream});
+      const size_t of = t->value("of", size_t{0});
+      const size_t used = t->value("used", size_t{0});
+      const size_t bytes = t->value("bytes", size_t{0});
+      if (it == lines_.end() || it->second.size() < of || used > of || !whole.contains(stream) ||
+          !whole[stream].is_string())
+        return;
+      std::string text;
+      for (size_t i = it->second.size() - of; i < it->second.size() - of + used; ++i)
+        text += it->second[i] + "\n";
+      if (text.size() == bytes + 1) text.pop_back();  // its last line had no newline
+      if (text.size() != bytes) return;
+      whole[stream] = text + whole[stream].get<std::string>();
+    }
+    *result = std::move(whole);
+    data.erase("told");
+  }
+
+ private:
+  static constexpr size_t kKept = kCommandFeedLines + 1;  // the lines and the "… more" line
+  std::map<std::pair<std::string, std::string>, std::deque<std::string>> lines_;
+};
+
+}  // namespace
 
 void ExportTrace(Store& store, const Registry& registry, const std::string& workflow,
                  const std::string& prefix, std::ostream& out) {
@@ -48,11 +106,15 @@ void RunHost::exportTrace(const std::string& prefix, const std::string& workflow
               {"time", feed.empty() ? Json(nullptr) : Json(feed.front().timeMs)}}
              .dump(-1, ' ', false, Json::error_handler_t::replace)
       << '\n';
+  ToldLines told;
   for (const FeedLine& f : feed) {
+    told.saw(f);
+    Json data = f.data;
+    if (f.kind == "result" && data.is_object()) told.putBack(data);
     out << Json{{"seq", f.seq},
                 {"time", f.timeMs},
                 {"kind", f.kind},
-                {"data", f.data},
+                {"data", std::move(data)},
                 {"line", f.line}}
                .dump(-1, ' ', false, Json::error_handler_t::replace)
         << '\n';

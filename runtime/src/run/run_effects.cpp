@@ -85,9 +85,10 @@ void Run::startCommand(Json spec, std::function<void(Json)> then,
     // Its output on the feed as it comes, each line told on the strand (a feed entry is stored
     // with the turn that tells it). Called from a handler of the executor, like Back's tasks,
     // but a line is not the effect's end: the effect stays out.
-    auto line = [this, life, who](const char* stream, const std::string& text) {
+    auto line = [this, life, who, control](const char* stream, const std::string& text) {
       if (life.expired()) return;
-      post([this, who, stream = std::string(stream), text] {
+      post([this, who, stream = std::string(stream), text, control] {
+        if (control) control->told[stream == "stderr" ? 1 : 0].push_back(text);
         emit("output", {{"effect", who}, {"stream", stream}, {"line", text}},
              who + (stream == "stderr" ? " ! " : " | ") + text);
       });

@@ -22,6 +22,39 @@ bool IsDefectMark(const Json& detail) {
   return detail.is_object() && detail.size() == 1 && detail.value("jr2.defect", false);
 }
 
+// Takes out of a command's `result` (`{stdout, stderr, …}`) the start of each stream that its
+// `output` lines `told` hold verbatim (a line cut short, a `\r` taken off or a byte replaced ends
+// it), and gives what export needs to put it back (ReadTold, trace.cpp): per stream, how many
+// lines the process told (`of`), how many of the first of them were left out (`used`), and
+// their bytes. Null when nothing was left out.
+Json LeaveOutTold(Json& result, const std::vector<std::string> (&told)[2]) {
+  if (!result.is_object()) return nullptr;
+  Json out = Json::object();
+  const char* names[2] = {"stdout", "stderr"};
+  for (int n = 0; n < 2; ++n) {
+    const auto it = result.find(names[n]);
+    if (it == result.end() || !it->is_string() || told[n].empty()) continue;
+    const auto& text = it->get_ref<const std::string&>();
+    size_t at = 0;
+    size_t used = 0;
+    for (const std::string& line : told[n]) {
+      if (text.compare(at, line.size(), line) != 0 || at + line.size() > text.size()) break;
+      if (at + line.size() == text.size()) {  // its last line, with no newline after it
+        at += line.size();
+        ++used;
+        break;
+      }
+      if (text[at + line.size()] != '\n') break;
+      at += line.size() + 1;
+      ++used;
+    }
+    if (used == 0) continue;
+    out[names[n]] = {{"of", told[n].size()}, {"used", used}, {"bytes", at}};
+    *it = text.substr(at);
+  }
+  return out.empty() ? Json(nullptr) : out;
+}
+
 std::vector<EventSpec> Accepted(const std::vector<EventSpec>& all, bool agent) {
   std::vector<EventSpec> out;
   for (const auto& e : all) {
@@ -393,7 +426,10 @@ void MachineActor::closeChild(Child& c) {
     run_.closeGate(gateName(c.spec));
   }
   if (c.actor) c.actor->stop();
-  if (c.effect) c.effect->cancel();  // held: never starts; a process: killed
+  if (c.effect) {
+    if (c.effect->pid >= 0 && !c.effect->reaped) cancelledOut_.insert(gateName(c.spec));
+    c.effect->cancel();  // held: never starts; a process: killed
+  }
 }
 
 void MachineActor::after() {
@@ -540,6 +576,17 @@ void MachineActor::traceResult(int id, const Json* output, const Failure* failur
     data["output"] = *output;
   } else {
     data["failure"] = {{"reason", failure->reason()}, {"detail", failure->detail()}};
+  }
+  // A process's stdout and stderr are in its `output` lines already, as far as those hold them
+  // verbatim: stored once, its result keeps only the rest (export puts it together again).
+  const std::shared_ptr<EffectControl>& control = child->second.effect;
+  if (control && cancelledOut_.count(gateName(child->second.spec)) == 0) {
+    Json& result = output != nullptr ? data["output"] : data["failure"]["detail"];
+    Json told = LeaveOutTold(result, control->told);
+    if (!told.is_null()) {
+      told["lines"] = gateName(child->second.spec);
+      data["told"] = std::move(told);
+    }
   }
   run_.emit("result", std::move(data), "");
 }

@@ -4,6 +4,7 @@
 
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -87,6 +88,9 @@ class MachineActor final : public Actor, public MachineHost {
   const std::string* name_;  // the registry's copy: a parked worker keeps no name of its own
   std::unique_ptr<Machine> m_;
   std::map<int, Child> children_;
+  // Where a process was cancelled while it ran: lines of it may still come after a later child
+  // there started, so a later child's `result` there keeps its whole output (traceResult).
+  std::set<std::string> cancelledOut_;
   // The armed timers: when each falls due, and its `after` (what is told when it fires; -1 when
   // a restored snapshot did not say). One map, not three: a parked worker holds it.
   struct Armed {
