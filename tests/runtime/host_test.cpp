@@ -964,7 +964,8 @@ TEST_F(Host, ADispatchWhoseReservationWasLeftAsksAgainAndTheItemGetsItsRun) {
   ASSERT_TRUE(host.joinHosts("alpha", 3000, 100, /*pollOnly=*/true));
   const auto started = host.standUp({"conformance_alerts"});
   ASSERT_EQ(started.size(), 1u);
-  const std::string& pool = started[0];
+  std::string pool = started[0];
+  const std::string first = pool;
   host.tick(pool);
   auto alert = [](const std::string& id) {
     return Json{{"alert", {{"id", id}, {"level", "warn"}}}};
@@ -1014,12 +1015,17 @@ TEST_F(Host, ADispatchWhoseReservationWasLeftAsksAgainAndTheItemGetsItsRun) {
   threeSeconds();
   EXPECT_EQ(runsOf("A2"), 0) << "the key is another host's, live";
   EXPECT_EQ(settledFailed("A2"), "") << "never settled for a run that may still come";
+  // Handed over meanwhile: the next standing run asks on for A2 (it is not dropped).
+  pool = host.handOver(first, "a test");
+  host.tick(pool);
   hosts.kill("other");
   threeSeconds();
   EXPECT_EQ(runsOf("A2"), 1) << "that host died before storing it: the item got its run here";
   EXPECT_EQ(settledFailed("A2"), "");
+  // Both standing runs replay as they ran: the turns where A2 was asked for again take no input.
+  EXPECT_EQ(ReplayEvery(store, registry, "conformance_alerts"), 2);
   bool told = false;
-  for (const auto& f : store.feed(pool, 0))
+  for (const auto& f : store.feed(first, 0))
     told = told || f.line.find(
                        "A2: key A2 of `conformance_alert_run` is reserved by run "
                        "bbbb00000002, which its host has not stored yet") == 0;

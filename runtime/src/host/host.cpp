@@ -501,6 +501,7 @@ void RunHost::serve(const std::function<void()>& every, const std::function<void
   engine_->commitChanged();
   writeAnswers();
   answerCommitted();
+  writeAnswers();  // the ones the last answers could not write: once more before the host goes
   serving_ = false;
   for (auto& [id, h] : runs_) stoppedEffects_ += h.run->stopEffects();
 }

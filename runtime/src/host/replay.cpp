@@ -265,6 +265,10 @@ class TraceReplay final : public Replayer, public Dispatcher {
         for (const ReplayEntry& e : turn.entries) {
           if (e.kind == "taken-over" && e.data.is_object() && e.data.contains("carried")) {
             run_->setCarried(e.data["carried"]);
+            // A key whose run the run before was asking for: this one asks on, silently.
+            for (const Json& k : e.data["carried"].value("keys", Json::array())) {
+              if (k.is_object() && k.contains("retryInput")) asking_.insert(Str(k, "item"));
+            }
             break;
           }
         }
@@ -286,6 +290,10 @@ class TraceReplay final : public Replayer, public Dispatcher {
               Json::array(), Json::array());
         }
       }
+      // What fell due by the turn's start fires in it, as the host fires it at every turn: a
+      // timer that takes no input of its own (a dispatch asked for again each second) makes a
+      // turn with no input.
+      if (t > 0) run_->tick();
       for (const ReplayEntry& e : turn.entries) {
         if (!IsTraceInput(e.kind, e.data)) continue;
         ++r.inputs;
@@ -383,6 +391,7 @@ class TraceReplay final : public Replayer, public Dispatcher {
           usedDispatches_.count(e.seq) != 0)
         continue;
       usedDispatches_.insert(e.seq);
+      asking_.erase(key);
       Dispatched d;
       d.run = Str(e.data, "run");
       d.existing = e.data.value("existing", false);
@@ -397,6 +406,7 @@ class TraceReplay final : public Replayer, public Dispatcher {
       // (The mark names the Pool by its place, the dispatch by its name: matched by the item.)
       if (refused && Str(e.data, "item") == key) {
         usedDispatches_.insert(e.seq);
+        asking_.erase(key);
         std::string why = Str(e.data, "reason");
         if (why.rfind(e.kind + ": ", 0) == 0) why.erase(0, e.kind.size() + 2);
         if (e.kind == "start-refused") throw BadInput(why);
@@ -408,17 +418,13 @@ class TraceReplay final : public Replayer, public Dispatcher {
           l.size() > key.size() + 2 + kAgain.size() &&
           l.compare(l.size() - kAgain.size(), kAgain.size(), kAgain) == 0) {
         usedDispatches_.insert(e.seq);
+        asking_.insert(key);
         throw DispatchPending(l.substr(key.size() + 2, l.size() - key.size() - 2 - kAgain.size()));
       }
     }
-    // Asked again (silently) and started in a later turn: not yet, as recorded.
-    for (auto t = static_cast<size_t>(turn_); t < trace_.turns.size(); ++t) {
-      for (const ReplayEntry& e : trace_.turns[t].entries) {
-        if (e.kind == "dispatched" && Str(e.data, "pool") == pool && Str(e.data, "item") == key &&
-            usedDispatches_.count(e.seq) == 0)
-          throw DispatchPending("");
-      }
-    }
+    // Asked for again (silently: it said so once) and not started yet, as recorded: in a later
+    // turn, or never (the run ended or was handed over while it asked).
+    if (asking_.count(key) != 0) throw DispatchPending("");
     throw Failure("the trace records no run of `" + workflow + "` for key " + key +
                   " in this turn");
   }
@@ -704,6 +710,7 @@ class TraceReplay final : public Replayer, public Dispatcher {
   std::map<std::string, std::deque<Pending>> calls_;    // by `POOL\nCALL`
   std::map<std::pair<std::string, std::string>, Dispatched> keys_;
   std::set<int64_t> usedDispatches_;
+  std::set<std::string> asking_;             // items whose dispatch the host said it asks for again
   std::map<std::string, Dispatched> found_;  // item -> the run the host found for a delivery
   int64_t held_ = 0;
 };

@@ -427,7 +427,7 @@ void MachineActor::closeChild(Child& c) {
   }
   if (c.actor) c.actor->stop();
   if (c.effect) {
-    if (c.effect->pid >= 0 && !c.effect->reaped) cancelledOut_.insert(gateName(c.spec));
+    if (c.effect->pid >= 0 && !c.effect->reaped) mixedOut_.insert(gateName(c.spec));
     c.effect->cancel();  // held: never starts; a process: killed
   }
 }
@@ -510,7 +510,11 @@ void MachineActor::launchEffect(int id, const std::string& target, const Json& i
       self->childDone(id, out);
     };
     auto failed = [self, id, alive](const Failure& f) {
-      if (alive.expired()) return;
+      // A defect ends the run even when its call's machine is gone (as it always did).
+      if (alive.expired()) {
+        if (IsDefectMark(f.detail())) throw Defect(f.reason());
+        return;
+      }
       self->traceResult(id, nullptr, &f);
       if (IsDefectMark(f.detail())) throw Defect(f.reason());
       self->childFailed(id, f);
@@ -527,6 +531,10 @@ void MachineActor::launchEffect(int id, const std::string& target, const Json& i
     // on the executor, holding no thread.
     if (registry.isProcess(target)) {
       const InvokeSpec& spec = child->second.spec;
+      for (const auto& [other, c] : self->children_) {
+        if (other != id && c.effect && self->gateName(c.spec) == self->gateName(spec))
+          self->mixedOut_.insert(self->gateName(spec));
+      }
       self->run_.startCommand(
           input.contains("spec") ? input["spec"] : input.value("arg0", Json::object()),
           std::move(then), std::move(failed), control,
@@ -580,7 +588,7 @@ void MachineActor::traceResult(int id, const Json* output, const Failure* failur
   // A process's stdout and stderr are in its `output` lines already, as far as those hold them
   // verbatim: stored once, its result keeps only the rest (export puts it together again).
   const std::shared_ptr<EffectControl>& control = child->second.effect;
-  if (control && cancelledOut_.count(gateName(child->second.spec)) == 0) {
+  if (control && mixedOut_.count(gateName(child->second.spec)) == 0) {
     Json& result = output != nullptr ? data["output"] : data["failure"]["detail"];
     Json told = LeaveOutTold(result, control->told);
     if (!told.is_null()) {

@@ -88,9 +88,10 @@ class MachineActor final : public Actor, public MachineHost {
   const std::string* name_;  // the registry's copy: a parked worker keeps no name of its own
   std::unique_ptr<Machine> m_;
   std::map<int, Child> children_;
-  // Where a process was cancelled while it ran: lines of it may still come after a later child
-  // there started, so a later child's `result` there keeps its whole output (traceResult).
-  std::set<std::string> cancelledOut_;
+  // The places whose processes' `output` lines may mix: one was cancelled while it ran (its
+  // late lines may come after a later one's began), or two ran at once (parallel regions that
+  // name their invokes alike). A `result` there keeps its whole output (traceResult).
+  std::set<std::string> mixedOut_;
   // The armed timers: when each falls due, and its `after` (what is told when it fires; -1 when
   // a restored snapshot did not say). One map, not three: a parked worker holds it.
   struct Armed {

@@ -72,8 +72,14 @@ void PoolActor::start(const Json& given) {
 Json PoolActor::handOverState() const {
   Json keys = Json::array();
   for (const auto& [k, w] : workers_) {
-    if (const auto* d = dynamic_cast<const DispatchActor*>(w.actor.get()))
-      keys.push_back({{"item", *w.id}, {"run", d->runId()}});
+    if (const auto* d = dynamic_cast<const DispatchActor*>(w.actor.get())) {
+      Json key = {{"item", *w.id}, {"run", d->runId()}};
+      // One whose run is asked for again (the store away, its key another host's): the next
+      // run asks on, with what this one asks with.
+      if (Json snap = d->snapshot(); snap.contains("retryInput"))
+        key["retryInput"] = std::move(snap["retryInput"]);
+      keys.push_back(std::move(key));
+    }
   }
   return {{"held", Json(std::vector<Json>(held_.begin(), held_.end()))}, {"keys", keys}};
 }
@@ -90,13 +96,15 @@ void PoolActor::takeOver(const Json& carried) {
   for (const auto& k : carried.value("keys", Json::array())) {
     const std::string id = k.value("item", "");
     const std::string runId = k.value("run", "");
-    if (id.empty() || runId.empty() || liveIds_.count(id) != 0) continue;
+    const bool asking = runId.empty() && k.contains("retryInput");
+    if (id.empty() || (runId.empty() && !asking) || liveIds_.count(id) != 0) continue;
     const int key = nextKey_++;
     auto worker = std::make_unique<DispatchActor>(run_, this, key, Join(prefix_, id), spec_.worker,
                                                   id, prefix_);
     DispatchActor* raw = worker.get();
     enlist(key, id, std::move(worker));
-    raw->restoreFrom({{"run", runId}});
+    raw->restoreFrom(asking ? Json{{"run", ""}, {"retryInput", k["retryInput"]}}
+                            : Json{{"run", runId}});
   }
   for (const auto& item : carried.value("held", Json::array())) {
     std::string id;
