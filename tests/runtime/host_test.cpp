@@ -222,6 +222,9 @@ class FakeHosts final : public jr2rt::Hosts {
   void kill(const std::string& host) {
     for (auto& [k, r] : keys_) r.live = r.live && r.host != host;
   }
+  bool reserved(const std::string& wf, const std::string& key) const {
+    return keys_.count({wf, key}) != 0;
+  }
 
   Lease join(const std::string& name, int64_t ttlMs) override {
     lease_ = Lease{name, lease_ ? lease_->epoch + 1 : 1, ttlMs};
@@ -1022,7 +1025,18 @@ TEST_F(Host, ADispatchWhoseReservationWasLeftAsksAgainAndTheItemGetsItsRun) {
   threeSeconds();
   EXPECT_EQ(runsOf("A2"), 1) << "that host died before storing it: the item got its run here";
   EXPECT_EQ(settledFailed("A2"), "");
-  // Both standing runs replay as they ran: the turns where A2 was asked for again take no input.
+  // 3. A try's reservation left behind, and then its worker goes (the Pool paused): it is let
+  //    go, so that no other host waits on it while this one lives.
+  hosts.loseNextReserve = true;
+  EXPECT_EQ(host.deliverHook("monitor", "alert.raised", "d-A3", alert("A3"))["verdict"], "held");
+  host.send(store.byKey("conformance_alert_run", "A1")->id, "review", "close", Json::object());
+  host.hearEnds();  // A1's run ended: its slot goes to A3, whose try loses its answer
+  host.tick(pool);
+  EXPECT_EQ(runsOf("A3"), 0);
+  EXPECT_TRUE(hosts.reserved("conformance_alert_run", "A3")) << "left by the try that failed";
+  host.cancel(pool);
+  EXPECT_FALSE(hosts.reserved("conformance_alert_run", "A3")) << "let go with its worker";
+  // The standing runs replay as they ran: the turns where A2 was asked for again take no input.
   EXPECT_EQ(ReplayEvery(store, registry, "conformance_alerts"), 2);
   bool told = false;
   for (const auto& f : store.feed(first, 0))

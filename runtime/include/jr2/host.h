@@ -410,6 +410,7 @@ class RunHost : private Dispatcher {
   Dispatched dispatch(const std::string& workflow, const std::string& key, const Json& input,
                       const Json& by) override;
   std::optional<Dispatched> find(const std::string& workflow, const std::string& key) override;
+  void forget(const std::string& workflow, const std::string& key) override;
   // Starts a run (not driven); `by`: the Pool of runs that dispatched it, or null.
   std::string beginRun(const std::string& workflow, const Json& input, const std::string& home,
                        const Json& by, const Json& carried = nullptr, std::string id = "");

@@ -133,6 +133,9 @@ class Dispatcher {
                               const Json& input, const Json& by) = 0;
   // The run that holds `key` for `workflow`, if any, as it is now.
   virtual std::optional<Dispatched> find(const std::string& workflow, const std::string& key) = 0;
+  // The worker that asked for `key`'s run is gone before it got one: what an earlier try of it
+  // may have left reserved is let go (RunHost's tried_), so that no other host waits on it.
+  virtual void forget(const std::string& /*workflow*/, const std::string& /*key*/) {}
 };
 
 // What a hook delivery did at one run, as its top Pool's Source decided it (Run::hook;

@@ -88,6 +88,17 @@ Dispatched RunHost::dispatch(const std::string& workflow, const std::string& key
   return out;
 }
 
+void RunHost::forget(const std::string& workflow, const std::string& key) {
+  const auto it = tried_.find({workflow, key});
+  if (it == tried_.end() || hosts_ == nullptr) return;
+  // No run was started under this id (a try that failed): letting its reservation go is safe.
+  try {
+    hosts_->releaseKey(workflow, key, it->second);
+  } catch (const StoreError&) {  // NOLINT(bugprone-empty-catch): it goes with this host's lease
+  }
+  tried_.erase(it);
+}
+
 std::optional<Dispatched> RunHost::find(const std::string& workflow, const std::string& key) {
   std::string id;
   if (auto it = keys_.find({workflow, key}); it != keys_.end()) {

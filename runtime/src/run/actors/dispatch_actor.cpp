@@ -63,6 +63,10 @@ void DispatchActor::ended(const std::string& status, const Json& output,
 void DispatchActor::stop() {
   touch();
   if (!run_id_.empty()) run_.unawait(run_id_);
+  // Gone while it asked for its run again: what a try of it left reserved is let go.
+  if (run_id_.empty() && retrying_) {
+    if (Dispatcher* door = run_.dispatcher()) door->forget(workflow_, item_);
+  }
 }
 
 std::shared_ptr<const Payload> DispatchActor::check(int, const std::string& event,
