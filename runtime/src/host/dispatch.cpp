@@ -54,12 +54,10 @@ Dispatched RunHost::dispatch(const std::string& workflow, const std::string& key
     const std::string holder = hosts_->reserveKey(workflow, key, id);
     if (holder != id) {
       tried_.erase({workflow, key});  // it reserved nothing (or what it reserved was taken over)
-      if (store_.summary(holder)) {
-        keys_[{workflow, key}] = holder;
-        if (auto found = find(workflow, key)) {
-          found->existing = true;
-          return *found;
-        }
+      keys_[{workflow, key}] = holder;
+      if (auto found = find(workflow, key)) {  // stored: followed (find forgets it otherwise)
+        found->existing = true;
+        return *found;
       }
       // Reserved by another host's dispatch, not stored yet: nothing to follow. Following it
       // anyway would end the item `cancelled` with no run if that host stopped before storing
