@@ -25,6 +25,7 @@
 #include "compiler/sema/program.h"
 #include "jr2/json_value.h"
 #include "jr2/run.h"
+#include "tally.h"
 
 namespace {
 
@@ -210,9 +211,8 @@ TEST(Agreement, DiffAgreesWithTheRuntimeOnEveryPairOfVersions) {
   }
 
   size_t wentOn = 0, faulted = 0;
-  size_t pairs = 0, checked = 0, refused = 0, flagged = 0, disagree = 0, pairsThatStrand = 0;
-  std::map<std::string, size_t> byCode;
-  std::map<std::string, std::pair<size_t, std::string>> kinds;
+  size_t pairs = 0, pairsThatStrand = 0;
+  jr2agr::Tally tally;
   jr2rt::ManualClock clock;
   for (size_t i = 0; i < versions.size(); ++i) {
     const std::string from = Prefix(i);
@@ -232,7 +232,6 @@ TEST(Agreement, DiffAgreesWithTheRuntimeOnEveryPairOfVersions) {
                          &scanned, &stranding);
       bool any = false;
       for (size_t r = 0; r < waiting[i].size(); ++r) {
-        ++checked;
         std::string why;
         try {
           auto run = jr2rt::Run::Restore(registry, AsBuild(waiting[i][r].snapshot, i, j), clock);
@@ -247,23 +246,11 @@ TEST(Agreement, DiffAgreesWithTheRuntimeOnEveryPairOfVersions) {
         } catch (const std::exception& e) {
           why = e.what();
         }
-        const bool isRefused = !why.empty();
-        const bool isFlagged = !stranding[r].empty();
-        refused += isRefused ? 1 : 0;
-        flagged += isFlagged ? 1 : 0;
-        any = any || isFlagged;
-        for (const std::string& code : stranding[r]) ++byCode[code];
-        if (isRefused == isFlagged) continue;
-        ++disagree;
-        // Told once per kind of disagreement: the edits, the codes or the runtime's reason.
-        std::string kind = isFlagged ? "diff says" : "diff passes it";
-        for (const std::string& code : stranding[r]) kind += " " + code;
-        kind += isRefused ? "; the runtime refuses it: " + why : "; the runtime restores it";
-        auto& [n, example] = kinds[kind];
-        if (n++ == 0) {
-          example = std::to_string(i) + " -> " + std::to_string(j) + " (" + a.edit + " -> " +
-                    b.edit + "), run " + waiting[i][r].where;
-        }
+        any = any || !stranding[r].empty();
+        tally.add(why, stranding[r], [&] {
+          return std::to_string(i) + " -> " + std::to_string(j) + " (" + a.edit + " -> " + b.edit +
+                 "), run " + waiting[i][r].where;
+        });
       }
       pairsThatStrand += any ? 1 : 0;
     }
@@ -272,13 +259,11 @@ TEST(Agreement, DiffAgreesWithTheRuntimeOnEveryPairOfVersions) {
       "agreement: %zu versions, %zu waiting runs made by seeded walks, %zu ordered pairs (%zu of "
       "them strand a run), %zu restores checked: %zu refused by the runtime, %zu flagged by diff, "
       "%zu disagreements; %zu restored runs went on three hours, %zu of them faulted\n",
-      versions.size(), runs, pairs, pairsThatStrand, checked, refused, flagged, disagree, wentOn,
-      faulted);
-  for (const auto& [code, n] : byCode) std::printf("  %s flagged %zu restores\n", code.c_str(), n);
-  std::ostringstream report;
-  for (const auto& [kind, seen] : kinds)
-    report << "  " << seen.first << " restores: " << kind << "\n    e.g. " << seen.second << "\n";
-  EXPECT_EQ(disagree, 0U) << "diff and the runtime disagree:\n" << report.str();
+      versions.size(), runs, pairs, pairsThatStrand, tally.checked, tally.refused, tally.flagged,
+      tally.disagree, wentOn, faulted);
+  for (const auto& [code, n] : tally.byCode)
+    std::printf("  %s flagged %zu restores\n", code.c_str(), n);
+  EXPECT_EQ(tally.disagree, 0U) << "diff and the runtime disagree:\n" << tally.report();
   EXPECT_GE(pairs, 1000U);
 }
 

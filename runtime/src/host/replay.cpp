@@ -374,12 +374,13 @@ class TraceReplay final : public Replayer, public Dispatcher {
     Pending p{std::move(then), std::move(failed), input, std::move(control), {}};
     effects_[name].push_back(std::move(p));
   }
-  void call(const std::string& pool, const std::string& call, std::weak_ptr<int> alive,
+  bool call(const std::string& pool, const std::string& call, std::weak_ptr<int> alive,
             std::function<void(Json)> answer, std::function<void(const Failure&)> failed) override {
     ++held_;
     Pending p{std::move(answer), std::move(failed), Json(), nullptr, std::move(alive)};
     p.hasAlive = true;
     calls_[pool + "\n" + call].push_back(std::move(p));
+    return true;
   }
 
   // ---- Dispatcher: the runs the trace says were started ----------------------------------------

@@ -27,7 +27,9 @@ class Replayer {
   // Source's, but std.queue's, which the run answers itself) or `read`. `failed` is null for a
   // `next`, whose failure is a defect of the run.
   // `alive` expires with the Pool (its state was left): the call then takes no answer.
-  virtual void call(const std::string& pool, const std::string& call, std::weak_ptr<int> alive,
+  // False when it does not answer this call: the Source is then called as with no Replayer (a
+  // replay answers every call; the agreement test's walks read a `std.backlog` file for real).
+  virtual bool call(const std::string& pool, const std::string& call, std::weak_ptr<int> alive,
                     std::function<void(Json)> answer,
                     std::function<void(const Failure&)> failed) = 0;
 };

@@ -32,10 +32,11 @@ class PullSource final : public CalledSource {
     if (!port_) port_ = std::make_shared<const Port>(this, run, pool.token());
     // A replay answers it from its trace (docs/runtime.md#replay), but std.queue's: the run
     // makes those from its input.
-    if (Replayer* replayer = run.replayer(); replayer != nullptr && fn != "std.queue") {
-      replayer->call(
-          pool.prefix_, "next", pool.token(),
-          [port = port_](Json a) { port->answer(std::move(a)); }, nullptr);
+    if (Replayer* replayer = run.replayer();
+        replayer != nullptr && fn != "std.queue" &&
+        replayer->call(
+            pool.prefix_, "next", pool.token(),
+            [port = port_](Json a) { port->answer(std::move(a)); }, nullptr)) {
       return;
     }
     if (!next_) {

@@ -42,8 +42,8 @@ class ReadSource final : public CalledSource {
       self->onReadFailed(f);
     };
     Run& run = pool.run_;
-    if (Replayer* replayer = run.replayer()) {  // answered from its trace
-      replayer->call(pool.prefix_, "read", alive, answer, failed);
+    if (Replayer* replayer = run.replayer();  // answered from its trace
+        replayer != nullptr && replayer->call(pool.prefix_, "read", alive, answer, failed)) {
       return;
     }
     if (const ReadCall* scripted = run.scriptedRead(fn)) {
