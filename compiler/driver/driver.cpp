@@ -20,6 +20,7 @@
 #include <functional>
 #include <sstream>
 #include <string_view>
+#include <thread>
 
 #include "compiler/codegen/codegen.h"
 #include "compiler/diag/render.h"
@@ -390,6 +391,22 @@ int Diff(const Options& opts, std::ostream& out, std::ostream& err) {
   SourceManager sm;
   Diagnostics diags;
   int code = kExitClean;
+  // A SQLite store is read on a thread of its own while both versions are checked (they take
+  // about as long: docs/performance.md, `diff_10k`), without the snapshots' text, which a second
+  // read keeps when a change's count reads stored values. A location jr2c-store reads is read
+  // after the checks, as before: a version that does not check never waits for a database.
+  struct StoreRead {
+    std::vector<diff::WaitingRun> waiting;
+    std::string why;
+    bool ok = false;
+  } read;
+  std::thread reader;
+  std::error_code isFile;
+  if (!opts.store.empty() && std::filesystem::is_regular_file(opts.store, isFile)) {
+    reader = std::thread([&read, &opts] {
+      read.ok = ReadWaitingRuns(opts.store, read.waiting, read.why, /*keepValues=*/false);
+    });
+  }
   RunWithLargeStack([&] {
     sema::LoadResult before = sema::Load(sm, {opts.files[0]}, diags);
     sema::LoadResult after = sema::Load(sm, {opts.files[1]}, diags);
@@ -403,15 +420,24 @@ int Diff(const Options& opts, std::ostream& out, std::ostream& err) {
     }
     std::vector<diff::WaitingRun> waiting;
     if (!opts.store.empty()) {
-      // The snapshots' text is kept only when a change's count reads stored values.
       Diagnostics unstored;
       diff::Compare({before.program, beforeCharts}, {after.program, afterCharts}, unstored);
-      std::string why;
-      if (!ReadWaitingRuns(opts.store, waiting, why, diff::CountsReadValues(unstored))) {
-        err << "jr2c: error: --store " << why << "\n";
+      const bool values = diff::CountsReadValues(unstored);
+      bool readNow = true;
+      if (reader.joinable()) {
+        reader.join();
+        readNow = read.ok && values;  // read, but without the values a count needs
+      }
+      if (readNow) {
+        read.waiting.clear();
+        read.ok = ReadWaitingRuns(opts.store, read.waiting, read.why, values);
+      }
+      if (!read.ok) {
+        err << "jr2c: error: --store " << read.why << "\n";
         code = kExitUsage;
         return;
       }
+      waiting = std::move(read.waiting);
     }
     Diagnostics changes;
     diff::Compare({before.program, beforeCharts}, {after.program, afterCharts}, changes,
@@ -422,6 +448,7 @@ int Diff(const Options& opts, std::ostream& out, std::ostream& err) {
       err << "jr2c diff: no stored run is stranded and nothing accepted before is refused\n";
     }
   });
+  if (reader.joinable()) reader.join();  // a version did not check: the read is not needed
   return code;
 }
 
