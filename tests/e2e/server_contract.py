@@ -26,6 +26,7 @@ What is normalised, and why it must differ:
 Usage: server_contract.py DIR_OF_CONFORMANCE_RUNNERS TMPDIR
 """
 import hashlib
+import http.server
 import json
 import os
 import re
@@ -33,6 +34,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -328,6 +330,44 @@ def served_traces(server):
     ok = rc != 0 and not out and "zzzz" in err and err.count("\n") == 1
     print("%s: export of an unknown run through serve: exit %d, %s" %
           ("PASS" if ok else "FAIL", rc, err.strip()[:200]))
+    failures += 0 if ok else 1
+    # A trace cut short (a serve that stopped half-way through it): refused whole, nothing
+    # written, from a stand-in serve that sends the header and one line, then closes.
+    code, whole, _ = export(server, workflow, run)
+    cut = b"\n".join(whole.split(b"\n")[:2]) + b"\n"
+
+    class CutShort(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            if self.path.endswith("/trace"):
+                self.send_response(200)
+                self.send_header("Content-Type", "application/x-ndjson")
+                self.send_header("Connection", "close")
+                self.end_headers()
+                self.wfile.write(cut)
+            else:
+                body = json.dumps({"runId": run, "workflow": workflow}).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    stand_in = http.server.ThreadingHTTPServer(("127.0.0.1", 0), CutShort)
+    threading.Thread(target=stand_in.serve_forever, daemon=True).start()
+    try:
+        argv = [os.path.join(DIR, workflow), "export", run, "--server",
+                "http://127.0.0.1:%d" % stand_in.server_address[1]]
+        p = subprocess.run(argv, cwd=server.home, env=server.env(), capture_output=True,
+                           timeout=30)
+    finally:
+        stand_in.shutdown()
+    said = p.stderr.decode(errors="replace")
+    ok = code == 0 and p.returncode != 0 and not p.stdout and "cut short" in said
+    print("%s: a trace cut short by serve is refused whole: exit %d, %d bytes written, %s" %
+          ("PASS" if ok else "FAIL", p.returncode, len(p.stdout), said.strip()[:200]))
     failures += 0 if ok else 1
     p = subprocess.run([os.path.join(DIR, workflow), "replay", "x.jsonl", "--server", server.url],
                        cwd=server.home, env=server.env(), capture_output=True, text=True,

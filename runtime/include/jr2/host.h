@@ -201,8 +201,22 @@ class RunHost : private Dispatcher {
   // Run `id`'s feed after line `afterSeq`; its stored revision and status (to follow it).
   std::vector<FeedLine> feed(const std::string& id, int64_t afterSeq, int64_t limit = -1);
   // The stored run `prefix` of `workflow`'s trace (docs/runtime.md#traces) to `out`, whole: the
-  // runner's `export` and serve's `GET /runs/:id/trace` (trace.cpp).
+  // runner's `export` (trace.cpp), every page of tracePage().
   void exportTrace(const std::string& prefix, const std::string& workflow, std::ostream& out);
+  // The same trace a page at a time: serve's `GET /runs/:id/trace` writes a page a pump, between
+  // turns, so that a long trace never holds the engine. openTrace() finds the run (throwing what
+  // exportTrace throws); tracePage() appends its next part to `out` — the header with the first
+  // page of its feed, then pages of at most `limit` lines, then its `end` — and is true once the
+  // end is written.
+  struct TraceCursor {
+    std::string id;
+    Json header;        // written with the first page (its `time` is the first line's)
+    int64_t after = 0;  // the last feed line written
+    bool headed = false;
+    std::shared_ptr<void> told;  // the lines of commands' output seen so far (trace.cpp)
+  };
+  TraceCursor openTrace(const std::string& prefix, const std::string& workflow);
+  bool tracePage(TraceCursor& cursor, int64_t limit, std::string& out);
   int64_t revision(const std::string& id);
   // The number of run `id`'s last feed line (0 when none).
   int64_t lastSeq(const std::string& id);

@@ -93,38 +93,63 @@ void ExportTrace(Store& store, const Registry& registry, const std::string& work
 
 void RunHost::exportTrace(const std::string& prefix, const std::string& workflow,
                           std::ostream& out) {
-  const std::string id = resolve(prefix, workflow);
-  const StoredRun run = store_.load(id);
+  TraceCursor cursor = openTrace(prefix, workflow);
+  std::string text;
+  for (bool ended = false; !ended;) {
+    text.clear();
+    ended = tracePage(cursor, 4096, text);
+    out << text;
+  }
+}
+
+RunHost::TraceCursor RunHost::openTrace(const std::string& prefix, const std::string& workflow) {
+  TraceCursor c;
+  c.id = resolve(prefix, workflow);
+  const StoredRun run = store_.load(c.id);
   const Json& snap = run.snapshot;
-  const std::vector<FeedLine> feed = this->feed(id, 0);
-  out << Json{{"trace", kTraceVersion},
-              {"run", id},
+  c.header = {{"trace", kTraceVersion},
+              {"run", c.id},
               {"workflow", run.workflow},
               {"assembly", snap.value("assembly", "")},
               {"input", snap.value("input", Json(nullptr))},
               {"home", snap.value("home", Json(nullptr))},
-              {"time", feed.empty() ? Json(nullptr) : Json(feed.front().timeMs)}}
-             .dump(-1, ' ', false, Json::error_handler_t::replace)
-      << '\n';
-  ToldLines told;
-  for (const FeedLine& f : feed) {
+              {"time", nullptr}};
+  c.told = std::make_shared<ToldLines>();
+  return c;
+}
+
+bool RunHost::tracePage(TraceCursor& c, int64_t limit, std::string& out) {
+  const std::vector<FeedLine> page = feed(c.id, c.after, limit);
+  const auto line = [&out](const Json& j) {
+    out += j.dump(-1, ' ', false, Json::error_handler_t::replace);
+    out += '\n';
+  };
+  if (!c.headed) {
+    if (!page.empty()) c.header["time"] = page.front().timeMs;
+    line(c.header);
+    c.headed = true;
+  }
+  auto& told = *std::static_pointer_cast<ToldLines>(c.told);
+  for (const FeedLine& f : page) {
     told.saw(f);
     Json data = f.data;
     if (f.kind == "result" && data.is_object()) told.putBack(data);
-    out << Json{{"seq", f.seq},
-                {"time", f.timeMs},
-                {"kind", f.kind},
-                {"data", std::move(data)},
-                {"line", f.line}}
-               .dump(-1, ' ', false, Json::error_handler_t::replace)
-        << '\n';
+    line(Json{{"seq", f.seq},
+              {"time", f.timeMs},
+              {"kind", f.kind},
+              {"data", std::move(data)},
+              {"line", f.line}});
+    c.after = f.seq;
   }
-  out << Json{{"end",
-               {{"status", run.status},
-                {"output", snap.value("output", Json(nullptr))},
-                {"reason", snap.value("reason", "")}}}}
-             .dump(-1, ' ', false, Json::error_handler_t::replace)
-      << '\n';
+  if (static_cast<int64_t>(page.size()) >= limit) return false;
+  // The last page: how the run stands now.
+  const StoredRun run = store_.load(c.id);
+  const Json& snap = run.snapshot;
+  line(Json{{"end",
+             {{"status", run.status},
+              {"output", snap.value("output", Json(nullptr))},
+              {"reason", snap.value("reason", "")}}}});
+  return true;
 }
 
 }  // namespace jr2rt

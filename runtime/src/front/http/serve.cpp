@@ -205,7 +205,8 @@ class Session : public std::enable_shared_from_this<Session> {
     bool more = false;
   };
   using Pump = std::function<Page(int64_t limit)>;
-  void stream(Pump pump);
+  // `type`: the body's (a feed's events, or a trace's JSON lines).
+  void stream(Pump pump, const char* type = "text/event-stream");
   // One pump, when the client has taken the last page (Server::runPumps, between two turns).
   void pumpNow();
 
@@ -1088,14 +1089,27 @@ class Server {
 
   // GET /runs/:id/trace: the run's trace as `export` writes it (docs/runtime.md#traces), JSON
   // lines, for a Caller with `read` on its workflow: every input the run took, Gate answers'
-  // payloads and effects' outputs among them.
+  // payloads and effects' outputs among them. Sent as the feed is, a page a pump between turns
+  // (a long trace never holds the engine, and a client that does not read holds one page); it
+  // ends with its `end` line, so a client knows a trace cut short by one that lacks it.
   void trace(const std::shared_ptr<Session>& s, const std::string& prefix) {
     const Caller& c = caller(s);
     const RunSummary r = find(prefix);
     Require(c, r.workflow, Scope::kRead);
-    std::ostringstream out;
-    host_.exportTrace(r.id, r.workflow, out);
-    s->answerText(200, out.str(), "application/x-ndjson");
+    auto cursor = std::make_shared<RunHost::TraceCursor>(host_.openTrace(r.id, r.workflow));
+    RunHost& host = host_;
+    s->stream(
+        [&host, cursor](int64_t limit) -> Session::Page {
+          std::string text;
+          bool last = true;
+          try {
+            last = host.tracePage(*cursor, limit, text);
+          } catch (const std::exception&) {
+            // the store went away or the run was pruned: the trace ends without its `end`
+          }
+          return {text, last, !last};
+        },
+        "application/x-ndjson");
   }
 
   void showRun(const std::shared_ptr<Session>& s, const std::string& prefix) {
@@ -1743,16 +1757,16 @@ void Session::read(beast::error_code ec) {
   });
 }
 
-void Session::stream(Pump pump) {
+void Session::stream(Pump pump, const char* type) {
   answered_ = true;
   ++limits_->answers[{route_, 200}];
   pump_ = std::move(pump);
   timer_ = std::make_unique<boost::asio::steady_timer>(lowest().get_executor());
   lowest().expires_never();  // a stream lives as long as its run waits; stalls are tick()'s
   // The guard headers every other answer carries (respond), on the stream's head too.
-  send(std::string(
-           "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-store\r\n"
-           "Content-Security-Policy: ") +
+  send(std::string("HTTP/1.1 200 OK\r\nContent-Type: ") + type +
+           "\r\nCache-Control: no-store\r\n"
+           "Content-Security-Policy: " +
            kApiPolicy +
            "\r\nX-Content-Type-Options: nosniff\r\nReferrer-Policy: no-referrer\r\n"
            "X-Frame-Options: DENY\r\nConnection: close\r\n\r\n",

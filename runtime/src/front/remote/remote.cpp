@@ -67,12 +67,29 @@ class Client {
     return check(send(method, path, body));
   }
 
-  // A GET whose answer is not JSON (a trace's JSON lines): its body, or the refusal as call()'s.
-  std::string text(const std::string& path) {
-    HttpReply reply = send("GET", path, nullptr);
-    if (reply.status >= 200 && reply.status < 300) return std::move(reply.body);
-    check(reply);
-    throw BadInput("serve at " + base_ + " answered " + std::to_string(reply.status));
+  // A trace's JSON lines, streamed (no bound on its size), or the refusal as call()'s. Whole or
+  // nothing: one that does not end with its `end` line was cut short, and is refused.
+  std::string trace(const std::string& path) {
+    std::string body;
+    HttpReply reply;
+    try {
+      reply = HttpStream(base_ + path, headers(), [&body](const std::string& piece) {
+        body += piece;
+        return true;
+      });
+    } catch (const Failure& f) {
+      throw BadInput("cannot read the trace from serve at " + base_ + ": " + f.reason());
+    }
+    if (reply.status != 200) {
+      check(reply);
+      throw BadInput("serve at " + base_ + " answered " + std::to_string(reply.status));
+    }
+    const size_t last = body.size() < 2 ? 0 : body.rfind('\n', body.size() - 2);
+    const size_t from = last == std::string::npos || body.size() < 2 ? 0 : last + 1;
+    if (body.empty() || body.back() != '\n' || body.compare(from, 7, "{\"end\":") != 0)
+      throw BadInput("the trace from serve at " + base_ +
+                     " was cut short (its last line is not its `end`); export it again");
+    return body;
   }
 
   // A feed as server-sent events: each event's data to `line` until the stream ends, or until
@@ -263,7 +280,7 @@ class ServerVerbs final : public Verbs {
 
   std::string trace(const std::string& prefix) override {
     const std::string id = get(prefix).value("runId", "");
-    return client_.text("/runs/" + Segment(id) + "/trace");
+    return client_.trace("/runs/" + Segment(id) + "/trace");
   }
 
   int64_t prune(int64_t) override {
