@@ -141,8 +141,8 @@ class Holder final : public jr2rt::Replayer {
     bool gone() const { return call ? alive.expired() : control && control->cancelled.load(); }
   };
   void effect(const std::string& name, const Json&, std::shared_ptr<jr2rt::EffectControl> control,
-              std::function<void(Json)> then,
-              std::function<void(const jr2rt::Failure&)> failed) override {
+              std::function<void(Json)> then, std::function<void(const jr2rt::Failure&)> failed,
+              std::function<void(const jr2rt::Failure&)> /*defect*/) override {
     held.push_back({name, std::move(control), {}, false, std::move(then), std::move(failed)});
   }
   bool call(const std::string&, const std::string& call, std::weak_ptr<int> alive,

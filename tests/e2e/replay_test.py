@@ -264,5 +264,24 @@ with tempfile.TemporaryDirectory() as d:
           any(line.get("kind") == "result" for line in trace[1:-1]),
           "a host function's defect is its recorded result and replays: run exit %d, replay "
           "exit %d, %r" % (ran.returncode, got.returncode, got.stdout[:300]))
+    results = [line for line in trace[1:-1] if line.get("kind") == "result"]
+    check(results and results[0]["data"]["failure"].get("defect") is True,
+          "the defect is marked beside its failure: %r" % (results[:1],))
+
+with tempfile.TemporaryDirectory() as d:
+    # A host function's own Failure, whatever its detail says (here `{"jr2.defect": true}`, the
+    # mark a defect had before), is a Failure: `on error` hears it, the run ends done, and so does
+    # its replay.
+    ran = runner("conformance_crasher", ["run", "--input", '{"value": "own-failure"}'], d)
+    path = os.path.join(d, "t.jsonl")
+    trace = export("conformance_crasher", d, path)
+    got = runner("conformance_crasher", ["replay", path, "--json"], d)
+    doc = json.loads(got.stdout or b"{}")
+    results = [line for line in trace[1:-1] if line.get("kind") == "result"]
+    check(ran.returncode == 0 and got.returncode == 0 and doc.get("identical") is True and
+          doc.get("status") == "done" and results and
+          "defect" not in results[0]["data"]["failure"],
+          "a host function's own Failure that names a defect in its detail stays a Failure: run "
+          "exit %d, replay exit %d, %r" % (ran.returncode, got.returncode, got.stdout[:300]))
 
 finish("replay")

@@ -369,16 +369,17 @@ class TraceReplay final : public Replayer, public Dispatcher {
 
   // ---- Replayer: nothing goes out ------------------------------------------------------------
   void effect(const std::string& name, const Json& input, std::shared_ptr<EffectControl> control,
-              std::function<void(Json)> then, std::function<void(const Failure&)> failed) override {
+              std::function<void(Json)> then, std::function<void(const Failure&)> failed,
+              std::function<void(const Failure&)> defect) override {
     ++held_;
-    Pending p{std::move(then), std::move(failed), input, std::move(control), {}};
+    Pending p{std::move(then), std::move(failed), input, std::move(control), {},
+              false,           std::move(defect)};
     effects_[name].push_back(std::move(p));
   }
   bool call(const std::string& pool, const std::string& call, std::weak_ptr<int> alive,
             std::function<void(Json)> answer, std::function<void(const Failure&)> failed) override {
     ++held_;
-    Pending p{std::move(answer), std::move(failed), Json(), nullptr, std::move(alive)};
-    p.hasAlive = true;
+    Pending p{std::move(answer), std::move(failed), Json(), nullptr, std::move(alive), true, {}};
     calls_[pool + "\n" + call].push_back(std::move(p));
     return true;
   }
@@ -449,6 +450,7 @@ class TraceReplay final : public Replayer, public Dispatcher {
     std::shared_ptr<EffectControl> control;  // an effect's: cancelled with its invoke
     std::weak_ptr<int> alive;                // a Source call's: its Pool
     bool hasAlive = false;
+    std::function<void(const Failure&)> defect;  // an effect's, for a recorded defect
     // Its invoke was cancelled, or its Pool is gone: the run took no answer for it (none was
     // recorded), so a later one of the same name is not its.
     bool gone() const { return (control && control->cancelled) || (hasAlive && alive.expired()); }
@@ -529,7 +531,10 @@ class TraceReplay final : public Replayer, public Dispatcher {
       if (d.contains("output")) {
         run.post([then = std::move(p.then), out = d["output"]] { then(out); });
       } else {
-        run.post([failed = std::move(p.failed), f = FailureOf(d.value("failure", Json()))] {
+        // A host function's defect, recorded as such, is one again.
+        const Json& failure = d.value("failure", Json());
+        const bool defect = failure.is_object() && failure.value("defect", false) && p.defect;
+        run.post([failed = std::move(defect ? p.defect : p.failed), f = FailureOf(failure)] {
           failed(f);
         });
       }

@@ -20,9 +20,12 @@ class Replayer {
   // Failure; either must be called on the run's strand.
   // `input` is what the build asks of it (compared with what the run asked); `control` says
   // when its invoke was cancelled (its state left), after which it takes no answer.
+  // `defect` takes a Failure recorded as a host function's defect (a throw that was not a
+  // Failure: the run ends `error`, as it did).
   virtual void effect(const std::string& name, const Json& input,
                       std::shared_ptr<EffectControl> control, std::function<void(Json)> then,
-                      std::function<void(const Failure&)> failed) = 0;
+                      std::function<void(const Failure&)> failed,
+                      std::function<void(const Failure&)> defect) = 0;
   // A Source call of the Pool at `pool` ("" for the run's own): `call` is `next` (a pull
   // Source's, but std.queue's, which the run answers itself) or `read`. `failed` is null for a
   // `next`, whose failure is a defect of the run.

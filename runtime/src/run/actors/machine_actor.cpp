@@ -15,13 +15,6 @@
 namespace jr2rt {
 namespace {
 
-// A host function's throw that was not a Failure, on its way back to the run's strand: the
-// Failure's detail (never one a host function's own Failure has: the key is ours).
-Json DefectMark() { return Json{{"jr2.defect", true}}; }
-bool IsDefectMark(const Json& detail) {
-  return detail.is_object() && detail.size() == 1 && detail.value("jr2.defect", false);
-}
-
 // Takes out of a command's `result` (`{stdout, stderr, …}`) the start of each stream that its
 // `output` lines `told` hold verbatim (a line cut short, a `\r` taken off or a byte replaced ends
 // it), and gives what export needs to put it back (ReadTold, trace.cpp): per stream, how many
@@ -484,22 +477,26 @@ void MachineActor::launchEffect(int id, const std::string& target, const Json& i
     child->second.effect = control;
     const Registry& registry = self->run_.registry();
     std::function<Json()> work;
+    // Set on the thread that ran it, read back on the strand (the post between orders them).
+    auto defect = std::make_shared<bool>(false);
     if (!registry.isProcess(target)) {
       const HostFunction* fn = registry.host(target);
       if (fn == nullptr) throw Defect("no host function `" + target + "` is registered");
       // What it throws that is not a Failure is a defect of the run (docs/host-functions.md):
-      // carried back as a Failure marked so, so that it is recorded as the call's result
-      // (a replay ends the run `error` where it did) before the run ends `error`.
-      work = [call = *fn, input] {
+      // carried back as a Failure, with `defect` set beside it (no Failure of the function's own
+      // can set it), so that it is recorded as the call's result (marked `defect`: a replay ends
+      // the run `error` where it did) before the run ends `error`.
+      work = [call = *fn, input, defect] {
         try {
           return call(input);
         } catch (const Failure&) {
           throw;
         } catch (const std::exception& e) {
-          throw Failure(ErrorText(e), DefectMark());
+          *defect = true;
+          throw Failure(ErrorText(e));
         } catch (...) {
-          throw Failure("a host function threw something that is not a std::exception",
-                        DefectMark());
+          *defect = true;
+          throw Failure("a host function threw something that is not a std::exception");
         }
       };
     }
@@ -509,20 +506,24 @@ void MachineActor::launchEffect(int id, const std::string& target, const Json& i
       self->traceResult(id, &out, nullptr);
       self->childDone(id, out);
     };
-    auto failed = [self, id, alive](const Failure& f) {
+    auto failed = [self, id, alive, defect](const Failure& f) {
       // A defect ends the run even when its call's machine is gone (as it always did).
       if (alive.expired()) {
-        if (IsDefectMark(f.detail())) throw Defect(f.reason());
+        if (*defect) throw Defect(f.reason());
         return;
       }
-      self->traceResult(id, nullptr, &f);
-      if (IsDefectMark(f.detail())) throw Defect(f.reason());
+      self->traceResult(id, nullptr, &f, *defect);
+      if (*defect) throw Defect(f.reason());
       self->childFailed(id, f);
     };
     // A replay answers it from its trace: nothing goes out (docs/runtime.md#replay).
     if (Replayer* replayer = self->run_.replayer()) {
+      auto defected = [failed, defect](const Failure& f) {
+        *defect = true;
+        failed(f);
+      };
       replayer->effect(self->effectName(child->second.spec), input, control, std::move(then),
-                       std::move(failed));
+                       std::move(failed), std::move(defected));
       return;
     }
     // At most once (docs/runtime.md#saved-as-it-moves-effects-at-most-once): a non-idempotent
@@ -573,7 +574,7 @@ void MachineActor::resumeEffect(int id, const std::string& target, const Json& i
   });
 }
 
-void MachineActor::traceResult(int id, const Json* output, const Failure* failure) {
+void MachineActor::traceResult(int id, const Json* output, const Failure* failure, bool defect) {
   if (!run_.heard()) return;
   const auto child = children_.find(id);
   if (child == children_.end()) return;  // cancelled meanwhile: its result goes nowhere
@@ -584,6 +585,7 @@ void MachineActor::traceResult(int id, const Json* output, const Failure* failur
     data["output"] = *output;
   } else {
     data["failure"] = {{"reason", failure->reason()}, {"detail", failure->detail()}};
+    if (defect) data["failure"]["defect"] = true;
   }
   // A process's stdout and stderr are in its `output` lines already, as far as those hold them
   // verbatim: stored once, its result keeps only the rest (export puts it together again).

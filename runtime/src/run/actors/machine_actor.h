@@ -71,7 +71,8 @@ class MachineActor final : public Actor, public MachineHost {
   void resumeEffect(int id, const std::string& target, const Json& input);
   // Records what effect `id` came back with (one of the two) on the feed, as a `result`: an
   // input of the turn it is taken in (docs/runtime.md#traces).
-  void traceResult(int id, const Json* output, const Failure* failure);
+  // `defect`: the Failure is a host function's throw that was not one (the run ends `error`).
+  void traceResult(int id, const Json* output, const Failure* failure, bool defect = false);
   // An effect as `status` names it when it was out at a save: `WHERE: TARGET`.
   std::string effectName(const InvokeSpec& spec) const;
   std::string gateName(const InvokeSpec& spec) const;
