@@ -1025,6 +1025,11 @@ TEST_F(Host, ADispatchWhoseReservationWasLeftAsksAgainAndTheItemGetsItsRun) {
   threeSeconds();
   EXPECT_EQ(runsOf("A2"), 1) << "that host died before storing it: the item got its run here";
   EXPECT_EQ(settledFailed("A2"), "");
+  // Started by the worker the new run took over, and named by its Pool as any other.
+  EXPECT_EQ(store.load(store.byKey("conformance_alert_run", "A2")->id)
+                .snapshot["dispatchedBy"]
+                .value("pool", ""),
+            "alert_pool");
   // 3. A try's reservation left behind, and then its worker goes (the Pool paused): it is let
   //    go, so that no other host waits on it while this one lives.
   hosts.loseNextReserve = true;

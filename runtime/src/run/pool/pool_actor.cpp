@@ -99,8 +99,9 @@ void PoolActor::takeOver(const Json& carried) {
     const bool asking = runId.empty() && k.contains("retryInput");
     if (id.empty() || (runId.empty() && !asking) || liveIds_.count(id) != 0) continue;
     const int key = nextKey_++;
+    // Named by the Pool's name, as a claimed item's worker is (its `dispatchedBy.pool`).
     auto worker = std::make_unique<DispatchActor>(run_, this, key, Join(prefix_, id), spec_.worker,
-                                                  id, prefix_);
+                                                  id, spec_.name);
     DispatchActor* raw = worker.get();
     enlist(key, id, std::move(worker));
     raw->restoreFrom(asking ? Json{{"run", ""}, {"retryInput", k["retryInput"]}}
