@@ -401,6 +401,12 @@ int Diff(const Options& opts, std::ostream& out, std::ostream& err) {
     bool ok = false;
   } read;
   std::thread reader;
+  struct Joined {  // on every way out, an exception's too
+    std::thread& t;
+    ~Joined() {
+      if (t.joinable()) t.join();
+    }
+  } joined{reader};
   std::error_code isFile;
   if (!opts.store.empty() && std::filesystem::is_regular_file(opts.store, isFile)) {
     reader = std::thread([&read, &opts] {
@@ -448,8 +454,7 @@ int Diff(const Options& opts, std::ostream& out, std::ostream& err) {
       err << "jr2c diff: no stored run is stranded and nothing accepted before is refused\n";
     }
   });
-  if (reader.joinable()) reader.join();  // a version did not check: the read is not needed
-  return code;
+  return code;  // (a version that did not check: `joined` waits for the read it did not need)
 }
 
 // Writes `text` to `path` through a temporary file and a rename, and only when it changed, so a

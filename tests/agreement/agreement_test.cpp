@@ -63,6 +63,7 @@ struct Waiting {
   std::string workflow;  // as `jr2c diff` names it (`flow`)
   std::string snapshot;  // as the version names it (`v07_…`)
   std::string where;     // its live machines and their states, for a message
+  int64_t atMs = 0;      // the walk's clock when it was kept: a restore goes on from there
 };
 
 std::vector<std::unique_ptr<Version>> LoadVersions() {
@@ -171,7 +172,7 @@ std::vector<Waiting> Walk(const jr2rt::Registry& registry, size_t k, int seeds, 
         std::string key = std::string(name) + where;
         key += values;
         if (mine < cap && seen.insert(key).second) {
-          out.push_back({name, snapshot, std::string(name) + where});
+          out.push_back({name, snapshot, std::string(name) + where, clock.nowMs()});
           ++mine;
         }
         // An answer at an open Gate, or time passing.
@@ -213,7 +214,6 @@ TEST(Agreement, DiffAgreesWithTheRuntimeOnEveryPairOfVersions) {
   size_t wentOn = 0, faulted = 0;
   size_t pairs = 0, pairsThatStrand = 0;
   jr2agr::Tally tally;
-  jr2rt::ManualClock clock;
   for (size_t i = 0; i < versions.size(); ++i) {
     const std::string from = Prefix(i);
     std::vector<jr2::diff::WaitingRun> scanned(waiting[i].size());
@@ -234,6 +234,8 @@ TEST(Agreement, DiffAgreesWithTheRuntimeOnEveryPairOfVersions) {
       for (size_t r = 0; r < waiting[i].size(); ++r) {
         std::string why;
         try {
+          jr2rt::ManualClock clock;  // the time the run was saved at
+          clock.set(waiting[i][r].atMs);
           auto run = jr2rt::Run::Restore(registry, AsBuild(waiting[i][r].snapshot, i, j), clock);
           // A restored run goes on: three hours pass, its timers fire, and it does not fault.
           clock.advance(int64_t{3} * 3'600'000);

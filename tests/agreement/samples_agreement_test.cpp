@@ -65,6 +65,7 @@ struct Waiting {
   std::string workflow;
   std::string snapshot;
   std::string where;
+  int64_t atMs = 0;  // the walk's clock when it was kept: a restore goes on from there
 };
 
 // ---- payloads from JSON Schemas -----------------------------------------------------------------
@@ -398,7 +399,7 @@ std::vector<Waiting> Walk(Version& v, const std::string& text, int seeds, int st
                    " held " + std::to_string(top.value("held", Json::array()).size());
         }
         if (mine < cap && seen.insert(where + values).second) {
-          out.push_back({wf.name, snapshot, where});
+          out.push_back({wf.name, snapshot, where, clock.nowMs()});
           ++mine;
           shapes.held += snapshot.find("\"held\":[{") != std::string::npos ? 1 : 0;
           shapes.out += std::any_of(holder.held.begin(), holder.held.end(),
@@ -498,7 +499,6 @@ TEST(SamplesAgreement, DiffAgreesWithTheRuntimeOnSeededEditsOfTheSamplesAndConfo
   std::map<std::string, size_t> pairsByFile;
   std::map<std::string, size_t> faults;
   jr2agr::Tally tally;
-  jr2rt::ManualClock clock;
   for (size_t i = 0; i < versions.size(); ++i) {
     const Version& a = *versions[i];
     if (i == 0 || std::string(versions[i - 1]->info->stem) != a.info->stem) ++files;
@@ -520,6 +520,8 @@ TEST(SamplesAgreement, DiffAgreesWithTheRuntimeOnSeededEditsOfTheSamplesAndConfo
       for (size_t r = 0; r < waiting[i].size(); ++r) {
         std::string why;
         try {
+          jr2rt::ManualClock clock;  // the time the run was saved at
+          clock.set(waiting[i][r].atMs);
           Json snap = Json::parse(waiting[i][r].snapshot);
           snap["assembly"] = "version " + std::to_string(a.info->version);
           auto run = jr2rt::Run::Restore(b.registry, snap, clock);
@@ -570,6 +572,16 @@ TEST(SamplesAgreement, DiffAgreesWithTheRuntimeOnSeededEditsOfTheSamplesAndConfo
   for (const auto& [reason, n] : faults)
     std::printf("  faulted %zu times: %s\n", n, reason.c_str());
   EXPECT_EQ(tally.disagree, 0U) << "diff and the runtime disagree:\n" << tally.report();
+  // Not vacuous: every file takes part with edits that check and runs that wait, and both sides
+  // say no as well as yes.
+  for (const auto& [file, n] : pairsByFile) {
+    EXPECT_GE(n, 7U * 6U) << file << ": fewer than 6 of its edits check";
+    EXPECT_GE(waitingByFile[file], 10U) << file << ": its walks kept fewer than 10 waiting runs";
+  }
+  EXPECT_EQ(pairsByFile.size(), jr2agr::FileCount()) << "a file has no version that checks";
+  EXPECT_GE(tally.checked, 10000U);
+  EXPECT_GE(tally.refused, 1000U);
+  EXPECT_GE(tally.checked - tally.refused, 1000U);
   EXPECT_GE(pairs, 1000U);
 }
 

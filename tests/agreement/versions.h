@@ -2,6 +2,7 @@
 // compiled into its own namespace, so each registers into a Registry of its own.
 #pragma once
 
+#include <cstddef>
 #include <vector>
 
 namespace jr2rt {
@@ -19,5 +20,7 @@ struct FileVersion {
 
 // In the order of the files, then of their versions.
 const std::vector<FileVersion>& Versions();
+// How many files were edited (JR2_AGREEMENT_FILES).
+size_t FileCount();
 
 }  // namespace jr2agr

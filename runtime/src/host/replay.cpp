@@ -533,7 +533,9 @@ class TraceReplay final : public Replayer, public Dispatcher {
       } else {
         // A host function's defect, recorded as such, is one again.
         const Json& failure = d.value("failure", Json());
-        const bool defect = failure.is_object() && failure.value("defect", false) && p.defect;
+        const auto marked = failure.is_object() ? failure.find("defect") : failure.end();
+        const bool defect =
+            marked != failure.end() && marked->is_boolean() && marked->get<bool>() && p.defect;
         run.post([failed = std::move(defect ? p.defect : p.failed), f = FailureOf(failure)] {
           failed(f);
         });

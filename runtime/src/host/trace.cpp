@@ -1,6 +1,7 @@
 // A run's trace, written from its stored feed (trace.h).
 #include "host/trace.h"
 
+#include <algorithm>
 #include <array>
 #include <deque>
 #include <map>
@@ -119,31 +120,37 @@ RunHost::TraceCursor RunHost::openTrace(const std::string& prefix, const std::st
 }
 
 bool RunHost::tracePage(TraceCursor& c, int64_t limit, std::string& out) {
-  const std::vector<FeedLine> page = feed(c.id, c.after, limit);
+  limit = std::max<int64_t>(limit, 1);
   const auto line = [&out](const Json& j) {
     out += j.dump(-1, ' ', false, Json::error_handler_t::replace);
     out += '\n';
   };
-  if (!c.headed) {
-    if (!page.empty()) c.header["time"] = page.front().timeMs;
-    line(c.header);
-    c.headed = true;
-  }
   auto& told = *std::static_pointer_cast<ToldLines>(c.told);
-  for (const FeedLine& f : page) {
-    told.saw(f);
-    Json data = f.data;
-    if (f.kind == "result" && data.is_object()) told.putBack(data);
-    line(Json{{"seq", f.seq},
-              {"time", f.timeMs},
-              {"kind", f.kind},
-              {"data", std::move(data)},
-              {"line", f.line}});
-    c.after = f.seq;
-  }
+  const auto lines = [&](const std::vector<FeedLine>& page) {
+    if (!c.headed) {
+      if (!page.empty()) c.header["time"] = page.front().timeMs;
+      line(c.header);
+      c.headed = true;
+    }
+    for (const FeedLine& f : page) {
+      told.saw(f);
+      Json data = f.data;
+      if (f.kind == "result" && data.is_object()) told.putBack(data);
+      line(Json{{"seq", f.seq},
+                {"time", f.timeMs},
+                {"kind", f.kind},
+                {"data", std::move(data)},
+                {"line", f.line}});
+      c.after = f.seq;
+    }
+  };
+  const std::vector<FeedLine> page = feed(c.id, c.after, limit);
+  lines(page);
   if (static_cast<int64_t>(page.size()) >= limit) return false;
-  // The last page: how the run stands now.
+  // The last page: how the run stands, read before the lines stored since this page (a run that
+  // moves meanwhile, in another process): its end never runs ahead of the lines that led to it.
   const StoredRun run = store_.load(c.id);
+  lines(feed(c.id, c.after));
   const Json& snap = run.snapshot;
   line(Json{{"end",
              {{"status", run.status},

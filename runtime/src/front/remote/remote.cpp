@@ -7,6 +7,7 @@
 #include <chrono>
 #include <csignal>
 #include <iostream>
+#include <limits>
 #include <thread>
 
 #include "effects/http_client.h"
@@ -67,19 +68,12 @@ class Client {
     return check(send(method, path, body));
   }
 
-  // A trace's JSON lines, streamed (no bound on its size), or the refusal as call()'s. Whole or
-  // nothing: one that does not end with its `end` line was cut short, and is refused.
+  // A trace's JSON lines (no bound on their size; ten minutes at most), or the refusal as
+  // call()'s; a 503 is asked again as send() does. Whole or nothing: one that does not end with
+  // its `end` line was cut short, and is refused.
   std::string trace(const std::string& path) {
-    std::string body;
-    HttpReply reply;
-    try {
-      reply = HttpStream(base_ + path, headers(), [&body](const std::string& piece) {
-        body += piece;
-        return true;
-      });
-    } catch (const Failure& f) {
-      throw BadInput("cannot read the trace from serve at " + base_ + ": " + f.reason());
-    }
+    HttpReply reply = send("GET", path, nullptr, 600000, std::numeric_limits<size_t>::max());
+    std::string& body = reply.body;
     if (reply.status != 200) {
       check(reply);
       throw BadInput("serve at " + base_ + " answered " + std::to_string(reply.status));
@@ -89,7 +83,7 @@ class Client {
     if (body.empty() || body.back() != '\n' || body.compare(from, 7, "{\"end\":") != 0)
       throw BadInput("the trace from serve at " + base_ +
                      " was cut short (its last line is not its `end`); export it again");
-    return body;
+    return std::move(body);
   }
 
   // A feed as server-sent events: each event's data to `line` until the stream ends, or until
@@ -125,12 +119,14 @@ class Client {
     return {{"Authorization", "Bearer " + call_.token}};
   }
 
-  HttpReply send(const std::string& method, const std::string& path, const Json& body) {
+  HttpReply send(const std::string& method, const std::string& path, const Json& body,
+                 int64_t timeoutMs = 60000, size_t maxBodyBytes = kMaxHttpBodyBytes) {
     const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
     for (;;) {
       HttpReply reply;
       try {
-        reply = HttpCall(method, base_ + path, body.is_null() ? "" : body.dump(), headers(), 60000);
+        reply = HttpCall(method, base_ + path, body.is_null() ? "" : body.dump(), headers(),
+                         timeoutMs, maxBodyBytes);
       } catch (const Failure& f) {
         throw BadInput("cannot reach serve at " + base_ + ": " + f.reason());
       }
