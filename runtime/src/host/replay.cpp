@@ -414,14 +414,10 @@ class TraceReplay final : public Replayer, public Dispatcher {
         if (e.kind == "start-refused") throw BadInput(why);
         throw Failure(why);
       }
-      static const std::string kAgain = "; its run is asked for again every second";
-      const std::string& l = e.line;
-      if (e.kind == "line" && l.rfind(key + ": ", 0) == 0 &&
-          l.size() > key.size() + 2 + kAgain.size() &&
-          l.compare(l.size() - kAgain.size(), kAgain.size(), kAgain) == 0) {
+      if (e.kind == "asking" && Str(e.data, "item") == key && Str(e.data, "pool") == pool) {
         usedDispatches_.insert(e.seq);
         asking_.insert(key);
-        throw DispatchPending(l.substr(key.size() + 2, l.size() - key.size() - 2 - kAgain.size()));
+        throw DispatchPending(Str(e.data, "why"));
       }
     }
     // Asked for again (silently: it said so once) and not started yet, as recorded: in a later

@@ -127,7 +127,11 @@ void DispatchActor::follow(const Dispatched& got) {
 }
 
 void DispatchActor::again(const Json& input, const std::string& why) {
-  if (!retrying_) run_.progress(item_ + ": " + why + "; its run is asked for again every second");
+  // Said once, as an `asking` line of its own (a replay answers the same tries by it).
+  if (!retrying_) {
+    run_.emit("asking", {{"item", item_}, {"pool", pool_}, {"why", why}},
+              item_ + ": " + why + "; its run is asked for again every second");
+  }
   retrying_ = true;
   input_ = input;
   run_.schedule(this, kRetry, run_.clock().nowMs() + 1000);
