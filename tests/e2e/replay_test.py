@@ -284,4 +284,38 @@ with tempfile.TemporaryDirectory() as d:
           "a host function's own Failure that names a defect in its detail stays a Failure: run "
           "exit %d, replay exit %d, %r" % (ran.returncode, got.returncode, got.stdout[:300]))
 
+with tempfile.TemporaryDirectory() as d:
+    # What a Source was called with is in its first answer's line, and a replay whose build calls
+    # it with other arguments says so at that turn (here the recorded ones are changed, as a
+    # build whose `source:` reads another file would call it).
+    tasks = os.path.join(d, "tasks.json")
+    with open(tasks, "w") as f:
+        json.dump([{"id": "t1"}, {"id": "t2"}, {"id": "t3"}], f)
+    ran = runner("conformance_instant", ["run", "--input", json.dumps({"tasks": tasks})], d)
+    path = os.path.join(d, "t.jsonl")
+    trace = export("conformance_instant", d, path)
+    sources = [line for line in trace[1:-1] if line.get("kind") == "source"]
+    check(ran.returncode == 0 and sources and sources[0]["data"].get("args") == {"path": tasks} and
+          all("args" not in s["data"] for s in sources[1:]),
+          "a Source's arguments are in its first answer's line, once: %r" %
+          ([s["data"].get("args") for s in sources],))
+    got = runner("conformance_instant", ["replay", path, "--json"], d)
+    check(got.returncode == 0 and json.loads(got.stdout or b"{}").get("identical") is True,
+          "it replays identical: exit %d, %r" % (got.returncode, got.stdout[:200]))
+    moved = []
+    for line in trace:
+        if line is sources[0]:
+            data = dict(line["data"], args={"path": os.path.join(d, "elsewhere.json")})
+            line = dict(line, data=data)
+        moved.append(line)
+    moved_path = os.path.join(d, "moved.jsonl")
+    write(moved_path, moved)
+    want = turn_of(moved, lambda l: l["kind"] == "source")
+    got = runner("conformance_instant", ["replay", moved_path, "--json"], d)
+    div = (json.loads(got.stdout) if got.stdout else {}).get("divergence", {})
+    check(got.returncode == 1 and div.get("turn") == want and "elsewhere.json" in
+          json.dumps(div) and tasks in json.dumps(div),
+          "a Source called with other arguments diverges at its turn %s: %s" %
+          (want, json.dumps(div)[:400]))
+
 finish("replay")

@@ -244,8 +244,8 @@ Json PoolActor::snapshotBase() const {
       "journaled", journaled() ? Json(settled_->size()) : Json(nullptr))("open", lastOpen_)(
       "nextKey", nextKey_)("ended", ended_)("calling", inFlight_ || latch_)(
       "skipped", std::move(skipped))("held", std::move(held))("taken", taken_)("ran", ran_)(
-      "streak", streak_)("startedMs", startedMs_)("pollDue",
-                                                  pollArmed_ ? Json(pollDue_) : Json(nullptr));
+      "streak", streak_)("startedMs", startedMs_)("argsTold", argsTold_)(
+      "pollDue", pollArmed_ ? Json(pollDue_) : Json(nullptr));
   if (inputFromRun_) {
     out["inputOver"] = inputOver_;
   } else {
@@ -390,6 +390,7 @@ void PoolActor::restoreFrom(const Json& snap) {
   ran_ = snap.value("ran", int64_t{0});
   streak_ = snap.value("streak", int64_t{0});
   startedMs_ = snap.value("startedMs", int64_t{0});
+  argsTold_ = snap.value("argsTold", false);
   if (snap.contains("held")) {
     for (const auto& item : snap.at("held")) {
       held_.push_back(item);

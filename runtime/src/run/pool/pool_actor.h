@@ -189,6 +189,9 @@ class PoolActor final : public Actor {
   int64_t streak_ = 0;     // counted runs in a row before this standing run (its head's)
   int64_t startedMs_ = 0;  // when it started (its bound of a day)
   bool latch_ = false;
+  // Its Source's arguments are in the trace (the first answer's `source` line): once in the
+  // Pool's life, stored with it, so every process that drives it tells the same lines.
+  bool argsTold_ = false;
   bool wakeOpen_ = false;
   bool pollArmed_ = false;
   int64_t pollDue_ = 0;

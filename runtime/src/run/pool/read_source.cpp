@@ -66,6 +66,9 @@ class ReadSource final : public CalledSource {
     if (!run.heard()) return;
     data["pool"] = pool_.prefix_;
     data["call"] = "read";
+    // What it was called with, once a Pool (as a pull Source's `next`).
+    if (!pool_.argsTold_ && pool_.args_) data["args"] = *pool_.args_;
+    pool_.argsTold_ = true;
     run.emit("source", std::move(data), "");
   }
 
