@@ -203,6 +203,17 @@ void PoolActor::childFailed(int key, const Failure& f) {
   source().settled(id, true);
 }
 
+void PoolActor::traceSource(const char* call, Json data) {
+  if (!run_.heard()) return;
+  data["pool"] = prefix_;
+  data["call"] = call;
+  // What it was called with, once in the Pool's life (its input's, the same at every call): a
+  // replay whose build calls it with others says so at that turn.
+  if (!argsTold_ && args_) data["args"] = *args_;
+  argsTold_ = true;
+  run_.emit("source", std::move(data), "");
+}
+
 void PoolActor::forgetOutput(const std::string& id) {
   items_.erase(id);
   failures_.erase(id);

@@ -128,6 +128,9 @@ class PoolActor final : public Actor {
   // it again).
   void skip(const Json& item, const std::string& why);
   void armPoll();
+  // A Source's answer (`data`: `answer` or `failure`) to `call` (`next`, `read`) as an input of
+  // the turn (docs/runtime.md#traces), with the call's arguments the first time in its life.
+  void traceSource(const char* call, Json data);
   // Why the items left can never start, in the output (`blocked`, `cycle`): what a `std.backlog`
   // says of its items (ExplainBacklog), read once, when the Pool ends deadlocked. Another Source
   // (an `extern` next) knows its own items: the output says how many it left open.

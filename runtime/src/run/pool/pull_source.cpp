@@ -85,14 +85,7 @@ class PullSource final : public CalledSource {
     PoolActor& pool = pool_;
     // An input of the turn (docs/runtime.md#traces), but std.queue's: its answers are made from
     // the run's input, and a replay makes them again.
-    if (pool.run_.heard() && pool.spec_.source.function != "std.queue") {
-      Json data = {{"pool", pool.prefix_}, {"call", "next"}, {"answer", answer}};
-      // What it was called with, once a Pool (they are its input's, the same at every call): a
-      // replay whose build calls it with others says so at this turn.
-      if (!pool.argsTold_ && pool.args_) data["args"] = *pool.args_;
-      pool.argsTold_ = true;
-      pool.run_.emit("source", std::move(data), "");
-    }
+    if (pool.spec_.source.function != "std.queue") pool.traceSource("next", {{"answer", answer}});
     // An item, null, or { item, open } (the concept page's SourceNextResult): moved out, never
     // copied.
     Json item;

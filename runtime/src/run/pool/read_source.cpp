@@ -61,16 +61,7 @@ class ReadSource final : public CalledSource {
   }
 
  private:
-  void trace(Json data) {
-    Run& run = pool_.run_;
-    if (!run.heard()) return;
-    data["pool"] = pool_.prefix_;
-    data["call"] = "read";
-    // What it was called with, once a Pool (as a pull Source's `next`).
-    if (!pool_.argsTold_ && pool_.args_) data["args"] = *pool_.args_;
-    pool_.argsTold_ = true;
-    run.emit("source", std::move(data), "");
-  }
+  void trace(Json data) { pool_.traceSource("read", std::move(data)); }
 
   void onRead(const Json& answer) {
     if (!answered()) return;
