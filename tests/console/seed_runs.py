@@ -12,6 +12,7 @@ must already hold an ended run (the test cancels one). With --feed, N `log` line
 run RUN's feed instead, before its `ended` line (the console's 100,000-line feed). Prints how many rows it wrote and the
 time.
 """
+import json
 import sqlite3
 import sys
 import time
@@ -21,11 +22,27 @@ def feed(db, run, count):
     """The lines go before the run's `ended` line, which is moved to the end: a run that logged
     that much and then ended, as a real one would have."""
     started = time.time()
-    end = db.execute("SELECT seq, time, line, kind, data FROM feed WHERE run = ? AND kind = 'ended'",
-                     (run,)).fetchone()
+    # The run's last row: its `ended` line, or a save's lines (kind `lines`, `[[time, kind, line,
+    # data], …]`, numbered by the last) among which it is.
+    end = None
     with db:
-        if end is not None:
+        last = db.execute("SELECT seq, time, line, kind, data FROM feed WHERE run = ?"
+                          " ORDER BY seq DESC LIMIT 1", (run,)).fetchone()
+        if last is not None and last[3] == "ended":
+            end = last
             db.execute("DELETE FROM feed WHERE run = ? AND seq = ?", (run, end[0]))
+        elif last is not None and last[3] == "lines":
+            lines = json.loads(last[4])
+            at = [i for i, l in enumerate(lines) if l[1] == "ended"]
+            if at:
+                # (A cancel's `cancelled` line comes after it: that line moves up one.)
+                t, kind, line, data = lines.pop(at[-1])
+                end = (last[0], t, line, kind, json.dumps(data))
+                db.execute("DELETE FROM feed WHERE run = ? AND seq = ?", (run, last[0]))
+                if lines:
+                    db.execute("INSERT INTO feed (run, seq, time, line, kind, data)"
+                               " VALUES (?, ?, ?, '', 'lines', ?)",
+                               (run, last[0] - 1, lines[0][0], json.dumps(lines)))
         last = db.execute("SELECT coalesce(max(seq), 0), coalesce(max(time), 0) FROM feed"
                           " WHERE run = ?", (run,)).fetchone()
         db.executemany(

@@ -125,13 +125,21 @@ kill "$serve_pid"
 wait "$serve_pid" 2>/dev/null
 serve_pid=
 # What was copied is what the file held at the copy's instant (serve wrote nothing after it: its
-# runs wait for hooks and answers); each count on the line is the table's.
+# runs wait for hooks and answers); each count on the line is the table's. The file keeps a save's
+# feed lines and journal entries in one row (a JSON array, store/rows.h), PostgreSQL a row each.
+lines_in() {
+  case $1 in
+    feed) sq "SELECT coalesce(sum(CASE WHEN kind = 'lines' THEN json_array_length(data) ELSE 1 END), 0) FROM feed" ;;
+    journal) sq "SELECT coalesce(sum(CASE WHEN entry LIKE '[%' THEN json_array_length(entry) ELSE 1 END), 0) FROM journal" ;;
+    *) sq "SELECT count(*) FROM $1" ;;
+  esac
+}
 for t in runs feed journal heads starts hooks; do
-  n=$(sq "SELECT count(*) FROM $t")
+  n=$(lines_in "$t")
   [ "$(q "$pg" "SELECT count(*) FROM $t")" = "$n" ] && ok || fail "table $t: $n rows in the file, $(q "$pg" "SELECT count(*) FROM $t") copied"
 done
 runs=$(sq "SELECT count(*) FROM runs")
-grep -qE "copied $runs runs \($(sq "SELECT count(*) FROM runs WHERE status = 'waiting'") waiting\), $(sq "SELECT count(*) FROM feed") feed lines, $(sq "SELECT count(*) FROM journal") journal entries, $(sq "SELECT count(*) FROM heads") heads" copy.out &&
+grep -qE "copied $runs runs \($(sq "SELECT count(*) FROM runs WHERE status = 'waiting'") waiting\), $(lines_in feed) feed lines, $(lines_in journal) journal entries, $(sq "SELECT count(*) FROM heads") heads" copy.out &&
   ok || fail "the line's counts are the tables': $(cat copy.out)"
 [ "$(sq "SELECT count(*) FROM heads")" -gt 0 ] && [ "$(sq "SELECT count(*) FROM journal")" -gt 0 ] && ok ||
   fail "the source has heads and a journal to copy"

@@ -82,11 +82,15 @@ with tempfile.TemporaryDirectory() as d:
           "the escape is kept as JSON text, the bad bytes replaced: %r" % stdout)
 
 def stored_feed(cwd, kind):
-    """The `data` of the feed rows of `kind` in the store at cwd, as stored (not exported)."""
+    """The `data` of the feed lines of `kind` in the store at cwd, as stored (not exported): a
+    row is one line, or (kind `lines`) a save's lines as `[[time, kind, line, data], …]`."""
     db = sqlite3.connect(os.path.join(cwd, "jr2.db"))
     try:
-        return [json.loads(r[0]) for r in db.execute(
-            "SELECT data FROM feed WHERE kind = ? ORDER BY run, seq", (kind,))]
+        out = []
+        for k, data in db.execute("SELECT kind, data FROM feed ORDER BY run, seq"):
+            rows = json.loads(data) if k == "lines" else [[0, k, "", json.loads(data)]]
+            out += [r[3] for r in rows if r[1] == kind]
+        return out
     finally:
         db.close()
 

@@ -6,12 +6,14 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <deque>
 #include <fstream>
 #include <functional>
 
 #include "jr2/run.h"
+#include "jr2/value.h"
 #include "pool.jr2.h"
 
 namespace {
@@ -83,6 +85,16 @@ TEST(ExternalJson, DepthIsBoundedWhileParsing) {
             "nothing thrown");
   EXPECT_EQ(Refusal([] { jr2rt::ParseExternalJson(Nested(513, "{\"a\":", "}"), "x"); }),
             "x nests deeper than 512 levels");
+  // Brackets inside strings are text, after an escaped quote or backslash too (the depth is
+  // counted before a parser without a callback is trusted with the text: #33).
+  EXPECT_EQ(Refusal([] {
+              jr2rt::ParseExternalJson("{\"a\": \"\\\"" + std::string(600, '[') + "\"}", "x");
+            }),
+            "nothing thrown");
+  EXPECT_EQ(Refusal([] { jr2rt::ParseExternalJson("[\"\\\\\", " + Nested(512) + "]", "x"); }),
+            "x nests deeper than 512 levels");
+  EXPECT_EQ(Refusal([] { jr2rt::ParseExternalJson("[\"\\\\\", " + Nested(511) + "]", "x"); }),
+            "nothing thrown");
   // Far deeper, and cut off: refused at once, without building (or destroying) a deep tree.
   for (size_t levels : {60000u, 2000000u}) {
     const auto begin = std::chrono::steady_clock::now();
@@ -242,3 +254,52 @@ TEST(StrictRecords, ItemsFromASourceMayCarryMoreFields) {
 }
 
 }  // namespace
+
+// A save's text (#33): AppendJson writes what nlohmann's dump(-1, ' ', false, replace) writes,
+// byte for byte, for every kind of value: strings with every control character, quotes,
+// backslashes, text of 2, 3 and 4 bytes a character and text that is not UTF-8 (replaced as
+// nlohmann replaces it), keys that need escaping, integers at their limits, floats, nesting.
+TEST(ExternalJson, AppendJsonWritesWhatNlohmannDumps) {
+  std::string every;
+  for (int c = 1; c < 0x80; ++c) every += static_cast<char>(c);
+  const std::vector<std::string> strings = {"",
+                                            "plain",
+                                            every,
+                                            "quote \" backslash \\ slash /",
+                                            "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80",
+                                            "bad \xff byte",
+                                            "cut \xe2\x82",
+                                            "\xc0\xaf overlong",
+                                            "\xed\xa0\x80 surrogate",
+                                            "\x7f del",
+                                            std::string("nul \0 inside", 12)};
+  Json cases = Json::array();
+  for (const std::string& s : strings) {
+    cases.push_back(s);
+    cases.push_back(Json{{s, s}});
+  }
+  for (const Json& n : {Json(0), Json(-1), Json(INT64_MIN), Json(INT64_MAX), Json(UINT64_MAX),
+                        Json(1.5), Json(-0.0), Json(1e300), Json(0.1), Json(3.0)}) {
+    cases.push_back(n);
+  }
+  cases.push_back(Json{{"a", {1, 2, {{"b", nullptr}}}},
+                       {"c", true},
+                       {"d", false},
+                       {"e", Json::object()},
+                       {"f", Json::array()}});
+  for (const Json& j : cases) {
+    std::string written;
+    jr2rt::AppendJson(written, j);
+    EXPECT_EQ(written, j.dump(-1, ' ', false, Json::error_handler_t::replace))
+        << j.dump(-1, ' ', true, Json::error_handler_t::replace);
+  }
+  std::string whole;
+  jr2rt::AppendJson(whole, cases);
+  EXPECT_EQ(whole, cases.dump(-1, ' ', false, Json::error_handler_t::replace));
+  // A string's own writer: false, and nothing written, for text that is not UTF-8.
+  std::string out = "x";
+  EXPECT_FALSE(jr2rt::AppendUtf8String(out, "bad \xff"));
+  EXPECT_EQ(out, "x");
+  EXPECT_TRUE(jr2rt::AppendUtf8String(out, "t\x01\"\xc3\xa9"));
+  EXPECT_EQ(out, "x\"t\\u0001\\\"\xc3\xa9\"");
+}

@@ -292,8 +292,9 @@ class Run {
   // Throws BadInput when the input does not fit.
   void start(const Json& input);
   // The same as start(), without driving: for a host whose engine is being driven already
-  // (`serve` answering a request); the steps go on at the engine's next turn.
-  void begin(const Json& input);
+  // (`serve` answering a request); the steps go on at the engine's next turn. `checked`: the
+  // caller has checked the input with CheckInput already (a host, before it made the run).
+  void begin(const Json& input, bool checked = false);
   // An answer that precheck() found good at one opening of its Gate, with its payload as its
   // type: send() and deliver() take it instead of reading the payload again, while that opening
   // lasts (a Gate that closed and opened again in between is checked anew).
@@ -419,7 +420,8 @@ class Run {
     Json data;
     std::string line;  // "" for an event a person is not shown
   };
-  void onEvent(std::function<void(const FeedEvent&)> fn) { event_ = std::move(fn); }
+  // (The listener may take the event's parts: the run is done with it.)
+  void onEvent(std::function<void(FeedEvent&)> fn) { event_ = std::move(fn); }
   // Saved as it moves (docs/runtime.md#saved-as-it-moves-effects-at-most-once): `fn` is called at
   // the end of each turn of the run's executor that changed the run (every handler that was ready,
   // run to completion), and must store the run (snapshot() and the progress lines of the turn)
@@ -574,9 +576,20 @@ class Run {
   // driven as a library, with no feed and no progress).
   bool heard() const { return event_ != nullptr || progress_ != nullptr; }
   // Tells of `kind` with `data` and, when `line` is not "", the line a person reads.
-  void emit(const std::string& kind, Json data, const std::string& line) {
-    if (event_) event_({kind, std::move(data), line});
-    if (progress_ && !line.empty()) progress_(line);
+  void emit(std::string kind, Json data, std::string line) {
+    if (progress_ && !line.empty()) {
+      const std::string shown = line;
+      if (event_) {
+        FeedEvent e{std::move(kind), std::move(data), std::move(line)};
+        event_(e);
+      }
+      progress_(shown);
+      return;
+    }
+    if (event_) {
+      FeedEvent e{std::move(kind), std::move(data), std::move(line)};
+      event_(e);
+    }
   }
   void progress(const std::string& line) { emit("line", nullptr, line); }
   // `gate`'s name and kind; its `accepts` are `accepts`, shared by every Gate that a state of
@@ -683,7 +696,7 @@ class Run {
   std::map<std::string, NextCall> scripted_;
   std::map<std::string, ReadCall> scriptedReads_;
   std::function<void(const std::string&)> progress_;
-  std::function<void(const FeedEvent&)> event_;
+  std::function<void(FeedEvent&)> event_;
   std::function<void()> commit_;
   std::vector<std::function<void()>> held_;            // effects waiting for the turn's commit
   std::vector<std::weak_ptr<EffectControl>> effects_;  // of the effects started, for stopEffects()

@@ -50,6 +50,9 @@ void AppendUtf8(uint32_t cp, std::string& out);
 // `j` appended to `out` as JSON text, as a save writes it (compact, bad UTF-8 replaced): a
 // snapshot's and a view's parts written in place, with no string of their own.
 void AppendJson(std::string& out, const Json& j);
+// `s` appended to `out` as a JSON string, the bytes AppendJson writes for it; false, with `out`
+// as it was, when `s` is not UTF-8 (AppendJson then writes nlohmann's replacement).
+bool AppendUtf8String(std::string& out, const std::string& s);
 
 // Parses JSON that comes from outside the program (`--input`, a `send` payload, an agent
 // script, a request body). Throws BadInput with one line naming `what` ("the input", "the

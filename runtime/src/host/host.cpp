@@ -114,12 +114,13 @@ void RunHost::attach(Hosted& h, bool fresh) {
   saver->onSaved([this, id](const std::vector<FeedLine>& lines) {
     if (saved_) saved_(id, lines);
   });
-  run.onEvent([this, id, saver](const Run::FeedEvent& e) {
+  run.onEvent([this, id, saver](Run::FeedEvent& e) {
     const int64_t now = clock_.nowMs();
     count(id, e, now);
     if (e.kind == "ended") ++endedSince_;
-    saver->addEvent(FeedLine(0, now, e.line, e.kind, e.data));
     if (event_) event_(id, e);
+    // The saver keeps the event's parts: moved, not copied (a Pool tells two a settled item).
+    saver->addEvent(FeedLine(0, now, std::move(e.line), std::move(e.kind), std::move(e.data)));
   });
   if (!agents_.is_null()) run.scriptAgents(agents_);
   if (model_) run.modelAgents(model_);
@@ -212,7 +213,7 @@ std::string RunHost::beginRun(const std::string& workflow, const Json& input,
   Hosted& ref = runs_[id] = std::move(h);
   attach(ref, /*fresh=*/true);
   try {
-    ref.run->begin(input);
+    ref.run->begin(input, /*checked=*/true);  // checked above
   } catch (...) {
     runs_.erase(id);  // refused before its first turn: nothing of it was stored
     throw;

@@ -79,13 +79,14 @@ std::optional<Store::Save> RunSaver::prepare(Run& run) {
   stored.workflow = run.workflow().name;
   stored.status = ToString(run.status());
   stored.updatedMs = clock_.nowMs();
-  // As text only while it waits: an ended run's (small, its Pool gone) is kept as JSON too,
-  // for whoever waits for its end (RunHost::tellEnded reads its output and reason).
-  if (run.ended()) stored.snapshot = run.snapshot(/*withInput=*/false);
   stored.revision = revision_;
   stored.journal = run.takeJournal();
   stored.journalBefore = journalCount_;
   if (run.dispatchedBy().is_object()) stored.key = run.dispatchedBy().value("key", "");
+  // As text, but a dispatched run's at its end: that is kept as JSON too, for the Pool that waits
+  // for it (RunHost::tellEnded reads its output and reason). Not every ended run's: a Pool's
+  // output is every item's, 10,000 values copied for nobody (#33).
+  if (run.ended() && !stored.key.empty()) stored.snapshot = run.snapshot(/*withInput=*/false);
   stored.snapshotText = std::move(text);
   if (!inputStored_)
     stored.inputText = run.input().dump(-1, ' ', false, Json::error_handler_t::replace);

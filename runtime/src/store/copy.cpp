@@ -24,6 +24,7 @@
 #include "jr2/store.h"
 #include "jr2/store_copy.h"
 #include "store/postgres/conn.h"
+#include "store/rows.h"
 #include "store/sqlite/db.h"
 
 namespace jr2rt {
@@ -213,14 +214,32 @@ class Copier {
       bytes = 0;
     };
     sqlite::Stmt s(src_, "SELECT run, seq, time, line, kind, data FROM feed ORDER BY run, seq");
+    std::vector<FeedLine> lines;
     while (s.step()) {
-      run.push_back(s.text(0));
-      seq.push_back(s.integer(1));
-      time.push_back(s.integer(2));
-      line.push_back(s.text(3));
-      kind.push_back(s.text(4));
-      data.push_back(s.text(5));
-      bytes += line.back().size() + data.back().size();
+      if (s.text(4) != kFeedLinesKind) {
+        run.push_back(s.text(0));
+        seq.push_back(s.integer(1));
+        time.push_back(s.integer(2));
+        line.push_back(s.text(3));
+        kind.push_back(s.text(4));
+        data.push_back(s.text(5));
+        bytes += line.back().size() + data.back().size();
+      } else {
+        // A save's lines in one row (store/rows.h): a row each in PostgreSQL.
+        lines.clear();
+        AppendFeedRow(lines, s.integer(1), s.integer(2), s.text(3), s.text(4), s.text(5), 0);
+        for (FeedLine& l : lines) {
+          run.push_back(s.text(0));
+          seq.push_back(l.seq);
+          time.push_back(l.timeMs);
+          line.push_back(std::move(l.line));
+          kind.push_back(std::move(l.kind));
+          data.push_back(l.data.is_string() && l.kind == kFeedLinesKind
+                             ? l.data.get<std::string>()
+                             : l.data.dump(-1, ' ', false, Json::error_handler_t::replace));
+          bytes += line.back().size() + data.back().size();
+        }
+      }
       if (run.size() >= kBatchRows * 4 || bytes >= kBatchBytes) flush();
     }
     flush();
@@ -242,10 +261,24 @@ class Copier {
     };
     sqlite::Stmt s(src_, "SELECT run, seq, entry FROM journal ORDER BY run, seq");
     while (s.step()) {
-      run.push_back(s.text(0));
-      seq.push_back(s.integer(1));
-      entry.push_back(s.text(2));
-      bytes += entry.back().size();
+      std::string text = s.text(2);
+      const Json row =
+          text.empty() || text.front() != '[' ? Json() : Json::parse(text, nullptr, false);
+      if (!row.is_array() || row.empty()) {
+        run.push_back(s.text(0));
+        seq.push_back(s.integer(1));
+        entry.push_back(std::move(text));
+        bytes += entry.back().size();
+      } else {
+        // A save's entries in one row (store/rows.h): a row each in PostgreSQL.
+        int64_t at = s.integer(1) - static_cast<int64_t>(row.size());
+        for (const Json& e : row) {
+          run.push_back(s.text(0));
+          seq.push_back(++at);
+          entry.push_back(e.dump(-1, ' ', false, Json::error_handler_t::replace));
+          bytes += entry.back().size();
+        }
+      }
       if (run.size() >= kBatchRows * 4 || bytes >= kBatchBytes) flush();
     }
     flush();

@@ -4,6 +4,8 @@
 #include <utility>
 #include <vector>
 
+#include "jr2/value.h"
+
 namespace jr2rt {
 
 void RunRows::eachWaiting(const EachWaiting& fn) {
@@ -62,18 +64,93 @@ Json SnapshotOf(const std::string& text, const std::string& id, const std::strin
 
 void AppendEntry(std::vector<Json>& journal, int64_t& last, int64_t seq, const std::string& text,
                  const std::string& id, const std::string& store) {
-  // The entries are numbered 1, 2, … as they were appended: a gap is a row someone removed.
-  if (seq != last + 1) {
-    throw RunDamaged(
-        id, store,
-        "its journal skips from entry " + std::to_string(last) + " to " + std::to_string(seq));
-  }
-  last = seq;
+  Json parsed;
   try {
-    journal.push_back(Json::parse(text));
+    parsed = Json::parse(text);
   } catch (const Json::exception& e) {
     throw RunDamaged(id, store, "a journal entry is not valid JSON (" + ErrorText(e) + ")");
   }
+  // The entries are numbered 1, 2, … as they were appended: a gap is a row someone removed.
+  const int64_t n = parsed.is_array() ? static_cast<int64_t>(parsed.size()) : 1;
+  if (n == 0 || seq != last + n) {
+    throw RunDamaged(id, store,
+                     n == 0 ? "a journal row holds no entry"
+                            : "its journal skips from entry " + std::to_string(last) + " to " +
+                                  std::to_string(seq - n + 1));
+  }
+  last = seq;
+  if (!parsed.is_array()) {
+    journal.push_back(std::move(parsed));
+    return;
+  }
+  for (Json& entry : parsed) journal.push_back(std::move(entry));
+}
+
+std::string JournalRowText(const Json* first, size_t n) {
+  if (n == 1) return first->dump(-1, ' ', false, Json::error_handler_t::replace);
+  std::string out = "[";
+  out.reserve(n * 48);
+  for (const Json* entry = first; entry != first + n; ++entry) {
+    if (out.size() > 1) out += ',';
+    AppendJson(out, *entry);
+  }
+  out += ']';
+  return out;
+}
+
+bool FitsFeedRows(const std::vector<FeedLine>& lines) {
+  if (lines.size() < 2) return false;
+  std::string scratch;
+  for (const FeedLine& l : lines) {
+    scratch.clear();
+    if (!AppendUtf8String(scratch, l.kind) || !AppendUtf8String(scratch, l.line)) return false;
+  }
+  return true;
+}
+
+std::string FeedRowText(const FeedLine* first, size_t n) {
+  std::string out = "[";
+  out.reserve(n * 96);
+  for (const FeedLine* l = first; l != first + n; ++l) {
+    if (out.size() > 1) out += ',';
+    out += '[';
+    out += std::to_string(l->timeMs);
+    out += ',';
+    AppendUtf8String(out, l->kind);
+    out += ',';
+    AppendUtf8String(out, l->line);
+    out += ',';
+    AppendJson(out, l->data);
+    out += ']';
+  }
+  out += ']';
+  return out;
+}
+
+void AppendFeedRow(std::vector<FeedLine>& out, int64_t seq, int64_t timeMs, std::string line,
+                   std::string kind, const std::string& data, int64_t afterSeq) {
+  if (kind == kFeedLinesKind) {
+    Json rows = Json::parse(data, nullptr, false);
+    bool readable = rows.is_array() && !rows.empty();
+    for (const Json& r : rows.is_array() ? rows : Json::array()) {
+      readable = readable && r.is_array() && r.size() == 4 && r[0].is_number_integer() &&
+                 r[1].is_string() && r[2].is_string();
+    }
+    if (readable) {
+      int64_t at = seq - static_cast<int64_t>(rows.size());
+      for (Json& r : rows) {
+        if (++at <= afterSeq) continue;
+        out.emplace_back(at, r[0].get<int64_t>(), r[2].get<std::string>(), r[1].get<std::string>(),
+                         std::move(r[3]));
+      }
+      return;
+    }
+  }
+  if (seq <= afterSeq) return;
+  // Data another tool wrote that is not JSON is kept as its text, never a throw.
+  Json parsed = data.empty() ? Json(nullptr) : Json::parse(data, nullptr, false);
+  if (parsed.is_discarded()) parsed = data;
+  out.emplace_back(seq, timeMs, std::move(line), std::move(kind), std::move(parsed));
 }
 
 void PutInputBack(Json& snapshot, bool stored, const std::string& input, const std::string& id,

@@ -30,10 +30,35 @@ Json SnapshotOf(const std::string& text, const std::string& id, const std::strin
 void PutInputBack(Json& snapshot, bool stored, const std::string& input, const std::string& id,
                   const std::string& store);
 
-// Appends journal entry number `seq` (stored as `text`) to `journal`, whose last entry was number
-// `last` (0 before the first): StoreDamaged when the numbering skips (a row someone removed) or
-// the entry is not JSON.
+// Appends the journal entries of one row to `journal`, whose last entry was number `last` (0
+// before the first). A row is one entry (a JSON object) numbered `seq`, or the entries one save
+// appended (a JSON array of them, JournalRowText) of which the last is number `seq`.
+// StoreDamaged when the numbering skips (a row someone removed) or an entry is not JSON.
 void AppendEntry(std::vector<Json>& journal, int64_t& last, int64_t seq, const std::string& text,
                  const std::string& id, const std::string& store);
+
+// Entries `first` … `first + n` of those one save appends, as the text of one row (#33: a row per
+// entry was a third of what storing a Pool's settled items cost): the entry itself when there is
+// one, else a JSON array. A save of more than kEntriesPerRow writes several rows.
+inline constexpr size_t kEntriesPerRow = 256;
+std::string JournalRowText(const Json* first, size_t n);
+
+// A save's feed lines in rows of up to kLinesPerRow (#33, docs/runtime.md#the-store): the row's
+// `kind` is kFeedLinesKind, its `seq` the number of the last of its lines, its `time` the
+// first's, its `line` empty and its `data` `[[time, kind, line, data], …]`. Bounded, so that a
+// page of a feed (serve sends 128 lines a page) never reads a turn of 20,000 lines, and no row
+// is a buffer of megabytes. A save whose lines are not all UTF-8 in kind and text (a process's
+// output) keeps their bytes as they were, a row each (FitsFeedRows).
+inline constexpr const char* kFeedLinesKind = "lines";
+inline constexpr size_t kLinesPerRow = 128;
+bool FitsFeedRows(const std::vector<FeedLine>& lines);
+std::string FeedRowText(const FeedLine* first, size_t n);
+
+// Appends the lines of one stored feed row to `out`, those numbered above `afterSeq`: the row
+// itself, or, when its kind is kFeedLinesKind, the lines it holds, numbered up to `seq`. Data
+// that is not JSON (another tool's) is kept as its text, and a row of lines that cannot be read
+// is kept as one line of that kind with its text: a read of a feed never throws.
+void AppendFeedRow(std::vector<FeedLine>& out, int64_t seq, int64_t timeMs, std::string line,
+                   std::string kind, const std::string& data, int64_t afterSeq);
 
 }  // namespace jr2rt

@@ -1,9 +1,10 @@
 // Each run's feed and journal in the SQLite store (docs/runtime.md#the-store): tables `feed(run,
-// seq, time, line, kind, data)` and `journal(run, seq, entry)`, appended by runs.cpp's save, read
-// here in order without the run's snapshot.
+// seq, time, line, kind, data)` and `journal(run, seq, entry)`, appended by runs.cpp's save (a
+// row holds what one save appended, store/rows.h), read here in order without the run's snapshot.
 #include <string>
 #include <vector>
 
+#include "store/rows.h"
 #include "store/sqlite/sqlite_store.h"
 
 namespace jr2rt::sqlite {
@@ -14,23 +15,17 @@ std::vector<FeedLine> SqliteStore::feed(const std::string& id, int64_t afterSeq)
 
 std::vector<FeedLine> SqliteStore::feedPage(const std::string& id, int64_t afterSeq,
                                             int64_t limit) {
+  // A row holds one line or more (store/rows.h), so `limit` rows hold at least `limit` lines;
+  // the first may hold lines at or before `afterSeq`, which are skipped.
   Stmt s(*db_,
          "SELECT seq, time, line, kind, data FROM feed WHERE run = ? AND seq > ? ORDER BY seq"
          " LIMIT ?");
   s.bind(1, id).bind(2, afterSeq).bind(3, limit > 0 ? limit : int64_t{-1});
   std::vector<FeedLine> out;
-  while (s.step()) {
-    FeedLine f;
-    f.seq = s.integer(0);
-    f.timeMs = s.integer(1);
-    f.line = s.text(2);
-    f.kind = s.text(3);
-    // Data another tool wrote that is not JSON is kept as its text, never a throw.
-    const std::string data = s.text(4);
-    f.data = data.empty() ? Json(nullptr) : Json::parse(data, nullptr, false);
-    if (f.data.is_discarded()) f.data = data;
-    out.push_back(std::move(f));
+  while (s.step() && (limit <= 0 || static_cast<int64_t>(out.size()) < limit)) {
+    AppendFeedRow(out, s.integer(0), s.integer(1), s.text(2), s.text(3), s.text(4), afterSeq);
   }
+  if (limit > 0 && static_cast<int64_t>(out.size()) > limit) out.resize(static_cast<size_t>(limit));
   return out;
 }
 
@@ -41,9 +36,13 @@ int64_t SqliteStore::lastSeq(const std::string& id) {
 }
 
 bool SqliteStore::hadGate(const std::string& id, const std::string& gate) {
+  // A line of its own, or one of a row of lines ([time, kind, line, data], store/rows.h).
   Stmt s(*db_,
-         "SELECT 1 FROM feed WHERE run = ? AND kind = 'gate-opened'"
-         " AND json_valid(data) AND json_extract(data, '$.gate') = ? LIMIT 1");
+         "SELECT 1 FROM feed WHERE run = ?1 AND json_valid(data) AND ("
+         "(kind = 'gate-opened' AND json_extract(data, '$.gate') = ?2) OR"
+         " (kind = 'lines' AND instr(data, '\"gate-opened\"') > 0 AND EXISTS (SELECT 1 FROM"
+         " json_each(data) WHERE json_extract(value, '$[1]') = 'gate-opened'"
+         " AND json_extract(value, '$[3].gate') = ?2))) LIMIT 1");
   s.bind(1, id).bind(2, gate);
   return s.step();
 }
@@ -54,7 +53,12 @@ std::vector<Json> SqliteStore::journal(const std::string& id) {
   std::vector<Json> out;
   while (j.step()) {
     try {
-      out.push_back(Json::parse(j.text(0)));
+      Json row = Json::parse(j.text(0));
+      if (!row.is_array()) {
+        out.push_back(std::move(row));
+        continue;
+      }
+      for (Json& entry : row) out.push_back(std::move(entry));  // a save's entries (rows.h)
     } catch (const Json::exception& e) {
       throw StoreDamaged("run " + id + " in " + Quoted(path_) +
                          " is damaged: a journal entry is not valid JSON (" + ErrorText(e) + ")");

@@ -3,6 +3,7 @@
 // feed lines, journal entries and head, its revision checked and bumped by the statement that
 // writes the row; summaries are read through a covering index, never a snapshot; a prune deletes
 // a run with everything kept for it.
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <string>
@@ -105,15 +106,28 @@ int64_t SqliteStore::write(const StoredRun& run, const std::vector<FeedLine>& fe
     s.reset();
   };
   if (feed.size() == 1) {
-    // One line (a Gate answer's turn): its number found by the insert, one statement.
+    // One line: its number found by the insert, one statement.
     Stmt s(*db_,
            "INSERT INTO feed (run, time, line, kind, data, seq)"
            " SELECT ?1, ?2, ?3, ?4, ?5, coalesce(max(seq), 0) + 1 FROM feed WHERE run = ?1");
     insert(s, feed.front());
+  } else if (FitsFeedRows(feed)) {
+    // A turn's lines (a Pool's turn settles and starts items): rows of up to kLinesPerRow, each
+    // numbered by its last line (store/rows.h). A row a line made a stored Pool of 10,000 items
+    // spend a third of its time in SQLite (docs/performance.md).
+    Stmt s(*db_,
+           "INSERT INTO feed (run, time, line, kind, data, seq)"
+           " SELECT ?1, ?2, '', ?3, ?4, coalesce(max(seq), 0) + ?5 FROM feed WHERE run = ?1");
+    for (size_t at = 0; at < feed.size(); at += kLinesPerRow) {
+      const size_t n = std::min(kLinesPerRow, feed.size() - at);
+      s.bind(1, run.id).bind(2, feed[at].timeMs).bind(3, std::string(kFeedLinesKind));
+      s.bind(4, FeedRowText(&feed[at], n)).bind(5, static_cast<int64_t>(n));
+      s.step();
+      s.reset();
+    }
   } else if (!feed.empty()) {
-    // Many (a Pool's turn settles and starts items): the last number read once, then plain
-    // inserts. Looking the last line up at each line made a stored Pool of 10,000 items 1.6x
-    // slower (docs/performance.md#before-and-after-31-in-one-sitting).
+    // Lines whose text is not UTF-8: a row each, their bytes as they were. The last number read
+    // once, then plain inserts.
     int64_t seq = 0;
     {
       Stmt s(*db_, "SELECT coalesce(max(seq), 0) FROM feed WHERE run = ?");
@@ -137,10 +151,13 @@ int64_t SqliteStore::write(const StoredRun& run, const std::vector<FeedLine>& fe
       throw StoreConflict("run " + run.id + "'s journal has " + std::to_string(seq) +
                           " entries, and this command had " + std::to_string(run.journalBefore));
     }
+    // The save's entries in rows of up to kEntriesPerRow, each numbered by its last entry
+    // (store/rows.h).
     Stmt s(*db_, "INSERT INTO journal (run, seq, entry) VALUES (?, ?, ?)");
-    for (const Json& entry : run.journal) {
-      s.bind(1, run.id).bind(2, ++seq).bind(
-          3, entry.dump(-1, ' ', false, Json::error_handler_t::replace));
+    for (size_t at = 0; at < run.journal.size(); at += kEntriesPerRow) {
+      const size_t n = std::min(kEntriesPerRow, run.journal.size() - at);
+      seq += static_cast<int64_t>(n);
+      s.bind(1, run.id).bind(2, seq).bind(3, JournalRowText(&run.journal[at], n));
       s.step();
       s.reset();
     }
