@@ -88,8 +88,7 @@ std::optional<Store::Save> RunSaver::prepare(Run& run) {
   // output is every item's, 10,000 values copied for nobody (#33).
   if (run.ended() && !stored.key.empty()) stored.snapshot = run.snapshot(/*withInput=*/false);
   stored.snapshotText = std::move(text);
-  if (!inputStored_)
-    stored.inputText = run.input().dump(-1, ' ', false, Json::error_handler_t::replace);
+  if (!inputStored_) AppendJson(stored.inputText, run.input());
   stored.viewText = SavedViewText(run);
   save.feed.swap(pending_);
   // Where the turn begins, for a replay (docs/runtime.md#traces): a turn that told nothing took

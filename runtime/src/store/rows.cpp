@@ -87,8 +87,12 @@ void AppendEntry(std::vector<Json>& journal, int64_t& last, int64_t seq, const s
 }
 
 std::string JournalRowText(const Json* first, size_t n) {
-  if (n == 1) return first->dump(-1, ' ', false, Json::error_handler_t::replace);
-  std::string out = "[";
+  std::string out;
+  if (n == 1) {
+    AppendJson(out, *first);
+    return out;
+  }
+  out = "[";
   out.reserve(n * 48);
   for (const Json* entry = first; entry != first + n; ++entry) {
     if (out.size() > 1) out += ',';
