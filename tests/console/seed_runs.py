@@ -22,29 +22,38 @@ def feed(db, run, count):
     """The lines go before the run's `ended` line, which is moved to the end: a run that logged
     that much and then ended, as a real one would have."""
     started = time.time()
-    # The run's last row: its `ended` line, or a save's lines (kind `lines`, `[[time, kind, line,
-    # data], …]`, numbered by the last) among which it is.
+    # The run's `ended` line: a row of its own, or one of a save's lines (kind `lines`,
+    # `[[time, kind, line, data], …]`, numbered by the last), looked for from the newest row.
     end = None
+    newest = 0
     with db:
-        last = db.execute("SELECT seq, time, line, kind, data FROM feed WHERE run = ?"
-                          " ORDER BY seq DESC LIMIT 1", (run,)).fetchone()
-        if last is not None and last[3] == "ended":
-            end = last
-            db.execute("DELETE FROM feed WHERE run = ? AND seq = ?", (run, end[0]))
-        elif last is not None and last[3] == "lines":
-            lines = json.loads(last[4])
+        rows = db.execute("SELECT seq, time, line, kind, data FROM feed WHERE run = ?"
+                          " ORDER BY seq DESC", (run,)).fetchall()
+        for seq, t, line, kind, data in rows:
+            lines = json.loads(data) if kind == "lines" else [[t, kind, line, None]]
+            newest = max([newest] + [l[0] for l in lines])
+        for seq, t, line, kind, data in rows:
+            if kind == "ended":
+                end = (seq, t, line, kind, data)
+                db.execute("DELETE FROM feed WHERE run = ? AND seq = ?", (run, seq))
+                break
+            if kind != "lines":
+                continue
+            lines = json.loads(data)
             at = [i for i, l in enumerate(lines) if l[1] == "ended"]
-            if at:
-                # (A cancel's `cancelled` line comes after it: that line moves up one.)
-                t, kind, line, data = lines.pop(at[-1])
-                end = (last[0], t, line, kind, json.dumps(data))
-                db.execute("DELETE FROM feed WHERE run = ? AND seq = ?", (run, last[0]))
-                if lines:
-                    db.execute("INSERT INTO feed (run, seq, time, line, kind, data)"
-                               " VALUES (?, ?, ?, '', 'lines', ?)",
-                               (run, last[0] - 1, lines[0][0], json.dumps(lines)))
-        last = db.execute("SELECT coalesce(max(seq), 0), coalesce(max(time), 0) FROM feed"
-                          " WHERE run = ?", (run,)).fetchone()
+            if not at:
+                continue
+            # (A cancel's `cancelled` line comes after it: the lines after it move up one.)
+            t, kind, line, data = lines.pop(at[-1])
+            end = (seq, t, line, kind, json.dumps(data))
+            db.execute("DELETE FROM feed WHERE run = ? AND seq = ?", (run, seq))
+            if lines:
+                db.execute("INSERT INTO feed (run, seq, time, line, kind, data)"
+                           " VALUES (?, ?, ?, '', 'lines', ?)",
+                           (run, seq - 1, lines[0][0], json.dumps(lines)))
+            break
+        last = (db.execute("SELECT coalesce(max(seq), 0) FROM feed WHERE run = ?",
+                           (run,)).fetchone()[0], newest)
         db.executemany(
             "INSERT INTO feed (run, seq, time, line, kind, data) VALUES (?, ?, ?, ?, 'log', ?)",
             ((run, last[0] + n + 1, last[1] + n, "log line %d of the seeded feed" % (n + 1),

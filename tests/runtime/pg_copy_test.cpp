@@ -148,6 +148,55 @@ TEST_F(PgCopy, EveryTableIsCopiedAndTheRunsAreOwnedByNobody) {
   EXPECT_EQ(host->lastSeq("aaaa0000waiting"), 3);
 }
 
+// SQLite keeps a save's lines and entries as rows of many (store/rows.h); PostgreSQL gets a row a
+// line and an entry, each numbered as SQLite reads it. A row of lines another tool broke is
+// copied as one line with its text as it was.
+TEST_F(PgCopy, RowsOfManyLinesAndEntriesArriveOneByOne) {
+  {
+    auto from = source();
+    auto run = Stored("waiting", 0, "aaaa0000many", 10, "callee");
+    std::vector<jr2rt::FeedLine> turn;
+    for (int i = 1; i <= 200; ++i) {
+      const std::string item = "T-" + std::to_string(i);
+      run.journal.push_back(Json{{"settled", item}, {"output", i}});
+      turn.emplace_back(0, 10 + i, item + " settled", "settled", Json{{"item", item}});
+    }
+    for (int i = 201; i <= 300; ++i)
+      run.journal.push_back(Json{{"settled", "T-" + std::to_string(i)}});
+    from->save(run, turn);
+  }
+  {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(sqlitePath_.c_str(), &db), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(db,
+                           "INSERT INTO feed (run, seq, time, line, kind, data) VALUES"
+                           " ('aaaa0000many', 201, 500, '', 'lines', '[oops')",
+                           nullptr, nullptr, nullptr),
+              SQLITE_OK);
+    sqlite3_close(db);
+  }
+  const jr2rt::StoreCopyCounts n = copy();
+  EXPECT_EQ(n.feed, 201);
+  EXPECT_EQ(n.journal, 300);
+  auto from = source();
+  auto to = target();
+  const auto a = from->feed("aaaa0000many", 0), b = to->feed("aaaa0000many", 0);
+  ASSERT_EQ(b.size(), 201u);
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(a[i].seq, b[i].seq);
+    EXPECT_EQ(a[i].timeMs, b[i].timeMs);
+    EXPECT_EQ(a[i].line, b[i].line);
+    EXPECT_EQ(a[i].kind, b[i].kind);
+    EXPECT_EQ(a[i].data, b[i].data);
+  }
+  EXPECT_EQ(b[199].line, "T-200 settled");
+  EXPECT_EQ(sql("SELECT data FROM feed WHERE seq = 201"), "[oops");
+  EXPECT_EQ(from->load("aaaa0000many").journal, to->load("aaaa0000many").journal);
+  EXPECT_EQ(to->load("aaaa0000many").journalBefore, 300);
+  EXPECT_EQ(sql("SELECT count(*) FROM journal"), "300");
+}
+
 TEST_F(PgCopy, AnEmptySourceCopiesNothingAndATargetWithRunsIsRefused) {
   source();  // made, empty
   const jr2rt::StoreCopyCounts none = copy();

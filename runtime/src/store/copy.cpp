@@ -228,15 +228,16 @@ class Copier {
         // A save's lines in one row (store/rows.h): a row each in PostgreSQL.
         lines.clear();
         AppendFeedRow(lines, s.integer(1), s.integer(2), s.text(3), s.text(4), s.text(5), 0);
+        // A row that cannot be read as lines (another tool's) is copied as it is, its text kept.
+        const bool unread = lines.size() == 1 && lines.front().kind == kFeedLinesKind;
         for (FeedLine& l : lines) {
           run.push_back(s.text(0));
           seq.push_back(l.seq);
           time.push_back(l.timeMs);
+          data.push_back(unread ? s.text(5)
+                                : l.data.dump(-1, ' ', false, Json::error_handler_t::replace));
           line.push_back(std::move(l.line));
           kind.push_back(std::move(l.kind));
-          data.push_back(l.data.is_string() && l.kind == kFeedLinesKind
-                             ? l.data.get<std::string>()
-                             : l.data.dump(-1, ' ', false, Json::error_handler_t::replace));
           bytes += line.back().size() + data.back().size();
         }
       }

@@ -38,7 +38,8 @@ int64_t SqliteStore::lastSeq(const std::string& id) {
 bool SqliteStore::hadGate(const std::string& id, const std::string& gate) {
   // A line of its own, or one of a row of lines ([time, kind, line, data], store/rows.h).
   Stmt s(*db_,
-         "SELECT 1 FROM feed WHERE run = ?1 AND json_valid(data) AND ("
+         "SELECT 1 FROM feed WHERE run = ?1 AND kind IN ('gate-opened', 'lines')"
+         " AND json_valid(data) AND ("
          "(kind = 'gate-opened' AND json_extract(data, '$.gate') = ?2) OR"
          " (kind = 'lines' AND instr(data, '\"gate-opened\"') > 0 AND EXISTS (SELECT 1 FROM"
          " json_each(data) WHERE json_extract(value, '$[1]') = 'gate-opened'"
