@@ -165,16 +165,9 @@ TEST_F(PgCopy, RowsOfManyLinesAndEntriesArriveOneByOne) {
       run.journal.push_back(Json{{"settled", "T-" + std::to_string(i)}});
     from->save(run, turn);
   }
-  {
-    sqlite3* db = nullptr;
-    ASSERT_EQ(sqlite3_open(sqlitePath_.c_str(), &db), SQLITE_OK);
-    ASSERT_EQ(sqlite3_exec(db,
-                           "INSERT INTO feed (run, seq, time, line, kind, data) VALUES"
-                           " ('aaaa0000many', 201, 500, '', 'lines', '[oops')",
-                           nullptr, nullptr, nullptr),
-              SQLITE_OK);
-    sqlite3_close(db);
-  }
+  jr2test::Sql(sqlitePath_,
+               "INSERT INTO feed (run, seq, time, line, kind, data) VALUES"
+               " ('aaaa0000many', 201, 500, '', 'lines', '[oops')");
   const jr2rt::StoreCopyCounts n = copy();
   EXPECT_EQ(n.feed, 201);
   EXPECT_EQ(n.journal, 300);

@@ -135,6 +135,18 @@ class PgDatabase {
 
 enum class Backend { kSqlite, kPostgres };
 
+// Runs `sql` on the SQLite file `path` with a plain connection: another tool, an older jr2.
+inline void Sql(const std::string& path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  char* err = nullptr;
+  const int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err);
+  const std::string why = err ? err : "";
+  sqlite3_free(err);
+  sqlite3_close(db);
+  ASSERT_EQ(rc, SQLITE_OK) << why;
+}
+
 inline std::string BackendName(const testing::TestParamInfo<Backend>& info) {
   return info.param == Backend::kSqlite ? "Sqlite" : "Postgres";
 }
@@ -176,14 +188,7 @@ class StoreTest : public testing::TestWithParam<Backend> {
       PgSql(location_, statements);
       return;
     }
-    sqlite3* db = nullptr;
-    ASSERT_EQ(sqlite3_open(location_.c_str(), &db), SQLITE_OK);
-    char* err = nullptr;
-    const int rc = sqlite3_exec(db, statements.c_str(), nullptr, nullptr, &err);
-    const std::string why = err ? err : "";
-    sqlite3_free(err);
-    sqlite3_close(db);
-    ASSERT_EQ(rc, SQLITE_OK) << why;
+    Sql(location_, statements);
   }
   // The first value `query` gives, as text ("" when none), read by a connection of another tool.
   std::string value(const std::string& query) {

@@ -38,6 +38,7 @@ using jr2rt::Json;
 using jr2test::Contains;
 using jr2test::ErrorOf;
 using jr2test::FreshDir;
+using jr2test::Sql;
 using jr2test::Stored;
 using jr2test::StoreTest;
 
@@ -55,18 +56,6 @@ std::string Bytes(const std::string& path) {
   std::stringstream text;
   text << in.rdbuf();
   return text.str();
-}
-
-// Runs `sql` on `path` with a plain SQLite connection: another tool, an older jr2.
-void Sql(const std::string& path, const std::string& sql) {
-  sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-  char* err = nullptr;
-  const int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err);
-  const std::string why = err ? err : "";
-  sqlite3_free(err);
-  sqlite3_close(db);
-  ASSERT_EQ(rc, SQLITE_OK) << why;
 }
 
 std::string Pragma(const std::string& path, const std::string& name) {

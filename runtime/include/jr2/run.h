@@ -577,19 +577,13 @@ class Run {
   bool heard() const { return event_ != nullptr || progress_ != nullptr; }
   // Tells of `kind` with `data` and, when `line` is not "", the line a person reads.
   void emit(std::string kind, Json data, std::string line) {
-    if (progress_ && !line.empty()) {
-      const std::string shown = line;
-      if (event_) {
-        FeedEvent e{std::move(kind), std::move(data), std::move(line)};
-        event_(e);
-      }
-      progress_(shown);
-      return;
-    }
+    // The line for progress_ is kept aside: the event's listener may take the event's parts.
+    const std::string shown = progress_ ? line : std::string();
     if (event_) {
       FeedEvent e{std::move(kind), std::move(data), std::move(line)};
       event_(e);
     }
+    if (!shown.empty()) progress_(shown);
   }
   void progress(const std::string& line) { emit("line", nullptr, line); }
   // `gate`'s name and kind; its `accepts` are `accepts`, shared by every Gate that a state of

@@ -1,5 +1,6 @@
 #include "store/rows.h"
 
+#include <algorithm>
 #include <string>
 #include <utility>
 #include <vector>
@@ -102,33 +103,31 @@ std::string JournalRowText(const Json* first, size_t n) {
   return out;
 }
 
-bool FitsFeedRows(const std::vector<FeedLine>& lines) {
-  if (lines.size() < 2) return false;
-  std::string scratch;
-  for (const FeedLine& l : lines) {
-    scratch.clear();
-    if (!AppendUtf8String(scratch, l.kind) || !AppendUtf8String(scratch, l.line)) return false;
-  }
-  return true;
-}
-
-std::string FeedRowText(const FeedLine* first, size_t n) {
-  std::string out = "[";
-  out.reserve(n * 96);
-  for (const FeedLine* l = first; l != first + n; ++l) {
+std::vector<std::string> FeedRowTexts(const std::vector<FeedLine>& lines) {
+  std::vector<std::string> rows;
+  if (lines.size() < 2) return rows;
+  rows.reserve((lines.size() + kLinesPerRow - 1) / kLinesPerRow);
+  for (size_t at = 0; at < lines.size(); ++at) {
+    if (at % kLinesPerRow == 0) {
+      if (!rows.empty()) rows.back() += ']';
+      rows.emplace_back("[");
+      rows.back().reserve(std::min(kLinesPerRow, lines.size() - at) * 96);
+    }
+    std::string& out = rows.back();
+    const FeedLine& l = lines[at];
     if (out.size() > 1) out += ',';
     out += '[';
-    out += std::to_string(l->timeMs);
+    out += std::to_string(l.timeMs);
     out += ',';
-    AppendUtf8String(out, l->kind);
+    if (!AppendUtf8String(out, l.kind)) return {};
     out += ',';
-    AppendUtf8String(out, l->line);
+    if (!AppendUtf8String(out, l.line)) return {};
     out += ',';
-    AppendJson(out, l->data);
+    AppendJson(out, l.data);
     out += ']';
   }
-  out += ']';
-  return out;
+  rows.back() += ']';
+  return rows;
 }
 
 void AppendFeedRow(std::vector<FeedLine>& out, int64_t seq, int64_t timeMs, std::string line,

@@ -48,11 +48,11 @@ std::string JournalRowText(const Json* first, size_t n);
 // first's, its `line` empty and its `data` `[[time, kind, line, data], …]`. Bounded, so that a
 // page of a feed (serve sends 128 lines a page) never reads a turn of 20,000 lines, and no row
 // is a buffer of megabytes. A save whose lines are not all UTF-8 in kind and text (a process's
-// output) keeps their bytes as they were, a row each (FitsFeedRows).
+// output) keeps their bytes as they were, a row each. FeedRowTexts gives the rows' `data`, row
+// by row, and none when the save is one line or has a line that is not UTF-8.
 inline constexpr const char* kFeedLinesKind = "lines";
 inline constexpr size_t kLinesPerRow = 128;
-bool FitsFeedRows(const std::vector<FeedLine>& lines);
-std::string FeedRowText(const FeedLine* first, size_t n);
+std::vector<std::string> FeedRowTexts(const std::vector<FeedLine>& lines);
 
 // Appends the lines of one stored feed row to `out`, those numbered above `afterSeq`: the row
 // itself, or, when its kind is kFeedLinesKind, the lines it holds, numbered up to `seq`. Data

@@ -111,17 +111,17 @@ int64_t SqliteStore::write(const StoredRun& run, const std::vector<FeedLine>& fe
            "INSERT INTO feed (run, time, line, kind, data, seq)"
            " SELECT ?1, ?2, ?3, ?4, ?5, coalesce(max(seq), 0) + 1 FROM feed WHERE run = ?1");
     insert(s, feed.front());
-  } else if (FitsFeedRows(feed)) {
+  } else if (const std::vector<std::string> rows = FeedRowTexts(feed); !rows.empty()) {
     // A turn's lines (a Pool's turn settles and starts items): rows of up to kLinesPerRow, each
     // numbered by its last line (store/rows.h). A row a line made a stored Pool of 10,000 items
     // spend a third of its time in SQLite (docs/performance.md).
     Stmt s(*db_,
            "INSERT INTO feed (run, time, line, kind, data, seq)"
            " SELECT ?1, ?2, '', ?3, ?4, coalesce(max(seq), 0) + ?5 FROM feed WHERE run = ?1");
-    for (size_t at = 0; at < feed.size(); at += kLinesPerRow) {
+    for (size_t i = 0, at = 0; i < rows.size(); ++i, at += kLinesPerRow) {
       const size_t n = std::min(kLinesPerRow, feed.size() - at);
       s.bind(1, run.id).bind(2, feed[at].timeMs).bind(3, std::string(kFeedLinesKind));
-      s.bind(4, FeedRowText(&feed[at], n)).bind(5, static_cast<int64_t>(n));
+      s.bind(4, rows[i]).bind(5, static_cast<int64_t>(n));
       s.step();
       s.reset();
     }
