@@ -501,8 +501,9 @@ struct AskerRun {
     run->modelAgents(std::make_shared<const ModelServer>(std::move(server)));
   }
   void listen() {
-    run->onEvent(
-        [this](const jr2rt::Run::FeedEvent& e) { feed.push_back(e.line + " " + e.data.dump()); });
+    run->onEvent([this](const jr2rt::Run::FeedEvent& e) {
+      feed.push_back(e.line + " " + e.parsedData().dump());
+    });
   }
   std::string all() const {
     std::string out = run->snapshot().dump() + run->output().dump() + run->reason();

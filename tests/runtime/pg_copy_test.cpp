@@ -67,7 +67,7 @@ void Fill(jr2rt::Store& s) {
   waiting.key = "K-1";
   waiting.viewText = R"({"status":"waiting","gates":[]})";
   waiting.snapshot["pool"] = {{"live", {"T-1", "T-2"}}, {"started", {"T-2"}}};
-  waiting.journal = {Json{{"settled", "T-0"}}, Json{{"failed", "T-9"}}};
+  waiting.journalText = jr2test::Entries({Json{{"settled", "T-0"}}, Json{{"failed", "T-9"}}});
   s.save(waiting, {jr2rt::FeedLine(0, 11, "started T-1", "started", Json{{"item", "T-1"}}),
                    jr2rt::FeedLine(0, 12, std::string("caf\xE9 \x00 bytes", 12), "log")});
   jr2rt::RunRows::Save standing;
@@ -158,11 +158,11 @@ TEST_F(PgCopy, RowsOfManyLinesAndEntriesArriveOneByOne) {
     std::vector<jr2rt::FeedLine> turn;
     for (int i = 1; i <= 200; ++i) {
       const std::string item = "T-" + std::to_string(i);
-      run.journal.push_back(Json{{"settled", item}, {"output", i}});
+      run.journalText.push_back(Json{{"settled", item}, {"output", i}}.dump());
       turn.emplace_back(0, 10 + i, item + " settled", "settled", Json{{"item", item}});
     }
     for (int i = 201; i <= 300; ++i)
-      run.journal.push_back(Json{{"settled", "T-" + std::to_string(i)}});
+      run.journalText.push_back(Json{{"settled", "T-" + std::to_string(i)}}.dump());
     from->save(run, turn);
   }
   jr2test::Sql(sqlitePath_,

@@ -957,7 +957,7 @@ TEST_F(Fixture, JournaledRunRestoredAtEveryStepLosesNothingAndItsSnapshotStaysFl
   size_t firstSize = 0, lastSize = 0;
   for (int i = 0; i < 40; ++i) {
     const std::string id = "I" + std::to_string(i);
-    for (auto& e : run->takeJournal()) journal.push_back(std::move(e));
+    for (const auto& e : run->takeJournal()) journal.push_back(Json::parse(e));
     const std::string saved = run->snapshot().dump();
     if (i == 2) firstSize = saved.size();
     lastSize = saved.size();
@@ -978,6 +978,50 @@ TEST_F(Fixture, JournaledRunRestoredAtEveryStepLosesNothingAndItsSnapshotStaysFl
   // (the item ids are not in the snapshot, only their count).
   EXPECT_LT(lastSize, firstSize + 64)
       << "the snapshot grew with the settled items: " << firstSize << " then " << lastSize;
+}
+
+// A Pool's per-item marks (`started`, `settled`) and journal entries are written as text, with
+// no JSON tree per item (#33): each is byte for byte what a dump of the same JSON writes,
+// whatever the item's id holds — quotes, backslashes, control characters, UTF-8, and bytes that
+// are not UTF-8 (which a dump replaces).
+TEST_F(Fixture, APoolsMarksAndJournalEntriesAreTheTextADumpWrites) {
+  const std::vector<std::string> ids = {"plain", "q\"uote\\back", "nl\nt\tab\x01x", "caf\xC3\xA9",
+                                        std::string("bad\xFF") + "-byte"};
+  for (const auto& id : ids) source.answers.push_back(Item(id));
+  auto run = make("conformance_jobs");
+  run->keepJournal();
+  std::vector<jr2rt::Run::FeedEvent> marks;
+  run->onEvent([&](jr2rt::Run::FeedEvent& e) {
+    if (e.kind == "started" || e.kind == "settled") marks.push_back(e);
+  });
+  run->start(Json::object());
+  for (const auto& id : ids) run->send(id + ".working", "finish", Json::object());
+  ASSERT_EQ(run->status(), RunStatus::kDone) << run->reason();
+  const auto dump = [](const Json& j) {
+    return j.dump(-1, ' ', false, Json::error_handler_t::replace);
+  };
+  ASSERT_EQ(marks.size(), 2 * ids.size());
+  std::map<std::string, int> seen;
+  for (const auto& e : marks) {
+    // The line is `<id> started` or `<id> settled`.
+    const std::string id = e.line.substr(0, e.line.size() - e.kind.size() - 1);
+    ASSERT_NE(std::find(ids.begin(), ids.end(), id), ids.end()) << e.line;
+    ++seen[id];
+    EXPECT_TRUE(e.data.is_null()) << "the data is the text, not a tree as well";
+    EXPECT_EQ(e.dataText, dump(Json{{"item", id}, {"pool", ""}})) << e.line;
+    EXPECT_EQ(e.parsedData(), Json::parse(dump(Json{{"item", id}, {"pool", ""}})));
+  }
+  for (const auto& id : ids) EXPECT_EQ(seen[id], 2) << "started and settled: " << id;
+  const std::vector<std::string> journal = run->takeJournal();
+  ASSERT_EQ(journal.size(), ids.size());
+  for (const auto& entry : journal) {
+    const std::string id = Json::parse(entry)["settled"];
+    const auto it = std::find_if(ids.begin(), ids.end(), [&](const std::string& i) {
+      return Json::parse(dump(Json(i))) == Json(id);
+    });
+    ASSERT_NE(it, ids.end()) << entry;
+    EXPECT_EQ(entry, dump(Json{{"output", run->output()["items"][*it]}, {"settled", *it}}));
+  }
 }
 
 // A snapshot that keeps its items in the journal cannot be restored without it: said, not

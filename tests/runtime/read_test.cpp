@@ -52,7 +52,7 @@ struct Reads : testing::Test {
   std::vector<std::string> started() const {
     std::vector<std::string> out;
     for (const auto& e : events) {
-      if (e.kind == "started") out.push_back(e.data["item"].get<std::string>());
+      if (e.kind == "started") out.push_back(e.parsedData()["item"].get<std::string>());
     }
     return out;
   }
@@ -126,7 +126,7 @@ TEST_F(Reads, AnItemWithNoUsableIdIsSkippedWithAMarkOnceInTheRunsLife) {
   EXPECT_EQ(count("skipped"), 2) << "the empty id and the missing one, each once";
   for (const auto& e : events) {
     if (e.kind != "skipped") continue;
-    EXPECT_TRUE(e.data.contains("item")) << e.line;
+    EXPECT_TRUE(e.parsedData().contains("item")) << e.line;
     EXPECT_NE(e.line.find("skipped an item"), std::string::npos) << e.line;
   }
   // The poll reads the same items again: no new mark. Nor after a restore.

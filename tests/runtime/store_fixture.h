@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <initializer_list>
 #include <memory>
 #include <ostream>
 #include <random>
@@ -51,6 +52,13 @@ inline jr2rt::StoredRun Stored(const std::string& status, int64_t revision,
   r.snapshot = Json{{"id", id}, {"workflow", workflow}, {"status", status}};
   r.revision = revision;
   return r;
+}
+
+// Journal entries as a save takes them (StoredRun::journalText): each one's JSON text.
+inline std::vector<std::string> Entries(std::initializer_list<jr2rt::Json> entries) {
+  std::vector<std::string> out;
+  for (const jr2rt::Json& e : entries) out.push_back(e.dump());
+  return out;
 }
 
 // The message of what `f` throws, checked to be one line; "" when it throws nothing.

@@ -108,7 +108,7 @@ TEST_P(StoreTest, AConflictInASaveAllWritesNoneOfTheBatch) {
   batch[0].feed = {{0, 5, "first"}};
   batch[0].head = jr2rt::Heads::Head{"tickets", "aaaa00000001", 5, 1, "", 0, "", ""};
   batch[1].run = Stored("waiting", 0, "aaaa00000003");
-  batch[1].run.journal = {Json{{"settled", "A"}}};
+  batch[1].run.journalText = jr2test::Entries({Json{{"settled", "A"}}});
   batch[2].run = Stored("done", 1, "aaaa00000002");  // stale
   batch[2].feed = {{0, 6, "lost"}};
   batch[0].hooks = {{"forge", "d-1", 5, "ping", {{"verdict", "reread"}}}};
@@ -477,7 +477,8 @@ TEST_P(StoreTest, FeedEventsKeepTheirKindAndData) {
 TEST_P(StoreTest, JournalEntriesAppendInOrderAndAStaleStartIsAConflict) {
   auto store = open();
   jr2rt::StoredRun first = Stored("waiting", 0);
-  first.journal = {Json{{"settled", "A"}, {"output", 1}}, Json{{"failed", "B"}}};
+  first.journalText =
+      jr2test::Entries({Json{{"settled", "A"}, {"output", 1}}, Json{{"failed", "B"}}});
   EXPECT_EQ(store->save(first), 1);
   jr2rt::StoredRun loaded = store->load("0123");
   ASSERT_EQ(loaded.journal.size(), 2u);
@@ -485,7 +486,7 @@ TEST_P(StoreTest, JournalEntriesAppendInOrderAndAStaleStartIsAConflict) {
   EXPECT_EQ(loaded.journal[1]["failed"], "B");
   EXPECT_EQ(loaded.journalBefore, 2);
   jr2rt::StoredRun next = Stored("waiting", 1);
-  next.journal = {Json{{"settled", "C"}, {"output", 3}}};
+  next.journalText = jr2test::Entries({Json{{"settled", "C"}, {"output", 3}}});
   next.journalBefore = 1;  // this command thinks one entry is stored
   EXPECT_EQ(ErrorOf<jr2rt::StoreConflict>([&] { store->save(next); }),
             "run 0123456789ab's journal has 2 entries, and this command had 1");
@@ -510,7 +511,7 @@ TEST_P(StoreTest, ASaveOfManyJournalEntriesLoadsEveryOneInOrder) {
   auto store = open();
   jr2rt::StoredRun first = Stored("waiting", 0);
   for (int i = 0; i < 600; ++i) {
-    first.journal.push_back(Json{{"settled", "T-" + std::to_string(i)}, {"output", i}});
+    first.journalText.push_back(Json{{"settled", "T-" + std::to_string(i)}, {"output", i}}.dump());
   }
   store->save(first);
   EXPECT_EQ(value("SELECT count(*) FROM journal"), postgres() ? "600" : "3");
@@ -520,7 +521,7 @@ TEST_P(StoreTest, ASaveOfManyJournalEntriesLoadsEveryOneInOrder) {
   for (int i = 0; i < 600; ++i) EXPECT_EQ(loaded.journal[i]["output"], i);
   EXPECT_EQ(store->journal("0123456789ab").size(), 600u);
   jr2rt::StoredRun next = Stored("waiting", 1);
-  next.journal = {Json{{"settled", "T-600"}, {"output", 600}}};
+  next.journalText = jr2test::Entries({Json{{"settled", "T-600"}, {"output", 600}}});
   next.journalBefore = 599;
   EXPECT_EQ(ErrorOf<jr2rt::StoreConflict>([&] { store->save(next); }),
             "run 0123456789ab's journal has 600 entries, and this command had 599");
@@ -535,10 +536,12 @@ TEST_P(StoreTest, ASaveOfManyJournalEntriesLoadsEveryOneInOrder) {
 TEST_P(StoreTest, AJournalWithAGapIsDamaged) {
   auto store = open();
   jr2rt::StoredRun first = Stored("waiting", 0);
-  first.journal = {Json{{"settled", "A"}, {"output", 1}}, Json{{"settled", "B"}, {"output", 2}}};
+  first.journalText = jr2test::Entries(
+      {Json{{"settled", "A"}, {"output", 1}}, Json{{"settled", "B"}, {"output", 2}}});
   store->save(first);
   jr2rt::StoredRun second = Stored("waiting", 1);
-  second.journal = {Json{{"settled", "C"}, {"output", 3}}, Json{{"settled", "D"}, {"output", 4}}};
+  second.journalText = jr2test::Entries(
+      {Json{{"settled", "C"}, {"output", 3}}, Json{{"settled", "D"}, {"output", 4}}});
   second.journalBefore = 2;
   store->save(second);
   ASSERT_EQ(store->load("0123").journal.size(), 4u);
@@ -562,7 +565,7 @@ TEST_P(StoreTest, PruneDeletesEndedRunsWithWhatIsKeptForThem) {
   store->save(Stored("done", 0, "old0done0000", 100), {{0, 1, "a"}});
   store->save(Stored("failed", 0, "old0fail0000", 100, "other"), {{0, 1, "b"}});
   jr2rt::StoredRun journaled = Stored("cancelled", 0, "old0jour0000", 100);
-  journaled.journal = {Json{{"settled", "A"}}};
+  journaled.journalText = jr2test::Entries({Json{{"settled", "A"}}});
   store->save(journaled, {{0, 1, "c"}});
   store->save(Stored("waiting", 0, "old0wait0000", 100), {{0, 1, "d"}});
   store->save(Stored("done", 0, "new0done0000", 900), {{0, 1, "e"}});

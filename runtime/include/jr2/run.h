@@ -419,6 +419,11 @@ class Run {
     std::string kind;
     Json data;
     std::string line;  // "" for an event a person is not shown
+    // The data as JSON text instead, when its maker wrote it so (a Pool's `started` and
+    // `settled`: no tree made and freed for each of 10,000 items, #33); `data` is then null.
+    // parsedData() gives it either way.
+    std::string dataText = {};
+    Json parsedData() const { return dataText.empty() ? data : Json::parse(dataText); }
   };
   // (The listener may take the event's parts: the run is done with it.)
   void onEvent(std::function<void(FeedEvent&)> fn) { event_ = std::move(fn); }
@@ -452,9 +457,9 @@ class Run {
   void keepJournal() { journaling_ = true; }
   bool journaling() const { return journaling_; }
   bool journalPending() const { return !journalNew_.empty(); }
-  std::vector<Json> takeJournal() { return std::move(journalNew_); }
+  std::vector<std::string> takeJournal() { return std::move(journalNew_); }
   // Entries takeJournal() gave that were not stored: before the ones made since.
-  void restoreJournal(std::vector<Json> entries) {
+  void restoreJournal(std::vector<std::string> entries) {
     entries.insert(entries.end(), std::make_move_iterator(journalNew_.begin()),
                    std::make_move_iterator(journalNew_.end()));
     journalNew_ = std::move(entries);
@@ -569,7 +574,8 @@ class Run {
   void startCommand(Json spec, std::function<void(Json)> then,
                     std::function<void(const Failure&)> failed,
                     const std::shared_ptr<EffectControl>& control, std::string who = "");
-  void journal(Json entry) { journalNew_.push_back(std::move(entry)); }
+  // An entry for the journal, as JSON text (StoredRun::journalText).
+  void journal(std::string entry) { journalNew_.push_back(std::move(entry)); }
   // While Restore() runs: the stored journal, for the top Pool to read back.
   const std::vector<Json>* restoringJournal() const { return restoringJournal_; }
   // Whether anyone hears emit(): a Pool's per-item marks are not built when nobody does (a run
@@ -577,13 +583,11 @@ class Run {
   bool heard() const { return event_ != nullptr || progress_ != nullptr; }
   // Tells of `kind` with `data` and, when `line` is not "", the line a person reads.
   void emit(std::string kind, Json data, std::string line) {
-    // The line for progress_ is kept aside: the event's listener may take the event's parts.
-    const std::string shown = progress_ ? line : std::string();
-    if (event_) {
-      FeedEvent e{std::move(kind), std::move(data), std::move(line)};
-      event_(e);
-    }
-    if (!shown.empty()) progress_(shown);
+    tell(FeedEvent{std::move(kind), std::move(data), std::move(line)});
+  }
+  // The same with the data as JSON text (FeedEvent::dataText), written by its maker.
+  void emitText(std::string kind, std::string dataText, std::string line) {
+    tell(FeedEvent{std::move(kind), nullptr, std::move(line), std::move(dataText)});
   }
   void progress(const std::string& line) { emit("line", nullptr, line); }
   // `gate`'s name and kind; its `accepts` are `accepts`, shared by every Gate that a state of
@@ -600,6 +604,13 @@ class Run {
   void finish(RunStatus status, Json output, std::string reason);
 
  private:
+  // emit()'s and emitText()'s: to the event's listener, then the line to progress_.
+  void tell(FeedEvent e) {
+    // The line for progress_ is kept aside: the event's listener may take the event's parts.
+    const std::string shown = progress_ ? e.line : std::string();
+    if (event_) event_(e);
+    if (!shown.empty()) progress_(shown);
+  }
   // The snapshot without its `top` (snapshot() and snapshotText() add it).
   Json snapshotBase(bool withInput) const;
   // A parked worker's Gate holds no copy of what its owner keeps: its name is the map's key,
@@ -695,7 +706,7 @@ class Run {
   std::vector<std::function<void()>> held_;            // effects waiting for the turn's commit
   std::vector<std::weak_ptr<EffectControl>> effects_;  // of the effects started, for stopEffects()
   bool journaling_ = false;
-  std::vector<Json> journalNew_;
+  std::vector<std::string> journalNew_;
   const std::vector<Json>* restoringJournal_ = nullptr;
   int offloaded_ = 0;                      // host functions out on the thread pool
   int commandsOut_ = 0;                    // processes awaited on the executor

@@ -30,9 +30,12 @@ struct StoredRun {
   std::string snapshotText;
   // Bumped by each save. 0: a run not loaded from the store (a new one).
   int64_t revision = 0;
-  // The run's journal (Run::takeJournal): load() gives every entry in order; save() appends
-  // the entries given, after the `journalBefore` the command had (else StoreConflict).
+  // The run's journal: load() gives every entry in order in `journal`; save() appends the
+  // entries of `journalText` (each one entry's JSON text, as Run::takeJournal gives them: no tree
+  // made and freed for each of 10,000 items, #33), after the `journalBefore` the command had
+  // (else StoreConflict). A save never writes `journal`.
   std::vector<Json> journal;
+  std::vector<std::string> journalText;
   int64_t journalBefore = 0;
   // A run a Pool of runs dispatched: its key, unique per workflow while its row lives ("" none).
   std::string key;
@@ -107,6 +110,10 @@ struct FeedLine {
   std::string line;
   std::string kind = "line";
   Json data = nullptr;
+  // The data as JSON text instead, when its maker wrote it so (Run::FeedEvent::dataText; then
+  // `data` is null): what a save writes as it is. A load gives `data`.
+  std::string dataText = {};
+  Json parsedData() const { return dataText.empty() ? data : Json::parse(dataText); }
 };
 
 // Another command saved the run since this one loaded it: nothing was written.

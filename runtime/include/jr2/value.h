@@ -53,6 +53,9 @@ void AppendJson(std::string& out, const Json& j);
 // `s` appended to `out` as a JSON string, the bytes AppendJson writes for it; false, with `out`
 // as it was, when `s` is not UTF-8 (AppendJson then writes nlohmann's replacement).
 bool AppendUtf8String(std::string& out, const std::string& s);
+// `s` appended to `out` as a JSON string: the bytes AppendJson(out, Json(s)) writes, without the
+// copy (nlohmann's replacement when `s` is not UTF-8).
+void AppendJsonString(std::string& out, const std::string& s);
 
 // Parses JSON that comes from outside the program (`--input`, a `send` payload, an agent
 // script, a request body). Throws BadInput with one line naming `what` ("the input", "the

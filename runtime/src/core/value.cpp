@@ -364,6 +364,10 @@ void NlohmannAppend(std::string& out, const Json& j) {
 
 }  // namespace
 
+void AppendJsonString(std::string& out, const std::string& s) {
+  if (!AppendUtf8String(out, s)) NlohmannAppend(out, Json(s));
+}
+
 bool AppendUtf8String(std::string& out, const std::string& s) {
   const size_t n = s.size();
   const size_t start = out.size();

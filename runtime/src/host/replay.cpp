@@ -471,7 +471,9 @@ class TraceReplay final : public Replayer, public Dispatcher {
     run_->replayWith(this);
     run_->setDispatcher(this);
     run_->onEvent([this](const Run::FeedEvent& e) {
-      Made m{e.kind, e.data, e.line, Key(e.kind, e.data, e.line)};
+      Json data = e.parsedData();
+      std::string key = Key(e.kind, data, e.line);
+      Made m{e.kind, std::move(data), e.line, std::move(key)};
       ++madeKeys_[m.key];
       made_.push_back(std::move(m));
       if (line_ && !e.line.empty()) line_(e.line);

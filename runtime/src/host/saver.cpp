@@ -80,7 +80,7 @@ std::optional<Store::Save> RunSaver::prepare(Run& run) {
   stored.status = ToString(run.status());
   stored.updatedMs = clock_.nowMs();
   stored.revision = revision_;
-  stored.journal = run.takeJournal();
+  stored.journalText = run.takeJournal();
   stored.journalBefore = journalCount_;
   if (run.dispatchedBy().is_object()) stored.key = run.dispatchedBy().value("key", "");
   // As text, but a dispatched run's at its end: that is kept as JSON too, for the Pool that waits
@@ -107,14 +107,14 @@ void RunSaver::failed(Run& run, Store::Save& save) {
   save.feed.insert(save.feed.end(), std::make_move_iterator(pending_.begin()),
                    std::make_move_iterator(pending_.end()));
   pending_ = std::move(save.feed);
-  run.restoreJournal(std::move(save.run.journal));
+  run.restoreJournal(std::move(save.run.journalText));
 }
 
 void RunSaver::committed(int64_t revision, Store::Save& save) {
   revision_ = revision;
   ++saves_;
   inputStored_ = true;
-  journalCount_ += static_cast<int64_t>(save.run.journal.size());
+  journalCount_ += static_cast<int64_t>(save.run.journalText.size());
   if (!save.feed.empty()) restored_ = false;
   // What was written is what the next turn compares with; the Save is spent after this.
   lastSaved_ = std::move(save.run.snapshotText);

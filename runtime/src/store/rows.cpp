@@ -87,17 +87,15 @@ void AppendEntry(std::vector<Json>& journal, int64_t& last, int64_t seq, const s
   for (Json& entry : parsed) journal.push_back(std::move(entry));
 }
 
-std::string JournalRowText(const Json* first, size_t n) {
-  std::string out;
-  if (n == 1) {
-    AppendJson(out, *first);
-    return out;
-  }
-  out = "[";
-  out.reserve(n * 48);
-  for (const Json* entry = first; entry != first + n; ++entry) {
+std::string JournalRowText(const std::string* first, size_t n) {
+  if (n == 1) return *first;
+  size_t size = 2;
+  for (const std::string* entry = first; entry != first + n; ++entry) size += entry->size() + 1;
+  std::string out = "[";
+  out.reserve(size);
+  for (const std::string* entry = first; entry != first + n; ++entry) {
     if (out.size() > 1) out += ',';
-    AppendJson(out, *entry);
+    out += *entry;
   }
   out += ']';
   return out;
@@ -123,11 +121,25 @@ std::vector<std::string> FeedRowTexts(const std::vector<FeedLine>& lines) {
     out += ',';
     if (!AppendUtf8String(out, l.line)) return {};
     out += ',';
-    AppendJson(out, l.data);
+    AppendFeedData(out, l);
     out += ']';
   }
   rows.back() += ']';
   return rows;
+}
+
+void AppendFeedData(std::string& out, const FeedLine& line) {
+  if (line.dataText.empty()) {
+    AppendJson(out, line.data);
+  } else {
+    out += line.dataText;
+  }
+}
+
+std::string FeedDataText(const FeedLine& line) {
+  std::string out;
+  AppendFeedData(out, line);
+  return out;
 }
 
 void AppendFeedRow(std::vector<FeedLine>& out, int64_t seq, int64_t timeMs, std::string line,

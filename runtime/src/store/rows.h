@@ -37,11 +37,12 @@ void PutInputBack(Json& snapshot, bool stored, const std::string& input, const s
 void AppendEntry(std::vector<Json>& journal, int64_t& last, int64_t seq, const std::string& text,
                  const std::string& id, const std::string& store);
 
-// Entries `first` … `first + n` of those one save appends, as the text of one row (#33: a row per
+// Entries `first` … `first + n` of those one save appends (each one entry's JSON text,
+// StoredRun::journalText), as the text of one row (#33: a row per
 // entry was a third of what storing a Pool's settled items cost): the entry itself when there is
 // one, else a JSON array. A save of more than kEntriesPerRow writes several rows.
 inline constexpr size_t kEntriesPerRow = 256;
-std::string JournalRowText(const Json* first, size_t n);
+std::string JournalRowText(const std::string* first, size_t n);
 
 // A save's feed lines in rows of up to kLinesPerRow (#33, docs/runtime.md#the-store): the row's
 // `kind` is kFeedLinesKind, its `seq` the number of the last of its lines, its `time` the
@@ -50,9 +51,14 @@ std::string JournalRowText(const Json* first, size_t n);
 // is a buffer of megabytes. A save whose lines are not all UTF-8 in kind and text (a process's
 // output) keeps their bytes as they were, a row each. FeedRowTexts gives the rows' `data`, row
 // by row, and none when the save is one line or has a line that is not UTF-8.
+// FeedDataText is a line's data as the stores write it, whether its maker gave it as JSON
+// (`data`, dumped with nlohmann's replacement of text that is not UTF-8) or as text (`dataText`,
+// as it is).
 inline constexpr const char* kFeedLinesKind = "lines";
 inline constexpr size_t kLinesPerRow = 128;
 std::vector<std::string> FeedRowTexts(const std::vector<FeedLine>& lines);
+void AppendFeedData(std::string& out, const FeedLine& line);
+std::string FeedDataText(const FeedLine& line);
 
 // Appends the lines of one stored feed row to `out`, those numbered above `afterSeq`: the row
 // itself, or, when its kind is kFeedLinesKind, the lines it holds, numbered up to `seq`. Data

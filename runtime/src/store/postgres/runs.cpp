@@ -188,7 +188,7 @@ size_t PgStore::write(Pipeline& p, const StoredRun& run, const std::vector<FeedL
       times.push_back(line.timeMs);
       lines.push_back(line.line);
       kinds.push_back(line.kind);
-      data.push_back(Dump(line.data));
+      data.push_back(FeedDataText(line));
     }
     p.add(
         "INSERT INTO feed (run, seq, time, line, kind, data)"
@@ -198,17 +198,14 @@ size_t PgStore::write(Pipeline& p, const StoredRun& run, const std::vector<FeedL
         " WITH ORDINALITY AS t(time, line, kind, data, n)",
         Params().text(run.id).integers(times).texts(lines).texts(kinds).texts(data));
   }
-  if (!run.journal.empty()) {
+  if (!run.journalText.empty()) {
     // Appended where the command's journal ended, or the server raises the conflict
     // (jr2_check_journal, evaluated once before any entry is written).
-    std::vector<std::string> entries;
-    entries.reserve(run.journal.size());
-    for (const Json& entry : run.journal) entries.push_back(Dump(entry));
     p.add(
         "WITH c AS MATERIALIZED (SELECT jr2_check_journal($1, $2) AS n)"
         " INSERT INTO journal (run, seq, entry)"
         " SELECT $1, c.n + t.i, t.entry FROM c, unnest($3::text[]) WITH ORDINALITY AS t(entry, i)",
-        Params().text(run.id).integer(run.journalBefore).texts(entries));
+        Params().text(run.id).integer(run.journalBefore).texts(run.journalText));
   }
   return at;
 }

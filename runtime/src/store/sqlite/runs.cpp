@@ -101,7 +101,7 @@ int64_t SqliteStore::write(const StoredRun& run, const std::vector<FeedLine>& fe
   }
   auto insert = [&](Stmt& s, const FeedLine& line) {
     s.bind(1, run.id).bind(2, line.timeMs).bind(3, line.line).bind(4, line.kind);
-    s.bind(5, line.data.dump(-1, ' ', false, Json::error_handler_t::replace));
+    s.bind(5, FeedDataText(line));
     s.step();
     s.reset();
   };
@@ -140,7 +140,7 @@ int64_t SqliteStore::write(const StoredRun& run, const std::vector<FeedLine>& fe
       insert(s, line);
     }
   }
-  if (!run.journal.empty()) {
+  if (!run.journalText.empty()) {
     int64_t seq = 0;
     {
       Stmt s(*db_, "SELECT coalesce(max(seq), 0) FROM journal WHERE run = ?");
@@ -154,10 +154,10 @@ int64_t SqliteStore::write(const StoredRun& run, const std::vector<FeedLine>& fe
     // The save's entries in rows of up to kEntriesPerRow, each numbered by its last entry
     // (store/rows.h).
     Stmt s(*db_, "INSERT INTO journal (run, seq, entry) VALUES (?, ?, ?)");
-    for (size_t at = 0; at < run.journal.size(); at += kEntriesPerRow) {
-      const size_t n = std::min(kEntriesPerRow, run.journal.size() - at);
+    for (size_t at = 0; at < run.journalText.size(); at += kEntriesPerRow) {
+      const size_t n = std::min(kEntriesPerRow, run.journalText.size() - at);
       seq += static_cast<int64_t>(n);
-      s.bind(1, run.id).bind(2, seq).bind(3, JournalRowText(&run.journal[at], n));
+      s.bind(1, run.id).bind(2, seq).bind(3, JournalRowText(&run.journalText[at], n));
       s.step();
       s.reset();
     }
