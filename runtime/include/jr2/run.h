@@ -611,8 +611,9 @@ class Run {
     if (event_) event_(e);
     if (!shown.empty()) progress_(shown);
   }
-  // The snapshot without its `top` (snapshot() and snapshotText() add it).
-  Json snapshotBase(bool withInput) const;
+  // The snapshot without its `top` (snapshot() and snapshotText() add it), and without its
+  // `output` unless `withOutput` (snapshotText() writes it, not copying a Pool's 10,000 outputs).
+  Json snapshotBase(bool withInput, bool withOutput = true) const;
   // A parked worker's Gate holds no copy of what its owner keeps: its name is the map's key,
   // its meta and Agent slot are the owner's invoke (`owner->invokeSpec(invokeId)`), its events
   // shared by every Gate of its state. shown() makes the whole OpenGate.

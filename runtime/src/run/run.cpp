@@ -594,7 +594,7 @@ const NextCall* Run::scripted(const std::string& function) const {
   return it == scripted_.end() ? nullptr : &it->second;
 }
 
-Json Run::snapshotBase(bool withInput) const {
+Json Run::snapshotBase(bool withInput, bool withOutput) const {
   const bool standingEnded = ended() && workflow_.pool != nullptr && workflow_.pool->standing;
   // The picks refused at each Agent's Gate open now: a run taken up again goes on counting, and
   // one whose `picks:` are spent is not put to its Agent again.
@@ -603,7 +603,7 @@ Json Run::snapshotBase(bool withInput) const {
     if (g.kind == OpenGate::Kind::kAgent && g.refusedPicks > 0) refused[name] = g.refusedPicks;
   }
   Json out = Obj()("version", 1)("id", id_)("workflow", workflow_.name)("home", home_)(
-      "status", ToString(status_))("reason", reason_)("output", output_)(
+      "status", ToString(status_))("reason", reason_)("output", withOutput ? output_ : Json())(
       "agentReplies", agentReplies_)("journal", journaling_)("dispatchedBy", dispatchedBy_)(
       "assembly", assembly_)
       // A standing run that ended keeps what a new run takes of it (held items, live keys).
@@ -622,13 +622,15 @@ Json Run::snapshot(bool withInput) const {
 
 std::string Run::snapshotText() const {
   std::string out;
-  WriteMerged(out, snapshotBase(/*withInput=*/false), "top", [this](std::string& to) {
-    if (top_ && !ended()) {
-      top_->snapshotText(to);
-    } else {
-      to += "null";
-    }
-  });
+  WriteMerged(out, snapshotBase(/*withInput=*/false, /*withOutput=*/false),
+              {{"output", [this](std::string& to) { AppendJson(to, output_); }},
+               {"top", [this](std::string& to) {
+                  if (top_ && !ended()) {
+                    top_->snapshotText(to);
+                  } else {
+                    to += "null";
+                  }
+                }}});
   return out;
 }
 

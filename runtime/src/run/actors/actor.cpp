@@ -29,22 +29,28 @@ void AppendKey(std::string& out, std::string_view key) {
 
 void WriteMerged(std::string& out, const Json& base, std::string_view key,
                  const std::function<void(std::string&)>& write) {
+  WriteMerged(out, base, {{key, write}});
+}
+
+void WriteMerged(std::string& out, const Json& base, std::initializer_list<Written> written) {
   out += '{';
-  bool written = false;
+  auto next = written.begin();
   auto put = [&] {
     if (out.back() != '{') out += ',';
-    AppendKey(out, key);
-    write(out);
-    written = true;
+    AppendKey(out, next->first);
+    next->second(out);
+    ++next;
   };
   for (const auto& [name, value] : base.items()) {
-    if (!written && key <= std::string_view(name)) put();
-    if (key == std::string_view(name)) continue;  // written by `write` instead
+    while (next != written.end() && next->first <= std::string_view(name)) put();
+    bool replaced = false;  // written by its writer instead
+    for (const Written& w : written) replaced = replaced || w.first == std::string_view(name);
+    if (replaced) continue;
     if (out.back() != '{') out += ',';
     AppendKey(out, name);
     AppendJson(out, value);
   }
-  if (!written) put();
+  while (next != written.end()) put();
   out += '}';
 }
 

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -47,6 +48,9 @@ class Obj {
 // (#33).
 void WriteMerged(std::string& out, const Json& base, std::string_view key,
                  const std::function<void(std::string&)>& write);
+// The same with several members written so, `written` in the order of their names.
+using Written = std::pair<std::string_view, std::function<void(std::string&)>>;
+void WriteMerged(std::string& out, const Json& base, std::initializer_list<Written> written);
 
 // One node of the run's tree. Its parent hears its end through childDone / childFailed; the top
 // actor's end is the run's.
