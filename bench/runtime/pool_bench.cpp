@@ -72,7 +72,7 @@ void BM_PoolItems(benchmark::State& state) {
   int64_t commits = 0;
   for (auto _ : state) {
     // A fresh store for each iteration, made outside the timing as BM_StoredPool makes it: the
-    // store's making (its schema, five fsyncs) is not the Pool's storing, and was a fifth of
+    // store's making (its schema, eight fsyncs) is not the Pool's storing, and was a fifth of
     // this arm's time at 2,000 items. The runner's arm (`stored_runner_*`) pays it.
     state.PauseTiming();
     for (const char* suffix : {"", "-wal", "-shm"}) std::remove((path + suffix).c_str());
