@@ -441,7 +441,7 @@ void AppendJson(std::string& out, const Json& j) {
       for (const auto& [key, value] : j.get_ref<const Json::object_t&>()) {
         if (!first) out += ',';
         first = false;
-        if (!AppendUtf8String(out, key)) NlohmannAppend(out, Json(key));
+        AppendJsonString(out, key);
         out += ':';
         AppendJson(out, value);
       }

@@ -51,12 +51,13 @@ std::string JournalRowText(const std::string* first, size_t n);
 // is a buffer of megabytes. A save whose lines are not all UTF-8 in kind and text (a process's
 // output) keeps their bytes as they were, a row each. FeedRowTexts gives the rows' `data`, row
 // by row, and none when the save is one line or has a line that is not UTF-8.
-// FeedDataText is a line's data as the stores write it, whether its maker gave it as JSON
-// (`data`, dumped with nlohmann's replacement of text that is not UTF-8) or as text (`dataText`,
-// as it is).
 inline constexpr const char* kFeedLinesKind = "lines";
 inline constexpr size_t kLinesPerRow = 128;
 std::vector<std::string> FeedRowTexts(const std::vector<FeedLine>& lines);
+
+// A line's data as both stores write it, whether its maker gave it as JSON (`data`, dumped with
+// nlohmann's replacement of text that is not UTF-8) or as text (`dataText`, as it is): appended
+// to `out`, or as a string of its own.
 void AppendFeedData(std::string& out, const FeedLine& line);
 std::string FeedDataText(const FeedLine& line);
 
