@@ -51,7 +51,7 @@ class RunSaver {
   void failed(Run& run, Store::Save& save);
   // A feed line (or typed event) of the current turn, stored with the next checkpoint.
   void addLine(std::string line, int64_t timeMs);
-  void addEvent(FeedLine event) { pending_.push_back(std::move(event)); }
+  void addEvent(FeedLine event);
   void onSaved(std::function<void(const std::vector<FeedLine>&)> fn) { saved_ = std::move(fn); }
   // The run's revision as this saver last loaded or stored it.
   int64_t revision() const { return revision_; }

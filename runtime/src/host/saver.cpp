@@ -54,7 +54,18 @@ std::unique_ptr<Run> RunSaver::restore(const Registry& registry, const StoredRun
 }
 
 void RunSaver::addLine(std::string line, int64_t timeMs) {
-  pending_.emplace_back(0, timeMs, std::move(line));
+  addEvent(FeedLine(0, timeMs, std::move(line)));
+}
+
+void RunSaver::addEvent(FeedLine event) {
+  // Where the turn begins, for a replay (docs/runtime.md#traces): a turn that told nothing took
+  // no input, and needs no mark. Put first as the turn's first line comes: put there at the
+  // save, it moved every line of the turn (20,000 for a Pool of 10,000 instant items, #33).
+  if (pending_.empty()) {
+    pending_.emplace_back(0, event.timeMs, "", "turn",
+                          restored_ ? Json{{"restored", true}} : Json::object());
+  }
+  pending_.push_back(std::move(event));
 }
 
 void RunSaver::checkpoint(Run& run) {
@@ -90,23 +101,20 @@ std::optional<Store::Save> RunSaver::prepare(Run& run) {
   stored.snapshotText = std::move(text);
   if (!inputStored_) AppendJson(stored.inputText, run.input());
   stored.viewText = SavedViewText(run);
-  save.feed.swap(pending_);
-  // Where the turn begins, for a replay (docs/runtime.md#traces): a turn that told nothing took
-  // no input, and needs no mark.
-  if (!save.feed.empty()) {
-    save.feed.insert(save.feed.begin(),
-                     FeedLine(0, save.feed.front().timeMs, "", "turn",
-                              restored_ ? Json{{"restored", true}} : Json::object()));
-  }
+  save.feed.swap(pending_);  // the turn's mark first (addEvent)
   return save;
 }
 
 void RunSaver::failed(Run& run, Store::Save& save) {
-  // The turn's mark is made again by the save that stores its lines.
-  if (!save.feed.empty() && save.feed.front().kind == "turn") save.feed.erase(save.feed.begin());
-  save.feed.insert(save.feed.end(), std::make_move_iterator(pending_.begin()),
-                   std::make_move_iterator(pending_.end()));
-  pending_ = std::move(save.feed);
+  // The save's lines before those told since, under one turn's mark (the first's): the turn that
+  // stores them stores them all.
+  if (!save.feed.empty()) {
+    if (!pending_.empty()) {
+      save.feed.insert(save.feed.end(), std::make_move_iterator(pending_.begin() + 1),
+                       std::make_move_iterator(pending_.end()));
+    }
+    pending_ = std::move(save.feed);
+  }
   run.restoreJournal(std::move(save.run.journalText));
 }
 
