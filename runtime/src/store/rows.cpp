@@ -1,6 +1,7 @@
 #include "store/rows.h"
 
 #include <algorithm>
+#include <cstddef>
 #include <string>
 #include <utility>
 #include <vector>
@@ -87,45 +88,95 @@ void AppendEntry(std::vector<Json>& journal, int64_t& last, int64_t seq, const s
   for (Json& entry : parsed) journal.push_back(std::move(entry));
 }
 
-std::string JournalRowText(const std::string* first, size_t n) {
-  if (n == 1) return *first;
-  size_t size = 2;
-  for (const std::string* entry = first; entry != first + n; ++entry) size += entry->size() + 1;
+namespace {
+
+// `n` elements in rows of up to `bound`, element i's text appended to a row by append(out, i)
+// (false: it cannot be written, and there are no rows); RowFits (rows.h) says where a row may end
+// short of its bound. `bare`: a row of one element is the element itself, not an array of it.
+template <class Append>
+std::vector<RowText> ArrayRows(size_t n, size_t bound, const RowFits& fits, bool bare,
+                               size_t perElement, Append&& append) {
+  std::vector<RowText> rows;
   std::string out = "[";
-  out.reserve(size);
-  for (const std::string* entry = first; entry != first + n; ++entry) {
-    if (out.size() > 1) out += ',';
-    out += *entry;
+  std::vector<size_t> ends;  // where each element of the row being written ends in `out`
+  ends.reserve(bound);
+  const auto emit = [&](std::string text, size_t count) {
+    if (bare && count == 1) text = text.substr(1, text.size() - 2);
+    rows.push_back(RowText{std::move(text), count});
+  };
+  // Ends the row: whole, or after its last element where it fits (the rest begins the next).
+  const auto end = [&](bool last) {
+    const size_t total = ends.back();
+    size_t keep = ends.size();
+    if (fits && !fits(total + 1)) {
+      for (size_t k = ends.size() - 1; k >= 1 && ends[k - 1] * 2 >= total; --k) {
+        if (fits(ends[k - 1] + 1) && (!last || fits(total - ends[k - 1] + 1))) {
+          keep = k;
+          break;
+        }
+      }
+    }
+    if (keep == ends.size()) {
+      out += ']';
+      emit(std::move(out), keep);
+      out = "[";
+      ends.clear();
+      return;
+    }
+    const size_t cut = ends[keep - 1];
+    std::string rest = "[";
+    rest.reserve(std::max(out.capacity(), total - cut + 1));
+    rest.append(out, cut + 1);  // after the comma
+    out.resize(cut);
+    out += ']';
+    emit(std::move(out), keep);
+    out = std::move(rest);
+    ends.erase(ends.begin(), ends.begin() + static_cast<std::ptrdiff_t>(keep));
+    for (size_t& e : ends) e -= cut;
+    if (last) {
+      out += ']';
+      emit(std::move(out), ends.size());
+      ends.clear();
+    }
+  };
+  rows.reserve(n / bound + 2);
+  out.reserve(std::min(bound, n) * perElement);
+  for (size_t i = 0; i < n; ++i) {
+    if (!ends.empty()) out += ',';
+    if (!append(out, i)) return {};
+    ends.push_back(out.size());
+    if (ends.size() == bound) end(/*last=*/false);
   }
-  out += ']';
-  return out;
+  if (!ends.empty()) end(/*last=*/true);
+  return rows;
 }
 
-std::vector<std::string> FeedRowTexts(const std::vector<FeedLine>& lines) {
-  std::vector<std::string> rows;
-  if (lines.size() < 2) return rows;
-  rows.reserve((lines.size() + kLinesPerRow - 1) / kLinesPerRow);
-  for (size_t at = 0; at < lines.size(); ++at) {
-    if (at % kLinesPerRow == 0) {
-      if (!rows.empty()) rows.back() += ']';
-      rows.emplace_back("[");
-      rows.back().reserve(std::min(kLinesPerRow, lines.size() - at) * 96);
-    }
-    std::string& out = rows.back();
-    const FeedLine& l = lines[at];
-    if (out.size() > 1) out += ',';
-    out += '[';
-    out += std::to_string(l.timeMs);
-    out += ',';
-    if (!AppendUtf8String(out, l.kind)) return {};
-    out += ',';
-    if (!AppendUtf8String(out, l.line)) return {};
-    out += ',';
-    AppendFeedData(out, l);
-    out += ']';
-  }
-  rows.back() += ']';
-  return rows;
+}  // namespace
+
+std::vector<RowText> JournalRows(const std::vector<std::string>& entries, const RowFits& fits) {
+  return ArrayRows(entries.size(), kEntriesPerRow, fits, /*bare=*/true, 48,
+                   [&](std::string& out, size_t i) {
+                     out += entries[i];
+                     return true;
+                   });
+}
+
+std::vector<RowText> FeedRows(const std::vector<FeedLine>& lines, const RowFits& fits) {
+  if (lines.size() < 2) return {};
+  return ArrayRows(lines.size(), kLinesPerRow, fits, /*bare=*/false, 96,
+                   [&](std::string& out, size_t i) {
+                     const FeedLine& l = lines[i];
+                     out += '[';
+                     out += std::to_string(l.timeMs);
+                     out += ',';
+                     if (!AppendUtf8String(out, l.kind)) return false;
+                     out += ',';
+                     if (!AppendUtf8String(out, l.line)) return false;
+                     out += ',';
+                     AppendFeedData(out, l);
+                     out += ']';
+                     return true;
+                   });
 }
 
 void AppendFeedData(std::string& out, const FeedLine& line) {

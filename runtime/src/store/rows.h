@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -32,28 +33,41 @@ void PutInputBack(Json& snapshot, bool stored, const std::string& input, const s
 
 // Appends the journal entries of one row to `journal`, whose last entry was number `last` (0
 // before the first). A row is one entry (a JSON object) numbered `seq`, or the entries one save
-// appended (a JSON array of them, JournalRowText) of which the last is number `seq`.
+// appended (a JSON array of them, JournalRows) of which the last is number `seq`.
 // StoreDamaged when the numbering skips (a row someone removed) or an entry is not JSON.
 void AppendEntry(std::vector<Json>& journal, int64_t& last, int64_t seq, const std::string& text,
                  const std::string& id, const std::string& store);
 
-// Entries `first` … `first + n` of those one save appends (each one entry's JSON text,
-// StoredRun::journalText), as the text of one row (#33: a row per
-// entry was a third of what storing a Pool's settled items cost): the entry itself when there is
-// one, else a JSON array. A save of more than kEntriesPerRow writes several rows.
+// A row of a save's journal entries or feed lines (#33: a row each was a third of what storing a
+// Pool's settled items cost): its text, a JSON array of them (a journal row of one entry is the
+// entry itself), and how many it holds.
+struct RowText {
+  std::string text;
+  size_t count = 0;
+};
+
+// Whether a row whose text is `bytes` long fills the pages it is kept in, as the store that writes
+// it lays rows out (SQLite: PageFit in store/sqlite/db.h). A row that reaches its bound ends
+// instead after its last element where it did, when that keeps at least half its text; a save's
+// last row is cut so when both its parts fit. Without it, a row of 128 feed lines left a fifth of
+// the feed's pages empty (docs/performance.md). Empty: rows end at their bound alone.
+using RowFits = std::function<bool(size_t bytes)>;
+
+// The entries one save appends (each one entry's JSON text, StoredRun::journalText) in rows of up
+// to kEntriesPerRow, each numbered by its last entry.
 inline constexpr size_t kEntriesPerRow = 256;
-std::string JournalRowText(const std::string* first, size_t n);
+std::vector<RowText> JournalRows(const std::vector<std::string>& entries, const RowFits& fits);
 
 // A save's feed lines in rows of up to kLinesPerRow (#33, docs/runtime.md#the-store): the row's
 // `kind` is kFeedLinesKind, its `seq` the number of the last of its lines, its `time` the
 // first's, its `line` empty and its `data` `[[time, kind, line, data], …]`. Bounded, so that a
 // page of a feed (serve sends 128 lines a page) never reads a turn of 20,000 lines, and no row
 // is a buffer of megabytes. A save whose lines are not all UTF-8 in kind and text (a process's
-// output) keeps their bytes as they were, a row each. FeedRowTexts gives the rows' `data`, row
-// by row, and none when the save is one line or has a line that is not UTF-8.
+// output) keeps their bytes as they were, a row each. FeedRows gives the rows, and none when the
+// save is one line or has a line that is not UTF-8.
 inline constexpr const char* kFeedLinesKind = "lines";
 inline constexpr size_t kLinesPerRow = 128;
-std::vector<std::string> FeedRowTexts(const std::vector<FeedLine>& lines);
+std::vector<RowText> FeedRows(const std::vector<FeedLine>& lines, const RowFits& fits);
 
 // A line's data as both stores write it, whether its maker gave it as JSON (`data`, dumped with
 // nlohmann's replacement of text that is not UTF-8) or as text (`dataText`, as it is): appended

@@ -30,6 +30,15 @@ Db::~Db() {
   sqlite3_close(db_);
 }
 
+int64_t Db::pageSize() {
+  if (pageSize_ == 0) {
+    sqlite3_stmt* st = prepare("PRAGMA page_size");
+    pageSize_ = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 4096;
+    sqlite3_reset(st);
+  }
+  return pageSize_;
+}
+
 void Db::fail(int rc) const {
   if (rc == SQLITE_BUSY || rc == SQLITE_LOCKED) {
     throw StoreError("the run store " + Quoted(path_) + " stayed busy for " +

@@ -21,6 +21,35 @@ constexpr int kBusyTimeoutMs = 10000;
 
 inline std::string Quoted(const std::string& path) { return "`" + path + "`"; }
 
+// Where SQLite keeps a row's payload of `P` bytes in a WITHOUT ROWID table (an index B-tree;
+// btree.c's btreeParseCellAdjustSizeForOverflow), on pages of `usable` bytes: in its leaf whole
+// when P <= maxLocal; else, with S = minLocal + (P - minLocal) % (usable - 4), S bytes in the leaf
+// and the rest in full overflow pages when S <= maxLocal, and otherwise minLocal bytes in the leaf
+// and a last overflow page that is partly empty. A feed row of 128 lines (about 9.8 kB) left 2 kB
+// of its last page empty on average: a fifth of the feed's pages (docs/performance.md, #33).
+class PageFit {
+ public:
+  // `overhead`: what a row's record adds to its text (its key, its other columns, the header).
+  PageFit(int64_t pageSize, size_t overhead)
+      : overflow_(static_cast<size_t>(pageSize) - 4),
+        maxLocal_(static_cast<size_t>((pageSize - 12) * 64 / 255 - 23)),
+        minLocal_(static_cast<size_t>((pageSize - 12) * 32 / 255 - 23)),
+        overhead_(overhead) {}
+  // Whether a row whose text is `bytes` long fills its pages: in the leaf, or in full overflow
+  // pages, with kSlack bytes to spare either way for a record a little larger or smaller than
+  // estimated.
+  bool operator()(size_t bytes) const {
+    const size_t payload = bytes + overhead_;
+    if (payload + kSlack <= maxLocal_) return true;
+    const size_t spill = (payload - minLocal_) % overflow_;
+    return spill >= kSlack && minLocal_ + spill + kSlack <= maxLocal_;
+  }
+
+ private:
+  static constexpr size_t kSlack = 16;
+  size_t overflow_, maxLocal_, minLocal_, overhead_;
+};
+
 // One SQLite connection and the statements prepared on it, kept: a save after the first
 // prepares nothing.
 class Db {
@@ -64,6 +93,8 @@ class Db {
     return st;
   }
 
+  // The database's page size (PRAGMA page_size), read once.
+  int64_t pageSize();
   // Store::statements(): each statement executed counts once, however many rows it gave.
   int64_t statements() const { return statements_; }
   void executed() { ++statements_; }
@@ -80,6 +111,7 @@ class Db {
   std::map<const char*, sqlite3_stmt*> cache_;
   std::map<std::string, sqlite3_stmt*> built_;
   int64_t statements_ = 0;
+  int64_t pageSize_ = 0;
 };
 
 // A use of a prepared statement; it is reset (and its bindings dropped) when the use ends.

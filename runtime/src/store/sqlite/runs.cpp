@@ -111,19 +111,23 @@ int64_t SqliteStore::write(const StoredRun& run, const std::vector<FeedLine>& fe
            "INSERT INTO feed (run, time, line, kind, data, seq)"
            " SELECT ?1, ?2, ?3, ?4, ?5, coalesce(max(seq), 0) + 1 FROM feed WHERE run = ?1");
     insert(s, feed.front());
-  } else if (const std::vector<std::string> rows = FeedRowTexts(feed); !rows.empty()) {
-    // A turn's lines (a Pool's turn settles and starts items): rows of up to kLinesPerRow, each
-    // numbered by its last line (store/rows.h). A row a line made a stored Pool of 10,000 items
-    // spend a third of its time in SQLite (docs/performance.md).
+  } else if (const std::vector<RowText> rows =
+                 FeedRows(feed, PageFit(db_->pageSize(), run.id.size() + kFeedRecord));
+             !rows.empty()) {
+    // A turn's lines (a Pool's turn settles and starts items): rows of up to kLinesPerRow that
+    // fill their pages, each numbered by its last line (store/rows.h). A row a line made a stored
+    // Pool of 10,000 items spend a third of its time in SQLite (docs/performance.md).
     Stmt s(*db_,
            "INSERT INTO feed (run, time, line, kind, data, seq)"
            " SELECT ?1, ?2, '', ?3, ?4, coalesce(max(seq), 0) + ?5 FROM feed WHERE run = ?1");
-    for (size_t i = 0, at = 0; i < rows.size(); ++i, at += kLinesPerRow) {
-      const size_t n = std::min(kLinesPerRow, feed.size() - at);
-      s.bind(1, run.id).bind(2, feed[at].timeMs).bind(3, std::string(kFeedLinesKind));
-      s.bind(4, rows[i]).bind(5, static_cast<int64_t>(n));
+    const std::string kind = kFeedLinesKind;
+    size_t at = 0;
+    for (const RowText& row : rows) {
+      s.bind(1, run.id).bind(2, feed[at].timeMs).bind(3, kind);
+      s.bind(4, row.text).bind(5, static_cast<int64_t>(row.count));
       s.step();
       s.reset();
+      at += row.count;
     }
   } else if (!feed.empty()) {
     // Lines whose text is not UTF-8: a row each, their bytes as they were. The last number read
@@ -151,13 +155,13 @@ int64_t SqliteStore::write(const StoredRun& run, const std::vector<FeedLine>& fe
       throw StoreConflict("run " + run.id + "'s journal has " + std::to_string(seq) +
                           " entries, and this command had " + std::to_string(run.journalBefore));
     }
-    // The save's entries in rows of up to kEntriesPerRow, each numbered by its last entry
-    // (store/rows.h).
+    // The save's entries in rows of up to kEntriesPerRow that fill their pages, each numbered
+    // by its last entry (store/rows.h).
     Stmt s(*db_, "INSERT INTO journal (run, seq, entry) VALUES (?, ?, ?)");
-    for (size_t at = 0; at < run.journalText.size(); at += kEntriesPerRow) {
-      const size_t n = std::min(kEntriesPerRow, run.journalText.size() - at);
-      seq += static_cast<int64_t>(n);
-      s.bind(1, run.id).bind(2, seq).bind(3, JournalRowText(&run.journalText[at], n));
+    for (const RowText& row :
+         JournalRows(run.journalText, PageFit(db_->pageSize(), run.id.size() + kJournalRecord))) {
+      seq += static_cast<int64_t>(row.count);
+      s.bind(1, run.id).bind(2, seq).bind(3, row.text);
       s.step();
       s.reset();
     }

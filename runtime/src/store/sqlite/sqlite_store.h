@@ -5,6 +5,7 @@
 // hooks.cpp; the backup in backup.cpp.
 #pragma once
 
+#include <cstddef>
 #include <functional>
 #include <map>
 #include <memory>
@@ -18,6 +19,12 @@
 #include "store/sqlite/db.h"
 
 namespace jr2rt::sqlite {
+
+// What a row of the feed or the journal adds to its text besides the run's id, as PageFit
+// (db.h) reckons a row's payload: a header of a byte per column (three for a text of many kB),
+// `seq` and `time` as integers of up to 6 bytes, a feed row's kind "lines" and empty line.
+inline constexpr size_t kFeedRecord = 24;
+inline constexpr size_t kJournalRecord = 10;
 
 class SqliteStore final : public Store {
  public:
