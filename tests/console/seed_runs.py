@@ -23,14 +23,21 @@ def feed(db, run, count):
     that much and then ended, as a real one would have."""
     started = time.time()
     # The run's `ended` line: a row of its own, or one of a save's lines (kind `lines`,
-    # `[[time, kind, line, data], …]`, numbered by the last), looked for from the newest row.
+    # `[[time, kind, line, data], …]`, numbered by the last; a line at the time of the one before
+    # it is `[kind, line, data]`, the row's `time` for its first), looked for from the newest row.
+    def lines_of(t, data):
+        out = []
+        for l in json.loads(data):
+            t = l[0] if len(l) == 4 else t
+            out.append(l if len(l) == 4 else [t] + l)
+        return out
     end = None
     newest = 0
     with db:
         rows = db.execute("SELECT seq, time, line, kind, data FROM feed WHERE run = ?"
                           " ORDER BY seq DESC", (run,)).fetchall()
         for seq, t, line, kind, data in rows:
-            lines = json.loads(data) if kind == "lines" else [[t, kind, line, None]]
+            lines = lines_of(t, data) if kind == "lines" else [[t, kind, line, None]]
             newest = max([newest] + [l[0] for l in lines])
         for seq, t, line, kind, data in rows:
             if kind == "ended":
@@ -39,7 +46,7 @@ def feed(db, run, count):
                 break
             if kind != "lines":
                 continue
-            lines = json.loads(data)
+            lines = lines_of(t, data)
             at = [i for i, l in enumerate(lines) if l[1] == "ended"]
             if not at:
                 continue

@@ -83,12 +83,14 @@ with tempfile.TemporaryDirectory() as d:
 
 def stored_feed(cwd, kind):
     """The `data` of the feed lines of `kind` in the store at cwd, as stored (not exported): a
-    row is one line, or (kind `lines`) a save's lines as `[[time, kind, line, data], …]`."""
+    row is one line, or (kind `lines`) a save's lines as `[[time, kind, line, data], …]`, a line
+    at the time of the one before it as `[kind, line, data]`."""
     db = sqlite3.connect(os.path.join(cwd, "jr2.db"))
     try:
         out = []
         for k, data in db.execute("SELECT kind, data FROM feed ORDER BY run, seq"):
             rows = json.loads(data) if k == "lines" else [[0, k, "", json.loads(data)]]
+            rows = [r if len(r) == 4 else [None] + r for r in rows]
             out += [r[3] for r in rows if r[1] == kind]
         return out
     finally:

@@ -564,6 +564,39 @@ TEST_P(StoreTest, FeedEventsKeepTheirKindAndData) {
       " ('0123456789ab', 5, 5, 'x', 'gate-opened', '{\"gate\": \"T-3\" oops');");
   EXPECT_EQ(store->feed("0123456789ab", 4).at(0).data, "{\"gate\": \"T-3\" oops");
   EXPECT_FALSE(store->hadGate("0123456789ab", "T-3"));
+  // Lines of one time in a row (in SQLite each after the first `[kind, line, data]`,
+  // store/rows.h), and a row of the shape earlier builds wrote (every line with its time).
+  store->save(Stored("waiting", 1),
+              {jr2rt::FeedLine(0, 9, "T-4 started", "started", Json{{"item", "T-4"}}),
+               jr2rt::FeedLine(0, 9, "T-4 asks", "gate-opened", Json{{"gate", "T-4.review"}}),
+               jr2rt::FeedLine(0, 10, "T-4 told", "log", Json{{"text", "told"}})});
+  if (!postgres()) {
+    const std::string newest = " FROM feed WHERE kind = 'lines' ORDER BY seq DESC LIMIT 1";
+    EXPECT_EQ(
+        value("SELECT json_array_length(data, '$[1]') || json_array_length(data, '$[2]')" + newest),
+        "34")
+        << "the second line at the first's time without it, the third with its own: "
+        << value("SELECT data" + newest);
+  }
+  EXPECT_TRUE(store->hadGate("0123456789ab", "T-4.review"));
+  const auto told = store->feed("0123456789ab", 5);
+  ASSERT_EQ(told.size(), 3u);
+  EXPECT_EQ(told[1].timeMs, 9);
+  EXPECT_EQ(told[1].kind, "gate-opened");
+  EXPECT_EQ(told[1].line, "T-4 asks");
+  EXPECT_EQ(told[1].data, (Json{{"gate", "T-4.review"}}));
+  EXPECT_EQ(told[2].timeMs, 10);
+  if (!postgres()) {
+    sql("INSERT INTO feed (run, seq, time, line, kind, data) VALUES ('0123456789ab', 10, 11, '',"
+        " 'lines', '[[11,\"log\",\"a\",{}],[11,\"gate-opened\",\"T-5 asks\","
+        "{\"gate\":\"T-5.review\"}]]');");
+    EXPECT_TRUE(store->hadGate("0123456789ab", "T-5.review"));
+    const auto older = store->feed("0123456789ab", 8);
+    ASSERT_EQ(older.size(), 2u);
+    EXPECT_EQ(older[1].seq, 10);
+    EXPECT_EQ(older[1].timeMs, 11);
+    EXPECT_EQ(older[1].line, "T-5 asks");
+  }
 }
 
 // ---- The journal -----------------------------------------------------------------------------

@@ -167,8 +167,11 @@ std::vector<RowText> FeedRows(const std::vector<FeedLine>& lines, const RowFits&
                    [&](std::string& out, size_t i) {
                      const FeedLine& l = lines[i];
                      out += '[';
-                     out += std::to_string(l.timeMs);
-                     out += ',';
+                     // The time of the line before it, or its row's own (rows.h): left out.
+                     if (i == 0 || lines[i - 1].timeMs != l.timeMs) {
+                       out += std::to_string(l.timeMs);
+                       out += ',';
+                     }
                      if (!AppendUtf8String(out, l.kind)) return false;
                      out += ',';
                      if (!AppendUtf8String(out, l.line)) return false;
@@ -197,17 +200,27 @@ void AppendFeedRow(std::vector<FeedLine>& out, int64_t seq, int64_t timeMs, std:
                    std::string kind, const std::string& data, int64_t afterSeq) {
   if (kind == kFeedLinesKind) {
     Json rows = Json::parse(data, nullptr, false);
+    // Each line `[time, kind, line, data]`, or `[kind, line, data]` at the time of the line before
+    // it (the row's own for its first).
+    const auto first = [](const Json& r) -> size_t {
+      return r.is_array() && r.size() == 4 && r[0].is_number_integer() ? 1
+             : r.is_array() && r.size() == 3                           ? 0
+                                                                       : 9;
+    };
     bool readable = rows.is_array() && !rows.empty();
     for (const Json& r : rows.is_array() ? rows : Json::array()) {
-      readable = readable && r.is_array() && r.size() == 4 && r[0].is_number_integer() &&
-                 r[1].is_string() && r[2].is_string();
+      const size_t at = first(r);
+      readable = readable && at != 9 && r[at].is_string() && r[at + 1].is_string();
     }
     if (readable) {
       int64_t at = seq - static_cast<int64_t>(rows.size());
+      int64_t time = timeMs;
       for (Json& r : rows) {
+        const size_t f = first(r);
+        if (f == 1) time = r[0].get<int64_t>();
         if (++at <= afterSeq) continue;
-        out.emplace_back(at, r[0].get<int64_t>(), r[2].get<std::string>(), r[1].get<std::string>(),
-                         std::move(r[3]));
+        out.emplace_back(at, time, r[f + 1].get<std::string>(), r[f].get<std::string>(),
+                         std::move(r[f + 2]));
       }
       return;
     }

@@ -36,14 +36,15 @@ int64_t SqliteStore::lastSeq(const std::string& id) {
 }
 
 bool SqliteStore::hadGate(const std::string& id, const std::string& gate) {
-  // A line of its own, or one of a row of lines ([time, kind, line, data], store/rows.h).
+  // A line of its own, or one of a row of lines ([time, kind, line, data] or [kind, line, data],
+  // store/rows.h: the kind is third from the end, the data last).
   Stmt s(*db_,
          "SELECT 1 FROM feed WHERE run = ?1 AND kind IN ('gate-opened', 'lines')"
          " AND json_valid(data) AND ("
          "(kind = 'gate-opened' AND json_extract(data, '$.gate') = ?2) OR"
          " (kind = 'lines' AND instr(data, '\"gate-opened\"') > 0 AND EXISTS (SELECT 1 FROM"
-         " json_each(data) WHERE json_extract(value, '$[1]') = 'gate-opened'"
-         " AND json_extract(value, '$[3].gate') = ?2))) LIMIT 1");
+         " json_each(data) WHERE json_extract(value, '$[#-3]') = 'gate-opened'"
+         " AND json_extract(value, '$[#-1].gate') = ?2))) LIMIT 1");
   s.bind(1, id).bind(2, gate);
   return s.step();
 }
