@@ -351,9 +351,14 @@ bool ReadWaitingRuns(const std::string& location, std::vector<diff::WaitingRun>&
   const bool ours = sqlite3_step(s) == SQLITE_ROW && sqlite3_column_int(s, 0) == kJr2AppId;
   sqlite3_finalize(s);
   if (!ours) return fail("not a jr2 store (its application id is not jr2's)");
-  // The input is stored beside the snapshot (NULL in rows saved before it, whose snapshots hold
-  // it); a store older than that column has none.
-  if (sqlite3_prepare_v2(db, "SELECT workflow, snapshot, input FROM runs WHERE status = 'waiting'",
+  // The input is stored apart from the snapshot (NULL in rows saved before it, whose snapshots
+  // hold it): in the table `inputs`, or in the run's row in a store from before that table; a
+  // store older than that column has none.
+  if (sqlite3_prepare_v2(db,
+                         "SELECT workflow, snapshot, coalesce(runs.input, (SELECT i.input FROM"
+                         " inputs i WHERE i.run = runs.id)) FROM runs WHERE status = 'waiting'",
+                         -1, &s, nullptr) != SQLITE_OK &&
+      sqlite3_prepare_v2(db, "SELECT workflow, snapshot, input FROM runs WHERE status = 'waiting'",
                          -1, &s, nullptr) != SQLITE_OK &&
       sqlite3_prepare_v2(db, "SELECT workflow, snapshot, NULL FROM runs WHERE status = 'waiting'",
                          -1, &s, nullptr) != SQLITE_OK)

@@ -617,15 +617,20 @@ TEST_F(Host, APoolsInputIsStoredOnceAndARestoreHasItWhole) {
   }
   EXPECT_EQ(store->load(id).snapshot["input"], input) << "put back by load()";
   {
-    // What is stored: the input in its own column, no snapshot text holding an item.
+    // What is stored: the input in a row of its own (`inputs`), none in the run's row, no
+    // snapshot text holding an item.
     sqlite3* db = nullptr;
     ASSERT_EQ(sqlite3_open((dir + "store.db").c_str(), &db), SQLITE_OK);
     sqlite3_stmt* st = nullptr;
-    ASSERT_EQ(sqlite3_prepare_v2(db, "SELECT snapshot, input FROM runs", -1, &st, nullptr),
+    ASSERT_EQ(sqlite3_prepare_v2(db,
+                                 "SELECT snapshot, (SELECT input FROM inputs WHERE run = runs.id),"
+                                 " runs.input IS NULL FROM runs",
+                                 -1, &st, nullptr),
               SQLITE_OK);
     ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
     const std::string snapshot = reinterpret_cast<const char*>(sqlite3_column_text(st, 0));
     const std::string stored = reinterpret_cast<const char*>(sqlite3_column_text(st, 1));
+    EXPECT_EQ(sqlite3_column_int(st, 2), 1) << "the run's row holds no input";
     sqlite3_finalize(st);
     sqlite3_close(db);
     EXPECT_EQ(snapshot.find("Q-5"), std::string::npos) << snapshot;

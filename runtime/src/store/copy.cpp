@@ -103,7 +103,8 @@ class Copier {
   void copyRuns() {
     Runs b;
     sqlite::Stmt s(src_,
-                   "SELECT id, workflow, status, updated, rev, snapshot, dkey, view, input"
+                   "SELECT id, workflow, status, updated, rev, snapshot, dkey, view,"
+                   " coalesce(runs.input, (SELECT i.input FROM inputs i WHERE i.run = runs.id))"
                    " FROM runs ORDER BY id");
     while (s.step()) {
       b.id.push_back(s.text(0));

@@ -72,12 +72,10 @@ int64_t SqliteStore::write(const StoredRun& run, const std::vector<FeedLine>& fe
     // Written only if the stored run still has the revision this command had.
     Stmt s(*db_,
            "UPDATE runs SET workflow = ?2, status = ?3, updated = ?4, rev = rev + 1,"
-           " snapshot = ?6, dkey = nullif(?7, ''), view = nullif(?8, ''),"
-           " input = coalesce(nullif(?9, ''), input)"
+           " snapshot = ?6, dkey = nullif(?7, ''), view = nullif(?8, '')"
            " WHERE id = ?1 AND rev = ?5 RETURNING rev");
     s.bind(1, run.id).bind(2, run.workflow).bind(3, run.status).bind(4, run.updatedMs);
-    s.bind(5, run.revision).bind(6, text).bind(7, run.key).bind(8, run.viewText);
-    s.bind(9, run.inputText);
+    s.bind(5, run.revision).bindKept(6, text).bind(7, run.key).bindKept(8, run.viewText);
     if (!s.step()) {
       const int64_t stored = revision(run.id);
       throw StoreConflict("run " + run.id + " was changed by another command (revision " +
@@ -88,16 +86,27 @@ int64_t SqliteStore::write(const StoredRun& run, const std::vector<FeedLine>& fe
   } else {
     // A new run (or a benchmark's bare save): whatever is stored is written over.
     Stmt s(*db_,
-           "INSERT INTO runs (id, workflow, status, updated, rev, snapshot, dkey, view, input) "
-           "VALUES (?1, ?2, ?3, ?4, 1, ?5, nullif(?6, ''), nullif(?7, ''), nullif(?8, '')) "
+           "INSERT INTO runs (id, workflow, status, updated, rev, snapshot, dkey, view) "
+           "VALUES (?1, ?2, ?3, ?4, 1, ?5, nullif(?6, ''), nullif(?7, '')) "
            "ON CONFLICT (id) DO UPDATE SET workflow = ?2, status = ?3, updated = ?4, "
            "rev = rev + 1, snapshot = ?5, dkey = nullif(?6, ''), view = nullif(?7, ''), "
-           "input = nullif(?8, '') RETURNING rev");
+           "input = NULL RETURNING rev");
     s.bind(1, run.id).bind(2, run.workflow).bind(3, run.status).bind(4, run.updatedMs);
-    s.bind(5, text).bind(6, run.key).bind(7, run.viewText).bind(8, run.inputText);
+    s.bindKept(5, text).bind(6, run.key).bindKept(7, run.viewText);
     if (!s.step())
       throw StoreError("the run store " + Quoted(path_) + " did not save run " + run.id);
     next = s.integer(0);
+    if (run.inputText.empty()) {
+      Stmt gone(*db_, "DELETE FROM inputs WHERE run = ?");
+      gone.bind(1, run.id).step();
+    }
+  }
+  if (!run.inputText.empty()) {
+    // Written once, in a row of its own (schema.cpp): later saves of the run leave it alone.
+    Stmt in(*db_,
+            "INSERT INTO inputs (run, input) VALUES (?1, ?2)"
+            " ON CONFLICT (run) DO UPDATE SET input = ?2");
+    in.bind(1, run.id).bindKept(2, run.inputText).step();
   }
   auto insert = [&](Stmt& s, const FeedLine& line) {
     s.bind(1, run.id).bind(2, line.timeMs).bind(3, line.line).bind(4, line.kind);
@@ -124,7 +133,7 @@ int64_t SqliteStore::write(const StoredRun& run, const std::vector<FeedLine>& fe
     size_t at = 0;
     for (const RowText& row : rows) {
       s.bind(1, run.id).bind(2, feed[at].timeMs).bind(3, kind);
-      s.bind(4, row.text).bind(5, static_cast<int64_t>(row.count));
+      s.bindKept(4, row.text).bind(5, static_cast<int64_t>(row.count));
       s.step();
       s.reset();
       at += row.count;
@@ -161,7 +170,7 @@ int64_t SqliteStore::write(const StoredRun& run, const std::vector<FeedLine>& fe
     for (const RowText& row :
          JournalRows(run.journalText, PageFit(db_->pageSize(), run.id.size() + kJournalRecord))) {
       seq += static_cast<int64_t>(row.count);
-      s.bind(1, run.id).bind(2, seq).bind(3, row.text);
+      s.bind(1, run.id).bind(2, seq).bindKept(3, row.text);
       s.step();
       s.reset();
     }
@@ -174,7 +183,9 @@ StoredRun SqliteStore::load(const std::string& prefix) {
   Txn txn(*db_, "BEGIN");
   StoredRun r;
   r.id = resolve(prefix);
-  Stmt s(*db_, "SELECT workflow, status, updated, rev, snapshot, input FROM runs WHERE id = ?");
+  Stmt s(*db_,
+         "SELECT workflow, status, updated, rev, snapshot, coalesce(runs.input, (SELECT i.input"
+         " FROM inputs i WHERE i.run = runs.id)) FROM runs WHERE id = ?");
   s.bind(1, r.id);
   if (!s.step()) throw StoreError("no run `" + prefix + "` in " + Quoted(path_));
   auto damaged = [&](const std::string& why) { return RunDamaged(r.id, Quoted(path_), why); };
@@ -251,9 +262,10 @@ std::vector<RunSummary> SqliteStore::list(bool includeEnded, bool views) {
 }
 
 void SqliteStore::eachWaiting(const EachWaiting& fn) {
-  Stmt s(
-      *db_,
-      "SELECT workflow, snapshot, input FROM runs WHERE status = 'waiting' ORDER BY updated, id");
+  Stmt s(*db_,
+         "SELECT workflow, snapshot, coalesce(runs.input, (SELECT i.input FROM inputs i"
+         " WHERE i.run = runs.id))"
+         " FROM runs WHERE status = 'waiting' ORDER BY updated, id");
   while (s.step()) fn(s.text(0), s.text(1), s.type(2) == SQLITE_NULL ? std::string() : s.text(2));
 }
 
@@ -376,6 +388,8 @@ int64_t SqliteStore::prune(int64_t beforeMs, const std::string& workflow) {
       lines.bind(1, id).step();
       Stmt journal(*db_, "DELETE FROM journal WHERE run = ?");
       journal.bind(1, id).step();
+      Stmt input(*db_, "DELETE FROM inputs WHERE run = ?");
+      input.bind(1, id).step();
       Stmt row(*db_, "DELETE FROM runs WHERE id = ?");
       row.bind(1, id).step();
     }
