@@ -102,10 +102,10 @@ class Copier {
 
   void copyRuns() {
     Runs b;
-    sqlite::Stmt s(src_,
-                   "SELECT id, workflow, status, updated, rev, snapshot, dkey, view,"
-                   " coalesce(runs.input, (SELECT i.input FROM inputs i WHERE i.run = runs.id))"
-                   " FROM runs ORDER BY id");
+    sqlite::Stmt s(
+        src_,
+        "SELECT id, workflow, status, updated, rev, snapshot, dkey, view, " JR2_SQLITE_RUN_INPUT
+        " FROM runs ORDER BY id");
     while (s.step()) {
       b.id.push_back(s.text(0));
       b.workflow.push_back(s.text(1));

@@ -201,16 +201,17 @@ void AppendFeedRow(std::vector<FeedLine>& out, int64_t seq, int64_t timeMs, std:
   if (kind == kFeedLinesKind) {
     Json rows = Json::parse(data, nullptr, false);
     // Each line `[time, kind, line, data]`, or `[kind, line, data]` at the time of the line before
-    // it (the row's own for its first).
+    // it (the row's own for its first): where its kind is, or kNotALine.
+    constexpr size_t kNotALine = 4;
     const auto first = [](const Json& r) -> size_t {
       return r.is_array() && r.size() == 4 && r[0].is_number_integer() ? 1
              : r.is_array() && r.size() == 3                           ? 0
-                                                                       : 9;
+                                                                       : kNotALine;
     };
     bool readable = rows.is_array() && !rows.empty();
     for (const Json& r : rows.is_array() ? rows : Json::array()) {
       const size_t at = first(r);
-      readable = readable && at != 9 && r[at].is_string() && r[at + 1].is_string();
+      readable = readable && at != kNotALine && r[at].is_string() && r[at + 1].is_string();
     }
     if (readable) {
       int64_t at = seq - static_cast<int64_t>(rows.size());

@@ -50,6 +50,12 @@ class PageFit {
   size_t overflow_, maxLocal_, minLocal_, overhead_;
 };
 
+// A run's input in a SELECT from `runs`: its row's `input` (a store from before the table
+// `inputs`), else its row of `inputs` (schema.cpp). A macro, so that a statement stays one literal
+// (Db::prepare keys its cache by the literal's address).
+#define JR2_SQLITE_RUN_INPUT \
+  "coalesce(runs.input, (SELECT i.input FROM inputs i WHERE i.run = runs.id))"
+
 // One SQLite connection and the statements prepared on it, kept: a save after the first
 // prepares nothing.
 class Db {

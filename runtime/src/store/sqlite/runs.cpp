@@ -183,9 +183,8 @@ StoredRun SqliteStore::load(const std::string& prefix) {
   Txn txn(*db_, "BEGIN");
   StoredRun r;
   r.id = resolve(prefix);
-  Stmt s(*db_,
-         "SELECT workflow, status, updated, rev, snapshot, coalesce(runs.input, (SELECT i.input"
-         " FROM inputs i WHERE i.run = runs.id)) FROM runs WHERE id = ?");
+  Stmt s(*db_, "SELECT workflow, status, updated, rev, snapshot, " JR2_SQLITE_RUN_INPUT
+               " FROM runs WHERE id = ?");
   s.bind(1, r.id);
   if (!s.step()) throw StoreError("no run `" + prefix + "` in " + Quoted(path_));
   auto damaged = [&](const std::string& why) { return RunDamaged(r.id, Quoted(path_), why); };
@@ -262,10 +261,8 @@ std::vector<RunSummary> SqliteStore::list(bool includeEnded, bool views) {
 }
 
 void SqliteStore::eachWaiting(const EachWaiting& fn) {
-  Stmt s(*db_,
-         "SELECT workflow, snapshot, coalesce(runs.input, (SELECT i.input FROM inputs i"
-         " WHERE i.run = runs.id))"
-         " FROM runs WHERE status = 'waiting' ORDER BY updated, id");
+  Stmt s(*db_, "SELECT workflow, snapshot, " JR2_SQLITE_RUN_INPUT
+               " FROM runs WHERE status = 'waiting' ORDER BY updated, id");
   while (s.step()) fn(s.text(0), s.text(1), s.type(2) == SQLITE_NULL ? std::string() : s.text(2));
 }
 
