@@ -73,6 +73,7 @@ class GatedRows final : public jr2rt::RunRows {
   std::vector<int64_t> saveAll(const std::vector<Save>& batch) override {
     std::unique_lock<std::mutex> lock(gate_.mu);
     const int n = ++gate_.entered;
+    gate_.cv.notify_all();  // for a test that waits for a batch to reach the commit thread
     gate_.cv.wait(lock, [&] { return gate_.allowed >= n; });
     if (n == gate_.failAt) throw jr2rt::StoreFull("the disk is full (a test's)");
     return inner_->saveAll(batch);
@@ -1495,6 +1496,56 @@ TEST_F(Host, AServeCommitsOnItsOwnThreadAndAnswersOnlyWhatIsStored) {
   for (const auto& line : store.feed(id, 0)) kinds.push_back(line.kind);
   EXPECT_EQ(std::count(kinds.begin(), kinds.end(), "ended"), 1);
   EXPECT_EQ(store.feed(id, 0).back().kind, "ended");
+}
+
+// While serve's commit thread stores a batch, the runs go on; once it is stored, what changed
+// meanwhile goes to the commit thread as the next batch before the replies of the one stored are
+// written, so that writing them overlaps the next commit (#33: Gate answers and hook deliveries
+// a second rose by about a sixth). What writes the store itself after a commit (the inbox's
+// answers, the hook log) runs before the next batch is handed: the store's two connections never
+// wait for each other.
+TEST_F(Host, AServeHandsTheNextBatchOnBeforeItWritesTheRepliesOfOneStored) {
+  const std::string dir = FreshDir("hand-on");
+  CountingStore store(dir + "store.db");
+  CommitGate gate;
+  store.gate = &gate;
+  jr2rt::RunHost host(registry, store, clock);
+  std::string id;
+  int writerSaw = -1;
+  int replySaw = -1;
+  host.queue([&] {
+    id = host.begin("conformance_secret", {{"note", {{"deep", {{"secret", "s"}}}}}}, dir);
+    host.afterCommit([&] { writerSaw = gate.count(); });
+    host.afterCommit(
+        [&] {
+          // The next batch reaches the commit thread (held there by the gate) while this waits:
+          // a bounded wait, met at once when the batch was handed before this reply.
+          std::unique_lock<std::mutex> lock(gate.mu);
+          gate.cv.wait_for(lock, std::chrono::seconds(5), [&] { return gate.entered >= 2; });
+          replySaw = gate.entered;
+          gate.allowed = 2;
+          gate.cv.notify_all();
+          jr2rt::RunHost::Interrupt(SIGTERM);  // serve() returns after this turn
+        },
+        nullptr, /*reply=*/true);
+  });
+  bool changed = false;
+  std::function<void()> watch = [&] {
+    if (gate.count() == 1 && !changed) {
+      // The start's batch is held by the commit thread: a step made now is the next batch's.
+      changed = true;
+      host.run(id).deliver("approval", "rate", {{"score", 1}});
+      gate.allow(1);
+    }
+    if (replySaw < 0) host.queue(watch);
+  };
+  host.queue(watch);
+  host.serve(nullptr);
+  EXPECT_EQ(writerSaw, 1) << "what writes the store runs before the next batch is handed";
+  EXPECT_EQ(replySaw, 2) << "the next batch was with the commit thread before the reply";
+  EXPECT_EQ(gate.count(), 2);
+  EXPECT_EQ(store.load(id).snapshot.value("status", ""), "waiting")
+      << "the second batch (the step made while the first was stored) was stored too";
 }
 
 // A statement whose text is built at run time is kept by its text, never by its address: a

@@ -298,7 +298,10 @@ class RunHost : private Dispatcher {
   void queue(std::function<void()> action);
   // Calls `fn` once the next turn is committed: the answer to a change that `action` made; or
   // `lost` instead when that turn is never stored (this host lost its lease: keepLease).
-  void afterCommit(std::function<void()> fn, std::function<void()> lost = nullptr);
+  // `reply`: `fn` only answers a client and writes nothing to the store, so it may run while
+  // serve's commit thread already stores the next batch (the answers go out meanwhile).
+  void afterCommit(std::function<void()> fn, std::function<void()> lost = nullptr,
+                   bool reply = false);
   // Starts a run of `workflow` without driving it (BadInput when the input is refused, and
   // nothing is kept). Gives its id.
   std::string begin(const std::string& workflow, const Json& input, const std::string& home,
@@ -508,12 +511,15 @@ class RunHost : private Dispatcher {
     std::function<void()> fn;
     std::function<void()> lost;
     bool hookLog = false;  // a delivery's log entry (hooks.cpp): run before the others
+    bool reply = false;    // writes nothing to the store (afterCommit's `reply`): run last
   };
   std::vector<AfterCommit> afterCommit_;
   // Runs `due` once the commit that stored their turns is done: first the hook deliveries whose
-  // turn stored no run, logged in one transaction (hookLogNow_), then the others, the answers
-  // among them, so that no delivery is answered before it is logged.
-  void runAfterCommit(std::vector<AfterCommit>& due);
+  // turn stored no run, logged in one transaction (hookLogNow_), then the others that write the
+  // store, then `between` (a pipelined commit hands the next batch there, so that the store's
+  // connections never wait for each other), then the replies, so that no delivery is answered
+  // before it is logged.
+  void runAfterCommit(std::vector<AfterCommit>& due, const std::function<void()>& between = {});
   std::vector<Store::HookEntry> hookLogNow_;  // gathered by one pass of runAfterCommit
   // Hook deliveries answered and not logged yet (logged with the turn's commit), by (hook, id).
   std::vector<Store::HookEntry> hookLogDue_;
@@ -552,8 +558,10 @@ class RunHost : private Dispatcher {
   // the changes the last commit stored (none while the disk is full).
   void answerCommitted();
   // The pipelined batch is done (on the engine's thread): settled, then its effects, answers
-  // and afterCommit_ go out, or they wait for the next batch.
-  void batchDone();
+  // and afterCommit_ go out, or they wait for the next batch. With `handNext`, the runs changed
+  // while it was stored go to the commit thread as the next batch before the replies are
+  // written, so that writing them overlaps the next commit instead of coming before it.
+  void batchDone(bool handNext = false);
   // Waits for the batch in flight and settles it: before anything that lets go of a run, or
   // stores one at once.
   void settle();

@@ -118,7 +118,7 @@ void RunHost::startCommitter() {
   committer_.reset(new Committer(std::move(rows), [this, engine] {
     boost::asio::post(engine->io(), [this] {
       // settle() may have taken it already.
-      if (committer_ && committer_->busy() && committer_->finished()) batchDone();
+      if (committer_ && committer_->busy() && committer_->finished()) batchDone(/*handNext=*/true);
     });
   }));
 }
@@ -177,7 +177,7 @@ bool RunHost::commit(const std::vector<Run*>& runs, bool now) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count());
 }
 
-void RunHost::batchDone() {
+void RunHost::batchDone(bool handNext) {
   std::exception_ptr error;
   std::vector<int64_t> revisions;
   double seconds = 0;
@@ -187,7 +187,10 @@ void RunHost::batchDone() {
   if (settleBatch(b, error, revisions, seconds)) {
     for (auto& [run, n] : b.held) Engine::releaseFirst(*run, n);
     answerDue(b.answers);
-    runAfterCommit(b.after);
+    // The runs changed while it was stored (another turn's steps) go as the next batch before
+    // the replies are written: the commit thread stores it meanwhile.
+    runAfterCommit(b.after, handNext ? std::function<void()>([this] { engine_->commitChanged(); })
+                                     : std::function<void()>());
     return;
   }
   // Not stored: its runs are changed still, and what waited for it waits for the next batch

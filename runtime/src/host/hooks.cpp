@@ -7,7 +7,7 @@
 
 namespace jr2rt {
 
-void RunHost::runAfterCommit(std::vector<AfterCommit>& due) {
+void RunHost::runAfterCommit(std::vector<AfterCommit>& due, const std::function<void()>& between) {
   for (auto& a : due) {
     if (a.hookLog) a.fn();
   }
@@ -29,7 +29,11 @@ void RunHost::runAfterCommit(std::vector<AfterCommit>& due) {
     }
   }
   for (auto& a : due) {
-    if (!a.hookLog) a.fn();
+    if (!a.hookLog && !a.reply) a.fn();
+  }
+  if (between) between();
+  for (auto& a : due) {
+    if (a.reply) a.fn();
   }
 }
 

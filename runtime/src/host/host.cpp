@@ -380,8 +380,8 @@ void RunHost::queue(std::function<void()> action) {
   engine_->again();
 }
 
-void RunHost::afterCommit(std::function<void()> fn, std::function<void()> lost) {
-  afterCommit_.push_back({std::move(fn), std::move(lost)});
+void RunHost::afterCommit(std::function<void()> fn, std::function<void()> lost, bool reply) {
+  afterCommit_.push_back({std::move(fn), std::move(lost), /*hookLog=*/false, reply});
   engine_->again();
 }
 

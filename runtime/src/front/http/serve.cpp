@@ -822,13 +822,16 @@ class Server {
   // serve lost its lease on a shared store, and let go of its runs: nothing of the change was
   // kept, and sent again it reaches the run's new host).
   void committed(const std::shared_ptr<Session>& s, std::function<void()> fn) {
-    host_.afterCommit(std::move(fn), [s] {
-      s->answer(503,
-                {{"error",
-                  "this serve lost its lease on the run store before the change was stored; "
-                  "nothing of it was kept: send it again"}},
-                1);
-    });
+    host_.afterCommit(
+        std::move(fn),
+        [s] {
+          s->answer(503,
+                    {{"error",
+                      "this serve lost its lease on the run store before the change was stored; "
+                      "nothing of it was kept: send it again"}},
+                    1);
+        },
+        /*reply=*/true);
   }
 
   // The answer to a start, after the commit that stores the run: 201, or 200 with
