@@ -116,14 +116,18 @@ class CountingStore final : public jr2rt::Store {
   size_t largestBatch = 0;
   int64_t locks = 0;  // drive locks asked for (lock()), taken or not
 
+  std::vector<size_t> inputs;  // the size of the input each saved run gave (0: none)
+
   int64_t save(const jr2rt::StoredRun& run, const std::vector<jr2rt::FeedLine>& feed) override {
     ++commits;
     ++runsSaved;
+    inputs.push_back(run.inputText.size());
     return inner_->save(run, feed);
   }
   std::vector<int64_t> saveAll(const std::vector<Save>& batch) override {
     ++commits;
     runsSaved += static_cast<int64_t>(batch.size());
+    for (const Save& save : batch) inputs.push_back(save.run.inputText.size());
     largestBatch = std::max(largestBatch, batch.size());
     return inner_->saveAll(batch);
   }
@@ -420,6 +424,30 @@ TEST_F(Host, ASignalStopsAtTheTurnAndTheEffectsItHeldReadInterrupted) {
     EXPECT_EQ(f["reason"], "interrupted: the process stopped while std.command ran") << item;
   }
   EXPECT_FALSE(fs::exists(log) && fs::file_size(log) > 0) << "no process ran";
+}
+
+// A run's input is stored once, beside its snapshot (#33): a host that takes the run up (another
+// process, serve after a restart) does not give it again at its first save, as it did before.
+TEST_F(Host, ARunTakenUpDoesNotStoreItsInputAgain) {
+  const std::string dir = FreshDir("input-once");
+  CountingStore store(dir + "store.db");
+  const Json input = {{"note", {{"deep", {{"secret", "s"}}}}}};
+  std::string id;
+  {
+    jr2rt::RunHost host(registry, store, clock);
+    id = host.start("conformance_secret", input, dir);
+  }
+  ASSERT_FALSE(store.inputs.empty());
+  EXPECT_GT(store.inputs.front(), 0u) << "the first save gives the input";
+  const size_t before = store.inputs.size();
+  jr2rt::RunHost again(registry, store, clock);
+  again.take(id, "conformance_secret");
+  again.run(id).deliver("approval", "rate", {{"score", 1}});
+  again.tick(id);
+  ASSERT_GT(store.inputs.size(), before) << "the step was stored";
+  for (size_t i = before; i < store.inputs.size(); ++i)
+    EXPECT_EQ(store.inputs[i], 0u) << "save " << i << " gave the input again";
+  EXPECT_EQ(store.load(id).snapshot["input"], input) << "the input stored first is kept";
 }
 
 TEST_F(Host, AStoredRunThatNoLongerFitsIsMarkedDriftedOnce) {

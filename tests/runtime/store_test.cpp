@@ -274,6 +274,7 @@ TEST_P(StoreTest, TheInputIsStoredOnceAndPutBackOnLoad) {
   EXPECT_EQ(store->save(first), 1);
   EXPECT_EQ(store->load("0123").snapshot["input"], input);
   EXPECT_TRUE(store->load("0123").inputText.empty()) << "load() gives it in the snapshot";
+  EXPECT_TRUE(store->load("0123").inputApart) << "a saver taking it up need not give it again";
   // Later saves leave it out: what was stored stays.
   EXPECT_EQ(store->save(Stored("waiting", 1)), 2);
   EXPECT_EQ(store->save(Stored("waiting", 2)), 3);
@@ -285,11 +286,13 @@ TEST_P(StoreTest, TheInputIsStoredOnceAndPutBackOnLoad) {
   own.snapshot["input"] = Json{{"mine", true}};
   EXPECT_EQ(store->save(own), 4);
   EXPECT_EQ(store->load("0123").snapshot["input"], (Json{{"mine", true}}));
+  EXPECT_FALSE(store->load("0123").inputApart) << "its own input is given again at a save";
   // A row from before inputs were stored apart (its column NULL) is read as it was.
   jr2rt::StoredRun old = Stored("waiting", 0, "0ld0ld0ld0ld");
   old.snapshot["input"] = Json{{"before", 1}};
   store->save(old);
   EXPECT_EQ(store->load("0ld0").snapshot["input"], (Json{{"before", 1}}));
+  EXPECT_FALSE(store->load("0ld0").inputApart);
   // SQLite keeps inputs in a table of their own, PostgreSQL beside the snapshot.
   EXPECT_EQ(value(postgres() ? "SELECT count(*) FROM runs WHERE input IS NULL"
                              : "SELECT count(*) FROM runs WHERE input IS NULL AND id NOT IN"

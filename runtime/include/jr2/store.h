@@ -45,6 +45,9 @@ struct StoredRun {
   // at each commit (#33). load() puts the stored input back into `snapshot` as its `input`, when
   // the snapshot has none, and leaves this "".
   std::string inputText;
+  // load(): the input was stored beside the snapshot and put back into it (the snapshot had none
+  // of its own), so a saver that takes the run up need not give it again (RunSaver::restore).
+  bool inputApart = false;
   // What reads of the run need, as JSON text (host/views.h SavedView): written with each save so
   // that `status`, `gates` and every HTTP read come from it, never from a restore. "" stores
   // none (a benchmark's bare save).

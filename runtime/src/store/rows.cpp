@@ -233,14 +233,15 @@ void AppendFeedRow(std::vector<FeedLine>& out, int64_t seq, int64_t timeMs, std:
   out.emplace_back(seq, timeMs, std::move(line), std::move(kind), std::move(parsed));
 }
 
-void PutInputBack(Json& snapshot, bool stored, const std::string& input, const std::string& id,
+bool PutInputBack(Json& snapshot, bool stored, const std::string& input, const std::string& id,
                   const std::string& store) {
-  if (!stored || snapshot.contains("input")) return;
+  if (!stored || snapshot.contains("input")) return false;
   try {
     snapshot["input"] = Json::parse(input);
   } catch (const Json::exception& e) {
     throw RunDamaged(id, store, "its stored input is not valid JSON (" + ErrorText(e) + ")");
   }
+  return true;
 }
 
 }  // namespace jr2rt

@@ -28,7 +28,8 @@ Json SnapshotOf(const std::string& text, const std::string& id, const std::strin
 // The run's input stored beside its snapshot (StoredRun::inputText; `stored` false when the
 // row has none, NULL) put back into `snapshot` as its `input`, when the snapshot has none (one a
 // saver wrote). StoreDamaged when that input is not JSON.
-void PutInputBack(Json& snapshot, bool stored, const std::string& input, const std::string& id,
+// True when it put it back (StoredRun::inputApart).
+bool PutInputBack(Json& snapshot, bool stored, const std::string& input, const std::string& id,
                   const std::string& store);
 
 // Appends the journal entries of one row to `journal`, whose last entry was number `last` (0

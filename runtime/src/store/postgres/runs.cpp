@@ -231,7 +231,7 @@ StoredRun PgStore::load(const std::string& prefix) {
   r.updatedMs = s.integer(0, 2);
   r.revision = s.integer(0, 3);
   r.snapshot = SnapshotOf(s.text(0, 4), r.id, Quoted(db_->name()));
-  PutInputBack(r.snapshot, !s.null(0, 5), s.text(0, 5), r.id, Quoted(db_->name()));
+  r.inputApart = PutInputBack(r.snapshot, !s.null(0, 5), s.text(0, 5), r.id, Quoted(db_->name()));
   const Result j =
       db_->run("SELECT seq, entry FROM journal WHERE run = $1 ORDER BY seq", Params().text(r.id));
   int64_t last = 0;

@@ -204,7 +204,7 @@ StoredRun SqliteStore::load(const std::string& prefix) {
                   ")");
   }
   r.snapshot = SnapshotOf(s.text(4), r.id, Quoted(path_));
-  PutInputBack(r.snapshot, s.type(5) != SQLITE_NULL, s.text(5), r.id, Quoted(path_));
+  r.inputApart = PutInputBack(r.snapshot, s.type(5) != SQLITE_NULL, s.text(5), r.id, Quoted(path_));
   Stmt j(*db_, "SELECT seq, entry FROM journal WHERE run = ? ORDER BY seq");
   j.bind(1, r.id);
   int64_t last = 0;
