@@ -426,6 +426,36 @@ TEST_F(Host, ASignalStopsAtTheTurnAndTheEffectsItHeldReadInterrupted) {
   EXPECT_FALSE(fs::exists(log) && fs::file_size(log) > 0) << "no process ran";
 }
 
+// A save the store refused (a full disk) gives its lines back, before the lines told since, all
+// under its turn's mark: the save that stores them stores one turn, whose mark comes first, in
+// the order the lines were told — whether the refusal came before more lines (the commit on the
+// engine's thread) or after them (serve's commit thread, while the turns went on).
+TEST_F(Host, AFailedSavesLinesGoBeforeLaterOnesUnderItsTurnsMark) {
+  const std::string dir = FreshDir("failed-mark");
+  auto store = jr2rt::OpenSqliteStore(dir + "store.db");
+  for (const bool toldMeanwhile : {true, false}) {
+    const std::string id = toldMeanwhile ? "fa11ed000001" : "fa11ed000002";
+    jr2rt::Run run(registry, *registry.workflow("conformance_secret"), id, clock);
+    run.start({{"note", {{"deep", {{"secret", "s"}}}}}});
+    jr2rt::RunSaver saver(*store, clock);
+    saver.addLine("a1", 1);
+    saver.addLine("a2", 1);
+    auto first = saver.prepare(run);
+    ASSERT_TRUE(first.has_value());
+    if (toldMeanwhile) saver.addLine("b1", 2);  // told while the store had the save
+    saver.failed(run, *first);                  // the store refused it
+    if (!toldMeanwhile) saver.addLine("b1", 2);
+    auto again = saver.prepare(run);
+    ASSERT_TRUE(again.has_value());
+    saver.committed(store->save(again->run, again->feed), *again);
+    std::vector<std::string> stored;
+    for (const auto& line : store->feed(id, 0))
+      stored.push_back(line.kind == "turn" ? "<turn>" : line.line);
+    EXPECT_EQ(stored, (std::vector<std::string>{"<turn>", "a1", "a2", "b1"}))
+        << (toldMeanwhile ? "lines told while the save was refused" : "lines told after");
+  }
+}
+
 // A run's input is stored once, beside its snapshot (#33): a host that takes the run up (another
 // process, serve after a restart) does not give it again at its first save, as it did before.
 TEST_F(Host, ARunTakenUpDoesNotStoreItsInputAgain) {
