@@ -510,8 +510,9 @@ class RunHost : private Dispatcher {
   struct AfterCommit {
     std::function<void()> fn;
     std::function<void()> lost;
-    bool hookLog = false;  // a delivery's log entry (hooks.cpp): run before the others
-    bool reply = false;    // writes nothing to the store (afterCommit's `reply`): run last
+    // When it runs after the commit (runAfterCommit): a delivery's log entry (hooks.cpp) first,
+    // then what writes the store, then the replies (afterCommit's `reply`), which write nothing.
+    enum class Order { kHookLog, kStore, kReply } order = Order::kStore;
   };
   std::vector<AfterCommit> afterCommit_;
   // Runs `due` once the commit that stored their turns is done: first the hook deliveries whose

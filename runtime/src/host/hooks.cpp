@@ -9,7 +9,7 @@ namespace jr2rt {
 
 void RunHost::runAfterCommit(std::vector<AfterCommit>& due, const std::function<void()>& between) {
   for (auto& a : due) {
-    if (a.hookLog) a.fn();
+    if (a.order == AfterCommit::Order::kHookLog) a.fn();
   }
   if (!hookLogNow_.empty()) {
     std::vector<Store::HookEntry> entries;
@@ -29,11 +29,11 @@ void RunHost::runAfterCommit(std::vector<AfterCommit>& due, const std::function<
     }
   }
   for (auto& a : due) {
-    if (!a.hookLog && !a.reply) a.fn();
+    if (a.order == AfterCommit::Order::kStore) a.fn();
   }
   if (between) between();
   for (auto& a : due) {
-    if (a.reply) a.fn();
+    if (a.order == AfterCommit::Order::kReply) a.fn();
   }
 }
 
@@ -168,7 +168,7 @@ Json RunHost::deliverHook(const std::string& hook, const std::string& eventKey,
                             if (auto entry = take()) hookLogNow_.push_back(std::move(*entry));
                           },
                           [take] { take(); },  // never stored: a resend of it is heard anew
-                          /*hookLog=*/true});
+                          AfterCommit::Order::kHookLog});
   AskAnotherTurn(*engine_);
   hookAnswers_[{hook, delivery}] = answer;
   hookLogDue_.push_back(std::move(entry));

@@ -381,7 +381,8 @@ void RunHost::queue(std::function<void()> action) {
 }
 
 void RunHost::afterCommit(std::function<void()> fn, std::function<void()> lost, bool reply) {
-  afterCommit_.push_back({std::move(fn), std::move(lost), /*hookLog=*/false, reply});
+  afterCommit_.push_back({std::move(fn), std::move(lost),
+                          reply ? AfterCommit::Order::kReply : AfterCommit::Order::kStore});
   engine_->again();
 }
 
