@@ -16,6 +16,7 @@
 
 #include "jr2/postgres_store.h"
 #include "jr2/store.h"
+#include "store/postgres/libpq.h"
 #include "store_fixture.h"
 
 namespace {
@@ -74,6 +75,31 @@ TEST(PgLocation, AUrlOrAKeywordStringIsPostgresAndEveryPathIsSqlite) {
                          "Postgresql://x", " host=x", "postgresql.db", "", "sqlite://x"}) {
     EXPECT_FALSE(jr2rt::IsPostgresLocation(no)) << no;
   }
+}
+
+// libpq is loaded when a PostgreSQL store is opened, not linked (#33): without it, or with a
+// library that is not it, the store says what to install; the real one gives every function.
+TEST(PgLibpq, WithoutLibpqTheStoreSaysWhatToInstall) {
+  try {
+    jr2rt::pg::LoadLibpq("libjr2-no-such-libpq.so.5");
+    FAIL() << "a library that is not there was loaded";
+  } catch (const jr2rt::StoreError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("needs libpq (libjr2-no-such-libpq.so.5)"), std::string::npos) << what;
+    EXPECT_NE(what.find("apt-get install libpq5"), std::string::npos) << what;
+    EXPECT_EQ(what.find('\n'), std::string::npos) << what;
+  }
+  try {
+    jr2rt::pg::LoadLibpq("libc.so.6");
+    FAIL() << "libc was taken for libpq";
+  } catch (const jr2rt::StoreError& e) {
+    EXPECT_NE(std::string(e.what()).find("it has no `PQbackendPID`"), std::string::npos)
+        << e.what();
+  }
+  const jr2rt::pg::Libpq pq = jr2rt::pg::LoadLibpq("libpq.so.5");
+  EXPECT_EQ(pq.connectdbParams, &PQconnectdbParams);  // the very library the test links
+  EXPECT_NE(pq.enterPipelineMode, nullptr);
+  EXPECT_EQ(&jr2rt::pg::Pq(), &jr2rt::pg::Pq());  // loaded once
 }
 
 TEST(PgLocation, AStoreIsNamedWithoutItsPassword) {

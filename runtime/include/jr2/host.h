@@ -79,9 +79,11 @@ class RunHost : private Dispatcher {
 
   // ---- the verbs -----------------------------------------------------------------------------
   // Starts a run of `workflow` with `input` and drives it until nothing more can happen now.
-  // The input is checked before anything is stored (BadInput). `home`: its working directory.
-  // Gives the run's id.
-  std::string start(const std::string& workflow, const Json& input, const std::string& home);
+  // The input is checked before anything is stored (BadInput); `checked`: the caller checked it
+  // already (checkStart, CheckInput), and it is not read a second time (10,000 items, #33).
+  // `home`: its working directory. Gives the run's id.
+  std::string start(const std::string& workflow, const Json& input, const std::string& home,
+                    bool checked = false);
   // Takes the stored run `prefix` of `workflow` up to drive it: its drive lock (waiting for
   // another command that drives it: onNote says so), then the run as it was stored.
   // Throws StoreError (unknown, damaged), BadInput (another workflow's run), RunDrifted.
@@ -303,9 +305,9 @@ class RunHost : private Dispatcher {
   void afterCommit(std::function<void()> fn, std::function<void()> lost = nullptr,
                    bool reply = false);
   // Starts a run of `workflow` without driving it (BadInput when the input is refused, and
-  // nothing is kept). Gives its id.
+  // nothing is kept; `checked` as start's). Gives its id.
   std::string begin(const std::string& workflow, const Json& input, const std::string& home,
-                    std::string id = "");
+                    std::string id = "", bool checked = false);
   // What begin() refuses of a start (an unknown workflow, an input it refuses: BadInput), asked
   // before anything is kept of it (an idempotency key); and a new run's id, for begin().
   void checkStart(const std::string& workflow, const Json& input) const;
@@ -428,9 +430,11 @@ class RunHost : private Dispatcher {
                       const Json& by) override;
   std::optional<Dispatched> find(const std::string& workflow, const std::string& key) override;
   void forget(const std::string& workflow, const std::string& key) override;
-  // Starts a run (not driven); `by`: the Pool of runs that dispatched it, or null.
+  // Starts a run (not driven); `by`: the Pool of runs that dispatched it, or null; `checked`:
+  // its input was checked already (CheckInput).
   std::string beginRun(const std::string& workflow, const Json& input, const std::string& home,
-                       const Json& by, const Json& carried = nullptr, std::string id = "");
+                       const Json& by, const Json& carried = nullptr, std::string id = "",
+                       bool checked = false);
   // The head to store with this save of a standing run: at its start (or when taken up), and at
   // its end, by the one rule that counts runs (none when it was handed over: the new run's is).
   std::optional<Store::Head> headOf(const Hosted& h) const;

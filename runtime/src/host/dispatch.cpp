@@ -67,7 +67,7 @@ Dispatched RunHost::dispatch(const std::string& workflow, const std::string& key
                             ", which its host has not stored yet");
     }
     try {
-      beginRun(workflow, input, home, by, nullptr, id);
+      beginRun(workflow, input, home, by, nullptr, id, /*checked=*/true);
     } catch (...) {
       try {
         hosts_->releaseKey(workflow, key, id);

@@ -123,7 +123,7 @@ class StoreVerbs final : public Verbs {
     std::string id;
     return {drive(*host, id,
                   [&] {
-                    id = host->start(workflow_, input, home);
+                    id = host->start(workflow_, input, home, /*checked=*/true);
                     return after(*host, id, follow);
                   }),
             false, ""};

@@ -814,7 +814,7 @@ class Server {
       return s->answer(
           201, {{"runId", id}, {"status", "waiting"}, {"gates", Json::array()}, {"queued", true}});
     }
-    host_.begin(workflow, input, options_.home, id);
+    host_.begin(workflow, input, options_.home, id, /*checked=*/true);  // by checkStart
     answerStart(s, id, c, /*again=*/false);
   }
 

@@ -139,11 +139,11 @@ std::vector<const char*> Params::pointers() const {
 
 int64_t Result::integer(int row, int col) const {
   if (null(row, col)) return 0;
-  return std::strtoll(PQgetvalue(r_.get(), row, col), nullptr, 10);
+  return std::strtoll(Pq().getvalue(r_.get(), row, col), nullptr, 10);
 }
 
 int64_t Result::changed() const {
-  const char* n = PQcmdTuples(r_.get());
+  const char* n = Pq().cmdTuples(r_.get());
   return n && *n ? std::strtoll(n, nullptr, 10) : 0;
 }
 
@@ -169,20 +169,20 @@ Conn::Conn(std::string location, std::string name, std::vector<std::string> secr
                               nullptr};
   const char* const values[] = {timeout.c_str(),   "UTF8", app.c_str(), "1", "2", "1", "2", "5000",
                                 location_.c_str(), nullptr};
-  pg_ = PQconnectdbParams(keys, values, /*expand_dbname=*/1);
+  pg_ = Pq().connectdbParams(keys, values, /*expand_dbname=*/1);
   if (pg_ == nullptr)
     throw StoreError("cannot reach the run store " + Quoted(name_) + ": no memory");
-  if (PQstatus(pg_) != CONNECTION_OK) {
-    const std::string why = clean(PQerrorMessage(pg_));
-    PQfinish(pg_);
+  if (Pq().status(pg_) != CONNECTION_OK) {
+    const std::string why = clean(Pq().errorMessage(pg_));
+    Pq().finish(pg_);
     pg_ = nullptr;
     throw StoreError("cannot reach the run store " + Quoted(name_) + ": " + why);
   }
-  pid_ = PQbackendPID(pg_);
+  pid_ = Pq().backendPID(pg_);
 }
 
 Conn::~Conn() {
-  if (pg_ != nullptr) PQfinish(pg_);
+  if (pg_ != nullptr) Pq().finish(pg_);
 }
 
 std::string Conn::clean(std::string text) const {
@@ -195,30 +195,30 @@ std::string Conn::clean(std::string text) const {
 }
 
 void Conn::ready() {
-  if (PQstatus(pg_) == CONNECTION_OK) return;
+  if (Pq().status(pg_) == CONNECTION_OK) return;
   if (!locks_.empty()) {
     failConnection("lost the connection to the run store, and with it the drive locks it held");
   }
   // Made again (the server restarted): its prepared statements went with the old session.
-  PQreset(pg_);
+  Pq().reset(pg_);
   prepared_.clear();
-  pid_ = PQbackendPID(pg_);
-  if (PQstatus(pg_) != CONNECTION_OK) failConnection("cannot reach the run store");
+  pid_ = Pq().backendPID(pg_);
+  if (Pq().status(pg_) != CONNECTION_OK) failConnection("cannot reach the run store");
 }
 
 void Conn::failConnection(const char* what) {
   throw StoreUnreachable(std::string(what) + " " + Quoted(name_) + ": " +
-                         clean(PQerrorMessage(pg_)));
+                         clean(Pq().errorMessage(pg_)));
 }
 
 void Conn::fail(const PGresult* r, const char* what) {
-  if (r == nullptr || PQstatus(pg_) != CONNECTION_OK) {
+  if (r == nullptr || Pq().status(pg_) != CONNECTION_OK) {
     failConnection(what ? what : "lost the connection to the run store");
   }
-  const char* state = PQresultErrorField(r, PG_DIAG_SQLSTATE);
+  const char* state = Pq().resultErrorField(r, PG_DIAG_SQLSTATE);
   const std::string code = state ? state : "";
-  const char* primary = PQresultErrorField(r, PG_DIAG_MESSAGE_PRIMARY);
-  const std::string message = clean(primary ? primary : PQresultErrorMessage(r));
+  const char* primary = Pq().resultErrorField(r, PG_DIAG_MESSAGE_PRIMARY);
+  const std::string message = clean(primary ? primary : Pq().resultErrorMessage(r));
   // A connection lost, or a server shutting down or starting up: it may answer again soon.
   if (code.rfind("08", 0) == 0 || code.rfind("57P", 0) == 0) {
     throw StoreUnreachable("cannot reach the run store " + Quoted(name_) + ": " + message);
@@ -236,9 +236,9 @@ void Conn::fail(const PGresult* r, const char* what) {
   // (schema.cpp): their message is the conflict's, as the SQLite store words it.
   if (code.rfind("JR", 0) == 0) throw StoreConflict(message);
   if (code == "23505") {
-    const char* constraint = PQresultErrorField(r, PG_DIAG_CONSTRAINT_NAME);
+    const char* constraint = Pq().resultErrorField(r, PG_DIAG_CONSTRAINT_NAME);
     if (constraint != nullptr && std::string(constraint) == "runs_key_live") {
-      const char* detail = PQresultErrorField(r, PG_DIAG_MESSAGE_DETAIL);
+      const char* detail = Pq().resultErrorField(r, PG_DIAG_MESSAGE_DETAIL);
       throw StoreConflict(KeyTaken(clean(detail ? detail : "")) + " in the run store " +
                           Quoted(name_) +
                           ": a dispatch key is unique per workflow among its waiting runs; "
@@ -255,8 +255,8 @@ void Conn::fail(const PGresult* r, const char* what) {
 
 void Conn::exec(const char* sql) {
   ++statements_;
-  Result r(PQexec(pg_, sql));
-  const ExecStatusType s = PQresultStatus(r.get());
+  Result r(Pq().exec(pg_, sql));
+  const ExecStatusType s = Pq().resultStatus(r.get());
   if (s != PGRES_COMMAND_OK && s != PGRES_TUPLES_OK) fail(r.get());
 }
 
@@ -264,8 +264,8 @@ std::string Conn::prepared(const char* sql) {
   auto it = prepared_.find(sql);
   if (it != prepared_.end()) return it->second;
   std::string name = "jr2_" + std::to_string(prepared_.size() + 1);
-  Result r(PQprepare(pg_, name.c_str(), sql, 0, nullptr));
-  if (PQresultStatus(r.get()) != PGRES_COMMAND_OK) fail(r.get());
+  Result r(Pq().prepare(pg_, name.c_str(), sql, 0, nullptr));
+  if (Pq().resultStatus(r.get()) != PGRES_COMMAND_OK) fail(r.get());
   prepared_.emplace(sql, name);
   return name;
 }
@@ -274,15 +274,15 @@ Result Conn::run(const char* sql, const Params& params) {
   const std::string name = prepared(sql);
   ++statements_;
   const auto values = params.pointers();
-  Result r(PQexecPrepared(pg_, name.c_str(), params.size(), values.data(), nullptr, nullptr, 0));
-  const ExecStatusType s = PQresultStatus(r.get());
+  Result r(Pq().execPrepared(pg_, name.c_str(), params.size(), values.data(), nullptr, nullptr, 0));
+  const ExecStatusType s = Pq().resultStatus(r.get());
   if (s != PGRES_COMMAND_OK && s != PGRES_TUPLES_OK) fail(r.get());
   return r;
 }
 
 Txn::~Txn() {
-  if (!done_ && PQtransactionStatus(conn_.handle()) != PQTRANS_IDLE) {
-    PQclear(PQexec(conn_.handle(), "ROLLBACK"));
+  if (!done_ && Pq().transactionStatus(conn_.handle()) != PQTRANS_IDLE) {
+    Pq().clear(Pq().exec(conn_.handle(), "ROLLBACK"));
   }
 }
 
@@ -300,32 +300,32 @@ std::vector<Result> Pipeline::finish() {
   names.reserve(queued_.size());
   for (const auto& q : queued_) names.push_back(conn_.prepared(q.first));
   PGconn* pg = conn_.handle();
-  if (PQenterPipelineMode(pg) != 1) conn_.failConnection("cannot use the run store");
+  if (Pq().enterPipelineMode(pg) != 1) conn_.failConnection("cannot use the run store");
   // What went wrong first: a failed statement's result, or none for a lost connection.
   Result failed;
   bool lost = false;
   size_t sent = 0;
   size_t read = 0;  // results read so far, BEGIN's included
   auto readOne = [&](bool keep) {
-    PGresult* r = PQgetResult(pg);
+    PGresult* r = Pq().getResult(pg);
     if (r == nullptr) {
       lost = true;
       return;
     }
     Result result(r);
-    const ExecStatusType s = PQresultStatus(r);
+    const ExecStatusType s = Pq().resultStatus(r);
     if (s == PGRES_FATAL_ERROR && !failed.get()) failed = result;
     if (keep) out.push_back(result);
     // The end of this statement's results.
-    while (PGresult* more = PQgetResult(pg)) PQclear(more);
+    while (PGresult* more = Pq().getResult(pg)) Pq().clear(more);
     ++read;
   };
   auto send = [&](const std::string& name, const Params* params) {
     if (params == nullptr)
-      return PQsendQueryParams(pg, name.c_str(), 0, nullptr, nullptr, nullptr, nullptr, 0) == 1;
+      return Pq().sendQueryParams(pg, name.c_str(), 0, nullptr, nullptr, nullptr, nullptr, 0) == 1;
     const auto values = params->pointers();
-    return PQsendQueryPrepared(pg, name.c_str(), params->size(), values.data(), nullptr, nullptr,
-                               0) == 1;
+    return Pq().sendQueryPrepared(pg, name.c_str(), params->size(), values.data(), nullptr, nullptr,
+                                  0) == 1;
   };
   out.reserve(queued_.size());
   bool ok = send("BEGIN", nullptr);
@@ -334,37 +334,37 @@ std::vector<Result> Pipeline::finish() {
     ++sent;
     if (ok && sent % kPipelineChunk == 0) {
       // The answers so far are read before more is sent.
-      ok = PQsendFlushRequest(pg) == 1 && PQflush(pg) == 0;
+      ok = Pq().sendFlushRequest(pg) == 1 && Pq().flush(pg) == 0;
       while (ok && !lost && read < sent + 1) readOne(read > 0);
     }
   }
   const bool complete = ok && sent == queued_.size() && !failed.get();
   if (complete) ok = send("COMMIT", nullptr);
-  ok = ok && PQpipelineSync(pg) == 1;
+  ok = ok && Pq().pipelineSync(pg) == 1;
   conn_.counted(static_cast<int>(sent) + (complete ? 2 : 1));
   if (ok) {
     while (!lost && read < sent + 1) readOne(read > 0);
     if (complete && !lost) readOne(false);  // COMMIT
     // The sync's own result ends the pipeline (the NULLs before it end statements not read).
     for (size_t ends = 0; ends < queued_.size() + 4;) {
-      PGresult* r = PQgetResult(pg);
+      PGresult* r = Pq().getResult(pg);
       if (r == nullptr) {
-        if (PQstatus(pg) != CONNECTION_OK) break;
+        if (Pq().status(pg) != CONNECTION_OK) break;
         ++ends;
         continue;
       }
-      const ExecStatusType s = PQresultStatus(r);
-      PQclear(r);
+      const ExecStatusType s = Pq().resultStatus(r);
+      Pq().clear(r);
       if (s == PGRES_PIPELINE_SYNC) break;
     }
   }
-  PQexitPipelineMode(pg);
-  if (!ok || lost || PQstatus(pg) != CONNECTION_OK) {
+  Pq().exitPipelineMode(pg);
+  if (!ok || lost || Pq().status(pg) != CONNECTION_OK) {
     conn_.failConnection("lost the connection to the run store");
   }
   if (failed.get()) {
     // The explicit transaction is left aborted by the failure: ended here.
-    if (PQtransactionStatus(pg) != PQTRANS_IDLE) PQclear(PQexec(pg, "ROLLBACK"));
+    if (Pq().transactionStatus(pg) != PQTRANS_IDLE) Pq().clear(Pq().exec(pg, "ROLLBACK"));
     conn_.fail(failed.get());
   }
   return out;

@@ -4,8 +4,6 @@
 // libpq only through these. Parameters and results are text (PostgreSQL's text format).
 #pragma once
 
-#include <libpq-fe.h>
-
 #include <atomic>
 #include <cstdint>
 #include <map>
@@ -18,6 +16,7 @@
 #include <vector>
 
 #include "jr2/store.h"
+#include "store/postgres/libpq.h"
 
 namespace jr2rt::pg {
 
@@ -60,13 +59,13 @@ class Params {
 class Result {
  public:
   Result() = default;
-  explicit Result(PGresult* r) : r_(r, PQclear) {}
+  explicit Result(PGresult* r) : r_(r, Pq().clear) {}
   PGresult* get() const { return r_.get(); }
-  int rows() const { return r_ ? PQntuples(r_.get()) : 0; }
-  bool null(int row, int col) const { return PQgetisnull(r_.get(), row, col) != 0; }
+  int rows() const { return r_ ? Pq().ntuples(r_.get()) : 0; }
+  bool null(int row, int col) const { return Pq().getisnull(r_.get(), row, col) != 0; }
   std::string text(int row, int col) const {
-    return std::string(PQgetvalue(r_.get(), row, col),
-                       static_cast<size_t>(PQgetlength(r_.get(), row, col)));
+    return std::string(Pq().getvalue(r_.get(), row, col),
+                       static_cast<size_t>(Pq().getlength(r_.get(), row, col)));
   }
   int64_t integer(int row, int col) const;
   bool boolean(int row, int col) const { return text(row, col) == "t"; }

@@ -128,13 +128,13 @@ class PgKeeper final : public Hosts::Keeper {
       auto conn = std::make_unique<Conn>(location_, name_, secrets_, 2);
       if (listen_) {
         PGresult* r =
-            PQexec(conn->handle(), "LISTEN jr2_inbox; LISTEN jr2_answers; LISTEN jr2_runs");
-        const bool ok = PQresultStatus(r) == PGRES_COMMAND_OK;
-        const std::string why = ok ? "" : conn->clean(PQresultErrorMessage(r));
-        PQclear(r);
+            Pq().exec(conn->handle(), "LISTEN jr2_inbox; LISTEN jr2_answers; LISTEN jr2_runs");
+        const bool ok = Pq().resultStatus(r) == PGRES_COMMAND_OK;
+        const std::string why = ok ? "" : conn->clean(Pq().resultErrorMessage(r));
+        Pq().clear(r);
         if (!ok) throw StoreError("cannot LISTEN on " + Quoted(name_) + ": " + why);
       }
-      if (PQsetnonblocking(conn->handle(), 1) != 0)
+      if (Pq().setnonblocking(conn->handle(), 1) != 0)
         throw StoreError("cannot use " + Quoted(name_) + " without blocking");
       conn_ = std::move(conn);
       bool again = false;
@@ -164,9 +164,9 @@ class PgKeeper final : public Hosts::Keeper {
     const std::string ttl = std::to_string(lease.ttlMs);
     const std::string host = AsText(lease.host);
     const char* values[] = {host.c_str(), epoch.c_str(), ttl.c_str()};
-    if (PQsendQueryParams(conn_->handle(), kHeartbeatSql, 3, nullptr, values, nullptr, nullptr,
-                          0) == 0) {
-      drop("the heartbeat could not be sent: " + conn_->clean(PQerrorMessage(conn_->handle())));
+    if (Pq().sendQueryParams(conn_->handle(), kHeartbeatSql, 3, nullptr, values, nullptr, nullptr,
+                             0) == 0) {
+      drop("the heartbeat could not be sent: " + conn_->clean(Pq().errorMessage(conn_->handle())));
       return;
     }
     inFlight_ = true;
@@ -176,7 +176,7 @@ class PgKeeper final : public Hosts::Keeper {
 
   // A result of the heartbeat in flight.
   void took(PGresult* r) {
-    const ExecStatusType s = PQresultStatus(r);
+    const ExecStatusType s = Pq().resultStatus(r);
     if (s == PGRES_TUPLES_OK || s == PGRES_COMMAND_OK) {
       const std::lock_guard<std::mutex> lock(mutex_);
       if (fenced_.empty() && beatEpoch_ == lease_.epoch) {
@@ -186,9 +186,9 @@ class PgKeeper final : public Hosts::Keeper {
       }
       return;
     }
-    const char* state = PQresultErrorField(r, PG_DIAG_SQLSTATE);
-    const char* primary = PQresultErrorField(r, PG_DIAG_MESSAGE_PRIMARY);
-    const std::string message = conn_->clean(primary ? primary : PQresultErrorMessage(r));
+    const char* state = Pq().resultErrorField(r, PG_DIAG_SQLSTATE);
+    const char* primary = Pq().resultErrorField(r, PG_DIAG_MESSAGE_PRIMARY);
+    const std::string message = conn_->clean(primary ? primary : Pq().resultErrorMessage(r));
     if (state != nullptr && std::strcmp(state, "JR003") == 0) {
       bool current = false;
       {
@@ -205,19 +205,19 @@ class PgKeeper final : public Hosts::Keeper {
   // Reads what the server sent: the heartbeat's results, the NOTIFYs.
   void read() {
     PGconn* pg = conn_->handle();
-    if (PQconsumeInput(pg) == 0) {
+    if (Pq().consumeInput(pg) == 0) {
       drop("lost the keeper's connection to " + Quoted(name_) + ": " +
-           conn_->clean(PQerrorMessage(pg)));
+           conn_->clean(Pq().errorMessage(pg)));
       return;
     }
-    while (inFlight_ && PQisBusy(pg) == 0) {
-      PGresult* r = PQgetResult(pg);
+    while (inFlight_ && Pq().isBusy(pg) == 0) {
+      PGresult* r = Pq().getResult(pg);
       if (r == nullptr) {
         inFlight_ = false;
         break;
       }
       took(r);
-      PQclear(r);
+      Pq().clear(r);
     }
     unsigned wakes = 0;
     std::string host;
@@ -227,7 +227,7 @@ class PgKeeper final : public Hosts::Keeper {
     }
     const int own = store_.backendPid();
     int64_t heard = 0;
-    while (PGnotify* n = PQnotifies(pg)) {
+    while (PGnotify* n = Pq().notifies(pg)) {
       if (n->be_pid != own) {
         ++heard;
         const std::string channel = n->relname;
@@ -237,7 +237,7 @@ class PgKeeper final : public Hosts::Keeper {
         if (channel == "jr2_answers") wakes |= Hosts::kWakeAnswers;
         if (channel == "jr2_runs") wakes |= Hosts::kWakeRuns;
       }
-      PQfreemem(n);
+      Pq().freemem(n);
     }
     if (heard > 0) {
       const std::lock_guard<std::mutex> lock(mutex_);
@@ -283,9 +283,10 @@ class PgKeeper final : public Hosts::Keeper {
       } else if (!inFlight_ && !lost) {
         until = std::min(until, nextBeat_);
       }
-      if (conn_ != nullptr && PQflush(conn_->handle()) < 0) drop("the heartbeat could not be sent");
+      if (conn_ != nullptr && Pq().flush(conn_->handle()) < 0)
+        drop("the heartbeat could not be sent");
       pollfd fds[2] = {{stopFd_, POLLIN, 0}, {-1, POLLIN, 0}};
-      if (conn_ != nullptr) fds[1].fd = PQsocket(conn_->handle());
+      if (conn_ != nullptr) fds[1].fd = Pq().socket(conn_->handle());
       const auto waitMs = std::max<int64_t>(
           0, std::chrono::duration_cast<milliseconds>(until - Clock::now()).count() + 1);
       const int ready = ::poll(fds, conn_ != nullptr ? 2 : 1, static_cast<int>(waitMs));

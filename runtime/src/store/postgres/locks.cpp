@@ -51,7 +51,7 @@ class PgLock final : public RunLock {
 
   // The advisory lock unlocked, unless the connection that held it is gone.
   void letGo() {
-    if (PQstatus(db_->handle()) != CONNECTION_OK) return;  // the server dropped it already
+    if (Pq().status(db_->handle()) != CONNECTION_OK) return;  // the server dropped it already
     const Result r = db_->run(
         "SELECT pg_advisory_unlock($1), EXISTS (SELECT 1 FROM runs WHERE id = $2"
         " AND status = 'waiting' AND owner IS NULL)",
