@@ -60,7 +60,8 @@ void Script(jr2rt::Run& run, int64_t n, const char* mode, int64_t* next) {
 // A Pool of N items whose workers finish at once, at cap C, three ways (range 2):
 //   0: in memory, the peer: no store;
 //   1: durable as the runner runs it (RunSaver: one commit per turn of the executor, the top
-//      Pool's items in the journal), the counter `commits/item` saying how many saves it made;
+//      Pool's items in the journal, its typed events in the feed), the counter `commits/item`
+//      saying how many saves it made;
 //   2: the way before #10: the whole snapshot saved after every settle.
 void BM_PoolItems(benchmark::State& state) {
   jr2rt::Registry registry;
@@ -86,7 +87,14 @@ void BM_PoolItems(benchmark::State& state) {
     if (mode == 1) {
       saver = std::make_unique<jr2rt::RunSaver>(*db, clock);
       saver->attach(run, /*fresh=*/true);
-      run.onProgress([&](const std::string& line) { saver->addLine(line, 0); });
+      // The typed events the runner stores (RunHost::attach), not progress lines: a Pool's marks
+      // are the rows a stored Pool writes (store/rows.h).
+      run.onEvent([&](jr2rt::Run::FeedEvent& e) {
+        jr2rt::FeedLine line(0, clock.nowMs(), std::move(e.line), std::move(e.kind),
+                             std::move(e.data));
+        line.dataText = std::move(e.dataText);
+        saver->addEvent(std::move(line));
+      });
     } else if (mode == 2) {
       run.onProgress([&](const std::string& line) {
         if (line.size() < 8 || line.compare(line.size() - 8, 8, " settled") != 0) return;

@@ -634,6 +634,62 @@ TEST_P(StoreTest, FeedEventsKeepTheirKindAndData) {
   }
 }
 
+// A top Pool's marks (`started`, `settled`, as pool_actor.cpp writes them: line `<item> <kind>`,
+// data text `{"item":…,"pool":""}`) are stored as `[kind, item]` in SQLite's rows (store/rows.h,
+// #33: 22 bytes of the 61 each took) and read back whole; what only looks like one (another
+// Pool's, another line, other data) is stored as it is.
+TEST_P(StoreTest, APoolsMarksAreStoredShortAndReadBackWhole) {
+  auto store = open();
+  const auto mark = [](int64_t time, const std::string& item, const std::string& kind,
+                       const std::string& pool = "") {
+    jr2rt::FeedLine l(0, time, item + " " + kind, kind);
+    std::string data = "{\"item\":";
+    jr2rt::AppendJsonString(data, item);
+    data += ",\"pool\":";
+    jr2rt::AppendJsonString(data, pool);
+    data += '}';
+    l.dataText = data;
+    return l;
+  };
+  std::vector<jr2rt::FeedLine> turn = {
+      jr2rt::FeedLine(0, 5, "", "turn", Json::object()),
+      mark(5, "J-1", "started"),
+      mark(5, "J-1", "settled"),
+      mark(6, "quote \" é \\ x", "started"),  // a time of its own, an item JSON must escape
+      mark(6, "J 2 settled", "settled"),      // spaces in the item
+      mark(6, "J-3", "started", "inner"),     // a nested Pool's: stored as it is
+  };
+  jr2rt::FeedLine other = mark(6, "J-4", "started");
+  other.line = "J-4 began";  // its line is not the mark's
+  turn.push_back(other);
+  jr2rt::FeedLine data = mark(6, "J-5", "settled");
+  data.dataText = "{\"item\":\"J-5\",\"pool\":\"\",\"n\":1}";  // more than the mark
+  turn.push_back(data);
+  turn.emplace_back(0, 6, "J-6 started", "started", Json{{"item", "J-6"}, {"pool", ""}});
+  ASSERT_EQ(store->save(Stored("waiting", 0), turn), 1);
+  const auto feed = store->feed("0123456789ab", 0);
+  ASSERT_EQ(feed.size(), turn.size());
+  for (size_t i = 0; i < feed.size(); ++i) {
+    EXPECT_EQ(feed[i].seq, static_cast<int64_t>(i + 1)) << i;
+    EXPECT_EQ(feed[i].timeMs, turn[i].timeMs) << i;
+    EXPECT_EQ(feed[i].kind, turn[i].kind) << i;
+    EXPECT_EQ(feed[i].line, turn[i].line) << i;
+    EXPECT_EQ(feed[i].parsedData(), turn[i].parsedData()) << i;
+  }
+  EXPECT_EQ(store->feed("0123456789ab", 3).at(0).line, "quote \" é \\ x started");
+  if (!postgres()) {
+    const std::string row = value("SELECT data FROM feed WHERE kind = 'lines'");
+    std::cout << "the row: " << row << "\n";
+    EXPECT_NE(row.find("{}],[\"started\",\"J-1\"],[\"settled\",\"J-1\"],"), std::string::npos);
+    EXPECT_NE(row.find("[6,\"started\",\"quote \\\" é \\\\ x\"]"), std::string::npos);
+    EXPECT_EQ(row.find("J-1 started"), std::string::npos);
+    EXPECT_NE(row.find("\"J-3 started\""), std::string::npos) << "a nested Pool's, whole";
+    EXPECT_NE(row.find("\"J-4 began\""), std::string::npos);
+    EXPECT_NE(row.find("\"n\":1"), std::string::npos);
+    EXPECT_NE(row.find("\"J-6 started\""), std::string::npos) << "data as JSON, whole";
+  }
+}
+
 // ---- The journal -----------------------------------------------------------------------------
 
 // The journal (#10): entries are appended with the save that made them, read back in order, and

@@ -161,8 +161,30 @@ std::vector<RowText> JournalRows(const std::vector<std::string>& entries, const 
                    });
 }
 
+namespace {
+
+constexpr const char* kMarkData = "{\"item\":";
+constexpr const char* kMarkEnd = ",\"pool\":\"\"}";
+
+// Whether `l` is a top Pool's mark as pool_actor.cpp's ItemMark writes it: kind `started` or
+// `settled`, line `<item> <kind>`, data text `{"item":<item>,"pool":""}`, where `quoted` is the
+// item as a JSON string (the line's first part, as FeedRows wrote it).
+bool IsTopMark(const FeedLine& l, size_t itemSize, const char* quoted, size_t quotedSize) {
+  static const size_t kData = std::char_traits<char>::length(kMarkData);
+  static const size_t kEnd = std::char_traits<char>::length(kMarkEnd);
+  const std::string& d = l.dataText;
+  return d.size() == kData + quotedSize + kEnd && d.compare(0, kData, kMarkData) == 0 &&
+         d.compare(kData, quotedSize, quoted, quotedSize) == 0 &&
+         d.compare(kData + quotedSize, kEnd, kMarkEnd) == 0 &&
+         l.line.size() == itemSize + 1 + l.kind.size() && l.line[itemSize] == ' ' &&
+         l.line.compare(itemSize + 1, l.kind.size(), l.kind) == 0;
+}
+
+}  // namespace
+
 std::vector<RowText> FeedRows(const std::vector<FeedLine>& lines, const RowFits& fits) {
   if (lines.size() < 2) return {};
+  std::string item;
   return ArrayRows(lines.size(), kLinesPerRow, fits, /*bare=*/false, 96,
                    [&](std::string& out, size_t i) {
                      const FeedLine& l = lines[i];
@@ -174,6 +196,20 @@ std::vector<RowText> FeedRows(const std::vector<FeedLine>& lines, const RowFits&
                      }
                      if (!AppendUtf8String(out, l.kind)) return false;
                      out += ',';
+                     // A top Pool's mark is [kind, item] (rows.h): its line and data are made
+                     // again from the item when the row is read.
+                     if ((l.kind == "started" || l.kind == "settled") && l.data.is_null() &&
+                         l.line.size() > l.kind.size() + 1) {
+                       item.assign(l.line, 0, l.line.size() - l.kind.size() - 1);
+                       const size_t at = out.size();
+                       if (AppendUtf8String(out, item)) {
+                         if (IsTopMark(l, item.size(), out.data() + at, out.size() - at)) {
+                           out += ']';
+                           return true;
+                         }
+                         out.resize(at);
+                       }
+                     }
                      if (!AppendUtf8String(out, l.line)) return false;
                      out += ',';
                      AppendFeedData(out, l);
@@ -201,12 +237,15 @@ void AppendFeedRow(std::vector<FeedLine>& out, int64_t seq, int64_t timeMs, std:
   if (kind == kFeedLinesKind) {
     Json rows = Json::parse(data, nullptr, false);
     // Each line `[time, kind, line, data]`, or `[kind, line, data]` at the time of the line before
-    // it (the row's own for its first): where its kind is, or kNotALine.
+    // it (the row's own for its first); a top Pool's mark `[time, kind, item]` or `[kind, item]`
+    // (FeedRows). Where its kind is, or kNotALine.
     constexpr size_t kNotALine = 4;
     const auto first = [](const Json& r) -> size_t {
-      return r.is_array() && r.size() == 4 && r[0].is_number_integer() ? 1
-             : r.is_array() && r.size() == 3                           ? 0
-                                                                       : kNotALine;
+      if (!r.is_array() || r.size() < 2 || r.size() > 4) return kNotALine;
+      const bool timed = r[0].is_number_integer();
+      if (r.size() == 4) return timed ? 1 : kNotALine;
+      if (r.size() == 2) return timed ? kNotALine : 0;
+      return timed ? 1 : 0;
     };
     bool readable = rows.is_array() && !rows.empty();
     for (const Json& r : rows.is_array() ? rows : Json::array()) {
@@ -220,7 +259,16 @@ void AppendFeedRow(std::vector<FeedLine>& out, int64_t seq, int64_t timeMs, std:
         const size_t f = first(r);
         if (f == 1) time = r[0].get<int64_t>();
         if (++at <= afterSeq) continue;
-        out.emplace_back(at, time, r[f + 1].get<std::string>(), r[f].get<std::string>(),
+        std::string kindOf = r[f].get<std::string>();
+        if (r.size() == f + 2) {  // a mark: its line and data made again
+          std::string item = r[f + 1].get<std::string>();
+          std::string text = item;
+          text.append(" ").append(kindOf);
+          Json mark = {{"item", std::move(item)}, {"pool", ""}};
+          out.emplace_back(at, time, std::move(text), std::move(kindOf), std::move(mark));
+          continue;
+        }
+        out.emplace_back(at, time, r[f + 1].get<std::string>(), std::move(kindOf),
                          std::move(r[f + 2]));
       }
       return;

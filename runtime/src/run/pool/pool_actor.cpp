@@ -4,6 +4,7 @@
 #include "run/pool/pool_actor.h"
 
 #include <algorithm>
+#include <cstring>
 #include <utility>
 
 #include "jr2/stdlib.h"
@@ -228,15 +229,39 @@ void PoolActor::childFailed(int key, const Failure& f) {
   source().settled(id, true);
 }
 
-void PoolActor::traceSource(const char* call, Json data) {
+void PoolActor::traceSource(const char* call, const char* key, const Json& value) {
   if (!run_.heard()) return;
-  data["pool"] = prefix_;
-  data["call"] = call;
+  // {key, args (once), call, pool} in the order a dump of the object writes its members.
+  std::string text = "{";
+  const auto member = [&text](const char* name) {
+    if (text.size() > 1) text += ',';
+    AppendJsonString(text, name);
+    text += ':';
+  };
+  bool keyed = false;
+  const auto keyBefore = [&](const char* next) {
+    if (keyed || std::strcmp(key, next) > 0) return;
+    member(key);
+    AppendJson(text, value);
+    keyed = true;
+  };
   // What it was called with, once in the Pool's life (its input's, the same at every call): a
   // replay whose build calls it with others says so at that turn.
-  if (!argsTold_ && args_) data["args"] = *args_;
+  keyBefore("args");
+  if (!argsTold_ && args_) {
+    member("args");
+    AppendJson(text, *args_);
+  }
   argsTold_ = true;
-  run_.emit("source", std::move(data), "");
+  keyBefore("call");
+  member("call");
+  AppendJsonString(text, call);
+  keyBefore("pool");
+  member("pool");
+  AppendJsonString(text, prefix_);
+  keyBefore("~");  // after every name
+  text += '}';
+  run_.emitText("source", std::move(text), "");
 }
 
 void PoolActor::forgetOutput(const std::string& id) {

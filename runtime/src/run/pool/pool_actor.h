@@ -128,9 +128,11 @@ class PoolActor final : public Actor {
   // it again).
   void skip(const Json& item, const std::string& why);
   void armPoll();
-  // A Source's answer (`data`: `answer` or `failure`) to `call` (`next`, `read`) as an input of
-  // the turn (docs/runtime.md#traces), with the call's arguments the first time in its life.
-  void traceSource(const char* call, Json data);
+  // A Source's answer (`key`: `answer` or `failure`, and its value) to `call` (`next`, `read`)
+  // as an input of the turn (docs/runtime.md#traces), with the call's arguments the first time
+  // in its life. Written as JSON text, the value neither copied nor made a tree of its own (an
+  // answer a claim, #33).
+  void traceSource(const char* call, const char* key, const Json& value);
   // Why the items left can never start, in the output (`blocked`, `cycle`): what a `std.backlog`
   // says of its items (ExplainBacklog), read once, when the Pool ends deadlocked. Another Source
   // (an `extern` next) knows its own items: the output says how many it left open.

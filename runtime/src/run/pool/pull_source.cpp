@@ -85,7 +85,7 @@ class PullSource final : public CalledSource {
     PoolActor& pool = pool_;
     // An input of the turn (docs/runtime.md#traces), but std.queue's: its answers are made from
     // the run's input, and a replay makes them again.
-    if (pool.spec_.source.function != "std.queue") pool.traceSource("next", {{"answer", answer}});
+    if (pool.spec_.source.function != "std.queue") pool.traceSource("next", "answer", answer);
     // An item, null, or { item, open } (the concept page's SourceNextResult): moved out, never
     // copied.
     Json item;

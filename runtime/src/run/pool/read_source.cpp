@@ -33,12 +33,12 @@ class ReadSource final : public CalledSource {
     // (docs/runtime.md#traces).
     auto answer = [self, alive](const Json& a) {
       if (alive.expired()) return;
-      self->trace({{"answer", a}});
+      self->trace("answer", a);
       self->onRead(a);
     };
     auto failed = [self, alive](const Failure& f) {
       if (alive.expired()) return;
-      self->trace({{"failure", {{"reason", f.reason()}, {"detail", f.detail()}}}});
+      self->trace("failure", Json{{"reason", f.reason()}, {"detail", f.detail()}});
       self->onReadFailed(f);
     };
     Run& run = pool.run_;
@@ -61,7 +61,7 @@ class ReadSource final : public CalledSource {
   }
 
  private:
-  void trace(Json data) { pool_.traceSource("read", std::move(data)); }
+  void trace(const char* key, const Json& value) { pool_.traceSource("read", key, value); }
 
   void onRead(const Json& answer) {
     if (!answered()) return;
