@@ -130,7 +130,8 @@ serve_pid=
 lines_in() {
   case $1 in
     feed) sq "SELECT coalesce(sum(CASE WHEN kind = 'lines' THEN json_array_length(data) ELSE 1 END), 0) FROM feed" ;;
-    journal) sq "SELECT coalesce(sum(CASE WHEN entry LIKE '[%' THEN json_array_length(entry) ELSE 1 END), 0) FROM journal" ;;
+    # A Pool's settle written short, [id, output], is one entry (its first member text).
+    journal) sq "SELECT coalesce(sum(CASE WHEN entry LIKE '[%' AND json_type(entry, '\$[0]') <> 'text' THEN json_array_length(entry) ELSE 1 END), 0) FROM journal" ;;
     *) sq "SELECT count(*) FROM $1" ;;
   esac
 }

@@ -725,6 +725,38 @@ TEST_P(StoreTest, JournalEntriesAppendInOrderAndAStaleStartIsAConflict) {
   EXPECT_TRUE(store->journal("0123456789ab").empty());
 }
 
+// A Pool's settle written short, `[id, output]` (pool_actor.cpp, #33: 17 bytes fewer), is read
+// as `{"output": …, "settled": id}` beside entries written whole, alone in its save (a row of its
+// own in SQLite) or among others, by a load and by a read of the journal alike; the numbering
+// counts it once.
+TEST_P(StoreTest, AShortSettleIsReadAsItsEntry) {
+  auto store = open();
+  jr2rt::StoredRun first = Stored("waiting", 0);
+  first.journalText = {R"(["A",{"n":[1,2]}])"};  // alone: its row is the entry
+  ASSERT_EQ(store->save(first), 1);
+  jr2rt::StoredRun next = Stored("waiting", 1);
+  next.journalBefore = 1;
+  next.journalText = {R"(["B","b"])", R"({"failed":"C","failure":{"reason":"x"}})",
+                      R"(["q\"u",null])", R"({"output":4,"settled":"D"})"};
+  ASSERT_EQ(store->save(next), 2);
+  const std::vector<Json> want = {
+      Json{{"output", {{"n", {1, 2}}}}, {"settled", "A"}},
+      Json{{"output", "b"}, {"settled", "B"}},
+      Json{{"failed", "C"}, {"failure", {{"reason", "x"}}}},
+      Json{{"output", nullptr}, {"settled", "q\"u"}},
+      Json{{"output", 4}, {"settled", "D"}},
+  };
+  const jr2rt::StoredRun loaded = store->load("0123");
+  EXPECT_EQ(loaded.journal, want);
+  EXPECT_EQ(loaded.journalBefore, 5);
+  EXPECT_EQ(store->journal("0123456789ab"), want);
+  jr2rt::StoredRun third = Stored("waiting", 2);
+  third.journalBefore = 5;
+  third.journalText = {R"(["E",5])"};
+  EXPECT_EQ(store->save(third), 3) << "five entries stored, counted once each";
+  EXPECT_EQ(store->load("0123").journal.back(), (Json{{"output", 5}, {"settled", "E"}}));
+}
+
 // A save of many entries (#33): SQLite keeps them as rows of up to 256 (store/rows.h),
 // PostgreSQL a row each; both load every one, in order, and count them alike.
 TEST_P(StoreTest, ASaveOfManyJournalEntriesLoadsEveryOneInOrder) {

@@ -266,7 +266,7 @@ class Copier {
       std::string text = s.text(2);
       const Json row =
           text.empty() || text.front() != '[' ? Json() : Json::parse(text, nullptr, false);
-      if (!row.is_array() || row.empty()) {
+      if (!row.is_array() || row.empty() || IsShortEntry(row)) {  // one entry
         run.push_back(s.text(0));
         seq.push_back(s.integer(1));
         entry.push_back(std::move(text));

@@ -73,7 +73,8 @@ void AppendEntry(std::vector<Json>& journal, int64_t& last, int64_t seq, const s
     throw RunDamaged(id, store, "a journal entry is not valid JSON (" + ErrorText(e) + ")");
   }
   // The entries are numbered 1, 2, … as they were appended: a gap is a row someone removed.
-  const int64_t n = parsed.is_array() ? static_cast<int64_t>(parsed.size()) : 1;
+  const bool many = parsed.is_array() && !IsShortEntry(parsed);
+  const int64_t n = many ? static_cast<int64_t>(parsed.size()) : 1;
   if (n == 0 || seq != last + n) {
     throw RunDamaged(id, store,
                      n == 0 ? "a journal row holds no entry"
@@ -81,11 +82,22 @@ void AppendEntry(std::vector<Json>& journal, int64_t& last, int64_t seq, const s
                                   std::to_string(seq - n + 1));
   }
   last = seq;
-  if (!parsed.is_array()) {
-    journal.push_back(std::move(parsed));
+  AppendEntries(journal, std::move(parsed));
+}
+
+void AppendEntries(std::vector<Json>& out, Json row) {
+  const auto add = [&out](Json&& entry) {
+    if (IsShortEntry(entry)) {
+      out.push_back({{"output", std::move(entry[1])}, {"settled", std::move(entry[0])}});
+    } else {
+      out.push_back(std::move(entry));
+    }
+  };
+  if (!row.is_array() || IsShortEntry(row)) {
+    add(std::move(row));
     return;
   }
-  for (Json& entry : parsed) journal.push_back(std::move(entry));
+  for (Json& entry : row) add(std::move(entry));  // a save's entries (JournalRows)
 }
 
 namespace {

@@ -33,11 +33,21 @@ bool PutInputBack(Json& snapshot, bool stored, const std::string& input, const s
                   const std::string& store);
 
 // Appends the journal entries of one row to `journal`, whose last entry was number `last` (0
-// before the first). A row is one entry (a JSON object) numbered `seq`, or the entries one save
-// appended (a JSON array of them, JournalRows) of which the last is number `seq`.
+// before the first). A row is one entry numbered `seq`, or the entries one save appended (a JSON
+// array of them, JournalRows) of which the last is number `seq`. An entry is a JSON object, or a
+// Pool's settle written short, `[id, output]` (SettleEntry), given as `{"output", "settled"}`.
 // StoreDamaged when the numbering skips (a row someone removed) or an entry is not JSON.
 void AppendEntry(std::vector<Json>& journal, int64_t& last, int64_t seq, const std::string& text,
                  const std::string& id, const std::string& store);
+// The entries of one journal row's JSON `row` (one entry, or an array of them) appended to
+// `out`, each short entry given as its object.
+void AppendEntries(std::vector<Json>& out, Json row);
+// Whether `j` is one journal entry written short, a Pool's settle `[id, output]` as
+// pool_actor.cpp writes it (an array whose first member is a string; a row of many entries
+// begins with an entry, never a string).
+inline bool IsShortEntry(const Json& j) {
+  return j.is_array() && j.size() == 2 && j[0].is_string();
+}
 
 // A row of a save's journal entries or feed lines (#33: a row each was a third of what storing a
 // Pool's settled items cost): its text, a JSON array of them (a journal row of one entry is the

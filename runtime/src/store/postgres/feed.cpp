@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "store/postgres/pg_store.h"
+#include "store/rows.h"
 
 namespace jr2rt::pg {
 
@@ -72,7 +73,7 @@ std::vector<Json> PgStore::journal(const std::string& id) {
   out.reserve(static_cast<size_t>(j.rows()));
   for (int i = 0; i < j.rows(); ++i) {
     try {
-      out.push_back(Json::parse(j.text(i, 0)));
+      AppendEntries(out, Json::parse(j.text(i, 0)));  // an entry a row, short or not (rows.h)
     } catch (const Json::exception& e) {
       throw StoreDamaged("run " + id + " in " + Quoted(db_->name()) +
                          " is damaged: a journal entry is not valid JSON (" + ErrorText(e) + ")");

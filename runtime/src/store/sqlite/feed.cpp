@@ -55,12 +55,7 @@ std::vector<Json> SqliteStore::journal(const std::string& id) {
   std::vector<Json> out;
   while (j.step()) {
     try {
-      Json row = Json::parse(j.text(0));
-      if (!row.is_array()) {
-        out.push_back(std::move(row));
-        continue;
-      }
-      for (Json& entry : row) out.push_back(std::move(entry));  // a save's entries (rows.h)
+      AppendEntries(out, Json::parse(j.text(0)));  // one entry, or a save's (rows.h)
     } catch (const Json::exception& e) {
       throw StoreDamaged("run " + id + " in " + Quoted(path_) +
                          " is damaged: a journal entry is not valid JSON (" + ErrorText(e) + ")");
