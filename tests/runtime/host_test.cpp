@@ -658,6 +658,54 @@ TEST_F(Host, APoolsViewTakesItsItemsFromTheJournal) {
   EXPECT_FALSE(view.contains("menus"));
 }
 
+// An ended Pool's output (#33): its items are in its journal, one entry each, and neither the
+// run's snapshot nor its view stores them again (220 kB each at 10,000 items); a load, a read of
+// its view and a restore give them back whole. A read that asks for no items gets none.
+TEST_F(Host, AnEndedPoolsOutputIsStoredOnceInItsJournal) {
+  const std::string dir = FreshDir("output-once");
+  auto store = jr2rt::OpenSqliteStore(dir + "store.db");
+  std::string id;
+  Json output;
+  {
+    jr2rt::RunHost host(registry, *store, clock);
+    id = host.start("conformance_instant", {{"tasks", Tasks(dir, 40)}, {"jobs", 8}}, dir);
+    ASSERT_EQ(host.run(id).status(), RunStatus::kDone) << host.run(id).reason();
+    output = host.run(id).output();
+    EXPECT_EQ(host.view(id, "conformance_instant")["report"]["output"], output)
+        << "the host that drives it reads it whole";
+  }
+  ASSERT_EQ(output["items"].size(), 40u);
+  ASSERT_EQ(output["items"]["t00017"], "t00017");
+  {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open((dir + "store.db").c_str(), &db), SQLITE_OK);
+    sqlite3_stmt* st = nullptr;
+    ASSERT_EQ(sqlite3_prepare_v2(db, "SELECT snapshot, view FROM runs", -1, &st, nullptr),
+              SQLITE_OK);
+    ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
+    const std::string snapshot = reinterpret_cast<const char*>(sqlite3_column_text(st, 0));
+    const std::string view = reinterpret_cast<const char*>(sqlite3_column_text(st, 1));
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    EXPECT_EQ(snapshot.find("t00017"), std::string::npos) << snapshot;
+    EXPECT_NE(snapshot.find("\"output\":{\"status\":\"drained\"},\"outputInJournal\":true"),
+              std::string::npos)
+        << snapshot;
+    EXPECT_EQ(view.find("t00017"), std::string::npos) << view;
+    EXPECT_NE(view.find("\"outputInJournal\":true"), std::string::npos) << view;
+  }
+  const jr2rt::StoredRun loaded = store->load(id);
+  EXPECT_EQ(loaded.snapshot["output"], output);
+  EXPECT_FALSE(loaded.snapshot.contains("outputInJournal"));
+  jr2rt::RunHost reader(registry, *store, clock);
+  const Json view = reader.view(id, "conformance_instant");
+  EXPECT_EQ(view["report"]["output"], output);
+  EXPECT_FALSE(view["report"].contains("outputInJournal"));
+  const Json bare = reader.view(reader.summary(id, true), /*items=*/false);
+  EXPECT_FALSE(bare["report"]["output"].contains("items")) << "none read for a read without items";
+  EXPECT_EQ(reader.peek(id, "conformance_instant")->output(), output);
+}
+
 // A Pool over a list in its input (#33): the input is stored once, beside the snapshot; no
 // commit after the first writes it again, and a run taken up by another host has it whole.
 TEST_F(Host, APoolsInputIsStoredOnceAndARestoreHasItWhole) {

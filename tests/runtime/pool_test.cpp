@@ -895,7 +895,8 @@ TEST_F(Fixture, ASnapshotWrittenFromKeptWorkerPartsIsTheWholeOneAtEveryStep) {
     const auto dump = [](const Json& j) {
       return j.dump(-1, ' ', false, Json::error_handler_t::replace);
     };
-    EXPECT_EQ(run.snapshotText(), dump(run.snapshot(false))) << "the snapshot " << when;
+    EXPECT_EQ(run.snapshotText(), dump(run.snapshot(false, /*asStored=*/true)))
+        << "the snapshot " << when;
     EXPECT_EQ(run.observeText(), dump(run.observe())) << "the observation " << when;
   };
   for (int i = 0; i < 10; ++i) source.answers.push_back(Item("I" + std::to_string(i)));

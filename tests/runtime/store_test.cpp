@@ -690,6 +690,58 @@ TEST_P(StoreTest, APoolsMarksAreStoredShortAndReadBackWhole) {
   }
 }
 
+// A top Pool's trace of each answer of its `next` (kind `source`, no line, data
+// `{"answer":…,"call":"next","pool":""}`, as PoolActor::traceSource writes it) is stored as
+// `["source", answer]` in SQLite's rows (store/rows.h, #33: 37 bytes of each) and read back
+// whole; the first call's (with `args`), another Pool's, a `read`'s and an answer that is not an
+// object or array are stored as they are.
+TEST_P(StoreTest, APoolsTracesOfNextAreStoredShortAndReadBackWhole) {
+  auto store = open();
+  const auto trace = [](int64_t time, const std::string& data) {
+    jr2rt::FeedLine l(0, time, "", "source");
+    l.dataText = data;
+    return l;
+  };
+  std::vector<jr2rt::FeedLine> turn = {
+      jr2rt::FeedLine(0, 5, "", "turn", Json::object()),
+      trace(
+          5,
+          R"({"answer":{"item":{"id":"J-1"},"open":0},"args":{"f":"x"},"call":"next","pool":""})"),
+      trace(5, R"({"answer":{"item":{"id":"J-2"},"open":0},"call":"next","pool":""})"),
+      // strings that hold what a careless scan would take for the value's end
+      trace(
+          6,
+          R"({"answer":{"item":{"id":"}\",\"call\":\"x"},"open":[1,{"a":"]"}]},"call":"next","pool":""})"),
+      trace(6, R"({"answer":[],"call":"next","pool":""})"),
+      trace(6, R"({"answer":{"item":null},"call":"next","pool":"inner"})"),
+      trace(6, R"({"answer":"text","call":"next","pool":""})"),
+      trace(7, R"({"answer":{"id":"R"},"call":"read","pool":""})"),
+  };
+  ASSERT_EQ(store->save(Stored("waiting", 0), turn), 1);
+  const auto feed = store->feed("0123456789ab", 0);
+  ASSERT_EQ(feed.size(), turn.size());
+  for (size_t i = 0; i < feed.size(); ++i) {
+    EXPECT_EQ(feed[i].seq, static_cast<int64_t>(i + 1)) << i;
+    EXPECT_EQ(feed[i].timeMs, turn[i].timeMs) << i;
+    EXPECT_EQ(feed[i].kind, turn[i].kind) << i;
+    EXPECT_EQ(feed[i].line, turn[i].line) << i;
+    EXPECT_EQ(feed[i].parsedData(), turn[i].parsedData()) << i;
+  }
+  EXPECT_EQ(store->feed("0123456789ab", 3).at(0).data["answer"]["item"]["id"], "}\",\"call\":\"x");
+  if (!postgres()) {
+    const std::string row = value("SELECT data FROM feed WHERE kind = 'lines'");
+    std::cout << "the row: " << row << "\n";
+    EXPECT_NE(row.find(R"(["source",{"item":{"id":"J-2"},"open":0}])"), std::string::npos);
+    EXPECT_NE(row.find(R"([6,"source",{"item":{"id":"}\",\"call\":\"x"},"open":[1,{"a":"]"}]}])"),
+              std::string::npos);
+    EXPECT_NE(row.find(R"(["source",[]])"), std::string::npos);
+    EXPECT_NE(row.find(R"("args":{"f":"x"})"), std::string::npos) << "the first call, whole";
+    EXPECT_NE(row.find(R"("pool":"inner")"), std::string::npos) << "a nested Pool's, whole";
+    EXPECT_NE(row.find(R"("answer":"text")"), std::string::npos) << "a string answer, whole";
+    EXPECT_NE(row.find(R"("call":"read")"), std::string::npos) << "a read's, whole";
+  }
+}
+
 // ---- The journal -----------------------------------------------------------------------------
 
 // The journal (#10): entries are appended with the save that made them, read back in order, and
@@ -755,6 +807,42 @@ TEST_P(StoreTest, AShortSettleIsReadAsItsEntry) {
   third.journalText = {R"(["E",5])"};
   EXPECT_EQ(store->save(third), 3) << "five entries stored, counted once each";
   EXPECT_EQ(store->load("0123").journal.back(), (Json{{"output", 5}, {"settled", "E"}}));
+}
+
+// An ended Pool's output whose items its journal holds (#33, Run::outputInJournal): the
+// snapshot stores it without them and says so (`outputInJournal`); a load gives it back whole,
+// as the Pool had it, items by id and failures by id, and without the marker. A journal that
+// cannot be the Pool's (an item twice, an entry that is not an item's) is damage, named.
+TEST_P(StoreTest, AnOutputKeptInTheJournalIsLoadedWhole) {
+  auto store = open();
+  jr2rt::StoredRun run = Stored("done", 0);
+  run.snapshot["journal"] = true;
+  run.snapshot["outputInJournal"] = true;
+  run.snapshot["output"] = {{"status", "drained"}};
+  run.journalText = {R"(["B",{"n":2}])", R"({"failed":"C","failure":{"reason":"x"}})",
+                     R"(["A","a"])"};
+  ASSERT_EQ(store->save(run), 1);
+  const jr2rt::StoredRun loaded = store->load("0123");
+  EXPECT_EQ(loaded.snapshot["output"], (Json{{"status", "drained"},
+                                             {"items", {{"A", "a"}, {"B", {{"n", 2}}}}},
+                                             {"failures", {{"C", {{"reason", "x"}}}}}}));
+  EXPECT_FALSE(loaded.snapshot.contains("outputInJournal"));
+  EXPECT_EQ(loaded.journal.size(), 3u) << "the journal is loaded as it is";
+  // An output stored whole is left as it is, whatever its journal holds.
+  jr2rt::StoredRun whole = Stored("done", 0, "whole0000001");
+  whole.snapshot["output"] = {{"status", "drained"}, {"items", {{"Z", 1}}}, {"failures", {}}};
+  whole.journalText = {R"(["A","a"])"};
+  ASSERT_EQ(store->save(whole), 1);
+  EXPECT_EQ(store->load("whole").snapshot["output"]["items"], (Json{{"Z", 1}}));
+  // An item settled twice: not a journal a Pool wrote.
+  jr2rt::StoredRun twice = run;
+  twice.id = "twice0000001";
+  twice.snapshot["id"] = twice.id;
+  twice.journalText = {R"(["A","a"])", R"(["A","b"])"};
+  ASSERT_EQ(store->save(twice), 1);
+  const std::string why = ErrorOf<jr2rt::StoreDamaged>([&] { store->load("twice"); });
+  EXPECT_NE(why.find("run twice0000001"), std::string::npos) << why;
+  EXPECT_NE(why.find("its output's items are kept in its journal"), std::string::npos) << why;
 }
 
 // A save of many entries (#33): SQLite keeps them as rows of up to 256 (store/rows.h),

@@ -440,9 +440,11 @@ class Run {
   // The whole run as JSON, and a run restored from it in a new process. Without `withInput`,
   // the run's input is left out (a saver stores it once, beside the snapshot: the store puts it
   // back when it loads the run); Restore needs it in.
-  Json snapshot(bool withInput = true) const;
-  // snapshot(false) as JSON text (dumped compact, bad UTF-8 replaced), each Pool worker's part
-  // as it last wrote it unless that worker moved since (Actor::touch): what a save writes at
+  // `asStored`: as snapshotText() writes it — an output whose items are in the journal
+  // (outputInJournal()) without them, the snapshot's `outputInJournal` saying so.
+  Json snapshot(bool withInput = true, bool asStored = false) const;
+  // snapshot(false, true) as JSON text (dumped compact, bad UTF-8 replaced), each Pool worker's
+  // part as it last wrote it unless that worker moved since (Actor::touch): what a save writes at
   // every commit (#33).
   std::string snapshotText() const;
   static std::unique_ptr<Run> Restore(const Registry& registry, const Json& snapshot, Clock& clock,
@@ -456,6 +458,20 @@ class Run {
   // snapshot's size no longer grows with the items a run has settled.
   void keepJournal() { journaling_ = true; }
   bool journaling() const { return journaling_; }
+  // The run's output is its journaled top Pool's (`{status, items, failures, …}`), whose items
+  // and failures its journal holds, one entry each: a save writes the output without them, once
+  // (#33: they were stored three times, in the journal, the snapshot and the view — 220 kB each
+  // at 10,000 items), and a load puts them back (store/rows.h PutOutputBack). Said by the Pool as
+  // it ends, before the run finishes.
+  void keepOutputInJournal() {
+    if (!ended() && journaling_) outputInJournal_ = true;
+  }
+  bool outputInJournal() const {
+    return outputInJournal_ && output_.is_object() && output_.contains("items") &&
+           output_.contains("failures");
+  }
+  // The output as a save writes it: without its items and failures when outputInJournal().
+  Json storedOutput() const;
   bool journalPending() const { return !journalNew_.empty(); }
   std::vector<std::string> takeJournal() { return std::move(journalNew_); }
   // Entries takeJournal() gave that were not stored: before the ones made since.
@@ -707,6 +723,7 @@ class Run {
   std::vector<std::function<void()>> held_;            // effects waiting for the turn's commit
   std::vector<std::weak_ptr<EffectControl>> effects_;  // of the effects started, for stopEffects()
   bool journaling_ = false;
+  bool outputInJournal_ = false;  // keepOutputInJournal()
   std::vector<std::string> journalNew_;
   const std::vector<Json>* restoringJournal_ = nullptr;
   int offloaded_ = 0;                      // host functions out on the thread pool

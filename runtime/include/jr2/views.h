@@ -65,8 +65,11 @@ Json GateRef(const OpenGate& gate, Json& menus);
 // left as it is.
 std::string DumpExpanded(const Json& doc, const Json& menus);
 // The saved view of a run as a reader uses it: `report.sofar` given its items and failures from
-// the run's `journal` when it was saved without them.
+// the run's `journal` when it was saved without them, and an ended Pool's `report.output` the
+// same (its `report.outputInJournal`, then removed: Run::outputInJournal).
 void FillFromJournal(Json& view, const std::vector<Json>& journal);
+// Whether a saved view left a Pool's items to its run's journal (FillFromJournal fills them).
+bool ItemsInJournal(const Json& view);
 // This executable's build (its ELF build id, in hex; "" when it has none): a view saved by
 // another build may not describe what this one would make of the run, so a reader restores such a
 // run once to check that it still fits (RunHost::view).

@@ -62,8 +62,7 @@ Json RunHost::view(const RunSummary& r, bool items, bool expand) {
   if (expand) ExpandView(v);
   // A Pool's items from its journal, as a restore rebuilds them (a standing Pool's run in memory
   // has forgotten the outputs it settled).
-  if (items && v["report"].contains("sofar") && v["report"]["sofar"].value("journaled", false))
-    FillFromJournal(v, store_.journal(r.id));
+  if (items && ItemsInJournal(v)) FillFromJournal(v, store_.journal(r.id));
   return v;
 }
 

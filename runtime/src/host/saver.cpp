@@ -80,9 +80,9 @@ std::optional<Store::Save> RunSaver::prepare(Run& run) {
   // The input is stored once, beside the snapshot (StoredRun::inputText), not in each one.
   std::string text = run.snapshotText();
   if (CheckSaves()) {
-    SameOrDie(
-        run, "snapshot", text,
-        run.snapshot(/*withInput=*/false).dump(-1, ' ', false, Json::error_handler_t::replace));
+    SameOrDie(run, "snapshot", text,
+              run.snapshot(/*withInput=*/false, /*asStored=*/true)
+                  .dump(-1, ' ', false, Json::error_handler_t::replace));
     SameOrDie(run, "observation", run.observeText(),
               run.observe().dump(-1, ' ', false, Json::error_handler_t::replace));
   }

@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "jr2/host.h"
+#include "store/rows.h"
 
 namespace jr2rt {
 
@@ -369,7 +370,11 @@ std::string ViewText(const Run& run, const Json& standing, const std::vector<std
     }
   });
   out += "],\"output\":";
-  Put(out, run.output());
+  // An output whose items the journal holds is saved without them (Run::outputInJournal), as the
+  // snapshot is: the reader that wants them fills them (FillFromJournal).
+  const bool apart = journaled && run.outputInJournal();
+  Put(out, apart ? run.storedOutput() : run.output());
+  if (apart) out += ",\"outputInJournal\":true";
   out += ",\"reason\":";
   Put(out, Json(run.reason()));
   out += ",\"runId\":";
@@ -474,8 +479,20 @@ void ExpandView(Json& view) {
   view.erase("menus");
 }
 
+bool ItemsInJournal(const Json& view) {
+  if (!view.is_object() || !view.contains("report") || !view["report"].is_object()) return false;
+  const Json& report = view["report"];
+  if (report.value("outputInJournal", false)) return true;
+  return report.contains("sofar") && report["sofar"].is_object() &&
+         report["sofar"].value("journaled", false);
+}
+
 void FillFromJournal(Json& view, const std::vector<Json>& journal) {
-  if (!view.contains("report") || !view["report"].contains("sofar")) return;
+  if (!view.contains("report")) return;
+  // An ended Pool's output: as a load gives it back (store/rows.h). An entry that is not an
+  // item's leaves it without its items; a load of the run names the damage.
+  OutputFromJournal(view["report"], journal);
+  if (!view["report"].contains("sofar")) return;
   Json& sofar = view["report"]["sofar"];
   if (!sofar.is_object() || !sofar.value("journaled", false)) return;
   sofar.erase("journaled");

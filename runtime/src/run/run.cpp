@@ -614,16 +614,38 @@ Json Run::snapshotBase(bool withInput, bool withOutput) const {
   return out;
 }
 
-Json Run::snapshot(bool withInput) const {
-  Json out = snapshotBase(withInput);
+Json Run::storedOutput() const {
+  if (!outputInJournal()) return output_;
+  Json out = Json::object();
+  for (const auto& [name, value] : output_.items()) {
+    if (name != "items" && name != "failures") out[name] = value;
+  }
+  return out;
+}
+
+Json Run::snapshot(bool withInput, bool asStored) const {
+  Json out = snapshotBase(withInput, /*withOutput=*/!asStored);
+  if (asStored) {
+    out["output"] = storedOutput();
+    if (outputInJournal()) out["outputInJournal"] = true;
+  }
   out["top"] = top_ && !ended() ? top_->snapshot() : Json(nullptr);
   return out;
 }
 
 std::string Run::snapshotText() const {
   std::string out;
-  WriteMerged(out, snapshotBase(/*withInput=*/false, /*withOutput=*/false),
-              {{"output", [this](std::string& to) { AppendJson(to, output_); }},
+  Json base = snapshotBase(/*withInput=*/false, /*withOutput=*/false);
+  if (outputInJournal()) base["outputInJournal"] = true;
+  WriteMerged(out, base,
+              {{"output",
+                [this](std::string& to) {
+                  if (outputInJournal()) {
+                    AppendJson(to, storedOutput());
+                  } else {
+                    AppendJson(to, output_);
+                  }
+                }},
                {"top", [this](std::string& to) {
                   if (top_ && !ended()) {
                     top_->snapshotText(to);

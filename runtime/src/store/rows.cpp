@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -192,6 +193,48 @@ bool IsTopMark(const FeedLine& l, size_t itemSize, const char* quoted, size_t qu
          l.line.compare(itemSize + 1, l.kind.size(), l.kind) == 0;
 }
 
+constexpr const char* kTraceData = "{\"answer\":";
+constexpr const char* kTraceEnd = ",\"call\":\"next\",\"pool\":\"\"}";
+
+// The end of the one object or array that begins at `p`, in text one of our writers made (valid
+// JSON), or nullptr when there is none there or it does not end before `end`.
+const char* SkipComposite(const char* p, const char* end) {
+  if (p == end || (*p != '{' && *p != '[')) return nullptr;
+  int depth = 0;
+  for (; p < end; ++p) {
+    const char c = *p;
+    if (c == '"') {
+      for (++p; p < end && *p != '"'; ++p) {
+        if (*p == '\\') ++p;
+      }
+      if (p >= end) return nullptr;
+    } else if (c == '{' || c == '[') {
+      ++depth;
+    } else if (c == '}' || c == ']') {
+      if (--depth == 0) return p + 1;
+    }
+  }
+  return nullptr;
+}
+
+// Whether `l` is a top Pool's trace of an answer of its `next` as PoolActor::traceSource writes
+// it: kind `source`, no line, data text `{"answer":A,"call":"next","pool":""}`, A one object or
+// array (the first call's trace, which also holds `args`, is not). `answer` is then A's text.
+bool IsTopNextTrace(const FeedLine& l, std::string_view& answer) {
+  static const size_t kData = std::char_traits<char>::length(kTraceData);
+  static const size_t kEnd = std::char_traits<char>::length(kTraceEnd);
+  const std::string& d = l.dataText;
+  if (!l.line.empty() || d.size() <= kData + kEnd || l.kind != "source" ||
+      d.compare(0, kData, kTraceData) != 0 || d.compare(d.size() - kEnd, kEnd, kTraceEnd) != 0) {
+    return false;
+  }
+  const char* begin = d.data() + kData;
+  const char* stop = d.data() + d.size() - kEnd;
+  if (SkipComposite(begin, stop) != stop) return false;
+  answer = std::string_view(begin, static_cast<size_t>(stop - begin));
+  return true;
+}
+
 }  // namespace
 
 std::vector<RowText> FeedRows(const std::vector<FeedLine>& lines, const RowFits& fits) {
@@ -208,6 +251,12 @@ std::vector<RowText> FeedRows(const std::vector<FeedLine>& lines, const RowFits&
                      }
                      if (!AppendUtf8String(out, l.kind)) return false;
                      out += ',';
+                     // A top Pool's trace of `next` is [source, answer] (rows.h).
+                     if (std::string_view answer; IsTopNextTrace(l, answer)) {
+                       out += answer;
+                       out += ']';
+                       return true;
+                     }
                      // A top Pool's mark is [kind, item] (rows.h): its line and data are made
                      // again from the item when the row is read.
                      if ((l.kind == "started" || l.kind == "settled") && l.data.is_null() &&
@@ -259,10 +308,17 @@ void AppendFeedRow(std::vector<FeedLine>& out, int64_t seq, int64_t timeMs, std:
       if (r.size() == 2) return timed ? kNotALine : 0;
       return timed ? 1 : 0;
     };
+    // A short line ([kind, item] or [source, answer], with or without its time) ends after the
+    // member that follows its kind.
+    const auto shortTrace = [](const Json& r, size_t at) {
+      return r.size() == at + 2 && (r[at + 1].is_object() || r[at + 1].is_array()) &&
+             r[at] == "source";
+    };
     bool readable = rows.is_array() && !rows.empty();
     for (const Json& r : rows.is_array() ? rows : Json::array()) {
       const size_t at = first(r);
-      readable = readable && at != kNotALine && r[at].is_string() && r[at + 1].is_string();
+      readable = readable && at != kNotALine && r[at].is_string() &&
+                 (r[at + 1].is_string() || shortTrace(r, at));
     }
     if (readable) {
       int64_t at = seq - static_cast<int64_t>(rows.size());
@@ -272,6 +328,11 @@ void AppendFeedRow(std::vector<FeedLine>& out, int64_t seq, int64_t timeMs, std:
         if (f == 1) time = r[0].get<int64_t>();
         if (++at <= afterSeq) continue;
         std::string kindOf = r[f].get<std::string>();
+        if (shortTrace(r, f)) {  // a trace of `next`: its data made again
+          Json data = {{"answer", std::move(r[f + 1])}, {"call", "next"}, {"pool", ""}};
+          out.emplace_back(at, time, std::string(), std::move(kindOf), std::move(data));
+          continue;
+        }
         if (r.size() == f + 2) {  // a mark: its line and data made again
           std::string item = r[f + 1].get<std::string>();
           std::string text = item;
@@ -291,6 +352,40 @@ void AppendFeedRow(std::vector<FeedLine>& out, int64_t seq, int64_t timeMs, std:
   Json parsed = data.empty() ? Json(nullptr) : Json::parse(data, nullptr, false);
   if (parsed.is_discarded()) parsed = data;
   out.emplace_back(seq, timeMs, std::move(line), std::move(kind), std::move(parsed));
+}
+
+bool OutputFromJournal(Json& holder, const std::vector<Json>& journal) {
+  if (!holder.is_object()) return true;
+  const auto marker = holder.find("outputInJournal");
+  if (marker == holder.end()) return true;
+  const auto output = holder.find("output");
+  if (*marker != true || output == holder.end() || !output->is_object()) return false;
+  // As PoolActor::readJournal rebuilds them when it restores the Pool.
+  Json items = Json::object();
+  Json failures = Json::object();
+  for (const Json& e : journal) {
+    if (!e.is_object() || e.size() != 2) return false;
+    const bool settled =
+        e.contains("settled") && e.at("settled").is_string() && e.contains("output");
+    const bool failed = e.contains("failed") && e.at("failed").is_string() && e.contains("failure");
+    if (!settled && !failed) return false;
+    const auto& item = e.at(settled ? "settled" : "failed").get_ref<const std::string&>();
+    if (items.contains(item) || failures.contains(item)) return false;
+    (settled ? items : failures)[item] = e.at(settled ? "output" : "failure");
+  }
+  (*output)["items"] = std::move(items);
+  (*output)["failures"] = std::move(failures);
+  holder.erase("outputInJournal");
+  return true;
+}
+
+void PutOutputBack(Json& snapshot, const std::vector<Json>& journal, const std::string& id,
+                   const std::string& store) {
+  if (!OutputFromJournal(snapshot, journal)) {
+    throw RunDamaged(id, store,
+                     "its output's items are kept in its journal, and an entry there is not one "
+                     "item's settle or failure, or names an item twice");
+  }
 }
 
 bool PutInputBack(Json& snapshot, bool stored, const std::string& input, const std::string& id,

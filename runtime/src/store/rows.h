@@ -32,6 +32,20 @@ Json SnapshotOf(const std::string& text, const std::string& id, const std::strin
 bool PutInputBack(Json& snapshot, bool stored, const std::string& input, const std::string& id,
                   const std::string& store);
 
+// An ended run's output whose items and failures its journal holds (Run::outputInJournal: its
+// snapshot's `outputInJournal` is true, and its output was stored without them) given them back
+// from `journal`, as the Pool had them: `items` each settled item's output by its id, `failures`
+// each failed item's failure; the marker removed. A load does it (both stores), so that every
+// reader of a snapshot reads the whole output. StoreDamaged when an entry is not a settle or a
+// failure, or an item is in it twice (as a restore of the Pool would refuse it).
+void PutOutputBack(Json& snapshot, const std::vector<Json>& journal, const std::string& id,
+                   const std::string& store);
+// The same for an output and its marker wherever they are (a saved view's `report`): `holder`'s
+// `output` given its items and failures from `journal`, when `holder.outputInJournal` is true.
+// False when a journal entry is not a settle or a failure, or an item is in it twice (nothing
+// changed).
+bool OutputFromJournal(Json& holder, const std::vector<Json>& journal);
+
 // Appends the journal entries of one row to `journal`, whose last entry was number `last` (0
 // before the first). A row is one entry numbered `seq`, or the entries one save appended (a JSON
 // array of them, JournalRows) of which the last is number `seq`. An entry is a JSON object, or a
@@ -75,7 +89,10 @@ std::vector<RowText> JournalRows(const std::vector<std::string>& entries, const 
 // the line's before it written `[kind, line, data]` (the row's `time` for its first: 14 bytes of
 // the 77 a Pool's mark took), and a top Pool's mark (`started`, `settled`: line `<item> <kind>`,
 // data `{"item": <item>, "pool": ""}`) written `[time, kind, item]` or `[kind, item]`, its line
-// and data made again when it is read (22 bytes of the 61 it took). Bounded, so that a
+// and data made again when it is read (22 bytes of the 61 it took); a top Pool's trace of an
+// answer of its `next` (kind `source`, no line, data `{"answer": A, "call": "next", "pool": ""}`,
+// A an object or array, as PoolActor::traceSource writes it) `[time, "source", A]` or
+// `["source", A]` (37 bytes fewer). Bounded, so that a
 // page of a feed (serve sends 128 lines a page) never reads a turn of 20,000 lines, and no row
 // is a buffer of megabytes. A save whose lines are not all UTF-8 in kind and text (a process's
 // output) keeps their bytes as they were, a row each. FeedRows gives the rows, and none when the

@@ -660,6 +660,8 @@ void PoolActor::end() {
   // (docs/runtime.md#failures-report-and-a-deadlock): the items that never became ready are usually
   // the failed item's dependents, and the output's `status` still says `deadlocked`. Without a
   // failure, a deadlock ends the run so.
+  // The journal holds every item's output and failure: the run's stored output need not.
+  if (top && journaled()) run_.keepOutputInJournal();
   if (top && deadlocked && failed == 0) {
     ended_ = true;
     stop();

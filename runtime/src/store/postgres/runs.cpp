@@ -238,6 +238,7 @@ StoredRun PgStore::load(const std::string& prefix) {
   for (int i = 0; i < j.rows(); ++i)
     AppendEntry(r.journal, last, j.integer(i, 0), j.text(i, 1), r.id, Quoted(db_->name()));
   r.journalBefore = static_cast<int64_t>(r.journal.size());
+  PutOutputBack(r.snapshot, r.journal, r.id, Quoted(db_->name()));
   txn.commit();
   return r;
 }

@@ -213,6 +213,7 @@ StoredRun SqliteStore::load(const std::string& prefix) {
     AppendEntry(r.journal, last, j.integer(0), j.text(1), r.id, Quoted(path_));
   }
   r.journalBefore = static_cast<int64_t>(r.journal.size());
+  PutOutputBack(r.snapshot, r.journal, r.id, Quoted(path_));
   return r;
 }
 
