@@ -634,6 +634,21 @@ TEST_P(StoreTest, FeedEventsKeepTheirKindAndData) {
   }
 }
 
+// `turn` saved as run 0123456789ab's first save, and its feed read back: every line as it was
+// told (its time, kind, line and data), numbered from 1.
+void SaveAndReadBack(jr2rt::Store& store, const std::vector<jr2rt::FeedLine>& turn) {
+  ASSERT_EQ(store.save(Stored("waiting", 0), turn), 1);
+  const auto feed = store.feed("0123456789ab", 0);
+  ASSERT_EQ(feed.size(), turn.size());
+  for (size_t i = 0; i < feed.size(); ++i) {
+    EXPECT_EQ(feed[i].seq, static_cast<int64_t>(i + 1)) << i;
+    EXPECT_EQ(feed[i].timeMs, turn[i].timeMs) << i;
+    EXPECT_EQ(feed[i].kind, turn[i].kind) << i;
+    EXPECT_EQ(feed[i].line, turn[i].line) << i;
+    EXPECT_EQ(feed[i].parsedData(), turn[i].parsedData()) << i;
+  }
+}
+
 // A top Pool's marks (`started`, `settled`, as pool_actor.cpp writes them: line `<item> <kind>`,
 // data text `{"item":…,"pool":""}`) are stored as `[kind, item]` in SQLite's rows (store/rows.h,
 // #33: 22 bytes of the 61 each took) and read back whole; what only looks like one (another
@@ -666,16 +681,7 @@ TEST_P(StoreTest, APoolsMarksAreStoredShortAndReadBackWhole) {
   data.dataText = "{\"item\":\"J-5\",\"pool\":\"\",\"n\":1}";  // more than the mark
   turn.push_back(data);
   turn.emplace_back(0, 6, "J-6 started", "started", Json{{"item", "J-6"}, {"pool", ""}});
-  ASSERT_EQ(store->save(Stored("waiting", 0), turn), 1);
-  const auto feed = store->feed("0123456789ab", 0);
-  ASSERT_EQ(feed.size(), turn.size());
-  for (size_t i = 0; i < feed.size(); ++i) {
-    EXPECT_EQ(feed[i].seq, static_cast<int64_t>(i + 1)) << i;
-    EXPECT_EQ(feed[i].timeMs, turn[i].timeMs) << i;
-    EXPECT_EQ(feed[i].kind, turn[i].kind) << i;
-    EXPECT_EQ(feed[i].line, turn[i].line) << i;
-    EXPECT_EQ(feed[i].parsedData(), turn[i].parsedData()) << i;
-  }
+  SaveAndReadBack(*store, turn);
   EXPECT_EQ(store->feed("0123456789ab", 3).at(0).line, "quote \" é \\ x started");
   if (!postgres()) {
     const std::string row = value("SELECT data FROM feed WHERE kind = 'lines'");
@@ -717,16 +723,7 @@ TEST_P(StoreTest, APoolsTracesOfNextAreStoredShortAndReadBackWhole) {
       trace(6, R"({"answer":"text","call":"next","pool":""})"),
       trace(7, R"({"answer":{"id":"R"},"call":"read","pool":""})"),
   };
-  ASSERT_EQ(store->save(Stored("waiting", 0), turn), 1);
-  const auto feed = store->feed("0123456789ab", 0);
-  ASSERT_EQ(feed.size(), turn.size());
-  for (size_t i = 0; i < feed.size(); ++i) {
-    EXPECT_EQ(feed[i].seq, static_cast<int64_t>(i + 1)) << i;
-    EXPECT_EQ(feed[i].timeMs, turn[i].timeMs) << i;
-    EXPECT_EQ(feed[i].kind, turn[i].kind) << i;
-    EXPECT_EQ(feed[i].line, turn[i].line) << i;
-    EXPECT_EQ(feed[i].parsedData(), turn[i].parsedData()) << i;
-  }
+  SaveAndReadBack(*store, turn);
   EXPECT_EQ(store->feed("0123456789ab", 3).at(0).data["answer"]["item"]["id"], "}\",\"call\":\"x");
   if (!postgres()) {
     const std::string row = value("SELECT data FROM feed WHERE kind = 'lines'");
