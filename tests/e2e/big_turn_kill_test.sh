@@ -39,8 +39,11 @@ finished=0
 for _ in $(seq "$rounds"); do
   "$runner" run --input "$input" > /dev/null 2>&1 &
   pid=$!
-  # Anywhere from the process's start to its usual end.
-  sleep "$(python3 -c "import random; print(random.uniform(0.005, $took_ms / 1000))")"
+  # Anywhere from the process's start to its usual end. Drawn by the shell: a Python started
+  # for it (through pyenv's shim, 300-500 ms on these machines) took longer than a run whose
+  # commit got quicker, and every kill landed after the end.
+  ms=$((5 + RANDOM % (took_ms > 5 ? took_ms - 5 : 1)))
+  sleep "$(printf '%d.%03d' $((ms / 1000)) $((ms % 1000)))"
   if kill -9 "$pid" 2>/dev/null; then killed=$((killed + 1)); else finished=$((finished + 1)); fi
   wait "$pid" 2>/dev/null
   if ! "$runner" runs --all --json > runs.json 2> runs_err.txt; then
