@@ -372,9 +372,12 @@ std::string ViewText(const Run& run, const Json& standing, const std::vector<std
   out += "],\"output\":";
   // An output whose items the journal holds is saved without them (Run::outputInJournal), as the
   // snapshot is: the reader that wants them fills them (FillFromJournal).
-  const bool apart = journaled && run.outputInJournal();
-  Put(out, apart ? run.storedOutput() : run.output());
-  if (apart) out += ",\"outputInJournal\":true";
+  if (journaled && run.outputInJournal()) {
+    Put(out, run.storedOutput());
+    out += ",\"outputInJournal\":true";
+  } else {
+    Put(out, run.output());  // not through a conditional, which would copy it
+  }
   out += ",\"reason\":";
   Put(out, Json(run.reason()));
   out += ",\"runId\":";
@@ -496,16 +499,10 @@ void FillFromJournal(Json& view, const std::vector<Json>& journal) {
   Json& sofar = view["report"]["sofar"];
   if (!sofar.is_object() || !sofar.value("journaled", false)) return;
   sofar.erase("journaled");
-  // As the Pool rebuilds them when it is restored (PoolActor::readJournal).
+  // What it can (a damaged journal is named by a load, not by a read of the view).
   Json items = Json::object();
   Json failures = Json::object();
-  for (const Json& e : journal) {
-    if (!e.is_object()) continue;
-    if (const auto s = e.find("settled"); s != e.end() && s->is_string())
-      items[s->get<std::string>()] = e.value("output", Json(nullptr));
-    else if (const auto f = e.find("failed"); f != e.end() && f->is_string())
-      failures[f->get<std::string>()] = e.value("failure", Json(nullptr));
-  }
+  ItemsFromJournal(journal, items, failures);
   sofar["items"] = std::move(items);
   sofar["failures"] = std::move(failures);
 }

@@ -354,25 +354,38 @@ void AppendFeedRow(std::vector<FeedLine>& out, int64_t seq, int64_t timeMs, std:
   out.emplace_back(seq, timeMs, std::move(line), std::move(kind), std::move(parsed));
 }
 
+bool ItemsFromJournal(const std::vector<Json>& journal, Json& items, Json& failures) {
+  bool whole = true;
+  for (const Json& e : journal) {
+    if (!e.is_object()) {
+      whole = false;
+      continue;
+    }
+    const auto settled = e.find("settled");
+    const auto failed = e.find("failed");
+    const bool isSettle = settled != e.end() && settled->is_string();
+    if (!isSettle && (failed == e.end() || !failed->is_string())) {
+      whole = false;
+      continue;
+    }
+    const auto& item = (isSettle ? settled : failed)->get_ref<const std::string&>();
+    const char* value = isSettle ? "output" : "failure";
+    whole = whole && e.size() == 2 && e.contains(value) && !items.contains(item) &&
+            !failures.contains(item);
+    (isSettle ? items : failures)[item] = e.value(value, Json(nullptr));
+  }
+  return whole;
+}
+
 bool OutputFromJournal(Json& holder, const std::vector<Json>& journal) {
   if (!holder.is_object()) return true;
   const auto marker = holder.find("outputInJournal");
   if (marker == holder.end()) return true;
   const auto output = holder.find("output");
   if (*marker != true || output == holder.end() || !output->is_object()) return false;
-  // As PoolActor::readJournal rebuilds them when it restores the Pool.
   Json items = Json::object();
   Json failures = Json::object();
-  for (const Json& e : journal) {
-    if (!e.is_object() || e.size() != 2) return false;
-    const bool settled =
-        e.contains("settled") && e.at("settled").is_string() && e.contains("output");
-    const bool failed = e.contains("failed") && e.at("failed").is_string() && e.contains("failure");
-    if (!settled && !failed) return false;
-    const auto& item = e.at(settled ? "settled" : "failed").get_ref<const std::string&>();
-    if (items.contains(item) || failures.contains(item)) return false;
-    (settled ? items : failures)[item] = e.at(settled ? "output" : "failure");
-  }
+  if (!ItemsFromJournal(journal, items, failures)) return false;
   (*output)["items"] = std::move(items);
   (*output)["failures"] = std::move(failures);
   holder.erase("outputInJournal");

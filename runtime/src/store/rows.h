@@ -45,6 +45,11 @@ void PutOutputBack(Json& snapshot, const std::vector<Json>& journal, const std::
 // False when a journal entry is not a settle or a failure, or an item is in it twice (nothing
 // changed).
 bool OutputFromJournal(Json& holder, const std::vector<Json>& journal);
+// A Pool's items and failures as its `journal` says, added to `items` and `failures` by item id,
+// as PoolActor::readJournal rebuilds them when it restores the Pool (a later entry for an id over
+// an earlier one). False when the journal cannot be one Pool's: an entry that is not a settle or
+// a failure (left out), or an item in it twice.
+bool ItemsFromJournal(const std::vector<Json>& journal, Json& items, Json& failures);
 
 // Appends the journal entries of one row to `journal`, whose last entry was number `last` (0
 // before the first). A row is one entry numbered `seq`, or the entries one save appended (a JSON
