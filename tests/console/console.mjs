@@ -18,7 +18,7 @@
 // axe-core finds no serious or critical violation on any page. Screenshots of
 // each page go to OUT_DIR.
 // Prints `PASS: …` / `FAIL: …` lines and exits 1 on any failure.
-import { spawn, spawnSync } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
 import { mkdtempSync, readFileSync, writeFileSync, mkdirSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -28,6 +28,17 @@ import { fileURLToPath } from "node:url";
 import { chromium } from "playwright-core";
 
 const require = createRequire(import.meta.url);
+
+// A helper process run to its end without blocking this one's event loop: a loop blocked for the
+// seconds a seed takes kept undici's kept-alive connection past its own timeout, and the next
+// request went out on a connection serve had just closed at its 10 s idle limit ("fetch failed",
+// seen on a loaded machine).
+const runToEnd = (file, args) =>
+  new Promise((resolve) => {
+    execFile(file, args, { encoding: "utf8", maxBuffer: 1 << 24 }, (err, stdout, stderr) =>
+      resolve({ status: err ? (typeof err.code === "number" ? err.code : 1) : 0, stdout, stderr }),
+    );
+  });
 const axeSource = readFileSync(require.resolve("axe-core/axe.min.js"), "utf8");
 const [runnerDir, outDir] = process.argv.slice(2);
 mkdirSync(outDir, { recursive: true });
@@ -360,7 +371,7 @@ try {
 
   // 100,000 runs in the store (copies of the cancelled one, tests/console/seed_runs.py).
   const seeder = fileURLToPath(new URL("./seed_runs.py", import.meta.url));
-  const seeded = spawnSync("python3", [seeder, path.join(tmp, "store.db"), "100000"], { encoding: "utf8" });
+  const seeded = await runToEnd("python3", [seeder, path.join(tmp, "store.db"), "100000"]);
   check(seeded.status === 0, "the store holds 100,000 more runs: " + (seeded.stdout + seeded.stderr).trim());
   const times = [];
   for (let i = 0; i < 7; i++) {
@@ -418,7 +429,7 @@ try {
 
   // A feed of 100,000 lines (added to the cancelled run's): it streams into the page, which keeps
   // drawing frames while it comes (the gaps between animation frames are measured).
-  const fed = spawnSync("python3", [seeder, path.join(tmp, "store.db"), "--feed", runId, "100000"], { encoding: "utf8" });
+  const fed = await runToEnd("python3", [seeder, path.join(tmp, "store.db"), "--feed", runId, "100000"]);
   check(fed.status === 0, "the run's feed holds 100,000 more lines: " + (fed.stdout + fed.stderr).trim());
   const lastSeq = (await api("GET", "/runs/" + runId, tokens.reviewer)).body.seq;
   await big.evaluate(() => {
@@ -466,7 +477,7 @@ try {
   await shot(big, "10-feed-100k");
   check(errors.length === 0, "no error in the pages: " + JSON.stringify(errors));
 } catch (e) {
-  check(false, "the browser test stopped: " + (e && e.stack ? e.stack : e));
+  check(false, "the browser test stopped: " + (e && e.stack ? e.stack : e) + (e && e.cause ? "\n  cause: " + (e.cause.stack || e.cause) : ""));
   console.log("serve's stderr, its end" + (serve.exitCode !== null || serve.signalCode ? ` (it exited: ${serve.exitCode ?? serve.signalCode})` : "") + ":\n" + serveErr.slice(-3000));
   for (const [i, p] of browser.contexts().flatMap((c) => c.pages()).entries()) {
     console.log(`page ${i} (${p.url()}): ` + (await p.evaluate(() => document.body.innerText).catch(() => "?")).slice(0, 1500));
