@@ -89,12 +89,7 @@ void BM_PoolItems(benchmark::State& state) {
       saver->attach(run, /*fresh=*/true);
       // The typed events the runner stores (RunHost::attach), not progress lines: a Pool's marks
       // are the rows a stored Pool writes (store/rows.h).
-      run.onEvent([&](jr2rt::Run::FeedEvent& e) {
-        jr2rt::FeedLine line(0, clock.nowMs(), std::move(e.line), std::move(e.kind),
-                             std::move(e.data));
-        line.dataText = std::move(e.dataText);
-        saver->addEvent(std::move(line));
-      });
+      run.onEvent([&](jr2rt::Run::FeedEvent& e) { saver->addEvent(e, clock.nowMs()); });
     } else if (mode == 2) {
       run.onProgress([&](const std::string& line) {
         if (line.size() < 8 || line.compare(line.size() - 8, 8, " settled") != 0) return;

@@ -423,7 +423,9 @@ class Run {
     // `settled`: no tree made and freed for each of 10,000 items, #33); `data` is then null.
     // parsedData() gives it either way.
     std::string dataText = {};
-    Json parsedData() const { return dataText.empty() ? data : Json::parse(dataText); }
+    // A top Pool's per-item line told short (FeedForm, jr2/value.h): its data made when read.
+    FeedForm form = FeedForm::kWhole;
+    Json parsedData() const { return FeedFormData(form, kind, line, data, dataText); }
   };
   // (The listener may take the event's parts: the run is done with it.)
   void onEvent(std::function<void(FeedEvent&)> fn) { event_ = std::move(fn); }
@@ -604,6 +606,11 @@ class Run {
   // The same with the data as JSON text (FeedEvent::dataText), written by its maker.
   void emitText(std::string kind, std::string dataText, std::string line) {
     tell(FeedEvent{std::move(kind), nullptr, std::move(line), std::move(dataText)});
+  }
+  // The same told short (FeedForm): a top Pool's mark (`line` `<item> <kind>`, no data text) or
+  // the trace of an answer of its `next` (`dataText` the answer's).
+  void emitShort(FeedForm form, std::string kind, std::string line, std::string dataText = {}) {
+    tell(FeedEvent{std::move(kind), nullptr, std::move(line), std::move(dataText), form});
   }
   void progress(const std::string& line) { emit("line", nullptr, line); }
   // `gate`'s name and kind; its `accepts` are `accepts`, shared by every Gate that a state of

@@ -116,7 +116,10 @@ struct FeedLine {
   // The data as JSON text instead, when its maker wrote it so (Run::FeedEvent::dataText; then
   // `data` is null): what a save writes as it is. A load gives `data`.
   std::string dataText = {};
-  Json parsedData() const { return dataText.empty() ? data : Json::parse(dataText); }
+  // A top Pool's per-item line as it was told, short (FeedForm, jr2/value.h): its data is made
+  // when read. A save writes it short; a load gives it whole.
+  FeedForm form = FeedForm::kWhole;
+  Json parsedData() const { return FeedFormData(form, kind, line, data, dataText); }
 };
 
 // Another command saved the run since this one loaded it: nothing was written.

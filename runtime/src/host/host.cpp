@@ -120,9 +120,7 @@ void RunHost::attach(Hosted& h, bool fresh) {
     if (e.kind == "ended") ++endedSince_;
     if (event_) event_(id, e);
     // The saver keeps the event's parts: moved, not copied (a Pool tells two a settled item).
-    FeedLine line(0, now, std::move(e.line), std::move(e.kind), std::move(e.data));
-    line.dataText = std::move(e.dataText);
-    saver->addEvent(std::move(line));
+    saver->addEvent(e, now);
   });
   if (!agents_.is_null()) run.scriptAgents(agents_);
   if (model_) run.modelAgents(model_);

@@ -61,15 +61,27 @@ void RunSaver::addLine(std::string line, int64_t timeMs) {
   addEvent(FeedLine(0, timeMs, std::move(line)));
 }
 
-void RunSaver::addEvent(FeedLine event) {
+void RunSaver::beginTurn(int64_t timeMs) {
   // Where the turn begins, for a replay (docs/runtime.md#traces): a turn that told nothing took
   // no input, and needs no mark. Put first as the turn's first line comes: put there at the
   // save, it moved every line of the turn (20,000 for a Pool of 10,000 instant items, #33).
   if (pending_.empty()) {
-    pending_.emplace_back(0, event.timeMs, "", "turn",
+    pending_.emplace_back(0, timeMs, "", "turn",
                           restored_ ? Json{{"restored", true}} : Json::object());
   }
+}
+
+void RunSaver::addEvent(FeedLine event) {
+  beginTurn(event.timeMs);
   pending_.push_back(std::move(event));
+}
+
+void RunSaver::addEvent(Run::FeedEvent& e, int64_t timeMs) {
+  beginTurn(timeMs);
+  FeedLine& line =
+      pending_.emplace_back(0, timeMs, std::move(e.line), std::move(e.kind), std::move(e.data));
+  line.dataText = std::move(e.dataText);
+  line.form = e.form;
 }
 
 void RunSaver::checkpoint(Run& run) {

@@ -174,69 +174,6 @@ std::vector<RowText> JournalRows(const std::vector<std::string>& entries, const 
                    });
 }
 
-namespace {
-
-constexpr const char* kMarkData = "{\"item\":";
-constexpr const char* kMarkEnd = ",\"pool\":\"\"}";
-
-// Whether `l` is a top Pool's mark as pool_actor.cpp's ItemMark writes it: kind `started` or
-// `settled`, line `<item> <kind>`, data text `{"item":<item>,"pool":""}`, where `quoted` is the
-// item as a JSON string (the line's first part, as FeedRows wrote it).
-bool IsTopMark(const FeedLine& l, size_t itemSize, const char* quoted, size_t quotedSize) {
-  static const size_t kData = std::char_traits<char>::length(kMarkData);
-  static const size_t kEnd = std::char_traits<char>::length(kMarkEnd);
-  const std::string& d = l.dataText;
-  return d.size() == kData + quotedSize + kEnd && d.compare(0, kData, kMarkData) == 0 &&
-         d.compare(kData, quotedSize, quoted, quotedSize) == 0 &&
-         d.compare(kData + quotedSize, kEnd, kMarkEnd) == 0 &&
-         l.line.size() == itemSize + 1 + l.kind.size() && l.line[itemSize] == ' ' &&
-         l.line.compare(itemSize + 1, l.kind.size(), l.kind) == 0;
-}
-
-constexpr const char* kTraceData = "{\"answer\":";
-constexpr const char* kTraceEnd = ",\"call\":\"next\",\"pool\":\"\"}";
-
-// The end of the one object or array that begins at `p`, in text one of our writers made (valid
-// JSON), or nullptr when there is none there or it does not end before `end`.
-const char* SkipComposite(const char* p, const char* end) {
-  if (p == end || (*p != '{' && *p != '[')) return nullptr;
-  int depth = 0;
-  for (; p < end; ++p) {
-    const char c = *p;
-    if (c == '"') {
-      for (++p; p < end && *p != '"'; ++p) {
-        if (*p == '\\') ++p;
-      }
-      if (p >= end) return nullptr;
-    } else if (c == '{' || c == '[') {
-      ++depth;
-    } else if (c == '}' || c == ']') {
-      if (--depth == 0) return p + 1;
-    }
-  }
-  return nullptr;
-}
-
-// Whether `l` is a top Pool's trace of an answer of its `next` as PoolActor::traceSource writes
-// it: kind `source`, no line, data text `{"answer":A,"call":"next","pool":""}`, A one object or
-// array (the first call's trace, which also holds `args`, is not). `answer` is then A's text.
-bool IsTopNextTrace(const FeedLine& l, std::string_view& answer) {
-  static const size_t kData = std::char_traits<char>::length(kTraceData);
-  static const size_t kEnd = std::char_traits<char>::length(kTraceEnd);
-  const std::string& d = l.dataText;
-  if (!l.line.empty() || d.size() <= kData + kEnd || l.kind != "source" ||
-      d.compare(0, kData, kTraceData) != 0 || d.compare(d.size() - kEnd, kEnd, kTraceEnd) != 0) {
-    return false;
-  }
-  const char* begin = d.data() + kData;
-  const char* stop = d.data() + d.size() - kEnd;
-  if (SkipComposite(begin, stop) != stop) return false;
-  answer = std::string_view(begin, static_cast<size_t>(stop - begin));
-  return true;
-}
-
-}  // namespace
-
 std::vector<RowText> FeedRows(const std::vector<FeedLine>& lines, const RowFits& fits) {
   if (lines.size() < 2) return {};
   std::string item;
@@ -251,25 +188,17 @@ std::vector<RowText> FeedRows(const std::vector<FeedLine>& lines, const RowFits&
                      }
                      if (!AppendUtf8String(out, l.kind)) return false;
                      out += ',';
-                     // A top Pool's trace of `next` is [source, answer] (rows.h).
-                     if (std::string_view answer; IsTopNextTrace(l, answer)) {
-                       out += answer;
+                     // A top Pool's lines told short (FeedForm) are written short (rows.h).
+                     if (l.form == FeedForm::kTopAnswer) {
+                       out += l.dataText;
                        out += ']';
                        return true;
                      }
-                     // A top Pool's mark is [kind, item] (rows.h): its line and data are made
-                     // again from the item when the row is read.
-                     if ((l.kind == "started" || l.kind == "settled") && l.data.is_null() &&
-                         l.line.size() > l.kind.size() + 1) {
-                       item.assign(l.line, 0, l.line.size() - l.kind.size() - 1);
-                       const size_t at = out.size();
-                       if (AppendUtf8String(out, item)) {
-                         if (IsTopMark(l, item.size(), out.data() + at, out.size() - at)) {
-                           out += ']';
-                           return true;
-                         }
-                         out.resize(at);
-                       }
+                     if (l.form == FeedForm::kTopMark) {
+                       item.assign(MarkItem(l.line, l.kind));
+                       if (!AppendUtf8String(out, item)) return false;
+                       out += ']';
+                       return true;
                      }
                      if (!AppendUtf8String(out, l.line)) return false;
                      out += ',';
@@ -280,11 +209,7 @@ std::vector<RowText> FeedRows(const std::vector<FeedLine>& lines, const RowFits&
 }
 
 void AppendFeedData(std::string& out, const FeedLine& line) {
-  if (line.dataText.empty()) {
-    AppendJson(out, line.data);
-  } else {
-    out += line.dataText;
-  }
+  AppendFeedFormData(out, line.form, line.kind, line.line, line.data, line.dataText);
 }
 
 std::string FeedDataText(const FeedLine& line) {

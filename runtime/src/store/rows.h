@@ -92,12 +92,12 @@ std::vector<RowText> JournalRows(const std::vector<std::string>& entries, const 
 // `kind` is kFeedLinesKind, its `seq` the number of the last of its lines, its `time` the
 // first's, its `line` empty and its `data` `[[time, kind, line, data], …]`, a line whose time is
 // the line's before it written `[kind, line, data]` (the row's `time` for its first: 14 bytes of
-// the 77 a Pool's mark took), and a top Pool's mark (`started`, `settled`: line `<item> <kind>`,
-// data `{"item": <item>, "pool": ""}`) written `[time, kind, item]` or `[kind, item]`, its line
-// and data made again when it is read (22 bytes of the 61 it took); a top Pool's trace of an
-// answer of its `next` (kind `source`, no line, data `{"answer": A, "call": "next", "pool": ""}`,
-// A an object or array, as PoolActor::traceSource writes it) `[time, "source", A]` or
-// `["source", A]` (37 bytes fewer). Bounded, so that a
+// the 77 a Pool's mark took), and the lines a top Pool tells short (FeedForm, jr2/value.h) written
+// as they are told: its mark (kTopMark: `started`, `settled`, line `<item> <kind>`) `[time, kind,
+// item]` or `[kind, item]`, its line and its data `{"item": <item>, "pool": ""}` made again when
+// it is read (22 bytes of the 61 it took); its trace of an answer A of its `next` (kTopAnswer:
+// kind `source`, A an object or array) `[time, "source", A]` or `["source", A]`, its data
+// `{"answer": A, "call": "next", "pool": ""}` made again (37 bytes fewer). Bounded, so that a
 // page of a feed (serve sends 128 lines a page) never reads a turn of 20,000 lines, and no row
 // is a buffer of megabytes. A save whose lines are not all UTF-8 in kind and text (a process's
 // output) keeps their bytes as they were, a row each. FeedRows gives the rows, and none when the

@@ -195,7 +195,7 @@ void PoolActor::childDone(int key, Json output) {
     run_.emit("settled", {{"item", id}, {"pool", prefix_}, {"status", "done"}},
               id + " settled: its run ended done");
   } else {
-    run_.emitText("settled", ItemMark(id, prefix_), id + " settled");
+    mark("settled", id);
   }
   if (spec_.standing) forgetOutput(id);
   source().settled(id, false);
@@ -233,8 +233,25 @@ void PoolActor::childFailed(int key, const Failure& f) {
   source().settled(id, true);
 }
 
+void PoolActor::mark(const char* kind, const std::string& id) {
+  std::string line = id;
+  line.append(" ").append(kind);
+  // A top Pool's, told short: its data ({"item": id, "pool": ""}) is made when read (FeedForm).
+  if (prefix_.empty()) return run_.emitShort(FeedForm::kTopMark, kind, std::move(line));
+  run_.emitText(kind, ItemMark(id, prefix_), std::move(line));
+}
+
 void PoolActor::traceSource(const char* call, const char* key, const Json& value) {
   if (!run_.heard()) return;
+  if (prefix_.empty() && std::strcmp(call, "next") == 0 && std::strcmp(key, "answer") == 0 &&
+      (argsTold_ || !args_) && (value.is_object() || value.is_array())) {
+    // A top Pool's answer of `next` once its args were told: told short, the answer's text alone
+    // ({"answer": A, "call": "next", "pool": ""} made when read, FeedForm).
+    argsTold_ = true;
+    std::string text;
+    AppendJson(text, value);
+    return run_.emitShort(FeedForm::kTopAnswer, "source", "", std::move(text));
+  }
   // {key, args (once), call, pool} in the order a dump of the object writes its members.
   std::string text = "{";
   const auto member = [&text](const char* name) {
@@ -590,7 +607,7 @@ void PoolActor::claim(Json item) {
   }
   Actor* raw = worker.get();
   enlist(key, id, std::move(worker));
-  if (run_.heard()) run_.emitText("started", ItemMark(id, prefix_), id + " started");
+  if (run_.heard()) mark("started", id);
   try {
     Json workerInput = spec_.itemInput(std::move(item), input_);
     // A backlog file is written by people for its Pool: its items are read strictly, so a

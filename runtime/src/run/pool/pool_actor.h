@@ -133,6 +133,8 @@ class PoolActor final : public Actor {
   // in its life. Written as JSON text, the value neither copied nor made a tree of its own (an
   // answer a claim, #33).
   void traceSource(const char* call, const char* key, const Json& value);
+  // Item `id`'s mark of `kind` (`started`, `settled`) on the feed, `<id> <kind>`.
+  void mark(const char* kind, const std::string& id);
   // Why the items left can never start, in the output (`blocked`, `cycle`): what a `std.backlog`
   // says of its items (ExplainBacklog), read once, when the Pool ends deadlocked. Another Source
   // (an `extern` next) knows its own items: the output says how many it left open.
