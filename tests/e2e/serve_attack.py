@@ -398,7 +398,7 @@ def kept_alive(port, auth=False):
 
 
 c = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
-ports, codes, closes = [], [], []
+ports, codes, closes, hints = [], [], [], []
 for i in range(1001):
     path, headers = "/healthz", {}
     if i % 3 == 1:
@@ -410,6 +410,7 @@ for i in range(1001):
     r = c.getresponse()
     r.read()
     codes.append(r.status)
+    hints.append(r.getheader("Keep-Alive"))
     if (r.getheader("Connection") or "").lower() == "close":
         closes.append(i)
 c.close()
@@ -420,6 +421,9 @@ check(len(set(ports[:1000])) == 1 and ports[1000] != ports[0],
 check(closes == [999], "the 1,000th answer says `Connection: close` (%s)" % closes)
 check(codes.count(200) == 668 and codes.count(401) == 333,
       "every request on it is answered as on its own connection")
+print("its Keep-Alive headers: %s, %s, …, %s, then %s" % (hints[0], hints[1], hints[998], hints[999]))
+check(hints[0] == "timeout=10, max=999" and hints[998] == "timeout=10, max=1" and hints[999] is None,
+      "each kept answer says how long the connection idles and how many requests it still carries")
 
 s = connect(port)
 one = b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"

@@ -252,6 +252,15 @@ class Session : public std::enable_shared_from_this<Session> {
     const bool keep = keepOpen_ && parser_ && parser_->is_done() && parser_->get().keep_alive() &&
                       !limits_->stopping && served_ + 1 < kRequestsPerConnection;
     res_.keep_alive(keep);
+    // How long the connection waits for the next request, and how many it still carries, said
+    // as servers say it (RFC 9110's Keep-Alive): a client that keeps connections longer (undici's
+    // pool) then lets this one go before serve closes it, instead of sending on it as it closes.
+    if (keep) {
+      res_.set("Keep-Alive", "timeout=" + std::to_string(kReadLimit.count()) +
+                                 ", max=" + std::to_string(kRequestsPerConnection - served_ - 1));
+    } else {
+      res_.erase("Keep-Alive");
+    }
     res_.prepare_payload();
     lowest().expires_after(std::chrono::seconds(10));
     io([this, keep](auto& stream) {
