@@ -23,7 +23,7 @@ MAY = {
 }
 # The public headers (include/jr2/, the installed package): each one's layer.
 PUBLIC = {
-    "value.h": "core", "json_value.h": "core", "meant.h": "core", "statechart.h": "core", "registry.h": "core", "runtime.h": "core",
+    "value.h": "core", "pool_lines.h": "core", "json_value.h": "core", "meant.h": "core", "statechart.h": "core", "registry.h": "core", "runtime.h": "core",
     "stdlib.h": "effects",
     "run.h": "run", "source.h": "run",
     "store.h": "store", "sqlite_store.h": "store", "postgres_store.h": "store",

@@ -1071,6 +1071,10 @@ TEST_F(Fixture, AJournaledSnapshotWithoutItsJournalIsRefused) {
             std::string::npos);
   EXPECT_NE(damage({Json{{"failed", "A"}, {"failure", 42}}}).find("not a settled or failed"),
             std::string::npos);
+  EXPECT_NE(damage({Json{{"failed", "A"}, {"failure", {{"why", "x"}}}}}).find("not a settled or"),
+            std::string::npos);
+  EXPECT_NE(damage({Json{{"settled", "A"}, {"output", 1}, {"x", 0}}}).find("not a settled or"),
+            std::string::npos);
   EXPECT_NE(damage({Json{{"settled", "B"}, {"output", "B"}}}).find("item B is settled and live"),
             std::string::npos);
   // One entry settling A twice (the count is right: the snapshot says 2).

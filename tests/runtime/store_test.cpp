@@ -847,6 +847,20 @@ TEST_P(StoreTest, AnOutputKeptInTheJournalIsLoadedWhole) {
   const std::string why = ErrorOf<jr2rt::StoreDamaged>([&] { store->load("twice"); });
   EXPECT_NE(why.find("run twice0000001"), std::string::npos) << why;
   EXPECT_NE(why.find("its output's items are kept in its journal"), std::string::npos) << why;
+  // A failure with no reason, or an entry with a member more: not an entry a Pool wrote, read by
+  // the rule the Pool's restore reads it by (ReadJournalEntry), so the load refuses it too.
+  int n = 0;
+  for (const char* bad :
+       {R"({"failed":"C","failure":{"why":"x"}})", R"({"output":1,"settled":"C","x":0})"}) {
+    jr2rt::StoredRun odd = run;
+    odd.id = "odd00000000" + std::to_string(++n);
+    odd.snapshot["id"] = odd.id;
+    odd.journalText = {R"(["A","a"])", bad};
+    ASSERT_EQ(store->save(odd), 1);
+    const std::string oddWhy = ErrorOf<jr2rt::StoreDamaged>([&] { store->load(odd.id); });
+    EXPECT_NE(oddWhy.find("its output's items are kept in its journal"), std::string::npos)
+        << bad << ": " << oddWhy;
+  }
 }
 
 // A save of many entries (#33): SQLite keeps them as rows of up to 256 (store/rows.h),

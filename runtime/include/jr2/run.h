@@ -19,6 +19,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "jr2/pool_lines.h"
 #include "jr2/registry.h"
 #include "jr2/statechart.h"
 #include "jr2/stdlib.h"
@@ -423,7 +424,7 @@ class Run {
     // `settled`: no tree made and freed for each of 10,000 items, #33); `data` is then null.
     // parsedData() gives it either way.
     std::string dataText = {};
-    // A top Pool's per-item line told short (FeedForm, jr2/value.h): its data made when read.
+    // A top Pool's per-item line told short (FeedForm, jr2/pool_lines.h): its data made when read.
     FeedForm form = FeedForm::kWhole;
     Json parsedData() const { return FeedFormData(form, kind, line, data, dataText); }
   };

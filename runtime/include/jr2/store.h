@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "jr2/pool_lines.h"
 #include "jr2/value.h"
 
 namespace jr2rt {
@@ -116,7 +117,7 @@ struct FeedLine {
   // The data as JSON text instead, when its maker wrote it so (Run::FeedEvent::dataText; then
   // `data` is null): what a save writes as it is. A load gives `data`.
   std::string dataText = {};
-  // A top Pool's per-item line as it was told, short (FeedForm, jr2/value.h): its data is made
+  // A top Pool's per-item line as it was told, short (FeedForm, jr2/pool_lines.h): its data is made
   // when read. A save writes it short; a load gives it whole.
   FeedForm form = FeedForm::kWhole;
   Json parsedData() const { return FeedFormData(form, kind, line, data, dataText); }

@@ -52,30 +52,10 @@ void AppendUtf8(uint32_t cp, std::string& out);
 void AppendJson(std::string& out, const Json& j);
 // `s` appended to `out` as a JSON string, the bytes AppendJson writes for it; false, with `out`
 // as it was, when `s` is not UTF-8 (AppendJson then writes nlohmann's replacement).
-bool AppendUtf8String(std::string& out, const std::string& s);
+bool AppendUtf8String(std::string& out, std::string_view s);
 // `s` appended to `out` as a JSON string: the bytes AppendJson(out, Json(s)) writes, without the
 // copy (nlohmann's replacement when `s` is not UTF-8).
-void AppendJsonString(std::string& out, const std::string& s);
-
-// How a feed event gives its data (#33): `kWhole`, as JSON (`data`) or as its JSON text
-// (`dataText`); or, for the lines a top Pool tells of each of its items, nothing built as they are
-// told, the data made from the line when someone reads it:
-//   kTopMark    kind `started` or `settled`, line `<item> <kind>`; data {"item": item, "pool": ""}
-//   kTopAnswer  kind `source`, no line, `dataText` the JSON text of an answer A of the Pool's
-//               `next` (an object or array); data {"answer": A, "call": "next", "pool": ""}
-// The store writes them short as they are (store/rows.h FeedRows) and reads them back whole.
-enum class FeedForm : unsigned char { kWhole, kTopMark, kTopAnswer };
-// A feed line's data, whatever its form: `data`, or `dataText` parsed, or made from its line.
-Json FeedFormData(FeedForm form, const std::string& kind, const std::string& line, const Json& data,
-                  const std::string& dataText);
-// The same as JSON text, appended to `out` (AppendJson's bytes for FeedFormData's value).
-void AppendFeedFormData(std::string& out, FeedForm form, const std::string& kind,
-                        const std::string& line, const Json& data, const std::string& dataText);
-// The item of a kTopMark line: `line` without ` <kind>`.
-inline std::string_view MarkItem(const std::string& line, const std::string& kind) {
-  return std::string_view(line).substr(0, line.size() - std::min(line.size(), kind.size() + 1));
-}
-
+void AppendJsonString(std::string& out, std::string_view s);
 // Parses JSON that comes from outside the program (`--input`, a `send` payload, an agent
 // script, a request body). Throws BadInput with one line naming `what` ("the input", "the
 // payload"):

@@ -364,44 +364,11 @@ void NlohmannAppend(std::string& out, const Json& j) {
 
 }  // namespace
 
-void AppendJsonString(std::string& out, const std::string& s) {
-  if (!AppendUtf8String(out, s)) NlohmannAppend(out, Json(s));
+void AppendJsonString(std::string& out, std::string_view s) {
+  if (!AppendUtf8String(out, s)) NlohmannAppend(out, Json(std::string(s)));
 }
 
-Json FeedFormData(FeedForm form, const std::string& kind, const std::string& line, const Json& data,
-                  const std::string& dataText) {
-  if (form == FeedForm::kWhole) return dataText.empty() ? data : Json::parse(dataText);
-  // What a store reads back: the text it writes, parsed (an item that is not UTF-8 replaced).
-  std::string text;
-  AppendFeedFormData(text, form, kind, line, data, dataText);
-  return Json::parse(text);
-}
-
-void AppendFeedFormData(std::string& out, FeedForm form, const std::string& kind,
-                        const std::string& line, const Json& data, const std::string& dataText) {
-  switch (form) {
-    case FeedForm::kTopMark:
-      // {"item": …, "pool": ""} as a dump writes it (its members in order).
-      out += "{\"item\":";
-      AppendJsonString(out, std::string(MarkItem(line, kind)));
-      out += ",\"pool\":\"\"}";
-      return;
-    case FeedForm::kTopAnswer:
-      out += "{\"answer\":";
-      out += dataText;
-      out += ",\"call\":\"next\",\"pool\":\"\"}";
-      return;
-    case FeedForm::kWhole:
-      break;
-  }
-  if (dataText.empty()) {
-    AppendJson(out, data);
-  } else {
-    out += dataText;
-  }
-}
-
-bool AppendUtf8String(std::string& out, const std::string& s) {
+bool AppendUtf8String(std::string& out, std::string_view s) {
   const size_t n = s.size();
   const size_t start = out.size();
   size_t i = 0;

@@ -176,7 +176,6 @@ std::vector<RowText> JournalRows(const std::vector<std::string>& entries, const 
 
 std::vector<RowText> FeedRows(const std::vector<FeedLine>& lines, const RowFits& fits) {
   if (lines.size() < 2) return {};
-  std::string item;
   return ArrayRows(lines.size(), kLinesPerRow, fits, /*bare=*/false, 96,
                    [&](std::string& out, size_t i) {
                      const FeedLine& l = lines[i];
@@ -195,8 +194,7 @@ std::vector<RowText> FeedRows(const std::vector<FeedLine>& lines, const RowFits&
                        return true;
                      }
                      if (l.form == FeedForm::kTopMark) {
-                       item.assign(MarkItem(l.line, l.kind));
-                       if (!AppendUtf8String(out, item)) return false;
+                       if (!AppendUtf8String(out, MarkItem(l.line, l.kind))) return false;
                        out += ']';
                        return true;
                      }
@@ -282,22 +280,14 @@ void AppendFeedRow(std::vector<FeedLine>& out, int64_t seq, int64_t timeMs, std:
 bool ItemsFromJournal(const std::vector<Json>& journal, Json& items, Json& failures) {
   bool whole = true;
   for (const Json& e : journal) {
-    if (!e.is_object()) {
+    JournalEntry entry;
+    if (!ReadJournalEntry(e, entry)) {
       whole = false;
       continue;
     }
-    const auto settled = e.find("settled");
-    const auto failed = e.find("failed");
-    const bool isSettle = settled != e.end() && settled->is_string();
-    if (!isSettle && (failed == e.end() || !failed->is_string())) {
-      whole = false;
-      continue;
-    }
-    const auto& item = (isSettle ? settled : failed)->get_ref<const std::string&>();
-    const char* value = isSettle ? "output" : "failure";
-    whole = whole && e.size() == 2 && e.contains(value) && !items.contains(item) &&
-            !failures.contains(item);
-    (isSettle ? items : failures)[item] = e.value(value, Json(nullptr));
+    const std::string& item = *entry.item;
+    whole = whole && !items.contains(item) && !failures.contains(item);
+    (entry.failed ? failures : items)[item] = *entry.value;
   }
   return whole;
 }

@@ -48,7 +48,7 @@ bool OutputFromJournal(Json& holder, const std::vector<Json>& journal);
 // A Pool's items and failures as its `journal` says, added to `items` and `failures` by item id,
 // as PoolActor::readJournal rebuilds them when it restores the Pool (a later entry for an id over
 // an earlier one). False when the journal cannot be one Pool's: an entry that is not a settle or
-// a failure (left out), or an item in it twice.
+// a failure (ReadJournalEntry, jr2/pool_lines.h: left out), or an item in it twice.
 bool ItemsFromJournal(const std::vector<Json>& journal, Json& items, Json& failures);
 
 // Appends the journal entries of one row to `journal`, whose last entry was number `last` (0
@@ -92,10 +92,10 @@ std::vector<RowText> JournalRows(const std::vector<std::string>& entries, const 
 // `kind` is kFeedLinesKind, its `seq` the number of the last of its lines, its `time` the
 // first's, its `line` empty and its `data` `[[time, kind, line, data], …]`, a line whose time is
 // the line's before it written `[kind, line, data]` (the row's `time` for its first: 14 bytes of
-// the 77 a Pool's mark took), and the lines a top Pool tells short (FeedForm, jr2/value.h) written
-// as they are told: its mark (kTopMark: `started`, `settled`, line `<item> <kind>`) `[time, kind,
-// item]` or `[kind, item]`, its line and its data `{"item": <item>, "pool": ""}` made again when
-// it is read (22 bytes of the 61 it took); its trace of an answer A of its `next` (kTopAnswer:
+// the 77 a Pool's mark took), and the lines a top Pool tells short (FeedForm, jr2/pool_lines.h)
+// written as they are told: its mark (kTopMark: `started`, `settled`, line `<item> <kind>`) `[time,
+// kind, item]` or `[kind, item]`, its line and its data `{"item": <item>, "pool": ""}` made again
+// when it is read (22 bytes of the 61 it took); its trace of an answer A of its `next` (kTopAnswer:
 // kind `source`, A an object or array) `[time, "source", A]` or `["source", A]`, its data
 // `{"answer": A, "call": "next", "pool": ""}` made again (37 bytes fewer). Bounded, so that a
 // page of a feed (serve sends 128 lines a page) never reads a turn of 20,000 lines, and no row

@@ -35,18 +35,6 @@ std::string IdProblem(const std::string& id) {
 
 namespace {
 
-// A Pool's per-item mark's data, `{"item": id, "pool": prefix}`, as JSON text: the bytes a dump
-// of that object writes, with no tree made and freed for each of 10,000 items (#33).
-std::string ItemMark(const std::string& id, const std::string& pool) {
-  std::string out = "{\"item\":";
-  out.reserve(24 + id.size() + pool.size());
-  AppendJsonString(out, id);
-  out += ",\"pool\":";
-  AppendJsonString(out, pool);
-  out += '}';
-  return out;
-}
-
 // A settle of item `id` with `output` as the journal entry's text, `[id, output]`: read as
 // `{"output": …, "settled": id}` (store/rows.h, IsShortEntry; 17 bytes fewer than that object,
 // which stores from before it hold).
@@ -238,7 +226,10 @@ void PoolActor::mark(const char* kind, const std::string& id) {
   line.append(" ").append(kind);
   // A top Pool's, told short: its data ({"item": id, "pool": ""}) is made when read (FeedForm).
   if (prefix_.empty()) return run_.emitShort(FeedForm::kTopMark, kind, std::move(line));
-  run_.emitText(kind, ItemMark(id, prefix_), std::move(line));
+  std::string data;
+  data.reserve(24 + id.size() + prefix_.size());
+  AppendItemMark(data, id, prefix_);
+  run_.emitText(kind, std::move(data), std::move(line));
 }
 
 void PoolActor::traceSource(const char* call, const char* key, const Json& value) {
@@ -762,23 +753,13 @@ void PoolActor::readJournal(const Json& snap) {
                           " is damaged: " + why +
                           "; it cannot go on, the other runs are unaffected");
     };
-    const bool settled = e.is_object() && e.contains("settled") && e.size() == 2 &&
-                         e.contains("output") && e.at("settled").is_string();
-    const bool failed = e.is_object() && e.contains("failed") && e.size() == 2 &&
-                        e.contains("failure") && e.at("failed").is_string() &&
-                        e.at("failure").is_object() && e.at("failure").contains("reason") &&
-                        e.at("failure").at("reason").is_string();
-    if (!settled && !failed) throw damaged("it is not a settled or failed item");
-    const std::string id = e.at(settled ? "settled" : "failed").get<std::string>();
+    JournalEntry entry;
+    if (!ReadJournalEntry(e, entry)) throw damaged("it is not a settled or failed item");
+    const std::string& id = *entry.item;
     if (settledSet_.count(id) != 0) throw damaged("item " + id + " is settled twice");
     if (liveIds_.count(id) != 0) throw damaged("item " + id + " is settled and live");
-    if (settled) {
-      items_[id] = e.at("output");
-      settle(id, false);
-    } else {
-      failures_[id] = e.at("failure");
-      settle(id, true);
-    }
+    (entry.failed ? failures_ : items_)[id] = *entry.value;
+    settle(id, entry.failed);
   }
 }
 
