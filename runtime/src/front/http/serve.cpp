@@ -253,13 +253,15 @@ class Session : public std::enable_shared_from_this<Session> {
                       !limits_->stopping && served_ + 1 < kRequestsPerConnection;
     res_.keep_alive(keep);
     // How long the connection waits for the next request, and how many it still carries, said
-    // as servers say it (RFC 9110's Keep-Alive): a client that keeps connections longer (undici's
-    // pool) then lets this one go before serve closes it, instead of sending on it as it closes.
+    // as servers say it (`Keep-Alive`, RFC 2068 19.7.1, named in `Connection` as a hop-by-hop
+    // field must be): a client that keeps connections longer (undici's pool) lets this one go
+    // before serve closes it, instead of sending on it as it closes. A second less than serve
+    // waits, for a client that takes the hint to the letter.
     if (keep) {
-      res_.set("Keep-Alive", "timeout=" + std::to_string(kReadLimit.count()) +
-                                 ", max=" + std::to_string(kRequestsPerConnection - served_ - 1));
-    } else {
-      res_.erase("Keep-Alive");
+      res_.set(http::field::connection, "keep-alive");
+      res_.set("Keep-Alive",
+               "timeout=" + std::to_string(std::chrono::seconds(kReadLimit).count() - 1) +
+                   ", max=" + std::to_string(kRequestsPerConnection - served_ - 1));
     }
     res_.prepare_payload();
     lowest().expires_after(std::chrono::seconds(10));
