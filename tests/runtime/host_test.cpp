@@ -658,6 +658,28 @@ TEST_F(Host, APoolsViewTakesItsItemsFromTheJournal) {
   EXPECT_FALSE(view.contains("menus"));
 }
 
+// A read of a running Pool's view takes its items from the journal by the rule its restore reads
+// them by (ReadJournalEntry, jr2/pool_lines.h): what is not one item's settle or failure is left
+// out (a load of the run names the damage; a read shows what it can).
+TEST(Views, ARunningPoolsViewLeavesOutJournalEntriesThatAreNotAnItems) {
+  Json view = {{"report", {{"sofar", {{"journaled", true}, {"status", "running"}}}}}};
+  const std::vector<Json> journal = {
+      {{"settled", "A"}, {"output", {{"n", 1}}}},
+      {{"failed", "B"}, {"failure", {{"reason", "it broke"}, {"detail", nullptr}}}},
+      {{"settled", "C"}, {"output", 3}, {"extra", 0}},         // a member more
+      {{"failed", "D"}, {"failure", {{"why", "no reason"}}}},  // a failure without its reason
+      {{"failed", "E"}, {"failure", "text"}},                  // a failure that is not an object
+      {{"settled", 7}, {"output", 7}},                         // an id that is not text
+      Json::array({"F", "f"}),                                 // not an entry as loaded
+  };
+  jr2rt::FillFromJournal(view, journal);
+  const Json& sofar = view["report"]["sofar"];
+  EXPECT_EQ(sofar["items"], (Json{{"A", {{"n", 1}}}}));
+  EXPECT_EQ(sofar["failures"], (Json{{"B", {{"reason", "it broke"}, {"detail", nullptr}}}}));
+  EXPECT_FALSE(sofar.contains("journaled"));
+  EXPECT_EQ(sofar["status"], "running");
+}
+
 // An ended Pool's output (#33): its items are in its journal, one entry each, and neither the
 // run's snapshot nor its view stores them again (220 kB each at 10,000 items); a load, a read of
 // its view and a restore give them back whole. A read that asks for no items gets none.
