@@ -151,27 +151,27 @@ budgetBlock : IDENT bodyBlock;
 // --- expressions -------------------------------------------------------------------------------
 // Precedence, loosest first: `?:`, `??`, `||`, `&&`, `== !=`, `< <= > >=`, `+ -`, `* / %`,
 // prefix `! -`, postfix `.x [i] (args) !`.
+//
+// The binary operators are one flat chain here, `a + b * c` three operands and two operators, and
+// the AST builder groups it by precedence (ast::Precedence). Written as ANTLR's
+// left-recursive rule, the choice "does the expression go on" had a prediction state for each
+// precedence level and each next token, each computed the first time it is met by a closure over
+// everything that may follow an expression: three quarters of a cold check's prediction (#33).
 
-expr        : expr DOT anyWord                                    # MemberExpr
-            | expr LBRACK expr RBRACK                             # IndexExpr
-            | expr argList                                        # CallExpr
-            | expr BANG                                           # NonNullExpr
-            | op=(BANG | MINUS) expr                              # PrefixExpr
-            | expr op=(STAR | SLASH | PERCENT) expr               # MultiplicativeExpr
-            | expr op=(PLUS | MINUS) expr                         # AdditiveExpr
-            | expr op=(LT | LE | GT | GE) expr                    # CompareExpr
-            | expr op=(EQ | NEQ) expr                             # EqualityExpr
-            | expr AND expr                                       # AndExpr
-            | expr OR expr                                        # OrExpr
-            | expr COALESCE expr                                  # CoalesceExpr
-            | <assoc = right> expr QUESTION expr COLON expr       # ConditionalExpr
-            | primary                                             # PrimaryExpr
+expr        : unaryExpr (binaryOp unaryExpr)* (QUESTION expr COLON expr)?;  // `?:` to the right
+binaryOp    : STAR | SLASH | PERCENT | PLUS | MINUS | LT | LE | GT | GE | EQ | NEQ | AND | OR
+            | COALESCE;
+unaryExpr   : op=(BANG | MINUS) unaryExpr
+            | atom postfix*
+            | listLit postfix*
+            | LPAREN expr RPAREN postfix*
             ;
-
-// ANTLR gives the alternatives above precedence in the order written, tightest first; the parser
-// generator rewrites the left recursion into loops, so a long chain `a + b + c …` does not recurse.
-
-primary     : INT
+postfix     : DOT anyWord
+            | LBRACK expr RBRACK
+            | argList
+            | BANG
+            ;
+atom        : INT
             | DECIMAL
             | DURATION
             | STRING
@@ -184,10 +184,13 @@ primary     : INT
             | ERROR_KW
             | EVENT                // `event` is reserved, and also the name of the firing event
             | objectLit
-            | listLit
-            | LPAREN expr RPAREN
             ;
 
 objectLit   : LBRACE (objectEntry (COMMA? objectEntry)* COMMA?)? RBRACE;
 objectEntry : anyWord COLON expr;
-listLit     : LBRACK (expr (COMMA? expr)* COMMA?)? RBRACK;
+listLit     : LBRACK (expr (COMMA expr | gluedExpr)* COMMA?)? RBRACK;
+// mistake: an element straight after the one before it, without its `,`. It cannot start with
+// what would go on that element (`-` `!` `(` `[`): `[a -1]` is `a - 1` and `[f (x)]` a call, as
+// anywhere else. Were it any expression, the parser could not tell where an expression ends
+// without reading far ahead, and did so for every expression (#33).
+gluedExpr   : atom postfix*;

@@ -47,6 +47,33 @@ const char* Spelling(BinaryOp op) {
   return "?";
 }
 
+int Precedence(BinaryOp op) {
+  switch (op) {
+    case BinaryOp::kCoalesce:
+      return 1;
+    case BinaryOp::kOr:
+      return 2;
+    case BinaryOp::kAnd:
+      return 3;
+    case BinaryOp::kEq:
+    case BinaryOp::kNe:
+      return 4;
+    case BinaryOp::kLt:
+    case BinaryOp::kLe:
+    case BinaryOp::kGt:
+    case BinaryOp::kGe:
+      return 5;
+    case BinaryOp::kAdd:
+    case BinaryOp::kSub:
+      return 6;
+    case BinaryOp::kMul:
+    case BinaryOp::kDiv:
+    case BinaryOp::kMod:
+      return 7;
+  }
+  return 7;
+}
+
 const char* KindWord(Decl::Kind kind) {
   switch (kind) {
     case Decl::Kind::kType:

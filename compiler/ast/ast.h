@@ -246,6 +246,10 @@ enum class BinaryOp {
   kCoalesce
 };
 const char* Spelling(BinaryOp op);
+// How tightly a binary operator binds (docs/language.md's precedence table): 1 for `??` up to 7
+// for `* / %`. Each level groups to the left; `?:` binds looser than any, the prefix and postfix
+// operators tighter. The parser groups by it, and printers bracket by it.
+int Precedence(BinaryOp op);
 struct BinaryExpr : ExprOf<Expr::Kind::kBinary> {
   using ExprOf::ExprOf;
   BinaryOp op = BinaryOp::kAdd;

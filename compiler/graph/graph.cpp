@@ -31,30 +31,7 @@ int Precedence(const ast::Expr& e) {
     case ast::Expr::Kind::kConditional:
       return 1;
     case ast::Expr::Kind::kBinary:
-      switch (llvm::cast<ast::BinaryExpr>(e).op) {
-        case ast::BinaryOp::kCoalesce:
-          return 2;
-        case ast::BinaryOp::kOr:
-          return 3;
-        case ast::BinaryOp::kAnd:
-          return 4;
-        case ast::BinaryOp::kEq:
-        case ast::BinaryOp::kNe:
-          return 5;
-        case ast::BinaryOp::kLt:
-        case ast::BinaryOp::kLe:
-        case ast::BinaryOp::kGt:
-        case ast::BinaryOp::kGe:
-          return 6;
-        case ast::BinaryOp::kAdd:
-        case ast::BinaryOp::kSub:
-          return 7;
-        case ast::BinaryOp::kMul:
-        case ast::BinaryOp::kDiv:
-        case ast::BinaryOp::kMod:
-          return 8;
-      }
-      return 8;
+      return 1 + ast::Precedence(llvm::cast<ast::BinaryExpr>(e).op);
     case ast::Expr::Kind::kUnary:
       return 9;
     case ast::Expr::Kind::kMember:

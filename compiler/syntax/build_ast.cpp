@@ -387,97 +387,96 @@ class Builder {
 
   ast::ExprPtr expr(P::ExprContext* c) {
     if (c == nullptr) return nullptr;
-    if (++depth_ > kMaxExprDepth) {
-      --depth_;
-      if (!reportedDepth_) {
-        reportedDepth_ = true;
-        diags_.emit(diag::SyntaxTooDeep, range(c->getStart()), "expressions", kMaxExprDepth);
-      }
-      return nullptr;
-    }
+    if (!enter(1, c->getStart())) return nullptr;
     ast::ExprPtr e = exprInner(c);
     --depth_;
     return e;
   }
 
-  ast::ExprPtr exprInner(P::ExprContext* c) {
-    if (auto* m = dynamic_cast<P::MemberExprContext*>(c)) {
-      auto e = make<ast::MemberExpr>(c);
-      e->object = expr(m->expr());
-      e->member = word(m->anyWord());
-      if (!e->object) return nullptr;
-      return e;
+  // Goes `levels` deeper into nested expressions; false, and reported once, past kMaxExprDepth
+  // (the later phases walk an expression by recursion).
+  bool enter(int levels, const antlr4::Token* at) {
+    depth_ += levels;
+    if (depth_ <= kMaxExprDepth) return true;
+    depth_ -= levels;
+    if (!reportedDepth_) {
+      reportedDepth_ = true;
+      diags_.emit(diag::SyntaxTooDeep, range(at), "expressions", kMaxExprDepth);
     }
-    if (auto* i = dynamic_cast<P::IndexExprContext*>(c)) {
-      auto e = make<ast::IndexExpr>(c);
-      e->object = expr(i->expr(0));
-      e->index = expr(i->expr(1));
-      if (!e->object || !e->index) return nullptr;
-      return e;
-    }
-    if (auto* call = dynamic_cast<P::CallExprContext*>(c)) {
-      auto e = make<ast::CallExpr>(c);
-      e->callee = expr(call->expr());
-      e->args = args(call->argList());
-      if (!e->callee) return nullptr;
-      return e;
-    }
-    if (auto* n = dynamic_cast<P::NonNullExprContext*>(c)) {
-      auto e = make<ast::NonNullExpr>(c);
-      e->operand = expr(n->expr());
-      if (!e->operand) return nullptr;
-      return e;
-    }
-    if (auto* p = dynamic_cast<P::PrefixExprContext*>(c)) {
-      auto e = make<ast::UnaryExpr>(c);
-      e->op = p->op->getType() == P::BANG ? ast::UnaryOp::kNot : ast::UnaryOp::kNeg;
-      e->opRange = range(p->op);
-      e->operand = expr(p->expr());
-      if (!e->operand) return nullptr;
-      return e;
-    }
-    if (auto* t = dynamic_cast<P::ConditionalExprContext*>(c)) {
-      auto e = make<ast::ConditionalExpr>(c);
-      e->cond = expr(t->expr(0));
-      e->then = expr(t->expr(1));
-      e->otherwise = expr(t->expr(2));
-      if (!e->cond || !e->then || !e->otherwise) return nullptr;
-      return e;
-    }
-    if (auto* p = dynamic_cast<P::PrimaryExprContext*>(c)) return primary(p->primary());
-    // Every other labelled alternative is a binary operator. A chain `a + b + c …` is a
-    // left-deep tree: walk its left spine in a loop so a long chain does not recurse.
-    std::vector<P::ExprContext*> spine;
-    P::ExprContext* cur = c;
-    while (IsBinary(cur)) {
-      spine.push_back(cur);
-      cur = dynamic_cast<P::ExprContext*>(cur->children[0]);
-    }
-    if (spine.empty() || cur == nullptr) return nullptr;
-    ast::ExprPtr lhs = expr(cur);
-    for (auto it = spine.rbegin(); it != spine.rend(); ++it) {
-      P::ExprContext* node = *it;
-      auto* op = dynamic_cast<antlr4::tree::TerminalNode*>(node->children[1]);
-      auto e = make<ast::BinaryExpr>(node);
-      e->opRange = range(op);
-      e->op = BinaryOpOf(op->getSymbol()->getType());
-      e->lhs = std::move(lhs);
-      e->rhs = expr(dynamic_cast<P::ExprContext*>(node->children[2]));
-      if (!e->lhs || !e->rhs) return nullptr;
-      lhs = std::move(e);
-    }
-    return lhs;
+    return false;
   }
 
-  static bool IsBinary(P::ExprContext* c) {
-    if (c == nullptr || c->children.size() != 3) return false;
-    if (dynamic_cast<P::ExprContext*>(c->children[0]) == nullptr ||
-        dynamic_cast<P::ExprContext*>(c->children[2]) == nullptr) {
-      return false;
+  // `a + b * c … [? then : otherwise]`: a chain of operands and binary operators, and a `?:` that
+  // the rule's own recursion groups to the right.
+  ast::ExprPtr exprInner(P::ExprContext* c) {
+    const auto& kids = c->children;
+    size_t chainEnd = 0;  // the operands and operators: kids[0, chainEnd)
+    while (chainEnd < kids.size() &&
+           (chainEnd % 2 == 0 || dynamic_cast<P::BinaryOpContext*>(kids[chainEnd]) != nullptr)) {
+      ++chainEnd;
     }
-    auto* op = dynamic_cast<antlr4::tree::TerminalNode*>(c->children[1]);
-    return op != nullptr && op->getSymbol()->getType() != P::QUESTION &&
-           dynamic_cast<P::IndexExprContext*>(c) == nullptr;
+    ast::ExprPtr chain = binary(kids, chainEnd);
+    if (chainEnd == kids.size()) return chain;
+    auto e = make<ast::ConditionalExpr>(c);
+    e->cond = std::move(chain);
+    e->then = expr(c->expr(0));
+    e->otherwise = expr(c->expr(1));
+    if (!e->cond || !e->then || !e->otherwise) return nullptr;
+    return e;
+  }
+
+  // `a + b * c …` comes from the grammar flat, operands and operators in turn; it is grouped here
+  // by precedence (ast::Precedence; operator precedence parsing with two stacks), so a long chain
+  // does not recurse.
+  ast::ExprPtr binary(const std::vector<antlr4::tree::ParseTree*>& kids, size_t count) {
+    if (count == 1) return unary(dynamic_cast<P::UnaryExprContext*>(kids[0]));
+    if (count % 2 == 0) return nullptr;  // recovery left an operator without its operand
+    struct Operand {
+      ast::ExprPtr expr;
+      SourceRange range;  // the operand's text, brackets included
+    };
+    std::vector<Operand> operands;
+    struct Operator {
+      ast::BinaryOp op;
+      SourceRange range;
+    };
+    std::vector<Operator> ops;
+    operands.reserve(count / 2 + 1);
+    ops.reserve(count / 2);
+    bool whole = true;
+    auto reduce = [&] {
+      const Operator op = ops.back();
+      ops.pop_back();
+      Operand rhs = std::move(operands.back());
+      operands.pop_back();
+      Operand& lhs = operands.back();
+      auto e = std::make_unique<ast::BinaryExpr>(lhs.range.to(rhs.range));
+      e->op = op.op;
+      e->opRange = op.range;
+      e->lhs = std::move(lhs.expr);
+      e->rhs = std::move(rhs.expr);
+      lhs.range = e->range;
+      lhs.expr = std::move(e);
+    };
+    for (size_t i = 0; i < count; ++i) {
+      if (i % 2 == 1) {
+        auto* op = dynamic_cast<P::BinaryOpContext*>(kids[i]);
+        if (op == nullptr || op->getStart() == nullptr) return nullptr;
+        const Operator next{BinaryOpOf(op->getStart()->getType()), range(op->getStart())};
+        const int precedence = ast::Precedence(next.op);
+        while (!ops.empty() && ast::Precedence(ops.back().op) >= precedence) reduce();
+        ops.push_back(next);
+        continue;
+      }
+      auto* operand = dynamic_cast<P::UnaryExprContext*>(kids[i]);
+      if (operand == nullptr) return nullptr;
+      Operand next{unary(operand), range(operand)};
+      whole = whole && next.expr != nullptr;
+      operands.push_back(std::move(next));
+    }
+    while (!ops.empty()) reduce();
+    if (!whole) return nullptr;
+    return std::move(operands.back().expr);
   }
 
   static ast::BinaryOp BinaryOpOf(size_t type) {
@@ -513,13 +512,93 @@ class Builder {
     }
   }
 
-  ast::ExprPtr primary(P::PrimaryContext* c) {
-    if (c == nullptr) return nullptr;
-    if (c->expr() != nullptr) return expr(c->expr());
-    if (c->objectLit() != nullptr) return object(c->objectLit());
-    if (c->listLit() != nullptr) return list(c->listLit());
+  // A prefix `!x` `-x`, or a primary and its postfixes `.x [i] (args) !`.
+  ast::ExprPtr unary(P::UnaryExprContext* c) {
+    if (c == nullptr || c->children.empty()) return nullptr;
+    if (c->op != nullptr) {
+      auto* operand =
+          c->children.size() == 2 ? dynamic_cast<P::UnaryExprContext*>(c->children[1]) : nullptr;
+      if (operand == nullptr || !enter(1, operand->getStart())) return nullptr;
+      auto e = make<ast::UnaryExpr>(c);
+      e->op = c->op->getType() == P::BANG ? ast::UnaryOp::kNot : ast::UnaryOp::kNeg;
+      e->opRange = range(c->op);
+      e->operand = unary(operand);
+      --depth_;
+      if (!e->operand) return nullptr;
+      return e;
+    }
+    return withPostfixes(c);
+  }
+
+  // `head postfix*`: the head an atom, a list literal or `(expr)` (in a list, after an element
+  // without its `,`, only an atom).
+  ast::ExprPtr withPostfixes(antlr4::ParserRuleContext* c) {
+    if (c == nullptr || c->children.empty() || c->getStart() == nullptr) return nullptr;
+    const bool bracketed = c->getStart()->getType() == P::LPAREN;
+    const size_t first = bracketed ? 3 : 1;  // `(` expr `)`, or one rule
+    if (c->children.size() < first) return nullptr;
+    // Each postfix holds what is left of it one level deeper: the head is `postfixes` deep.
+    const int postfixes = static_cast<int>(c->children.size() - first);
+    if (!enter(postfixes, c->getStart())) return nullptr;
+    ast::ExprPtr e;
+    if (bracketed) {
+      e = expr(dynamic_cast<P::ExprContext*>(c->children[1]));
+    } else if (c->getStart()->getType() == P::LBRACK) {
+      auto* l = dynamic_cast<P::ListLitContext*>(c->children[0]);
+      if (l != nullptr) e = list(l);
+    } else {
+      e = atom(dynamic_cast<P::AtomContext*>(c->children[0]));
+    }
+    const SourceRange begin = range(c->getStart());
+    for (size_t i = first; i < c->children.size(); ++i) {
+      --depth_;
+      auto* post = dynamic_cast<P::PostfixContext*>(c->children[i]);
+      if (!e || post == nullptr || post->getStart() == nullptr) {
+        depth_ -= static_cast<int>(c->children.size() - 1 - i);
+        return nullptr;
+      }
+      const SourceRange at = begin.to(range(post->getStop()));
+      switch (post->getStart()->getType()) {
+        case P::DOT: {
+          auto m = std::make_unique<ast::MemberExpr>(at);
+          m->object = std::move(e);
+          m->member = word(post->anyWord());
+          e = std::move(m);
+          break;
+        }
+        case P::LBRACK: {
+          auto x = std::make_unique<ast::IndexExpr>(at);
+          x->object = std::move(e);
+          x->index = expr(post->expr());
+          e = x->index ? std::move(x) : nullptr;
+          break;
+        }
+        case P::LPAREN: {
+          auto call = std::make_unique<ast::CallExpr>(at);
+          call->callee = std::move(e);
+          call->args = args(post->argList());
+          e = std::move(call);
+          break;
+        }
+        default: {  // BANG
+          auto n = std::make_unique<ast::NonNullExpr>(at);
+          n->operand = std::move(e);
+          e = std::move(n);
+          break;
+        }
+      }
+    }
+    return e;
+  }
+
+  // A literal, a name or an object literal.
+  ast::ExprPtr atom(P::AtomContext* c) {
+    if (c == nullptr || c->children.empty()) return nullptr;
     auto* t = c->getStart();
     if (t == nullptr) return nullptr;
+    if (t->getType() == P::LBRACE) {
+      return object(dynamic_cast<P::ObjectLitContext*>(c->children[0]));
+    }
     const std::string text = t->getText();
     switch (t->getType()) {
       case P::INT: {
@@ -600,10 +679,17 @@ class Builder {
   ast::ExprPtr list(P::ListLitContext* c) {
     auto e = make<ast::ListExpr>(c);
     missingCommas(c, "a list");
-    const auto elements = c->expr();
-    e->elements.reserve(elements.size());
-    for (auto* x : elements) {
-      if (auto v = expr(x)) e->elements.push_back(std::move(v));
+    for (auto* child : c->children) {
+      ast::ExprPtr v;
+      if (auto* x = dynamic_cast<P::ExprContext*>(child)) {
+        v = expr(x);
+      } else if (auto* glued = dynamic_cast<P::GluedExprContext*>(child)) {
+        // Reported by missingCommas; an element like any other.
+        if (!enter(1, glued->getStart())) continue;
+        v = withPostfixes(glued);
+        --depth_;
+      }
+      if (v) e->elements.push_back(std::move(v));
     }
     return e;
   }

@@ -48,6 +48,176 @@ TEST(Syntax, PrecedenceAndAssociativity) {
   EXPECT_EQ(llvm::cast<ast::BinaryExpr>(cond->otherwise.get())->op, ast::BinaryOp::kCoalesce);
 }
 
+// An expression as a fully bracketed S-expression, to say how the parser grouped it.
+std::string Sexp(const ast::Expr* e) {
+  if (e == nullptr) return "<null>";
+  switch (e->kind) {
+    case ast::Expr::Kind::kName:
+      return std::string(llvm::cast<ast::NameExpr>(e)->name.text);
+    case ast::Expr::Kind::kInt:
+      return std::to_string(llvm::cast<ast::IntLit>(e)->value);
+    case ast::Expr::Kind::kMember: {
+      auto* m = llvm::cast<ast::MemberExpr>(e);
+      return "(. " + Sexp(m->object.get()) + " " + std::string(m->member.text) + ")";
+    }
+    case ast::Expr::Kind::kIndex: {
+      auto* x = llvm::cast<ast::IndexExpr>(e);
+      return "([] " + Sexp(x->object.get()) + " " + Sexp(x->index.get()) + ")";
+    }
+    case ast::Expr::Kind::kCall: {
+      auto* c = llvm::cast<ast::CallExpr>(e);
+      std::string out = "(call " + Sexp(c->callee.get());
+      for (const auto& a : c->args) out += " " + Sexp(a.value.get());
+      return out + ")";
+    }
+    case ast::Expr::Kind::kNonNull:
+      return "(! " + Sexp(llvm::cast<ast::NonNullExpr>(e)->operand.get()) + ")";
+    case ast::Expr::Kind::kUnary: {
+      auto* u = llvm::cast<ast::UnaryExpr>(e);
+      return std::string(u->op == ast::UnaryOp::kNot ? "(not " : "(neg ") + Sexp(u->operand.get()) +
+             ")";
+    }
+    case ast::Expr::Kind::kBinary: {
+      auto* b = llvm::cast<ast::BinaryExpr>(e);
+      return "(" + std::string(ast::Spelling(b->op)) + " " + Sexp(b->lhs.get()) + " " +
+             Sexp(b->rhs.get()) + ")";
+    }
+    case ast::Expr::Kind::kConditional: {
+      auto* c = llvm::cast<ast::ConditionalExpr>(e);
+      return "(? " + Sexp(c->cond.get()) + " " + Sexp(c->then.get()) + " " +
+             Sexp(c->otherwise.get()) + ")";
+    }
+    case ast::Expr::Kind::kList: {
+      std::string out = "[";
+      for (const auto& x : llvm::cast<ast::ListExpr>(e)->elements) {
+        out += (out.size() > 1 ? " " : "") + Sexp(x.get());
+      }
+      return out + "]";
+    }
+    default:
+      return "<other>";
+  }
+}
+
+// `var x: json = TEXT` parsed; the initial value's S-expression, or the first diagnostic.
+struct OneExpr {
+  Parsed parsed;
+  std::string sexp;
+  explicit OneExpr(const std::string& text)
+      : parsed("machine m { var x: json = " + text + "\n initial state s {} }") {
+    auto* m = llvm::dyn_cast<ast::MachineDecl>(parsed.file->decls.at(0).get());
+    sexp = m != nullptr && !m->vars.empty() ? Sexp(m->vars[0].init.get()) : "<no var>";
+  }
+  std::string source(SourceRange r) const {
+    return std::string(parsed.sm.file(r.file).text().substr(r.begin, r.end - r.begin));
+  }
+};
+
+TEST(Syntax, EachBinaryLevelGroupsToTheLeftAndBindsAsTheTableSays) {
+  // The parser reads a chain of operands and operators flat; the AST builder groups it. Each row
+  // is one rule of docs/language.md's precedence table.
+  const std::pair<const char*, const char*> cases[] = {
+      {"a - b - c", "(- (- a b) c)"},
+      {"a / b * c % d", "(% (* (/ a b) c) d)"},
+      {"a < b < c", "(< (< a b) c)"},
+      {"a == b != c", "(!= (== a b) c)"},
+      {"a && b && c", "(&& (&& a b) c)"},
+      {"a || b || c", "(|| (|| a b) c)"},
+      {"a ?? b ?? c", "(?? (?? a b) c)"},
+      {"a ?? b || c && d == e < f + g * h", "(?? a (|| b (&& c (== d (< e (+ f (* g h)))))))"},
+      {"a * b + c < d == e && f || g ?? h", "(?? (|| (&& (== (< (+ (* a b) c) d) e) f) g) h)"},
+      {"a + b * c - d", "(- (+ a (* b c)) d)"},
+      {"a * (b + c)", "(* a (+ b c))"},
+      {"-a * b", "(* (neg a) b)"},
+      {"-a.b", "(neg (. a b))"},
+      {"!a! == b", "(== (not (! a)) b)"},
+      {"- -a", "(neg (neg a))"},
+      {"f(a)[0].b!", "(! (. ([] (call f a) 0) b))"},
+      {"(a)(b)", "(call a b)"},
+      {"[a][0]", "([] [a] 0)"},
+      {"a ? b : c ? d : e", "(? a b (? c d e))"},
+      {"a ? b ? c : d : e", "(? a (? b c d) e)"},
+      {"a || b ? c + d : e ?? f", "(? (|| a b) (+ c d) (?? e f))"},
+      {"(a ? b : c) + d", "(+ (? a b c) d)"},
+  };
+  for (const auto& [text, want] : cases) {
+    OneExpr e(text);
+    EXPECT_EQ(e.parsed.diags.errorCount(), 0u) << text;
+    EXPECT_EQ(e.sexp, want) << text;
+  }
+}
+
+TEST(Syntax, AnExpressionsRangeCoversItsTextBracketsIncluded) {
+  OneExpr e("(a) + b * c");
+  ASSERT_EQ(e.parsed.diags.errorCount(), 0u);
+  auto* m = llvm::cast<ast::MachineDecl>(e.parsed.file->decls[0].get());
+  auto* add = llvm::cast<ast::BinaryExpr>(m->vars[0].init.get());
+  EXPECT_EQ(e.source(add->range), "(a) + b * c");
+  EXPECT_EQ(e.source(add->opRange), "+");
+  EXPECT_EQ(e.source(add->lhs->range), "a");  // the name itself, inside its brackets
+  EXPECT_EQ(e.source(add->rhs->range), "b * c");
+
+  OneExpr chain("f(x).y[0]!");
+  auto* cm = llvm::cast<ast::MachineDecl>(chain.parsed.file->decls[0].get());
+  const ast::Expr* node = cm->vars[0].init.get();
+  for (const char* want : {"f(x).y[0]!", "f(x).y[0]", "f(x).y", "f(x)"}) {
+    ASSERT_NE(node, nullptr);
+    EXPECT_EQ(chain.source(node->range), want);
+    if (auto* n = llvm::dyn_cast<ast::NonNullExpr>(node))
+      node = n->operand.get();
+    else if (auto* x = llvm::dyn_cast<ast::IndexExpr>(node))
+      node = x->object.get();
+    else if (auto* mem = llvm::dyn_cast<ast::MemberExpr>(node))
+      node = mem->object.get();
+    else
+      node = nullptr;
+  }
+
+  OneExpr minus("-a.b ?? c");
+  auto* mm = llvm::cast<ast::MachineDecl>(minus.parsed.file->decls[0].get());
+  auto* co = llvm::cast<ast::BinaryExpr>(mm->vars[0].init.get());
+  EXPECT_EQ(minus.source(co->lhs->range), "-a.b");
+  EXPECT_EQ(minus.source(llvm::cast<ast::UnaryExpr>(co->lhs.get())->opRange), "-");
+}
+
+TEST(Syntax, AListElementWithoutItsCommaIsReportedUnlessItGoesOnTheOneBefore) {
+  // A `,` left out before an element that cannot continue the one before it: reported, with
+  // its fix, and the element kept.
+  OneExpr glued("[1 2 x.y f(z) {k: 1}]");
+  EXPECT_EQ(glued.sexp, "[1 2 (. x y) (call f z) <other>]");
+  ASSERT_EQ(glued.parsed.diags.errorCount(), 4u);
+  for (const auto& d : glued.parsed.diags.all()) {
+    EXPECT_NE(d.message.find("missing `,` between two elements of a list"), std::string::npos)
+        << d.message;
+  }
+  // What would go on the element before it goes on it, as in any other expression.
+  const std::pair<const char*, const char*> cases[] = {
+      {"[a -1]", "[(- a 1)]"},
+      {"[f (x)]", "[(call f x)]"},
+      {"[a [0]]", "[([] a 0)]"},
+      {"[a ! b]", "[(! a) b]"},  // `a!`, then `b` without its `,`
+  };
+  for (const auto& [text, want] : cases) {
+    OneExpr e(text);
+    EXPECT_EQ(e.sexp, want) << text;
+  }
+  EXPECT_EQ(OneExpr("[a ! b]").parsed.diags.errorCount(), 1u);
+  EXPECT_EQ(OneExpr("[a -1]").parsed.diags.errorCount(), 0u);
+}
+
+TEST(Syntax, APostfixChainPastTheDepthLimitIsOneError) {
+  std::string ok = "a";
+  for (int i = 1; i < syntax::kMaxExprDepth; ++i) ok += ".b";  // 999 postfixes: 1,000 deep
+  EXPECT_EQ(OneExpr(ok).parsed.diags.errorCount(), 0u);
+  OneExpr deep(ok + ".b");
+  ASSERT_EQ(deep.parsed.diags.errorCount(), 1u);
+  EXPECT_NE(deep.parsed.diags.all()[0].message.find("expressions nest more than 1000"),
+            std::string::npos);
+  std::string far = ok;
+  for (int i = 0; i < 30000; ++i) far += ".b";  // built in a loop: no stack to run out of
+  EXPECT_EQ(OneExpr(far).parsed.diags.errorCount(), 1u);
+}
+
 TEST(Syntax, StringEscapesAndTextBlocks) {
   Parsed p(
       "agent a {\n  model: \"x\\ty\\n\\\"q\\\" \\u{1F600}\"\n  instructions: \"\"\"\n"
