@@ -67,13 +67,17 @@ externDecl  : EXTERN declName paramList? (ARROW typeRef)? idempotentMark? STRING
 sourceDecl  : SOURCE declName paramList? COLON typeRef sourceBody?;
 sourceBody  : LBRACE sourceEntry* RBRACE;
 sourceEntry : IDENT IDENT STRING FATARROW hookVerdict COMMA?            // hook KIND "event" => …
-            | IDENT COMMA?                                              // push
+            | IDENT COMMA?                                              // push, or `idempotent`
             | anyWord sep=(COLON | ASSIGN) sourceValue COMMA?
             ;
-sourceValue : EXTERN qualName argList? idempotentMark?                // extern fn [idempotent]
-            | expr idempotentMark?                                    // std.fn(args) [idempotent], …
+sourceValue : EXTERN qualName argList?                                  // extern fn
+            | expr                                                      // std.fn(args), …
             ;
-// `idempotent` is not reserved: a predicate makes the word mean this only right after a read.
+// `idempotent` is not reserved. After an extern's signature a predicate makes the word mean this
+// only there. In a source body the word stands as an entry of its own, and the builder gives it
+// to the `key: value` entry just before it: the predicate had sat after every expression, and
+// kept ANTLR from choosing any of their loops on one token (#33). (After an extern it still sits
+// after a type, where a word that is not `idempotent` must be read as the next declaration's.)
 idempotentMark : { _input->LT(1)->getText() == "idempotent" }? IDENT;
 // `reread`, or `carry EXPR`, or `skip "why"`. Only `reread` takes no argument, so the next line's
 // `hook` is never read as one; any other word takes its argument here, and the builder says

@@ -8,6 +8,7 @@
 
 #include <charconv>
 #include <deque>
+#include <optional>
 #include <string>
 
 #include "compiler/diag/suggest.h"
@@ -1095,8 +1096,19 @@ class Builder {
       d->formRange = r;
       return true;
     };
-    for (auto* e : c->sourceBody()->sourceEntry()) {
+    const auto entries = c->sourceBody()->sourceEntry();
+    for (size_t at = 0; at < entries.size(); ++at) {
+      auto* e = entries[at];
       commaInBody(e->COMMA(), owner);
+      // `key: value idempotent`: the word stands as an entry of its own, right after the value
+      // with no `,` between (the grammar reserves no `idempotent`); it marks that value.
+      std::optional<SourceRange> mark;
+      if (e->sourceValue() != nullptr && e->COMMA() == nullptr && at + 1 < entries.size() &&
+          IsIdempotentWord(entries[at + 1])) {
+        commaInBody(entries[at + 1]->COMMA(), owner);
+        mark = range(entries[at + 1]->IDENT(0));
+        ++at;
+      }
       const auto idents = e->IDENT();
       if (e->FATARROW() != nullptr) {
         // hook SERVICE "event" => verdict
@@ -1160,9 +1172,8 @@ class Builder {
       }
       if (duplicateKey(key, d->keys, owner, range(e))) continue;
       const bool isCall = key.text == "next" || key.text == "read";
-      if (value->idempotentMark() != nullptr && key.text != "read") {
-        diags_.emit(diag::SyntaxMisplacedIdempotent, range(value->idempotentMark()))
-            .fix(range(value->idempotentMark()), "");
+      if (mark && key.text != "read") {
+        diags_.emit(diag::SyntaxMisplacedIdempotent, *mark).fix(*mark, "");
       }
       if (value->EXTERN() != nullptr && !isCall) {
         diags_.emit(diag::SyntaxExternValue, range(value), key.text);
@@ -1174,7 +1185,7 @@ class Builder {
                 key.range, key.text)) {
           continue;
         }
-        if (auto call = sourceCall(value, std::string(key.text))) d->call = std::move(call);
+        if (auto call = sourceCall(value, std::string(key.text), mark)) d->call = std::move(call);
         continue;
       }
       ast::ExprPtr v = expr(value->expr());
@@ -1215,12 +1226,20 @@ class Builder {
     return q;
   }
 
-  std::optional<ast::SourceCall> sourceCall(P::SourceValueContext* v, const std::string& key) {
+  // A source body's entry that is the bare word `idempotent`.
+  static bool IsIdempotentWord(P::SourceEntryContext* e) {
+    return e->FATARROW() == nullptr && e->anyWord() == nullptr && e->IDENT().size() == 1 &&
+           e->IDENT(0)->getText() == "idempotent";
+  }
+
+  std::optional<ast::SourceCall> sourceCall(P::SourceValueContext* v, const std::string& key,
+                                            std::optional<SourceRange> mark) {
     ast::SourceCall call;
     call.range = range(v);
-    if (auto* mark = v->idempotentMark()) {
+    if (mark) {
       call.idempotent = true;
-      call.idempotentRange = range(mark);
+      call.idempotentRange = *mark;
+      call.range = call.range.to(*mark);
     }
     if (v->EXTERN() != nullptr) {
       call.isExtern = true;

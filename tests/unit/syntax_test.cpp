@@ -262,6 +262,54 @@ TEST(Syntax, SourceFormsAndHooks) {
   EXPECT_EQ(s->hooks[1].eventKey, "b");
 }
 
+TEST(Syntax, IdempotentMarksTheReadJustBeforeItAndIsANameElsewhere) {
+  // The grammar reserves no `idempotent`: in a source body the word is an entry of its own,
+  // which the builder gives to the `key: value` right before it, when no `,` stands between.
+  auto source = [](const std::string& body) {
+    return "type A { id: string }\nsource s: A {\n" + body + "\n}\n";
+  };
+  {
+    Parsed p(source(" read: std.backlog(\"x.json\") idempotent\n hook forge \"e\" => reread"));
+    ASSERT_EQ(p.diags.errorCount(), 0u);
+    auto* s = llvm::cast<ast::SourceDecl>(p.file->decls[1].get());
+    ASSERT_TRUE(s->call.has_value());
+    EXPECT_TRUE(s->call->idempotent);
+    const std::string_view text = p.sm.file(1).text();
+    const auto slice = [&](SourceRange r) { return text.substr(r.begin, r.end - r.begin); };
+    EXPECT_EQ(slice(s->call->idempotentRange), "idempotent");
+    EXPECT_EQ(slice(s->call->range), "std.backlog(\"x.json\") idempotent");
+    EXPECT_EQ(s->hooks.size(), 1u);
+  }
+  {
+    // On the next line, with nothing between: still the read's mark.
+    Parsed p(source(" read: std.backlog(\"x.json\")\n idempotent"));
+    ASSERT_EQ(p.diags.errorCount(), 0u);
+    EXPECT_TRUE(llvm::cast<ast::SourceDecl>(p.file->decls[1].get())->call->idempotent);
+  }
+  {
+    // After a `,` it is not a mark: the comma and the unknown key are reported.
+    Parsed p(source(" read: std.backlog(\"x.json\"), idempotent"));
+    ASSERT_EQ(p.diags.errorCount(), 2u);
+    EXPECT_NE(p.diags.all()[0].message.find("takes no commas"), std::string::npos);
+    EXPECT_NE(p.diags.all()[1].message.find("`idempotent` is not a key"), std::string::npos);
+  }
+  {
+    // As a value, it is a name.
+    Parsed p(source(" push\n hold: idempotent"));
+    ASSERT_EQ(p.diags.errorCount(), 0u);
+    auto* s = llvm::cast<ast::SourceDecl>(p.file->decls[1].get());
+    ASSERT_NE(s->hold, nullptr);
+    EXPECT_EQ(llvm::cast<ast::NameExpr>(s->hold.get())->name.text, "idempotent");
+  }
+  {
+    // After an extern's signature, and as the name of its result type.
+    Parsed p("extern f(x: int) -> int idempotent \"d\"\nextern g() -> idempotent\n");
+    ASSERT_EQ(p.diags.errorCount(), 0u);
+    EXPECT_TRUE(llvm::cast<ast::ExternDecl>(p.file->decls[0].get())->idempotent);
+    EXPECT_FALSE(llvm::cast<ast::ExternDecl>(p.file->decls[1].get())->idempotent);
+  }
+}
+
 TEST(Syntax, EveryNodeHasARange) {
   Parsed p("event go\nmachine m {\n  initial state a {\n    on go -> b\n  }\n  final state b\n}");
   ASSERT_EQ(p.diags.errorCount(), 0u);
