@@ -196,5 +196,7 @@ listLit     : LBRACK (expr (COMMA expr | gluedExpr)* COMMA?)? RBRACK;
 // mistake: an element straight after the one before it, without its `,`. It cannot start with
 // what would go on that element (`-` `!` `(` `[`): `[a -1]` is `a - 1` and `[f (x)]` a call, as
 // anywhere else. Were it any expression, the parser could not tell where an expression ends
-// without reading far ahead, and did so for every expression (#33).
-gluedExpr   : atom postfix*;
+// without reading far ahead, and did so for every expression (#33). Past its first operand it is
+// an expression like `expr`.
+gluedExpr   : gluedHead (binaryOp unaryExpr)* (QUESTION expr COLON expr)?;
+gluedHead   : atom postfix*;

@@ -400,37 +400,56 @@ class Builder {
     depth_ += levels;
     if (depth_ <= kMaxExprDepth) return true;
     depth_ -= levels;
-    if (!reportedDepth_) {
-      reportedDepth_ = true;
-      diags_.emit(diag::SyntaxTooDeep, range(at), "expressions", kMaxExprDepth);
-    }
+    tooDeep(at);
     return false;
   }
 
-  // `a + b * c … [? then : otherwise]`: a chain of operands and binary operators, and a `?:` that
-  // the rule's own recursion groups to the right.
-  ast::ExprPtr exprInner(P::ExprContext* c) {
+  void tooDeep(const antlr4::Token* at) {
+    if (reportedDepth_) return;
+    reportedDepth_ = true;
+    diags_.emit(diag::SyntaxTooDeep, range(at), "expressions", kMaxExprDepth);
+  }
+
+  ast::ExprPtr exprInner(P::ExprContext* c) { return chain(c); }
+
+  // `a + b * c … [? then : otherwise]`, an `expr` or a list element without its `,`: a chain of
+  // operands and binary operators, and a `?:` that the rule's own recursion groups to the right.
+  // Each operand of a chain, and the condition, is one level deeper.
+  ast::ExprPtr chain(antlr4::ParserRuleContext* c) {
     const auto& kids = c->children;
     size_t chainEnd = 0;  // the operands and operators: kids[0, chainEnd)
     while (chainEnd < kids.size() &&
            (chainEnd % 2 == 0 || dynamic_cast<P::BinaryOpContext*>(kids[chainEnd]) != nullptr)) {
       ++chainEnd;
     }
-    ast::ExprPtr chain = binary(kids, chainEnd);
-    if (chainEnd == kids.size()) return chain;
+    if (chainEnd == kids.size()) return binary(kids, chainEnd);
     auto e = make<ast::ConditionalExpr>(c);
-    e->cond = std::move(chain);
-    e->then = expr(c->expr(0));
-    e->otherwise = expr(c->expr(1));
+    if (enter(1, c->getStart())) {
+      e->cond = binary(kids, chainEnd);
+      --depth_;
+    }
+    // `?` then, `:` otherwise: the two expressions after the chain.
+    std::vector<P::ExprContext*> branches;
+    for (size_t i = chainEnd; i < kids.size(); ++i) {
+      if (auto* x = dynamic_cast<P::ExprContext*>(kids[i])) branches.push_back(x);
+    }
+    e->then = expr(branches.size() > 0 ? branches[0] : nullptr);
+    e->otherwise = expr(branches.size() > 1 ? branches[1] : nullptr);
     if (!e->cond || !e->then || !e->otherwise) return nullptr;
     return e;
+  }
+
+  // One operand of a chain: a unary expression, or the head of a list element without its `,`.
+  ast::ExprPtr operand(antlr4::tree::ParseTree* t) {
+    if (auto* u = dynamic_cast<P::UnaryExprContext*>(t)) return unary(u);
+    return withPostfixes(dynamic_cast<P::GluedHeadContext*>(t));
   }
 
   // `a + b * c …` comes from the grammar flat, operands and operators in turn; it is grouped here
   // by precedence (ast::Precedence; operator precedence parsing with two stacks), so a long chain
   // does not recurse.
   ast::ExprPtr binary(const std::vector<antlr4::tree::ParseTree*>& kids, size_t count) {
-    if (count == 1) return unary(dynamic_cast<P::UnaryExprContext*>(kids[0]));
+    if (count == 1) return operand(kids[0]);
     if (count % 2 == 0) return nullptr;  // recovery left an operator without its operand
     struct Operand {
       ast::ExprPtr expr;
@@ -445,6 +464,7 @@ class Builder {
     operands.reserve(count / 2 + 1);
     ops.reserve(count / 2);
     bool whole = true;
+    const std::vector<int> levels = OperandLevels(kids, count);
     auto reduce = [&] {
       const Operator op = ops.back();
       ops.pop_back();
@@ -469,15 +489,58 @@ class Builder {
         ops.push_back(next);
         continue;
       }
-      auto* operand = dynamic_cast<P::UnaryExprContext*>(kids[i]);
-      if (operand == nullptr) return nullptr;
-      Operand next{unary(operand), range(operand)};
+      auto* rule = dynamic_cast<antlr4::ParserRuleContext*>(kids[i]);
+      if (rule == nullptr) return nullptr;
+      Operand next{nullptr, range(rule)};
+      const int level = levels[i / 2];
+      if (enter(level, rule->getStart())) {
+        next.expr = operand(rule);
+        depth_ -= level;
+      }
       whole = whole && next.expr != nullptr;
+      // The operands are built left to right, and the first two always: an operand that could
+      // not be built ends the chain, and what comes after it is not looked at.
+      if (!whole && i >= 2) return nullptr;
       operands.push_back(std::move(next));
     }
     while (!ops.empty()) reduce();
     if (!whole) return nullptr;
     return std::move(operands.back().expr);
+  }
+
+  // How many levels deep each operand of a chain sits, as the depth limit counts them: a chain
+  // is walked down its left side, and goes one level deeper into each right operand, and one
+  // more into the operand itself. `a + b * c`: 1, 2, 2. Each subtree of the grouped chain covers
+  // a run of operands, so the grouping is simulated on runs, without building anything.
+  static std::vector<int> OperandLevels(const std::vector<antlr4::tree::ParseTree*>& kids,
+                                        size_t count) {
+    const size_t n = count / 2 + 1;
+    std::vector<int> rightEdges(n, 0);
+    std::vector<bool> rightLeaf(n, false);
+    std::vector<std::pair<size_t, size_t>> runs;  // the operands each pending subtree covers
+    std::vector<int> pending;                     // the precedence of each pending operator
+    auto reduce = [&] {
+      const auto rhs = runs.back();
+      runs.pop_back();
+      pending.pop_back();
+      for (size_t k = rhs.first; k <= rhs.second; ++k) ++rightEdges[k];
+      if (rhs.first == rhs.second) rightLeaf[rhs.first] = true;
+      runs.back().second = rhs.second;
+    };
+    runs.emplace_back(0, 0);
+    for (size_t i = 1; i + 1 < count; i += 2) {
+      auto* op = dynamic_cast<P::BinaryOpContext*>(kids[i]);
+      const int precedence = op == nullptr || op->getStart() == nullptr
+                                 ? 0
+                                 : ast::Precedence(BinaryOpOf(op->getStart()->getType()));
+      while (!pending.empty() && pending.back() >= precedence) reduce();
+      pending.push_back(precedence);
+      runs.emplace_back(i / 2 + 1, i / 2 + 1);
+    }
+    while (!pending.empty()) reduce();
+    std::vector<int> levels(n);
+    for (size_t k = 0; k < n; ++k) levels[k] = rightEdges[k] - (rightLeaf[k] ? 1 : 0) + 1;
+    return levels;
   }
 
   static ast::BinaryOp BinaryOpOf(size_t type) {
@@ -531,18 +594,23 @@ class Builder {
     return withPostfixes(c);
   }
 
-  // `head postfix*`: the head an atom, a list literal or `(expr)` (in a list, after an element
+  // `head postfix*`: the head an atom, a list literal or `(expr)` (the head of a list element
   // without its `,`, only an atom).
   ast::ExprPtr withPostfixes(antlr4::ParserRuleContext* c) {
     if (c == nullptr || c->children.empty() || c->getStart() == nullptr) return nullptr;
     const bool bracketed = c->getStart()->getType() == P::LPAREN;
     const size_t first = bracketed ? 3 : 1;  // `(` expr `)`, or one rule
     if (c->children.size() < first) return nullptr;
-    // Each postfix holds what is left of it one level deeper: the head is `postfixes` deep.
+    // Each postfix holds what is left of it one level deeper: the head is `postfixes` deep. A
+    // node past kMaxExprDepth is not built; the ones above it still build their index and
+    // arguments (and report in them), and come out null.
     const int postfixes = static_cast<int>(c->children.size() - first);
-    if (!enter(postfixes, c->getStart())) return nullptr;
+    const int top = depth_;
     ast::ExprPtr e;
-    if (bracketed) {
+    depth_ = top + postfixes;
+    if (depth_ > kMaxExprDepth) {
+      tooDeep(c->getStart());
+    } else if (bracketed) {
       e = expr(dynamic_cast<P::ExprContext*>(c->children[1]));
     } else if (c->getStart()->getType() == P::LBRACK) {
       auto* l = dynamic_cast<P::ListLitContext*>(c->children[0]);
@@ -553,14 +621,16 @@ class Builder {
     const SourceRange begin = range(c->getStart());
     for (size_t i = first; i < c->children.size(); ++i) {
       --depth_;
+      if (depth_ > kMaxExprDepth) continue;
       auto* post = dynamic_cast<P::PostfixContext*>(c->children[i]);
-      if (!e || post == nullptr || post->getStart() == nullptr) {
-        depth_ -= static_cast<int>(c->children.size() - 1 - i);
-        return nullptr;
+      if (post == nullptr || post->getStart() == nullptr) {
+        e = nullptr;
+        continue;
       }
       const SourceRange at = begin.to(range(post->getStop()));
       switch (post->getStart()->getType()) {
         case P::DOT: {
+          if (!e) break;
           auto m = std::make_unique<ast::MemberExpr>(at);
           m->object = std::move(e);
           m->member = word(post->anyWord());
@@ -571,17 +641,18 @@ class Builder {
           auto x = std::make_unique<ast::IndexExpr>(at);
           x->object = std::move(e);
           x->index = expr(post->expr());
-          e = x->index ? std::move(x) : nullptr;
+          if (x->object && x->index) e = std::move(x);
           break;
         }
         case P::LPAREN: {
           auto call = std::make_unique<ast::CallExpr>(at);
           call->callee = std::move(e);
           call->args = args(post->argList());
-          e = std::move(call);
+          if (call->callee) e = std::move(call);
           break;
         }
         default: {  // BANG
+          if (!e) break;
           auto n = std::make_unique<ast::NonNullExpr>(at);
           n->operand = std::move(e);
           e = std::move(n);
@@ -589,6 +660,7 @@ class Builder {
         }
       }
     }
+    depth_ = top;
     return e;
   }
 
@@ -687,7 +759,7 @@ class Builder {
       } else if (auto* glued = dynamic_cast<P::GluedExprContext*>(child)) {
         // Reported by missingCommas; an element like any other.
         if (!enter(1, glued->getStart())) continue;
-        v = withPostfixes(glued);
+        v = chain(glued);
         --depth_;
       }
       if (v) e->elements.push_back(std::move(v));
@@ -1103,10 +1175,12 @@ class Builder {
       // `key: value idempotent`: the word stands as an entry of its own, right after the value
       // with no `,` between (the grammar reserves no `idempotent`); it marks that value.
       std::optional<SourceRange> mark;
+      SourceRange whole = range(e);  // the entry's text, its mark included
       if (e->sourceValue() != nullptr && e->COMMA() == nullptr && at + 1 < entries.size() &&
           IsIdempotentWord(entries[at + 1])) {
         commaInBody(entries[at + 1]->COMMA(), owner);
         mark = range(entries[at + 1]->IDENT(0));
+        whole = whole.to(range(entries[at + 1]));
         ++at;
       }
       const auto idents = e->IDENT();
@@ -1170,13 +1244,14 @@ class Builder {
         unknownKey(key, owner, kKeys);
         continue;
       }
-      if (duplicateKey(key, d->keys, owner, range(e))) continue;
+      if (duplicateKey(key, d->keys, owner, whole)) continue;
       const bool isCall = key.text == "next" || key.text == "read";
       if (mark && key.text != "read") {
         diags_.emit(diag::SyntaxMisplacedIdempotent, *mark).fix(*mark, "");
       }
       if (value->EXTERN() != nullptr && !isCall) {
-        diags_.emit(diag::SyntaxExternValue, range(value), key.text);
+        const SourceRange valueRange = mark ? range(value).to(*mark) : range(value);
+        diags_.emit(diag::SyntaxExternValue, valueRange, key.text);
         continue;
       }
       if (isCall) {

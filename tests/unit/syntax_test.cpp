@@ -203,6 +203,30 @@ TEST(Syntax, AListElementWithoutItsCommaIsReportedUnlessItGoesOnTheOneBefore) {
   }
   EXPECT_EQ(OneExpr("[a ! b]").parsed.diags.errorCount(), 1u);
   EXPECT_EQ(OneExpr("[a -1]").parsed.diags.errorCount(), 0u);
+  // Past its first operand, such an element is an expression like any other.
+  OneExpr chained("[1 2 + 3 * x, y z ? 1 : 2]");
+  EXPECT_EQ(chained.sexp, "[1 (+ 2 (* 3 x)) y (? z 1 2)]");
+  EXPECT_EQ(chained.parsed.diags.errorCount(), 2u);
+}
+
+TEST(Syntax, TheDepthLimitCountsEachRightOperandOfAChainAsALevel) {
+  // A chain is walked down its left side; each right operand is one level deeper, as is each
+  // operand itself. `a ?? a || … * (` nests 8 levels: 124 of them fit in 1,000, 126 do not.
+  const std::string level = "a ?? a || a && a == a < a + a * (";
+  auto nested = [&](int n) {
+    std::string text;
+    for (int i = 0; i < n; ++i) text += level;
+    return text + "a" + std::string(n, ')');
+  };
+  EXPECT_EQ(OneExpr(nested(124)).parsed.diags.errorCount(), 0u);
+  OneExpr deep(nested(126));
+  ASSERT_EQ(deep.parsed.diags.errorCount(), 1u);
+  EXPECT_NE(deep.parsed.diags.all()[0].message.find("expressions nest more than 1000"),
+            std::string::npos);
+  // A long chain of one operator is walked, not nested: 5,000 operands are one level each.
+  std::string flat = "a";
+  for (int i = 0; i < 5000; ++i) flat += " + a";
+  EXPECT_EQ(OneExpr(flat).parsed.diags.errorCount(), 0u);
 }
 
 TEST(Syntax, APostfixChainPastTheDepthLimitIsOneError) {
@@ -292,6 +316,17 @@ TEST(Syntax, IdempotentMarksTheReadJustBeforeItAndIsANameElsewhere) {
     ASSERT_EQ(p.diags.errorCount(), 2u);
     EXPECT_NE(p.diags.all()[0].message.find("takes no commas"), std::string::npos);
     EXPECT_NE(p.diags.all()[1].message.find("`idempotent` is not a key"), std::string::npos);
+  }
+  {
+    // A value that may not be an extern is reported with its mark.
+    // (The mark is reported too: only a `read:` takes one.)
+    Parsed p(source(" push\n hold: extern f idempotent"));
+    ASSERT_EQ(p.diags.errorCount(), 2u);
+    EXPECT_NE(p.diags.all()[0].message.find("only a `read:`"), std::string::npos);
+    const auto& d = p.diags.all()[1];
+    EXPECT_NE(d.message.find("not a host function"), std::string::npos);
+    const std::string_view text = p.sm.file(1).text();
+    EXPECT_EQ(text.substr(d.range.begin, d.range.end - d.range.begin), "extern f idempotent");
   }
   {
     // As a value, it is a name.
