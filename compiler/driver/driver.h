@@ -5,9 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "compiler/diag/diagnostics.h"
-#include "compiler/ir/statechart.h"
-#include "compiler/sema/program.h"
+#include "compiler/driver/pipeline.h"  // Analyze, which every command runs
 
 namespace jr2::driver {
 
@@ -21,13 +19,6 @@ inline constexpr int kExitBreaking = 100;
 // Runs `jr2c ARGS…` (args exclude the program name). Diagnostics in text form go to `err`; JSON
 // and SARIF go to `out`. Returns the exit code.
 int Run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
-
-// Every check after loading, in the phases' order: names, types, the statechart IR and the load
-// walk. A program with a syntax error (E0001) gets none of them (its trees are partial) and an
-// empty IR. The one pipeline the driver, the fuzzer and the benchmarks share. `keep`: whether
-// code generation follows (sema::Keep).
-ir::Program Analyze(sema::Program& program, Diagnostics& diags,
-                    sema::Keep keep = sema::Keep::kCodegen);
 
 // The jr2c version string.
 const char* Version();

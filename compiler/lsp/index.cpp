@@ -5,7 +5,7 @@
 
 #include <algorithm>
 
-#include "compiler/driver/driver.h"
+#include "compiler/driver/pipeline.h"
 #include "compiler/sema/rules.h"
 
 namespace jr2::lsp {
