@@ -2,6 +2,8 @@
 
 #include <llvm/Support/Casting.h>
 
+#include <iterator>
+
 namespace jr2::ast {
 
 std::string QualName::str() const {
@@ -13,66 +15,25 @@ std::string QualName::str() const {
   return out;
 }
 
-const char* Spelling(BinaryOp op) {
-  switch (op) {
-    case BinaryOp::kMul:
-      return "*";
-    case BinaryOp::kDiv:
-      return "/";
-    case BinaryOp::kMod:
-      return "%";
-    case BinaryOp::kAdd:
-      return "+";
-    case BinaryOp::kSub:
-      return "-";
-    case BinaryOp::kLt:
-      return "<";
-    case BinaryOp::kLe:
-      return "<=";
-    case BinaryOp::kGt:
-      return ">";
-    case BinaryOp::kGe:
-      return ">=";
-    case BinaryOp::kEq:
-      return "==";
-    case BinaryOp::kNe:
-      return "!=";
-    case BinaryOp::kAnd:
-      return "&&";
-    case BinaryOp::kOr:
-      return "||";
-    case BinaryOp::kCoalesce:
-      return "??";
-  }
-  return "?";
-}
+namespace {
 
-int Precedence(BinaryOp op) {
-  switch (op) {
-    case BinaryOp::kCoalesce:
-      return 1;
-    case BinaryOp::kOr:
-      return 2;
-    case BinaryOp::kAnd:
-      return 3;
-    case BinaryOp::kEq:
-    case BinaryOp::kNe:
-      return 4;
-    case BinaryOp::kLt:
-    case BinaryOp::kLe:
-    case BinaryOp::kGt:
-    case BinaryOp::kGe:
-      return 5;
-    case BinaryOp::kAdd:
-    case BinaryOp::kSub:
-      return 6;
-    case BinaryOp::kMul:
-    case BinaryOp::kDiv:
-    case BinaryOp::kMod:
-      return 7;
-  }
-  return 7;
-}
+// Each binary operator's spelling and how tightly it binds, in BinaryOp's order.
+struct BinaryOpInfo {
+  const char* spelling;
+  int precedence;
+};
+constexpr BinaryOpInfo kBinaryOps[] = {
+    {"*", 7}, {"/", 7},  {"%", 7},  {"+", 6},  {"-", 6},  {"<", 5},  {"<=", 5},
+    {">", 5}, {">=", 5}, {"==", 4}, {"!=", 4}, {"&&", 3}, {"||", 2}, {"??", 1},
+};
+static_assert(std::size(kBinaryOps) == static_cast<size_t>(BinaryOp::kCoalesce) + 1,
+              "a row for each BinaryOp");
+
+}  // namespace
+
+const char* Spelling(BinaryOp op) { return kBinaryOps[static_cast<size_t>(op)].spelling; }
+
+int Precedence(BinaryOp op) { return kBinaryOps[static_cast<size_t>(op)].precedence; }
 
 const char* KindWord(Decl::Kind kind) {
   switch (kind) {

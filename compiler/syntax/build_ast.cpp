@@ -389,7 +389,7 @@ class Builder {
   ast::ExprPtr expr(P::ExprContext* c) {
     if (c == nullptr) return nullptr;
     if (!enter(1, c->getStart())) return nullptr;
-    ast::ExprPtr e = exprInner(c);
+    ast::ExprPtr e = chain(c);
     --depth_;
     return e;
   }
@@ -409,8 +409,6 @@ class Builder {
     reportedDepth_ = true;
     diags_.emit(diag::SyntaxTooDeep, range(at), "expressions", kMaxExprDepth);
   }
-
-  ast::ExprPtr exprInner(P::ExprContext* c) { return chain(c); }
 
   // `a + b * c … [? then : otherwise]`, an `expr` or a list element without its `,`: a chain of
   // operands and binary operators, and a `?:` that the rule's own recursion groups to the right.
@@ -446,27 +444,22 @@ class Builder {
   }
 
   // `a + b * c …` comes from the grammar flat, operands and operators in turn; it is grouped here
-  // by precedence (ast::Precedence; operator precedence parsing with two stacks), so a long chain
-  // does not recurse.
+  // by precedence (group()), so a long chain does not recurse.
   ast::ExprPtr binary(const std::vector<antlr4::tree::ParseTree*>& kids, size_t count) {
     if (count == 1) return operand(kids[0]);
     if (count % 2 == 0) return nullptr;  // recovery left an operator without its operand
+    const Grouping grouping = group(kids, count);
     struct Operand {
       ast::ExprPtr expr;
       SourceRange range;  // the operand's text, brackets included
     };
     std::vector<Operand> operands;
-    struct Operator {
-      ast::BinaryOp op;
-      SourceRange range;
-    };
-    std::vector<Operator> ops;
+    std::vector<const Grouping::Operator*> ops;  // the operators not yet applied
     operands.reserve(count / 2 + 1);
     ops.reserve(count / 2);
     bool whole = true;
-    const std::vector<int> levels = OperandLevels(kids, count);
     auto reduce = [&] {
-      const Operator op = ops.back();
+      const Grouping::Operator& op = *ops.back();
       ops.pop_back();
       Operand rhs = std::move(operands.back());
       operands.pop_back();
@@ -481,18 +474,16 @@ class Builder {
     };
     for (size_t i = 0; i < count; ++i) {
       if (i % 2 == 1) {
-        auto* op = dynamic_cast<P::BinaryOpContext*>(kids[i]);
-        if (op == nullptr || op->getStart() == nullptr) return nullptr;
-        const Operator next{BinaryOpOf(op->getStart()->getType()), range(op->getStart())};
-        const int precedence = ast::Precedence(next.op);
-        while (!ops.empty() && ast::Precedence(ops.back().op) >= precedence) reduce();
-        ops.push_back(next);
+        const Grouping::Operator& op = grouping.operators[i / 2];
+        if (!op.read) return nullptr;
+        for (size_t k = 0; k < op.applyFirst; ++k) reduce();
+        ops.push_back(&op);
         continue;
       }
       auto* rule = dynamic_cast<antlr4::ParserRuleContext*>(kids[i]);
       if (rule == nullptr) return nullptr;
       Operand next{nullptr, range(rule)};
-      const int level = levels[i / 2];
+      const int level = grouping.levels[i / 2];
       if (enter(level, rule->getStart())) {
         next.expr = operand(rule);
         depth_ -= level;
@@ -508,17 +499,31 @@ class Builder {
     return std::move(operands.back().expr);
   }
 
-  // How many levels deep each operand of a chain sits, as the depth limit counts them: a chain
-  // is walked down its left side, and goes one level deeper into each right operand, and one
-  // more into the operand itself. `a + b * c`: 1, 2, 2. Each subtree of the grouped chain covers
-  // a run of operands, so the grouping is simulated on runs, without building anything.
-  static std::vector<int> OperandLevels(const std::vector<antlr4::tree::ParseTree*>& kids,
-                                        size_t count) {
+  // How a chain groups, decided before any operand is built (operator precedence parsing with
+  // two stacks, ast::Precedence): each operator, and how many of the operators before it that
+  // are still pending are applied before it is pushed; and how many levels deep each operand sits,
+  // as the depth limit counts them: a chain is walked down its left side, and goes one level
+  // deeper into each right operand, and one more into the operand itself (`a + b * c`: 1, 2, 2).
+  // The grouping is run on the runs of operands each pending subtree covers, building nothing.
+  struct Grouping {
+    struct Operator {
+      bool read = false;  // recovery may have left a rule without its token
+      ast::BinaryOp op = ast::BinaryOp::kAdd;
+      SourceRange range;
+      int precedence = 0;
+      size_t applyFirst = 0;  // how many pending operators are applied before this one
+    };
+    std::vector<Operator> operators;
+    std::vector<int> levels;  // each operand's
+  };
+  Grouping group(const std::vector<antlr4::tree::ParseTree*>& kids, size_t count) {
     const size_t n = count / 2 + 1;
+    Grouping g;
+    g.operators.resize(n - 1);
     std::vector<int> rightEdges(n, 0);
     std::vector<bool> rightLeaf(n, false);
     std::vector<std::pair<size_t, size_t>> runs;  // the operands each pending subtree covers
-    std::vector<int> pending;                     // the precedence of each pending operator
+    std::vector<const Grouping::Operator*> pending;
     auto reduce = [&] {
       const auto rhs = runs.back();
       runs.pop_back();
@@ -528,19 +533,25 @@ class Builder {
       runs.back().second = rhs.second;
     };
     runs.emplace_back(0, 0);
-    for (size_t i = 1; i + 1 < count; i += 2) {
-      auto* op = dynamic_cast<P::BinaryOpContext*>(kids[i]);
-      const int precedence = op == nullptr || op->getStart() == nullptr
-                                 ? 0
-                                 : ast::Precedence(BinaryOpOf(op->getStart()->getType()));
-      while (!pending.empty() && pending.back() >= precedence) reduce();
-      pending.push_back(precedence);
-      runs.emplace_back(i / 2 + 1, i / 2 + 1);
+    for (size_t j = 0; j + 1 < n; ++j) {
+      Grouping::Operator& op = g.operators[j];
+      auto* rule = dynamic_cast<P::BinaryOpContext*>(kids[2 * j + 1]);
+      op.read = rule != nullptr && rule->getStart() != nullptr;
+      if (op.read) {
+        op.op = BinaryOpOf(rule->getStart()->getType());
+        op.range = range(rule->getStart());
+        op.precedence = ast::Precedence(op.op);
+      }
+      for (; !pending.empty() && pending.back()->precedence >= op.precedence; ++op.applyFirst) {
+        reduce();
+      }
+      pending.push_back(&op);
+      runs.emplace_back(j + 1, j + 1);
     }
     while (!pending.empty()) reduce();
-    std::vector<int> levels(n);
-    for (size_t k = 0; k < n; ++k) levels[k] = rightEdges[k] - (rightLeaf[k] ? 1 : 0) + 1;
-    return levels;
+    g.levels.resize(n);
+    for (size_t k = 0; k < n; ++k) g.levels[k] = rightEdges[k] - (rightLeaf[k] ? 1 : 0) + 1;
+    return g;
   }
 
   static ast::BinaryOp BinaryOpOf(size_t type) {

@@ -242,6 +242,23 @@ TEST(Syntax, APostfixChainPastTheDepthLimitIsOneError) {
   EXPECT_EQ(OneExpr(far).parsed.diags.errorCount(), 1u);
 }
 
+TEST(Syntax, APostfixPastANodeNotBuiltStillReadsItsIndexAndArguments) {
+  // The head and the first postfixes are past the limit and not built; the postfixes above them
+  // are within it, and their index and arguments are read (and report their own mistakes).
+  std::string head = "a";
+  for (int i = 0; i < syntax::kMaxExprDepth; ++i) head += ".b";  // with the two below: 1,003 deep
+  OneExpr deep(head + "[[1 2]](f(x), [3 4])");
+  EXPECT_EQ(deep.sexp, "<null>");
+  ASSERT_EQ(deep.parsed.diags.errorCount(), 3u);
+  EXPECT_NE(deep.parsed.diags.all()[0].message.find("expressions nest more than 1000"),
+            std::string::npos);
+  for (size_t i : {size_t{1}, size_t{2}}) {
+    EXPECT_NE(deep.parsed.diags.all()[i].message.find("missing `,` between two elements"),
+              std::string::npos)
+        << deep.parsed.diags.all()[i].message;
+  }
+}
+
 TEST(Syntax, StringEscapesAndTextBlocks) {
   Parsed p(
       "agent a {\n  model: \"x\\ty\\n\\\"q\\\" \\u{1F600}\"\n  instructions: \"\"\"\n"
@@ -303,6 +320,19 @@ TEST(Syntax, IdempotentMarksTheReadJustBeforeItAndIsANameElsewhere) {
     EXPECT_EQ(slice(s->call->idempotentRange), "idempotent");
     EXPECT_EQ(slice(s->call->range), "std.backlog(\"x.json\") idempotent");
     EXPECT_EQ(s->hooks.size(), 1u);
+  }
+  {
+    // A key given twice is one report; the first entry's range, kept in the tree
+    // (`SourceDecl::keys`), holds its mark, as before the mark was an entry of its own.
+    Parsed p(source(" read: std.backlog(\"x.json\") idempotent\n read: std.backlog(\"y.json\")"));
+    ASSERT_EQ(p.diags.errorCount(), 1u);
+    EXPECT_NE(p.diags.all()[0].message.find("the key `read`"), std::string::npos)
+        << p.diags.all()[0].message;
+    auto* s = llvm::cast<ast::SourceDecl>(p.file->decls[1].get());
+    ASSERT_EQ(s->keys.size(), 1u);
+    const std::string_view text = p.sm.file(1).text();
+    const SourceRange r = s->keys[0].second;
+    EXPECT_EQ(text.substr(r.begin, r.end - r.begin), "read: std.backlog(\"x.json\") idempotent");
   }
   {
     // On the next line, with nothing between: still the read's mark.
