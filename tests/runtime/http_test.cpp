@@ -362,6 +362,14 @@ struct Pki {
                             "DNS:localhost,IP:127.0.0.1");
   std::string caFile = WritePem(ca.get(), "jr2-test-ca.pem");
   std::string otherFile = WritePem(other.get(), "jr2-other-ca.pem");
+  Pki() = default;
+  Pki(const Pki&) = delete;
+  Pki& operator=(const Pki&) = delete;
+  // The files go with the process (they were left behind, two a run of each test).
+  ~Pki() {
+    std::remove(caFile.c_str());
+    std::remove(otherFile.c_str());
+  }
 
   // A server context that presents `cert` (with the server's key).
   TlsContext server(X509* cert) const {

@@ -29,6 +29,10 @@ Json FeedFormData(FeedForm form, const std::string& kind, const std::string& lin
 // The same as JSON text, appended to `out` (AppendJson's bytes for FeedFormData's value).
 void AppendFeedFormData(std::string& out, FeedForm form, const std::string& kind,
                         const std::string& line, const Json& data, const std::string& dataText);
+// The data of a kTopMark line of `item` and of a kTopAnswer of `answer`, as JSON: what a store
+// gives back for the short rows it wrote (the same members AppendFeedFormData writes as text).
+Json TopMarkData(std::string item);
+Json TopAnswerData(Json answer);
 // The item of a kTopMark line: `line` without ` <kind>`.
 inline std::string_view MarkItem(const std::string& line, const std::string& kind) {
   return std::string_view(line).substr(0, line.size() - std::min(line.size(), kind.size() + 1));

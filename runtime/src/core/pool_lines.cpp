@@ -10,6 +10,12 @@ void AppendItemMark(std::string& out, std::string_view item, std::string_view po
   out += '}';
 }
 
+Json TopMarkData(std::string item) { return {{"item", std::move(item)}, {"pool", ""}}; }
+
+Json TopAnswerData(Json answer) {
+  return {{"answer", std::move(answer)}, {"call", "next"}, {"pool", ""}};
+}
+
 Json FeedFormData(FeedForm form, const std::string& kind, const std::string& line, const Json& data,
                   const std::string& dataText) {
   if (form == FeedForm::kWhole) return dataText.empty() ? data : Json::parse(dataText);

@@ -252,16 +252,16 @@ void AppendFeedRow(std::vector<FeedLine>& out, int64_t seq, int64_t timeMs, std:
         if (++at <= afterSeq) continue;
         std::string kindOf = r[f].get<std::string>();
         if (shortTrace(r, f)) {  // a trace of `next`: its data made again
-          Json data = {{"answer", std::move(r[f + 1])}, {"call", "next"}, {"pool", ""}};
-          out.emplace_back(at, time, std::string(), std::move(kindOf), std::move(data));
+          out.emplace_back(at, time, std::string(), std::move(kindOf),
+                           TopAnswerData(std::move(r[f + 1])));
           continue;
         }
         if (r.size() == f + 2) {  // a mark: its line and data made again
           std::string item = r[f + 1].get<std::string>();
           std::string text = item;
           text.append(" ").append(kindOf);
-          Json mark = {{"item", std::move(item)}, {"pool", ""}};
-          out.emplace_back(at, time, std::move(text), std::move(kindOf), std::move(mark));
+          out.emplace_back(at, time, std::move(text), std::move(kindOf),
+                           TopMarkData(std::move(item)));
           continue;
         }
         out.emplace_back(at, time, r[f + 1].get<std::string>(), std::move(kindOf),
