@@ -14,6 +14,7 @@
 #include "compiler/diag/suggest.h"
 #include "compiler/syntax/internal.h"
 #include "compiler/syntax/parse.h"
+#include "compiler/syntax/parse_tree.h"
 #include "runtime/include/jr2/meant.h"
 
 namespace jr2::syntax {
@@ -417,7 +418,7 @@ class Builder {
     const auto& kids = c->children;
     size_t chainEnd = 0;  // the operands and operators: kids[0, chainEnd)
     while (chainEnd < kids.size() &&
-           (chainEnd % 2 == 0 || dynamic_cast<P::BinaryOpContext*>(kids[chainEnd]) != nullptr)) {
+           (chainEnd % 2 == 0 || gen::AsRule<P::BinaryOpContext>(kids[chainEnd]) != nullptr)) {
       ++chainEnd;
     }
     if (chainEnd == kids.size()) return binary(kids, chainEnd);
@@ -429,7 +430,7 @@ class Builder {
     // `?` then, `:` otherwise: the two expressions after the chain.
     std::vector<P::ExprContext*> branches;
     for (size_t i = chainEnd; i < kids.size(); ++i) {
-      if (auto* x = dynamic_cast<P::ExprContext*>(kids[i])) branches.push_back(x);
+      if (auto* x = gen::AsRule<P::ExprContext>(kids[i])) branches.push_back(x);
     }
     e->then = expr(branches.size() > 0 ? branches[0] : nullptr);
     e->otherwise = expr(branches.size() > 1 ? branches[1] : nullptr);
@@ -439,8 +440,8 @@ class Builder {
 
   // One operand of a chain: a unary expression, or the head of a list element without its `,`.
   ast::ExprPtr operand(antlr4::tree::ParseTree* t) {
-    if (auto* u = dynamic_cast<P::UnaryExprContext*>(t)) return unary(u);
-    return withPostfixes(dynamic_cast<P::GluedHeadContext*>(t));
+    if (auto* u = gen::AsRule<P::UnaryExprContext>(t)) return unary(u);
+    return withPostfixes(gen::AsRule<P::GluedHeadContext>(t));
   }
 
   // `a + b * c …` comes from the grammar flat, operands and operators in turn; it is grouped here
@@ -480,7 +481,7 @@ class Builder {
         ops.push_back(&op);
         continue;
       }
-      auto* rule = dynamic_cast<antlr4::ParserRuleContext*>(kids[i]);
+      auto* rule = gen::AsAnyRule(kids[i]);
       if (rule == nullptr) return nullptr;
       Operand next{nullptr, range(rule)};
       const int level = grouping.levels[i / 2];
@@ -535,7 +536,7 @@ class Builder {
     runs.emplace_back(0, 0);
     for (size_t j = 0; j + 1 < n; ++j) {
       Grouping::Operator& op = g.operators[j];
-      auto* rule = dynamic_cast<P::BinaryOpContext*>(kids[2 * j + 1]);
+      auto* rule = gen::AsRule<P::BinaryOpContext>(kids[2 * j + 1]);
       op.read = rule != nullptr && rule->getStart() != nullptr;
       if (op.read) {
         op.op = BinaryOpOf(rule->getStart()->getType());
@@ -592,7 +593,7 @@ class Builder {
     if (c == nullptr || c->children.empty()) return nullptr;
     if (c->op != nullptr) {
       auto* operand =
-          c->children.size() == 2 ? dynamic_cast<P::UnaryExprContext*>(c->children[1]) : nullptr;
+          c->children.size() == 2 ? gen::AsRule<P::UnaryExprContext>(c->children[1]) : nullptr;
       if (operand == nullptr || !enter(1, operand->getStart())) return nullptr;
       auto e = make<ast::UnaryExpr>(c);
       e->op = c->op->getType() == P::BANG ? ast::UnaryOp::kNot : ast::UnaryOp::kNeg;
@@ -622,18 +623,18 @@ class Builder {
     if (depth_ > kMaxExprDepth) {
       tooDeep(c->getStart());
     } else if (bracketed) {
-      e = expr(dynamic_cast<P::ExprContext*>(c->children[1]));
+      e = expr(gen::AsRule<P::ExprContext>(c->children[1]));
     } else if (c->getStart()->getType() == P::LBRACK) {
-      auto* l = dynamic_cast<P::ListLitContext*>(c->children[0]);
+      auto* l = gen::AsRule<P::ListLitContext>(c->children[0]);
       if (l != nullptr) e = list(l);
     } else {
-      e = atom(dynamic_cast<P::AtomContext*>(c->children[0]));
+      e = atom(gen::AsRule<P::AtomContext>(c->children[0]));
     }
     const SourceRange begin = range(c->getStart());
     for (size_t i = first; i < c->children.size(); ++i) {
       --depth_;
       if (depth_ > kMaxExprDepth) continue;
-      auto* post = dynamic_cast<P::PostfixContext*>(c->children[i]);
+      auto* post = gen::AsRule<P::PostfixContext>(c->children[i]);
       if (post == nullptr || post->getStart() == nullptr) {
         e = nullptr;
         continue;
@@ -681,7 +682,7 @@ class Builder {
     auto* t = c->getStart();
     if (t == nullptr) return nullptr;
     if (t->getType() == P::LBRACE) {
-      return object(dynamic_cast<P::ObjectLitContext*>(c->children[0]));
+      return object(gen::AsRule<P::ObjectLitContext>(c->children[0]));
     }
     const std::string text = t->getText();
     switch (t->getType()) {
@@ -765,9 +766,9 @@ class Builder {
     missingCommas(c, "a list");
     for (auto* child : c->children) {
       ast::ExprPtr v;
-      if (auto* x = dynamic_cast<P::ExprContext*>(child)) {
+      if (auto* x = gen::AsRule<P::ExprContext>(child)) {
         v = expr(x);
-      } else if (auto* glued = dynamic_cast<P::GluedExprContext*>(child)) {
+      } else if (auto* glued = gen::AsRule<P::GluedExprContext>(child)) {
         // Reported by missingCommas; an element like any other.
         if (!enter(1, glued->getStart())) continue;
         v = chain(glued);
@@ -786,7 +787,7 @@ class Builder {
     if (treeHasErrors_) return;
     antlr4::ParserRuleContext* prev = nullptr;
     for (auto* child : c->children) {
-      auto* rule = dynamic_cast<antlr4::ParserRuleContext*>(child);
+      auto* rule = gen::AsAnyRule(child);
       if (rule == nullptr) {
         prev = nullptr;
         continue;
