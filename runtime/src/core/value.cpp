@@ -5,7 +5,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -362,25 +364,51 @@ void NlohmannAppend(std::string& out, const Json& j) {
   s.dump(j, false, false, 0);
 }
 
+// An integer's decimal digits, without the string std::to_string makes.
+template <class Int>
+void AppendNumber(std::string& out, Int value) {
+  char digits[24];
+  const auto [end, ec] = std::to_chars(digits, digits + sizeof digits, value);
+  out.append(digits, static_cast<size_t>(end - digits));
+}
+
 }  // namespace
 
 void AppendJsonString(std::string& out, std::string_view s) {
   if (!AppendUtf8String(out, s)) NlohmannAppend(out, Json(std::string(s)));
 }
 
+namespace {
+
+// The bytes a JSON string holds as they are: printable ASCII but the quote and the backslash.
+constexpr std::array<bool, 256> kPlainByte = [] {
+  std::array<bool, 256> plain{};
+  for (int c = 0x20; c < 0x80; ++c) plain[c] = c != '"' && c != '\\';
+  return plain;
+}();
+
+}  // namespace
+
 bool AppendUtf8String(std::string& out, std::string_view s) {
   const size_t n = s.size();
   const size_t start = out.size();
   size_t i = 0;
+  while (i < n && kPlainByte[static_cast<unsigned char>(s[i])]) ++i;
+  if (i == n) {
+    // The usual string (an id, a key, a mode): nothing to escape, written in one piece. A save's
+    // feed, journal and traces are made of them: 150,000 of a stored Pool of 10,000 items (#33).
+    if (out.capacity() < start + n + 2) out.reserve(std::max(2 * out.capacity(), start + n + 2));
+    out += '"';
+    out.append(s.data(), n);
+    out += '"';
+    return true;
+  }
   out += '"';
+  out.append(s.data(), i);
   while (i < n) {
     // A run of bytes written as they are, appended at once.
     size_t j = i;
-    while (j < n) {
-      const auto c = static_cast<unsigned char>(s[j]);
-      if (c < 0x20 || c == '"' || c == '\\' || c >= 0x80) break;
-      ++j;
-    }
+    while (j < n && kPlainByte[static_cast<unsigned char>(s[j])]) ++j;
     out.append(s, i, j - i);
     i = j;
     if (i == n) break;
@@ -470,11 +498,9 @@ void AppendJson(std::string& out, const Json& j) {
       out += "null";
       return;
     case Json::value_t::number_integer:
-      out += std::to_string(j.get<int64_t>());
-      return;
+      return AppendNumber(out, j.get<int64_t>());
     case Json::value_t::number_unsigned:
-      out += std::to_string(j.get<uint64_t>());
-      return;
+      return AppendNumber(out, j.get<uint64_t>());
     default:  // a float (nlohmann's shortest form), bytes, a discarded value
       return NlohmannAppend(out, j);
   }
