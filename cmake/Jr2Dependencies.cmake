@@ -25,10 +25,13 @@ endif()
 # variable, so wrap both in one imported target with SYSTEM includes.
 add_library(jr2_antlr4 INTERFACE)
 target_include_directories(jr2_antlr4 SYSTEM INTERFACE ${ANTLR4_INCLUDE_DIR})
-# An executable with the JR2_STATIC property (jr2c, see compiler/CMakeLists.txt) links the
-# runtime's archive, everything else its shared library.
-target_link_libraries(jr2_antlr4 INTERFACE
-  $<IF:$<BOOL:$<TARGET_PROPERTY:JR2_STATIC>>,antlr4_static,antlr4_shared>)
+# What links ANTLR's runtime and fmt's compiled code, named once for every list that links them
+# (here, jr2_diag's and jr2c's ordered list): an executable with the JR2_STATIC property (jr2c,
+# see compiler/CMakeLists.txt) links their archives (fmt's compiled from its headers,
+# jr2_fmt_static), everything else their shared libraries.
+set(JR2_ANTLR4_LINK $<IF:$<BOOL:$<TARGET_PROPERTY:JR2_STATIC>>,antlr4_static,antlr4_shared>)
+set(JR2_FMT_LINK $<IF:$<BOOL:$<TARGET_PROPERTY:JR2_STATIC>>,jr2_fmt_static,fmt::fmt>)
+target_link_libraries(jr2_antlr4 INTERFACE ${JR2_ANTLR4_LINK})
 
 # SQLite for jr2c (`jr2c diff --store` reads a store's waiting runs): its archive in a static
 # jr2c (Debian's libsqlite3-dev ships it), its shared library otherwise.

@@ -511,8 +511,9 @@ class Builder {
       bool read = false;  // recovery may have left a rule without its token
       ast::BinaryOp op = ast::BinaryOp::kAdd;
       SourceRange range;
-      int precedence = 0;
       size_t applyFirst = 0;  // how many pending operators are applied before this one
+      // ast::Precedence's; an operator recovery left without its token binds loosest of all.
+      int precedence() const { return read ? ast::Precedence(op) : 0; }
     };
     std::vector<Operator> operators;
     std::vector<int> levels;  // each operand's
@@ -541,9 +542,8 @@ class Builder {
       if (op.read) {
         op.op = BinaryOpOf(rule->getStart()->getType());
         op.range = range(rule->getStart());
-        op.precedence = ast::Precedence(op.op);
       }
-      for (; !pending.empty() && pending.back()->precedence >= op.precedence; ++op.applyFirst) {
+      for (; !pending.empty() && pending.back()->precedence() >= op.precedence(); ++op.applyFirst) {
         reduce();
       }
       pending.push_back(&op);

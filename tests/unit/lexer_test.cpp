@@ -9,11 +9,10 @@
 #include "Jr2Lexer.h"
 #include "antlr4-runtime.h"
 #include "compiler/syntax/scanner.h"
+#include "tests/unit/project_files.h"
 // Then the rest.
 #include <gtest/gtest.h>
 
-#include <filesystem>
-#include <fstream>
 #include <random>
 #include <sstream>
 #include <string>
@@ -21,7 +20,6 @@
 
 namespace {
 
-namespace fs = std::filesystem;
 using jr2::SourceFile;
 using jr2::syntax::LexedToken;
 
@@ -70,22 +68,7 @@ std::string Difference(const std::string& text) {
 }
 
 std::vector<std::string> ProjectFiles() {
-  std::vector<std::string> texts;
-  for (const char* dir : {"samples", "tests", "golden", "stdlib", "bench", "grammar"}) {
-    const fs::path root = fs::path(JR2_SOURCE_DIR) / dir;
-    if (!fs::exists(root)) continue;
-    for (const auto& e : fs::recursive_directory_iterator(root)) {
-      if (!e.is_regular_file()) continue;
-      const std::string ext = e.path().extension().string();
-      if (ext != ".jr2" && e.path().parent_path().filename() != "corpus") continue;
-      std::ifstream in(e.path(), std::ios::binary);
-      std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-      std::string why;
-      if (jr2::FindInvalidUtf8(text, &why)) continue;  // refused before the lexer runs
-      texts.push_back(std::move(text));
-    }
-  }
-  return texts;
+  return jr2::testing::ProjectFiles({"samples", "tests", "golden", "stdlib", "bench", "grammar"});
 }
 
 TEST(Lexer, AgreesWithAntlrOnEveryFileOfTheProject) {
@@ -105,31 +88,11 @@ TEST(Lexer, AgreesWithAntlrOnMutatedFiles) {
   const std::vector<std::string> pieces = {
       "\"", "'", "\\", "/",  "*", "/*", "*/", "//", "\n", "\r", "\t", " ", "u{", "}",
       "{",  "5", "5m", "in", "x", "_",  ".",  "=",  "=>", ";",  "-",  "é", "→",  "\xEF\xBB\xBF"};
+  const jr2::testing::Mutation mutate{pieces, /*maxEdits=*/4, /*maxCut=*/8, /*twice=*/true};
   std::mt19937 rng(20261201);
   constexpr int kMutations = 4000;
   for (int m = 0; m < kMutations; ++m) {
-    std::string text = texts[rng() % texts.size()];
-    for (int edits = 1 + static_cast<int>(rng() % 4); edits > 0; --edits) {
-      // Byte positions at character boundaries only: the lexer is given valid UTF-8.
-      size_t at = text.empty() ? 0 : rng() % text.size();
-      while (at > 0 && at < text.size() && (static_cast<unsigned char>(text[at]) & 0xC0) == 0x80)
-        --at;
-      const std::string& piece = pieces[rng() % pieces.size()];
-      switch (rng() % 3) {
-        case 0:
-          text.insert(at, piece);
-          break;
-        case 1: {
-          size_t end = std::min(text.size(), at + 1 + rng() % 8);
-          while (end < text.size() && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) ++end;
-          text.erase(at, end - at);
-          break;
-        }
-        default:
-          text.insert(at, piece + piece);
-          break;
-      }
-    }
+    const std::string text = mutate(texts, rng);
     std::string why;
     if (jr2::FindInvalidUtf8(text, &why)) continue;
     const std::string diff = Difference(text);

@@ -14,18 +14,16 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <filesystem>
-#include <fstream>
 #include <random>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "compiler/source/source.h"
+#include "tests/unit/project_files.h"
 
 namespace {
 
-namespace fs = std::filesystem;
 namespace gen = jr2::syntax::gen;
 using P = gen::Jr2Parser;
 
@@ -97,33 +95,10 @@ void CheckText(const std::string& text, Counts& counts) {
   Check(parser.file(), counts);
 }
 
+// ANTLR's parser recurses once a bracket: a fuzz file nested thousands deep is left out
+// (project_files.h).
 std::vector<std::string> ProjectFiles() {
-  std::vector<std::string> texts;
-  for (const char* dir : {"samples", "tests", "golden", "stdlib"}) {
-    const fs::path root = fs::path(JR2_SOURCE_DIR) / dir;
-    if (!fs::exists(root)) continue;
-    for (const auto& e : fs::recursive_directory_iterator(root)) {
-      if (!e.is_regular_file()) continue;
-      if (e.path().extension() != ".jr2" && e.path().parent_path().filename() != "corpus") continue;
-      std::ifstream in(e.path(), std::ios::binary);
-      std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-      std::string why;
-      if (jr2::FindInvalidUtf8(text, &why)) continue;
-      // ANTLR's parser recurses once a bracket: a fuzz file nested thousands deep would need the
-      // big stack `jr2c` parses on (compiler/syntax/parse.cpp), which this test does not set up.
-      int depth = 0;
-      int deepest = 0;
-      for (char ch : text) {
-        depth += (ch == '(' || ch == '[' || ch == '{')   ? 1
-                 : (ch == ')' || ch == ']' || ch == '}') ? -1
-                                                         : 0;
-        deepest = std::max(deepest, depth);
-      }
-      if (deepest > 200) continue;
-      texts.push_back(std::move(text));
-    }
-  }
-  return texts;
+  return jr2::testing::ProjectFiles({"samples", "tests", "golden", "stdlib"}, /*deepest=*/200);
 }
 
 TEST(ParseTree, ChildrenAreFoundAsAntlrFindsThemInEveryTreeOfTheProject) {
@@ -141,29 +116,18 @@ TEST(ParseTree, ChildrenAreFoundAsAntlrFindsThemInEveryTreeOfTheProject) {
 TEST(ParseTree, ChildrenAreFoundAsAntlrFindsThemAfterRecovery) {
   const std::vector<std::string> texts = ProjectFiles();
   ASSERT_FALSE(texts.empty());
-  // Tokens put in, taken out and doubled: recovery inserts, deletes and conjures tokens, and
+  // Tokens put in and text taken out: recovery inserts, deletes and conjures tokens, and
   // makes error nodes.
   const std::vector<std::string> pieces = {
       "{", "}", "(", ")",  "[",     "]",  ",",       ":",     "=", "->",         "=>",    "?",
       "!", ".", "+", "&&", "state", "on", "machine", "\"x\"", "1", "idempotent", "extern"};
+  jr2::testing::Mutation mutate{{}, /*maxEdits=*/3, /*maxCut=*/6, /*twice=*/false};
+  for (const std::string& piece : pieces) mutate.pieces.push_back(" " + piece + " ");
   std::mt19937 rng(20261206);
   Counts counts;
   constexpr int kMutations = 300;
   for (int m = 0; m < kMutations; ++m) {
-    std::string text = texts[rng() % texts.size()];
-    for (int edits = 1 + static_cast<int>(rng() % 3); edits > 0; --edits) {
-      size_t at = text.empty() ? 0 : rng() % text.size();
-      while (at > 0 && at < text.size() && (static_cast<unsigned char>(text[at]) & 0xC0) == 0x80)
-        --at;
-      const std::string piece = " " + pieces[rng() % pieces.size()] + " ";
-      if (rng() % 2 == 0) {
-        text.insert(at, piece);
-      } else {
-        size_t end = std::min(text.size(), at + 1 + rng() % 6);
-        while (end < text.size() && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) ++end;
-        text.erase(at, end - at);
-      }
-    }
+    const std::string text = mutate(texts, rng);
     CheckText(text, counts);
     ASSERT_FALSE(HasFatalFailure()) << "mutation " << m << ":\n" << text.substr(0, 400);
   }

@@ -16,13 +16,31 @@ Json TopAnswerData(Json answer) {
   return {{"answer", std::move(answer)}, {"call", "next"}, {"pool", ""}};
 }
 
+namespace {
+
+// `text` as a store gives it back once written (AppendJsonString) and read: the bytes that are not
+// UTF-8 replaced, as a dump replaces them.
+std::string AsReadBack(std::string_view text) {
+  std::string quoted;
+  if (AppendUtf8String(quoted, text)) return std::string(text);
+  AppendJsonString(quoted, text);
+  return Json::parse(quoted).get<std::string>();
+}
+
+}  // namespace
+
 Json FeedFormData(FeedForm form, const std::string& kind, const std::string& line, const Json& data,
                   const std::string& dataText) {
-  if (form == FeedForm::kWhole) return dataText.empty() ? data : Json::parse(dataText);
-  // What a store reads back: the text it writes, parsed (an item that is not UTF-8 replaced).
-  std::string text;
-  AppendFeedFormData(text, form, kind, line, data, dataText);
-  return Json::parse(text);
+  // What a store reads back (rows.cpp): the short forms made whole by the same two makers.
+  switch (form) {
+    case FeedForm::kTopMark:
+      return TopMarkData(AsReadBack(MarkItem(line, kind)));
+    case FeedForm::kTopAnswer:
+      return TopAnswerData(Json::parse(dataText));
+    case FeedForm::kWhole:
+      break;
+  }
+  return dataText.empty() ? data : Json::parse(dataText);
 }
 
 void AppendFeedFormData(std::string& out, FeedForm form, const std::string& kind,
