@@ -258,6 +258,21 @@ def script_round(script, args, rounds):
     return r
 
 
+def thread_split(rounds):
+    """serve's CPU seconds a second by thread, the median of `rounds` (serve_answers.py's
+    `cpuByThread`: the engine's thread is named as the process is, the others `jr2-…`), and the
+    clients' own (`clientCpuPerWall`), which on two cores is what serve cannot have."""
+    names = sorted({n for r in rounds for n in r.get("cpuByThread", {})})
+    split = ", ".join(
+        f"{n if n.startswith('jr2-') else 'engine'} "
+        f"{statistics.median(r.get('cpuByThread', {}).get(n, 0.0) for r in rounds):.2f}"
+        for n in names)
+    if split and any("clientCpuPerWall" in r for r in rounds):
+        clients = statistics.median(r.get("clientCpuPerWall", 0.0) for r in rounds)
+        split += f"; the clients {clients:.2f}"
+    return split
+
+
 class ServeAnswers:
     """#33's second goal: Gate answers a second through `serve` at 8 clients (bench/serve_answers.py:
     a fresh store, one Pool run of N items each at a Gate, 8 kept-alive clients), against what a
@@ -293,7 +308,9 @@ class ServeAnswers:
             return []
         p99 = statistics.median(r["p99ms"] for r in self.hook_rounds)
         cpu = statistics.median(r["cpuPerWall"] for r in self.hook_rounds)
-        return [f"  jr2c: p99 {p99:.1f} ms, serve's CPU {cpu:.2f} s a second"]
+        split = thread_split(self.hook_rounds)
+        return [f"  jr2c: p99 {p99:.1f} ms, serve's CPU {cpu:.2f} s a second"
+                f" (by thread: {split or 'not told'})"]
 
     def said(self):
         if not self.rounds:
@@ -306,11 +323,13 @@ class ServeAnswers:
         # Where a batch's cycle goes: the store's commit, against the wall time per commit.
         commit = statistics.median(r.get("commitMs", 0) for r in self.rounds)
         cycle = statistics.median(r.get("wallPerCommitMs", 0) for r in self.rounds)
+        split = thread_split(self.rounds)
         return [f"  jr2c: p99 {p99:.1f} ms (worst round {worst:.1f}; goal ≤ 10 ms: "
                 f"{'met' if worst <= 10 else ('met by the median' if p99 <= 10 else 'NOT met')}),"
                 f" largest answer {body:,} bytes (goal ≤ 2 KB: {'met' if body <= 2048 else 'NOT met'}),"
                 f" serve's CPU {cpu:.2f} s a second (both cores: up to 2; goal: both used:"
-                f" {'met' if cpu > 1.2 else 'NOT met'}), {per:.1f} answers a group commit,"
+                f" {'met' if cpu > 1.2 else 'NOT met'}; by thread: {split or 'not told'}),"
+                f" {per:.1f} answers a group commit,"
                 f" a commit {commit:.2f} ms of each {cycle:.2f} ms cycle"]
 
 

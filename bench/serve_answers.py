@@ -11,7 +11,9 @@ HTTP, then C clients, each on one kept-alive connection, answer the items dealt 
 client i mod C), in order, each answer sent again when its Gate is not open yet (404). Timed from
 the first answer to the last 2xx. Prints one JSON line: answers/s, the latency of the 2xx answers
 (p50, p99, max, in ms), the largest answer body, serve's CPU seconds per wall second (both cores
-would be up to 2), and the 404s met.
+would be up to 2) in all and by thread (the engine's is named as the process, `jr2-net` runs the
+connections, `jr2-commit` the commits), the clients' own CPU seconds per wall second (this
+process's: on two cores, what they take serve cannot have), and the 404s met.
 
 With `--mode hooks`, nobody answers: C clients send H deliveries of the forge hook `ping`
 (`POST /hooks/forge`, each signed with HMAC-SHA256 as a forge signs, each its own delivery id),
@@ -128,6 +130,8 @@ def main():
             raise SystemExit("%d of %d answers got 2xx" % (len(lat), args.items))
         print(json.dumps(dict(latencies(lat), answersPerSec=args.items / wall,
                               largestBody=max(sizes), cpuPerWall=cpu / wall,
+                              cpuByThread=clients_at_once.by_thread,
+                              clientCpuPerWall=clients_at_once.clients,
                               notOpenYet=missing[0],
                               answersPerCommit=args.items / max(1, commits1[0] - commits0[0]),
                               # The store's part of each batch: how long one group commit took
@@ -172,7 +176,9 @@ def hooks(proc, port, secret, args):
     wall, cpu = clients_at_once(proc, client, args.clients)
     if failures:
         raise SystemExit("deliveries refused: " + "; ".join(failures[:3]))
-    print(json.dumps(dict(latencies(lat), hooksPerSec=args.hooks / wall, cpuPerWall=cpu / wall)))
+    print(json.dumps(dict(latencies(lat), hooksPerSec=args.hooks / wall, cpuPerWall=cpu / wall,
+                          cpuByThread=clients_at_once.by_thread,
+                          clientCpuPerWall=clients_at_once.clients)))
     return 0
 
 
@@ -227,15 +233,24 @@ class Client:
 
 def clients_at_once(proc, client, count):
     """Runs client(0) … client(count - 1) on threads of their own, all at once: the wall seconds
-    until the last ends, and the CPU seconds serve (`proc`) spent meanwhile."""
+    until the last ends, and the CPU seconds serve (`proc`) spent meanwhile, in all and by its
+    threads' names (the engine's is the process's, `jr2-net` its connections', `jr2-commit` its
+    commits')."""
     cpu0 = proc_cpu(proc.pid)
+    by0 = threads_cpu(proc.pid)
+    mine0 = time.process_time()
     t0 = time.perf_counter()
     threads = [threading.Thread(target=client, args=(k,)) for k in range(count)]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
-    return time.perf_counter() - t0, proc_cpu(proc.pid) - cpu0
+    wall = time.perf_counter() - t0
+    by1 = threads_cpu(proc.pid)
+    clients_at_once.by_thread = {name: (by1[name] - by0.get(name, 0.0)) / wall for name in by1}
+    # The clients' own CPU (this process's): on a machine of two cores, what serve can have.
+    clients_at_once.clients = (time.process_time() - mine0) / wall
+    return wall, proc_cpu(proc.pid) - cpu0
 
 
 def commits(conn, call):
@@ -256,6 +271,23 @@ def latencies(seconds):
     lat = sorted(seconds)
     return {"p50ms": 1000 * lat[len(lat) // 2],
             "p99ms": 1000 * lat[min(len(lat) - 1, int(len(lat) * 0.99))], "maxms": 1000 * lat[-1]}
+
+
+def threads_cpu(pid):
+    """CPU seconds of process `pid`'s threads so far, summed by thread name (the engine's thread
+    is named as the process is)."""
+    out = {}
+    for tid in os.listdir("/proc/%d/task" % pid):
+        try:
+            with open("/proc/%d/task/%s/stat" % (pid, tid)) as f:
+                head, tail = f.read().rsplit(")", 1)
+        except OSError:
+            continue  # a thread that ended
+        name = head.split("(", 1)[1]
+        fields = tail.split()
+        out[name] = out.get(name, 0.0) + (int(fields[11]) + int(fields[12])) / os.sysconf(
+            "SC_CLK_TCK")
+    return out
 
 
 def proc_cpu(pid):

@@ -10,6 +10,8 @@
 // each of its runs held when it was prepared, the answers registered until then) goes out when
 // it is stored, never before; what came after waits for the next. Anything that lets go of a run
 // or must store one at once settles the batch in flight first (settle()).
+#include <sys/prctl.h>
+
 #include <boost/asio/post.hpp>
 #include <condition_variable>
 #include <mutex>
@@ -65,6 +67,7 @@ class RunHost::Committer {
 
  private:
   void loop() {
+    prctl(PR_SET_NAME, "jr2-commit", 0, 0, 0);  // as `top -H` and the bench name it
     std::unique_lock<std::mutex> lock(mu_);
     for (;;) {
       cv_.wait(lock, [this] { return stop_ || handed_; });

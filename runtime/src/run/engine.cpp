@@ -4,6 +4,7 @@
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/post.hpp>
 #include <chrono>
+#include <optional>
 
 #include "jr2/run.h"
 
@@ -110,6 +111,11 @@ void Engine::serve() { turns(/*forever=*/true); }
 
 uint64_t Engine::turns(bool forever) {
   uint64_t turns = 0;
+  // Serving, the engine's io_context may have nothing of its own outstanding (serve's
+  // connections are its network thread's): held as working, or poll() would stop it each pass
+  // and the wait below would return at once, spinning.
+  std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> serving;
+  if (forever) serving.emplace(io_.get_executor());
   for (;;) {
     if (io_.stopped()) io_.restart();
     io_.poll();

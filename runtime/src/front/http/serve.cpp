@@ -4,18 +4,26 @@
 // observation), the guarded band (a Caller's scope per route), hooks (their HMAC) and the hook
 // log (the instance token).
 //
-// Every handler runs on the engine's thread. A request is routed between two turns (RunHost::
-// queue), after the commit of the turn before: what it reads is what is stored, and what it
-// changes is a step of the next turn, whose commit comes before its answer (RunHost::
-// afterCommit). Nothing here drives the engine.
+// Two threads of its own (docs/runtime.md#two-threads; the commits have a third, host/commit.cpp):
+// the connections (accepting, TLS, reading and parsing HTTP, rendering answers' JSON and writing
+// them) run on serve's network thread, `jr2-net`, the Server's routes on the engine's. A request
+// read whole is handed to the engine as data and routed between two turns (RunHost::queue), after
+// the commit of the turn before: what it reads is what is stored, and what it changes is a step of
+// the next turn, whose commit comes before its answer (RunHost::afterCommit). The answer is handed
+// back to the connection's thread. Nothing here drives the engine.
 #include "front/http/serve.h"
 
 #include <openssl/ssl.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/ssl/context.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/write.hpp>
@@ -30,10 +38,13 @@
 #include <cstdio>
 #include <cstdlib>
 #include <deque>
+#include <future>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <set>
+#include <thread>
 #include <unordered_set>
 
 #include "core/occupancy.h"
@@ -77,11 +88,15 @@ constexpr int kOpenStreamsPerAddress = 32;
 class Session;
 
 // What serve holds open, and its bounds (shared with the sessions, which may outlive the
-// Server object by a few handlers).
+// Server object by a few handlers). The bounds are set before the threads start; the counts are
+// the network thread's and the engine's (the open band's slots, the hooks' verdicts, /metrics):
+// each read and written under `mu`.
 struct Limits {
   int maxConnections = 1024;
   int maxOpenStreams = 256;
+  std::mutex mu;
   int connections = 0;
+  int sockets = 0;  // connections whose socket is open still: the drain waits for none
   int openStreams = 0;
   std::map<std::string, int> openByAddress;
   // For GET /metrics: the answers by route (its pattern) and status, the hook verdicts, and the
@@ -92,7 +107,7 @@ struct Limits {
   int64_t reused = 0;  // requests read on a connection kept alive after an answer
   // Every connection open, for the drain (Session's constructor and destructor keep it).
   std::unordered_set<Session*> open;
-  bool stopping = false;  // SIGTERM came: a request not yet routed is answered 503
+  std::atomic<bool> stopping{false};  // SIGTERM came: a request not yet routed is answered 503
 };
 
 // A refusal with its HTTP status: `{"error": message}`.
@@ -140,6 +155,11 @@ class Server;
 // stuck server), then one JSON answer, and so on while the client keeps it alive (HTTP/1.1: up
 // to kRequestsPerConnection requests; one that sends nothing more for 10 s is closed, silently);
 // or an event stream for as long as the run waits, which ends the connection.
+//
+// Its state is the network thread's. The engine's thread calls only request() and route() (while
+// the request is routed: the connection reads nothing more until it is answered), the answers
+// (answer, refuse, answerText, answerAsset, stream: each handed to the network thread, which
+// renders and writes it; the first one of a request wins) and pumpNow().
 class Session : public std::enable_shared_from_this<Session> {
  public:
   // `tls`: the server's TLS context (`--tls-cert`), or null for plain HTTP.
@@ -161,9 +181,9 @@ class Session : public std::enable_shared_from_this<Session> {
   // Serve stops (SIGTERM): a request not yet routed is answered 503 (nothing of it was done),
   // an event stream ends once its last page is taken, an answer under way is sent whole.
   void drain();
-  // Whether its socket is open still (a Session may outlive its socket, held by a handler
-  // queued for a turn that never comes once serve stops).
-  bool connected() { return lowest().socket().is_open(); }
+  // Whether its socket was closed (a Session may outlive its socket, held by a handler queued
+  // for a turn that never comes once serve stops). Any thread.
+  bool closed() const { return closed_.load(); }
   // Takes one of the open band's stream slots; false (nothing taken) when its address or the
   // band is at its bound.
   bool takeOpenSlot();
@@ -171,10 +191,13 @@ class Session : public std::enable_shared_from_this<Session> {
   // The route's pattern (`GET /runs/:id`), for the metrics; "" until it is known.
   void route(std::string pattern) { route_ = std::move(pattern); }
 
-  void answer(unsigned status, const Json& body, int retryAfter = 0) {
-    if (answered_) return;  // one answer a connection (a drain may come after a route's)
-    if (retryAfter > 0) res_.set(http::field::retry_after, std::to_string(retryAfter));
-    respond(status, "application/json", Dump(body) + "\n");
+  // From either thread: the JSON is rendered and written on the network thread.
+  void answer(unsigned status, Json body, int retryAfter = 0) {
+    onNet([this, status, body = std::move(body), retryAfter] {
+      if (answered_) return;  // one answer a connection (a drain may come after a route's)
+      if (retryAfter > 0) res_.set(http::field::retry_after, std::to_string(retryAfter));
+      respond(status, "application/json", Dump(body) + "\n");
+    });
   }
   // The body of every refusal: `{error, kind}`, the kind as the table names it (errors.h), which
   // the `--server` client reads to exit as the local verb does.
@@ -186,13 +209,17 @@ class Session : public std::enable_shared_from_this<Session> {
   }
   // A text answer (GET /metrics).
   void answerText(unsigned status, std::string body, const char* type) {
-    respond(status, type, std::move(body));
+    onNet([this, status, body = std::move(body), type]() mutable {
+      respond(status, type, std::move(body));
+    });
   }
   // One of the web console's assets (GET /ui/…, console.h): the page's policy allows scripts
   // and styles from serve only, never inline, and no frame.
   void answerAsset(const ConsoleAsset& asset) {
-    respond(200, asset.type, std::string(reinterpret_cast<const char*>(asset.bytes), asset.size),
-            "no-cache", kConsolePolicy);
+    onNet([this, &asset] {
+      respond(200, asset.type, std::string(reinterpret_cast<const char*>(asset.bytes), asset.size),
+              "no-cache", kConsolePolicy);
+    });
   }
 
   // Turns the connection into an event stream: `pump` is asked for at most a page of what to
@@ -205,12 +232,26 @@ class Session : public std::enable_shared_from_this<Session> {
     bool more = false;
   };
   using Pump = std::function<Page(int64_t limit)>;
-  // `type`: the body's (a feed's events, or a trace's JSON lines).
+  // `type`: the body's (a feed's events, or a trace's JSON lines). On the engine's thread: the
+  // pump is the engine's, and only ever called there.
   void stream(Pump pump, const char* type = "text/event-stream");
-  // One pump, when the client has taken the last page (Server::runPumps, between two turns).
+  // One pump, when the client has taken the last page (Server::runPumps, between two turns, on
+  // the engine's thread): the page is handed to the network thread.
   void pumpNow();
 
  private:
+  // Runs `fn` on the network thread, after what was handed to it before.
+  template <class F>
+  void onNet(F&& fn) {
+    boost::asio::post(net_, [self = shared_from_this(), fn = std::forward<F>(fn)]() mutable {
+      (void)self;  // kept alive until `fn` ran
+      fn();
+    });
+  }
+  // Asks the engine for the stream's next page (Server::wantPump, on its thread).
+  void askPage();
+  // A page the engine pumped, on the network thread.
+  void deliver(const Page& page);
   // Every answer but an event stream's, once a connection: counted for the metrics by route and
   // status, with the headers that keep a browser from reading it as something else (its
   // Content-Security-Policy, no sniffing of its type, no referrer, no frame).
@@ -218,7 +259,10 @@ class Session : public std::enable_shared_from_this<Session> {
                const char* policy = kApiPolicy) {
     if (answered_) return;
     answered_ = true;
-    ++limits_->answers[{route_.empty() ? "other" : route_, status}];
+    {
+      std::lock_guard<std::mutex> lock(limits_->mu);
+      ++limits_->answers[{route_.empty() ? "other" : route_, status}];
+    }
     res_.version(11);
     res_.result(status);
     res_.set(http::field::content_type, type);
@@ -293,10 +337,15 @@ class Session : public std::enable_shared_from_this<Session> {
     lowest().socket().close(ignored);
     if (timer_) timer_->cancel();
     readTimer_.cancel();
+    if (!closed_.exchange(true)) {
+      std::lock_guard<std::mutex> lock(limits_->mu);
+      --limits_->sockets;
+    }
   }
 
-  Server& server_;                  // used by handlers only: they never run once serve returned
-  std::shared_ptr<Limits> limits_;  // what serve holds open
+  Server& server_;                    // used by handlers only: they never run once serve returned
+  std::shared_ptr<Limits> limits_;    // what serve holds open
+  boost::asio::any_io_executor net_;  // the network thread's (the socket's)
   std::optional<beast::tcp_stream> plain_;                   // without TLS
   std::optional<beast::ssl_stream<beast::tcp_stream>> tls_;  // with it
   std::string address_;                                      // the client's IP address
@@ -311,13 +360,16 @@ class Session : public std::enable_shared_from_this<Session> {
   bool reading_ = false;
   bool readTimedOut_ = false;
   bool evicted_ = false;
-  bool routed_ = false;     // handed to the Server (between two turns)
+  std::atomic<bool> routed_{false};  // handed to the Server (between two turns)
+  std::atomic<bool> closed_{false};
   bool handshook_ = false;  // the TLS handshake is over (or failed)
   bool answered_ = false;   // an answer or a stream began
   bool openSlot_ = false;
   std::string route_;
-  // An event stream's state.
+  // An event stream's state: its pump the engine's, the rest the network thread's.
   Pump pump_;
+  bool streaming_ = false;
+  bool asked_ = false;  // a page was asked of the engine and has not come
   std::unique_ptr<boost::asio::steady_timer> timer_;
   std::string out_;
   bool writing_ = false;
@@ -331,6 +383,7 @@ class Server {
   Server(RunHost& host, const ServeOptions& options, Callers callers,
          std::map<std::string, std::string> secrets)
       : host_(host),
+        engine_(host.engine().io()),
         options_(options),
         callers_(std::move(callers)),
         secrets_(std::move(secrets)) {}
@@ -338,6 +391,13 @@ class Server {
   RunHost& host() { return host_; }
   const std::shared_ptr<Limits>& limits() const { return limits_; }
 
+  // From the network thread: `fn` runs on the engine's, at its next poll.
+  template <class F>
+  void onEngine(F&& fn) {
+    boost::asio::post(engine_, std::forward<F>(fn));
+  }
+
+  // ---- the network thread's ------------------------------------------------------------------
   // A connection that waits for its request, in the order they came (a kept-alive connection
   // again at each request; its earlier entries stand for reads that are over).
   void reading(const std::shared_ptr<Session>& s) {
@@ -360,6 +420,7 @@ class Server {
       reading_.pop_front();
       if (oldest && oldest->reading() && oldest->readNo() == w.readNo) {
         oldest->evict();
+        std::lock_guard<std::mutex> lock(limits_->mu);
         ++limits_->evicted;
         return true;
       }
@@ -367,6 +428,7 @@ class Server {
     return false;
   }
 
+  // ---- the engine's thread's ------------------------------------------------------------------
   // A follower whose client has taken its last page wants the next: pumped between two turns,
   // within kPumpBudget a pass.
   void wantPump(const std::shared_ptr<Session>& s) {
@@ -674,7 +736,7 @@ class Server {
                        {"children", Json::array()}});
       }
     }
-    s->answer(200, out);
+    s->answer(200, std::move(out));
   }
 
   // The feed as server-sent events: the whole lines (`read`), or only their kinds with the
@@ -866,7 +928,7 @@ class Server {
         return s->refuse({500, "run " + id + " was not kept"});
       }
       if (again) out["replayed"] = true;
-      s->answer(again ? 200 : 201, out);
+      s->answer(again ? 200 : 201, std::move(out));
     });
   }
 
@@ -881,7 +943,7 @@ class Server {
       if (!Callers::Allows(c, it->workflow, Scope::kRead)) continue;
       out.push_back(RunListEntry(*it));
     }
-    s->answer(200, out);
+    s->answer(200, std::move(out));
   }
 
   // A cursor this serve gave (`next`, an event's id): a run's `updated` and its id, as "MS.ID".
@@ -1136,7 +1198,7 @@ class Server {
       Json out = view["observe"];
       out["gates"] = GatesFor(view, &c);
       out["working"] = view["working"];
-      return s->answer(200, out);
+      return s->answer(200, std::move(out));
     }
     Json report = view["report"];
     Json items = nullptr;
@@ -1374,11 +1436,14 @@ class Server {
                             const std::shared_ptr<Limits>& limits, Json verdict) {
     verdict.erase("forwardTo");
     const std::string v = verdict.value("verdict", "");
-    ++limits->verdicts[{name, v}];
+    {
+      std::lock_guard<std::mutex> lock(limits->mu);
+      ++limits->verdicts[{name, v}];
+    }
     if (v == "paused" || v == "backoff" || v == "busy")
       return s->answer(503, verdict, static_cast<int>(verdict.value("retryAfter", int64_t{0})));
     if (v == "hold-full") return s->answer(429, verdict, 1);
-    s->answer(200, verdict);
+    s->answer(200, std::move(verdict));
   }
 
   // GET /metrics (#30): the Prometheus text format (0.0.4), for the instance token or a Caller
@@ -1515,6 +1580,7 @@ class Server {
     family("jr2_effects_running", "gauge", "Processes, host functions and waits out now.");
     out += "jr2_effects_running " + std::to_string(host_.effectsOut()) + "\n";
     family("jr2_hook_deliveries_total", "counter", "Hook deliveries by hook and verdict.");
+    std::lock_guard<std::mutex> lock(limits_->mu);  // the network thread counts too
     for (const auto& [key, n] : limits_->verdicts)
       out += "jr2_hook_deliveries_total" + labels({{"hook", key.first}, {"verdict", key.second}}) +
              " " + std::to_string(n) + "\n";
@@ -1551,6 +1617,7 @@ class Server {
   }
 
   RunHost& host_;
+  boost::asio::io_context& engine_;  // the engine's: its thread routes and pumps
   const ServeOptions& options_;
   Callers callers_;
   std::map<std::string, std::string> secrets_;
@@ -1581,7 +1648,10 @@ class Server {
 
 Session::Session(tcp::socket socket, Server& server, std::shared_ptr<Limits> limits,
                  boost::asio::ssl::context* tls)
-    : server_(server), limits_(std::move(limits)), readTimer_(socket.get_executor()) {
+    : server_(server),
+      limits_(std::move(limits)),
+      net_(socket.get_executor()),
+      readTimer_(socket.get_executor()) {
   // An answer is written whole at once, and a kept-alive connection's next answer must not wait
   // for the client's delayed ACK of the last (Nagle's algorithm holds a short last segment while
   // data is unacknowledged).
@@ -1591,15 +1661,22 @@ Session::Session(tcp::socket socket, Server& server, std::shared_ptr<Limits> lim
     tls_.emplace(std::move(socket), *tls);
   else
     plain_.emplace(std::move(socket));
-  ++limits_->connections;
-  limits_->open.insert(this);
+  {
+    std::lock_guard<std::mutex> lock(limits_->mu);
+    ++limits_->connections;
+    ++limits_->sockets;
+    limits_->open.insert(this);
+  }
   beast::error_code ec;
   const auto peer = lowest().socket().remote_endpoint(ec);
   if (!ec) address_ = peer.address().to_string();
 }
 
 Session::~Session() {
+  // On whichever thread let go of it last.
+  std::lock_guard<std::mutex> lock(limits_->mu);
   --limits_->connections;
+  if (!closed_) --limits_->sockets;
   limits_->open.erase(this);
   if (openSlot_) {
     --limits_->openStreams;
@@ -1609,6 +1686,7 @@ Session::~Session() {
 
 bool Session::takeOpenSlot() {
   if (openSlot_) return true;
+  std::lock_guard<std::mutex> lock(limits_->mu);
   int& mine = limits_->openByAddress[address_];
   if (mine >= kOpenStreamsPerAddress || limits_->openStreams >= limits_->maxOpenStreams) {
     if (mine == 0) limits_->openByAddress.erase(address_);
@@ -1666,7 +1744,10 @@ void Session::begin(bool over) {
 
 void Session::next() {
   ++served_;
-  ++limits_->reused;
+  {
+    std::lock_guard<std::mutex> lock(limits_->mu);
+    ++limits_->reused;
+  }
   res_ = {};
   answered_ = false;
   routed_ = false;
@@ -1712,7 +1793,7 @@ void Session::drain() {
     armReadLimit(kDrainReadLimit);
     return;
   }
-  if (pump_) {
+  if (streaming_) {
     // An event stream ends now, between two events or in a page the client has not taken: a
     // follower takes the feed up from the next serve with Last-Event-ID, and one that reads
     // nothing holds up no stop.
@@ -1764,32 +1845,50 @@ void Session::read(beast::error_code ec) {
     return answer(400, {{"error", "this is not an HTTP/1.1 request: " + ec.message()}});
   }
   keepOpen_ = true;  // read whole: after its answer the connection may carry another
+  // Handed to the engine's thread, and routed there between two turns: the connection reads
+  // nothing more until the answer comes back.
   auto self = shared_from_this();
-  server_.host().queue([self] {
-    self->routed_ = true;
-    self->server_.route(self);
+  server_.onEngine([self] {
+    self->server_.host().queue([self] {
+      self->routed_ = true;
+      self->server_.route(self);
+    });
   });
 }
 
 void Session::stream(Pump pump, const char* type) {
-  answered_ = true;
-  ++limits_->answers[{route_, 200}];
+  // On the engine's thread: the pump stays here; the head goes out on the network thread.
   pump_ = std::move(pump);
-  timer_ = std::make_unique<boost::asio::steady_timer>(lowest().get_executor());
-  lowest().expires_never();  // a stream lives as long as its run waits; stalls are tick()'s
-  // The guard headers every other answer carries (respond), on the stream's head too.
-  send(std::string("HTTP/1.1 200 OK\r\nContent-Type: ") + type +
-           "\r\nCache-Control: no-store\r\n"
-           "Content-Security-Policy: " +
-           kApiPolicy +
-           "\r\nX-Content-Type-Options: nosniff\r\nReferrer-Policy: no-referrer\r\n"
-           "X-Frame-Options: DENY\r\nConnection: close\r\n\r\n",
-       false);
-  server_.wantPump(shared_from_this());
+  onNet([this, type] {
+    if (answered_ || closed_) return;  // a drain answered first
+    answered_ = true;
+    streaming_ = true;
+    {
+      std::lock_guard<std::mutex> lock(limits_->mu);
+      ++limits_->answers[{route_, 200}];
+    }
+    timer_ = std::make_unique<boost::asio::steady_timer>(net_);
+    lowest().expires_never();  // a stream lives as long as its run waits; stalls are tick()'s
+    // The guard headers every other answer carries (respond), on the stream's head too.
+    send(std::string("HTTP/1.1 200 OK\r\nContent-Type: ") + type +
+             "\r\nCache-Control: no-store\r\n"
+             "Content-Security-Policy: " +
+             kApiPolicy +
+             "\r\nX-Content-Type-Options: nosniff\r\nReferrer-Policy: no-referrer\r\n"
+             "X-Frame-Options: DENY\r\nConnection: close\r\n\r\n",
+         false);
+    askPage();  // the first page goes behind the head
+  });
+}
+
+void Session::askPage() {
+  if (asked_ || closed_ || ending_) return;
+  asked_ = true;
+  server_.onEngine([self = shared_from_this()] { self->server_.wantPump(self); });
 }
 
 void Session::tick() {
-  if (!lowest().socket().is_open()) return;
+  if (closed_) return;
   if (writing_) {
     // The client has not taken its last page yet: nothing more is read for it (a client that
     // never reads holds one page), and one that takes nothing for kStallLimit is let go.
@@ -1800,19 +1899,25 @@ void Session::tick() {
     });
     return;
   }
-  server_.wantPump(shared_from_this());
+  askPage();
 }
 
 void Session::pumpNow() {
-  if (!lowest().socket().is_open() || ending_) return;
-  if (writing_) return tick();
-  // What the feed has now, read between two turns (what is stored), a page at most.
+  if (closed_) return;
+  // What the feed has now, read between two turns (what is stored), a page at most: asked for
+  // only when the client has taken the last (askPage), so a follower holds one page at most.
   Page page = pump_(kFeedPage);
+  onNet([this, page = std::move(page)] { deliver(page); });
+}
+
+void Session::deliver(const Page& page) {
+  asked_ = false;
+  if (closed_ || ending_) return;
   more_ = page.more;
   if (!page.text.empty() || page.last) send(page.text, page.last);
   if (page.last) return;
-  if (more_ && writing_) return;  // the next page goes as soon as the client took this one
-  if (more_) return server_.wantPump(shared_from_this());
+  if (more_ && writing_) return;  // the next page is asked for as soon as the client took this
+  if (more_) return askPage();
   timer_->expires_after(std::chrono::milliseconds(200));
   timer_->async_wait([self = shared_from_this()](beast::error_code ec) {
     if (!ec) self->tick();
@@ -1832,16 +1937,21 @@ void Session::send(const std::string& text, bool last) {
   auto chunk = std::make_shared<std::string>(std::move(out_));
   out_.clear();
   io([this, chunk](auto& stream) {
-    boost::asio::async_write(stream, boost::asio::buffer(*chunk),
-                             [self = shared_from_this(), chunk](beast::error_code ec, size_t) {
-                               self->writing_ = false;
-                               if (ec) return self->close();  // the client went away
-                               self->send("", false);
-                               // Taken: a page that was waiting behind it goes now.
-                               if (!self->writing_ && self->more_ && !self->ending_ && self->pump_)
-                                 self->server_.wantPump(self);
-                             });
+    boost::asio::async_write(
+        stream, boost::asio::buffer(*chunk),
+        [self = shared_from_this(), chunk](beast::error_code ec, size_t) {
+          self->writing_ = false;
+          if (ec) return self->close();  // the client went away
+          self->send("", false);
+          // Taken: a page that was waiting behind it goes now.
+          if (!self->writing_ && self->more_ && !self->ending_ && self->streaming_) self->askPage();
+        });
   });
+}
+
+int OpenConnections(Limits& limits) {
+  std::lock_guard<std::mutex> lock(limits.mu);
+  return limits.connections;
 }
 
 class Listener {
@@ -1891,7 +2001,7 @@ class Listener {
         // are taken when some close. Said once a spell.
         if (!pausing_) {
           say_("cannot accept connections: " + ec.message() + " (" +
-               std::to_string(server_.limits()->connections) +
+               std::to_string(OpenConnections(*server_.limits())) +
                " open); trying again every 100 ms (raise `ulimit -n`)");
         }
         pausing_ = true;
@@ -1904,7 +2014,11 @@ class Listener {
       if (pausing_) say_("accepting connections again");
       pausing_ = false;
       const auto& limits = server_.limits();
-      const bool over = limits->connections >= limits->maxConnections;
+      bool over = false;
+      {
+        std::lock_guard<std::mutex> lock(limits->mu);
+        over = limits->connections >= limits->maxConnections;
+      }
       std::make_shared<Session>(std::move(socket), server_, limits, tls_)->start(over);
       accept();
     });
@@ -1915,6 +2029,40 @@ class Listener {
   boost::asio::ssl::context* tls_;
   std::function<void(const std::string&)> say_;
   bool pausing_ = false;
+};
+
+// serve's network thread: runs `io` from its making until stop() (or its end), and goes on past a
+// handler that threw (a connection's failure, said, costs that connection only).
+class NetThread {
+ public:
+  NetThread(boost::asio::io_context& io, std::function<void(const std::string&)> tell)
+      : io_(io), work_(io.get_executor()), tell_(std::move(tell)), thread_([this] { run(); }) {}
+  ~NetThread() { stop(); }
+  NetThread(const NetThread&) = delete;
+  NetThread& operator=(const NetThread&) = delete;
+  void stop() {
+    if (!thread_.joinable()) return;
+    work_.reset();
+    io_.stop();
+    thread_.join();
+  }
+
+ private:
+  void run() {
+    prctl(PR_SET_NAME, "jr2-net", 0, 0, 0);  // as `top -H` and the bench name it
+    for (;;) {
+      try {
+        io_.run();
+        return;
+      } catch (const std::exception& e) {
+        tell_(std::string("serve's network thread: a connection failed: ") + e.what());
+      }
+    }
+  }
+  boost::asio::io_context& io_;
+  boost::asio::executor_work_guard<boost::asio::io_context::executor_type> work_;
+  std::function<void(const std::string&)> tell_;
+  std::thread thread_;  // last: it starts once the rest is made
 };
 
 // `--listen HOST:PORT` as an endpoint (loopback when HOST is left out); BadInput for one that
@@ -1957,6 +2105,13 @@ int ListenOn(const std::string& listen) {
 
 int Serve(RunHost& host, const ServeOptions& options,
           const std::function<void(const std::string&)>& say) {
+  // The network thread says things too (the listener's trouble, a connection's failure): one
+  // line at a time.
+  std::mutex saying;
+  const std::function<void(const std::string&)> tell = [&say, &saying](const std::string& line) {
+    std::lock_guard<std::mutex> lock(saying);
+    say(line);
+  };
   // HOST:PORT, loopback by default.
   std::string hostPart;
   const tcp::endpoint endpoint = ListenAddress(options.listen, &hostPart);
@@ -2044,14 +2199,16 @@ int Serve(RunHost& host, const ServeOptions& options,
           ? options.maxConnections
           : static_cast<int>(std::clamp<int64_t>(fds * 3 / 4 - 64, 16, 16384));
   server.limits()->maxOpenStreams = std::max(1, server.limits()->maxConnections / 4);
+  // The network thread's (docs/runtime.md#two-threads): the listener and every connection, from
+  // the moment serve serves (NetThread below) until the drain is over.
+  boost::asio::io_context net(1);
   std::unique_ptr<Listener> listener;
   try {
-    listener = std::make_unique<Listener>(host.engine().io(), endpoint, options.listenFd, server,
-                                          tls.get(), say);
+    listener = std::make_unique<Listener>(net, endpoint, options.listenFd, server, tls.get(), tell);
   } catch (const boost::system::system_error& e) {
     throw BadInput("cannot listen on " + options.listen + ": " + e.code().message());
   }
-  for (const auto& line : StandingNotes(host.registry(), options.workflows)) say(line);
+  for (const auto& line : StandingNotes(host.registry(), options.workflows)) tell(line);
   if (shared != nullptr) {
     // Hosts sharing the store: this one joins under its name (the machine's and the port by
     // default), and owns the runs it claims from then on.
@@ -2068,18 +2225,19 @@ int Serve(RunHost& host, const ServeOptions& options,
   // live keys go with it); a standing workflow with no live run gets one.
   taken += static_cast<int>(host.handOverDue().size());
   taken += static_cast<int>(host.standUp(options.workflows).size());
-  say("serving " + std::to_string(taken) + " waiting run" + (taken == 1 ? "" : "s") + " on " +
-      (tls ? "https://" : "http://") + hostPart + ":" + std::to_string(listener->port()) +
-      (shared != nullptr
-           ? std::string(
-                 " (the instance token is kept in the run store; SIGTERM or Ctrl-C stops it)")
-           : " (the instance token is in " + options.storePath +
-                 ".token; SIGTERM or Ctrl-C stops it)"));
+  tell("serving " + std::to_string(taken) + " waiting run" + (taken == 1 ? "" : "s") + " on " +
+       (tls ? "https://" : "http://") + hostPart + ":" + std::to_string(listener->port()) +
+       (shared != nullptr
+            ? std::string(
+                  " (the instance token is kept in the run store; SIGTERM or Ctrl-C stops it)")
+            : " (the instance token is in " + options.storePath +
+                  ".token; SIGTERM or Ctrl-C stops it)"));
   const auto takeMore = [&] {
     if (const int more = host.takeLive(options.workflows); more > 0) {
-      say("took up " + std::to_string(more) + " more run" + (more == 1 ? "" : "s"));
+      tell("took up " + std::to_string(more) + " more run" + (more == 1 ? "" : "s"));
     }
   };
+  NetThread netThread(net, tell);
   host.serve(
       [&] {
         if (shared != nullptr) host.hearEnds();
@@ -2097,51 +2255,72 @@ int Serve(RunHost& host, const ServeOptions& options,
   host.leaveHosts();
   // The drain: every connection is answered or ended, within the bound; then serve exits. (A
   // Session may outlive its socket, held by a handler queued for a turn that never comes: what
-  // counts is the sockets still open.)
-  server.limits()->stopping = true;
-  listener->takeWaiting();  // the connections in the kernel's queue, answered 503 below
-  listener->close();
-  const auto connected = [&] {
-    size_t n = 0;
-    for (Session* s : server.limits()->open) n += s->connected() ? 1 : 0;
-    return n;
+  // counts is the sockets still open.) The connections are the network thread's: it takes the
+  // kernel's waiting ones (answered 503 by the drain), closes the listener and drains each.
+  const std::shared_ptr<Limits>& limits = server.limits();
+  limits->stopping = true;
+  const auto openSockets = [&limits] {
+    std::lock_guard<std::mutex> lock(limits->mu);
+    return static_cast<size_t>(limits->sockets);
   };
-  const size_t open = connected();
+  std::promise<size_t> begun;
+  boost::asio::post(net, [&] {
+    std::vector<std::shared_ptr<Session>> all;
+    try {
+      listener->takeWaiting();
+      listener->close();
+      {
+        std::lock_guard<std::mutex> lock(limits->mu);
+        for (Session* s : limits->open) {
+          // One whose last owner is letting go of it now (its destructor waits for the lock) is
+          // passed over. None is let go here: a destructor takes the lock.
+          if (auto live = s->weak_from_this().lock()) all.push_back(std::move(live));
+        }
+      }
+      all.erase(std::remove_if(all.begin(), all.end(),
+                               [](const std::shared_ptr<Session>& s) { return s->closed(); }),
+                all.end());
+    } catch (...) {
+      begun.set_value(0);  // the drain below waits for what is open, told or not
+      throw;
+    }
+    begun.set_value(all.size());
+    for (auto& s : all) s->drain();
+  });
+  const size_t open = begun.get_future().get();
   if (open > 0) {
-    say("draining " + std::to_string(open) + " connection" + (open == 1 ? "" : "s") + " (at most " +
-        std::to_string(options.drainMs / 1000) + " s)");
+    tell("draining " + std::to_string(open) + " connection" + (open == 1 ? "" : "s") +
+         " (at most " + std::to_string(options.drainMs / 1000) + " s)");
   }
   const auto deadline =
       std::chrono::steady_clock::now() + std::chrono::milliseconds(options.drainMs);
-  {
-    std::vector<std::shared_ptr<Session>> all;
-    for (Session* s : server.limits()->open) {
-      if (s->connected()) all.push_back(s->shared_from_this());
-    }
-    for (auto& s : all) s->drain();
-  }
+  // The engine's own handlers meanwhile (what the network thread hands it is let go: no turn
+  // comes any more).
   auto& io = host.engine().io();
   if (io.stopped()) io.restart();
-  while (connected() > 0 && std::chrono::steady_clock::now() < deadline) {
+  // Held as working: with nothing of its own outstanding, the wait would return at once.
+  const auto waiting = boost::asio::make_work_guard(io);
+  while (openSockets() > 0 && std::chrono::steady_clock::now() < deadline) {
     io.run_one_until(
         std::min(deadline, std::chrono::steady_clock::now() + std::chrono::milliseconds(50)));
   }
-  const size_t cut = connected();
+  const size_t cut = std::min(open, openSockets());
+  netThread.stop();
   if (open > 0) {
-    say("drained: " + std::to_string(open - cut) + " connection" + (open - cut == 1 ? "" : "s") +
-        " answered or ended" +
-        (cut > 0 ? ", " + std::to_string(cut) + " cut at the bound (their clients took nothing)"
-                 : std::string()));
+    tell("drained: " + std::to_string(open - cut) + " connection" + (open - cut == 1 ? "" : "s") +
+         " answered or ended" +
+         (cut > 0 ? ", " + std::to_string(cut) + " cut at the bound (their clients took nothing)"
+                  : std::string()));
   }
-  say("stopped: every step under way is stored" +
-      (host.stoppedEffects() > 0
-           ? "; " + std::to_string(host.stoppedEffects()) +
-                 " processes were stopped (they read `interrupted` when the runs go on)"
-           : std::string()));
+  tell("stopped: every step under way is stored" +
+       (host.stoppedEffects() > 0
+            ? "; " + std::to_string(host.stoppedEffects()) +
+                  " processes were stopped (they read `interrupted` when the runs go on)"
+            : std::string()));
   if (host.engine().out() > 0) {
     // A blocking host function still runs on a thread: it is not waited for (its run reads
     // `interrupted` when it goes on), as a stopped `run` does not wait for one.
-    say("a host function still running is not waited for");
+    tell("a host function still running is not waited for");
     std::fflush(stdout);
     std::_Exit(0);
   }
