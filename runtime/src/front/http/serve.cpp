@@ -162,9 +162,10 @@ class Server;
 // renders and writes it; the first one of a request wins) and pumpNow().
 class Session : public std::enable_shared_from_this<Session> {
  public:
-  // `tls`: the server's TLS context (`--tls-cert`), or null for plain HTTP.
-  Session(tcp::socket socket, Server& server, std::shared_ptr<Limits> limits,
-          boost::asio::ssl::context* tls);
+  // `tls`: the server's TLS context (`--tls-cert`), or null for plain HTTP; `net`: the network
+  // thread's context, which the socket is of.
+  Session(std::shared_ptr<boost::asio::io_context> net, tcp::socket socket, Server& server,
+          std::shared_ptr<Limits> limits, boost::asio::ssl::context* tls);
   ~Session();
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
@@ -343,6 +344,9 @@ class Session : public std::enable_shared_from_this<Session> {
     }
   }
 
+  // First, so last to go: the context its socket and timers are of outlives them, though the
+  // host may hold a Session (a request queued, an answer waiting for a commit) past serve's end.
+  std::shared_ptr<boost::asio::io_context> netContext_;
   Server& server_;                    // used by handlers only: they never run once serve returned
   std::shared_ptr<Limits> limits_;    // what serve holds open
   boost::asio::any_io_executor net_;  // the network thread's (the socket's)
@@ -1646,9 +1650,10 @@ class Server {
   }
 };
 
-Session::Session(tcp::socket socket, Server& server, std::shared_ptr<Limits> limits,
-                 boost::asio::ssl::context* tls)
-    : server_(server),
+Session::Session(std::shared_ptr<boost::asio::io_context> net, tcp::socket socket, Server& server,
+                 std::shared_ptr<Limits> limits, boost::asio::ssl::context* tls)
+    : netContext_(std::move(net)),
+      server_(server),
       limits_(std::move(limits)),
       net_(socket.get_executor()),
       readTimer_(socket.get_executor()) {
@@ -1957,9 +1962,16 @@ int OpenConnections(Limits& limits) {
 class Listener {
  public:
   // `fd`: a socket that listens already (serve --supervise's, kept across restarts), or -1.
-  Listener(boost::asio::io_context& io, const tcp::endpoint& at, int fd, Server& server,
-           boost::asio::ssl::context* tls, std::function<void(const std::string&)> say)
-      : acceptor_(io), pause_(io), server_(server), tls_(tls), say_(std::move(say)) {
+  // `io`: the network thread's; `say`: what it has to say, said on the engine's thread.
+  Listener(std::shared_ptr<boost::asio::io_context> io, const tcp::endpoint& at, int fd,
+           Server& server, boost::asio::ssl::context* tls,
+           std::function<void(const std::string&)> say)
+      : io_(std::move(io)),
+        acceptor_(*io_),
+        pause_(*io_),
+        server_(server),
+        tls_(tls),
+        say_(std::move(say)) {
     if (fd >= 0) {
       acceptor_.assign(at.protocol(), fd);
     } else {
@@ -1986,7 +1998,7 @@ class Listener {
       tcp::socket socket(acceptor_.get_executor());
       acceptor_.accept(socket, ec);
       if (ec) return;  // would block: the queue is empty
-      std::make_shared<Session>(std::move(socket), server_, limits, tls_)->start(false);
+      std::make_shared<Session>(io_, std::move(socket), server_, limits, tls_)->start(false);
     }
   }
   uint16_t port() const { return acceptor_.local_endpoint().port(); }
@@ -1994,7 +2006,8 @@ class Listener {
  private:
   void accept() {
     acceptor_.async_accept([this](beast::error_code ec, tcp::socket socket) {
-      if (ec == boost::asio::error::operation_aborted) return;
+      // Closed by the drain (an accept that completed just before is not armed again).
+      if (ec == boost::asio::error::operation_aborted || !acceptor_.is_open()) return;
       if (ec) {
         // Out of file descriptors (or of memory): accepting again at once would fail again at
         // once, for ever, and starve the engine; the connections waiting in the kernel's queue
@@ -2019,10 +2032,11 @@ class Listener {
         std::lock_guard<std::mutex> lock(limits->mu);
         over = limits->connections >= limits->maxConnections;
       }
-      std::make_shared<Session>(std::move(socket), server_, limits, tls_)->start(over);
+      std::make_shared<Session>(io_, std::move(socket), server_, limits, tls_)->start(over);
       accept();
     });
   }
+  std::shared_ptr<boost::asio::io_context> io_;
   tcp::acceptor acceptor_;
   boost::asio::steady_timer pause_;
   Server& server_;
@@ -2105,12 +2119,11 @@ int ListenOn(const std::string& listen) {
 
 int Serve(RunHost& host, const ServeOptions& options,
           const std::function<void(const std::string&)>& say) {
-  // The network thread says things too (the listener's trouble, a connection's failure): one
-  // line at a time.
-  std::mutex saying;
-  const std::function<void(const std::string&)> tell = [&say, &saying](const std::string& line) {
-    std::lock_guard<std::mutex> lock(saying);
-    say(line);
+  // What the network thread has to say (the listener's trouble, a connection's failure) is said
+  // on the engine's thread, where everything else serve says is: the runner's printer is its.
+  boost::asio::io_context& engineIo = host.engine().io();
+  const std::function<void(const std::string&)> tell = [&engineIo, &say](const std::string& line) {
+    boost::asio::post(engineIo, [&say, line] { say(line); });
   };
   // HOST:PORT, loopback by default.
   std::string hostPart;
@@ -2201,14 +2214,15 @@ int Serve(RunHost& host, const ServeOptions& options,
   server.limits()->maxOpenStreams = std::max(1, server.limits()->maxConnections / 4);
   // The network thread's (docs/runtime.md#two-threads): the listener and every connection, from
   // the moment serve serves (NetThread below) until the drain is over.
-  boost::asio::io_context net(1);
+  // Shared with every connection, so that it outlives them (Session::netContext_).
+  const auto net = std::make_shared<boost::asio::io_context>(1);
   std::unique_ptr<Listener> listener;
   try {
     listener = std::make_unique<Listener>(net, endpoint, options.listenFd, server, tls.get(), tell);
   } catch (const boost::system::system_error& e) {
     throw BadInput("cannot listen on " + options.listen + ": " + e.code().message());
   }
-  for (const auto& line : StandingNotes(host.registry(), options.workflows)) tell(line);
+  for (const auto& line : StandingNotes(host.registry(), options.workflows)) say(line);
   if (shared != nullptr) {
     // Hosts sharing the store: this one joins under its name (the machine's and the port by
     // default), and owns the runs it claims from then on.
@@ -2225,19 +2239,19 @@ int Serve(RunHost& host, const ServeOptions& options,
   // live keys go with it); a standing workflow with no live run gets one.
   taken += static_cast<int>(host.handOverDue().size());
   taken += static_cast<int>(host.standUp(options.workflows).size());
-  tell("serving " + std::to_string(taken) + " waiting run" + (taken == 1 ? "" : "s") + " on " +
-       (tls ? "https://" : "http://") + hostPart + ":" + std::to_string(listener->port()) +
-       (shared != nullptr
-            ? std::string(
-                  " (the instance token is kept in the run store; SIGTERM or Ctrl-C stops it)")
-            : " (the instance token is in " + options.storePath +
-                  ".token; SIGTERM or Ctrl-C stops it)"));
+  say("serving " + std::to_string(taken) + " waiting run" + (taken == 1 ? "" : "s") + " on " +
+      (tls ? "https://" : "http://") + hostPart + ":" + std::to_string(listener->port()) +
+      (shared != nullptr
+           ? std::string(
+                 " (the instance token is kept in the run store; SIGTERM or Ctrl-C stops it)")
+           : " (the instance token is in " + options.storePath +
+                 ".token; SIGTERM or Ctrl-C stops it)"));
   const auto takeMore = [&] {
     if (const int more = host.takeLive(options.workflows); more > 0) {
-      tell("took up " + std::to_string(more) + " more run" + (more == 1 ? "" : "s"));
+      say("took up " + std::to_string(more) + " more run" + (more == 1 ? "" : "s"));
     }
   };
-  NetThread netThread(net, tell);
+  NetThread netThread(*net, tell);
   host.serve(
       [&] {
         if (shared != nullptr) host.hearEnds();
@@ -2264,7 +2278,7 @@ int Serve(RunHost& host, const ServeOptions& options,
     return static_cast<size_t>(limits->sockets);
   };
   std::promise<size_t> begun;
-  boost::asio::post(net, [&] {
+  boost::asio::post(*net, [&] {
     std::vector<std::shared_ptr<Session>> all;
     try {
       listener->takeWaiting();
@@ -2289,14 +2303,14 @@ int Serve(RunHost& host, const ServeOptions& options,
   });
   const size_t open = begun.get_future().get();
   if (open > 0) {
-    tell("draining " + std::to_string(open) + " connection" + (open == 1 ? "" : "s") +
-         " (at most " + std::to_string(options.drainMs / 1000) + " s)");
+    say("draining " + std::to_string(open) + " connection" + (open == 1 ? "" : "s") + " (at most " +
+        std::to_string(options.drainMs / 1000) + " s)");
   }
   const auto deadline =
       std::chrono::steady_clock::now() + std::chrono::milliseconds(options.drainMs);
   // The engine's own handlers meanwhile (what the network thread hands it is let go: no turn
   // comes any more).
-  auto& io = host.engine().io();
+  auto& io = engineIo;
   if (io.stopped()) io.restart();
   // Held as working: with nothing of its own outstanding, the wait would return at once.
   const auto waiting = boost::asio::make_work_guard(io);
@@ -2307,20 +2321,20 @@ int Serve(RunHost& host, const ServeOptions& options,
   const size_t cut = std::min(open, openSockets());
   netThread.stop();
   if (open > 0) {
-    tell("drained: " + std::to_string(open - cut) + " connection" + (open - cut == 1 ? "" : "s") +
-         " answered or ended" +
-         (cut > 0 ? ", " + std::to_string(cut) + " cut at the bound (their clients took nothing)"
-                  : std::string()));
+    say("drained: " + std::to_string(open - cut) + " connection" + (open - cut == 1 ? "" : "s") +
+        " answered or ended" +
+        (cut > 0 ? ", " + std::to_string(cut) + " cut at the bound (their clients took nothing)"
+                 : std::string()));
   }
-  tell("stopped: every step under way is stored" +
-       (host.stoppedEffects() > 0
-            ? "; " + std::to_string(host.stoppedEffects()) +
-                  " processes were stopped (they read `interrupted` when the runs go on)"
-            : std::string()));
+  say("stopped: every step under way is stored" +
+      (host.stoppedEffects() > 0
+           ? "; " + std::to_string(host.stoppedEffects()) +
+                 " processes were stopped (they read `interrupted` when the runs go on)"
+           : std::string()));
   if (host.engine().out() > 0) {
     // A blocking host function still runs on a thread: it is not waited for (its run reads
     // `interrupted` when it goes on), as a stopped `run` does not wait for one.
-    tell("a host function still running is not waited for");
+    say("a host function still running is not waited for");
     std::fflush(stdout);
     std::_Exit(0);
   }
