@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# serve drains on SIGTERM (#30, drain.py): 40 starts, 5 followers (one never reads) and 3 half-sent
-# requests around a SIGTERM; every request answered whole, the streams ended, exit 0 within the
+# serve drains on SIGTERM (#30, drain.py): 40 starts, 5 followers (one never reads), 3 half-sent
+# requests, one sent late and 4 clients connecting as fast as they can around a SIGTERM; every
+# request answered whole (or its connect refused, never reset), the streams ended, exit 0 within the
 # bound, what is stored is what was answered, the 503s sent again make the missing runs (~10 s).
 # Usage: drain_test.sh DIR_OF_CONFORMANCE_RUNNERS
 set -u

@@ -2006,9 +2006,10 @@ class Listener {
  private:
   void accept() {
     acceptor_.async_accept([this](beast::error_code ec, tcp::socket socket) {
-      // Closed by the drain (an accept that completed just before is not armed again).
-      if (ec == boost::asio::error::operation_aborted || !acceptor_.is_open()) return;
+      // Closed by the drain, with nothing taken.
+      if (ec == boost::asio::error::operation_aborted) return;
       if (ec) {
+        if (!acceptor_.is_open()) return;
         // Out of file descriptors (or of memory): accepting again at once would fail again at
         // once, for ever, and starve the engine; the connections waiting in the kernel's queue
         // are taken when some close. Said once a spell.
@@ -2026,14 +2027,13 @@ class Listener {
       }
       if (pausing_) say_("accepting connections again");
       pausing_ = false;
+      // A connection taken is answered, even one whose accept completed as the drain closed the
+      // listener: its Session reads under the drain's short limit and answers 503 (dropping its
+      // socket here would reset a client that sent its request).
       const auto& limits = server_.limits();
-      bool over = false;
-      {
-        std::lock_guard<std::mutex> lock(limits->mu);
-        over = limits->connections >= limits->maxConnections;
-      }
+      const bool over = OpenConnections(*limits) >= limits->maxConnections;
       std::make_shared<Session>(io_, std::move(socket), server_, limits, tls_)->start(over);
-      accept();
+      if (acceptor_.is_open()) accept();  // not armed again once the drain closed it
     });
   }
   std::shared_ptr<boost::asio::io_context> io_;
