@@ -260,11 +260,11 @@ def script_round(script, args, rounds):
 
 def thread_split(rounds):
     """serve's CPU seconds a second by thread, the median of `rounds` (serve_answers.py's
-    `cpuByThread`: the engine's thread is named as the process is, the others `jr2-…`), and the
-    clients' own (`clientCpuPerWall`), which on two cores is what serve cannot have."""
+    `cpuByThread`, named as procstat.threads_cpu names them), and the clients' own
+    (`clientCpuPerWall`), which on two cores is what serve cannot have."""
     names = sorted({n for r in rounds for n in r.get("cpuByThread", {})})
     split = ", ".join(
-        f"{n if n.startswith('jr2-') else 'engine'} "
+        f"{n} "
         f"{statistics.median(r.get('cpuByThread', {}).get(n, 0.0) for r in rounds):.2f}"
         for n in names)
     if split and any("clientCpuPerWall" in r for r in rounds):

@@ -11,7 +11,7 @@ HTTP, then C clients, each on one kept-alive connection, answer the items dealt 
 client i mod C), in order, each answer sent again when its Gate is not open yet (404). Timed from
 the first answer to the last 2xx. Prints one JSON line: answers/s, the latency of the 2xx answers
 (p50, p99, max, in ms), the largest answer body, serve's CPU seconds per wall second (both cores
-would be up to 2) in all and by thread (the engine's is named as the process, `jr2-net` runs the
+would be up to 2) in all and by thread (`engine`, `jr2-net` that runs the
 connections, `jr2-commit` the commits), the clients' own CPU seconds per wall second (this
 process's: on two cores, what they take serve cannot have), and the 404s met.
 
@@ -41,6 +41,8 @@ import sys
 import tempfile
 import threading
 import time
+
+from procstat import process_cpu, spent, threads_cpu
 
 
 def main():
@@ -122,7 +124,7 @@ def main():
                 missing[0] += mine_missing
 
         commits0 = commits(main_conn, call)
-        wall, cpu = clients_at_once(proc, client, args.clients)
+        wall, cpu, by_thread, clients = clients_at_once(proc, client, args.clients)
         commits1 = commits(main_conn, call)
         if failures:
             raise SystemExit("answers refused: " + "; ".join(failures[:3]))
@@ -130,8 +132,8 @@ def main():
             raise SystemExit("%d of %d answers got 2xx" % (len(lat), args.items))
         print(json.dumps(dict(latencies(lat), answersPerSec=args.items / wall,
                               largestBody=max(sizes), cpuPerWall=cpu / wall,
-                              cpuByThread=clients_at_once.by_thread,
-                              clientCpuPerWall=clients_at_once.clients,
+                              cpuByThread=by_thread,
+                              clientCpuPerWall=clients,
                               notOpenYet=missing[0],
                               answersPerCommit=args.items / max(1, commits1[0] - commits0[0]),
                               # The store's part of each batch: how long one group commit took
@@ -173,12 +175,12 @@ def hooks(proc, port, secret, args):
         with lock:
             lat.extend(mine)
 
-    wall, cpu = clients_at_once(proc, client, args.clients)
+    wall, cpu, by_thread, clients = clients_at_once(proc, client, args.clients)
     if failures:
         raise SystemExit("deliveries refused: " + "; ".join(failures[:3]))
     print(json.dumps(dict(latencies(lat), hooksPerSec=args.hooks / wall, cpuPerWall=cpu / wall,
-                          cpuByThread=clients_at_once.by_thread,
-                          clientCpuPerWall=clients_at_once.clients)))
+                          cpuByThread=by_thread,
+                          clientCpuPerWall=clients)))
     return 0
 
 
@@ -232,11 +234,11 @@ class Client:
 
 
 def clients_at_once(proc, client, count):
-    """Runs client(0) … client(count - 1) on threads of their own, all at once: the wall seconds
-    until the last ends, and the CPU seconds serve (`proc`) spent meanwhile, in all and by its
-    threads' names (the engine's is the process's, `jr2-net` its connections', `jr2-commit` its
-    commits')."""
-    cpu0 = proc_cpu(proc.pid)
+    """Runs client(0) … client(count - 1) on threads of their own, all at once. Gives the wall
+    seconds until the last ends, the CPU seconds serve (`proc`) spent meanwhile, the same a second
+    by its threads' names (procstat.threads_cpu), and the clients' own CPU a second (this
+    process's: on a machine of two cores, what serve cannot have)."""
+    cpu0 = process_cpu(proc.pid)
     by0 = threads_cpu(proc.pid)
     mine0 = time.process_time()
     t0 = time.perf_counter()
@@ -246,11 +248,9 @@ def clients_at_once(proc, client, count):
     for t in threads:
         t.join()
     wall = time.perf_counter() - t0
-    by1 = threads_cpu(proc.pid)
-    clients_at_once.by_thread = {name: (by1[name] - by0.get(name, 0.0)) / wall for name in by1}
-    # The clients' own CPU (this process's): on a machine of two cores, what serve can have.
-    clients_at_once.clients = (time.process_time() - mine0) / wall
-    return wall, proc_cpu(proc.pid) - cpu0
+    by_thread = {n: s / wall for n, s in spent(by0, threads_cpu(proc.pid)).items()}
+    clients = (time.process_time() - mine0) / wall
+    return wall, process_cpu(proc.pid) - cpu0, by_thread, clients
 
 
 def commits(conn, call):
@@ -271,30 +271,6 @@ def latencies(seconds):
     lat = sorted(seconds)
     return {"p50ms": 1000 * lat[len(lat) // 2],
             "p99ms": 1000 * lat[min(len(lat) - 1, int(len(lat) * 0.99))], "maxms": 1000 * lat[-1]}
-
-
-def threads_cpu(pid):
-    """CPU seconds of process `pid`'s threads so far, summed by thread name (the engine's thread
-    is named as the process is)."""
-    out = {}
-    for tid in os.listdir("/proc/%d/task" % pid):
-        try:
-            with open("/proc/%d/task/%s/stat" % (pid, tid)) as f:
-                head, tail = f.read().rsplit(")", 1)
-        except OSError:
-            continue  # a thread that ended
-        name = head.split("(", 1)[1]
-        fields = tail.split()
-        out[name] = out.get(name, 0.0) + (int(fields[11]) + int(fields[12])) / os.sysconf(
-            "SC_CLK_TCK")
-    return out
-
-
-def proc_cpu(pid):
-    """User + system CPU seconds of process `pid` so far (/proc/PID/stat)."""
-    with open("/proc/%d/stat" % pid) as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 if __name__ == "__main__":

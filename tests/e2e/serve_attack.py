@@ -17,6 +17,9 @@ import time
 import urllib.error
 import urllib.request
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench"))
+from procstat import process_cpu  # noqa: E402
+
 runner_dir, tmp = sys.argv[1], sys.argv[2]
 instant = os.path.join(runner_dir, "conformance_instant")
 secret = os.path.join(runner_dir, "conformance_secret")
@@ -75,10 +78,6 @@ def rss_kb(pid):
             return int(line.split()[1])
     return 0
 
-
-def cpu_s(pid):
-    fields = open("/proc/%d/stat" % pid).read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def stop(proc, what):
@@ -550,9 +549,9 @@ for _ in range(1100):
     except OSError:
         break
 time.sleep(0.5)
-c0 = cpu_s(proc.pid)
+c0 = process_cpu(proc.pid)
 time.sleep(1.0)
-spin = cpu_s(proc.pid) - c0
+spin = process_cpu(proc.pid) - c0
 said = open(err).read()
 print("1,100 idle connections under 1,024 descriptors: %d connected; serve used %.2f s of CPU in 1 s"
       % (len(idle), spin))

@@ -40,6 +40,9 @@ import sys
 import threading
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench"))
+from procstat import spent, threads_cpu  # noqa: E402
+
 CLIENTS = 8
 HOOK_THREADS = 2
 CAP = 64
@@ -49,29 +52,6 @@ REQ_TIMEOUT = 15.0
 REVIEWER_TOKEN = "reviewer-" + hashlib.sha256(os.urandom(16)).hexdigest()[:24]
 
 checks = {"passed": 0, "failed": 0}
-
-
-def threads_cpu(pid):
-    """CPU seconds of process `pid`'s threads so far, by thread name: serve names its network
-    thread `jr2-net` and its commit thread `jr2-commit`; the engine's (and any other) is named as
-    the process is, and counted as `engine`."""
-    out = {}
-    try:
-        tids = os.listdir("/proc/%d/task" % pid)
-    except OSError:
-        return out
-    for tid in tids:
-        try:
-            with open("/proc/%d/task/%s/stat" % (pid, tid)) as f:
-                head, tail = f.read().rsplit(")", 1)
-        except OSError:
-            continue
-        name = head.split("(", 1)[1]
-        name = name if name.startswith("jr2-") else "engine"
-        fields = tail.split()
-        out[name] = out.get(name, 0.0) + (int(fields[11]) + int(fields[12])) / os.sysconf(
-            "SC_CLK_TCK")
-    return out
 
 
 def check(cond, what, detail=""):
@@ -577,14 +557,14 @@ class Phase:
         if not self.fault:
             # #33 goal 2: the connections are the network thread's, the routes the engine's.
             cpu1 = threads_cpu(self.serve.proc.pid)
-            spent = {k: cpu1[k] - cpu0.get(k, 0.0) for k in cpu1}
-            total = sum(spent.values())
+            used = spent(cpu0, cpu1)
+            total = sum(used.values())
             print("%s: serve's CPU by thread over the load: %s (%.1f s in all, %.2f s a second)" %
-                  (self.name, ", ".join("%s %.1f s" % kv for kv in sorted(spent.items())), total,
+                  (self.name, ", ".join("%s %.1f s" % kv for kv in sorted(used.items())), total,
                    total / wall if wall else 0), flush=True)
-            check(spent.get("jr2-net", 0.0) >= 0.1 * total and spent.get("engine", 0.0) > 0,
+            check(used.get("jr2-net", 0.0) >= 0.1 * total and used.get("engine", 0.0) > 0,
                   "%s: serve's connections run on its network thread, its routes on the engine's"
-                  % self.name, repr(spent))
+                  % self.name, repr(used))
         self.report(wall)
         self.finish()
 
