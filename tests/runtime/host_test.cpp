@@ -9,6 +9,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <boost/asio/post.hpp>
 #include <condition_variable>
 #include <csignal>
 #include <filesystem>
@@ -393,6 +395,34 @@ TEST_F(Host, OneTurnThatMovesTwoRunsIsOneCommitOfBoth) {
   EXPECT_EQ(turns.front().size(), 2u) << "both runs moved in one turn: one commit for both";
   EXPECT_EQ(turns.size(), 1u);
   EXPECT_EQ(a->gates().size(), b->gates().size());
+}
+
+TEST(Engine, HandleUntilRunsWhatOtherThreadsPostUntilDoneAndNoTurn) {
+  // serve's drain: the engine's handlers run (a connection's message, said on its thread) while
+  // the connections end, and no turn comes.
+  jr2rt::Engine engine(1);
+  uint64_t turnsSeen = 0;
+  engine.onTurn([&](const std::vector<jr2rt::Run*>&) {
+    ++turnsSeen;
+    return true;
+  });
+  std::atomic<int> ran{0};
+  std::thread other([&] {
+    for (int i = 0; i < 3; ++i) boost::asio::post(engine.io(), [&ran] { ++ran; });
+  });
+  // Nothing of its own is outstanding on the context: it waits for what the other thread posts.
+  engine.handleUntil([&] { return ran.load() == 3; },
+                     std::chrono::steady_clock::now() + std::chrono::seconds(30));
+  other.join();
+  EXPECT_EQ(ran.load(), 3);
+  EXPECT_EQ(turnsSeen, 0u);
+  // A deadline gone already: no wait, and what is posted after waits for the next call.
+  boost::asio::post(engine.io(), [&ran] { ++ran; });
+  engine.handleUntil([] { return false; }, std::chrono::steady_clock::now());
+  EXPECT_EQ(ran.load(), 3);
+  engine.handleUntil([&] { return ran.load() == 4; },
+                     std::chrono::steady_clock::now() + std::chrono::seconds(30));
+  EXPECT_EQ(ran.load(), 4);
 }
 
 TEST_F(Host, ASignalStopsAtTheTurnAndTheEffectsItHeldReadInterrupted) {

@@ -397,7 +397,6 @@ bool AppendUtf8String(std::string& out, std::string_view s) {
   if (i == n) {
     // The usual string (an id, a key, a mode): nothing to escape, written in one piece. A save's
     // feed, journal and traces are made of them: 150,000 of a stored Pool of 10,000 items (#33).
-    if (out.capacity() < start + n + 2) out.reserve(std::max(2 * out.capacity(), start + n + 2));
     out += '"';
     out.append(s.data(), n);
     out += '"';

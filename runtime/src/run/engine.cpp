@@ -109,6 +109,17 @@ uint64_t Engine::drive() { return turns(/*forever=*/false); }
 
 void Engine::serve() { turns(/*forever=*/true); }
 
+void Engine::handleUntil(const std::function<bool()>& done,
+                         std::chrono::steady_clock::time_point deadline) {
+  if (io_.stopped()) io_.restart();
+  // Held as working: with nothing of its own outstanding, each wait would return at once.
+  const auto working = boost::asio::make_work_guard(io_);
+  while (!done() && std::chrono::steady_clock::now() < deadline) {
+    io_.run_one_until(
+        std::min(deadline, std::chrono::steady_clock::now() + std::chrono::milliseconds(50)));
+  }
+}
+
 uint64_t Engine::turns(bool forever) {
   uint64_t turns = 0;
   // Serving, the engine's io_context may have nothing of its own outstanding (serve's

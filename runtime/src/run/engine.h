@@ -10,6 +10,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/asio/thread_pool.hpp>
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -84,6 +85,11 @@ class Engine {
   // (an effect's result, a timer on the wall clock, a handler such as an HTTP connection's),
   // and asking the test at least every stopWhen period: `serve`.
   void serve();
+  // Runs the handlers put on the engine's io_context (no turn: serve() is over) until `done` is
+  // true or `deadline` passes, asking `done` at least every 50 ms: serve's drain, while its
+  // connections end.
+  void handleUntil(const std::function<bool()>& done,
+                   std::chrono::steady_clock::time_point deadline);
 
  private:
   // The turn loop of drive() (until quiet) and serve() (until stopped).

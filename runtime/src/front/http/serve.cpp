@@ -2310,14 +2310,7 @@ int Serve(RunHost& host, const ServeOptions& options,
       std::chrono::steady_clock::now() + std::chrono::milliseconds(options.drainMs);
   // The engine's own handlers meanwhile (what the network thread hands it is let go: no turn
   // comes any more).
-  auto& io = engineIo;
-  if (io.stopped()) io.restart();
-  // Held as working: with nothing of its own outstanding, the wait would return at once.
-  const auto waiting = boost::asio::make_work_guard(io);
-  while (openSockets() > 0 && std::chrono::steady_clock::now() < deadline) {
-    io.run_one_until(
-        std::min(deadline, std::chrono::steady_clock::now() + std::chrono::milliseconds(50)));
-  }
+  host.engine().handleUntil([&openSockets] { return openSockets() == 0; }, deadline);
   const size_t cut = std::min(open, openSockets());
   netThread.stop();
   if (open > 0) {

@@ -240,9 +240,7 @@ void PoolActor::traceSource(const char* call, const char* key, const Json& value
     // ({"answer": A, "call": "next", "pool": ""} made when read, FeedForm).
     argsTold_ = true;
     std::string text;
-    text.reserve(std::min<size_t>(answerBytes_, 1024));
     AppendJson(text, value);
-    answerBytes_ = text.size();
     return run_.emitShort(FeedForm::kTopAnswer, "source", "", std::move(text));
   }
   // {key, args (once), call, pool} in the order a dump of the object writes its members.

@@ -199,9 +199,6 @@ class PoolActor final : public Actor {
   // Its Source's arguments are in the trace (the first answer's `source` line): once in the
   // Pool's life, stored with it, so every process that drives it tells the same lines.
   bool argsTold_ = false;
-  // The length of the last answer's trace: the next one's text is made that large at once (up to
-  // 1 kB), not grown by copies (a Source's answers are alike; #33).
-  size_t answerBytes_ = 0;
   bool wakeOpen_ = false;
   bool pollArmed_ = false;
   int64_t pollDue_ = 0;
