@@ -572,6 +572,12 @@ TEST_P(StoreTest, ABrokenRowOfLinesIsOneLineOfItsText) {
   EXPECT_EQ(feed[2].data, "[oops");
 }
 
+// Whether the feed of run `id` says Gate `gate` opened.
+bool HadGate(jr2rt::Store& store, const std::string& id, const std::string& gate) {
+  const std::vector<std::string> opened = store.gatesOpened(id);
+  return std::find(opened.begin(), opened.end(), gate) != opened.end();
+}
+
 // Typed feed events (#10): kind and data round-trip, text that needs quoting included; a Gate
 // that opened is found by its name.
 TEST_P(StoreTest, FeedEventsKeepTheirKindAndData) {
@@ -590,15 +596,15 @@ TEST_P(StoreTest, FeedEventsKeepTheirKindAndData) {
   EXPECT_EQ(feed[1].data["gate"], "T-1.review");
   EXPECT_EQ(feed[2].line, odd);
   EXPECT_EQ(feed[2].data, (Json{{"text", odd}, {"n", 1.5}}));
-  EXPECT_TRUE(store->hadGate("0123456789ab", "T-2.review"));
-  EXPECT_FALSE(store->hadGate("0123456789ab", "T-1.review")) << "closed, never opened here";
-  EXPECT_FALSE(store->hadGate("0123456789ab", "T-2"));
-  EXPECT_FALSE(store->hadGate("ffff00000000", "T-2.review"));
+  EXPECT_TRUE(HadGate(*store, "0123456789ab", "T-2.review"));
+  EXPECT_FALSE(HadGate(*store, "0123456789ab", "T-1.review")) << "closed, never opened here";
+  EXPECT_FALSE(HadGate(*store, "0123456789ab", "T-2"));
+  EXPECT_FALSE(HadGate(*store, "ffff00000000", "T-2.review"));
   // A line another tool wrote, whose data is not JSON: kept as its text.
   sql("INSERT INTO feed (run, seq, time, line, kind, data) VALUES"
       " ('0123456789ab', 5, 5, 'x', 'gate-opened', '{\"gate\": \"T-3\" oops');");
   EXPECT_EQ(store->feed("0123456789ab", 4).at(0).data, "{\"gate\": \"T-3\" oops");
-  EXPECT_FALSE(store->hadGate("0123456789ab", "T-3"));
+  EXPECT_FALSE(HadGate(*store, "0123456789ab", "T-3"));
   // Lines of one time in a row (in SQLite each after the first `[kind, line, data]`,
   // store/rows.h), and a row of the shape earlier builds wrote (every line with its time).
   store->save(Stored("waiting", 1),
@@ -613,7 +619,13 @@ TEST_P(StoreTest, FeedEventsKeepTheirKindAndData) {
         << "the second line at the first's time without it, the third with its own: "
         << value("SELECT data" + newest);
   }
-  EXPECT_TRUE(store->hadGate("0123456789ab", "T-4.review"));
+  EXPECT_TRUE(HadGate(*store, "0123456789ab", "T-4.review"));
+  {
+    std::vector<std::string> opened = store->gatesOpened("0123456789ab");
+    std::sort(opened.begin(), opened.end());
+    EXPECT_EQ(opened, (std::vector<std::string>{"T-2.review", "T-4.review"}))
+        << "every Gate opened, the line that is not JSON naming none";
+  }
   const auto told = store->feed("0123456789ab", 5);
   ASSERT_EQ(told.size(), 3u);
   EXPECT_EQ(told[1].timeMs, 9);
@@ -625,7 +637,7 @@ TEST_P(StoreTest, FeedEventsKeepTheirKindAndData) {
     sql("INSERT INTO feed (run, seq, time, line, kind, data) VALUES ('0123456789ab', 10, 11, '',"
         " 'lines', '[[11,\"log\",\"a\",{}],[11,\"gate-opened\",\"T-5 asks\","
         "{\"gate\":\"T-5.review\"}]]');");
-    EXPECT_TRUE(store->hadGate("0123456789ab", "T-5.review"));
+    EXPECT_TRUE(HadGate(*store, "0123456789ab", "T-5.review"));
     const auto older = store->feed("0123456789ab", 8);
     ASSERT_EQ(older.size(), 2u);
     EXPECT_EQ(older[1].seq, 10);

@@ -16,6 +16,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "jr2/registry.h"
@@ -188,7 +189,9 @@ class RunHost : private Dispatcher {
   // While serving: the store's disk was full at the last commit (why, "" when it was not).
   // Reads go on; changes are refused until a commit stores again.
   std::string storeFull() const { return full_ ? fullReason_ : std::string(); }
-  // Whether Gate `gate` of run `id` was ever open (Store::hadGate).
+  // Whether Gate `gate` of run `id` was ever open (Store::gatesOpened): a run this host drives
+  // reads its feed once, at the first call, and knows from its events after; any other, each
+  // call.
   bool hadGate(const std::string& id, const std::string& gate);
   // serve's starts by idempotency key (Store::startKey, Store::keepStartKey).
   std::optional<Store::StartKey> startKey(const std::string& caller, const std::string& workflow,
@@ -370,11 +373,19 @@ class RunHost : private Dispatcher {
   int stoppedEffects() const { return stoppedEffects_; }
 
  private:
+  // The Gates a hosted run ever opened, by the hashes of their names (hadGate): read from the
+  // store at the first answer refused, then kept by the run's events. Nothing is kept for a run
+  // no answer was refused (a Pool of a million Gates would keep a million names).
+  struct GatesSeen {
+    bool loaded = false;
+    std::unordered_set<uint64_t> names;
+  };
   struct Hosted {
     std::unique_ptr<Run> run;
     std::unique_ptr<RunSaver> saver;
     std::unique_ptr<RunLock> lock;
     int head = 0;  // a standing run's head as this host wrote it: 0 not yet, 1 its start, 2 its end
+    std::shared_ptr<GatesSeen> gates = std::make_shared<GatesSeen>();
   };
   Hosted& hosted(const std::string& id);
   // Hosts a run taken from the store, with its lock: its saver, the run restored, attached.

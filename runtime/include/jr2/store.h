@@ -266,9 +266,10 @@ class FeedLog {
     const auto lines = feed(id, 0);
     return lines.empty() ? 0 : lines.back().seq;
   }
-  // Whether Gate `gate` of run `id` was ever open (its feed says it opened): an answer to a Gate
-  // that is not open now was taken already, or its state was left, rather than never there.
-  virtual bool hadGate(const std::string& id, const std::string& gate) = 0;
+  // The names of the Gates run `id`'s feed says opened (a name once for each time it opened):
+  // an answer to a Gate that is not open now was taken already, or its state was left, rather
+  // than never there (RunHost::hadGate). A line whose data is not JSON names none.
+  virtual std::vector<std::string> gatesOpened(const std::string& id) = 0;
 };
 
 // Each run's journal (StoredRun::journal): appended by RunRows::save, read whole by load() or

@@ -114,9 +114,11 @@ void RunHost::attach(Hosted& h, bool fresh) {
   saver->onSaved([this, id](const std::vector<FeedLine>& lines) {
     if (saved_) saved_(id, lines);
   });
-  run.onEvent([this, id, saver](Run::FeedEvent& e) {
+  run.onEvent([this, id, saver, gates = h.gates](Run::FeedEvent& e) {
     const int64_t now = clock_.nowMs();
     count(id, e, now);
+    if (gates->loaded && e.kind == "gate-opened" && e.data.is_object())
+      gates->names.insert(std::hash<std::string>()(e.data.value("gate", "")));
     if (e.kind == "ended") ++endedSince_;
     if (event_) event_(id, e);
     // The saver keeps the event's parts: moved, not copied (a Pool tells two a settled item).

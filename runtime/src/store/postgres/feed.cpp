@@ -50,19 +50,20 @@ int64_t PgStore::lastSeq(const std::string& id) {
   return s.rows() > 0 ? s.integer(0, 0) : 0;
 }
 
-bool PgStore::hadGate(const std::string& id, const std::string& gate) {
+std::vector<std::string> PgStore::gatesOpened(const std::string& id) {
   auto hold = db_->hold();
-  // The lines that opened a Gate and hold its name as a JSON string (as the store writes data),
-  // each then read as JSON here: a line another tool wrote that is not JSON is not one, as in
-  // the SQLite store (json_valid), and no cast in the server can fail on it.
-  const Result s = db_->run(
-      "SELECT data FROM feed WHERE run = $1 AND kind = 'gate-opened' AND strpos(data, $2) > 0",
-      Params().text(id).text(Dump(Json(gate))));
+  // The lines that opened a Gate, each read as JSON here: a line another tool wrote that is not
+  // JSON names none, as in the SQLite store (json_valid), and no cast in the server can fail on
+  // it.
+  const Result s =
+      db_->run("SELECT data FROM feed WHERE run = $1 AND kind = 'gate-opened'", Params().text(id));
+  std::vector<std::string> out;
   for (int i = 0; i < s.rows(); ++i) {
     const Json data = Json::parse(s.text(i, 0), nullptr, false);
-    if (data.is_object() && data.contains("gate") && data["gate"] == Json(gate)) return true;
+    if (data.is_object() && data.contains("gate") && data["gate"].is_string())
+      out.push_back(data["gate"].get<std::string>());
   }
-  return false;
+  return out;
 }
 
 std::vector<Json> PgStore::journal(const std::string& id) {

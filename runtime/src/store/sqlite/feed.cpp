@@ -35,18 +35,20 @@ int64_t SqliteStore::lastSeq(const std::string& id) {
   return s.step() ? s.integer(0) : 0;
 }
 
-bool SqliteStore::hadGate(const std::string& id, const std::string& gate) {
+std::vector<std::string> SqliteStore::gatesOpened(const std::string& id) {
   // A line of its own, or one of a row of lines ([time, kind, line, data] or [kind, line, data],
   // store/rows.h: the kind is third from the end, the data last).
   Stmt s(*db_,
-         "SELECT 1 FROM feed WHERE run = ?1 AND kind IN ('gate-opened', 'lines')"
-         " AND json_valid(data) AND ("
-         "(kind = 'gate-opened' AND json_extract(data, '$.gate') = ?2) OR"
-         " (kind = 'lines' AND instr(data, '\"gate-opened\"') > 0 AND EXISTS (SELECT 1 FROM"
-         " json_each(data) WHERE json_extract(value, '$[#-3]') = 'gate-opened'"
-         " AND json_extract(value, '$[#-1].gate') = ?2))) LIMIT 1");
-  s.bind(1, id).bind(2, gate);
-  return s.step();
+         "SELECT gate FROM (SELECT json_extract(data, '$.gate') AS gate FROM feed"
+         " WHERE run = ?1 AND kind = 'gate-opened' AND json_valid(data)"
+         " UNION ALL SELECT json_extract(j.value, '$[#-1].gate') FROM feed, json_each(feed.data) j"
+         " WHERE feed.run = ?1 AND feed.kind = 'lines' AND instr(feed.data, '\"gate-opened\"') > 0"
+         " AND json_valid(feed.data) AND json_extract(j.value, '$[#-3]') = 'gate-opened')"
+         " WHERE typeof(gate) = 'text'");
+  s.bind(1, id);
+  std::vector<std::string> out;
+  while (s.step()) out.push_back(s.text(0));
+  return out;
 }
 
 std::vector<Json> SqliteStore::journal(const std::string& id) {
