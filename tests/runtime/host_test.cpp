@@ -127,7 +127,9 @@ class CountingStore final : public jr2rt::Store {
     inputs.push_back(run.inputText.size());
     return inner_->save(run, feed);
   }
+  bool full = false;  // every save refused, as a full disk refuses it
   std::vector<int64_t> saveAll(const std::vector<Save>& batch) override {
+    if (full) throw jr2rt::StoreFull("the disk is full (a test's)");
     ++commits;
     runsSaved += static_cast<int64_t>(batch.size());
     for (const Save& save : batch) inputs.push_back(save.run.inputText.size());
@@ -162,9 +164,9 @@ class CountingStore final : public jr2rt::Store {
   std::map<std::pair<std::string, std::string>, int64_t> runCounts() override {
     return inner_->runCounts();
   }
-  std::vector<std::string> gatesOpened(const std::string& id) override {
+  std::vector<std::string> gatesOpened(const std::string& id, const std::string& named) override {
     ++gateScans;
-    return inner_->gatesOpened(id);
+    return inner_->gatesOpened(id, named);
   }
   std::optional<StartKey> startKey(const std::string& c, const std::string& w,
                                    const std::string& k) override {
@@ -836,6 +838,32 @@ TEST_F(Host, AGateNeverOpenIsToldFromOneReadOfTheFeedThenFromTheEvents) {
   EXPECT_TRUE(other.hadGate(id, "B.review"));
   EXPECT_FALSE(other.hadGate(id, "C.review"));
   EXPECT_EQ(store.gateScans, 3);
+}
+
+// The first read finds the Gates whose lines are not stored yet too (a turn not committed, a
+// batch with serve's commit thread or refused for a full disk): the saver's lines.
+TEST_F(Host, TheFirstReadOfTheGatesOpenedTakesTheLinesNotStoredYet) {
+  const std::string dir = FreshDir("had-gate-pending");
+  CountingStore store(dir + "store.db");
+  jr2rt::RunHost host(registry, store, clock);
+  const Json tasks = Json::array({{{"id", "A"}}, {{"id", "B"}}});
+  const std::string id = host.start("conformance_queued", {{"tasks", tasks}, {"jobs", 1}}, dir);
+  const int64_t revision = store.revision(id);
+  // The disk full: B's Gate opens in a turn no commit could store (its lines go back to the
+  // saver, for the next).
+  store.full = true;
+  try {
+    host.send(id, "A.review", "accept", Json::object());
+  } catch (const jr2rt::StoreError&) {
+    // The answer is not stored: said so; the run went on in memory.
+  }
+  const auto open = host.run(id).gates();
+  ASSERT_TRUE(std::any_of(open.begin(), open.end(),
+                          [](const jr2rt::OpenGate& g) { return g.name == "B.review"; }));
+  ASSERT_EQ(store.revision(id), revision) << "not stored yet";
+  EXPECT_TRUE(host.hadGate(id, "B.review"));
+  EXPECT_FALSE(host.hadGate(id, "C.review"));
+  EXPECT_EQ(store.gateScans, 1);
 }
 
 // What the 200 of a Gate answer lists (views.h AnsweredGates, GateAnswerBody): the Gates of the

@@ -574,7 +574,8 @@ TEST_P(StoreTest, ABrokenRowOfLinesIsOneLineOfItsText) {
 
 // Whether the feed of run `id` says Gate `gate` opened.
 bool HadGate(jr2rt::Store& store, const std::string& id, const std::string& gate) {
-  const std::vector<std::string> opened = store.gatesOpened(id);
+  const std::vector<std::string> opened = store.gatesOpened(id, gate);
+  EXPECT_LE(opened.size(), 1u) << "only the one named";
   return std::find(opened.begin(), opened.end(), gate) != opened.end();
 }
 
@@ -621,7 +622,7 @@ TEST_P(StoreTest, FeedEventsKeepTheirKindAndData) {
   }
   EXPECT_TRUE(HadGate(*store, "0123456789ab", "T-4.review"));
   {
-    std::vector<std::string> opened = store->gatesOpened("0123456789ab");
+    std::vector<std::string> opened = store->gatesOpened("0123456789ab", "");
     std::sort(opened.begin(), opened.end());
     EXPECT_EQ(opened, (std::vector<std::string>{"T-2.review", "T-4.review"}))
         << "every Gate opened, the line that is not JSON naming none";

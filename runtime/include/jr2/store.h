@@ -266,10 +266,11 @@ class FeedLog {
     const auto lines = feed(id, 0);
     return lines.empty() ? 0 : lines.back().seq;
   }
-  // The names of the Gates run `id`'s feed says opened (a name once for each time it opened):
-  // an answer to a Gate that is not open now was taken already, or its state was left, rather
-  // than never there (RunHost::hadGate). A line whose data is not JSON names none.
-  virtual std::vector<std::string> gatesOpened(const std::string& id) = 0;
+  // The names of the Gates run `id`'s feed says opened (a name once for each time it opened),
+  // or only `named` when it is not empty: an answer to a Gate that is not open now was taken
+  // already, or its state was left, rather than never there (RunHost::hadGate). A line whose
+  // data is not JSON names none.
+  virtual std::vector<std::string> gatesOpened(const std::string& id, const std::string& named) = 0;
 };
 
 // Each run's journal (StoredRun::journal): appended by RunRows::save, read whole by load() or

@@ -1,7 +1,5 @@
 // What the host reads of the store for the verbs and serve (docs/runtime.md#what-reads-show):
 // runs, their summaries and saved views, feeds, counts; none of it takes a lock or drives.
-#include <algorithm>
-
 #include "host/host_internal.h"
 #include "jr2/host.h"
 #include "jr2/views.h"
@@ -74,10 +72,7 @@ bool RunHost::known(const std::string& id) {
 
 bool RunHost::hadGate(const std::string& id, const std::string& gate) {
   const auto hostedRun = runs_.find(id);
-  if (hostedRun == runs_.end()) {
-    const std::vector<std::string> opened = store_.gatesOpened(id);
-    return std::find(opened.begin(), opened.end(), gate) != opened.end();
-  }
+  if (hostedRun == runs_.end()) return !store_.gatesOpened(id, gate).empty();
   // A run this host drives: its feed read once (a scan of every line: a Pool's reviewer who
   // answers ahead of it, or a Caller naming Gates that are not there, made one a refusal, #33),
   // then its events keep the names. Two names of one hash read as one: a 409 for a 404, one
@@ -85,7 +80,14 @@ bool RunHost::hadGate(const std::string& id, const std::string& gate) {
   GatesSeen& seen = *hostedRun->second.gates;
   const std::hash<std::string> hash;
   if (!seen.loaded) {
-    for (const std::string& name : store_.gatesOpened(id)) seen.names.insert(hash(name));
+    // What the store has, once the batch in flight is (or went back to its saver), and what the
+    // saver still holds: from then on the run's events tell the rest.
+    settle();
+    for (const std::string& name : store_.gatesOpened(id, "")) seen.names.insert(hash(name));
+    hostedRun->second.saver->forEachPending([&](const FeedLine& line) {
+      if (line.kind == "gate-opened" && line.data.is_object())
+        seen.names.insert(hash(line.data.value("gate", "")));
+    });
     seen.loaded = true;
   }
   return seen.names.count(hash(gate)) > 0;

@@ -13,9 +13,11 @@
 // back to the connection's thread. Nothing here drives the engine.
 #include "front/http/serve.h"
 
+#include <linux/filter.h>
 #include <openssl/ssl.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -1967,6 +1969,7 @@ class Listener {
            Server& server, boost::asio::ssl::context* tls,
            std::function<void(const std::string&)> say)
       : io_(std::move(io)),
+        owned_(fd < 0),
         acceptor_(*io_),
         pause_(*io_),
         server_(server),
@@ -1986,6 +1989,19 @@ class Listener {
     beast::error_code ignored;
     acceptor_.close(ignored);
     pause_.cancel();
+  }
+  // Serve stops: the kernel completes no more handshakes on this listener (a filter that drops
+  // every packet it is given, the clients' SYNs among them: they are refused once it is closed),
+  // so that takeWaiting() takes all there is, and the close resets no client that connected
+  // between its last accept and the close. Not on a socket serve was given (--supervise's: it
+  // goes on listening for the next serve, and its queue waits for it).
+  void refuseNew() {
+    if (!owned_) return;
+    sock_filter drop{BPF_RET | BPF_K, 0, 0, 0};
+    sock_fprog program{1, &drop};
+    // Failing, the close may reset a connection that came in that moment, as it did before.
+    (void)setsockopt(acceptor_.native_handle(), SOL_SOCKET, SO_ATTACH_FILTER, &program,
+                     sizeof program);
   }
   // Serve stops: the connections waiting in the kernel's queue are taken now (and answered 503
   // by the drain, having done nothing), not reset by the close that follows.
@@ -2037,6 +2053,7 @@ class Listener {
     });
   }
   std::shared_ptr<boost::asio::io_context> io_;
+  bool owned_;  // made here, not given (--supervise's socket)
   tcp::acceptor acceptor_;
   boost::asio::steady_timer pause_;
   Server& server_;
@@ -2281,6 +2298,7 @@ int Serve(RunHost& host, const ServeOptions& options,
   boost::asio::post(*net, [&] {
     std::vector<std::shared_ptr<Session>> all;
     try {
+      listener->refuseNew();
       listener->takeWaiting();
       listener->close();
       {
@@ -2298,8 +2316,10 @@ int Serve(RunHost& host, const ServeOptions& options,
       begun.set_value(0);  // the drain below waits for what is open, told or not
       throw;
     }
-    begun.set_value(all.size());
     for (auto& s : all) s->drain();
+    // Told after what this thread had queued before runs: an accept that completed as the
+    // listener closed makes its Session then, and the wait below counts its socket.
+    boost::asio::post(*net, [&begun, n = all.size()] { begun.set_value(n); });
   });
   const size_t open = begun.get_future().get();
   if (open > 0) {

@@ -50,17 +50,21 @@ int64_t PgStore::lastSeq(const std::string& id) {
   return s.rows() > 0 ? s.integer(0, 0) : 0;
 }
 
-std::vector<std::string> PgStore::gatesOpened(const std::string& id) {
+std::vector<std::string> PgStore::gatesOpened(const std::string& id, const std::string& named) {
   auto hold = db_->hold();
-  // The lines that opened a Gate, each read as JSON here: a line another tool wrote that is not
-  // JSON names none, as in the SQLite store (json_valid), and no cast in the server can fail on
-  // it.
-  const Result s =
-      db_->run("SELECT data FROM feed WHERE run = $1 AND kind = 'gate-opened'", Params().text(id));
+  // The lines that opened a Gate (with `named`: those whose text holds its name as a JSON
+  // string, as the store writes data), each read as JSON here: a line another tool wrote that
+  // is not JSON names none, as in the SQLite store (json_valid), and no cast in the server can
+  // fail on it.
+  const Result s = db_->run(
+      "SELECT data FROM feed WHERE run = $1 AND kind = 'gate-opened'"
+      " AND ($2 = '' OR strpos(data, $2) > 0)",
+      Params().text(id).text(named.empty() ? std::string() : Dump(Json(named))));
   std::vector<std::string> out;
   for (int i = 0; i < s.rows(); ++i) {
     const Json data = Json::parse(s.text(i, 0), nullptr, false);
-    if (data.is_object() && data.contains("gate") && data["gate"].is_string())
+    if (!data.is_object() || !data.contains("gate") || !data["gate"].is_string()) continue;
+    if (named.empty() || data["gate"] == Json(named))
       out.push_back(data["gate"].get<std::string>());
   }
   return out;

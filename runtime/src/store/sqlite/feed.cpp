@@ -35,7 +35,7 @@ int64_t SqliteStore::lastSeq(const std::string& id) {
   return s.step() ? s.integer(0) : 0;
 }
 
-std::vector<std::string> SqliteStore::gatesOpened(const std::string& id) {
+std::vector<std::string> SqliteStore::gatesOpened(const std::string& id, const std::string& named) {
   // A line of its own, or one of a row of lines ([time, kind, line, data] or [kind, line, data],
   // store/rows.h: the kind is third from the end, the data last).
   Stmt s(*db_,
@@ -44,8 +44,8 @@ std::vector<std::string> SqliteStore::gatesOpened(const std::string& id) {
          " UNION ALL SELECT json_extract(j.value, '$[#-1].gate') FROM feed, json_each(feed.data) j"
          " WHERE feed.run = ?1 AND feed.kind = 'lines' AND instr(feed.data, '\"gate-opened\"') > 0"
          " AND json_valid(feed.data) AND json_extract(j.value, '$[#-3]') = 'gate-opened')"
-         " WHERE typeof(gate) = 'text'");
-  s.bind(1, id);
+         " WHERE typeof(gate) = 'text' AND (?2 = '' OR gate = ?2)");
+  s.bind(1, id).bind(2, named);
   std::vector<std::string> out;
   while (s.step()) out.push_back(s.text(0));
   return out;
