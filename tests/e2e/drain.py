@@ -40,6 +40,16 @@ def token():
     return serve_lib.token(store)
 
 
+def read_to_end(s, got):
+    """Reads socket `s` until the peer closes it, appending to the bytearray `got` (what came
+    before a reset is kept there)."""
+    while True:
+        chunk = s.recv(65536)
+        if not chunk:
+            return
+        got += chunk
+
+
 def raw(port, method, path, body=None, key=None, timeout=15):
     """One request on its own connection; gives (status, body) or ("cut", why): a connection
     that closed before a whole answer came."""
@@ -47,7 +57,7 @@ def raw(port, method, path, body=None, key=None, timeout=15):
     s = socket.socket()
     s.settimeout(timeout)
     stage = "connect"
-    got = b""
+    got = bytearray()
     try:
         s.connect(("127.0.0.1", port))
         data = json.dumps(body).encode() if body is not None else b""
@@ -59,18 +69,14 @@ def raw(port, method, path, body=None, key=None, timeout=15):
         stage = "send"
         s.sendall(head.encode() + data)
         stage = "read"
-        while True:
-            chunk = s.recv(65536)
-            if not chunk:
-                break
-            got += chunk
+        read_to_end(s, got)
     except OSError as e:
         # Where it was cut says whose it was: at the connect, serve listened no more.
         return "cut", "%s (at the %s, %d bytes read, %.3f s after the start)" % (
             e, stage, len(got), time.monotonic() - begun)
     finally:
         s.close()
-    return parse(got)
+    return parse(bytes(got))
 
 
 def parse(got):
@@ -149,17 +155,13 @@ def send_late():
     except OSError as e:
         late_answer.append("cut at the send: %s" % e)
         return
-    got = b""
+    got = bytearray()
     try:
-        while True:
-            chunk = late.recv(65536)
-            if not chunk:
-                break
-            got += chunk
+        read_to_end(late, got)
     except OSError as e:
         late_answer.append("cut at the read, %d bytes read: %s" % (len(got), e))
         return
-    late_answer.append(parse(got)[0])
+    late_answer.append(parse(bytes(got))[0])
 
 
 late_thread = threading.Thread(target=send_late)
@@ -253,13 +255,8 @@ check(codes.get(201, 0) + refused + len(never) == 40,
 ended = 0
 for s in followers:
     try:
-        data = b""
-        while True:
-            chunk = s.recv(65536)
-            if not chunk:
-                ended += 1
-                break
-            data += chunk
+        read_to_end(s, bytearray())
+        ended += 1
     except OSError:
         pass
 print("followers whose stream ended with a clean close: %d of 4" % ended)
@@ -267,13 +264,9 @@ check(ended == 4, "the event streams end cleanly (%d of 4)" % ended)
 half_answers = []
 for s in half:
     try:
-        data = b""
-        while True:
-            chunk = s.recv(65536)
-            if not chunk:
-                break
-            data += chunk
-        half_answers.append(parse(data)[0])
+        data = bytearray()
+        read_to_end(s, data)
+        half_answers.append(parse(bytes(data))[0])
     except OSError as e:
         half_answers.append("cut: %s" % e)
 print("requests half sent when serve stopped: %s" % half_answers)
