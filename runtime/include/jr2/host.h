@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <deque>
 #include <exception>
 #include <functional>
 #include <iosfwd>
@@ -379,6 +380,9 @@ class RunHost : private Dispatcher {
   struct GatesSeen {
     bool loaded = false;
     std::unordered_set<uint64_t> names;
+    // Until loaded: the Gates opened whose lines are not stored yet, in the order they opened
+    // (a batch or two at most), let go as their lines are stored.
+    std::deque<uint64_t> unsaved;
   };
   struct Hosted {
     std::unique_ptr<Run> run;

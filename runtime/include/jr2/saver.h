@@ -56,10 +56,6 @@ class RunSaver {
   // in place (a Pool of 10,000 items tells 30,000 in one turn).
   void addEvent(Run::FeedEvent& event, int64_t timeMs);
   void onSaved(std::function<void(const std::vector<FeedLine>&)> fn) { saved_ = std::move(fn); }
-  // Calls `fn` with each line not stored yet (the next checkpoint's), in order.
-  void forEachPending(const std::function<void(const FeedLine&)>& fn) const {
-    for (const FeedLine& line : pending_) fn(line);
-  }
   // The run's revision as this saver last loaded or stored it.
   int64_t revision() const { return revision_; }
   // The view it last stored with the run (views.h SavedView), null before its first save: what

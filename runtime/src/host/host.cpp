@@ -111,14 +111,27 @@ void RunHost::attach(Hosted& h, bool fresh) {
   if (fresh) run.keepJournal();  // its top Pool's items go to the journal, one entry each
   const std::string id = run.id();
   RunSaver* saver = h.saver.get();
-  saver->onSaved([this, id](const std::vector<FeedLine>& lines) {
+  saver->onSaved([this, id, gates = h.gates](const std::vector<FeedLine>& lines) {
     if (saved_) saved_(id, lines);
+    // Lines are stored in the order they were told (a refused save's go back before later
+    // ones): the first of the unsaved Gates are the ones stored now.
+    if (!gates->loaded) {
+      for (const FeedLine& line : lines) {
+        if (line.kind == "gate-opened" && !gates->unsaved.empty()) gates->unsaved.pop_front();
+      }
+    }
   });
   run.onEvent([this, id, saver, gates = h.gates](Run::FeedEvent& e) {
     const int64_t now = clock_.nowMs();
     count(id, e, now);
-    if (gates->loaded && e.kind == "gate-opened" && e.data.is_object())
-      gates->names.insert(std::hash<std::string>()(e.data.value("gate", "")));
+    if (e.kind == "gate-opened" && e.data.is_object()) {
+      const uint64_t name = std::hash<std::string>()(e.data.value("gate", ""));
+      if (gates->loaded) {
+        gates->names.insert(name);
+      } else {
+        gates->unsaved.push_back(name);
+      }
+    }
     if (e.kind == "ended") ++endedSince_;
     if (event_) event_(id, e);
     // The saver keeps the event's parts: moved, not copied (a Pool tells two a settled item).

@@ -80,14 +80,12 @@ bool RunHost::hadGate(const std::string& id, const std::string& gate) {
   GatesSeen& seen = *hostedRun->second.gates;
   const std::hash<std::string> hash;
   if (!seen.loaded) {
-    // What the store has, once the batch in flight is (or went back to its saver), and what the
-    // saver still holds: from then on the run's events tell the rest.
-    settle();
+    // What the store has, and the Gates whose lines it has not yet (a turn not committed, a
+    // batch with the commit thread or refused for a full disk: GatesSeen::unsaved); from then on
+    // the run's events tell the rest.
     for (const std::string& name : store_.gatesOpened(id, "")) seen.names.insert(hash(name));
-    hostedRun->second.saver->forEachPending([&](const FeedLine& line) {
-      if (line.kind == "gate-opened" && line.data.is_object())
-        seen.names.insert(hash(line.data.value("gate", "")));
-    });
+    seen.names.insert(seen.unsaved.begin(), seen.unsaved.end());
+    seen.unsaved.clear();
     seen.loaded = true;
   }
   return seen.names.count(hash(gate)) > 0;

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
@@ -184,6 +185,8 @@ class Session : public std::enable_shared_from_this<Session> {
   // Serve stops (SIGTERM): a request not yet routed is answered 503 (nothing of it was done),
   // an event stream ends once its last page is taken, an answer under way is sent whole.
   void drain();
+  // Closes the connection with no answer: a drain that failed for it (on the network thread).
+  void cut() { close(); }
   // Whether its socket was closed (a Session may outlive its socket, held by a handler queued
   // for a turn that never comes once serve stops). Any thread.
   bool closed() const { return closed_.load(); }
@@ -1990,15 +1993,23 @@ class Listener {
     acceptor_.close(ignored);
     pause_.cancel();
   }
-  // Serve stops: the kernel completes no more handshakes on this listener (a filter that drops
-  // every packet it is given, the clients' SYNs among them: they are refused once it is closed),
-  // so that takeWaiting() takes all there is, and the close resets no client that connected
-  // between its last accept and the close. Not on a socket serve was given (--supervise's: it
-  // goes on listening for the next serve, and its queue waits for it).
+  // Serve stops: the kernel begins no more handshakes on this listener (a filter that drops a
+  // SYN, a packet whose flags are SYN without ACK: its client is refused once the listener is
+  // closed), so that what takeWaiting() takes is all but the handshakes under way then, and the
+  // close resets no client that connected since. What else comes passes (a handshake's last
+  // ACK, and anything on a connection made from it, which keeps the filter). Not on a socket
+  // serve was given (--supervise's: it goes on listening for the next serve).
   void refuseNew() {
     if (!owned_) return;
-    sock_filter drop{BPF_RET | BPF_K, 0, 0, 0};
-    sock_fprog program{1, &drop};
+    // A TCP socket's filter reads the segment from its TCP header: its flags are byte 13.
+    std::array<sock_filter, 5> code{{
+        {BPF_LD | BPF_B | BPF_ABS, 0, 0, 13},
+        {BPF_ALU | BPF_AND | BPF_K, 0, 0, 0x12},  // SYN | ACK
+        {BPF_JMP | BPF_JEQ | BPF_K, 0, 1, 0x02},  // SYN alone: dropped
+        {BPF_RET | BPF_K, 0, 0, 0},               // dropped
+        {BPF_RET | BPF_K, 0, 0, 0xffffffffU},     // kept whole
+    }};
+    sock_fprog program{static_cast<unsigned short>(code.size()), code.data()};
     // Failing, the close may reset a connection that came in that moment, as it did before.
     (void)setsockopt(acceptor_.native_handle(), SOL_SOCKET, SO_ATTACH_FILTER, &program,
                      sizeof program);
@@ -2316,10 +2327,17 @@ int Serve(RunHost& host, const ServeOptions& options,
       begun.set_value(0);  // the drain below waits for what is open, told or not
       throw;
     }
-    for (auto& s : all) s->drain();
     // Told after what this thread had queued before runs: an accept that completed as the
-    // listener closed makes its Session then, and the wait below counts its socket.
+    // listener closed makes its Session then, and the wait below counts its socket. Posted
+    // first, so that a drain that throws cannot keep it from being told.
     boost::asio::post(*net, [&begun, n = all.size()] { begun.set_value(n); });
+    for (auto& s : all) {
+      try {
+        s->drain();
+      } catch (const std::exception&) {
+        s->cut();  // this connection only (out of memory for its answer, say)
+      }
+    }
   });
   const size_t open = begun.get_future().get();
   if (open > 0) {
