@@ -816,12 +816,17 @@ TEST_F(Host, APoolsInputIsStoredOnceAndARestoreHasItWhole) {
 // host drives has its feed read once for the Gates it opened, then its events tell the rest. Each
 // refusal read the whole feed on the engine's thread: a Pool's reviewers who answer ahead of it
 // made a serve of 8,000 items spend 86 % of its engine in that read (#33).
+// Items A and B under a cap of 1: A's Gate open, B's not yet.
+std::string StartAThenB(jr2rt::RunHost& host, const std::string& dir) {
+  const Json tasks = Json::array({{{"id", "A"}}, {{"id", "B"}}});
+  return host.start("conformance_queued", {{"tasks", tasks}, {"jobs", 1}}, dir);
+}
+
 TEST_F(Host, AGateNeverOpenIsToldFromOneReadOfTheFeedThenFromTheEvents) {
   const std::string dir = FreshDir("had-gate");
   CountingStore store(dir + "store.db");
   jr2rt::RunHost host(registry, store, clock);
-  const Json tasks = Json::array({{{"id", "A"}}, {{"id", "B"}}});
-  const std::string id = host.start("conformance_queued", {{"tasks", tasks}, {"jobs", 1}}, dir);
+  const std::string id = StartAThenB(host, dir);
   ASSERT_EQ(host.run(id).gates().size(), 1u) << "cap 1: A's Gate alone";
   EXPECT_FALSE(host.hadGate(id, "B.review")) << "B has not started";
   EXPECT_EQ(store.gateScans, 1);
@@ -841,13 +846,13 @@ TEST_F(Host, AGateNeverOpenIsToldFromOneReadOfTheFeedThenFromTheEvents) {
 }
 
 // The first read finds the Gates whose lines are not stored yet too (a turn not committed, a
-// batch with serve's commit thread or refused for a full disk): the saver's lines.
+// batch with serve's commit thread or refused for a full disk): the Gates the host keeps until
+// their lines are stored.
 TEST_F(Host, TheFirstReadOfTheGatesOpenedTakesTheLinesNotStoredYet) {
   const std::string dir = FreshDir("had-gate-pending");
   CountingStore store(dir + "store.db");
   jr2rt::RunHost host(registry, store, clock);
-  const Json tasks = Json::array({{{"id", "A"}}, {{"id", "B"}}});
-  const std::string id = host.start("conformance_queued", {{"tasks", tasks}, {"jobs", 1}}, dir);
+  const std::string id = StartAThenB(host, dir);
   const int64_t revision = store.revision(id);
   // The disk full: B's Gate opens in a turn no commit could store (its lines go back to the
   // saver, for the next).

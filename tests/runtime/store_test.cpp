@@ -575,7 +575,7 @@ TEST_P(StoreTest, ABrokenRowOfLinesIsOneLineOfItsText) {
 // Whether the feed of run `id` says Gate `gate` opened.
 bool HadGate(jr2rt::Store& store, const std::string& id, const std::string& gate) {
   const std::vector<std::string> opened = store.gatesOpened(id, gate);
-  EXPECT_LE(opened.size(), 1u) << "only the one named";
+  EXPECT_LE(opened.size(), 1u) << "only the one named, once";
   return std::find(opened.begin(), opened.end(), gate) != opened.end();
 }
 

@@ -267,9 +267,9 @@ class FeedLog {
     return lines.empty() ? 0 : lines.back().seq;
   }
   // The names of the Gates run `id`'s feed says opened (a name once for each time it opened),
-  // or only `named` when it is not empty: an answer to a Gate that is not open now was taken
-  // already, or its state was left, rather than never there (RunHost::hadGate). A line whose
-  // data is not JSON names none.
+  // or, when `named` is not empty, `named` once if it ever opened (the read stops at the first
+  // line): an answer to a Gate that is not open now was taken already, or its state was left,
+  // rather than never there (RunHost::hadGate). A line whose data is not JSON names none.
   virtual std::vector<std::string> gatesOpened(const std::string& id, const std::string& named) = 0;
 };
 

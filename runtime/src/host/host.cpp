@@ -113,25 +113,12 @@ void RunHost::attach(Hosted& h, bool fresh) {
   RunSaver* saver = h.saver.get();
   saver->onSaved([this, id, gates = h.gates](const std::vector<FeedLine>& lines) {
     if (saved_) saved_(id, lines);
-    // Lines are stored in the order they were told (a refused save's go back before later
-    // ones): the first of the unsaved Gates are the ones stored now.
-    if (!gates->loaded) {
-      for (const FeedLine& line : lines) {
-        if (line.kind == "gate-opened" && !gates->unsaved.empty()) gates->unsaved.pop_front();
-      }
-    }
+    gates->stored(lines);
   });
   run.onEvent([this, id, saver, gates = h.gates](Run::FeedEvent& e) {
     const int64_t now = clock_.nowMs();
     count(id, e, now);
-    if (e.kind == "gate-opened" && e.data.is_object()) {
-      const uint64_t name = std::hash<std::string>()(e.data.value("gate", ""));
-      if (gates->loaded) {
-        gates->names.insert(name);
-      } else {
-        gates->unsaved.push_back(name);
-      }
-    }
+    if (e.kind == "gate-opened" && e.data.is_object()) gates->opened(e.data.value("gate", ""));
     if (e.kind == "ended") ++endedSince_;
     if (event_) event_(id, e);
     // The saver keeps the event's parts: moved, not copied (a Pool tells two a settled item).
@@ -143,6 +130,37 @@ void RunHost::attach(Hosted& h, bool fresh) {
   run.setDispatcher(this);
   if (run.dispatchedBy().is_object())
     keys_[{run.workflow().name, run.dispatchedBy().value("key", "")}] = id;
+}
+
+void RunHost::GatesSeen::opened(const std::string& name) {
+  if (loaded_) {
+    names_.insert(Hash(name));
+  } else {
+    unsaved_.push_back(Hash(name));
+  }
+}
+
+void RunHost::GatesSeen::stored(const std::vector<FeedLine>& lines) {
+  if (loaded_ || head_ == unsaved_.size()) return;  // nothing to let go: no line looked at
+  for (const FeedLine& line : lines) {
+    if (line.kind == "gate-opened" && head_ < unsaved_.size()) ++head_;
+  }
+  if (head_ == unsaved_.size()) {
+    unsaved_.clear();
+    head_ = 0;
+  }
+}
+
+bool RunHost::GatesSeen::had(const std::string& gate,
+                             const std::function<std::vector<std::string>()>& read) {
+  if (!loaded_) {
+    for (const std::string& name : read()) names_.insert(Hash(name));
+    names_.insert(unsaved_.begin() + static_cast<std::ptrdiff_t>(head_), unsaved_.end());
+    std::vector<uint64_t>().swap(unsaved_);
+    head_ = 0;
+    loaded_ = true;
+  }
+  return names_.count(Hash(gate)) > 0;
 }
 
 void RunHost::Histogram::observe(double seconds) {

@@ -75,20 +75,8 @@ bool RunHost::hadGate(const std::string& id, const std::string& gate) {
   if (hostedRun == runs_.end()) return !store_.gatesOpened(id, gate).empty();
   // A run this host drives: its feed read once (a scan of every line: a Pool's reviewer who
   // answers ahead of it, or a Caller naming Gates that are not there, made one a refusal, #33),
-  // then its events keep the names. Two names of one hash read as one: a 409 for a 404, one
-  // chance in 2^64 a pair.
-  GatesSeen& seen = *hostedRun->second.gates;
-  const std::hash<std::string> hash;
-  if (!seen.loaded) {
-    // What the store has, and the Gates whose lines it has not yet (a turn not committed, a
-    // batch with the commit thread or refused for a full disk: GatesSeen::unsaved); from then on
-    // the run's events tell the rest.
-    for (const std::string& name : store_.gatesOpened(id, "")) seen.names.insert(hash(name));
-    seen.names.insert(seen.unsaved.begin(), seen.unsaved.end());
-    seen.unsaved.clear();
-    seen.loaded = true;
-  }
-  return seen.names.count(hash(gate)) > 0;
+  // then its events keep the names (GatesSeen).
+  return hostedRun->second.gates->had(gate, [&] { return store_.gatesOpened(id, ""); });
 }
 
 std::optional<Store::StartKey> RunHost::startKey(const std::string& caller,

@@ -111,6 +111,20 @@ struct Limits {
   // Every connection open, for the drain (Session's constructor and destructor keep it).
   std::unordered_set<Session*> open;
   std::atomic<bool> stopping{false};  // SIGTERM came: a request not yet routed is answered 503
+
+  // An answer given, for /metrics (a request that found no route counts as "other").
+  void countAnswer(const std::string& route, unsigned status) {
+    std::lock_guard<std::mutex> lock(mu);
+    ++answers[{route.empty() ? "other" : route, status}];
+  }
+  int openConnections() {
+    std::lock_guard<std::mutex> lock(mu);
+    return connections;
+  }
+  int openSockets() {
+    std::lock_guard<std::mutex> lock(mu);
+    return sockets;
+  }
 };
 
 // A refusal with its HTTP status: `{"error": message}`.
@@ -265,10 +279,7 @@ class Session : public std::enable_shared_from_this<Session> {
                const char* policy = kApiPolicy) {
     if (answered_) return;
     answered_ = true;
-    {
-      std::lock_guard<std::mutex> lock(limits_->mu);
-      ++limits_->answers[{route_.empty() ? "other" : route_, status}];
-    }
+    limits_->countAnswer(route_, status);
     res_.version(11);
     res_.result(status);
     res_.set(http::field::content_type, type);
@@ -1873,10 +1884,7 @@ void Session::stream(Pump pump, const char* type) {
     if (answered_ || closed_) return;  // a drain answered first
     answered_ = true;
     streaming_ = true;
-    {
-      std::lock_guard<std::mutex> lock(limits_->mu);
-      ++limits_->answers[{route_, 200}];
-    }
+    limits_->countAnswer(route_, 200);
     timer_ = std::make_unique<boost::asio::steady_timer>(net_);
     lowest().expires_never();  // a stream lives as long as its run waits; stalls are tick()'s
     // The guard headers every other answer carries (respond), on the stream's head too.
@@ -1959,11 +1967,6 @@ void Session::send(const std::string& text, bool last) {
   });
 }
 
-int OpenConnections(Limits& limits) {
-  std::lock_guard<std::mutex> lock(limits.mu);
-  return limits.connections;
-}
-
 class Listener {
  public:
   // `fd`: a socket that listens already (serve --supervise's, kept across restarts), or -1.
@@ -1995,10 +1998,11 @@ class Listener {
   }
   // Serve stops: the kernel begins no more handshakes on this listener (a filter that drops a
   // SYN, a packet whose flags are SYN without ACK: its client is refused once the listener is
-  // closed), so that what takeWaiting() takes is all but the handshakes under way then, and the
-  // close resets no client that connected since. What else comes passes (a handshake's last
-  // ACK, and anything on a connection made from it, which keeps the filter). Not on a socket
-  // serve was given (--supervise's: it goes on listening for the next serve).
+  // closed), so that what takeWaiting() takes is every connection made but one whose handshake
+  // was under way then and completes after it (a round trip wide: the close resets that one).
+  // What else comes passes (a handshake's last ACK, and anything on a connection made from it,
+  // which keeps the filter). Not on a socket serve was given (--supervise's: it goes on
+  // listening for the next serve).
   void refuseNew() {
     if (!owned_) return;
     // A TCP socket's filter reads the segment from its TCP header: its flags are byte 13.
@@ -2042,7 +2046,7 @@ class Listener {
         // are taken when some close. Said once a spell.
         if (!pausing_) {
           say_("cannot accept connections: " + ec.message() + " (" +
-               std::to_string(OpenConnections(*server_.limits())) +
+               std::to_string(server_.limits()->openConnections()) +
                " open); trying again every 100 ms (raise `ulimit -n`)");
         }
         pausing_ = true;
@@ -2058,7 +2062,7 @@ class Listener {
       // listener: its Session reads under the drain's short limit and answers 503 (dropping its
       // socket here would reset a client that sent its request).
       const auto& limits = server_.limits();
-      const bool over = OpenConnections(*limits) >= limits->maxConnections;
+      const bool over = limits->openConnections() >= limits->maxConnections;
       std::make_shared<Session>(io_, std::move(socket), server_, limits, tls_)->start(over);
       if (acceptor_.is_open()) accept();  // not armed again once the drain closed it
     });
@@ -2301,10 +2305,6 @@ int Serve(RunHost& host, const ServeOptions& options,
   // kernel's waiting ones (answered 503 by the drain), closes the listener and drains each.
   const std::shared_ptr<Limits>& limits = server.limits();
   limits->stopping = true;
-  const auto openSockets = [&limits] {
-    std::lock_guard<std::mutex> lock(limits->mu);
-    return static_cast<size_t>(limits->sockets);
-  };
   std::promise<size_t> begun;
   boost::asio::post(*net, [&] {
     std::vector<std::shared_ptr<Session>> all;
@@ -2348,8 +2348,8 @@ int Serve(RunHost& host, const ServeOptions& options,
       std::chrono::steady_clock::now() + std::chrono::milliseconds(options.drainMs);
   // The engine's own handlers meanwhile (what the network thread hands it is let go: no turn
   // comes any more).
-  host.engine().handleUntil([&openSockets] { return openSockets() == 0; }, deadline);
-  const size_t cut = std::min(open, openSockets());
+  host.engine().handleUntil([&limits] { return limits->openSockets() == 0; }, deadline);
+  const size_t cut = std::min(open, static_cast<size_t>(limits->openSockets()));
   netThread.stop();
   if (open > 0) {
     say("drained: " + std::to_string(open - cut) + " connection" + (open - cut == 1 ? "" : "s") +

@@ -64,8 +64,10 @@ std::vector<std::string> PgStore::gatesOpened(const std::string& id, const std::
   for (int i = 0; i < s.rows(); ++i) {
     const Json data = Json::parse(s.text(i, 0), nullptr, false);
     if (!data.is_object() || !data.contains("gate") || !data["gate"].is_string()) continue;
-    if (named.empty() || data["gate"] == Json(named))
+    if (named.empty() || data["gate"] == Json(named)) {
       out.push_back(data["gate"].get<std::string>());
+      if (!named.empty()) break;  // once is enough
+    }
   }
   return out;
 }

@@ -47,7 +47,10 @@ std::vector<std::string> SqliteStore::gatesOpened(const std::string& id, const s
          " WHERE typeof(gate) = 'text' AND (?2 = '' OR gate = ?2)");
   s.bind(1, id).bind(2, named);
   std::vector<std::string> out;
-  while (s.step()) out.push_back(s.text(0));
+  while (s.step()) {
+    out.push_back(s.text(0));
+    if (!named.empty()) break;  // once is enough: SQLite reads no further line
+  }
   return out;
 }
 
