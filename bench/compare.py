@@ -983,7 +983,15 @@ def comparisons(build, peers, quick, pg=None, pg_peers=None, pg_fsync=False):
         "goals": {},
         "absolute_goals": {"jr2c": 0.3},
     })
-    replay = ReplayArms(os.path.join(build, "tests/runtime/conformance_torture"), 5000,
+    # The torture runner is the tests' (a test build) or the bench's own (a build without tests,
+    # as bench/run.sh makes build-bench: bench/runtime/CMakeLists.txt).
+    torture = next((path for path in (os.path.join(build, "tests/runtime/conformance_torture"),
+                                      os.path.join(build, "bench/runtime/conformance_torture"))
+                    if os.path.exists(path)), None)
+    if torture is None:
+        raise SystemExit(f"bench/compare.py: no conformance_torture runner in {build} (bench/run.sh "
+                         "builds it)")
+    replay = ReplayArms(torture, 5000,
                         os.path.join(os.path.dirname(os.path.abspath(__file__)), "out/replay"))
     out.append({
         "name": "replay_5k",

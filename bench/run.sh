@@ -71,14 +71,16 @@ fi
 # the samples' runners for `gen_build_*` (their build commands are what those arms time);
 # the runners of bench/pg/pg_items.jr2 for `pg_items` (and `bench_pg_work` for `pg_hosts` and
 # `pg_table`), jr2_pg_commit_bench for `pg_commit`; for `stored_*`, jr2_stored_bench, the runners
-# of bench/runtime/stored_pool.jr2 and jr2_pool_in_memory; for `serve_answers`, stored_gated.
+# of bench/runtime/stored_pool.jr2 and jr2_pool_in_memory; for `serve_answers`, stored_gated; for
+# `replay_5k`, tests/runtime/pool.jr2's conformance_torture (bench/runtime makes it without tests).
 pg_targets=(bench_pg_items bench_pg_items_idempotent bench_pg_work jr2_pg_commit_bench)
 if [ -n "$pg_only" ]; then
   cmake --build "$build" -j2 --target "${pg_targets[@]}" >&2
 else
   cmake --build "$build" -j2 --target jr2_pool_bench jr2_dispatch_bench jr2_store_bench \
     jr2_check_bench jr2c jr2_gen jr2_maxrss tickets build_matrix triage jr2_stored_bench \
-    jr2_pool_in_memory stored_instant stored_napping stored_gated "${pg_targets[@]}" >&2
+    jr2_pool_in_memory stored_instant stored_napping stored_gated conformance_torture \
+    "${pg_targets[@]}" >&2
 fi
 
 peers=bench/out/peers

@@ -8,6 +8,12 @@
 
 namespace jr2rt {
 
+// Every worker of a Pool is an actor: a word more here is up to 16 bytes a parked worker (#33's
+// `parked_memory`, at most 1 KB a worker, docs/performance.md). On LP64 with libstdc++: the
+// vtable pointer, run_, parent_, prefix_ (32), key_ with the two flags, alive_ (16), version_.
+static_assert(sizeof(void*) != 8 || sizeof(std::string) != 32 || sizeof(Actor) <= 88,
+              "Actor grew: keep key_, ended_ and poolBelow_ in one word");
+
 namespace {
 
 void AppendKey(std::string& out, std::string_view key) {

@@ -57,7 +57,7 @@ void WriteMerged(std::string& out, const Json& base, std::initializer_list<Writt
 class Actor {
  public:
   Actor(Run& run, Actor* parent, int key, std::string prefix)
-      : run_(run), parent_(parent), key_(key), prefix_(std::move(prefix)) {}
+      : run_(run), parent_(parent), prefix_(std::move(prefix)), key_(key) {}
   virtual ~Actor() = default;
   // Where it is in the run: "" the top, a worker's item id, `item.child` below it (Join).
   const std::string& prefix() const { return prefix_; }
@@ -199,8 +199,10 @@ class Actor {
 
   Run& run_;
   Actor* parent_;
-  int key_;
+  // In this order, with poolBelow_ next: the int and the two flags share one word (a parked
+  // worker is an actor: 16 bytes a worker, docs/performance.md).
   std::string prefix_;
+  int key_;
   bool ended_ = false;
   // The liveness token that tasks posted for this actor hold weakly: made when one is first
   // posted (a worker that finishes at once never needs one), gone with the actor.
@@ -217,9 +219,9 @@ class Actor {
   friend class Run;
 
  private:
+  bool poolBelow_ = false;
   std::shared_ptr<int> alive_;
   uint64_t version_ = 0;
-  bool poolBelow_ = false;
 };
 
 }  // namespace jr2rt
