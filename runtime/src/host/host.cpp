@@ -132,7 +132,7 @@ void RunHost::attach(Hosted& h, bool fresh) {
     keys_[{run.workflow().name, run.dispatchedBy().value("key", "")}] = id;
 }
 
-void RunHost::GatesSeen::opened(const std::string& name) {
+void GatesSeen::opened(const std::string& name) {
   if (loaded_) {
     names_.insert(Hash(name));
   } else {
@@ -140,19 +140,24 @@ void RunHost::GatesSeen::opened(const std::string& name) {
   }
 }
 
-void RunHost::GatesSeen::stored(const std::vector<FeedLine>& lines) {
+void GatesSeen::stored(const std::vector<FeedLine>& lines) {
   if (loaded_ || head_ == unsaved_.size()) return;  // nothing to let go: no line looked at
   for (const FeedLine& line : lines) {
     if (line.kind == "gate-opened" && head_ < unsaved_.size()) ++head_;
   }
-  if (head_ == unsaved_.size()) {
-    unsaved_.clear();
+  // What is stored goes once it is half the vector: under serve's pipelined commit the run opens
+  // Gates while each batch is stored, so the vector never empties, and without this it would
+  // keep every Gate the run ever opened. Each hash is moved at most once per time it halves.
+  if (head_ * 2 >= unsaved_.size()) {
+    unsaved_.erase(unsaved_.begin(), unsaved_.begin() + static_cast<std::ptrdiff_t>(head_));
     head_ = 0;
+    if (unsaved_.capacity() > 64 && unsaved_.capacity() > 4 * unsaved_.size())
+      unsaved_.shrink_to_fit();
   }
 }
 
-bool RunHost::GatesSeen::had(const std::string& gate,
-                             const std::function<std::vector<std::string>()>& read) {
+bool GatesSeen::had(const std::string& gate,
+                    const std::function<std::vector<std::string>()>& read) {
   if (!loaded_) {
     for (const std::string& name : read()) names_.insert(Hash(name));
     names_.insert(unsaved_.begin() + static_cast<std::ptrdiff_t>(head_), unsaved_.end());
