@@ -21,6 +21,7 @@
 #include <sstream>
 #include <thread>
 
+#include "host/host_internal.h"
 #include "host/replay.h"
 #include "host/trace.h"
 #include "jr2/errors.h"
@@ -117,7 +118,7 @@ class CountingStore final : public jr2rt::Store {
   int64_t runsSaved = 0;
   size_t largestBatch = 0;
   int64_t locks = 0;      // drive locks asked for (lock()), taken or not
-  int64_t gateScans = 0;  // feeds read for the Gates they opened (gatesOpened)
+  int64_t gateScans = 0;  // feeds read for the Gates they opened (gatesOpened, gateOpened)
 
   std::vector<size_t> inputs;  // the size of the input each saved run gave (0: none)
 
@@ -164,9 +165,13 @@ class CountingStore final : public jr2rt::Store {
   std::map<std::pair<std::string, std::string>, int64_t> runCounts() override {
     return inner_->runCounts();
   }
-  std::vector<std::string> gatesOpened(const std::string& id, const std::string& named) override {
+  std::vector<std::string> gatesOpened(const std::string& id) override {
     ++gateScans;
-    return inner_->gatesOpened(id, named);
+    return inner_->gatesOpened(id);
+  }
+  bool gateOpened(const std::string& id, const std::string& gate) override {
+    ++gateScans;
+    return inner_->gateOpened(id, gate);
   }
   std::optional<StartKey> startKey(const std::string& c, const std::string& w,
                                    const std::string& k) override {

@@ -573,10 +573,12 @@ TEST_P(StoreTest, ABrokenRowOfLinesIsOneLineOfItsText) {
 }
 
 // Whether the feed of run `id` says Gate `gate` opened.
+// gateOpened and gatesOpened must agree.
 bool HadGate(jr2rt::Store& store, const std::string& id, const std::string& gate) {
-  const std::vector<std::string> opened = store.gatesOpened(id, gate);
-  EXPECT_LE(opened.size(), 1u) << "only the one named, once";
-  return std::find(opened.begin(), opened.end(), gate) != opened.end();
+  const bool had = store.gateOpened(id, gate);
+  const std::vector<std::string> opened = store.gatesOpened(id);
+  EXPECT_EQ(had, std::find(opened.begin(), opened.end(), gate) != opened.end()) << gate;
+  return had;
 }
 
 // Typed feed events (#10): kind and data round-trip, text that needs quoting included; a Gate
@@ -601,6 +603,7 @@ TEST_P(StoreTest, FeedEventsKeepTheirKindAndData) {
   EXPECT_FALSE(HadGate(*store, "0123456789ab", "T-1.review")) << "closed, never opened here";
   EXPECT_FALSE(HadGate(*store, "0123456789ab", "T-2"));
   EXPECT_FALSE(HadGate(*store, "ffff00000000", "T-2.review"));
+  EXPECT_FALSE(store->gateOpened("0123456789ab", "")) << "no name is no Gate, not every Gate";
   // A line another tool wrote, whose data is not JSON: kept as its text.
   sql("INSERT INTO feed (run, seq, time, line, kind, data) VALUES"
       " ('0123456789ab', 5, 5, 'x', 'gate-opened', '{\"gate\": \"T-3\" oops');");
@@ -622,7 +625,7 @@ TEST_P(StoreTest, FeedEventsKeepTheirKindAndData) {
   }
   EXPECT_TRUE(HadGate(*store, "0123456789ab", "T-4.review"));
   {
-    std::vector<std::string> opened = store->gatesOpened("0123456789ab", "");
+    std::vector<std::string> opened = store->gatesOpened("0123456789ab");
     std::sort(opened.begin(), opened.end());
     EXPECT_EQ(opened, (std::vector<std::string>{"T-2.review", "T-4.review"}))
         << "every Gate opened, the line that is not JSON naming none";

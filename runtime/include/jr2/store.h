@@ -266,11 +266,13 @@ class FeedLog {
     const auto lines = feed(id, 0);
     return lines.empty() ? 0 : lines.back().seq;
   }
-  // The names of the Gates run `id`'s feed says opened (a name once for each time it opened),
-  // or, when `named` is not empty, `named` once if it ever opened (the read stops at the first
-  // line): an answer to a Gate that is not open now was taken already, or its state was left,
-  // rather than never there (RunHost::hadGate). A line whose data is not JSON names none.
-  virtual std::vector<std::string> gatesOpened(const std::string& id, const std::string& named) = 0;
+  // The names of the Gates run `id`'s feed says opened, a name once for each time it opened: an
+  // answer to a Gate that is not open now was taken already, or its state was left, rather than
+  // never there (RunHost::hadGate). A line whose data is not JSON names none.
+  virtual std::vector<std::string> gatesOpened(const std::string& id) = 0;
+  // Whether run `id`'s feed says Gate `gate` opened, by the rules of gatesOpened; the read stops
+  // at the first line that says so.
+  virtual bool gateOpened(const std::string& id, const std::string& gate) = 0;
 };
 
 // Each run's journal (StoredRun::journal): appended by RunRows::save, read whole by load() or

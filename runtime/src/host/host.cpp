@@ -111,6 +111,7 @@ void RunHost::attach(Hosted& h, bool fresh) {
   if (fresh) run.keepJournal();  // its top Pool's items go to the journal, one entry each
   const std::string id = run.id();
   RunSaver* saver = h.saver.get();
+  h.gates = std::make_shared<GatesSeen>();
   saver->onSaved([this, id, gates = h.gates](const std::vector<FeedLine>& lines) {
     if (saved_) saved_(id, lines);
     gates->stored(lines);

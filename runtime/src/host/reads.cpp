@@ -72,11 +72,11 @@ bool RunHost::known(const std::string& id) {
 
 bool RunHost::hadGate(const std::string& id, const std::string& gate) {
   const auto hostedRun = runs_.find(id);
-  if (hostedRun == runs_.end()) return !store_.gatesOpened(id, gate).empty();
+  if (hostedRun == runs_.end()) return store_.gateOpened(id, gate);
   // A run this host drives: its feed read once (a scan of every line: a Pool's reviewer who
   // answers ahead of it, or a Caller naming Gates that are not there, made one a refusal, #33),
   // then its events keep the names (GatesSeen).
-  return hostedRun->second.gates->had(gate, [&] { return store_.gatesOpened(id, ""); });
+  return hostedRun->second.gates->had(gate, [&] { return store_.gatesOpened(id); });
 }
 
 std::optional<Store::StartKey> RunHost::startKey(const std::string& caller,

@@ -1998,8 +1998,9 @@ class Listener {
   }
   // Serve stops: the kernel begins no more handshakes on this listener (a filter that drops a
   // SYN, a packet whose flags are SYN without ACK: its client is refused once the listener is
-  // closed), so that what takeWaiting() takes is every connection made but one whose handshake
-  // was under way then and completes after it (a round trip wide: the close resets that one).
+  // closed), so that what takeWaiting() takes is every connection made by then (up to the
+  // connection bound) but those whose handshakes were under way then and complete after it (a
+  // round trip wide: the close resets those).
   // What else comes passes (a handshake's last ACK, and anything on a connection made from it,
   // which keeps the filter). Not on a socket serve was given (--supervise's: it goes on
   // listening for the next serve).

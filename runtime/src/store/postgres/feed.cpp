@@ -1,6 +1,7 @@
 // Each run's feed and journal in the PostgreSQL store (docs/scaling.md): tables `feed(run, seq,
 // time, line, kind, data)` and `journal(run, seq, entry)`, appended by runs.cpp's save, read here
 // in order without the run's snapshot (as sqlite/feed.cpp).
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -50,26 +51,43 @@ int64_t PgStore::lastSeq(const std::string& id) {
   return s.rows() > 0 ? s.integer(0, 0) : 0;
 }
 
-std::vector<std::string> PgStore::gatesOpened(const std::string& id, const std::string& named) {
+namespace {
+
+// The Gate a `gate-opened` line names, read as JSON here: a line another tool wrote that is not
+// JSON names none, as in the SQLite store (json_valid), and no cast in the server can fail on it.
+std::optional<std::string> GateOfLine(const std::string& text) {
+  const Json data = Json::parse(text, nullptr, false);
+  if (!data.is_object()) return std::nullopt;
+  const auto gate = data.find("gate");
+  if (gate == data.end() || !gate->is_string()) return std::nullopt;
+  return gate->get<std::string>();
+}
+
+}  // namespace
+
+std::vector<std::string> PgStore::gatesOpened(const std::string& id) {
   auto hold = db_->hold();
-  // The lines that opened a Gate (with `named`: those whose text holds its name as a JSON
-  // string, as the store writes data), each read as JSON here: a line another tool wrote that
-  // is not JSON names none, as in the SQLite store (json_valid), and no cast in the server can
-  // fail on it.
-  const Result s = db_->run(
-      "SELECT data FROM feed WHERE run = $1 AND kind = 'gate-opened'"
-      " AND ($2 = '' OR strpos(data, $2) > 0)",
-      Params().text(id).text(named.empty() ? std::string() : Dump(Json(named))));
+  const Result s =
+      db_->run("SELECT data FROM feed WHERE run = $1 AND kind = 'gate-opened'", Params().text(id));
   std::vector<std::string> out;
   for (int i = 0; i < s.rows(); ++i) {
-    const Json data = Json::parse(s.text(i, 0), nullptr, false);
-    if (!data.is_object() || !data.contains("gate") || !data["gate"].is_string()) continue;
-    if (named.empty() || data["gate"] == Json(named)) {
-      out.push_back(data["gate"].get<std::string>());
-      if (!named.empty()) break;  // once is enough
-    }
+    if (auto gate = GateOfLine(s.text(i, 0))) out.push_back(std::move(*gate));
   }
   return out;
+}
+
+bool PgStore::gateOpened(const std::string& id, const std::string& gate) {
+  if (gate.empty()) return false;
+  auto hold = db_->hold();
+  // Only the lines whose text holds the name as the store writes a JSON string; of those
+  // (nearly always the one line), the first whose `gate` is the name.
+  const Result s = db_->run(
+      "SELECT data FROM feed WHERE run = $1 AND kind = 'gate-opened' AND strpos(data, $2) > 0",
+      Params().text(id).text(Dump(Json(gate))));
+  for (int i = 0; i < s.rows(); ++i) {
+    if (GateOfLine(s.text(i, 0)) == gate) return true;
+  }
+  return false;
 }
 
 std::vector<Json> PgStore::journal(const std::string& id) {

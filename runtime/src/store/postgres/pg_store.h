@@ -65,7 +65,8 @@ class PgStore final : public Store, public Hosts {
   std::vector<FeedLine> feed(const std::string& id, int64_t afterSeq) override;
   std::vector<FeedLine> feedPage(const std::string& id, int64_t afterSeq, int64_t limit) override;
   int64_t lastSeq(const std::string& id) override;
-  std::vector<std::string> gatesOpened(const std::string& id, const std::string& named) override;
+  std::vector<std::string> gatesOpened(const std::string& id) override;
+  bool gateOpened(const std::string& id, const std::string& gate) override;
   std::vector<Json> journal(const std::string& id) override;
 
   // Inbox (inbox.cpp)

@@ -35,23 +35,34 @@ int64_t SqliteStore::lastSeq(const std::string& id) {
   return s.step() ? s.integer(0) : 0;
 }
 
-std::vector<std::string> SqliteStore::gatesOpened(const std::string& id, const std::string& named) {
-  // A line of its own, or one of a row of lines ([time, kind, line, data] or [kind, line, data],
-  // store/rows.h: the kind is third from the end, the data last).
-  Stmt s(*db_,
-         "SELECT gate FROM (SELECT json_extract(data, '$.gate') AS gate FROM feed"
-         " WHERE run = ?1 AND kind = 'gate-opened' AND json_valid(data)"
-         " UNION ALL SELECT json_extract(j.value, '$[#-1].gate') FROM feed, json_each(feed.data) j"
-         " WHERE feed.run = ?1 AND feed.kind = 'lines' AND instr(feed.data, '\"gate-opened\"') > 0"
-         " AND json_valid(feed.data) AND json_extract(j.value, '$[#-3]') = 'gate-opened')"
-         " WHERE typeof(gate) = 'text' AND (?2 = '' OR gate = ?2)");
-  s.bind(1, id).bind(2, named);
+namespace {
+
+// The Gates a run's feed says opened, ?2 the one asked for or '' for all: a line of its own, or
+// one of a row of lines ([time, kind, line, data] or [kind, line, data], store/rows.h: the kind
+// is third from the end, the data last).
+constexpr const char* kGatesOpened =
+    "SELECT gate FROM (SELECT json_extract(data, '$.gate') AS gate FROM feed"
+    " WHERE run = ?1 AND kind = 'gate-opened' AND json_valid(data)"
+    " UNION ALL SELECT json_extract(j.value, '$[#-1].gate') FROM feed, json_each(feed.data) j"
+    " WHERE feed.run = ?1 AND feed.kind = 'lines' AND instr(feed.data, '\"gate-opened\"') > 0"
+    " AND json_valid(feed.data) AND json_extract(j.value, '$[#-3]') = 'gate-opened')"
+    " WHERE typeof(gate) = 'text' AND (?2 = '' OR gate = ?2)";
+
+}  // namespace
+
+std::vector<std::string> SqliteStore::gatesOpened(const std::string& id) {
+  Stmt s(*db_, kGatesOpened);
+  s.bind(1, id).bind(2, std::string());
   std::vector<std::string> out;
-  while (s.step()) {
-    out.push_back(s.text(0));
-    if (!named.empty()) break;  // once is enough: SQLite reads no further line
-  }
+  while (s.step()) out.push_back(s.text(0));
   return out;
+}
+
+bool SqliteStore::gateOpened(const std::string& id, const std::string& gate) {
+  if (gate.empty()) return false;  // '' would ask for every Gate
+  Stmt s(*db_, kGatesOpened);
+  s.bind(1, id).bind(2, gate);
+  return s.step();  // SQLite reads no further line than the first that says so
 }
 
 std::vector<Json> SqliteStore::journal(const std::string& id) {
