@@ -209,6 +209,16 @@ class PoolGen {
                   }
                   const bool required =
                       !prm.defaultValue && t->kind != K::kOptional && t->kind != K::kJson;
+                  const TypePtr plain = t->kind == K::kOptional ? t->elem : t;
+                  if (plain == nullptr || plain->kind != K::kLiterals) {
+                    // Checked, not kept: a `list<json>` of 100,000 items is not copied (#33).
+                    p_.print("::jr2rt::CheckField<$type$>(input, $root$, $k$, $req$);\n",
+                             {{"type", cx_.cpp(t).spell()},
+                              {"root", root},
+                              {"k", key},
+                              {"req", required ? "true" : "false"}});
+                    continue;
+                  }
                   p_.emit(R"gen(
                             {
                               $type$ check{};

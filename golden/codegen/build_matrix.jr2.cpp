@@ -575,33 +575,21 @@ namespace matrix_pool_fns {
   if (!::jr2rt::HasValue(input, "jobs")) {
     ::jr2rt::Put(::jr2rt::SetField(input.json(), "jobs"), ::jr2rt::ToJson(int64_t{4}));
   }
-  {
-    int64_t check{};
-    ::jr2rt::ReadField(input, "input of matrix", "jobs", check, false);
-  }
+  ::jr2rt::CheckField<int64_t>(input, "input of matrix", "jobs", false);
   if (!::jr2rt::HasValue(input, "profile")) {
     ::jr2rt::Put(::jr2rt::SetField(input.json(), "profile"),
         ::jr2rt::ToJson(std::string("Release")));
   }
-  {
-    std::string check{};
-    ::jr2rt::ReadField(input, "input of matrix", "profile", check, false);
-  }
+  ::jr2rt::CheckField<std::string>(input, "input of matrix", "profile", false);
   if (!::jr2rt::HasValue(input, "retries")) {
     ::jr2rt::Put(::jr2rt::SetField(input.json(), "retries"), ::jr2rt::ToJson(int64_t{1}));
   }
-  {
-    int64_t check{};
-    ::jr2rt::ReadField(input, "input of matrix", "retries", check, false);
-  }
+  ::jr2rt::CheckField<int64_t>(input, "input of matrix", "retries", false);
   if (!::jr2rt::HasValue(input, "file")) {
     ::jr2rt::Put(::jr2rt::SetField(input.json(), "file"),
         ::jr2rt::ToJson(std::string("packages.json")));
   }
-  {
-    std::string check{};
-    ::jr2rt::ReadField(input, "input of matrix", "file", check, false);
-  }
+  ::jr2rt::CheckField<std::string>(input, "input of matrix", "file", false);
   return input;
 }
 

@@ -343,10 +343,7 @@ namespace ticket_pool_pool_fns {
     ::jr2rt::Put(::jr2rt::SetField(input.json(), "backlog_file"),
         ::jr2rt::ToJson(std::string("samples/tickets/backlog.json")));
   }
-  {
-    std::string check{};
-    ::jr2rt::ReadField(input, "input of ticket_pool", "backlog_file", check, false);
-  }
+  ::jr2rt::CheckField<std::string>(input, "input of ticket_pool", "backlog_file", false);
   return input;
 }
 

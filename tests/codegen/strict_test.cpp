@@ -5,6 +5,10 @@
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include "strict.jr2.h"
 
@@ -343,6 +347,100 @@ TEST(PoolInput, TheWakeEventIsListedAndChecked) {
             }),
             "`event refill.review` has no field `idd`; did you mean `id`? Its fields are id, "
             "rounds, scores, weights, limit, ratio, wait, check, checks");
+}
+
+// ---- a check that keeps nothing (CheckValue, CheckField: a Pool's parameters, #33) -------------
+
+// CheckValue<T> refuses `j` exactly as reading it into a T refuses it (or takes it, as reading
+// does).
+template <typename T>
+void ChecksAsItReads(const Json& j) {
+  const std::string read = Refusal([&] {
+    T v{};
+    jr2rt::ReadValue(j, v, "input of p.x");
+  });
+  EXPECT_EQ(Refusal([&] { jr2rt::CheckValue<T>(j, "input of p.x"); }), read) << j.dump();
+}
+
+void ChecksEveryShapeAsItReads() {
+  using jr2gen::strict::Review;
+  using jr2rt::JsonValue;
+  const std::vector<Json> values = {
+      1,
+      1.5,
+      "text",
+      nullptr,
+      Json::array(),
+      Json::object(),
+      {1, 2.5},
+      {1, nullptr},
+      Json::parse(R"([[1], [2, "x"]])"),
+      Json::parse(R"([[1], 2])"),
+      {{"a", 1}},
+      Json::parse(R"({"a": [1, "b"]})"),
+      Json::parse(R"({"a": null})"),
+      Json::array({kReview, kReview}),
+      Json::array({kReview, With(kReview, "/oops"_json_pointer, 1)}),
+      Json::array({kReview, Json{{"id", "R-2"}}}),
+      Json::array({With(kReview, "/checks"_json_pointer, Json::parse(R"([{"name": "a"}])"))}),
+  };
+  for (const Json& j : values) {
+    ChecksAsItReads<int64_t>(j);
+    ChecksAsItReads<JsonValue>(j);
+    ChecksAsItReads<std::optional<JsonValue>>(j);
+    ChecksAsItReads<std::vector<JsonValue>>(j);
+    ChecksAsItReads<std::optional<std::vector<JsonValue>>>(j);
+    ChecksAsItReads<std::vector<int64_t>>(j);
+    ChecksAsItReads<std::vector<std::optional<int64_t>>>(j);
+    ChecksAsItReads<std::vector<std::vector<int64_t>>>(j);
+    ChecksAsItReads<std::map<std::string, JsonValue>>(j);
+    ChecksAsItReads<std::map<std::string, std::vector<int64_t>>>(j);
+    ChecksAsItReads<std::vector<Review>>(j);
+    ChecksAsItReads<std::map<std::string, Review>>(j);
+  }
+}
+
+TEST(CheckValue, RefusesEveryShapeAsReadingItRefuses) {
+  ChecksEveryShapeAsItReads();
+  jr2rt::StrictFields strict;  // a record's unknown field refused, as reading refuses it
+  ChecksEveryShapeAsItReads();
+}
+
+TEST(PoolInput, ParametersAreCheckedAsTheyAreRead) {
+  const jr2rt::PoolSpec& pool = jr2gen::strict::queued_pool_pool();
+  const Json items = Json::parse(R"([{"id": "A"}, 1, "x", null, [[]]])");
+  const Json given = {{"items", items}, {"reviews", {kReview}}, {"nested", {{1}, {2, 3}}}};
+  const jr2rt::JsonValue parsed = pool.parseInput(given);
+  EXPECT_EQ(parsed.json(), With(given, "/extra"_json_pointer, nullptr))
+      << "what was given, kept as it was, with the defaults";
+  const std::string range = std::string(" must be a whole number ") + kRange + ", not ";
+  EXPECT_EQ(Refusal([&] {
+              pool.parseInput({{"items", "x"}});
+            }),
+            "`input of queued_pool.items` must be a list, not a string");
+  EXPECT_EQ(Refusal([&] {
+              pool.parseInput({{"reviews", {kReview, With(kReview, "/rounds"_json_pointer, 1.5)}}});
+            }),
+            "`input of queued_pool.reviews[1].rounds`" + range + "1.5");
+  EXPECT_EQ(Refusal([&] {
+              pool.parseInput({{"reviews", {{{"id", "R-1"}}}}});
+            }),
+            "`input of queued_pool.reviews[0]` needs the field `rounds`");
+  EXPECT_EQ(Refusal([&] {
+              pool.parseInput({{"extra", Json::array()}});
+            }),
+            "`input of queued_pool.extra` must be an object, not a list");
+  EXPECT_EQ(Refusal([&] { pool.parseInput({{"extra", nullptr}}); }), "nothing thrown");
+  EXPECT_EQ(Refusal([&] {
+              pool.parseInput({{"nested", Json::parse(R"([[1], [2, "x"]])")}});
+            }),
+            "`input of queued_pool.nested[1][1]` must be a whole number, not a string");
+  jr2rt::StrictFields strict;
+  EXPECT_EQ(Refusal([&] {
+              pool.parseInput({{"reviews", {With(kReview, "/idd"_json_pointer, 1)}}});
+            }),
+            "`input of queued_pool.reviews[0]` has no field `idd`; did you mean `id`? Its fields "
+            "are id, rounds, scores, weights, limit, ratio, wait, check, checks");
 }
 
 }  // namespace

@@ -80,6 +80,48 @@ struct Fixture : testing::Test {
   }
 };
 
+// A Pool's input is read once when its run starts: the check of what came from outside is the
+// read the Pool starts from (a Pool over 100,000 items read them twice, #33). Refused, it is
+// refused as before, and nothing starts.
+TEST(PoolInput, IsReadOnceAtStart) {
+  jr2rt::Registry registry;
+  jr2gen::pool::RegisterWorkflows(registry);
+  jr2rt::PoolSpec counted = *registry.workflow("conformance_jobs")->pool;
+  int reads = 0;
+  counted.parseInput = [&reads, read = counted.parseInput](const Json& input) {
+    ++reads;
+    return read(input);
+  };
+  jr2rt::WorkflowInfo workflow = *registry.workflow("conformance_jobs");
+  workflow.pool = &counted;
+  jr2rt::ManualClock clock;
+  int calls = 0;
+  {
+    jr2rt::Run run(registry, workflow, "r1", clock);
+    run.scriptNext("scripted_next",
+                   [&](const jr2rt::NextQuery&, const std::function<void(Json)>& answer) {
+                     ++calls;
+                     answer({{"item", nullptr}, {"open", 0}});
+                   });
+    run.start({{"jobs", 3}});
+    EXPECT_EQ(reads, 1) << "checked and started from one read";
+    EXPECT_EQ(calls, 1);
+  }
+  jr2rt::Run refused(registry, workflow, "r2", clock);
+  try {
+    refused.start({{"jobs", 3}, {"jbos", 4}});
+    FAIL() << "an unknown field is refused";
+  } catch (const jr2rt::BadInput& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "the input of pool `jobs_pool` does not fit: `input of jobs_pool` has no field "
+              "`jbos`; did you mean `jobs`? Its fields are jobs");
+  }
+  EXPECT_EQ(reads, 2);
+  EXPECT_EQ(refused.status(), RunStatus::kWaiting) << "nothing started";
+  EXPECT_EQ(calls, 1) << "its Source never asked";
+  EXPECT_TRUE(refused.gates().empty());
+}
+
 // The live list a Source is given stays in start order however workers settle, at a wide cap
 // where the Pool keeps it with holes (a query that is not held is never copied): each call
 // sees the live ids in the order they started, the newest last, and their count.

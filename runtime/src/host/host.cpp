@@ -240,7 +240,9 @@ std::string RunHost::beginRun(const std::string& workflow, const Json& input,
                               std::string id, bool checked) {
   const WorkflowInfo* wf = registry_.workflow(workflow);
   if (wf == nullptr) throw BadInput("there is no workflow `" + Printable(workflow) + "` here");
-  if (!checked) CheckInput(*wf, input);  // a refused input stores nothing
+  // A refused input stores nothing; what the check read, the run starts from (a Pool's input is
+  // read once).
+  JsonValue read = checked ? JsonValue() : CheckInput(*wf, input);
   if (id.empty()) id = NewRunId();
   Hosted h;
   h.lock = store_.lock(id, [](const std::string&) {});
@@ -252,7 +254,11 @@ std::string RunHost::beginRun(const std::string& workflow, const Json& input,
   Hosted& ref = runs_[id] = std::move(h);
   attach(ref, /*fresh=*/true);
   try {
-    ref.run->begin(input, /*checked=*/true);  // checked above
+    if (checked) {
+      ref.run->begin(input, /*checked=*/true);  // by the caller
+    } else {
+      ref.run->begin(input, std::move(read));
+    }
   } catch (...) {
     runs_.erase(id);  // refused before its first turn: nothing of it was stored
     throw;

@@ -62,14 +62,20 @@ std::string Fingerprint(const std::string& text) {
 }  // namespace
 
 void PoolActor::start(const Json& given) {
+  JsonValue parsed;
   try {
-    input_ = spec_.parseInput(given);
+    parsed = spec_.parseInput(given);
   } catch (const SchemaError& e) {
     throw BadInput(std::string("the input of pool `") + spec_.name + "` does not fit: " + e.what());
   }
+  startParsed(std::move(parsed));
+}
+
+void PoolActor::startParsed(JsonValue input) {
+  input_ = std::make_shared<const Json>(std::move(input).take());
   keepInputAsRuns();
   // `cap` is read once, at start.
-  cap_ = spec_.cap ? spec_.cap(input_) : 1;
+  cap_ = spec_.cap ? spec_.cap(*input_) : 1;
   if (cap_ < 1) {
     throw BadInput("pool `" + spec_.name + "` has `cap` " + std::to_string(cap_) +
                    " for this input, and a Pool needs at least 1");
@@ -124,7 +130,7 @@ void PoolActor::takeOver(const Json& carried) {
   for (const auto& item : carried.value("held", Json::array())) {
     std::string id;
     try {
-      id = spec_.itemId(item, input_);
+      id = spec_.itemId(item, *input_);
     } catch (const std::exception& e) {
       run_.emit("carry-refused", {{"pool", prefix_}, {"item", item}, {"reason", ErrorText(e)}},
                 "a held item was dropped at the hand-over: " + ErrorText(e));
@@ -291,12 +297,13 @@ void PoolActor::stop() {
 
 void PoolActor::keepInputAsRuns() {
   const Json& run = run_.input();
-  if (parent() != nullptr || !run.is_object() || !input_.is_object()) return;
+  const Json& input = *input_;
+  if (parent() != nullptr || !run.is_object() || !input.is_object()) return;
   Json over = Json::object();
   for (const auto& [key, value] : run.items()) {
-    if (!input_.contains(key)) return;  // a member the Pool dropped: kept whole
+    if (!input.contains(key)) return;  // a member the Pool dropped: kept whole
   }
-  for (const auto& [key, value] : input_.items()) {
+  for (const auto& [key, value] : input.items()) {
     const auto it = run.find(key);
     if (it == run.end() || *it != value) over[key] = value;
   }
@@ -322,7 +329,7 @@ Json PoolActor::snapshotBase() const {
   if (inputFromRun_) {
     out["inputOver"] = inputOver_;
   } else {
-    out["input"] = input_;
+    out["input"] = *input_;
   }
   return out;
 }
@@ -426,10 +433,11 @@ void PoolActor::restoreFrom(const Json& snap) {
     // The run's input, with what the Pool's differs by.
     inputFromRun_ = true;
     inputOver_ = snap.at("inputOver");
-    input_ = run_.input();
-    for (const auto& [key, value] : inputOver_.items()) input_[key] = value;
+    Json input = run_.input();
+    for (const auto& [key, value] : inputOver_.items()) input[key] = value;
+    input_ = std::make_shared<const Json>(std::move(input));
   } else {
-    input_ = snap.at("input");
+    input_ = std::make_shared<const Json>(snap.at("input"));
   }
   // The stored input, read by another build's parameters as a restore reads (leniently: a
   // field they no longer have is ignored): an input they no longer read cannot go on, and is
@@ -439,7 +447,7 @@ void PoolActor::restoreFrom(const Json& snap) {
   if (run_.assembly().empty() || run_.assembly() != run_.registry().assembly()) {
     try {
       LenientFields lenient;
-      (void)spec_.parseInput(input_);
+      (void)spec_.parseInput(*input_);
     } catch (const std::exception& e) {
       throw NoLongerFits("the saved run of pool `" + spec_.name +
                          "` has an input this build's parameters no longer read: " + ErrorText(e));
@@ -467,7 +475,7 @@ void PoolActor::restoreFrom(const Json& snap) {
   if (snap.contains("held")) {
     for (const auto& item : snap.at("held")) {
       held_.push_back(item);
-      heldIds_.insert(spec_.itemId(item, input_));
+      heldIds_.insert(spec_.itemId(item, *input_));
     }
   }
   for (const auto& w : snap.at("workers")) {
@@ -539,7 +547,8 @@ HookVerdict PoolActor::hook(const std::string& service, const std::string& key,
     if (h.service != service || h.eventKey != key) continue;
     if (h.verdict != HookSpec::Verdict::kSkip) return source().hook(h, service, key, payload);
     try {
-      const Json params = spec_.source.params ? spec_.source.params(input_).take() : Json::object();
+      const Json params =
+          spec_.source.params ? spec_.source.params(*input_).take() : Json::object();
       const Json reason = h.value ? h.value(payload, params).take() : Json("");
       return Skipped(reason.is_string() ? reason.get<std::string>() : reason.dump());
     } catch (const std::exception& e) {
@@ -564,7 +573,7 @@ void PoolActor::skip(const Json& item, const std::string& why) {
 void PoolActor::claim(Json item) {
   std::string id;
   try {
-    id = spec_.itemId(item, input_);
+    id = spec_.itemId(item, *input_);
   } catch (const std::exception& e) {
     throw Defect("source `" + spec_.source.name + "` gave an item with no id: " + e.what());
   }
@@ -600,7 +609,7 @@ void PoolActor::claim(Json item) {
   enlist(key, id, std::move(worker));
   if (run_.heard()) mark("started", id);
   try {
-    Json workerInput = spec_.itemInput(std::move(item), input_);
+    Json workerInput = spec_.itemInput(std::move(item), *input_);
     // A backlog file is written by people for its Pool: its items are read strictly, so a
     // misspelled `neds` is that item's Failure (with did-you-mean), not a need silently
     // dropped. Items from an `extern` Source keep width subtyping: extra fields are ignored.

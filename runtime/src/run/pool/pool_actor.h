@@ -39,6 +39,9 @@ class PoolActor final : public Actor {
   }
 
   void start(const Json& given) override;
+  // start() with the input read already by the spec's parseInput (Run::begin, which checks it
+  // strictly in the same read): a Pool over 100,000 items reads them once (#33).
+  void startParsed(JsonValue input);
   void checkInput(const Json& input) const override { spec_.parseInput(input); }
   std::shared_ptr<const Payload> check(int, const std::string& event,
                                        const Json& payload) const override;
@@ -161,7 +164,8 @@ class PoolActor final : public Actor {
   MachineActor::Class workerClass_{nullptr, nullptr};
   // A Pool of Pools: each item's worker is this Pool (looked up once, not by name per item).
   const PoolSpec* const innerPool_ = run_.registry().pool(spec_.worker);
-  Json input_;
+  // Its input, with its parameters' defaults: shared with every Source call, never copied.
+  std::shared_ptr<const Json> input_ = std::make_shared<const Json>();
   // The top Pool's input is the run's input with the Pool's defaults: what differs from the
   // run's is all its snapshot keeps (`inputOver`), and the run's input, stored once beside the
   // snapshot, is not written again at each commit (#33). False for a Pool inside a machine, or
@@ -202,7 +206,7 @@ class PoolActor final : public Actor {
   bool wakeOpen_ = false;
   bool pollArmed_ = false;
   int64_t pollDue_ = 0;
-  std::shared_ptr<const Json> shared_;  // input_, shared with every query
+  std::shared_ptr<const Json> shared_;  // input_, given to the queries once a Source is called
   std::shared_ptr<const Json> args_;    // the Source's arguments, made once
   std::unique_ptr<PoolSource> source_;  // made at its first use, kept
 };

@@ -23,9 +23,9 @@ class PullSource final : public CalledSource {
     // The input and the call's arguments are made once per Pool (they depend on the input
     // alone) and shared by every call: a call copies neither, however large they are.
     if (!pool.shared_) {
-      pool.shared_ = std::make_shared<const Json>(pool.input_);
+      pool.shared_ = pool.input_;  // shared, not copied
       pool.args_ = std::make_shared<const Json>(
-          pool.spec_.source.args ? pool.spec_.source.args(pool.input_).take() : Json::object());
+          pool.spec_.source.args ? pool.spec_.source.args(*pool.input_).take() : Json::object());
     }
     const std::string& fn = pool.spec_.source.function;
     Run& run = pool.run_;

@@ -23,7 +23,7 @@ class PushSource final : public PoolSource {
     while (!pool.held_.empty() && static_cast<int64_t>(pool.workers_.size()) < pool.cap_) {
       Json item = std::move(pool.held_.front());
       pool.held_.pop_front();
-      pool.heldIds_.erase(pool.spec_.itemId(item, pool.input_));
+      pool.heldIds_.erase(pool.spec_.itemId(item, *pool.input_));
       pool.claim(std::move(item));
     }
     if (pool.workers_.empty() && pool.held_.empty()) pool.end();
@@ -61,14 +61,14 @@ class PushSource final : public PoolSource {
         "hook " + service + " `" + key + "` of source `" + spec.source.name + "`";
     try {
       const Json params =
-          spec.source.params ? spec.source.params(pool.input_).take() : Json::object();
+          spec.source.params ? spec.source.params(*pool.input_).take() : Json::object();
       item = h.value ? h.value(payload, params).take() : payload;
     } catch (const std::exception& e) {
       return Skipped("the delivery carries no item: the `carry` of " + hookName +
                      " failed on its payload: " + ErrorText(e));
     }
     try {
-      id = spec.itemId(item, pool.input_);
+      id = spec.itemId(item, *pool.input_);
     } catch (const std::exception& e) {
       // Name the item carried and where its id comes from: the usual cause is a payload
       // without the field that `item_id` reads (`id`).

@@ -23,7 +23,7 @@ class ReadSource final : public CalledSource {
     callOut();
     if (!pool.args_) {
       pool.args_ = std::make_shared<const Json>(
-          pool.spec_.source.args ? pool.spec_.source.args(pool.input_).take() : Json::object());
+          pool.spec_.source.args ? pool.spec_.source.args(*pool.input_).take() : Json::object());
     }
     const std::string& fn = pool.spec_.source.function;
     ReadSource* self = this;
@@ -82,7 +82,7 @@ class ReadSource final : public CalledSource {
       if (static_cast<int64_t>(pool.workers_.size()) >= pool.cap_) break;
       std::string id;
       try {
-        id = pool.spec_.itemId(item, pool.input_);
+        id = pool.spec_.itemId(item, *pool.input_);
       } catch (const std::exception& e) {
         pool.skip(item, "its id cannot be read: " + ErrorText(e));
         continue;
