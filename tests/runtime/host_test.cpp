@@ -21,6 +21,7 @@
 #include <sstream>
 #include <thread>
 
+#include "counted_pool.h"
 #include "host/host_internal.h"
 #include "host/replay.h"
 #include "host/trace.h"
@@ -815,6 +816,33 @@ TEST_F(Host, APoolsInputIsStoredOnceAndARestoreHasItWhole) {
   ASSERT_EQ(next.run(id).status(), RunStatus::kDone) << next.run(id).reason();
   EXPECT_EQ(next.run(id).output()["items"].size(), 6u);
   EXPECT_EQ(next.run(id).input(), input);
+}
+
+// A run the host starts reads its Pool's input once: the check made before anything is stored is
+// the read the Pool starts from, when the host checks it (start) and when its caller did
+// (checkStart, then begin: serve's start, #33). A refused input is read once and stores nothing.
+TEST_F(Host, APoolsInputIsReadOnceByTheCheckBeforeTheRunIsMade) {
+  const std::string dir = FreshDir("read-once");
+  auto store = jr2rt::OpenSqliteStore(dir + "store.db");
+  jr2test::CountedPool counted(registry, "conformance_queued");
+  jr2rt::WorkflowInfo workflow = counted.workflow;
+  workflow.name = "counted_queued";
+  registry.addWorkflow(workflow);
+  const int& reads = counted.reads;
+  const Json input = {{"tasks", Json::array({{{"id", "A"}}, {{"id", "B"}}})}, {"jobs", 1}};
+  jr2rt::RunHost host(registry, *store, clock);
+  const std::string first = host.start("counted_queued", input, dir);
+  EXPECT_EQ(reads, 1) << "start: checked and started from one read";
+  std::vector<std::string> open;
+  for (const auto& g : host.run(first).gates()) open.push_back(g.name);
+  EXPECT_EQ(open, (std::vector<std::string>{"A.review"}));
+  EXPECT_THROW(host.start("counted_queued", {{"tasks", "A"}}, dir), jr2rt::BadInput);
+  EXPECT_EQ(reads, 2);
+  EXPECT_EQ(store->list(/*includeEnded=*/true).size(), 1u) << "the refused start stored nothing";
+  jr2rt::JsonValue read = host.checkStart("counted_queued", input);
+  const std::string second = host.begin("counted_queued", input, dir, "", std::move(read));
+  EXPECT_EQ(reads, 3) << "checkStart, then begin from what it read";
+  EXPECT_EQ(host.run(second).input(), input);
 }
 
 // Items A and B under a cap of 1: A's Gate open, B's not yet.

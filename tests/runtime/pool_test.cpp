@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "counted_pool.h"
 #include "jr2/run.h"
 #include "jr2/stdlib.h"
 #include "jr2/store.h"
@@ -86,14 +87,9 @@ struct Fixture : testing::Test {
 TEST(PoolInput, IsReadOnceAtStart) {
   jr2rt::Registry registry;
   jr2gen::pool::RegisterWorkflows(registry);
-  jr2rt::PoolSpec counted = *registry.workflow("conformance_jobs")->pool;
-  int reads = 0;
-  counted.parseInput = [&reads, read = counted.parseInput](const Json& input) {
-    ++reads;
-    return read(input);
-  };
-  jr2rt::WorkflowInfo workflow = *registry.workflow("conformance_jobs");
-  workflow.pool = &counted;
+  jr2test::CountedPool counted(registry, "conformance_jobs");
+  const jr2rt::WorkflowInfo& workflow = counted.workflow;
+  const int& reads = counted.reads;
   jr2rt::ManualClock clock;
   int calls = 0;
   {

@@ -81,11 +81,11 @@ class RunHost : private Dispatcher {
 
   // ---- the verbs -----------------------------------------------------------------------------
   // Starts a run of `workflow` with `input` and drives it until nothing more can happen now.
-  // The input is checked before anything is stored (BadInput); `checked`: the caller checked it
-  // already (checkStart, CheckInput), and it is not read a second time (10,000 items, #33).
-  // `home`: its working directory. Gives the run's id.
+  // The input is checked before anything is stored (BadInput); `checked`: what the caller's check
+  // read (checkStart, CheckInput), which the run starts from: the input is neither checked nor
+  // read again (a Pool's 100,000 items, #33). `home`: its working directory. Gives the run's id.
   std::string start(const std::string& workflow, const Json& input, const std::string& home,
-                    bool checked = false);
+                    std::optional<JsonValue> checked = std::nullopt);
   // Takes the stored run `prefix` of `workflow` up to drive it: its drive lock (waiting for
   // another command that drives it: onNote says so), then the run as it was stored.
   // Throws StoreError (unknown, damaged), BadInput (another workflow's run), RunDrifted.
@@ -311,10 +311,11 @@ class RunHost : private Dispatcher {
   // Starts a run of `workflow` without driving it (BadInput when the input is refused, and
   // nothing is kept; `checked` as start's). Gives its id.
   std::string begin(const std::string& workflow, const Json& input, const std::string& home,
-                    std::string id = "", bool checked = false);
+                    std::string id = "", std::optional<JsonValue> checked = std::nullopt);
   // What begin() refuses of a start (an unknown workflow, an input it refuses: BadInput), asked
-  // before anything is kept of it (an idempotency key); and a new run's id, for begin().
-  void checkStart(const std::string& workflow, const Json& input) const;
+  // before anything is kept of it (an idempotency key), giving what it read for begin()'s
+  // `checked`; and a new run's id, for begin().
+  JsonValue checkStart(const std::string& workflow, const Json& input) const;
   static std::string NewId();
   // Whether this host drives run `id`.
   bool hosts(const std::string& id) const { return runs_.count(id) != 0; }
@@ -436,10 +437,10 @@ class RunHost : private Dispatcher {
   std::optional<Dispatched> find(const std::string& workflow, const std::string& key) override;
   void forget(const std::string& workflow, const std::string& key) override;
   // Starts a run (not driven); `by`: the Pool of runs that dispatched it, or null; `checked`:
-  // its input was checked already (CheckInput).
+  // what CheckInput read of its input, when the caller checked it already.
   std::string beginRun(const std::string& workflow, const Json& input, const std::string& home,
                        const Json& by, const Json& carried = nullptr, std::string id = "",
-                       bool checked = false);
+                       std::optional<JsonValue> checked = std::nullopt);
   // The head to store with this save of a standing run: at its start (or when taken up), and at
   // its end, by the one rule that counts runs (none when it was handed over: the new run's is).
   std::optional<Store::Head> headOf(const Hosted& h) const;

@@ -295,10 +295,10 @@ class Run {
   // Throws BadInput when the input does not fit.
   void start(const Json& input);
   // The same as start(), without driving: for a host whose engine is being driven already
-  // (`serve` answering a request); the steps go on at the engine's next turn. `checked`: the
-  // caller has checked the input with CheckInput already (a host, before it made the run).
-  void begin(const Json& input, bool checked = false);
-  // begin() with the input CheckInput checked and read (`read`: what it returned).
+  // (`serve` answering a request); the steps go on at the engine's next turn.
+  void begin(const Json& input);
+  // begin() with the input a host checked already with CheckInput before it made the run
+  // (`read`: what CheckInput returned, which a Pool starts from: its input is read once).
   void begin(const Json& input, JsonValue read);
   // An answer that precheck() found good at one opening of its Gate, with its payload as its
   // type: send() and deliver() take it instead of reading the payload again, while that opening
@@ -675,8 +675,6 @@ class Run {
     int64_t due;
   };
   void drain();
-  // begin(): the top actor made and started, a Pool from `parsed` when given (its input read).
-  void beginWith(const Json& input, std::optional<JsonValue> parsed);
   // Whether this run's effects wait for a commit: it has a commit hook, or its engine commits
   // its turns as a group.
   bool commits() const;

@@ -43,7 +43,7 @@ Dispatched RunHost::dispatch(const std::string& workflow, const std::string& key
     // Hosts sharing the store: the key reserved before the run starts, in a statement of its
     // own, so that two hosts dispatching it at once start one run (a conflict in a turn's commit
     // would fail every run of the turn). The other host's run is followed instead.
-    CheckInput(*wf, input);  // a refused input reserves nothing
+    JsonValue read = CheckInput(*wf, input);  // a refused input reserves nothing
     // A try that failed may have left its reservation (the statement went through and its
     // answer was lost, or the release below could not be made): this try takes its id, so that
     // the reservation is found as this try's own. A new id would find it held by a run that
@@ -67,7 +67,7 @@ Dispatched RunHost::dispatch(const std::string& workflow, const std::string& key
                             ", which its host has not stored yet");
     }
     try {
-      beginRun(workflow, input, home, by, nullptr, id, /*checked=*/true);
+      beginRun(workflow, input, home, by, nullptr, id, std::move(read));
     } catch (...) {
       try {
         hosts_->releaseKey(workflow, key, id);

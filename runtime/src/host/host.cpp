@@ -216,33 +216,33 @@ void RunHost::stopForSignal() {
 }
 
 std::string RunHost::start(const std::string& workflow, const Json& input, const std::string& home,
-                           bool checked) {
-  std::string id = begin(workflow, input, home, "", checked);
+                           std::optional<JsonValue> checked) {
+  std::string id = begin(workflow, input, home, "", std::move(checked));
   drive();  // saved from its first turn on, as it moves
   return id;
 }
 
 std::string RunHost::begin(const std::string& workflow, const Json& input, const std::string& home,
-                           std::string id, bool checked) {
-  return beginRun(workflow, input, home, nullptr, nullptr, std::move(id), checked);
+                           std::string id, std::optional<JsonValue> checked) {
+  return beginRun(workflow, input, home, nullptr, nullptr, std::move(id), std::move(checked));
 }
 
-void RunHost::checkStart(const std::string& workflow, const Json& input) const {
+JsonValue RunHost::checkStart(const std::string& workflow, const Json& input) const {
   const WorkflowInfo* wf = registry_.workflow(workflow);
   if (wf == nullptr) throw BadInput("there is no workflow `" + Printable(workflow) + "` here");
-  CheckInput(*wf, input);
+  return CheckInput(*wf, input);
 }
 
 std::string RunHost::NewId() { return NewRunId(); }
 
 std::string RunHost::beginRun(const std::string& workflow, const Json& input,
                               const std::string& home, const Json& by, const Json& carried,
-                              std::string id, bool checked) {
+                              std::string id, std::optional<JsonValue> checked) {
   const WorkflowInfo* wf = registry_.workflow(workflow);
   if (wf == nullptr) throw BadInput("there is no workflow `" + Printable(workflow) + "` here");
   // A refused input stores nothing; what the check read, the run starts from (a Pool's input is
   // read once).
-  JsonValue read = checked ? JsonValue() : CheckInput(*wf, input);
+  JsonValue read = checked ? std::move(*checked) : CheckInput(*wf, input);
   if (id.empty()) id = NewRunId();
   Hosted h;
   h.lock = store_.lock(id, [](const std::string&) {});
@@ -254,11 +254,7 @@ std::string RunHost::beginRun(const std::string& workflow, const Json& input,
   Hosted& ref = runs_[id] = std::move(h);
   attach(ref, /*fresh=*/true);
   try {
-    if (checked) {
-      ref.run->begin(input, /*checked=*/true);  // by the caller
-    } else {
-      ref.run->begin(input, std::move(read));
-    }
+    ref.run->begin(input, std::move(read));
   } catch (...) {
     runs_.erase(id);  // refused before its first turn: nothing of it was stored
     throw;
@@ -277,7 +273,7 @@ bool Queued(const StoredRun& stored) {
 
 void RunHost::queueStart(const std::string& workflow, const Json& input, const std::string& home,
                          const std::string& id) {
-  checkStart(workflow, input);  // a refused input stores nothing
+  (void)checkStart(workflow, input);  // a refused input stores nothing
   Run run(registry_, *registry_.workflow(workflow), id, clock_, engine_);
   run.setHome(home);
   StoredRun stored;

@@ -115,7 +115,7 @@ class StoreVerbs final : public Verbs {
       store = OpenStore(path_, StoreMode::kReadOnly);
     } catch (const StoreMissing&) {
     }
-    CheckInput(*wf, input);
+    JsonValue read = CheckInput(*wf, input);  // what the run starts from
     if (!store) store = OpenStore(path_, StoreMode::kReadWrite);
     // The run's home: relative paths it reads resolve against the directory it started in.
     const std::string home = CurrentDirectory();
@@ -123,7 +123,7 @@ class StoreVerbs final : public Verbs {
     std::string id;
     return {drive(*host, id,
                   [&] {
-                    id = host->start(workflow_, input, home, /*checked=*/true);
+                    id = host->start(workflow_, input, home, std::move(read));
                     return after(*host, id, follow);
                   }),
             false, ""};

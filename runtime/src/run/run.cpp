@@ -182,27 +182,19 @@ void Run::start(const Json& input) {
   drain();
 }
 
-void Run::begin(const Json& input, bool checked) {
+void Run::begin(const Json& input) {
   // What comes from outside is checked strictly first (unknown fields refused, with the path),
   // before anything starts; the start itself then reads it as usual. A Pool's input is read
   // once: checked here, and started from what the check read (a Pool of 100,000 items read them
-  // twice, #33); when the caller checked it already (`checked`) without keeping the read, the
-  // Pool reads it.
-  std::optional<JsonValue> parsed;
-  if (!checked) {
-    JsonValue read = CheckInput(workflow_, input);
-    if (workflow_.pool != nullptr) parsed = std::move(read);
-  }
-  beginWith(input, std::move(parsed));
+  // twice, #33).
+  begin(input, CheckInput(workflow_, input));
 }
 
 void Run::begin(const Json& input, JsonValue read) {
+  // A Pool starts from what the check read (its input with its parameters' defaults); a machine
+  // reads its input as it starts. A read that is null (none kept) has the Pool read it.
   std::optional<JsonValue> parsed;
   if (workflow_.pool != nullptr && !IsNull(read.json())) parsed = std::move(read);
-  beginWith(input, std::move(parsed));
-}
-
-void Run::beginWith(const Json& input, std::optional<JsonValue> parsed) {
   assembly_ = registry_.assembly();
   input_ = input;
   PoolActor* pool = nullptr;

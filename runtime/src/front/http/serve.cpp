@@ -880,7 +880,8 @@ class Server {
         if (host_.known(first->run)) return answerStart(s, first->run, c, /*again=*/true);
       }
     }
-    host_.checkStart(workflow, input);  // a refused input keeps nothing of its key
+    // A refused input keeps nothing of its key; what the check read, the run starts from.
+    JsonValue read = host_.checkStart(workflow, input);
     const std::string id = RunHost::NewId();
     if (!key.empty()) {
       // Kept before the run's first commit: a serve that stops in between finds a key whose run
@@ -907,7 +908,7 @@ class Server {
       return s->answer(
           201, {{"runId", id}, {"status", "waiting"}, {"gates", Json::array()}, {"queued", true}});
     }
-    host_.begin(workflow, input, options_.home, id, /*checked=*/true);  // by checkStart
+    host_.begin(workflow, input, options_.home, id, std::move(read));
     answerStart(s, id, c, /*again=*/false);
   }
 
