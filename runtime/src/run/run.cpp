@@ -149,24 +149,9 @@ Run::~Run() {
   strand_.reset();  // before the engine: a strand is a service of the engine's io_context
 }
 
-namespace {
-
-// A top Pool's input read strictly (a field no parameter has refused) by its generated
-// parseInput: checked, with its parameters' defaults.
-JsonValue ReadPoolInput(const PoolSpec& pool, const Json& input) {
-  StrictFields strict;
-  try {
-    return pool.parseInput(input);
-  } catch (const SchemaError& e) {
-    throw BadInput("the input of pool `" + pool.name + "` does not fit: " + e.what());
-  }
-}
-
-}  // namespace
-
 JsonValue CheckInput(const WorkflowInfo& workflow, const Json& input) {
-  if (workflow.pool != nullptr) return ReadPoolInput(*workflow.pool, input);
-  StrictFields strict;
+  StrictFields strict;  // a field no parameter or record has is refused
+  if (workflow.pool != nullptr) return PoolActor::ReadInput(*workflow.pool, input);
   try {
     if (workflow.machine != nullptr) workflow.machine()->checkInput(input);
   } catch (const SchemaError& e) {

@@ -61,15 +61,15 @@ std::string Fingerprint(const std::string& text) {
 }
 }  // namespace
 
-void PoolActor::start(const Json& given) {
-  JsonValue parsed;
+JsonValue PoolActor::ReadInput(const PoolSpec& spec, const Json& given) {
   try {
-    parsed = spec_.parseInput(given);
+    return spec.parseInput(given);
   } catch (const SchemaError& e) {
-    throw BadInput(std::string("the input of pool `") + spec_.name + "` does not fit: " + e.what());
+    throw BadInput(std::string("the input of pool `") + spec.name + "` does not fit: " + e.what());
   }
-  startParsed(std::move(parsed));
 }
+
+void PoolActor::start(const Json& given) { startParsed(ReadInput(spec_, given)); }
 
 void PoolActor::startParsed(JsonValue input) {
   input_ = std::make_shared<const Json>(std::move(input).take());
@@ -641,10 +641,10 @@ void PoolActor::armPoll() {
 }
 
 void PoolActor::explainDeadlock(Json& output) {
-  if (spec_.source.function != "std.backlog" || !args_ || !shared_) return;
+  if (spec_.source.function != "std.backlog" || !args_) return;
   try {
     const PoolSpec& spec = spec_;
-    const std::shared_ptr<const Json> input = shared_;
+    const std::shared_ptr<const Json> input = input_;
     Json why = ExplainBacklog(
         *args_, query(), [&spec, input](const Json& item) { return spec.itemId(item, *input); },
         run_.home());

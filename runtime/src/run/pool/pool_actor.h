@@ -39,6 +39,9 @@ class PoolActor final : public Actor {
   }
 
   void start(const Json& given) override;
+  // A Pool's input read by its spec's parseInput (its parameters' defaults filled in), or
+  // BadInput naming the Pool: start's read, and Run's strict check of a top Pool's input.
+  static JsonValue ReadInput(const PoolSpec& spec, const Json& given);
   // start() with the input read already by the spec's parseInput (Run::begin, which checks it
   // strictly in the same read): a Pool over 100,000 items reads them once (#33).
   void startParsed(JsonValue input);
@@ -124,7 +127,7 @@ class PoolActor final : public Actor {
   void request();
   PoolSource& source();
   // What `next` is given: the lists and the input, shared with the Pool, never copied.
-  NextQuery query() const { return NextQuery::OfPool(live_, settled_, failed_, shared_); }
+  NextQuery query() const { return NextQuery::OfPool(live_, settled_, failed_, input_); }
   // Starts a worker for `item` (one claim per item; a broken id rule is a defect of the Source).
   void claim(Json item);
   // A `skipped` mark on the feed, once per item in the run's life (a read at each poll finds
@@ -164,7 +167,8 @@ class PoolActor final : public Actor {
   MachineActor::Class workerClass_{nullptr, nullptr};
   // A Pool of Pools: each item's worker is this Pool (looked up once, not by name per item).
   const PoolSpec* const innerPool_ = run_.registry().pool(spec_.worker);
-  // Its input, with its parameters' defaults: shared with every Source call, never copied.
+  // Its input, with its parameters' defaults: shared with every Source call and query, never
+  // copied.
   std::shared_ptr<const Json> input_ = std::make_shared<const Json>();
   // The top Pool's input is the run's input with the Pool's defaults: what differs from the
   // run's is all its snapshot keeps (`inputOver`), and the run's input, stored once beside the
@@ -206,7 +210,6 @@ class PoolActor final : public Actor {
   bool wakeOpen_ = false;
   bool pollArmed_ = false;
   int64_t pollDue_ = 0;
-  std::shared_ptr<const Json> shared_;  // input_, given to the queries once a Source is called
   std::shared_ptr<const Json> args_;    // the Source's arguments, made once
   std::unique_ptr<PoolSource> source_;  // made at its first use, kept
 };

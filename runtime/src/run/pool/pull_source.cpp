@@ -20,10 +20,9 @@ class PullSource final : public CalledSource {
   void claim() override {
     PoolActor& pool = pool_;
     callOut();
-    // The input and the call's arguments are made once per Pool (they depend on the input
-    // alone) and shared by every call: a call copies neither, however large they are.
-    if (!pool.shared_) {
-      pool.shared_ = pool.input_;  // shared, not copied
+    // The call's arguments are made once per Pool (they depend on the input alone) and shared by
+    // every call, as the input is: a call copies neither, however large they are.
+    if (!pool.args_) {
       pool.args_ = std::make_shared<const Json>(
           pool.spec_.source.args ? pool.spec_.source.args(*pool.input_).take() : Json::object());
     }
@@ -42,7 +41,7 @@ class PullSource final : public CalledSource {
     if (!next_) {
       // One Source per Pool, kept across calls: a call costs what changed (jr2/source.h).
       const PoolSpec& spec = pool.spec_;
-      const std::shared_ptr<const Json> input = pool.shared_;
+      const std::shared_ptr<const Json> input = pool.input_;
       next_ = MakeNextSource(
           run,
           {fn, [&spec, input](const Json& item) { return spec.itemId(item, *input); }, run.home()});
