@@ -1839,6 +1839,126 @@ TEST_F(Host, AServeHandsTheNextBatchOnBeforeItWritesTheRepliesOfOneStored) {
       << "the second batch (the step made while the first was stored) was stored too";
 }
 
+// While the commit thread stores a batch, the runs the turns change are prepared as the next
+// batch at once and queued behind it: the commit thread goes on to it as soon as the first is
+// stored, without waiting for the engine's thread (#33: the gap between two commits was a third
+// of serve's cycle). Here the engine's thread is kept busy until the second batch reaches the
+// commit thread: before, that batch was prepared only once the engine's thread came back.
+TEST_F(Host, AServeQueuesTheNextBatchWhileOneIsStoredAndStoresItWithoutTheEngine) {
+  const std::string dir = FreshDir("queued");
+  CountingStore store(dir + "store.db");
+  CommitGate gate;
+  store.gate = &gate;
+  jr2rt::RunHost host(registry, store, clock);
+  std::string id;
+  int repliedAt = -1;  // the batches with the commit thread when each reply was written
+  std::vector<int> replies;
+  host.queue([&] {
+    id = host.begin("conformance_secret", {{"note", {{"deep", {{"secret", "s"}}}}}}, dir);
+    host.afterCommit([&] { replies.push_back(gate.count()); }, nullptr, /*reply=*/true);
+  });
+  int step = 0;
+  bool reached = false;
+  std::function<void()> watch = [&] {
+    if (step == 0 && gate.count() == 1) {
+      // The start's batch is held by the commit thread: a step now, and its reply.
+      step = 1;
+      host.run(id).deliver("approval", "rate", {{"score", 1}});
+      host.afterCommit(
+          [&] {
+            replies.push_back(gate.count());
+            repliedAt = static_cast<int>(replies.size());
+            jr2rt::RunHost::Interrupt(SIGTERM);  // serve() returns after this turn
+          },
+          nullptr, /*reply=*/true);
+    } else if (step == 1) {
+      // The step's turn was committed (queued): the first batch goes, and this thread waits,
+      // bounded, for the second to reach the commit thread, which it can only do on its own.
+      step = 2;
+      std::unique_lock<std::mutex> lock(gate.mu);
+      gate.allowed = 1;
+      gate.cv.notify_all();
+      reached = gate.cv.wait_for(lock, std::chrono::seconds(5), [&] { return gate.entered >= 2; });
+      gate.allowed = 2;
+      gate.cv.notify_all();
+    }
+    if (repliedAt < 0) host.queue(watch);
+  };
+  host.queue(watch);
+  host.serve(nullptr);
+  EXPECT_TRUE(reached) << "the second batch waited for the engine's thread";
+  ASSERT_EQ(replies.size(), 2u);
+  EXPECT_EQ(replies[0], 2) << "the start's reply, once its batch was stored";
+  EXPECT_EQ(gate.count(), 2);
+  const jr2rt::StoredRun stored = store.load(id);
+  EXPECT_EQ(stored.revision, 2) << "the second batch took the revision the first gave";
+  EXPECT_EQ(stored.snapshot.value("status", ""), "waiting");
+  // Every line once, in order: the start's turn, then the step's.
+  std::vector<std::string> kinds;
+  for (const auto& line : store.feed(id, 0)) kinds.push_back(line.kind);
+  EXPECT_EQ(kinds, (std::vector<std::string>{"turn", "log", "gate-opened", "gate-opened", "turn",
+                                             "answered", "gate-closed"}));
+}
+
+// A batch the disk refuses takes the batch queued behind it back, untried: both runs' lines and
+// entries go back to their savers in order, nothing of either is told, and both are stored whole
+// once there is space (serve tries each second: this test waits that second).
+TEST_F(Host, ARefusedBatchTakesTheOneQueuedBehindItBackUntried) {
+  const std::string dir = FreshDir("queued-refused");
+  CountingStore store(dir + "store.db");
+  CommitGate gate;
+  gate.failAt = 2;  // the step's batch
+  store.gate = &gate;
+  jr2rt::RunHost host(registry, store, clock);
+  std::string id;
+  std::vector<std::string> told;
+  host.queue([&] {
+    id = host.begin("conformance_secret", {{"note", {{"deep", {{"secret", "s"}}}}}}, dir);
+    host.afterCommit([&] { told.emplace_back("start"); }, nullptr, /*reply=*/true);
+  });
+  int step = 0;
+  int enteredWhenFull = -1;
+  std::function<void()> watch = [&] {
+    if (step == 0 && gate.count() == 1) {
+      // The start's batch is held by the commit thread: the first step goes in the next batch,
+      // which the commit thread takes once the start is stored, and holds.
+      step = 1;
+      host.run(id).deliver("approval", "rate", {{"score", 1}});
+      host.afterCommit([&] { told.emplace_back("first"); }, nullptr, /*reply=*/true);
+      gate.allow(1);
+    } else if (step == 1 && !told.empty() && gate.count() == 2) {
+      // The first step's batch is held (it will be refused); the second step is queued behind.
+      step = 2;
+      host.run(id).deliver("both.x.review", "accept", Json::object());
+      host.afterCommit([&] { told.emplace_back("second"); }, nullptr, /*reply=*/true);
+    } else if (step == 2) {
+      step = 3;  // the second step's turn was committed: queued behind the first
+      gate.allow(2);
+    } else if (step == 3 && !host.storeFull().empty()) {
+      step = 4;
+      enteredWhenFull = gate.count();
+      EXPECT_EQ(told, std::vector<std::string>{"start"}) << "nothing of either batch was told";
+      gate.allow(10);
+    } else if (step == 4 && told.size() == 3) {
+      jr2rt::RunHost::Interrupt(SIGTERM);  // serve() returns after this turn
+      return;
+    }
+    host.queue(watch);
+  };
+  host.queue(watch);
+  host.serve(nullptr);
+  EXPECT_EQ(enteredWhenFull, 2) << "the batch queued behind the refused one was never tried";
+  EXPECT_EQ(told, (std::vector<std::string>{"start", "first", "second"}));
+  EXPECT_EQ(gate.count(), 3) << "the start, the first step refused, both steps stored at once";
+  const jr2rt::StoredRun stored = store.load(id);
+  EXPECT_EQ(stored.snapshot.value("status", ""), "done");
+  EXPECT_EQ(stored.revision, 2);
+  std::vector<std::string> kinds;
+  for (const auto& line : store.feed(id, 0)) kinds.push_back(line.kind);
+  EXPECT_EQ(std::count(kinds.begin(), kinds.end(), "ended"), 1);
+  EXPECT_EQ(kinds.back(), "ended") << "the lines of both steps once, in order";
+}
+
 // A statement whose text is built at run time is kept by its text, never by its address: a
 // second text at the same address (a std::string assigned again, or one freed and another made)
 // is its own statement. Keyed by address, the SQLite store once answered a page with another

@@ -380,6 +380,7 @@ class RunHost : private Dispatcher {
     std::unique_ptr<RunSaver> saver;
     std::unique_ptr<RunLock> lock;
     int head = 0;  // a standing run's head as this host wrote it: 0 not yet, 1 its start, 2 its end
+    int headOut = 0;  // the same, as a batch handed and not stored yet writes it (commit.cpp)
     std::shared_ptr<GatesSeen> gates;  // made by attach
   };
   Hosted& hosted(const std::string& id);
@@ -541,15 +542,32 @@ class RunHost : private Dispatcher {
   // A group commit from prepare to what it lets go: the saves, and, when it is pipelined (the
   // commit thread stores it while the turns go on), what waits for it — each run's effects
   // held then, the answers registered then (afterCommit_, answersDue_).
+  // A batch may be prepared while the one before it is stored (commit.cpp): a save of a run
+  // whose save is in that batch is `chained`, its revision the one that batch gives the run.
   struct Batch {
     std::vector<Store::Save> saves;
     std::vector<Hosted*> hosted;
+    std::vector<bool> chained;
+    // Each run's effects this batch lets go once stored: the first `n` its run holds then (the
+    // batch before it let go of its own first).
     std::vector<std::pair<Run*, size_t>> held;
     std::vector<AfterCommit> after;
     std::vector<AnswerDue> answers;
+    // What runs after its commit writes the store (an inbox answer, afterCommit's writers): the
+    // batch behind it waits for that (Committer::release), so the two connections never wait
+    // for each other.
+    bool writesAfter() const;
   };
-  // The saves of `runs` that changed (RunSaver::prepare), with the turn's hook deliveries.
-  Batch prepareBatch(const std::vector<Run*>& runs);
+  // The saves of `runs` that changed (RunSaver::prepare), with the turn's hook deliveries;
+  // `ahead`: prepared for the commit thread, which may store it after a batch not stored yet.
+  Batch prepareBatch(const std::vector<Run*>& runs, bool ahead);
+  // Effects held for batches handed and not settled, by run (what the next batch leaves them).
+  std::map<Run*, size_t> heldOut_;
+  // A batch that was not stored (or not tried, behind one that was not): its saves, lines and
+  // entries given back to the savers, its runs changed still, what waited for it waiting for
+  // the next (or told it was lost, when the lease was: refence). `tried`: its commit was tried
+  // (settleBatch gave the savers back what a full disk refused).
+  void giveBack(Batch& b, bool tried);
   // What a commit of `b` leaves: the savers and heads told of the revisions, or, when `error`,
   // the lines and entries given back (a full disk), the lease lost (fenced_), or the error
   // thrown where nothing waits it out. True when stored. The one place for both the commit on
@@ -572,8 +590,8 @@ class RunHost : private Dispatcher {
   // and afterCommit_ go out, or they wait for the next batch. With `handNext`, the runs changed
   // while it was stored go to the commit thread as the next batch before the replies are
   // written, so that writing them overlaps the next commit instead of coming before it.
-  void batchDone(bool handNext = false);
-  // Waits for the batch in flight and settles it: before anything that lets go of a run, or
+  void batchDone(bool handNext = false, bool wait = false);
+  // Waits for the batches in flight and settles them: before anything that lets go of a run, or
   // stores one at once.
   void settle();
   bool inFlight() const;

@@ -44,11 +44,21 @@ class RunSaver {
   // revision the store gave it and hands the lines on. A turn's feed lines begin with a silent
   // `turn` line (`{"restored": true}` for the first turn stored after a restore): where a trace's
   // turns begin (docs/runtime.md#traces).
-  std::optional<Store::Save> prepare(Run& run);
+  //
+  // With `ahead` (serve's pipelined commit, host/commit.cpp), the save may be followed by others
+  // before it is settled: the next prepare() goes on from it as if it were stored — its
+  // snapshot is what an unchanged run is compared with, its journal entries are counted as
+  // stored, its input as given — and the store's revision is the one this save will get, which
+  // only the commit thread knows (RunHost::Batch::chained). Saves prepared ahead are settled in
+  // the order they were prepared; when one is not stored, every one after it is given back
+  // first (failed(), the latest first), and the saver is as it was before the first.
+  std::optional<Store::Save> prepare(Run& run, bool ahead = false);
   void committed(int64_t revision, Store::Save& save);
   // The Save prepare() gave was not stored (the disk was full): its feed lines and journal
   // entries go back, to be stored with the next one.
   void failed(Run& run, Store::Save& save);
+  // Saves prepared ahead and not settled yet: a save prepared now follows one in flight.
+  int outstanding() const { return outstanding_; }
   // A feed line (or typed event) of the current turn, stored with the next checkpoint.
   void addLine(std::string line, int64_t timeMs);
   void addEvent(FeedLine event);
@@ -69,6 +79,8 @@ class RunSaver {
   Clock& clock_;
   // The turn's mark, before its first line (addEvent).
   void beginTurn(int64_t timeMs);
+  // A save prepared ahead is stored or given back (committed, failed).
+  void settled(const Store::Save& save);
   std::vector<FeedLine> pending_;
   std::function<void(const std::vector<FeedLine>&)> saved_;
   int64_t revision_ = 0;      // of the run as loaded or last saved
@@ -79,6 +91,12 @@ class RunSaver {
   bool restored_ = false;     // restored from the store, and no turn of it stored since
   std::string viewText_;      // the view as last stored
   mutable Json view_;         // viewText_ parsed, once it is read
+  // Saves prepared ahead and not settled (prepare's `ahead`), and what they will have stored:
+  // the last one's snapshot, their journal entries, whether one gives the input.
+  int outstanding_ = 0;
+  std::string aheadText_;
+  int64_t aheadJournal_ = 0;
+  bool aheadInput_ = false;
 };
 
 }  // namespace jr2rt

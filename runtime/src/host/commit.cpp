@@ -4,16 +4,24 @@
 //
 // While serve runs on a store that gives a second connection (SQLite's), the commit is
 // pipelined, so that serve uses both cores (#33): a thread of its own (Committer) stores one
-// batch while the engine's thread goes on with the next turns. The runs those turns change wait
-// for the next batch, which is prepared only once this one is settled, so that revisions and the
-// "unchanged since stored" test stay one batch at a time. What waited for a batch (the effects
-// each of its runs held when it was prepared, the answers registered until then) goes out when
-// it is stored, never before; what came after waits for the next. Anything that lets go of a run
-// or must store one at once settles the batch in flight first (settle()).
+// batch while the engine's thread goes on with the next turns. The runs those turns change go
+// in the next batch, which the engine prepares at once, while the one before is stored, and
+// queues behind it: the commit thread goes from one to the next without waiting for the
+// engine's thread (the next batch's saves take the revisions the one before gave, its "unchanged
+// since stored" test compares with what that one stores: RunSaver::prepare's `ahead`). At most
+// two batches are out, one stored and one queued; what the turns change after the queued one
+// was prepared waits for the batch after it. What waited for a batch (the effects each of its
+// runs held when it was prepared, the answers registered until then) goes out when it is
+// stored, never before; what came after waits for the next. A batch that is not stored (a full
+// disk) takes the one queued behind it back with it, untried. A batch whose commit is followed
+// by writes of the engine's own (an inbox answer) holds the one behind it until those are
+// written (Batch::writesAfter). Anything that lets go of a run or must store one at once
+// settles every batch out first (settle()).
 #include <sys/prctl.h>
 
 #include <boost/asio/post.hpp>
 #include <condition_variable>
+#include <deque>
 #include <mutex>
 #include <thread>
 
@@ -24,6 +32,16 @@ namespace jr2rt {
 
 class RunHost::Committer {
  public:
+  // A batch handed back: stored (revisions), refused (error), or not tried (behind a refused
+  // one).
+  struct Done {
+    Batch batch;
+    std::exception_ptr error;
+    std::vector<int64_t> revisions;
+    double seconds = 0;
+    bool tried = true;
+  };
+
   // `done` is called on the committer's thread after each batch (it posts to the engine).
   Committer(std::unique_ptr<RunRows> rows, std::function<void()> done)
       : rows_(std::move(rows)), done_(std::move(done)), thread_([this] { loop(); }) {}
@@ -35,61 +53,114 @@ class RunHost::Committer {
       stop_ = true;
     }
     cv_.notify_all();
-    thread_.join();  // a batch handed is stored first: as a kill after its commit, nothing told
+    thread_.join();  // the batches handed are stored first: as a kill after their commit
   }
 
-  // On the engine's thread: stores `b` (none in flight).
+  // On the engine's thread: queues `b` behind the batches out (at most one). It is stored once
+  // the one before it is, at once when that one writes nothing after its commit; else when the
+  // engine's thread releases it (release()).
   void hand(Batch b) {
     std::lock_guard<std::mutex> lock(mu_);
-    batch_ = std::move(b);
-    handed_ = true;
-    finished_ = false;
-    busy_ = true;
+    const bool go = q_.empty() || !q_.back().batch.writesAfter();
+    Slot& slot = q_.emplace_back();
+    slot.batch = std::move(b);
+    slot.go = go;
+    ++out_;
     cv_.notify_all();
   }
-  // On the engine's thread: a batch was handed and not taken back.
-  bool busy() const { return busy_; }
-  bool finished() {
+  // On the engine's thread: the batch queued may be stored (what the one before wrote after its
+  // commit is written).
+  void release() {
     std::lock_guard<std::mutex> lock(mu_);
-    return finished_;
+    for (Slot& s : q_) s.go = true;
+    cv_.notify_all();
   }
-  // On the engine's thread: waits until the batch is stored or refused, and takes it back.
-  Batch take(std::exception_ptr* error, std::vector<int64_t>* revisions, double* seconds) {
+  // On the engine's thread: the batches handed and not taken back.
+  size_t out() const { return out_; }
+  // On the engine's thread: the batches finished, in the order handed (a refused one with the
+  // batch queued behind it, untried); with `wait`, every batch out, waiting for them (and
+  // releasing a batch held for the engine's writes: nothing is written meanwhile).
+  std::vector<Done> take(bool wait) {
     std::unique_lock<std::mutex> lock(mu_);
-    cv_.wait(lock, [this] { return finished_; });
-    finished_ = false;
-    busy_ = false;
-    *error = error_;
-    *revisions = std::move(revisions_);
-    *seconds = seconds_;
-    return std::move(batch_);
+    if (wait) {
+      for (Slot& s : q_) s.go = true;
+      cv_.notify_all();
+      cv_.wait(lock, [this] {
+        for (const Slot& s : q_) {
+          if (!s.finished) return false;
+          if (s.error) return true;  // those behind it are never tried
+        }
+        return true;
+      });
+    }
+    std::vector<Done> out;
+    while (!q_.empty() && q_.front().finished) {
+      Slot& s = q_.front();
+      const bool refused = s.error != nullptr;
+      out.push_back(Done{std::move(s.batch), s.error, std::move(s.revisions), s.seconds, true});
+      q_.pop_front();
+      if (refused) {
+        for (Slot& behind : q_) out.push_back(Done{std::move(behind.batch), nullptr, {}, 0, false});
+        q_.clear();
+        refused_ = false;
+      }
+    }
+    out_ = q_.size();
+    return out;
   }
 
  private:
+  struct Slot {
+    Batch batch;
+    bool go = true;
+    bool started = false;
+    bool finished = false;
+    std::exception_ptr error;
+    std::vector<int64_t> revisions;
+    double seconds = 0;
+  };
+
+  // The first slot not started, when it may start now.
+  Slot* next() {
+    if (refused_) return nullptr;  // the batches behind a refused one are never tried
+    for (Slot& s : q_) {
+      if (s.started) continue;
+      return s.go || stop_ ? &s : nullptr;
+    }
+    return nullptr;
+  }
+
   void loop() {
     prctl(PR_SET_NAME, "jr2-commit", 0, 0, 0);  // as `top -H` and the bench name it
     std::unique_lock<std::mutex> lock(mu_);
     for (;;) {
-      cv_.wait(lock, [this] { return stop_ || handed_; });
-      if (!handed_) return;  // stopped, with nothing handed
-      handed_ = false;
+      cv_.wait(lock, [this] { return next() != nullptr || stop_; });
+      Slot* s = next();
+      if (s == nullptr) return;  // stopped, with nothing to store
+      s->started = true;
       lock.unlock();
-      // batch_ is the committer's until finished_: the engine's thread does not touch it.
+      // The slot is the committer's until finished: the engine's thread does not touch it (a
+      // deque's elements stay where they are as others are added and taken).
       std::exception_ptr error;
       std::vector<int64_t> revisions;
       const auto began = std::chrono::steady_clock::now();
       try {
-        revisions = rows_->saveAll(batch_.saves);
+        chain(s->batch);
+        revisions = rows_->saveAll(s->batch.saves);
+        lastIds_.clear();
+        for (const Store::Save& save : s->batch.saves) lastIds_.push_back(save.run.id);
+        lastRevisions_ = revisions;
       } catch (...) {
         error = std::current_exception();
       }
       const double seconds =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
       lock.lock();
-      error_ = error;
-      revisions_ = std::move(revisions);
-      seconds_ = seconds;
-      finished_ = true;
+      s->error = error;
+      s->revisions = std::move(revisions);
+      s->seconds = seconds;
+      s->finished = true;
+      if (error) refused_ = true;
       cv_.notify_all();
       lock.unlock();
       done_();
@@ -97,20 +168,43 @@ class RunHost::Committer {
     }
   }
 
+  // A chained save takes the revision the batch before it gave its run (stored by this thread
+  // just before: a batch behind one that was not stored is never tried).
+  void chain(Batch& b) {
+    for (size_t i = 0; i < b.saves.size(); ++i) {
+      if (!b.chained[i]) continue;
+      StoredRun& run = b.saves[i].run;
+      size_t at = 0;
+      while (at < lastIds_.size() && lastIds_[at] != run.id) ++at;
+      if (at == lastIds_.size()) {
+        throw std::logic_error("run " + run.id +
+                               " was prepared after a save the batch before did not hold");
+      }
+      run.revision = lastRevisions_[at];
+    }
+  }
+
   std::unique_ptr<RunRows> rows_;
   std::function<void()> done_;
   std::mutex mu_;
   std::condition_variable cv_;
-  Batch batch_;
-  bool handed_ = false;
-  bool finished_ = false;
+  std::deque<Slot> q_;
   bool stop_ = false;
-  bool busy_ = false;  // the engine's thread's own
-  std::exception_ptr error_;
-  std::vector<int64_t> revisions_;
-  double seconds_ = 0;
+  bool refused_ = false;  // a batch was refused: none behind it starts until it is taken back
+  size_t out_ = 0;        // the engine's thread's own
+  // The commit thread's own: the runs of the batch it stored last, and their revisions.
+  std::vector<std::string> lastIds_;
+  std::vector<int64_t> lastRevisions_;
   std::thread thread_;  // last: started once every member above is made
 };
+
+bool RunHost::Batch::writesAfter() const {
+  if (!answers.empty()) return true;
+  for (const AfterCommit& a : after) {
+    if (a.order == AfterCommit::Order::kStore) return true;
+  }
+  return false;
+}
 
 void RunHost::CommitterGone::operator()(Committer* c) const { delete c; }
 
@@ -121,7 +215,7 @@ void RunHost::startCommitter() {
   committer_.reset(new Committer(std::move(rows), [this, engine] {
     boost::asio::post(engine->io(), [this] {
       // settle() may have taken it already.
-      if (committer_ && committer_->busy() && committer_->finished()) batchDone(/*handNext=*/true);
+      if (committer_ && committer_->out() > 0) batchDone(/*handNext=*/true);
     });
   }));
 }
@@ -131,17 +225,20 @@ void RunHost::stopCommitter() {
   committer_.reset();
 }
 
-bool RunHost::inFlight() const { return committer_ && committer_->busy(); }
+bool RunHost::inFlight() const { return committer_ && committer_->out() > 0; }
 
-RunHost::Batch RunHost::prepareBatch(const std::vector<Run*>& runs) {
+RunHost::Batch RunHost::prepareBatch(const std::vector<Run*>& runs, bool ahead) {
   Batch b;
   for (Run* r : runs) {
     auto it = runs_.find(r->id());
     if (it == runs_.end() || it->second.run.get() != r) continue;
-    if (auto save = it->second.saver->prepare(*r)) {
+    const bool chained = it->second.saver->outstanding() > 0;
+    if (auto save = it->second.saver->prepare(*r, ahead)) {
       save->head = headOf(it->second);  // a standing run's start or end: its head, with it
+      if (ahead && save->head) it->second.headOut = save->head->ended.empty() ? 1 : 2;
       b.saves.push_back(std::move(*save));
       b.hosted.push_back(&it->second);
+      b.chained.push_back(chained);
     }
   }
   // The turn's hook deliveries, logged in the same transaction (hooks.cpp).
@@ -153,14 +250,23 @@ bool RunHost::commit(const std::vector<Run*>& runs, bool now) {
   // While the store's disk is full, serve tries again once a second; what the runs did
   // meanwhile is held in memory, and nothing of it is told or started.
   if (now) settle();
-  if (inFlight()) return false;  // the runs stay changed: stored by the next batch
+  const bool pipelined = !now && serving_ && committer_;
+  // One batch stored and one queued behind it at most: the runs stay changed, for the next.
+  if (inFlight() && (!pipelined || committer_->out() >= 2)) return false;
   if (full_ && std::chrono::steady_clock::now() - fullTried_ < std::chrono::seconds(1))
     return false;
-  Batch b = prepareBatch(runs);
+  Batch b = prepareBatch(runs, pipelined);
   if (b.saves.empty()) return true;
-  if (!now && serving_ && committer_) {
-    // Pipelined: what waits for this batch goes with it.
-    for (Hosted* h : b.hosted) b.held.emplace_back(h->run.get(), Engine::heldCount(*h->run));
+  if (pipelined) {
+    // What waits for this batch goes with it: the effects its runs hold now, but those the
+    // batch before it lets go of.
+    for (Hosted* h : b.hosted) {
+      Run* run = h->run.get();
+      size_t& out = heldOut_[run];
+      const size_t n = Engine::heldCount(*run) - std::min(out, Engine::heldCount(*run));
+      out += n;
+      b.held.emplace_back(run, n);
+    }
     b.after.swap(afterCommit_);
     b.answers.swap(answersDue_);
     committer_->hand(std::move(b));
@@ -180,33 +286,82 @@ bool RunHost::commit(const std::vector<Run*>& runs, bool now) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count());
 }
 
-void RunHost::batchDone(bool handNext) {
-  std::exception_ptr error;
-  std::vector<int64_t> revisions;
-  double seconds = 0;
-  Batch b = committer_->take(&error, &revisions, &seconds);
-  engine_->holdReleases(false);
-  engine_->again();  // the runs changed meanwhile: the next batch at once
-  if (settleBatch(b, error, revisions, seconds)) {
-    for (auto& [run, n] : b.held) Engine::releaseFirst(*run, n);
-    answerDue(b.answers);
-    // The runs changed while it was stored (another turn's steps) go as the next batch before
-    // the replies are written: the commit thread stores it meanwhile.
-    runAfterCommit(b.after, handNext ? std::function<void()>([this] { engine_->commitChanged(); })
-                                     : std::function<void()>());
-    return;
+void RunHost::giveBack(Batch& b, bool tried) {
+  for (auto& [run, n] : b.held) {
+    auto it = heldOut_.find(run);
+    if (it != heldOut_.end()) it->second -= std::min(it->second, n);
   }
-  // Not stored: its runs are changed still, and what waited for it waits for the next batch
-  // (or is told it was lost, when the lease was: refence).
-  for (Hosted* h : b.hosted) Engine::changed(*h->run);
+  // Its lines, entries and hook deliveries go back as a full disk's do (settleBatch gave back
+  // those of a batch the disk refused; not those of one never tried, or of a lease lost).
+  bool gave = false;
+  for (size_t i = b.saves.size(); i-- > 0;) {
+    RunSaver& saver = *b.hosted[i]->saver;
+    if (tried && saver.outstanding() == 0) continue;
+    saver.failed(*b.hosted[i]->run, b.saves[i]);
+    gave = true;
+  }
+  if (gave) {
+    auto& hooks = b.saves.front().hooks;
+    hookLogDue_.insert(hookLogDue_.begin(), std::make_move_iterator(hooks.begin()),
+                       std::make_move_iterator(hooks.end()));
+  }
+  for (Hosted* h : b.hosted) {
+    Engine::changed(*h->run);
+    h->headOut = 0;  // its head is written by the batch that stores it
+  }
   afterCommit_.insert(afterCommit_.begin(), std::make_move_iterator(b.after.begin()),
                       std::make_move_iterator(b.after.end()));
   answersDue_.insert(answersDue_.begin(), std::make_move_iterator(b.answers.begin()),
                      std::make_move_iterator(b.answers.end()));
 }
 
+void RunHost::batchDone(bool handNext, bool wait) {
+  std::vector<Committer::Done> done = committer_->take(wait);
+  if (done.empty()) return;
+  const bool out = committer_->out() > 0;
+  if (!out) {
+    engine_->holdReleases(false);
+    heldOut_.clear();
+  }
+  engine_->again();  // the runs changed meanwhile: the next batch at once
+  // Refused: what was handed after it goes back first (the latest first), so that what it gave
+  // back comes before them.
+  size_t refused = done.size();
+  for (size_t i = 0; i < done.size(); ++i) {
+    if (done[i].error) {
+      refused = i;
+      break;
+    }
+  }
+  for (size_t i = done.size(); i-- > refused + 1;) giveBack(done[i].batch, /*tried=*/false);
+  for (size_t i = 0; i < done.size() && i <= refused; ++i) {
+    Committer::Done& d = done[i];
+    if (!settleBatch(d.batch, d.error, d.revisions, d.seconds)) {
+      giveBack(d.batch, /*tried=*/true);
+      return;
+    }
+    for (auto& [run, n] : d.batch.held) {
+      if (out) {
+        auto it = heldOut_.find(run);
+        if (it != heldOut_.end()) it->second -= std::min(it->second, n);
+      }
+      Engine::releaseFirst(*run, n);
+    }
+    answerDue(d.batch.answers);
+    // The batch queued behind it may go once this one's writes are written; the runs changed
+    // while it was stored (another turn's steps) go as the next batch before the replies are
+    // written: the commit thread stores it meanwhile.
+    const bool last = i + 1 == done.size();
+    runAfterCommit(d.batch.after, [this, last, handNext] {
+      if (!committer_) return;
+      committer_->release();
+      if (last && handNext) engine_->commitChanged();
+    });
+  }
+}
+
 void RunHost::settle() {
-  if (inFlight()) batchDone();
+  if (inFlight()) batchDone(/*handNext=*/false, /*wait=*/true);
 }
 
 bool RunHost::settleBatch(Batch& b, const std::exception_ptr& error,

@@ -88,7 +88,7 @@ void RunSaver::checkpoint(Run& run) {
   if (auto save = prepare(run)) committed(store_.save(save->run, save->feed), *save);
 }
 
-std::optional<Store::Save> RunSaver::prepare(Run& run) {
+std::optional<Store::Save> RunSaver::prepare(Run& run, bool ahead) {
   // The input is stored once, beside the snapshot (StoredRun::inputText), not in each one.
   std::string text = run.snapshotText();
   if (CheckSaves()) {
@@ -98,7 +98,11 @@ std::optional<Store::Save> RunSaver::prepare(Run& run) {
     SameOrDie(run, "observation", run.observeText(),
               run.observe().dump(-1, ' ', false, Json::error_handler_t::replace));
   }
-  if (pending_.empty() && !run.journalPending() && text == lastSaved_ && revision_ != 0)
+  // Compared with what the save in flight stores, when one is (it is stored, or it is given
+  // back before anything is prepared again).
+  const std::string& last = outstanding_ > 0 ? aheadText_ : lastSaved_;
+  if (pending_.empty() && !run.journalPending() && text == last &&
+      (revision_ != 0 || outstanding_ > 0))
     return std::nullopt;
   Store::Save save;
   StoredRun& stored = save.run;
@@ -108,20 +112,39 @@ std::optional<Store::Save> RunSaver::prepare(Run& run) {
   stored.updatedMs = clock_.nowMs();
   stored.revision = revision_;
   stored.journalText = run.takeJournal();
-  stored.journalBefore = journalCount_;
+  stored.journalBefore = journalCount_ + aheadJournal_;
   if (run.dispatchedBy().is_object()) stored.key = run.dispatchedBy().value("key", "");
   // As text, but a dispatched run's at its end: that is kept as JSON too, for the Pool that waits
   // for it (RunHost::tellEnded reads its output and reason). Not every ended run's: a Pool's
   // output is every item's, 10,000 values copied for nobody (#33).
   if (run.ended() && !stored.key.empty()) stored.snapshot = run.snapshot(/*withInput=*/false);
   stored.snapshotText = std::move(text);
-  if (!inputStored_) AppendJson(stored.inputText, run.input());
+  if (!inputStored_ && !aheadInput_) AppendJson(stored.inputText, run.input());
   stored.viewText = SavedViewText(run);
   save.feed.swap(pending_);  // the turn's mark first (addEvent)
+  if (ahead) {
+    ++outstanding_;
+    aheadText_ = stored.snapshotText;
+    aheadJournal_ += static_cast<int64_t>(stored.journalText.size());
+    aheadInput_ = aheadInput_ || !stored.inputText.empty();
+  }
   return save;
 }
 
+void RunSaver::settled(const Store::Save& save) {
+  // Saves prepared ahead are settled in order; one not prepared ahead only when none is out.
+  if (outstanding_ == 0) return;
+  --outstanding_;
+  aheadJournal_ -= static_cast<int64_t>(save.run.journalText.size());
+  if (outstanding_ == 0) {
+    aheadText_.clear();
+    aheadText_.shrink_to_fit();
+    aheadInput_ = false;
+  }
+}
+
 void RunSaver::failed(Run& run, Store::Save& save) {
+  settled(save);
   // The save's lines before those told since, under one turn's mark (the first's): the turn that
   // stores them stores them all.
   if (!save.feed.empty()) {
@@ -135,6 +158,7 @@ void RunSaver::failed(Run& run, Store::Save& save) {
 }
 
 void RunSaver::committed(int64_t revision, Store::Save& save) {
+  settled(save);
   revision_ = revision;
   ++saves_;
   inputStored_ = true;

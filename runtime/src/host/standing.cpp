@@ -90,9 +90,10 @@ std::vector<std::string> StandingNotes(const Registry& registry,
 std::optional<Store::Head> RunHost::headOf(const Hosted& h) const {
   const Run& run = *h.run;
   const Json st = run.standing();
-  if (st.is_null()) return std::nullopt;  // not a standing Pool's run
+  if (st.is_null()) return std::nullopt;            // not a standing Pool's run
+  const int written = std::max(h.head, h.headOut);  // or is written by a batch out
   if (!run.ended()) {
-    if (h.head >= 1) return std::nullopt;  // written when it started (or was taken up)
+    if (written >= 1) return std::nullopt;  // written when it started (or was taken up)
     Store::Head head;
     head.workflow = run.workflow().name;
     head.run = run.id();
@@ -101,7 +102,7 @@ std::optional<Store::Head> RunHost::headOf(const Hosted& h) const {
     return head;
   }
   // Handed over: the new run's head is written by the same commit.
-  if (h.head >= 2 || (run.output().is_object() && run.output().contains("handedOverTo")))
+  if (written >= 2 || (run.output().is_object() && run.output().contains("handedOverTo")))
     return std::nullopt;
   return EndedHead(run.workflow().name, run.id(), ToString(run.status()), st, clock_.nowMs());
 }
