@@ -1900,6 +1900,58 @@ TEST_F(Host, AServeQueuesTheNextBatchWhileOneIsStoredAndStoresItWithoutTheEngine
                                              "answered", "gate-closed"}));
 }
 
+// The batch queued behind the one stored holds what the turns change until the commit thread
+// takes it: a turn that changes a run while it waits prepares it again, with both turns' steps
+// (#33: prepared once, at the first turn, it left most answers for the batch after it).
+TEST_F(Host, AQueuedBatchHoldsWhatChangesUntilTheCommitThreadTakesIt) {
+  const std::string dir = FreshDir("queued-again");
+  CountingStore store(dir + "store.db");
+  CommitGate gate;
+  store.gate = &gate;
+  jr2rt::RunHost host(registry, store, clock);
+  std::string id;
+  std::vector<std::pair<std::string, int>> told;  // each reply, and the batches entered then
+  host.queue([&] {
+    id = host.begin("conformance_secret", {{"note", {{"deep", {{"secret", "s"}}}}}}, dir);
+  });
+  int step = 0;
+  std::function<void()> watch = [&] {
+    if (step == 0 && gate.count() == 1) {
+      // The start's batch is held by the commit thread: the first step is queued behind it.
+      step = 1;
+      host.run(id).deliver("approval", "rate", {{"score", 1}});
+      host.afterCommit([&] { told.emplace_back("first", gate.count()); }, nullptr,
+                       /*reply=*/true);
+    } else if (step == 1) {
+      // The first step's turn queued its batch; the second step goes in the same one.
+      step = 2;
+      host.run(id).deliver("both.x.review", "accept", Json::object());
+      host.afterCommit([&] { told.emplace_back("second", gate.count()); }, nullptr,
+                       /*reply=*/true);
+    } else if (step == 2) {
+      step = 3;
+      gate.allow(10);
+    } else if (step == 3 && told.size() == 2) {
+      jr2rt::RunHost::Interrupt(SIGTERM);  // serve() returns after this turn
+      return;
+    }
+    host.queue(watch);
+  };
+  host.queue(watch);
+  host.serve(nullptr);
+  EXPECT_EQ(gate.count(), 2) << "the start, then both steps in one batch";
+  EXPECT_EQ(told, (std::vector<std::pair<std::string, int>>{{"first", 2}, {"second", 2}}));
+  const jr2rt::StoredRun stored = store.load(id);
+  EXPECT_EQ(stored.snapshot.value("status", ""), "done");
+  EXPECT_EQ(stored.revision, 2);
+  std::vector<std::string> kinds;
+  for (const auto& line : store.feed(id, 0)) kinds.push_back(line.kind);
+  EXPECT_EQ(std::count(kinds.begin(), kinds.end(), "turn"), 2)
+      << "the batch's lines under one mark";
+  EXPECT_EQ(std::count(kinds.begin(), kinds.end(), "ended"), 1);
+  EXPECT_EQ(kinds.back(), "ended");
+}
+
 // A batch the disk refuses takes the batch queued behind it back, untried: both runs' lines and
 // entries go back to their savers in order, nothing of either is told, and both are stored whole
 // once there is space (serve tries each second: this test waits that second).

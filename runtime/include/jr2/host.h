@@ -566,8 +566,9 @@ class RunHost : private Dispatcher {
   // A batch that was not stored (or not tried, behind one that was not): its saves, lines and
   // entries given back to the savers, its runs changed still, what waited for it waiting for
   // the next (or told it was lost, when the lease was: refence). `tried`: its commit was tried
-  // (settleBatch gave the savers back what a full disk refused).
-  void giveBack(Batch& b, bool tried);
+  // (settleBatch gave the savers back what a full disk refused). `again`: its runs are marked
+  // changed (not when it is prepared again at once).
+  void giveBack(Batch& b, bool tried, bool again = true);
   // What a commit of `b` leaves: the savers and heads told of the revisions, or, when `error`,
   // the lines and entries given back (a full disk), the lease lost (fenced_), or the error
   // thrown where nothing waits it out. True when stored. The one place for both the commit on

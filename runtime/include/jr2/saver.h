@@ -57,8 +57,8 @@ class RunSaver {
   // The Save prepare() gave was not stored (the disk was full): its feed lines and journal
   // entries go back, to be stored with the next one.
   void failed(Run& run, Store::Save& save);
-  // Saves prepared ahead and not settled yet: a save prepared now follows one in flight.
-  int outstanding() const { return outstanding_; }
+  // Saves prepared ahead and not settled yet: a save prepared now follows one not stored yet.
+  int outstanding() const { return static_cast<int>(ahead_.size()); }
   // A feed line (or typed event) of the current turn, stored with the next checkpoint.
   void addLine(std::string line, int64_t timeMs);
   void addEvent(FeedLine event);
@@ -79,8 +79,7 @@ class RunSaver {
   Clock& clock_;
   // The turn's mark, before its first line (addEvent).
   void beginTurn(int64_t timeMs);
-  // A save prepared ahead is stored or given back (committed, failed).
-  void settled(const Store::Save& save);
+
   std::vector<FeedLine> pending_;
   std::function<void(const std::vector<FeedLine>&)> saved_;
   int64_t revision_ = 0;      // of the run as loaded or last saved
@@ -91,12 +90,15 @@ class RunSaver {
   bool restored_ = false;     // restored from the store, and no turn of it stored since
   std::string viewText_;      // the view as last stored
   mutable Json view_;         // viewText_ parsed, once it is read
-  // Saves prepared ahead and not settled (prepare's `ahead`), and what they will have stored:
-  // the last one's snapshot, their journal entries, whether one gives the input.
-  int outstanding_ = 0;
-  std::string aheadText_;
-  int64_t aheadJournal_ = 0;
-  bool aheadInput_ = false;
+  // Saves prepared ahead and not settled (prepare's `ahead`), oldest first: what each stores
+  // (its snapshot, how many journal entries, whether it gives the input). The oldest is
+  // committed first (committed), the latest given back first (failed).
+  struct Ahead {
+    std::string text;
+    int64_t entries = 0;
+    bool input = false;
+  };
+  std::vector<Ahead> ahead_;
 };
 
 }  // namespace jr2rt

@@ -9,20 +9,24 @@
 // queues behind it: the commit thread goes from one to the next without waiting for the
 // engine's thread (the next batch's saves take the revisions the one before gave, its "unchanged
 // since stored" test compares with what that one stores: RunSaver::prepare's `ahead`). At most
-// two batches are out, one stored and one queued; what the turns change after the queued one
-// was prepared waits for the batch after it. What waited for a batch (the effects each of its
-// runs held when it was prepared, the answers registered until then) goes out when it is
-// stored, never before; what came after waits for the next. A batch that is not stored (a full
+// two batches are out, one stored and one queued; until the commit thread takes the queued
+// one, a turn that changes a run takes it back and prepares it again with its own steps
+// (Committer::unhand), and only what changes after the commit thread took it waits for the
+// batch after it. What waited for a batch (the effects each of its runs held when it was
+// prepared, the answers registered until then) goes out when it is stored, never before; what
+// came after waits for the next. A batch that is not stored (a full
 // disk) takes the one queued behind it back with it, untried. A batch whose commit is followed
 // by writes of the engine's own (an inbox answer) holds the one behind it until those are
 // written (Batch::writesAfter). Anything that lets go of a run or must store one at once
 // settles every batch out first (settle()).
 #include <sys/prctl.h>
 
+#include <algorithm>
 #include <boost/asio/post.hpp>
 #include <condition_variable>
 #include <deque>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "jr2/host.h"
@@ -74,6 +78,16 @@ class RunHost::Committer {
     std::lock_guard<std::mutex> lock(mu_);
     for (Slot& s : q_) s.go = true;
     cv_.notify_all();
+  }
+  // On the engine's thread: the batch queued last, taken back if the commit thread has not
+  // begun it (to be prepared again with what changed since).
+  std::optional<Batch> unhand() {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (q_.empty() || q_.back().started) return std::nullopt;
+    std::optional<Batch> b(std::move(q_.back().batch));
+    q_.pop_back();
+    out_ = q_.size();
+    return b;
   }
   // On the engine's thread: the batches handed and not taken back.
   size_t out() const { return out_; }
@@ -251,11 +265,27 @@ bool RunHost::commit(const std::vector<Run*>& runs, bool now) {
   // meanwhile is held in memory, and nothing of it is told or started.
   if (now) settle();
   const bool pipelined = !now && serving_ && committer_;
-  // One batch stored and one queued behind it at most: the runs stay changed, for the next.
-  if (inFlight() && (!pipelined || committer_->out() >= 2)) return false;
+  if (inFlight() && !pipelined) return false;
   if (full_ && std::chrono::steady_clock::now() - fullTried_ < std::chrono::seconds(1))
     return false;
-  Batch b = prepareBatch(runs, pipelined);
+  std::vector<Run*> changed;
+  const std::vector<Run*>* batchRuns = &runs;
+  if (pipelined && committer_->out() >= 2) {
+    // One batch stored and one queued behind it at most. The queued one, if the commit thread
+    // has not begun it, is prepared again with what this turn changed: a batch holds what
+    // changed until the commit thread takes it, not only until the first turn after the one
+    // before it was handed (which left most answers for the batch after, #33).
+    std::optional<Batch> queued = committer_->unhand();
+    if (!queued) return false;  // begun: what changed waits for the next
+    changed = runs;
+    for (Hosted* h : queued->hosted) {
+      if (std::find(changed.begin(), changed.end(), h->run.get()) == changed.end())
+        changed.push_back(h->run.get());
+    }
+    giveBack(*queued, /*tried=*/false, /*again=*/false);
+    batchRuns = &changed;
+  }
+  Batch b = prepareBatch(*batchRuns, pipelined);
   if (b.saves.empty()) return true;
   if (pipelined) {
     // What waits for this batch goes with it: the effects its runs hold now, but those the
@@ -286,7 +316,7 @@ bool RunHost::commit(const std::vector<Run*>& runs, bool now) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count());
 }
 
-void RunHost::giveBack(Batch& b, bool tried) {
+void RunHost::giveBack(Batch& b, bool tried, bool again) {
   for (auto& [run, n] : b.held) {
     auto it = heldOut_.find(run);
     if (it != heldOut_.end()) it->second -= std::min(it->second, n);
@@ -305,9 +335,10 @@ void RunHost::giveBack(Batch& b, bool tried) {
     hookLogDue_.insert(hookLogDue_.begin(), std::make_move_iterator(hooks.begin()),
                        std::make_move_iterator(hooks.end()));
   }
-  for (Hosted* h : b.hosted) {
-    Engine::changed(*h->run);
-    h->headOut = 0;  // its head is written by the batch that stores it
+  for (size_t i = 0; i < b.hosted.size(); ++i) {
+    Hosted* h = b.hosted[i];
+    if (again) Engine::changed(*h->run);
+    if (b.saves[i].head) h->headOut = 0;  // its head is written by the batch that stores it
   }
   afterCommit_.insert(afterCommit_.begin(), std::make_move_iterator(b.after.begin()),
                       std::make_move_iterator(b.after.end()));

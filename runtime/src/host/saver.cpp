@@ -100,10 +100,16 @@ std::optional<Store::Save> RunSaver::prepare(Run& run, bool ahead) {
   }
   // Compared with what the save in flight stores, when one is (it is stored, or it is given
   // back before anything is prepared again).
-  const std::string& last = outstanding_ > 0 ? aheadText_ : lastSaved_;
+  const std::string& last = ahead_.empty() ? lastSaved_ : ahead_.back().text;
   if (pending_.empty() && !run.journalPending() && text == last &&
-      (revision_ != 0 || outstanding_ > 0))
+      (revision_ != 0 || !ahead_.empty()))
     return std::nullopt;
+  int64_t entriesAhead = 0;
+  bool inputAhead = false;
+  for (const Ahead& a : ahead_) {
+    entriesAhead += a.entries;
+    inputAhead = inputAhead || a.input;
+  }
   Store::Save save;
   StoredRun& stored = save.run;
   stored.id = run.id();
@@ -112,39 +118,26 @@ std::optional<Store::Save> RunSaver::prepare(Run& run, bool ahead) {
   stored.updatedMs = clock_.nowMs();
   stored.revision = revision_;
   stored.journalText = run.takeJournal();
-  stored.journalBefore = journalCount_ + aheadJournal_;
+  stored.journalBefore = journalCount_ + entriesAhead;
   if (run.dispatchedBy().is_object()) stored.key = run.dispatchedBy().value("key", "");
   // As text, but a dispatched run's at its end: that is kept as JSON too, for the Pool that waits
   // for it (RunHost::tellEnded reads its output and reason). Not every ended run's: a Pool's
   // output is every item's, 10,000 values copied for nobody (#33).
   if (run.ended() && !stored.key.empty()) stored.snapshot = run.snapshot(/*withInput=*/false);
   stored.snapshotText = std::move(text);
-  if (!inputStored_ && !aheadInput_) AppendJson(stored.inputText, run.input());
+  if (!inputStored_ && !inputAhead) AppendJson(stored.inputText, run.input());
   stored.viewText = SavedViewText(run);
   save.feed.swap(pending_);  // the turn's mark first (addEvent)
   if (ahead) {
-    ++outstanding_;
-    aheadText_ = stored.snapshotText;
-    aheadJournal_ += static_cast<int64_t>(stored.journalText.size());
-    aheadInput_ = aheadInput_ || !stored.inputText.empty();
+    ahead_.push_back({stored.snapshotText, static_cast<int64_t>(stored.journalText.size()),
+                      !stored.inputText.empty()});
   }
   return save;
 }
 
-void RunSaver::settled(const Store::Save& save) {
-  // Saves prepared ahead are settled in order; one not prepared ahead only when none is out.
-  if (outstanding_ == 0) return;
-  --outstanding_;
-  aheadJournal_ -= static_cast<int64_t>(save.run.journalText.size());
-  if (outstanding_ == 0) {
-    aheadText_.clear();
-    aheadText_.shrink_to_fit();
-    aheadInput_ = false;
-  }
-}
-
 void RunSaver::failed(Run& run, Store::Save& save) {
-  settled(save);
+  // The latest prepared ahead is given back first; a save not prepared ahead only when none is.
+  if (!ahead_.empty()) ahead_.pop_back();
   // The save's lines before those told since, under one turn's mark (the first's): the turn that
   // stores them stores them all.
   if (!save.feed.empty()) {
@@ -158,7 +151,8 @@ void RunSaver::failed(Run& run, Store::Save& save) {
 }
 
 void RunSaver::committed(int64_t revision, Store::Save& save) {
-  settled(save);
+  // The oldest prepared ahead is stored first; a save not prepared ahead only when none is.
+  if (!ahead_.empty()) ahead_.erase(ahead_.begin());
   revision_ = revision;
   ++saves_;
   inputStored_ = true;
