@@ -50,6 +50,13 @@ std::string FreshDir(const std::string& name) {
   return dir.string() + "/";
 }
 
+// The kinds of run `id`'s stored feed lines, in order.
+std::vector<std::string> FeedKinds(jr2rt::Store& store, const std::string& id) {
+  std::vector<std::string> kinds;
+  for (const auto& line : store.feed(id, 0)) kinds.push_back(line.kind);
+  return kinds;
+}
+
 // What a test lets the commit thread of a pipelined commit do: each saveAll waits until the test
 // allows that many, and the one numbered `failAt` finds the disk full.
 struct CommitGate {
@@ -1783,8 +1790,7 @@ TEST_F(Host, AServeCommitsOnItsOwnThreadAndAnswersOnlyWhatIsStored) {
   EXPECT_EQ(gate.count(), 3) << "the start, the answers refused, the answers stored";
   EXPECT_EQ(store.load(id).snapshot.value("status", ""), "done");
   // Every feed line once, in order, although the batch that first held them was refused.
-  std::vector<std::string> kinds;
-  for (const auto& line : store.feed(id, 0)) kinds.push_back(line.kind);
+  const std::vector<std::string> kinds = FeedKinds(store, id);
   EXPECT_EQ(std::count(kinds.begin(), kinds.end(), "ended"), 1);
   EXPECT_EQ(store.feed(id, 0).back().kind, "ended");
 }
@@ -1894,8 +1900,7 @@ TEST_F(Host, AServeQueuesTheNextBatchWhileOneIsStoredAndStoresItWithoutTheEngine
   EXPECT_EQ(stored.revision, 2) << "the second batch took the revision the first gave";
   EXPECT_EQ(stored.snapshot.value("status", ""), "waiting");
   // Every line once, in order: the start's turn, then the step's.
-  std::vector<std::string> kinds;
-  for (const auto& line : store.feed(id, 0)) kinds.push_back(line.kind);
+  const std::vector<std::string> kinds = FeedKinds(store, id);
   EXPECT_EQ(kinds, (std::vector<std::string>{"turn", "log", "gate-opened", "gate-opened", "turn",
                                              "answered", "gate-closed"}));
 }
@@ -1944,8 +1949,7 @@ TEST_F(Host, AQueuedBatchHoldsWhatChangesUntilTheCommitThreadTakesIt) {
   const jr2rt::StoredRun stored = store.load(id);
   EXPECT_EQ(stored.snapshot.value("status", ""), "done");
   EXPECT_EQ(stored.revision, 2);
-  std::vector<std::string> kinds;
-  for (const auto& line : store.feed(id, 0)) kinds.push_back(line.kind);
+  const std::vector<std::string> kinds = FeedKinds(store, id);
   EXPECT_EQ(std::count(kinds.begin(), kinds.end(), "turn"), 2)
       << "the batch's lines under one mark";
   EXPECT_EQ(std::count(kinds.begin(), kinds.end(), "ended"), 1);
@@ -2005,8 +2009,7 @@ TEST_F(Host, ARefusedBatchTakesTheOneQueuedBehindItBackUntried) {
   const jr2rt::StoredRun stored = store.load(id);
   EXPECT_EQ(stored.snapshot.value("status", ""), "done");
   EXPECT_EQ(stored.revision, 2);
-  std::vector<std::string> kinds;
-  for (const auto& line : store.feed(id, 0)) kinds.push_back(line.kind);
+  const std::vector<std::string> kinds = FeedKinds(store, id);
   EXPECT_EQ(std::count(kinds.begin(), kinds.end(), "ended"), 1);
   EXPECT_EQ(kinds.back(), "ended") << "the lines of both steps once, in order";
 }
