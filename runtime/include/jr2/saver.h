@@ -79,7 +79,6 @@ class RunSaver {
   Clock& clock_;
   // The turn's mark, before its first line (addEvent).
   void beginTurn(int64_t timeMs);
-
   std::vector<FeedLine> pending_;
   std::function<void(const std::vector<FeedLine>&)> saved_;
   int64_t revision_ = 0;      // of the run as loaded or last saved
