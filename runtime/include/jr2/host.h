@@ -569,6 +569,11 @@ class RunHost : private Dispatcher {
   // (settleBatch gave the savers back what a full disk refused). `again`: its runs are marked
   // changed (not when it is prepared again at once).
   void giveBack(Batch& b, bool tried, bool again = true);
+  // A batch's saves not stored: their lines and entries back to their savers, its hook
+  // deliveries back to be logged with the next (a full disk's, and a batch given back).
+  void returnSaves(Batch& b);
+  // A batch handed is settled: its held effects no longer counted in heldOut_.
+  void heldSettled(const Batch& b);
   // What a commit of `b` leaves: the savers and heads told of the revisions, or, when `error`,
   // the lines and entries given back (a full disk), the lease lost (fenced_), or the error
   // thrown where nothing waits it out. True when stored. The one place for both the commit on

@@ -37,13 +37,12 @@ namespace jr2rt {
 class RunHost::Committer {
  public:
   // A batch handed back: stored (revisions), refused (error), or not tried (behind a refused
-  // one).
+  // one: neither).
   struct Done {
     Batch batch;
     std::exception_ptr error;
     std::vector<int64_t> revisions;
     double seconds = 0;
-    bool tried = true;
   };
 
   // `done` is called on the committer's thread after each batch (it posts to the engine).
@@ -69,7 +68,7 @@ class RunHost::Committer {
     Slot& slot = q_.emplace_back();
     slot.batch = std::move(b);
     slot.go = go;
-    ++out_;
+    out_ = q_.size();
     cv_.notify_all();
   }
   // On the engine's thread: the batch queued may be stored (what the one before wrote after its
@@ -111,10 +110,10 @@ class RunHost::Committer {
     while (!q_.empty() && q_.front().finished) {
       Slot& s = q_.front();
       const bool refused = s.error != nullptr;
-      out.push_back(Done{std::move(s.batch), s.error, std::move(s.revisions), s.seconds, true});
+      out.push_back(Done{std::move(s.batch), s.error, std::move(s.revisions), s.seconds});
       q_.pop_front();
       if (refused) {
-        for (Slot& behind : q_) out.push_back(Done{std::move(behind.batch), nullptr, {}, 0, false});
+        for (Slot& behind : q_) out.push_back(Done{std::move(behind.batch), nullptr, {}, 0});
         q_.clear();
         refused_ = false;
       }
@@ -316,25 +315,28 @@ bool RunHost::commit(const std::vector<Run*>& runs, bool now) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count());
 }
 
-void RunHost::giveBack(Batch& b, bool tried, bool again) {
-  for (auto& [run, n] : b.held) {
+void RunHost::heldSettled(const Batch& b) {
+  for (const auto& [run, n] : b.held) {
     auto it = heldOut_.find(run);
     if (it != heldOut_.end()) it->second -= std::min(it->second, n);
   }
-  // Its lines, entries and hook deliveries go back as a full disk's do (settleBatch gave back
-  // those of a batch the disk refused; not those of one never tried, or of a lease lost).
-  bool gave = false;
-  for (size_t i = b.saves.size(); i-- > 0;) {
-    RunSaver& saver = *b.hosted[i]->saver;
-    if (tried && saver.outstanding() == 0) continue;
-    saver.failed(*b.hosted[i]->run, b.saves[i]);
-    gave = true;
-  }
-  if (gave) {
-    auto& hooks = b.saves.front().hooks;
-    hookLogDue_.insert(hookLogDue_.begin(), std::make_move_iterator(hooks.begin()),
-                       std::make_move_iterator(hooks.end()));
-  }
+}
+
+void RunHost::returnSaves(Batch& b) {
+  for (size_t i = 0; i < b.saves.size(); ++i)
+    b.hosted[i]->saver->failed(*b.hosted[i]->run, b.saves[i]);
+  // Logged with the commit that stores their turn, before the deliveries heard since.
+  auto& hooks = b.saves.front().hooks;
+  hookLogDue_.insert(hookLogDue_.begin(), std::make_move_iterator(hooks.begin()),
+                     std::make_move_iterator(hooks.end()));
+}
+
+void RunHost::giveBack(Batch& b, bool tried, bool again) {
+  heldSettled(b);
+  // Its lines, entries and hook deliveries go back as a full disk's do: settleBatch gave back
+  // those of a batch the disk refused (its savers have nothing out then), not those of one never
+  // tried, or of a lease lost.
+  if (!tried || b.hosted.front()->saver->outstanding() > 0) returnSaves(b);
   for (size_t i = 0; i < b.hosted.size(); ++i) {
     Hosted* h = b.hosted[i];
     if (again) Engine::changed(*h->run);
@@ -371,13 +373,8 @@ void RunHost::batchDone(bool handNext, bool wait) {
       giveBack(d.batch, /*tried=*/true);
       return;
     }
-    for (auto& [run, n] : d.batch.held) {
-      if (out) {
-        auto it = heldOut_.find(run);
-        if (it != heldOut_.end()) it->second -= std::min(it->second, n);
-      }
-      Engine::releaseFirst(*run, n);
-    }
+    heldSettled(d.batch);
+    for (auto& [run, n] : d.batch.held) Engine::releaseFirst(*run, n);
     answerDue(d.batch.answers);
     // The batch queued behind it may go once this one's writes are written; the runs changed
     // while it was stored (another turn's steps) go as the next batch before the replies are
@@ -423,12 +420,7 @@ bool RunHost::settleBatch(Batch& b, const std::exception_ptr& error,
       const bool full = dynamic_cast<const StoreFull*>(&e) != nullptr;
       if (!full && (hosts_ == nullptr || !serving_)) throw;
       ++metrics_.commitsFailed;
-      for (size_t i = 0; i < b.saves.size(); ++i)
-        b.hosted[i]->saver->failed(*b.hosted[i]->run, b.saves[i]);
-      // Logged with the commit that stores their turn, before the deliveries heard since.
-      auto& hooks = b.saves.front().hooks;
-      hookLogDue_.insert(hookLogDue_.begin(), std::make_move_iterator(hooks.begin()),
-                         std::make_move_iterator(hooks.end()));
+      returnSaves(b);
       if (!serving_) throw;  // a command says so and exits; serve waits for space
       if (!full_) {
         note(std::string(e.what()) + "; serve keeps answering reads, refuses changes (503), and " +
