@@ -110,14 +110,16 @@ function(jr2_add_workflow target)
       COMMENT "jr2c: compiling ${name}"
       VERBATIM)
     # The pictures of its workflows (Jr2Pictures.cmake), laid out by Graphviz now, so that the
-    # runner carries them.
+    # runner carries them: drawn again when the file or one it imports changes, not when
+    # another source of the target does.
     set(pictures ${out_dir}/${name}.pictures.cpp)
+    _jr2_with_imports(drawn_from ${abs})
     add_custom_command(
       OUTPUT ${pictures}
       COMMAND ${CMAKE_COMMAND} -DJR2C=${JR2C_EXECUTABLE} -DDOT=${JR2_DOT_EXECUTABLE}
               -DSRC=${abs} -DDIR=${out_dir}/${name}.pictures -DOUT=${pictures} -DSTEM=${stem}
               -P ${_JR2_PICTURES_SCRIPT}
-      DEPENDS ${ARG_SOURCES} ${tool_dep} ${_JR2_PICTURES_SCRIPT} ${_JR2_BYTES_SCRIPT}
+      DEPENDS ${drawn_from} ${tool_dep} ${_JR2_PICTURES_SCRIPT} ${_JR2_BYTES_SCRIPT}
       COMMENT "jr2c: drawing the workflows of ${name}"
       VERBATIM)
     list(APPEND generated ${source} ${header} ${pictures})

@@ -67,6 +67,15 @@ sleep 1
 touch "$tmp/consumer/names.jr2"
 cmake --build "$tmp/build" -j2 > "$tmp/rebuild.log" 2>&1
 check grep -q "jr2c: compiling hello.jr2" "$tmp/rebuild.log"
+# A picture is drawn from its file and what that imports: names.jr2 changed redraws both files'
+# pictures (hello imports it); hello.jr2 changed redraws hello's alone.
+check grep -q "drawing the workflows of hello.jr2" "$tmp/rebuild.log"
+check grep -q "drawing the workflows of names.jr2" "$tmp/rebuild.log"
+sleep 1
+touch "$tmp/consumer/hello.jr2"
+cmake --build "$tmp/build" -j2 > "$tmp/rebuild2.log" 2>&1
+check grep -q "drawing the workflows of hello.jr2" "$tmp/rebuild2.log"
+check test "$(grep -c 'drawing the workflows of names.jr2' "$tmp/rebuild2.log")" -eq 0
 # And a build with nothing changed does nothing.
 cmake --build "$tmp/build" -j2 > "$tmp/noop.log" 2>&1
 check grep -q "no work to do" "$tmp/noop.log"
