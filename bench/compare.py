@@ -384,7 +384,6 @@ class GenBuild:
         self.commands = None
         self.bare = None  # the commands without the precompiled header
         self.header = None  # the command that makes it
-        self.header_seconds = []
 
     def tree_command(self, output, out_name):
         """The tree's command for `output`, writing to bench/out/gen_build/`out_name` and no
@@ -441,7 +440,7 @@ class GenBuild:
                                "header: configure the bench tree with JR2_PRECOMPILED_HEADER ON")
         self.bare = [self.without_header(cmd) for cmd in self.commands]
         # Made into bench/out, not over the tree's own .gch, which the commands above load.
-        self.header = self.tree_command(f"{lib}/cmake_pch.hxx.gch", f"{self.stem}_pch.hxx.gch")
+        self.header = self.tree_command(f"{lib}/cmake_pch.hxx.gch", "pch.hxx.gch")
         self.seconds(self.commands)  # warm-up
         self.seconds(self.bare)
 
@@ -469,18 +468,22 @@ class GenBuild:
             t0 = time.perf_counter()
             subprocess.run([self.jr2c, "compile", self.source, "-o", self.workdir], check=True,
                            stdout=subprocess.DEVNULL)
-            seconds = time.perf_counter() - t0
-            # The precompiled header's making, once a round beside the arms (not an arm: it is
-            # paid once per target, not per source).
-            self.header_seconds.append(self.seconds([self.header]))
-            return seconds
+            return time.perf_counter() - t0
         return run
 
+    # The samples' one header (their library's), timed once for every sample that says it.
+    header_seconds = None
+
     def said(self):
-        if not self.header_seconds:
+        """The precompiled header's making, beside the arms: not an arm, as it is paid once per
+        target and build tree, not per source. Three runs, the median."""
+        if self.header is None:
             return []
+        if GenBuild.header_seconds is None:
+            GenBuild.header_seconds = statistics.median(self.seconds([self.header])
+                                                        for _ in range(3))
         return [f"  the precompiled header (jr2/runtime.h and the standard headers), made once "
-                f"per target and build tree: {statistics.median(self.header_seconds):.2f} s"]
+                f"per target and build tree: {GenBuild.header_seconds:.2f} s"]
 
 
 class ColdCheck:
