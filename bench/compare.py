@@ -996,6 +996,22 @@ def comparisons(build, peers, quick, pg=None, pg_peers=None, pg_fsync=False):
         # jr2c at most 2× the hand switch's time: as a ratio oriented "more is better", 0.5.
         "goals": {"hand-switch": 0.5},
     })
+    # The same machine, 4,096 of it, each event to one drawn at random (seeded, the same order
+    # for both arms): a Pool's workers rather than one run walking its ring, so the leaf an event
+    # finds is not predictable from the last. No goal of its own: beside `dispatch`, so a change
+    # that wins the ring by losing here shows (a search of `if`s over the leaves instead of the
+    # switch did, and was not kept: docs/performance.md, "Event dispatch in generated code").
+    out.append({
+        "name": "dispatch_many",
+        "what": "ns per event, 4,096 of the same generated machine, events in a random order",
+        "unit": "ns",
+        "higher_is_better": False,
+        "arms": {
+            "jr2c": gbench(dispatch_bin, "BM_GeneratedMachines", "cpu_time"),
+            "hand-switch": gbench(dispatch_bin, "BM_HandWrittenSwitches", "cpu_time"),
+        },
+        "goals": {},
+    })
     # `jr2c check` on a generated 10,000-line program (--full too: the requirement is about
     # 10,000 lines). Warm: BM_Check in one process, the program in memory, warm-up discarded.
     warm = gbench(check_bin, "BM_Check/10000", "lines_per_second")

@@ -147,7 +147,15 @@ TEST(TwoWays, EveryGeneratedMachineTakesTheSameStepsOnTheFastPathAndOnTheTables)
               {Event::Kind::kError, id, Json{{"reason", "it failed"}, {"detail", nullptr}}});
         }
         const Event& e = candidates[rng() % candidates.size()];
+        const std::vector<std::string> at = a->activeStates();
+        const uint64_t misses = jr2rt::FastPathMisses();
         const Json fast = Step(*a, hostA, e, true);
+        // The generated dispatch() had a case for the leaf: it did not hand the event to the
+        // tables.
+        ASSERT_EQ(jr2rt::FastPathMisses(), misses)
+            << c.name << ", walk " << walk << ", step " << step << ": the leaf "
+            << (at.empty() ? std::string("(none)") : at.back())
+            << " is missing from the generated dispatch()";
         const Json tables = Step(*b, hostB, e, false);
         ++steps;
         ASSERT_EQ(fast, tables) << c.name << ", walk " << walk << ", step " << step

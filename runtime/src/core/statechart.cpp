@@ -22,6 +22,12 @@ bool ReadFastPath() {
 }
 }  // namespace detail
 
+namespace {
+std::atomic<uint64_t> g_fast_path_misses{0};
+}  // namespace
+
+uint64_t FastPathMisses() { return g_fast_path_misses.load(std::memory_order_relaxed); }
+
 void SetFastPath(bool on) { detail::g_fastPath.store(on ? 1 : 0, std::memory_order_relaxed); }
 
 Statechart::Statechart(const MachineTables& tables)
@@ -331,6 +337,7 @@ void Statechart::microstep(const Picked& picked, const Event& event) {
 }
 
 bool Statechart::dispatch(const Event& event) {
+  if (leaf_ >= 0) g_fast_path_misses.fetch_add(1, std::memory_order_relaxed);
   if (done_) return false;
   syncFlags();
   Picked ts;
