@@ -308,6 +308,16 @@ Code ExprGen::binary(const ast::BinaryExpr& b, const Scope& scope) const {
       if ((l.type == r.type && !l.type.is(C::kNull) && !l.type.is(C::kJson)) ||
           (Numeric(l.type) && Numeric(r.type)))
         return {fmt::format("({} {} {})", l.text, ast::Spelling(b.op), r.text), boolean};
+      // An optional against null: absent is null, and a value present is never JSON's null
+      // unless it is json itself (a json that holds null), which compares as JSON below.
+      const auto absent = [&](const Code& x, const Code& other) {
+        return other.type.is(C::kNull) && x.type.is(C::kOptional) && !x.type.elem->is(C::kJson);
+      };
+      if (absent(l, r) || absent(r, l)) {
+        return {fmt::format("({}({}).has_value())", b.op == Op::kEq ? "!" : "",
+                            l.type.is(C::kNull) ? r.text : l.text),
+                boolean};
+      }
       return {fmt::format("({}::jr2rt::JsonEquals(::jr2rt::ToJson({}), ::jr2rt::ToJson({})))",
                           b.op == Op::kNe ? "!" : "", l.type.is(C::kNull) ? "nullptr" : l.text,
                           r.type.is(C::kNull) ? "nullptr" : r.text),

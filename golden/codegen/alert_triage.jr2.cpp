@@ -433,7 +433,7 @@ void triage_machine_machine::restore(::jr2rt::MachineHost& host, const ::jr2rt::
 bool triage_machine_machine::guard(int transition, [[maybe_unused]] const ::jr2rt::Event& event) {
   switch (transition) {
     case 4: {  // from alert_triage.jr2:134
-      return (!::jr2rt::JsonEquals(::jr2rt::ToJson(ctx_.proposal), ::jr2rt::ToJson(nullptr)));
+      return ((ctx_.proposal).has_value());
     }
     default:
       return true;
@@ -519,11 +519,9 @@ void triage_machine_machine::enter(int state) {
                               ctx_.alert.level, "): ", ctx_.alert.title, "\nWhere: ",
                               ::jr2rt::Coalesce(ctx_.alert.culprit, std::string("unknown")),
                               "\nSentry: ", ::jr2rt::Coalesce(ctx_.alert.url,
-                              std::string("no link")), ((::jr2rt::JsonEquals(
-                              ::jr2rt::ToJson(ctx_.note), ::jr2rt::ToJson(nullptr)))
-                              ? std::string("") : ::jr2rt::Concat(
-                              {"\nThe on-call person says: ", ::jr2rt::Unwrap(ctx_.note,
-                              "alert_triage.jr2:98:64")}))})))});
+                              std::string("no link")), ((!(ctx_.note).has_value()) ? std::string("")
+                              : ::jr2rt::Concat({"\nThe on-call person says: ",
+                              ::jr2rt::Unwrap(ctx_.note, "alert_triage.jr2:98:64")}))})))});
       host().startTimer(0, ::jr2rt::Duration{900000});  // from alert_triage.jr2:125
       break;
     }

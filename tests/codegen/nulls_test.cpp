@@ -91,6 +91,46 @@ TEST(NullDefaults, APoolsNullDefaultsAreJsonNull) {
   EXPECT_THROW(wf->pool->parseInput(Json{{"reviewRounds", "four"}}), jr2rt::SchemaError);
 }
 
+// `x == null` and `x != null` (nulls.jr2's `compare`): an optional is null when absent, in
+// either order of the operands, whatever its type; a json is null when it holds JSON's null.
+Json Compare(const Json& input) {
+  QuietHost host;
+  auto m = jr2gen::nulls::Make_compare();
+  m->start(host, input);
+  EXPECT_TRUE(m->isDone());
+  Json out = m->output();  // not `return {…}`: a braced Json of one value is an array
+  return out;
+}
+
+TEST(NullComparisons, AnAbsentOptionalIsNullAndAPresentOneIsNot) {
+  EXPECT_EQ(Compare(Json::object()), (Json{{"count", true},
+                                           {"countSet", false},
+                                           {"ticket", true},
+                                           {"ticketReversed", false},
+                                           {"note", true},
+                                           {"rounds", false},
+                                           {"loose", true},
+                                           {"looseSet", false}}));
+  // Present values that JSON would call empty or false are still present: 0, "", a record
+  // whose fields are all null; and a json that holds something other than null is not null.
+  EXPECT_EQ(Compare({{"count", 0},
+                     {"ticket", {{"id", "T-1"}, {"rounds", nullptr}}},
+                     {"note", ""},
+                     {"loose", Json::array()}}),
+            (Json{{"count", false},
+                  {"countSet", true},
+                  {"ticket", false},
+                  {"ticketReversed", true},
+                  {"note", false},
+                  {"rounds", true},
+                  {"loose", false},
+                  {"looseSet", true}}));
+  EXPECT_EQ(Compare({{"ticket", {{"id", "T-1"}, {"rounds", 2}}}, {"loose", 0}})["rounds"], false);
+  // JSON's null given for a json is null; given for an optional, it is absent.
+  EXPECT_EQ(Compare({{"count", nullptr}, {"loose", nullptr}})["count"], true);
+  EXPECT_EQ(Compare({{"count", nullptr}, {"loose", nullptr}})["loose"], true);
+}
+
 TEST(NoTransitions, AMachineWithNoTransitionsIsDoneAtOnce) {
   QuietHost host;
   auto m = jr2gen::nulls::Make_idle();
