@@ -373,6 +373,8 @@ class Run {
     // The machine that opened it, by where it is in the run: "" the run's own, a Pool worker's
     // item id, `item.child` for what that worker invoked.
     const std::string& machine;
+    // Its part of the saved view, kept for this opening ("" until the view makes it).
+    std::string& savedView;
   };
   void visitGates(const std::function<void(const GateView&)>& fn) const;
   // The machine that opened Gate `gate` (GateView::machine), open or answered in this turn;
@@ -654,6 +656,11 @@ class Run {
     bool answered = false;  // an answer accepted, delivered at the next turn
     int refusedPicks = 0;   // an Agent's picks refused at this opening (its `picks:` bound);
                             // stored with the run (snapshot's `refusedPicks`)
+    // Its part of the saved view (host/views.cpp, SavedViewText), made at the first save after
+    // it opened and kept while it is open: what it is made from (the name, the kind, the events,
+    // the invoke's input) does not change in one opening, and a Pool's 64 open Gates were
+    // written again at every commit for the three that moved.
+    mutable std::string savedView = {};
   };
   // An Agent's Turn with the model at one opening of its Gate: the conversation so far (the
   // request's messages, then each refused pick and why), while the Gate is open; and the ask

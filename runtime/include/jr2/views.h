@@ -49,8 +49,10 @@ Json RunView(const Run& run, const Json& standing = nullptr);
 // Run::workOut(), `build` this build's id (BuildId); each Gate of `report` names its Menu in
 // `menus` (`menuOf`) rather than carrying it, so one kind of Gate open 64 times stores one Menu.
 // SavedViewText writes it, each Menu copied as the text it was written to once; SavedView is that
-// text read back.
-std::string SavedViewText(const Run& run);
+// text read back. Each open Gate's part is kept with the Gate for its opening
+// (Run::GateView::savedView) and copied at later saves; `kept` false writes every part afresh
+// and keeps none (what JR2_CHECK_SAVES compares the kept parts with, RunSaver::prepare).
+std::string SavedViewText(const Run& run, bool kept = true);
 Json SavedView(const Run& run);
 // A saved view as readers use it: each Gate given its Menu back, `menus` gone.
 void ExpandView(Json& view);

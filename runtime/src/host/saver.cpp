@@ -127,6 +127,9 @@ std::optional<Store::Save> RunSaver::prepare(Run& run, bool ahead) {
   stored.snapshotText = std::move(text);
   if (!inputStored_ && !inputAhead) AppendJson(stored.inputText, run.input());
   stored.viewText = SavedViewText(run);
+  // Each open Gate's part of the view, kept from an earlier save of its opening: the same bytes
+  // as written afresh, or a Gate changed in one opening and the stored view would be stale.
+  if (CheckSaves()) SameOrDie(run, "view", stored.viewText, SavedViewText(run, /*kept=*/false));
   save.feed.swap(pending_);  // the turn's mark first (addEvent)
   if (ahead) {
     ahead_.push_back({stored.snapshotText, static_cast<int64_t>(stored.journalText.size()),

@@ -332,8 +332,11 @@ void Put(std::string& out, const Json& j) { AppendJson(out, j); }
 // (ExpandView puts them back).
 // `journaled`: a Pool's `sofar` without its items and failures, which its journal holds (one row
 // each): the saved view keeps none of them, or each save would write (and first copy) every item.
+// `kept`: with `menus`, each Gate's part is copied from what an earlier save of its opening
+// wrote (GateView::savedView), and written there when there is none.
 std::string ViewText(const Run& run, const Json& standing, const std::vector<std::string>& stopped,
-                     std::vector<const Accepted*>* menus = nullptr, bool journaled = false) {
+                     std::vector<const Accepted*>* menus = nullptr, bool journaled = false,
+                     bool kept = false) {
   std::string out = "{\"gates\":[";
   std::vector<const Accepted*> kinds;  // each kind of Gate's fields are added once
   bool first = true;
@@ -350,20 +353,26 @@ std::string ViewText(const Run& run, const Json& standing, const std::vector<std
     const Accepted& a = *last;
     if (!first) out += ',';
     first = false;
-    out += "{\"accepts\":";
-    out += a.namesText;
-    out += ",\"gate\":";
-    Put(out, Json(g.name));
-    if (menus != nullptr) {
-      out += ",\"menuOf\":";
-      Put(out, Json(a.key));
+    if (kept && !g.savedView.empty()) {
+      out += g.savedView;  // written at an earlier save of this opening: the same bytes
     } else {
-      out += ",\"menu\":";
-      out += a.menuText;
+      const size_t from = out.size();
+      out += "{\"accepts\":";
+      out += a.namesText;
+      out += ",\"gate\":";
+      AppendJsonString(out, g.name);
+      if (menus != nullptr) {
+        out += ",\"menuOf\":";
+        AppendJsonString(out, a.key);
+      } else {
+        out += ",\"menu\":";
+        out += a.menuText;
+      }
+      out += ",\"meta\":";
+      Put(out, g.meta);
+      out += '}';
+      if (kept) g.savedView.assign(out, from, std::string::npos);
     }
-    out += ",\"meta\":";
-    Put(out, g.meta);
-    out += '}';
     if (std::find(kinds.begin(), kinds.end(), &a) == kinds.end()) {
       if (menus != nullptr) menus->push_back(&a);
       kinds.push_back(&a);
@@ -439,9 +448,9 @@ Json RunView(const Run& run, const Json& standing) {
   return Json::parse(ViewText(run, standing, run.outAtRestore()));
 }
 
-std::string SavedViewText(const Run& run) {
+std::string SavedViewText(const Run& run, bool kept) {
   std::vector<const Accepted*> kinds;
-  std::string report = ViewText(run, nullptr, run.effectsOut(), &kinds, run.journaling());
+  std::string report = ViewText(run, nullptr, run.effectsOut(), &kinds, run.journaling(), kept);
   // The members in the order JSON's objects keep them (by name), as dumping the whole would
   // write them; each Menu copied as the text it was written to once, in the order of its key.
   std::sort(kinds.begin(), kinds.end(),
