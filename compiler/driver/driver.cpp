@@ -22,6 +22,7 @@
 #include <sstream>
 #include <string_view>
 #include <thread>
+#include <unordered_map>
 
 #include "compiler/codegen/codegen.h"
 #include "compiler/diag/render.h"
@@ -328,6 +329,43 @@ bool ReadWaitingRunsThroughHelper(const std::string& location, std::vector<diff:
   return true;
 }
 
+// A stored snapshot with its kept parts put back. The runtime owns the format
+// (runtime/src/core/pieces.h, store/sqlite/parts.cpp): a Pool worker's part is named in the row
+// as the byte 0x1E, its id in digits, the byte 0x1D, and its text is the row of table `parts`
+// (run, id). Bytes no JSON text holds raw. False when a part is missing.
+bool WholeSnapshot(sqlite3* db, const std::string& run, std::string_view skeleton,
+                   std::string& out) {
+  std::unordered_map<std::string, std::string> parts;
+  sqlite3_stmt* p = nullptr;
+  if (sqlite3_prepare_v2(db, "SELECT id, text FROM parts WHERE run = ?", -1, &p, nullptr) !=
+      SQLITE_OK)
+    return false;
+  sqlite3_bind_text(p, 1, run.data(), static_cast<int>(run.size()), SQLITE_TRANSIENT);
+  while (sqlite3_step(p) == SQLITE_ROW) {
+    const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(p, 1));
+    parts[std::to_string(sqlite3_column_int64(p, 0))] =
+        text != nullptr ? std::string(text, static_cast<size_t>(sqlite3_column_bytes(p, 1))) : "";
+  }
+  sqlite3_finalize(p);
+  out.clear();
+  size_t at = 0;
+  while (at < skeleton.size()) {
+    const size_t open = skeleton.find('\x1E', at);
+    if (open == std::string_view::npos) {
+      out.append(skeleton, at);
+      break;
+    }
+    const size_t close = skeleton.find('\x1D', open);
+    if (close == std::string_view::npos) return false;
+    const auto part = parts.find(std::string(skeleton.substr(open + 1, close - open - 1)));
+    if (part == parts.end()) return false;
+    out.append(skeleton, at, open - at);
+    out += part->second;
+    at = close + 1;
+  }
+  return true;
+}
+
 bool ReadWaitingRuns(const std::string& location, std::vector<diff::WaitingRun>& out,
                      std::string& why, bool keepValues) {
   // A file here is a SQLite store, read directly (the fast way); anything else is a location
@@ -357,11 +395,14 @@ bool ReadWaitingRuns(const std::string& location, std::vector<diff::WaitingRun>&
   // store older than that column has none.
   if (sqlite3_prepare_v2(db,
                          "SELECT workflow, snapshot, coalesce(runs.input, (SELECT i.input FROM"
-                         " inputs i WHERE i.run = runs.id)) FROM runs WHERE status = 'waiting'",
+                         " inputs i WHERE i.run = runs.id)), id FROM runs"
+                         " WHERE status = 'waiting'",
                          -1, &s, nullptr) != SQLITE_OK &&
-      sqlite3_prepare_v2(db, "SELECT workflow, snapshot, input FROM runs WHERE status = 'waiting'",
+      sqlite3_prepare_v2(db,
+                         "SELECT workflow, snapshot, input, id FROM runs WHERE status = 'waiting'",
                          -1, &s, nullptr) != SQLITE_OK &&
-      sqlite3_prepare_v2(db, "SELECT workflow, snapshot, NULL FROM runs WHERE status = 'waiting'",
+      sqlite3_prepare_v2(db,
+                         "SELECT workflow, snapshot, NULL, id FROM runs WHERE status = 'waiting'",
                          -1, &s, nullptr) != SQLITE_OK)
     return fail(sqlite3_errmsg(db));
   int rc = SQLITE_OK;
@@ -371,10 +412,15 @@ bool ReadWaitingRuns(const std::string& location, std::vector<diff::WaitingRun>&
     const auto* snapshot = reinterpret_cast<const char*>(sqlite3_column_text(s, 1));
     w.workflow = workflow != nullptr ? workflow : "";
     const int bytes = sqlite3_column_bytes(s, 1);
-    if (!diff::ScanSnapshot(snapshot != nullptr
+    std::string_view text = snapshot != nullptr
                                 ? std::string_view(snapshot, static_cast<size_t>(bytes))
-                                : std::string_view("null"),
-                            w, keepValues)) {
+                                : std::string_view("null");
+    std::string whole;  // a Pool's workers are kept in rows of their own
+    if (text.find('\x1E') != std::string_view::npos) {
+      const auto* id = reinterpret_cast<const char*>(sqlite3_column_text(s, 3));
+      if (WholeSnapshot(db, id != nullptr ? id : "", text, whole)) text = whole;
+    }
+    if (!diff::ScanSnapshot(text, w, keepValues)) {
       sqlite3_finalize(s);
       return fail(
           "a waiting run's snapshot is not JSON, or nests deeper than 2,048 levels (the store "

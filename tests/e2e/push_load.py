@@ -39,6 +39,8 @@ import sys
 import threading
 import time
 
+import store_text
+
 SECRET = "bench-" + hashlib.sha256(os.urandom(16)).hexdigest()[:24]
 POOL_WF = "conformance_push_load"
 CALLEE_WF = "conformance_push_item"
@@ -197,10 +199,11 @@ class Serve:
             c.close()
 
     def held(self, run_id):
-        rows = self.db_rows("select snapshot from runs where id=?", (run_id,))
+        rows = store_text.rows(self.store, "select id, snapshot from runs where id=?", (run_id,),
+                               texts=(1,))
         if not rows:
             return None
-        return ((json.loads(rows[0][0]) or {}).get("top") or {}).get("held") or []
+        return ((json.loads(rows[0][1]) or {}).get("top") or {}).get("held") or []
 
 
 class Phase:
@@ -280,11 +283,12 @@ class Phase:
         """The held items of the live standing run, sampled from the store every 0.2 s."""
         while self.sampling:
             try:
-                for (snap,) in self.s.db_rows("select snapshot from runs where workflow=? and status='waiting'",
-                                              (self.pool_wf,)):
+                for (_, snap) in store_text.rows(
+                        self.s.store, "select id, snapshot from runs where workflow=? and status='waiting'",
+                        (self.pool_wf,), texts=(1,)):
                     h = ((json.loads(snap) or {}).get("top") or {}).get("held") or []
                     self.most_held = max(self.most_held, len(h))
-            except (sqlite3.Error, ValueError):
+            except (sqlite3.Error, ValueError, KeyError):
                 pass
             time.sleep(0.2)
 
@@ -395,7 +399,8 @@ class Phase:
 
         # A standing run is handed over to a new one at its bound (500 items it took itself):
         # one waiting at the end, every other ended `done`, handed over.
-        pools2 = s.db_rows("select id, status, snapshot from runs where workflow=?", (self.pool_wf,))
+        pools2 = store_text.rows(s.store, "select id, status, snapshot from runs where workflow=?",
+                                 (self.pool_wf,), texts=(2,))
         waiting = [r[0] for r in pools2 if r[1] == "waiting"]
         ended = [(r[0], r[1]) for r in pools2 if r[1] != "waiting"]
         not_handed = [(rid, st) for rid, st, snap in pools2 if st != "waiting" and

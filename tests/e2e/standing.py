@@ -46,6 +46,8 @@ import sys
 import threading
 import time
 
+import store_text
+
 SECRET = "mon-" + hashlib.sha256(os.urandom(16)).hexdigest()[:20]
 POOL_WF = "conformance_alerts"
 PAGER_WF = "conformance_pager"  # a second standing Pool (hook `pager`, cap 4) over the same callee
@@ -217,12 +219,9 @@ class Serve:
         return c
 
     def snapshot(self, run_id):
-        c = self.db()
-        try:
-            row = c.execute("select snapshot from runs where id=?", (run_id,)).fetchone()
-            return json.loads(row[0]) if row else None
-        finally:
-            c.close()
+        rows = store_text.rows(self.store, "select id, snapshot from runs where id=?", (run_id,),
+                               texts=(1,))
+        return json.loads(rows[0][1]) if rows else None
 
 
 def wait_for(fn, timeout=10.0, step=0.05):
@@ -588,16 +587,14 @@ class Fault:
                     continue
                 # live callee runs per dispatching Pool (from the store): alert_pool's cap is 2
                 mine = 0
-                c = self.s.db()
                 try:
-                    for (snap,) in c.execute("select snapshot from runs where workflow=? and status='waiting'",
-                                             (CALLEE_WF,)):
+                    for (_, snap) in store_text.rows(
+                            self.s.store, "select id, snapshot from runs where workflow=? and"
+                            " status='waiting'", (CALLEE_WF,), texts=(1,)):
                         by = (json.loads(snap).get("dispatchedBy") or {})
                         mine += by.get("pool") == "alert_pool"
                 except sqlite3.Error:
                     pass
-                finally:
-                    c.close()
                 with self.lock:
                     self.most_live = max(self.most_live, mine)
                     self.most_all = max(self.most_all, len(live))

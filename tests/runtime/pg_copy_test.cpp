@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "core/pieces.h"
 #include "jr2/postgres_store.h"
 #include "jr2/sqlite_store.h"
 #include "jr2/store.h"
@@ -329,6 +330,48 @@ TEST_F(PgCopy, TheSourceIsReadAsOfOneInstantWhileAWriterHoldsIt) {
   sqlite3_close(writer);
   EXPECT_EQ(sql("SELECT string_agg(id, ',') FROM runs"), "ffff5555before");
   EXPECT_EQ(source()->list(true).size(), 2u);
+}
+
+}  // namespace
+
+namespace {
+
+// A run whose Pool workers' parts the SQLite store keeps in rows of their own (core/pieces.h,
+// store/sqlite/parts.cpp) arrives whole: the PostgreSQL store keeps none apart.
+TEST_F(PgCopy, ARunKeptInPartsArrivesWhole) {
+  std::string snapshot, view;
+  {
+    auto from = source();
+    auto run = Stored("waiting", 0, "aaaa0000parts", 10, "callee");
+    std::vector<uint64_t> ids(40, 0), viewIds(40, 0);
+    snapshot = R"({"id":"aaaa0000parts","status":"waiting","workflow":"callee","top":{"workers":[)";
+    view = R"({"gates":[)";
+    {
+      jr2rt::MarkPieces marking;
+      for (size_t i = 0; i < ids.size(); ++i) {
+        if (i > 0) snapshot += ',', view += ',';
+        const std::string item = "T-" + std::to_string(i);
+        jr2rt::AppendPiece(snapshot, ids[i],
+                           Json{{"id", item}, {"pad", std::string(200, 'p')}}.dump());
+        jr2rt::AppendPiece(view, viewIds[i], Json{{"gate", item + ".review"}}.dump());
+      }
+    }
+    snapshot += "]}}";
+    view += "]}";
+    run.snapshotText = snapshot;
+    run.viewText = view;
+    from->save(run);
+  }
+  ASSERT_EQ(jr2test::SqliteValue(sqlitePath_, "SELECT count(*) FROM parts"), "80")
+      << "the source keeps them apart";
+  copy();
+  auto to = target();
+  EXPECT_EQ(to->load("aaaa0000parts").snapshot, Json::parse(jr2rt::Unmarked(snapshot)));
+  EXPECT_EQ(to->find("aaaa0000parts", true).view, jr2rt::Unmarked(view));
+  EXPECT_EQ(sql("SELECT count(*) FROM runs WHERE position(chr(30) in snapshot) > 0"
+                " OR position(chr(30) in view) > 0"),
+            "0")
+      << "no mark arrives";
 }
 
 }  // namespace

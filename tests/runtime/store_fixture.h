@@ -155,6 +155,22 @@ inline void Sql(const std::string& path, const std::string& sql) {
   ASSERT_EQ(rc, SQLITE_OK) << why;
 }
 
+// The first value `query` gives on the SQLite file `path`, as text ("" when none), read by a
+// connection of another tool.
+inline std::string SqliteValue(const std::string& path, const std::string& query) {
+  sqlite3* db = nullptr;
+  EXPECT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  sqlite3_stmt* st = nullptr;
+  std::string out;
+  if (sqlite3_prepare_v2(db, query.c_str(), -1, &st, nullptr) == SQLITE_OK &&
+      sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0) != nullptr) {
+    out = reinterpret_cast<const char*>(sqlite3_column_text(st, 0));
+  }
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+  return out;
+}
+
 inline std::string BackendName(const testing::TestParamInfo<Backend>& info) {
   return info.param == Backend::kSqlite ? "Sqlite" : "Postgres";
 }
@@ -201,17 +217,7 @@ class StoreTest : public testing::TestWithParam<Backend> {
   // The first value `query` gives, as text ("" when none), read by a connection of another tool.
   std::string value(const std::string& query) {
     if (postgres()) return PgSql(location_, query);
-    sqlite3* db = nullptr;
-    EXPECT_EQ(sqlite3_open(location_.c_str(), &db), SQLITE_OK);
-    sqlite3_stmt* st = nullptr;
-    std::string out;
-    if (sqlite3_prepare_v2(db, query.c_str(), -1, &st, nullptr) == SQLITE_OK &&
-        sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0) != nullptr) {
-      out = reinterpret_cast<const char*>(sqlite3_column_text(st, 0));
-    }
-    sqlite3_finalize(st);
-    sqlite3_close(db);
-    return out;
+    return SqliteValue(location_, query);
   }
   // Whether the location holds nothing at all: no file in the folder, no table in the database.
   bool nothingThere() {

@@ -373,8 +373,10 @@ class Run {
     // The machine that opened it, by where it is in the run: "" the run's own, a Pool worker's
     // item id, `item.child` for what that worker invoked.
     const std::string& machine;
-    // Its part of the saved view, kept for this opening ("" until the view makes it).
+    // Its part of the saved view, kept for this opening ("" until the view makes it), and the
+    // piece it is (core/pieces.h: 0 until a saver marks it).
     std::string& savedView;
+    uint64_t& savedViewPiece;
   };
   void visitGates(const std::function<void(const GateView&)>& fn) const;
   // The machine that opened Gate `gate` (GateView::machine), open or answered in this turn;
@@ -661,6 +663,7 @@ class Run {
     // the invoke's input) does not change in one opening, and a Pool's 64 open Gates were
     // written again at every commit for the three that moved.
     mutable std::string savedView = {};
+    mutable uint64_t savedViewPiece = 0;
   };
   // An Agent's Turn with the model at one opening of its Gate: the conversation so far (the
   // request's messages, then each refused pick and why), while the Gate is open; and the ask

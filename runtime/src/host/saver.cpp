@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "core/pieces.h"
 #include "jr2/views.h"
 
 namespace jr2rt {
@@ -51,8 +52,12 @@ std::unique_ptr<Run> RunSaver::restore(const Registry& registry, const StoredRun
   // of 10,000 queued items, once per take-up). A snapshot that held its own (a row from before
   // inputs were stored apart) gives it at the next save, which moves it out.
   inputStored_ = stored.inputApart;
-  // What is stored: a turn that changes nothing is not written again.
-  lastSaved_ = run->snapshotText();
+  // What is stored: a turn that changes nothing is not written again (marked as prepare()
+  // writes it: the same parts, the same pieces).
+  {
+    MarkPieces marked;
+    lastSaved_ = run->snapshotText();
+  }
   restored_ = true;
   return run;
 }
@@ -89,13 +94,16 @@ void RunSaver::checkpoint(Run& run) {
 }
 
 std::optional<Store::Save> RunSaver::prepare(Run& run, bool ahead) {
+  // Every kept part marked as the piece it is (core/pieces.h): a store that keeps them apart
+  // writes only those it does not hold.
+  MarkPieces marked;
   // The input is stored once, beside the snapshot (StoredRun::inputText), not in each one.
   std::string text = run.snapshotText();
   if (CheckSaves()) {
-    SameOrDie(run, "snapshot", text,
+    SameOrDie(run, "snapshot", Unmarked(text),
               run.snapshot(/*withInput=*/false, /*asStored=*/true)
                   .dump(-1, ' ', false, Json::error_handler_t::replace));
-    SameOrDie(run, "observation", run.observeText(),
+    SameOrDie(run, "observation", Unmarked(run.observeText()),
               run.observe().dump(-1, ' ', false, Json::error_handler_t::replace));
   }
   // Compared with what the save in flight stores, when one is (it is stored, or it is given
@@ -129,7 +137,8 @@ std::optional<Store::Save> RunSaver::prepare(Run& run, bool ahead) {
   stored.viewText = SavedViewText(run);
   // Each open Gate's part of the view, kept from an earlier save of its opening: the same bytes
   // as written afresh, or a Gate changed in one opening and the stored view would be stale.
-  if (CheckSaves()) SameOrDie(run, "view", stored.viewText, SavedViewText(run, /*kept=*/false));
+  if (CheckSaves())
+    SameOrDie(run, "view", Unmarked(stored.viewText), Unmarked(SavedViewText(run, /*kept=*/false)));
   save.feed.swap(pending_);  // the turn's mark first (addEvent)
   if (ahead) {
     ahead_.push_back({stored.snapshotText, static_cast<int64_t>(stored.journalText.size()),
@@ -175,7 +184,7 @@ namespace jr2rt {
 const Json& RunSaver::view() const {
   // Parsed when first read after a save: a run that nobody reads between its commits (a Pool's)
   // never pays for it.
-  if (view_.is_null() && !viewText_.empty()) view_ = Json::parse(viewText_);
+  if (view_.is_null() && !viewText_.empty()) view_ = Json::parse(Unmarked(viewText_));
   return view_;
 }
 

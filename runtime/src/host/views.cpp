@@ -11,6 +11,7 @@
 #include <mutex>
 #include <string_view>
 
+#include "core/pieces.h"
 #include "jr2/host.h"
 #include "store/rows.h"
 
@@ -354,7 +355,8 @@ std::string ViewText(const Run& run, const Json& standing, const std::vector<std
     if (!first) out += ',';
     first = false;
     if (kept && !g.savedView.empty()) {
-      out += g.savedView;  // written at an earlier save of this opening: the same bytes
+      // Written at an earlier save of this opening: the same bytes, the same piece.
+      AppendPiece(out, g.savedViewPiece, g.savedView);
     } else {
       const size_t from = out.size();
       out += "{\"accepts\":";
@@ -371,7 +373,12 @@ std::string ViewText(const Run& run, const Json& standing, const std::vector<std
       out += ",\"meta\":";
       Put(out, g.meta);
       out += '}';
-      if (kept) g.savedView.assign(out, from, std::string::npos);
+      if (kept) {
+        g.savedView.assign(out, from, std::string::npos);
+        g.savedViewPiece = 0;  // written now: a piece of its own
+        out.resize(from);
+        AppendPiece(out, g.savedViewPiece, g.savedView);
+      }
     }
     if (std::find(kinds.begin(), kinds.end(), &a) == kinds.end()) {
       if (menus != nullptr) menus->push_back(&a);

@@ -490,7 +490,7 @@ void Run::visitGates(const std::function<void(const GateView&)>& fn) const {
     if (g.answered) continue;  // as gates()
     const InvokeSpec* spec = g.owner->invokeSpec(g.invokeId);
     const Json& meta = spec == nullptr || spec->input->is_null() ? kNoMeta : spec->input.json();
-    fn(GateView{name, g.kind, meta, *g.accepts, g.owner->prefix(), g.savedView});
+    fn(GateView{name, g.kind, meta, *g.accepts, g.owner->prefix(), g.savedView, g.savedViewPiece});
   }
 }
 

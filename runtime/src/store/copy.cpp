@@ -26,6 +26,7 @@
 #include "store/postgres/conn.h"
 #include "store/rows.h"
 #include "store/sqlite/db.h"
+#include "store/sqlite/sqlite_store.h"
 
 namespace jr2rt {
 namespace {
@@ -100,6 +101,16 @@ class Copier {
     size_t size() const { return id.size(); }
   };
 
+  // A run's snapshot or view with its kept parts put back: the PostgreSQL store keeps none apart
+  // (store/sqlite/parts.cpp). One whose part is missing is copied as it is stored, damaged.
+  std::string whole(const std::string& id, std::string text) {
+    try {
+      return sqlite::WholeText(src_, id, text, from());
+    } catch (const StoreDamaged&) {
+      return text;
+    }
+  }
+
   void copyRuns() {
     Runs b;
     sqlite::Stmt s(
@@ -112,9 +123,9 @@ class Copier {
       b.status.push_back(s.text(2));
       b.updated.push_back(s.integer(3));
       b.rev.push_back(s.integer(4));
-      b.snapshot.push_back(s.text(5));
+      b.snapshot.push_back(whole(b.id.back(), s.text(5)));
       b.dkey.push_back(s.text(6));
-      b.view.push_back(s.text(7));
+      b.view.push_back(whole(b.id.back(), s.text(7)));
       b.input.push_back(s.text(8));  // "" for NULL: the snapshot holds its input
       b.bytes += b.snapshot.back().size() + b.view.back().size() + b.input.back().size();
       if (b.status.back() == "waiting") ++counts_.waiting;

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <utility>
 
+#include "core/pieces.h"
 #include "jr2/stdlib.h"
 #include "run/actors/dispatch_actor.h"
 
@@ -345,14 +346,15 @@ Json PoolActor::snapshot() const {
 }
 
 void PoolActor::Kept(std::string& out, const Actor& a, uint64_t& at, std::string& text,
-                     const std::function<void(std::string&)>& write) {
+                     uint64_t& piece, const std::function<void(std::string&)>& write) {
   if (a.poolBelow()) return write(out);
   if (text.empty() || at != a.version()) {
     text.clear();
     write(text);
     at = a.version();
+    piece = 0;  // other bytes: another piece
   }
-  out += text;
+  AppendPiece(out, piece, text);
 }
 
 void PoolActor::snapshotText(std::string& out) const {
@@ -363,15 +365,16 @@ void PoolActor::snapshotText(std::string& out) const {
       if (!w.written) w.written = std::make_unique<Written>();
       const int key = k;
       const Worker& worker = w;
-      Kept(to, *w.actor, w.written->snapshotAt, w.written->snapshot, [&](std::string& part) {
-        part += "{\"actor\":";  // {actor, id, key}, by name
-        worker.actor->snapshotText(part);
-        part += ",\"id\":";
-        AppendJson(part, Json(*worker.id));
-        part += ",\"key\":";
-        part += std::to_string(key);
-        part += '}';
-      });
+      Kept(to, *w.actor, w.written->snapshotAt, w.written->snapshot, w.written->snapshotPiece,
+           [&](std::string& part) {
+             part += "{\"actor\":";  // {actor, id, key}, by name
+             worker.actor->snapshotText(part);
+             part += ",\"id\":";
+             AppendJson(part, Json(*worker.id));
+             part += ",\"key\":";
+             part += std::to_string(key);
+             part += '}';
+           });
     }
     to += ']';
   });
@@ -400,7 +403,7 @@ void PoolActor::observeText(std::string& out, const Json& over) const {
                   if (!w.written) w.written = std::make_unique<Written>();
                   const Worker& worker = w;
                   Kept(to, *w.actor, w.written->observeAt, w.written->observe,
-                       [&](std::string& part) {
+                       w.written->observePiece, [&](std::string& part) {
                          worker.actor->observeText(part, {{"id", *worker.id}});
                        });
                 }

@@ -92,12 +92,15 @@ class PoolActor final : public Actor {
   friend std::unique_ptr<PoolSource> MakePoolSource(PoolActor& pool);
 
   // A worker's parts of the snapshot and the observation as last written, each with the
-  // worker's version then (made at the first save: a run nobody stores keeps none).
+  // worker's version then (made at the first save: a run nobody stores keeps none), and the
+  // piece each is while it is not written again (core/pieces.h: a store writes it once).
   struct Written {
     uint64_t snapshotAt = 0;
     std::string snapshot;  // `{actor, id, key}`
+    uint64_t snapshotPiece = 0;
     uint64_t observeAt = 0;
     std::string observe;  // its observation with its `id`
+    uint64_t observePiece = 0;
   };
   struct Worker {
     const std::string* id;  // the key of its `liveIds_` entry: one copy of the id, not two
@@ -108,10 +111,11 @@ class PoolActor final : public Actor {
   // The snapshot without its `workers` (snapshot() and snapshotText() add them).
   Json snapshotBase() const;
   // A worker `a`'s part (of the snapshot or the observation) appended to `out`: `text` as `write`
-  // wrote it at version `at`, written again when the worker moved since; written each time,
-  // and kept by nobody, for a worker with a Pool at or below it.
+  // wrote it at version `at`, written again when the worker moved since (a new `piece` then,
+  // core/pieces.h); written each time, and kept by nobody, for a worker with a Pool at or below
+  // it.
   static void Kept(std::string& out, const Actor& a, uint64_t& at, std::string& text,
-                   const std::function<void(std::string&)>& write);
+                   uint64_t& piece, const std::function<void(std::string&)>& write);
 
   // Takes what the run before handed over: each active key again (it finds its run: the wait
   // follows it, and `cap` counts it), then the held items, parsed by this build's item id (one

@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/pieces.h"
 #include "store/postgres/pg_store.h"
 #include "store/rows.h"
 
@@ -131,7 +132,8 @@ void PgStore::begin(Pipeline& p) {
 // nobody else owns it (or its owner's lease is not current); else the server raises the
 // conflict (jr2_save_refused). Without one its owner is left as it is.
 size_t PgStore::write(Pipeline& p, const StoredRun& run, const std::vector<FeedLine>& feed) {
-  std::string text = run.snapshotText.empty() ? Dump(run.snapshot) : run.snapshotText;
+  // Kept parts are not kept apart here (core/pieces.h): the row holds the whole texts.
+  std::string text = run.snapshotText.empty() ? Dump(run.snapshot) : Unmarked(run.snapshotText);
   size_t at = 0;
   Params params;
   params.text(run.id)
@@ -141,7 +143,7 @@ size_t PgStore::write(Pipeline& p, const StoredRun& run, const std::vector<FeedL
       .integer(run.revision)
       .text(std::move(text))
       .text(run.key)
-      .text(run.viewText);
+      .text(HasPieces(run.viewText) ? Unmarked(run.viewText) : run.viewText);
   AddOwner(params, db_->lease());
   params.text(run.inputText);  // $11
   if (run.revision != 0) {

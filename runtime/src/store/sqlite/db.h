@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "jr2/store.h"
 
@@ -142,6 +143,10 @@ class Stmt {
   // bind() makes: a save's snapshot, view, input and rows of lines are megabytes for a Pool of
   // 10,000 instant items, each copied (and its pages faulted in) once more by SQLITE_TRANSIENT.
   Stmt& bindKept(int i, const std::string& s) {
+    sqlite3_bind_text(st_, i, s.data(), static_cast<int>(s.size()), SQLITE_STATIC);
+    return *this;
+  }
+  Stmt& bindKept(int i, std::string_view s) {
     sqlite3_bind_text(st_, i, s.data(), static_cast<int>(s.size()), SQLITE_STATIC);
     return *this;
   }

@@ -40,15 +40,18 @@ const char* TypeName(int type) {
 }  // namespace
 
 int64_t SqliteStore::save(const StoredRun& run, const std::vector<FeedLine>& feed) {
+  heldNext_.clear();
   Txn txn(*db_, "BEGIN IMMEDIATE");
   const int64_t next = write(run, feed);
   txn.commit();
+  committed();
   return next;
 }
 
 std::vector<int64_t> SqliteStore::saveAll(const std::vector<Save>& batch) {
   std::vector<int64_t> out;
   if (batch.empty()) return out;
+  heldNext_.clear();  // a batch that failed before its commit recorded nothing held
   Txn txn(*db_, "BEGIN IMMEDIATE");
   out.reserve(batch.size());
   for (const Save& s : batch) out.push_back(write(s.run, s.feed));
@@ -57,6 +60,7 @@ std::vector<int64_t> SqliteStore::saveAll(const std::vector<Save>& batch) {
   }
   for (const Save& s : batch) writeHooks(s.hooks);
   txn.commit();
+  committed();
   return out;
 }
 
@@ -66,7 +70,11 @@ int64_t SqliteStore::write(const StoredRun& run, const std::vector<FeedLine>& fe
   const std::string snapshot =
       run.snapshotText.empty() ? run.snapshot.dump(-1, ' ', false, Json::error_handler_t::replace)
                                : std::string();
-  const std::string& text = run.snapshotText.empty() ? snapshot : run.snapshotText;
+  // The kept parts in rows of their own (parts.cpp); the row holds the skeletons.
+  std::string text, view;
+  std::vector<uint64_t> parts =
+      writeParts(run, run.revision == 0, run.snapshotText.empty() ? snapshot : run.snapshotText,
+                 run.viewText, text, view);
   int64_t next = 0;
   if (run.revision != 0) {
     // Written only if the stored run still has the revision this command had.
@@ -75,7 +83,7 @@ int64_t SqliteStore::write(const StoredRun& run, const std::vector<FeedLine>& fe
            " snapshot = ?6, dkey = nullif(?7, ''), view = nullif(?8, '')"
            " WHERE id = ?1 AND rev = ?5 RETURNING rev");
     s.bind(1, run.id).bind(2, run.workflow).bind(3, run.status).bind(4, run.updatedMs);
-    s.bind(5, run.revision).bindKept(6, text).bind(7, run.key).bindKept(8, run.viewText);
+    s.bind(5, run.revision).bindKept(6, text).bind(7, run.key).bindKept(8, view);
     if (!s.step()) {
       const int64_t stored = revision(run.id);
       throw StoreConflict("run " + run.id + " was changed by another command (revision " +
@@ -92,7 +100,7 @@ int64_t SqliteStore::write(const StoredRun& run, const std::vector<FeedLine>& fe
            "rev = rev + 1, snapshot = ?5, dkey = nullif(?6, ''), view = nullif(?7, ''), "
            "input = NULL RETURNING rev");
     s.bind(1, run.id).bind(2, run.workflow).bind(3, run.status).bind(4, run.updatedMs);
-    s.bindKept(5, text).bind(6, run.key).bindKept(7, run.viewText);
+    s.bindKept(5, text).bind(6, run.key).bindKept(7, view);
     if (!s.step())
       throw StoreError("the run store " + Quoted(path_) + " did not save run " + run.id);
     next = s.integer(0);
@@ -101,6 +109,7 @@ int64_t SqliteStore::write(const StoredRun& run, const std::vector<FeedLine>& fe
       gone.bind(1, run.id).step();
     }
   }
+  heldNext_.emplace_back(run.id, Held{next, std::move(parts), run.status == "waiting"});
   if (!run.inputText.empty()) {
     // Written once, in a row of its own (schema.cpp): later saves of the run leave it alone.
     Stmt in(*db_,
@@ -203,7 +212,7 @@ StoredRun SqliteStore::load(const std::string& prefix) {
     throw damaged(std::string("its stored snapshot is not text (it is ") + TypeName(s.type(4)) +
                   ")");
   }
-  r.snapshot = SnapshotOf(s.text(4), r.id, Quoted(path_));
+  r.snapshot = SnapshotOf(whole(r.id, s.text(4)), r.id, Quoted(path_));
   r.inputApart = PutInputBack(r.snapshot, s.type(5) != SQLITE_NULL, s.text(5), r.id, Quoted(path_));
   Stmt j(*db_, "SELECT seq, entry FROM journal WHERE run = ? ORDER BY seq");
   j.bind(1, r.id);
@@ -237,6 +246,7 @@ RunSummary SqliteStore::find(const std::string& prefix, bool view) {
   int64_t count = 0;
   while (s.step()) {
     RunSummary r{s.text(0), s.text(1), s.text(2), s.integer(3), s.integer(4), s.text(5)};
+    if (view) r.view = whole(r.id, std::move(r.view));
     if (r.id == prefix) return r;  // a whole id names its run, whatever else it starts
     if (found.size() < 10) found.push_back(std::move(r));
     ++count;
@@ -256,15 +266,20 @@ std::vector<RunSummary> SqliteStore::list(bool includeEnded, bool views) {
                                      : "SELECT id, workflow, status, updated, rev, '' FROM runs"
                                        " WHERE status = 'waiting' ORDER BY updated, id"));
   std::vector<RunSummary> out;
-  while (s.step())
+  while (s.step()) {
     out.push_back({s.text(0), s.text(1), s.text(2), s.integer(3), s.integer(4), s.text(5)});
+    if (views) out.back().view = whole(out.back().id, std::move(out.back().view));
+  }
   return out;
 }
 
 void SqliteStore::eachWaiting(const EachWaiting& fn) {
   Stmt s(*db_, "SELECT workflow, snapshot, " JR2_SQLITE_RUN_INPUT
-               " FROM runs WHERE status = 'waiting' ORDER BY updated, id");
-  while (s.step()) fn(s.text(0), s.text(1), s.type(2) == SQLITE_NULL ? std::string() : s.text(2));
+               ", id FROM runs WHERE status = 'waiting' ORDER BY updated, id");
+  while (s.step()) {
+    fn(s.text(0), whole(s.text(3), s.text(1)),
+       s.type(2) == SQLITE_NULL ? std::string() : s.text(2));
+  }
 }
 
 std::vector<RunSummary> SqliteStore::page(const RunQuery& q) {
@@ -388,6 +403,9 @@ int64_t SqliteStore::prune(int64_t beforeMs, const std::string& workflow) {
       journal.bind(1, id).step();
       Stmt input(*db_, "DELETE FROM inputs WHERE run = ?");
       input.bind(1, id).step();
+      Stmt parts(*db_, "DELETE FROM parts WHERE run = ?");
+      parts.bind(1, id).step();
+      held_.erase(id);
       Stmt row(*db_, "DELETE FROM runs WHERE id = ?");
       row.bind(1, id).step();
     }

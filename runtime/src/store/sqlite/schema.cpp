@@ -62,6 +62,12 @@ const char* const kSchema =
     // Pool of 10,000 items: 190 kB a commit, for nothing). Rows of runs.input are those of
     // stores from before it, read as they were.
     "CREATE TABLE IF NOT EXISTS inputs (run TEXT PRIMARY KEY, input TEXT NOT NULL) WITHOUT ROWID;"
+    // A run's kept parts (parts.cpp): each Pool worker's part of its snapshot and observation,
+    // each open Gate's part of its view, named by a piece id; the row of `runs` names them where
+    // they go. A save writes the parts that moved, not the run's whole row (#33).
+    "CREATE TABLE IF NOT EXISTS parts ("
+    " run TEXT NOT NULL, id INTEGER NOT NULL, text TEXT NOT NULL, PRIMARY KEY (run, id))"
+    " WITHOUT ROWID;"
     // serve's starts by idempotency key: a start sent again with its key gets the first run.
     "CREATE TABLE IF NOT EXISTS starts ("
     " caller TEXT NOT NULL, workflow TEXT NOT NULL, key TEXT NOT NULL, run TEXT NOT NULL,"
@@ -248,8 +254,8 @@ std::unique_ptr<Db> OpenDb(const std::string& path, StoreMode mode) {
       // are added.
       Stmt h(*db,
              "SELECT count(*) FROM sqlite_master WHERE name IN ('hooks_by_seq', 'runs_by_key',"
-             " 'heads', 'starts', 'runs_by_workflow', 'inputs')");
-      complete = h.step() && h.integer(0) == 6;
+             " 'heads', 'starts', 'runs_by_workflow', 'inputs', 'parts')");
+      complete = h.step() && h.integer(0) == 7;
     }
     if (complete) {
       // A store from before stored views or inputs stored once: the columns are added.

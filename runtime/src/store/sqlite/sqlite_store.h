@@ -11,6 +11,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -89,6 +90,16 @@ class SqliteStore final : public Store {
  private:
   // One run's save, inside the caller's transaction (runs.cpp).
   int64_t write(const StoredRun& run, const std::vector<FeedLine>& feed);
+  // The run's kept parts (parts.cpp): the pieces of the marked `snapshot` and `view` written to
+  // `parts` unless its rows hold them, those no longer named deleted, each text's skeleton given
+  // for its column; gives the ids the rows now hold. `fresh`: whatever the rows hold is not ours.
+  std::vector<uint64_t> writeParts(const StoredRun& run, bool fresh, const std::string& snapshot,
+                                   const std::string& view, std::string& snapshotSkeleton,
+                                   std::string& viewSkeleton);
+  // After a commit: what write() recorded in heldNext_ becomes what the runs' rows hold.
+  void committed();
+  // `text` whole: each piece a skeleton names put back from `parts` (parts.cpp).
+  std::string whole(const std::string& run, std::string text);
   // A head's row, inside the caller's transaction; the heads of `workflow` ("" every one)
   // (hooks.cpp).
   void writeHead(const Head& h);
@@ -99,6 +110,19 @@ class SqliteStore final : public Store {
   std::unique_ptr<Db> db_;
   std::string path_;
   FileLocks locks_;
+  // The piece ids each run's parts rows hold, at the revision this object last wrote it
+  // (parts.cpp); and what the transaction in progress wrote, kept at its commit.
+  struct Held {
+    int64_t revision = 0;
+    std::vector<uint64_t> ids;
+    bool keep = true;  // false: the run ended, forget it
+  };
+  std::unordered_map<std::string, Held> held_;
+  std::vector<std::pair<std::string, Held>> heldNext_;
 };
+
+// `text` of run `run` read from `db` whole: each piece its skeleton names put back from table
+// `parts` (parts.cpp); a text without marks as it is. Throws StoreDamaged for a missing piece.
+std::string WholeText(Db& db, const std::string& run, std::string text, const std::string& store);
 
 }  // namespace jr2rt::sqlite
