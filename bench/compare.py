@@ -279,8 +279,10 @@ class ServeAnswers:
     bare SQLite commit of the same durability allows a second (BM_BareCommit/1, synchronous FULL:
     1 / its time). Each round's latency, body size and serve's CPU are kept for `said`."""
 
-    def __init__(self, runner, store_bin, items, clients):
+    def __init__(self, runner, store_bin, items, clients, cap=0):
         self.args = ["--runner", runner, "--items", str(items), "--clients", str(clients)]
+        if cap > 0:
+            self.args += ["--cap", str(cap)]  # the Pool's cap; the workflow's 64 otherwise
         self.commit = gbench(store_bin, "BM_BareCommit/1/iterations:2000/real_time", "real_time")
         self.rounds = []
 
@@ -904,6 +906,26 @@ def comparisons(build, peers, quick, pg=None, pg_peers=None, pg_fsync=False):
             f"  32 clients: p99 {statistics.median(r['p99ms'] for r in many.rounds):.1f} ms, "
             f"{statistics.median(r['notOpenYet'] for r in many.rounds):.0f} answers refused "
             f"(their Gate not open yet) a round"] if many.rounds else [],
+    })
+    # A Pool of 1,024 workers at their Gates, answered as the one of 64 is: each group commit wrote
+    # the run's whole row (770 kB at cap 1024) until a run's workers were rows of their own
+    # (store/sqlite/parts.cpp, #33, 7 December 2026). No goal: it shows what an answer costs as
+    # a Pool grows, beside serve_answers.
+    wide = ServeAnswers(os.path.join(runtime_dir, "stored_gated"),
+                        os.path.join(build, "bench/runtime/jr2_store_bench"), goal_n * 2 // 5, 8,
+                        cap=1024)
+    narrow = ServeAnswers(os.path.join(runtime_dir, "stored_gated"),
+                          os.path.join(build, "bench/runtime/jr2_store_bench"), goal_n * 2 // 5, 8)
+    out.append({
+        "name": "serve_answers_cap1024",
+        "what": f"Gate answers/s through `serve`, 8 kept-alive clients, one Pool of "
+                f"{goal_n * 2 // 5:,} items at cap 1024 against the same at cap 64",
+        "unit": "/s",
+        "higher_is_better": True,
+        "ours": "cap 1024",
+        "arms": {"jr2c": wide.answers(), "cap-64": narrow.answers()},
+        "goals": {},
+        "said": wide.said,
     })
     # …and signed hook deliveries at least 5,000 a second (POST /hooks/forge, HMAC-SHA256, each
     # a reread of the Pool's Source while its 64 Gates stay open).

@@ -52,6 +52,8 @@ def main():
     ap.add_argument("--clients", type=int, default=8)
     ap.add_argument("--mode", choices=["answers", "hooks"], default="answers")
     ap.add_argument("--hooks", type=int, default=5000)
+    ap.add_argument("--cap", type=int, default=0,
+                    help="the Pool's cap (its input `jobs`); 0 leaves the workflow's, 64")
     args = ap.parse_args()
     tmp = tempfile.mkdtemp(prefix="jr2-serve-answers-")
     store = os.path.join(tmp, "store.db")
@@ -85,8 +87,10 @@ def main():
 
         main_conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
         items = [{"id": "J-%06d" % i} for i in range(args.items)]
-        st, body = call(main_conn, "POST", "/workflows/stored_gated/runs",
-                        {"input": {"items": items}})
+        given = {"items": items}
+        if args.cap > 0:
+            given["jobs"] = args.cap
+        st, body = call(main_conn, "POST", "/workflows/stored_gated/runs", {"input": given})
         if st != 201:
             raise SystemExit("start: %d %s" % (st, body[:500]))
         run = json.loads(body)["runId"]

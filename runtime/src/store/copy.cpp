@@ -7,8 +7,9 @@
 // to be told by the reads that meet it), text made valid for PostgreSQL (AsText: U+FFFD for a byte
 // of no UTF-8 sequence, as the PostgreSQL store writes any text); runs and heads owned by nobody.
 //
-// Table by table (sqlite/schema.cpp against postgres/schema.cpp): runs, feed, journal, heads,
-// starts and hooks are copied; `requests` (the inbox) is not — each request is a command's
+// Table by table (sqlite/schema.cpp against postgres/schema.cpp): runs (their kept `parts` put
+// back into each snapshot and view, which PostgreSQL keeps whole), feed, journal, heads, starts
+// and hooks are copied; `requests` (the inbox) is not — each request is a command's
 // question to the host driving a run on the SQLite store, waited for there by its number, and
 // withdrawn by its asker when no host takes it: moved, nobody would read its answer. `hosts` and
 // `jr2_meta` are the PostgreSQL store's own (the SQLite store has neither).
