@@ -825,6 +825,62 @@ TEST_F(Host, APoolsInputIsStoredOnceAndARestoreHasItWhole) {
   EXPECT_EQ(next.run(id).input(), input);
 }
 
+// A Pool of workers at their Gates is stored a worker a row (#33, store/sqlite/parts.cpp): each
+// answer's commit writes the pieces that moved, a host that takes the run up writes them all again
+// under its own ids, and every read is the run whole. JR2_CHECK_SAVES (set for this suite) reads
+// each save back whole inside its transaction.
+TEST_F(Host, APoolAtItsGatesIsStoredAWorkerARowAndReadBackWhole) {
+  const std::string dir = FreshDir("parts");
+  auto store = jr2rt::OpenSqliteStore(dir + "store.db");
+  Json tasks = Json::array();
+  for (int i = 0; i < 40; ++i) tasks.push_back({{"id", "P-" + std::to_string(100 + i)}});
+  const auto parts = [&] {  // the rows of `parts`, read by a connection of another tool
+    sqlite3* db = nullptr;
+    EXPECT_EQ(sqlite3_open((dir + "store.db").c_str(), &db), SQLITE_OK);
+    sqlite3_stmt* st = nullptr;
+    std::string out;
+    if (sqlite3_prepare_v2(db, "SELECT count(*) FROM parts", -1, &st, nullptr) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW) {
+      out = std::to_string(sqlite3_column_int64(st, 0));
+    }
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return out;
+  };
+  const auto live = [&](const Json& snapshot) {
+    std::set<std::string> ids;
+    for (const auto& w : snapshot["top"]["workers"]) ids.insert(w["id"].get<std::string>());
+    return ids;
+  };
+  std::string id;
+  {
+    jr2rt::RunHost host(registry, *store, clock);
+    id = host.start("conformance_queued", {{"tasks", tasks}, {"jobs", 16}}, dir);
+    EXPECT_EQ(parts(), "48") << "16 workers: each one's snapshot, observation and Gate";
+    for (int i = 0; i < 10; ++i) {
+      host.send(id, "P-" + std::to_string(100 + i) + ".review", "accept", Json::object());
+      const jr2rt::StoredRun stored = store->load(id);
+      EXPECT_EQ(live(stored.snapshot), live(host.run(id).snapshot())) << "after answer " << i;
+      EXPECT_EQ(parts(), "48") << "the settled worker's parts went, the new one's came";
+    }
+    const Json view = Json::parse(store->find(id, true).view);
+    EXPECT_EQ(view["observe"]["children"].size(), 16u) << view.dump().substr(0, 400);
+  }
+  // Another host takes it up: its workers' texts are written again under ids of its own.
+  jr2rt::RunHost next(registry, *store, clock);
+  next.take(id, "conformance_queued");
+  for (int i = 10; i < 40; ++i) {
+    next.send(id, "P-" + std::to_string(100 + i) + ".review", "accept", Json::object());
+    if (i == 20) {
+      EXPECT_EQ(live(store->load(id).snapshot), live(next.run(id).snapshot()));
+    }
+  }
+  ASSERT_EQ(next.run(id).status(), RunStatus::kDone) << next.run(id).reason();
+  EXPECT_EQ(next.run(id).output()["items"].size(), 40u);
+  EXPECT_EQ(parts(), "0") << "an ended run keeps no parts";
+  EXPECT_EQ(store->load(id).status, "done");
+}
+
 // A run the host starts reads its Pool's input once: the check made before anything is stored is
 // the read the Pool starts from, when the host checks it (start) and when its caller did
 // (checkStart, then begin: serve's start, #33). A refused input is read once and stores nothing.

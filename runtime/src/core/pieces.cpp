@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <charconv>
+#include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 
@@ -45,55 +46,60 @@ void AppendPiece(std::string& out, uint64_t& id, const std::string& text) {
   out += kPieceClose;
 }
 
+bool CheckingSaves() {
+  static const bool kOn = [] {
+    const char* v = std::getenv("JR2_CHECK_SAVES");
+    return v != nullptr && *v != '\0' && std::string(v) != "0";
+  }();
+  return kOn;
+}
+
 bool HasPieces(std::string_view text) {
   return std::memchr(text.data(), kPieceOpen, text.size()) != nullptr;
 }
 
-std::string Unmarked(std::string_view marked) {
-  std::string out;
-  out.reserve(marked.size());
+// Walks a marked text: `plain` is given each stretch of text outside the marks, `piece` each
+// piece's id (its digits) and text, in order. Throws on a mark that is not whole.
+template <typename Plain, typename OnPiece>
+void Walk(std::string_view marked, Plain&& plain, OnPiece&& piece) {
   size_t at = 0;
   while (at < marked.size()) {
     const size_t open = marked.find(kPieceOpen, at);
     if (open == std::string_view::npos) {
-      out.append(marked, at);
+      plain(marked.substr(at));
       break;
     }
-    out.append(marked, at, open - at);
+    plain(marked.substr(at, open - at));
     const size_t name = marked.find(kPieceName, open);
     const size_t close = name == std::string_view::npos ? name : marked.find(kPieceClose, name);
     if (close == std::string_view::npos)
       throw std::invalid_argument("a piece's mark at byte " + std::to_string(open) +
                                   " is not closed");
-    out.append(marked, name + 1, close - name - 1);
+    piece(open + 1, name, marked.substr(name + 1, close - name - 1));
     at = close + 1;
   }
+}
+
+std::string Unmarked(std::string_view marked) {
+  std::string out;
+  out.reserve(marked.size());
+  Walk(
+      marked, [&](std::string_view text) { out += text; },
+      [&](size_t, size_t, std::string_view text) { out += text; });
   return out;
 }
 
 void SplitPieces(std::string_view marked, std::string& skeleton, std::vector<Piece>& pieces) {
   skeleton.clear();
   pieces.clear();
-  size_t at = 0;
-  while (at < marked.size()) {
-    const size_t open = marked.find(kPieceOpen, at);
-    if (open == std::string_view::npos) {
-      skeleton.append(marked, at);
-      break;
-    }
-    skeleton.append(marked, at, open - at);
-    const size_t name = marked.find(kPieceName, open);
-    const size_t close = name == std::string_view::npos ? name : marked.find(kPieceClose, name);
-    if (close == std::string_view::npos)
-      throw std::invalid_argument("a piece's mark at byte " + std::to_string(open) +
-                                  " is not closed");
-    const uint64_t id = IdOf(marked, open + 1, name);
-    pieces.push_back({id, marked.substr(name + 1, close - name - 1)});
-    skeleton += kPieceOpen;
-    skeleton.append(marked, open + 1, name - open - 1);
-    skeleton += kPieceClose;
-    at = close + 1;
-  }
+  Walk(
+      marked, [&](std::string_view text) { skeleton += text; },
+      [&](size_t from, size_t to, std::string_view text) {
+        pieces.push_back({IdOf(marked, from, to), text});
+        skeleton += kPieceOpen;
+        skeleton += marked.substr(from, to - from);
+        skeleton += kPieceClose;
+      });
 }
 
 std::vector<uint64_t> PieceIds(std::string_view skeleton) {

@@ -43,6 +43,10 @@ class MarkPieces {
 // to 0.
 void AppendPiece(std::string& out, uint64_t& id, const std::string& text);
 
+// JR2_CHECK_SAVES set (the test suite sets it for every test): each save's texts are checked
+// against what they were written from, by the saver and by the store that keeps pieces apart.
+bool CheckingSaves();
+
 // Whether `text` holds a mark: a marked text, or a stored skeleton.
 bool HasPieces(std::string_view text);
 

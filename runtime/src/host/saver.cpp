@@ -9,18 +9,10 @@
 namespace jr2rt {
 namespace {
 
-// JR2_CHECK_SAVES set (the test suite sets it for every test): each save's text, written from
-// what each Pool worker wrote before (Actor::touch), is checked against the whole snapshot and
-// observation built again. A difference is a change made without touch(): it would be lost at
-// a restore, so the process stops at once, saying where the texts part.
-bool CheckSaves() {
-  static const bool kOn = [] {
-    const char* v = std::getenv("JR2_CHECK_SAVES");
-    return v != nullptr && *v != '\0' && std::string(v) != "0";
-  }();
-  return kOn;
-}
-
+// JR2_CHECK_SAVES set (CheckingSaves, core/pieces.h): each save's text, written from what each
+// Pool worker wrote before (Actor::touch), is checked against the whole snapshot and observation
+// built again (SameOrDie). A difference is a change made without touch(): it would be lost at a
+// restore, so the process stops at once, saying where the texts part.
 void SameOrDie(const Run& run, const char* what, const std::string& written,
                const std::string& whole) {
   if (written == whole) return;
@@ -99,7 +91,7 @@ std::optional<Store::Save> RunSaver::prepare(Run& run, bool ahead) {
   MarkPieces marked;
   // The input is stored once, beside the snapshot (StoredRun::inputText), not in each one.
   std::string text = run.snapshotText();
-  if (CheckSaves()) {
+  if (CheckingSaves()) {
     SameOrDie(run, "snapshot", Unmarked(text),
               run.snapshot(/*withInput=*/false, /*asStored=*/true)
                   .dump(-1, ' ', false, Json::error_handler_t::replace));
@@ -137,7 +129,7 @@ std::optional<Store::Save> RunSaver::prepare(Run& run, bool ahead) {
   stored.viewText = SavedViewText(run);
   // Each open Gate's part of the view, kept from an earlier save of its opening: the same bytes
   // as written afresh, or a Gate changed in one opening and the stored view would be stale.
-  if (CheckSaves())
+  if (CheckingSaves())
     SameOrDie(run, "view", Unmarked(stored.viewText), Unmarked(SavedViewText(run, /*kept=*/false)));
   save.feed.swap(pending_);  // the turn's mark first (addEvent)
   if (ahead) {
