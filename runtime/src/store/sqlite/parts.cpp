@@ -3,8 +3,10 @@
 // each open Gate's, named by a piece id that always means the same bytes. The row of `runs`
 // stores the texts with each piece's text taken out (the skeleton), and `parts` the pieces. A
 // save writes only the pieces the run's rows do not hold yet, and deletes those its texts no
-// longer name: a commit of a Pool of 64 workers at their Gates writes the few that moved, not
-// the 38 kB of its whole row (SQLite writes a changed row whole, with every overflow page).
+// longer name, so what a commit writes no longer grows with the run: SQLite writes a changed row
+// whole, with every overflow page (a Pool of 1,024 workers at their Gates: 770 kB a commit).
+// At 64 workers the pieces save little (15 WAL pages a commit against 17: the workers turn over
+// at each answer, docs/performance.md). Texts that fit a page together are stored whole.
 //
 // Which pieces the rows hold is known without reading them only when this store object wrote
 // the run's current revision itself (held_): then no other writer came between, since any save
