@@ -60,14 +60,17 @@ std::vector<uint64_t> SqliteStore::writeParts(const StoredRun& run, bool fresh,
                                               std::string& snapshotSkeleton,
                                               std::string& viewSkeleton) {
   std::vector<Piece> pieces, viewPieces;
+  // A text without marks is left as given (its skeleton ""), not copied: a save binds it as it is.
+  snapshotSkeleton.clear();
+  viewSkeleton.clear();
   if (snapshot.size() + view.size() + kRowRest < static_cast<size_t>(db_->pageSize())) {
     // Texts that fit the row's page whole: one page written either way, and one statement
     // rather than a row for each part (a Pool of one worker at its Gate, save_per_settle).
-    snapshotSkeleton = HasPieces(snapshot) ? Unmarked(snapshot) : snapshot;
-    viewSkeleton = HasPieces(view) ? Unmarked(view) : view;
+    if (HasPieces(snapshot)) snapshotSkeleton = Unmarked(snapshot);
+    if (HasPieces(view)) viewSkeleton = Unmarked(view);
   } else {
-    SplitPieces(snapshot, snapshotSkeleton, pieces);
-    SplitPieces(view, viewSkeleton, viewPieces);
+    if (HasPieces(snapshot)) SplitPieces(snapshot, snapshotSkeleton, pieces);
+    if (HasPieces(view)) SplitPieces(view, viewSkeleton, viewPieces);
   }
   pieces.insert(pieces.end(), viewPieces.begin(), viewPieces.end());
   std::sort(pieces.begin(), pieces.end(),
@@ -123,8 +126,9 @@ std::vector<uint64_t> SqliteStore::writeParts(const StoredRun& run, bool fresh,
       if (!n.step() || n.integer(0) != static_cast<int64_t>(pieces.size())) die("pieces");
     } else {
       try {
-        if (whole(run.id, snapshotSkeleton) != Unmarked(snapshot)) die("snapshot");
-        if (whole(run.id, viewSkeleton) != Unmarked(view)) die("view");
+        if (!snapshotSkeleton.empty() && whole(run.id, snapshotSkeleton) != Unmarked(snapshot))
+          die("snapshot");
+        if (!viewSkeleton.empty() && whole(run.id, viewSkeleton) != Unmarked(view)) die("view");
       } catch (const StoreDamaged&) {
         die("texts");
       }

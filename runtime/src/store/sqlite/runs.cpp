@@ -70,11 +70,14 @@ int64_t SqliteStore::write(const StoredRun& run, const std::vector<FeedLine>& fe
   const std::string snapshot =
       run.snapshotText.empty() ? run.snapshot.dump(-1, ' ', false, Json::error_handler_t::replace)
                                : std::string();
-  // The kept parts in rows of their own (parts.cpp); the row holds the skeletons.
-  std::string text, view;
+  // The kept parts in rows of their own (parts.cpp); the row holds the skeletons, or a text
+  // without marks as it was given (bound without a copy).
+  const std::string& given = run.snapshotText.empty() ? snapshot : run.snapshotText;
+  std::string snapshotSkeleton, viewSkeleton;
   std::vector<uint64_t> parts =
-      writeParts(run, run.revision == 0, run.snapshotText.empty() ? snapshot : run.snapshotText,
-                 run.viewText, text, view);
+      writeParts(run, run.revision == 0, given, run.viewText, snapshotSkeleton, viewSkeleton);
+  const std::string& text = snapshotSkeleton.empty() ? given : snapshotSkeleton;
+  const std::string& view = viewSkeleton.empty() ? run.viewText : viewSkeleton;
   int64_t next = 0;
   if (run.revision != 0) {
     // Written only if the stored run still has the revision this command had.

@@ -92,7 +92,8 @@ class SqliteStore final : public Store {
   int64_t write(const StoredRun& run, const std::vector<FeedLine>& feed);
   // The run's kept parts (parts.cpp): the pieces of the marked `snapshot` and `view` written to
   // `parts` unless its rows hold them, those no longer named deleted, each text's skeleton given
-  // for its column; gives the ids the rows now hold. `fresh`: whatever the rows hold is not ours.
+  // for its column ("" for a text without marks: stored as given); gives the ids the rows now
+  // hold. `fresh`: whatever the rows hold is not ours.
   std::vector<uint64_t> writeParts(const StoredRun& run, bool fresh, const std::string& snapshot,
                                    const std::string& view, std::string& snapshotSkeleton,
                                    std::string& viewSkeleton);
